@@ -1,0 +1,288 @@
+/**
+ * The core -> sandbox `POST /execute` contract (UHLP core architecture, section 2.4).
+ *
+ * This module is the single source of truth for the contract: the core, every
+ * runner and the conformance tests import these schemas and types. Fields the
+ * document leaves open ("add other details objects as needed") are kept open with
+ * `additionalProperties`, so a newer core can add context without breaking runners.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+
+export const EXECUTE_PATH = '/execute';
+export const REQUEST_ID_HEADER = 'x-request-id';
+export const TRACE_ID_HEADER = 'x-trace-id';
+
+export const HttpMethod = Type.Union(
+  ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'].map((m) => Type.Literal(m)),
+);
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS' | 'HEAD';
+
+export const BodyEncoding = Type.Union([Type.Literal('utf8'), Type.Literal('base64')]);
+export type BodyEncoding = Static<typeof BodyEncoding>;
+
+const StringMap = Type.Record(Type.String(), Type.String());
+
+export const HttpDetails = Type.Object({
+  method: HttpMethod,
+  /** The path as the app sees it, with its query string. */
+  path: Type.String(),
+  routePattern: Type.Optional(Type.String()),
+  pathParameters: Type.Optional(StringMap),
+  /** A key repeated in the query string becomes an array of its values. */
+  queryParameters: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
+  headers: StringMap,
+  body: Type.String(),
+  bodyEncoding: BodyEncoding,
+});
+export type HttpDetails = Static<typeof HttpDetails>;
+
+export const TriggerDetails = Type.Object({
+  sourceAppId: Type.String(),
+  triggerEvent: Type.String(),
+  payload: Type.Unknown(),
+});
+
+export const CallbackDetails = Type.Object({
+  callbackUrl: Type.String(),
+  headers: StringMap,
+  body: Type.String(),
+  bodyEncoding: BodyEncoding,
+});
+
+export const QueueDetails = Type.Object({
+  queueName: Type.String(),
+  messageId: Type.String(),
+  payload: Type.Unknown(),
+});
+
+export const CronDetails = Type.Object({
+  jobId: Type.String(),
+  scheduledTime: Type.String({ format: 'date-time' }),
+});
+
+export const RequestSource = Type.Union(
+  ['http', 'trigger', 'callback', 'queue', 'cron', 'internal'].map((s) => Type.Literal(s)),
+);
+export type RequestSource = 'http' | 'trigger' | 'callback' | 'queue' | 'cron' | 'internal';
+
+export const RequestData = Type.Object(
+  {
+    source: RequestSource,
+    httpDetails: Type.Optional(HttpDetails),
+    triggerDetails: Type.Optional(TriggerDetails),
+    callbackDetails: Type.Optional(CallbackDetails),
+    queueDetails: Type.Optional(QueueDetails),
+    cronDetails: Type.Optional(CronDetails),
+  },
+  { additionalProperties: true },
+);
+export type RequestData = Static<typeof RequestData>;
+
+/** The details object that must be present for each source. */
+export const DETAILS_FOR_SOURCE: Readonly<Record<RequestSource, keyof RequestData | undefined>> = {
+  http: 'httpDetails',
+  trigger: 'triggerDetails',
+  callback: 'callbackDetails',
+  queue: 'queueDetails',
+  cron: 'cronDetails',
+  internal: undefined,
+};
+
+/**
+ * What the sandbox must run. Section 2.3 step 5 has the router add the component's
+ * "taskDetails" to the context; the script path is relative to the definitions root
+ * the runner was started with, and pinned to one definitions revision so that an
+ * in-flight request finishes on the revision it started with.
+ */
+export const TaskDetails = Type.Object(
+  {
+    handler: Type.Union([Type.Literal('JIT'), Type.Literal('LLM'), Type.Literal('WORKFLOW')]),
+    revision: Type.String(),
+    script: Type.Optional(Type.String()),
+    function: Type.Optional(Type.String()),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: true },
+);
+export type TaskDetails = Static<typeof TaskDetails>;
+
+export const DeploymentMode = Type.Union([
+  Type.Literal('production'),
+  Type.Literal('development'),
+  Type.Literal('staging'),
+]);
+export type DeploymentMode = Static<typeof DeploymentMode>;
+
+export const ExecuteContext = Type.Object(
+  {
+    appId: Type.String({ minLength: 1 }),
+    componentId: Type.String({ minLength: 1 }),
+    workflowInfo: Type.Optional(
+      Type.Object({ workflowId: Type.String(), startAt: Type.Optional(Type.String()) }),
+    ),
+    mcp_endpoint: Type.String(),
+    stateConfig: Type.Object(
+      {
+        type: Type.String(),
+        readTool: Type.Optional(Type.String()),
+        writeTool: Type.Optional(Type.String()),
+      },
+      { additionalProperties: true },
+    ),
+    userInfo: Type.Optional(
+      Type.Object({
+        id: Type.String(),
+        roles: Type.Array(Type.String()),
+        isAuthenticated: Type.Boolean(),
+        claims: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      }),
+    ),
+    sessionId: Type.Optional(Type.String()),
+    configuration: Type.Record(Type.String(), Type.Unknown()),
+    applicationInfo: Type.Object({ deploymentMode: DeploymentMode }, { additionalProperties: true }),
+    taskDetails: Type.Optional(TaskDetails),
+  },
+  { additionalProperties: true },
+);
+export type ExecuteContext = Static<typeof ExecuteContext>;
+
+export const ExecuteRequest = Type.Object({
+  requestId: Type.String({ minLength: 1 }),
+  requestData: RequestData,
+  context: ExecuteContext,
+});
+export type ExecuteRequest = Static<typeof ExecuteRequest>;
+
+export const ResultType = Type.Union([
+  Type.Literal('generic'),
+  Type.Literal('httpResponse'),
+  Type.Literal('error'),
+  Type.Literal('workflowStep'),
+]);
+export type ResultType = Static<typeof ResultType>;
+
+export const HttpResponseData = Type.Object({
+  statusCode: Type.Integer({ minimum: 100, maximum: 599 }),
+  headers: Type.Optional(
+    Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
+  ),
+  body: Type.Optional(Type.String()),
+  bodyEncoding: Type.Optional(BodyEncoding),
+});
+export type HttpResponseData = Static<typeof HttpResponseData>;
+
+export const ErrorData = Type.Object(
+  {
+    code: Type.String({ minLength: 1 }),
+    message: Type.String(),
+    details: Type.Optional(Type.Unknown()),
+    /** The HTTP status the app asks for; used when it is 400-599, else 422. */
+    status: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: true },
+);
+export type ErrorData = Static<typeof ErrorData>;
+
+export const WorkflowStepData = Type.Object(
+  {
+    workflowId: Type.String(),
+    stepId: Type.String(),
+    status: Type.Union([Type.Literal('completed'), Type.Literal('failed')]),
+    output: Type.Optional(Type.Unknown()),
+    error: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: true },
+);
+export type WorkflowStepData = Static<typeof WorkflowStepData>;
+
+export const McpCallMetric = Type.Object(
+  {
+    tool: Type.String(),
+    count: Type.Integer({ minimum: 0 }),
+    total_duration_ms: Type.Number({ minimum: 0 }),
+    token_usage: Type.Optional(
+      Type.Object({ prompt: Type.Number(), completion: Type.Number() }, { additionalProperties: true }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+export const ExecuteMetrics = Type.Object(
+  {
+    execution_time_ms: Type.Optional(Type.Number({ minimum: 0 })),
+    mcp_calls: Type.Optional(Type.Array(McpCallMetric)),
+  },
+  { additionalProperties: true },
+);
+export type ExecuteMetrics = Static<typeof ExecuteMetrics>;
+
+export const ExecuteResponse = Type.Object({
+  requestId: Type.String(),
+  resultType: ResultType,
+  data: Type.Unknown(),
+  metrics: Type.Optional(ExecuteMetrics),
+});
+export type ExecuteResponse = Static<typeof ExecuteResponse>;
+
+/** The body a runner sends with a 4xx/5xx of its own HTTP server. */
+export const RunnerErrorBody = Type.Object(
+  { error: Type.String(), details: Type.Optional(Type.String()) },
+  { additionalProperties: true },
+);
+export type RunnerErrorBody = Static<typeof RunnerErrorBody>;
+
+const compiled = new Map<TSchema, TypeCheck<TSchema>>();
+
+function checker<T extends TSchema>(schema: T): TypeCheck<T> {
+  let check = compiled.get(schema);
+  if (!check) {
+    check = TypeCompiler.Compile(schema);
+    compiled.set(schema, check);
+  }
+  return check as TypeCheck<T>;
+}
+
+export interface ContractViolation {
+  /** JSON pointer of the offending value, `/` for the root. */
+  path: string;
+  message: string;
+}
+
+/** Returns the first violation of `value` against `schema`, or undefined when it conforms. */
+export function firstViolation(schema: TSchema, value: unknown): ContractViolation | undefined {
+  const check = checker(schema);
+  if (check.Check(value)) return undefined;
+  const first = check.Errors(value).First();
+  return { path: first?.path || '/', message: first?.message ?? 'invalid value' };
+}
+
+/** Checks an /execute request, including the details object its source requires. */
+export function validateExecuteRequest(value: unknown): ContractViolation | undefined {
+  const violation = firstViolation(ExecuteRequest, value);
+  if (violation) return violation;
+  const request = value as ExecuteRequest;
+  const detailsKey = DETAILS_FOR_SOURCE[request.requestData.source as RequestSource];
+  if (detailsKey && request.requestData[detailsKey] === undefined) {
+    return { path: `/requestData/${detailsKey}`, message: `required when source is "${request.requestData.source}"` };
+  }
+  return undefined;
+}
+
+const DATA_SCHEMA: Readonly<Record<ResultType, TSchema | undefined>> = {
+  generic: undefined,
+  httpResponse: HttpResponseData,
+  error: ErrorData,
+  workflowStep: WorkflowStepData,
+};
+
+/** Checks an /execute response, including the shape of `data` its resultType requires. */
+export function validateExecuteResponse(value: unknown): ContractViolation | undefined {
+  const violation = firstViolation(ExecuteResponse, value);
+  if (violation) return violation;
+  const response = value as ExecuteResponse;
+  const dataSchema = DATA_SCHEMA[response.resultType];
+  if (!dataSchema) return undefined;
+  const dataViolation = firstViolation(dataSchema, response.data);
+  return dataViolation && { path: `/data${dataViolation.path === '/' ? '' : dataViolation.path}`, message: dataViolation.message };
+}

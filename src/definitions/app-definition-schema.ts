@@ -1,0 +1,152 @@
+/**
+ * The AppDefinition schema: the single source for the YAML kept in Git, for API
+ * input, and for the CRDs generated into crds/. Keep it structural in the
+ * Kubernetes sense (every node typed, no unions of objects), so it can be emitted
+ * as an OpenAPI v3 CRD schema unchanged; free-form maps are marked with
+ * `x-kubernetes-preserve-unknown-fields`.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+
+export const API_GROUP = 'uhlp.dev';
+export const API_VERSION = 'v1alpha1';
+export const APP_API_VERSION = `${API_GROUP}/${API_VERSION}`;
+export const APP_KIND = 'AppDefinition';
+
+/** DNS-1123 label: the appId, pool names and component ids all become resource names. */
+const NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const Name = (description: string) => Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description });
+
+/** A free-form JSON object, kept whole by the Kubernetes API server. */
+const FreeForm = (description: string) =>
+  Type.Unsafe<Record<string, unknown>>({
+    type: 'object',
+    description,
+    additionalProperties: true,
+    'x-kubernetes-preserve-unknown-fields': true,
+  });
+
+export const SandboxLimits = Type.Object(
+  {
+    memoryMb: Type.Integer({ minimum: 16, maximum: 65536, default: 128, description: 'Memory cap of one sandbox, MiB.' }),
+    cpus: Type.Number({ exclusiveMinimum: 0, maximum: 64, default: 0.5, description: 'CPU cap of one sandbox, in cores.' }),
+    timeoutMs: Type.Integer({ minimum: 1, maximum: 900000, default: 3000, description: 'Wall time of one execution; past it the sandbox is destroyed and the request gets 504.' }),
+  },
+  { additionalProperties: false },
+);
+export type SandboxLimits = Static<typeof SandboxLimits>;
+
+export const RunnerType = Type.Union([Type.Literal('jit'), Type.Literal('llm')], {
+  description: 'The runner the pool sandboxes run.',
+});
+
+export const PoolSpec = Type.Object(
+  {
+    name: Name('Pool name, unique within the app.'),
+    runner: Type.Union([Type.Literal('jit'), Type.Literal('llm')], { default: 'jit', description: 'The runner the pool sandboxes run.' }),
+    image: Type.Optional(Type.String({ minLength: 1, description: 'Container image for the Docker and pod drivers; the locally built runner image when omitted.' })),
+    minWarm: Type.Integer({ minimum: 0, maximum: 1000, default: 1, description: 'Sandboxes kept warm and idle-ready at all times.' }),
+    maxSize: Type.Integer({ minimum: 1, maximum: 1000, default: 4, description: 'Hard cap on sandboxes of the pool, starting and busy included.' }),
+    maxUses: Type.Integer({ minimum: 1, default: 1000, description: 'A sandbox is recycled after this many executions.' }),
+    idleTtlSeconds: Type.Integer({ minimum: 1, default: 300, description: 'Idle sandboxes past this age are reaped down to minWarm.' }),
+    maxQueue: Type.Integer({ minimum: 0, maximum: 100000, default: 256, description: 'Requests that may wait for a sandbox when all are busy; past it they get 503.' }),
+    acquireTimeoutMs: Type.Integer({ minimum: 1, maximum: 600000, default: 5000, description: 'How long a request waits for a sandbox before 503.' }),
+    limits: Type.Object(SandboxLimits.properties, { additionalProperties: false, default: {} }),
+  },
+  { additionalProperties: false },
+);
+export type PoolSpec = Static<typeof PoolSpec>;
+
+export const HandlerType = Type.Union([Type.Literal('JIT'), Type.Literal('LLM'), Type.Literal('WORKFLOW')]);
+export type HandlerType = Static<typeof HandlerType>;
+
+export const ComponentSpec = Type.Object(
+  {
+    id: Name('Component id, unique within the app.'),
+    handler: HandlerType,
+    pool: Name('The pool whose sandboxes run this component.'),
+    jit: Type.Optional(
+      Type.Object(
+        {
+          script: Type.String({ minLength: 1, description: 'ES module path relative to the app directory (.js or .mjs).' }),
+          function: Type.String({ minLength: 1, default: 'default', description: 'Named export to call; `default` when omitted.' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    llm: Type.Optional(
+      Type.Object(
+        {
+          prompt: Type.String({ minLength: 1, description: 'Prompt template path relative to the app directory.' }),
+          model: Type.Optional(Type.String({ minLength: 1 })),
+          outputSchema: Type.Optional(FreeForm('JSON schema the LLM answer must satisfy.')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    workflow: Type.Optional(
+      Type.Object(
+        { workflowId: Type.String({ minLength: 1, description: 'Workflow file name under workflows/, without extension.' }) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ComponentSpec = Static<typeof ComponentSpec>;
+
+export const HttpRouteSpec = Type.Object(
+  {
+    method: Type.Union(
+      ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'].map((m) => Type.Literal(m)),
+      { description: 'HTTP method matched exactly.' },
+    ),
+    path: Type.String({ pattern: '^/', description: 'Path pattern: literal segments, `:name` parameters, and a trailing `*`.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const RouteSpec = Type.Object(
+  {
+    http: Type.Optional(HttpRouteSpec),
+    component: Name('The component this route runs.'),
+  },
+  { additionalProperties: false },
+);
+export type RouteSpec = Static<typeof RouteSpec>;
+
+export const IngressSpec = Type.Object(
+  {
+    hosts: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Hosts routed to this app on their full path.' }),
+    pathPrefix: Type.Optional(Type.String({ pattern: '^/[^?#]*$', description: 'Path prefix routed to this app; /<appId> when omitted.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const AppSpec = Type.Object(
+  {
+    deploymentMode: Type.Union([Type.Literal('development'), Type.Literal('staging'), Type.Literal('production')], {
+      default: 'development',
+    }),
+    ingress: Type.Object(IngressSpec.properties, { additionalProperties: false, default: {} }),
+    pools: Type.Array(PoolSpec, { minItems: 1 }),
+    components: Type.Array(ComponentSpec, { minItems: 1 }),
+    routes: Type.Array(RouteSpec, { default: [] }),
+    configuration: Type.Optional(FreeForm('Configuration values given to every execution of the app.')),
+  },
+  { additionalProperties: false },
+);
+export type AppSpec = Static<typeof AppSpec>;
+
+export const AppDefinitionDocument = Type.Object(
+  {
+    apiVersion: Type.Literal(APP_API_VERSION),
+    kind: Type.Literal(APP_KIND),
+    metadata: Type.Object(
+      { name: Name('The appId.') },
+      { additionalProperties: true },
+    ),
+    spec: AppSpec,
+  },
+  { additionalProperties: false },
+);
+export type AppDefinitionDocument = Static<typeof AppDefinitionDocument>;

@@ -1,0 +1,72 @@
+/**
+ * The one registry of uhlp error codes. Every failure the core, the CLI or a runner
+ * reports carries one of these codes; `docs/errors.md` documents each, and a test
+ * keeps the two in step. Codes are stable: clients may switch on them.
+ */
+export const ERROR_CATALOG = {
+  // Ingress and routing
+  UHLP_BAD_REQUEST: { status: 400, summary: 'The request cannot be read (bad URL encoding, bad header).' },
+  UHLP_APP_NOT_FOUND: { status: 404, summary: 'No application matches the request host or path prefix.' },
+  UHLP_ROUTE_NOT_FOUND: { status: 404, summary: 'The application has no route for this method and path.' },
+  UHLP_BODY_TOO_LARGE: { status: 413, summary: 'The request body is over the ingress body limit.' },
+  UHLP_HANDLER_NOT_SUPPORTED: { status: 501, summary: 'The component handler type is not supported by this core yet.' },
+
+  // Sandboxes
+  UHLP_SANDBOX_BAD_RESPONSE: { status: 502, summary: 'The sandbox answered something that is not a valid /execute response.' },
+  UHLP_SANDBOX_ERROR: { status: 502, summary: 'The sandbox runner answered with an HTTP error of its own.' },
+  UHLP_SANDBOX_DIED: { status: 502, summary: 'The sandbox died or dropped the connection while executing.' },
+  UHLP_POOL_EXHAUSTED: { status: 503, summary: 'Every sandbox of the pool stayed busy past the acquire wait.' },
+  UHLP_POOL_QUEUE_FULL: { status: 503, summary: 'The pool wait queue is full; the request was not queued.' },
+  UHLP_SANDBOX_UNAVAILABLE: { status: 503, summary: 'No sandbox could be started for the pool.' },
+  UHLP_SHUTTING_DOWN: { status: 503, summary: 'The core is stopping and takes no new requests.' },
+  UHLP_SANDBOX_TIMEOUT: { status: 504, summary: 'The component ran past its timeoutMs; the sandbox was destroyed.' },
+
+  // Answers built by runners inside the sandbox
+  UHLP_EXECUTE_BAD_REQUEST: { status: 400, summary: 'A runner received an /execute body that breaks the contract.' },
+  UHLP_RUNNER_BUSY: { status: 429, summary: 'A runner received a request while it was executing another one.' },
+  UHLP_SCRIPT_NOT_FOUND: { status: 500, summary: "The component's script does not exist in the definitions revision." },
+  UHLP_FUNCTION_NOT_FOUND: { status: 500, summary: 'The script does not export the named function.' },
+  UHLP_SCRIPT_EXCEPTION: { status: 500, summary: 'The script threw an error without a string code.' },
+  UHLP_APP_ERROR_STATUS: { status: 422, summary: 'Not sent: an application error whose status is not 400-599 is answered with 422 and its own code.' },
+
+  // Definitions and configuration (reported in logs, /readyz and CLI exit codes)
+  UHLP_DEFINITION_INVALID: { status: 422, summary: 'An AppDefinition file breaks the schema or references something missing.' },
+  UHLP_DEFINITIONS_UNREADABLE: { status: 500, summary: 'The definitions directory cannot be read as a Git repository.' },
+  UHLP_CONFIG_INVALID: { status: 500, summary: 'A flag or environment variable has a bad value; the core does not start.' },
+  UHLP_INTERNAL: { status: 500, summary: 'An unexpected failure inside the core; the log has the details.' },
+} as const satisfies Record<string, { status: number; summary: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** Base of every uhlp error: a stable code, the HTTP status that fits, and safe details. */
+export class UhlpError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly details: unknown;
+
+  constructor(code: ErrorCode, message: string, details?: unknown, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UhlpError';
+    this.code = code;
+    this.statusCode = ERROR_CATALOG[code].status;
+    this.details = details;
+  }
+}
+
+export function isUhlpError(error: unknown): error is UhlpError {
+  return error instanceof UhlpError;
+}
+
+/** The JSON body of every error the core answers. Never carries a stack trace. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  requestId: string;
+  details?: unknown;
+}
+
+export function errorBody(error: UhlpError, requestId: string): ErrorBody {
+  const body: ErrorBody = { code: error.code, message: error.message, requestId };
+  if (error.details !== undefined) body.details = error.details;
+  return body;
+}

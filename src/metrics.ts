@@ -1,0 +1,107 @@
+/**
+ * Every metric uhlp exports, defined in one place, in base units, with bounded
+ * labels. The Grafana dashboard in charts/ reads exactly these names. A core
+ * builds one `Metrics` per registry so that tests and several cores in one
+ * process never share counters.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export type AcquireOutcome = 'hit' | 'miss' | 'error';
+export type SandboxState = 'starting' | 'idle' | 'busy';
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** Requests answered at ingress, by app, route pattern and HTTP status. */
+  readonly requests: Counter<'app' | 'route' | 'status'>;
+  /** Time from the request's arrival to a routing decision. */
+  readonly routingSeconds: Histogram<'app'>;
+  /** Whole /execute round trip to a sandbox, by outcome (ok, error, timeout, died). */
+  readonly sandboxExecuteSeconds: Histogram<'app' | 'pool' | 'outcome'>;
+  /** Time to get a sandbox from a pool. */
+  readonly sandboxAcquireSeconds: Histogram<'app' | 'pool' | 'outcome'>;
+  /** Time to start one sandbox until it answers its readiness probe. */
+  readonly sandboxStartSeconds: Histogram<'app' | 'pool' | 'driver'>;
+  /** Sandboxes by pool and state. */
+  readonly poolSandboxes: Gauge<'app' | 'pool' | 'state'>;
+  /** Requests waiting for a sandbox. */
+  readonly poolWaiting: Gauge<'app' | 'pool'>;
+  /** Sandboxes destroyed, by why (recycled, idle, timeout, crash, oom, unhealthy, shutdown, ...). */
+  readonly sandboxDestroyed: Counter<'app' | 'pool' | 'cause'>;
+  /** AppDefinition files refused at load. */
+  readonly definitionErrors: Gauge;
+  /** Apps currently loaded and routable. */
+  readonly appsLoaded: Gauge;
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'uhlp_process_' });
+  const registers = [registry];
+  return {
+    registry,
+    requests: new Counter({
+      name: 'uhlp_http_requests_total',
+      help: 'HTTP requests answered at ingress.',
+      labelNames: ['app', 'route', 'status'],
+      registers,
+    }),
+    routingSeconds: new Histogram({
+      name: 'uhlp_routing_duration_seconds',
+      help: 'Time from request arrival to the routing decision.',
+      labelNames: ['app'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    sandboxExecuteSeconds: new Histogram({
+      name: 'uhlp_sandbox_execute_duration_seconds',
+      help: 'Round trip of POST /execute to a sandbox.',
+      labelNames: ['app', 'pool', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    sandboxAcquireSeconds: new Histogram({
+      name: 'uhlp_sandbox_acquire_seconds',
+      help: 'Time to acquire a sandbox from its pool.',
+      labelNames: ['app', 'pool', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    sandboxStartSeconds: new Histogram({
+      name: 'uhlp_sandbox_start_seconds',
+      help: 'Time to start a sandbox until it is ready.',
+      labelNames: ['app', 'pool', 'driver'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    poolSandboxes: new Gauge({
+      name: 'uhlp_pool_sandboxes',
+      help: 'Sandboxes of a pool by state.',
+      labelNames: ['app', 'pool', 'state'],
+      registers,
+    }),
+    poolWaiting: new Gauge({
+      name: 'uhlp_pool_waiting_requests',
+      help: 'Requests waiting for a sandbox of the pool.',
+      labelNames: ['app', 'pool'],
+      registers,
+    }),
+    sandboxDestroyed: new Counter({
+      name: 'uhlp_sandbox_destroyed_total',
+      help: 'Sandboxes destroyed, by cause.',
+      labelNames: ['app', 'pool', 'cause'],
+      registers,
+    }),
+    definitionErrors: new Gauge({
+      name: 'uhlp_definition_errors',
+      help: 'AppDefinition files refused at the last load.',
+      registers,
+    }),
+    appsLoaded: new Gauge({
+      name: 'uhlp_apps_loaded',
+      help: 'Applications loaded and routable.',
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * The seam between pool semantics (warm-pool.ts) and what a sandbox physically is:
+ * a child process, a Docker container, a pod. A driver only creates, watches and
+ * destroys single sandboxes; counting, queuing and recycling live in the pool.
+ */
+import type { PoolSpec } from '../definitions/app-definition-schema.js';
+
+/** Where a sandbox's runner answers HTTP: a Unix socket, or a loopback port. */
+export type SandboxEndpoint =
+  | { readonly kind: 'unix'; readonly socketPath: string }
+  | { readonly kind: 'tcp'; readonly host: string; readonly port: number };
+
+/** Why a sandbox went away; recorded in metrics and logs. */
+export type SandboxExitCause =
+  | 'crash'
+  | 'oom'
+  | 'heap-limit'
+  | 'timeout'
+  | 'recycled'
+  | 'idle'
+  | 'unhealthy'
+  | 'bad-response'
+  | 'shutdown'
+  | 'start-failed';
+
+export interface SandboxSpec {
+  readonly appId: string;
+  readonly pool: PoolSpec;
+  /** Directory holding the definitions revisions the runner reads scripts from. */
+  readonly definitionsRoot: string;
+  /** Labels a driver attaches where it can (container labels, pod labels). */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export interface SandboxHandle {
+  /** Unique within the driver; a container id, a pid-based id, a pod name. */
+  readonly id: string;
+  readonly endpoint: SandboxEndpoint;
+  /**
+   * Resolves once, when the sandbox is gone for a reason the driver saw (the
+   * process exited, the container died). The cause is the driver's best reading.
+   */
+  readonly exited: Promise<SandboxExitCause>;
+}
+
+export interface SandboxDriver {
+  readonly name: string;
+  /** Starts a sandbox and resolves once its runner answers; rejects if it cannot. */
+  create(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxHandle>;
+  /** Stops and removes the sandbox. Idempotent; never rejects for an already-gone sandbox. */
+  destroy(handle: SandboxHandle, cause: SandboxExitCause): Promise<void>;
+  /**
+   * Sandboxes left by an earlier run of this core instance that the driver can
+   * hand back to their pools (containers found by label). Optional: the process
+   * driver's children die with their parent.
+   */
+  adopt?(appId: string, poolName: string): Promise<SandboxHandle[]>;
+  /** Releases driver-wide resources after every sandbox is destroyed. */
+  close(): Promise<void>;
+}
