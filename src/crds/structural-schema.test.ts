@@ -32,6 +32,16 @@ describe('toStructuralSchema', () => {
       expected: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
     },
     {
+      name: 'an object default gets the defaults of its members, as the server validates it unexpanded',
+      input: Type.Object({ a: Type.Integer({ default: 1 }), b: Type.Object({ c: Type.String({ default: 'x' }) }, { default: {} }) }, { default: {} }),
+      expected: {
+        type: 'object',
+        default: { a: 1, b: { c: 'x' } },
+        properties: { a: { type: 'integer', default: 1 }, b: { type: 'object', default: { c: 'x' }, properties: { c: { type: 'string', default: 'x' } }, required: ['c'] } },
+        required: ['a', 'b'],
+      },
+    },
+    {
       name: 'a map keeps its value schema',
       input: { type: 'object', additionalProperties: { type: 'integer' } },
       expected: { type: 'object', additionalProperties: { type: 'integer' } },

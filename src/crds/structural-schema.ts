@@ -88,6 +88,7 @@ export function toStructuralSchema(schema: Record<string, unknown>, path = '<roo
   for (const key of COPIED_KEYWORDS) {
     if (schema[key] !== undefined) out[key] = schema[key] as JsonValue;
   }
+  if (schema.default !== undefined) out.default = completeDefault(schema, schema.default) as JsonValue;
   // JSON Schema 2019 writes exclusive bounds as numbers; OpenAPI v3.0 as flags on minimum/maximum.
   if (typeof schema.exclusiveMinimum === 'number') {
     out.minimum = schema.exclusiveMinimum;
@@ -125,6 +126,22 @@ export function toStructuralSchema(schema: Record<string, unknown>, path = '<roo
     if (key.startsWith('x-kubernetes-')) out[key] = schema[key] as JsonValue;
   }
   return out;
+}
+
+/**
+ * The API server validates a default as it is written, without first applying the
+ * defaults nested inside it; so `limits: {default: {}}` over required, defaulted
+ * members is rejected. Fill the nested defaults in here, as the server would on an object.
+ */
+function completeDefault(schema: Record<string, unknown>, value: unknown): unknown {
+  const properties = schema.properties as Record<string, Record<string, unknown>> | undefined;
+  if (properties === undefined || typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const completed: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [name, child] of Object.entries(properties)) {
+    if (completed[name] === undefined && child.default !== undefined) completed[name] = child.default;
+    if (completed[name] !== undefined) completed[name] = completeDefault(child, completed[name]);
+  }
+  return completed;
 }
 
 /** The literal values of `const`, `enum` or a union of `const`s; undefined when the node is none of these. */
