@@ -161,7 +161,7 @@ export class LeaderElector {
       await this.api.replaceNamespacedLease({
         name: this.name,
         namespace: this.options.namespace,
-        body: { metadata: { ...lease.metadata, name: this.name }, spec: this.record(now, holder === this.identity ? spec : undefined, spec.leaseTransitions) },
+        body: { metadata: { ...lease.metadata, name: this.name }, spec: this.record(now, spec) },
       });
       return 'leading';
     } catch (error) {
@@ -172,13 +172,15 @@ export class LeaderElector {
 
   // MicroTime fields go over the wire as strings: the client's serializer passes unknown
   // types through, and a Date would be sent with millisecond precision, which the server rejects.
-  private record(now: Date, current: V1Lease['spec'] | undefined, transitions?: number): NonNullable<V1Lease['spec']> {
+  private record(now: Date, previous: V1Lease['spec'] | undefined): NonNullable<V1Lease['spec']> {
+    const renewing = previous?.holderIdentity === this.identity;
     return {
       holderIdentity: this.identity,
       leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
       renewTime: microTime(now) as unknown as Date,
-      acquireTime: (current?.acquireTime ?? microTime(now)) as unknown as Date,
-      leaseTransitions: current ? (current.leaseTransitions ?? 0) : (transitions ?? -1) + 1,
+      acquireTime: (renewing ? previous.acquireTime : microTime(now)) as unknown as Date,
+      // Counts changes of holder: 0 for the lease's creator, +1 per takeover.
+      leaseTransitions: previous === undefined ? 0 : (previous.leaseTransitions ?? 0) + (renewing ? 0 : 1),
     };
   }
 

@@ -47,13 +47,36 @@ describe('two operators on one Lease', () => {
     await client.create(APP_DEFINITION, appDefinition(namespace.name, 'first') as unknown as AppDefinitionResource);
     expect(await statusWriter('first')).toEqual([leader.identity]);
     // Over several renewals the follower never takes the lease from a live leader.
-    expect(follower.isLeader()).toBe(false);
-    expect(await holder()).toBe(leader.identity);
+    const renewals = new Set<string>();
+    await waitFor('three lease renewals', async () => {
+      const lease = await kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'uhlp-operator', namespace: namespace.name });
+      expect(lease.spec?.holderIdentity).toBe(leader.identity);
+      expect(follower.isLeader()).toBe(false);
+      renewals.add(String(lease.spec?.renewTime));
+      return renewals.size >= 3;
+    });
 
     await leader.stop();
     await waitFor('the follower to lead', () => follower.isLeader(), 10_000);
     expect(await holder()).toBe(follower.identity);
     await client.create(APP_DEFINITION, appDefinition(namespace.name, 'second') as unknown as AppDefinitionResource);
     expect(await statusWriter('second')).toEqual([follower.identity]);
+  });
+
+  it('takes over a lease whose holder stopped renewing without releasing it, once leaseDuration has passed', async () => {
+    const leases = kubeConfig.makeApiClient(CoordinationV1Api);
+    const renewTime = new Date().toISOString().replace(/Z$/, '000Z') as unknown as Date; // MicroTime: six digits
+    await leases.createNamespacedLease({
+      namespace: namespace.name,
+      body: { metadata: { name: 'crashed' }, spec: { holderIdentity: 'crashed-operator', leaseDurationSeconds: 2, renewTime, acquireTime: renewTime } },
+    });
+    const started = Date.now();
+    const successor = await runOperator({ kubeConfig, namespaces: [namespace.name], leaseName: 'crashed', identity: 'successor', ...FAST_LEASE, logger: collectingLogger() });
+    operators.push(successor);
+    await waitFor('the successor to lead', () => successor.isLeader(), 10_000);
+    // It waited out the stale holder's leaseDuration on its own clock before taking over.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    const lease = await leases.readNamespacedLease({ name: 'crashed', namespace: namespace.name });
+    expect(lease.spec).toMatchObject({ holderIdentity: 'successor', leaseTransitions: 1 });
   });
 });

@@ -58,6 +58,12 @@ describe('the operator against a real API server', () => {
     expect(main.spec).toMatchObject({ appName: 'shop', poolName: 'main', runner: 'jit', replicas: 1, minWarm: 1, maxSize: 4 });
     expect(main.status).toMatchObject({ replicas: 1, selector: 'uhlp.dev/app=shop,uhlp.dev/pool=main', observedGeneration: main.metadata.generation });
     expect((await pools('shop')).map((pool) => pool.metadata.name).sort()).toEqual(['shop-llm', 'shop-main']);
+
+    // What the operator wrote of the app: its finalizer and its status, never the spec.
+    const managed = (app.metadata as { managedFields?: Array<{ manager: string; subresource?: string; fieldsV1?: Record<string, unknown> }> }).managedFields ?? [];
+    const byOperator = managed.filter((entry) => entry.manager === operator.identity);
+    expect(byOperator.map((entry) => entry.subresource ?? 'main').sort()).toEqual(['main', 'status']);
+    expect(Object.keys(byOperator.find((entry) => entry.subresource === undefined)!.fieldsV1!)).toEqual(['f:metadata']);
   });
 
   it('reports dangling references as Ready=False naming them, and Ready once they are fixed', async () => {
