@@ -4,7 +4,7 @@ import { APP_DEFINITION, CustomResourceClient, type AppDefinitionResource } from
 import { AppDefinitionWatcher, type ReadyAppDefinition } from '../../src/k8s/app-definition-watcher.js';
 import { runOperator, type RunningOperator } from '../../src/operator/run-operator.js';
 import { FAST_LEASE, appDefinition, collectingLogger } from './fixtures.js';
-import { createNamespace, installCrds, loadKubeConfig, waitFor } from './kube-env.js';
+import { createNamespace, removeApps, installCrds, loadKubeConfig, waitFor } from './kube-env.js';
 
 describe('AppDefinitionWatcher against a real API server', () => {
   let kubeConfig: KubeConfig;
@@ -28,6 +28,8 @@ describe('AppDefinitionWatcher against a real API server', () => {
     await watcher.start();
   });
   afterAll(async () => {
+    if (namespace) await removeApps(kubeConfig, namespace.name);
+    if (other) await removeApps(kubeConfig, other.name);
     await watcher?.stop();
     await operator?.stop();
     await Promise.all([namespace?.remove(), other?.remove()]);

@@ -12,6 +12,7 @@ import { ApiextensionsV1Api, CoreV1Api, KubeConfig, type V1CustomResourceDefinit
 import { parse } from 'yaml';
 import { renderCrdFiles } from '../../src/crds/crd-documents.js';
 import { CRDS_DIR } from '../../src/crds/generate-crds.js';
+import { APP_DEFINITION, CustomResourceClient, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
 
 /** The kubeconfig path: $KUBECONFIG, else the one `scripts/k8s-env.sh up` writes. */
 export function kubeconfigPath(): string {
@@ -88,4 +89,17 @@ export async function kubectl(args: string[]): Promise<string> {
   if (!existsSync(binary)) throw new Error(`no kubectl at ${binary}: run \`scripts/k8s-env.sh up\` (it builds one)`);
   const { stdout } = await promisify(execFile)(binary, ['--kubeconfig', config, ...args]);
   return stdout;
+}
+
+/**
+ * Deletes every AppDefinition of a namespace and waits until they are gone. Call it
+ * while the operator still runs: it holds a finalizer on each app, and a namespace
+ * deleted after the operator stopped would stay Terminating.
+ */
+export async function removeApps(kubeConfig: KubeConfig, namespace: string): Promise<void> {
+  const client = new CustomResourceClient(kubeConfig);
+  for (const app of (await client.list<AppDefinitionResource>(APP_DEFINITION, namespace)).items) {
+    await client.delete(APP_DEFINITION, namespace, app.metadata.name);
+  }
+  await waitFor(`AppDefinitions of ${namespace} to be gone`, async () => (await client.list(APP_DEFINITION, namespace)).items.length === 0);
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_DEFINITION, CustomResourceClient, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
 import { runOperator, type RunningOperator } from '../../src/operator/run-operator.js';
 import { FAST_LEASE, appDefinition, collectingLogger } from './fixtures.js';
-import { createNamespace, installCrds, loadKubeConfig, waitFor } from './kube-env.js';
+import { createNamespace, removeApps, installCrds, loadKubeConfig, waitFor } from './kube-env.js';
 
 describe('two operators on one Lease', () => {
   let kubeConfig: KubeConfig;
@@ -35,6 +35,7 @@ describe('two operators on one Lease', () => {
     }
   });
   afterAll(async () => {
+    if (namespace) await removeApps(kubeConfig, namespace.name);
     await Promise.all(operators.map((operator) => operator.stop()));
     await namespace?.remove();
   });

@@ -10,7 +10,7 @@ import {
 import { runOperator, type RunningOperator } from '../../src/operator/run-operator.js';
 import { APP_FINALIZER } from '../../src/operator/app-definition-reconciler.js';
 import { FAST_LEASE, appDefinition, collectingLogger } from './fixtures.js';
-import { createNamespace, installCrds, kubectl, loadKubeConfig, waitFor } from './kube-env.js';
+import { createNamespace, removeApps, installCrds, kubectl, loadKubeConfig, waitFor } from './kube-env.js';
 
 describe('the operator against a real API server', () => {
   let kubeConfig: KubeConfig;
@@ -37,6 +37,7 @@ describe('the operator against a real API server', () => {
     await waitFor('the only operator to lead', () => operator.isLeader());
   });
   afterAll(async () => {
+    if (namespace) await removeApps(kubeConfig, namespace.name);
     await operator?.stop();
     await namespace?.remove();
   });
