@@ -2,7 +2,9 @@
  * The AppDefinitions the core may route to, read from the Kubernetes API: those the
  * operator has marked Ready for their current generation. It lists and watches the
  * given namespaces and tells its listeners the whole current set whenever the set
- * changes (an app became Ready, changed, stopped being Ready, or was deleted).
+ * changes (an app became Ready, changed, stopped being Ready, or was deleted). While
+ * the operator has not yet judged an edited spec, the app stays in the set with its
+ * last Ready spec.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { AppSpec } from '../definitions/app-definition-schema.js';
@@ -44,6 +46,7 @@ export class AppDefinitionWatcher {
   private readonly informer: ResourceInformer<AppDefinitionResource>;
   private readonly listeners = new Set<ReadyAppsListener>();
   private snapshot: ReadyAppDefinition[] = [];
+  private byUid = new Map<string, ReadyAppDefinition>();
   private fingerprint = '';
   private started = false;
 
@@ -82,21 +85,35 @@ export class AppDefinitionWatcher {
   }
 
   private refresh(force = false): void {
-    const ready = this.informer
-      .list()
-      .filter(isReady)
-      .sort((a, b) => a.metadata.namespace.localeCompare(b.metadata.namespace) || a.metadata.name.localeCompare(b.metadata.name));
+    const entries: Array<{ uid: string; app: ReadyAppDefinition }> = [];
+    for (const resource of this.informer.list()) {
+      const uid = resource.metadata.uid ?? `${resource.metadata.namespace}/${resource.metadata.name}`;
+      if (isReady(resource)) {
+        entries.push({ uid, app: toReady(resource) });
+      } else if (!resource.metadata.deletionTimestamp && resource.status?.observedGeneration !== resource.metadata.generation) {
+        // A new spec the operator has not judged yet: keep routing to the last Ready one
+        // rather than dropping the app for the moment between the edit and the verdict.
+        const previous = this.byUid.get(uid);
+        if (previous) entries.push({ uid, app: previous });
+      }
+    }
+    entries.sort((a, b) => a.app.namespace.localeCompare(b.app.namespace) || a.app.name.localeCompare(b.app.name));
     // Only spec changes (and re-creations) matter to routing; status-only writes are not news.
-    const fingerprint = JSON.stringify(ready.map((app) => [app.metadata.namespace, app.metadata.name, app.metadata.uid, app.metadata.generation]));
+    const fingerprint = JSON.stringify(entries.map(({ uid, app }) => [uid, app.generation]));
     if (!force && fingerprint === this.fingerprint) return;
     this.fingerprint = fingerprint;
-    this.snapshot = ready.map((app) => ({
-      name: app.metadata.name,
-      namespace: app.metadata.namespace,
-      spec: app.spec,
-      resourceVersion: app.metadata.resourceVersion ?? '',
-      generation: app.metadata.generation ?? 0,
-    }));
+    this.byUid = new Map(entries.map(({ uid, app }) => [uid, app]));
+    this.snapshot = entries.map(({ app }) => app);
     for (const listener of this.listeners) listener(this.snapshot);
   }
+}
+
+function toReady(app: AppDefinitionResource): ReadyAppDefinition {
+  return {
+    name: app.metadata.name,
+    namespace: app.metadata.namespace,
+    spec: app.spec,
+    resourceVersion: app.metadata.resourceVersion ?? '',
+    generation: app.metadata.generation ?? 0,
+  };
 }

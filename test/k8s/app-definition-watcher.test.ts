@@ -63,4 +63,42 @@ describe('AppDefinitionWatcher against a real API server', () => {
     await waitFor('shop to leave the set', () => watcher.current().length === 0);
     expect(emitted.at(-1)).toEqual([]);
   });
+
+  it('keeps the last Ready spec of an edited app until its new generation is judged', async () => {
+    // A namespace no operator watches: this test writes the status verdicts itself.
+    const manual = await createNamespace(kubeConfig, 'uhlp-watch-manual');
+    const own = new AppDefinitionWatcher(kubeConfig, { namespaces: [manual.name] });
+    await own.start();
+    try {
+      const app = await client.create(APP_DEFINITION, appDefinition(manual.name, 'edited') as unknown as AppDefinitionResource);
+      const verdict = (generation: number, status: 'True' | 'False') =>
+        client.patchStatus(APP_DEFINITION, manual.name, 'edited', {
+          observedGeneration: generation,
+          conditions: [{ type: 'Ready', status, reason: 'Test', message: '', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: generation }],
+        });
+      await verdict(app.metadata.generation!, 'True');
+      await waitFor('edited in the set', () => own.current().length === 1);
+
+      await client.patch(APP_DEFINITION, manual.name, 'edited', { spec: { routes: [] } });
+      // Watch events arrive in order: once a sentinel created after the edit is in the set,
+      // the watcher has seen the edit too.
+      const sentinel = await client.create(APP_DEFINITION, appDefinition(manual.name, 'sentinel') as unknown as AppDefinitionResource);
+      await client.patchStatus(APP_DEFINITION, manual.name, 'sentinel', {
+        observedGeneration: sentinel.metadata.generation,
+        conditions: [{ type: 'Ready', status: 'True', reason: 'Test', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+      });
+      await waitFor('the sentinel in the set', () => own.current().some((entry) => entry.name === 'sentinel'));
+      const during = own.current().find((entry) => entry.name === 'edited');
+      expect(during?.generation).toBe(1);
+      expect(during?.spec.routes).toHaveLength(2);
+
+      await verdict(2, 'False');
+      await waitFor('edited to leave the set once judged not Ready', () => own.current().every((entry) => entry.name !== 'edited'));
+    } finally {
+      await own.stop();
+      await client.delete(APP_DEFINITION, manual.name, 'edited');
+      await client.delete(APP_DEFINITION, manual.name, 'sentinel');
+      await manual.remove();
+    }
+  });
 });
