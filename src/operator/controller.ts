@@ -20,6 +20,8 @@ export interface ControllerOptions extends WorkQueueOptions {
   workers?: number;
   /** Told about each failed reconcile before its requeue. @defaultValue ignore */
   onError?: (name: string, key: string, error: unknown) => void;
+  /** Told the outcome and duration of every reconcile (for metrics). @defaultValue ignore */
+  onReconciled?: (name: string, outcome: 'ok' | 'error', seconds: number) => void;
 }
 
 export class Controller {
@@ -45,11 +47,14 @@ export class Controller {
 
   private async work(): Promise<void> {
     for (let key = await this.queue.get(); key !== undefined; key = await this.queue.get()) {
+      const started = performance.now();
       try {
         const result = await this.reconcile(key);
+        this.options.onReconciled?.(this.options.name, 'ok', (performance.now() - started) / 1000);
         this.queue.forget(key);
         if (result?.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
       } catch (error) {
+        this.options.onReconciled?.(this.options.name, 'error', (performance.now() - started) / 1000);
         this.options.onError?.(this.options.name, key, error);
         this.queue.addRateLimited(key);
       } finally {

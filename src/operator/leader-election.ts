@@ -10,6 +10,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { UhlpError } from '../errors.js';
 import { apiStatus } from '../k8s/custom-resources.js';
 
 export interface LeaderElectionOptions {
@@ -65,7 +66,11 @@ export class LeaderElector {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
-    if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('renewDeadlineMs must be below leaseDurationMs');
+    if (this.renewDeadlineMs >= this.leaseDurationMs) {
+      throw new UhlpError('UHLP_CONFIG_INVALID', `renewDeadlineMs (${this.renewDeadlineMs}) must be below leaseDurationMs (${this.leaseDurationMs})`, {
+        field: 'renewDeadlineMs',
+      });
+    }
   }
 
   get isLeader(): boolean {

@@ -4,6 +4,7 @@
  * acts; a candidate that loses or gives up the lease stops both.
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import type { Metrics } from '../metrics.js';
 import { APP_LABEL } from '../definitions/sandbox-pool-schema.js';
 import {
   APP_DEFINITION,
@@ -46,6 +47,8 @@ export interface OperatorOptions {
   workers?: number;
   /** Where the operator reports leadership changes and failed reconciles. @defaultValue JSON lines on stderr */
   logger?: OperatorLogger;
+  /** Metrics to record reconciles and leadership in (uhlp_operator_*). @defaultValue none recorded */
+  metrics?: Metrics;
 }
 
 export interface RunningOperator {
@@ -89,8 +92,13 @@ class Term {
     const appReconciler = new AppDefinitionReconciler({ client, apps: this.apps, pools: this.pools });
     const poolReconciler = new SandboxPoolReconciler({ client, pools: this.pools });
     const workers = options.workers ?? 2;
-    this.appController = new Controller((key) => appReconciler.reconcile(key), { name: 'appdefinition', workers, onError });
-    this.poolController = new Controller((key) => poolReconciler.reconcile(key), { name: 'sandboxpool', workers, onError });
+    const metrics = options.metrics;
+    const onReconciled = (kind: string, outcome: 'ok' | 'error', seconds: number): void => {
+      metrics?.operatorReconciles.inc({ kind, outcome });
+      metrics?.operatorReconcileSeconds.observe({ kind }, seconds);
+    };
+    this.appController = new Controller((key) => appReconciler.reconcile(key), { name: 'appdefinition', workers, onError, onReconciled });
+    this.poolController = new Controller((key) => poolReconciler.reconcile(key), { name: 'sandboxpool', workers, onError, onReconciled });
 
     this.apps.on((_event, app) => this.appController.queue.add(objectKey(app)));
     this.pools.on((event, pool) => {
@@ -128,11 +136,13 @@ export async function runOperator(options: OperatorOptions = {}): Promise<Runnin
     retryPeriodMs: options.retryPeriodMs,
     onStartedLeading: async () => {
       logger.info('leading; watching and reconciling', { identity: elector.identity, namespaces: namespaces.length > 0 ? namespaces : 'all' });
+      options.metrics?.operatorLeader.set(1);
       term = new Term(kubeConfig, options, elector.identity, logger);
       await term.start();
     },
     onStoppedLeading: async () => {
       logger.info('stopped leading', { identity: elector.identity });
+      options.metrics?.operatorLeader.set(0);
       await term?.stop();
       term = undefined;
     },

@@ -8,6 +8,7 @@ import {
   type SandboxPoolResource,
 } from '../../src/k8s/custom-resources.js';
 import { runOperator, type RunningOperator } from '../../src/operator/run-operator.js';
+import { createMetrics } from '../../src/metrics.js';
 import { APP_FINALIZER } from '../../src/operator/app-definition-reconciler.js';
 import { FAST_LEASE, appDefinition, collectingLogger } from './fixtures.js';
 import { createNamespace, removeApps, installCrds, kubectl, loadKubeConfig, waitFor } from './kube-env.js';
@@ -18,6 +19,7 @@ describe('the operator against a real API server', () => {
   let client: CustomResourceClient;
   let operator: RunningOperator;
   const logger = collectingLogger();
+  const metrics = createMetrics({ defaultMetrics: false });
 
   const ready = (name: string, status: 'True' | 'False') =>
     waitFor(`AppDefinition ${name} Ready=${status}`, async () => {
@@ -33,7 +35,7 @@ describe('the operator against a real API server', () => {
     await installCrds(kubeConfig);
     namespace = await createNamespace(kubeConfig, 'uhlp-operator');
     client = new CustomResourceClient(kubeConfig, { fieldManager: 'uhlp-test' });
-    operator = await runOperator({ kubeConfig, namespaces: [namespace.name], ...FAST_LEASE, logger });
+    operator = await runOperator({ kubeConfig, namespaces: [namespace.name], ...FAST_LEASE, logger, metrics });
     await waitFor('the only operator to lead', () => operator.isLeader());
   });
   afterAll(async () => {
@@ -65,6 +67,10 @@ describe('the operator against a real API server', () => {
     const byOperator = managed.filter((entry) => entry.manager === operator.identity);
     expect(byOperator.map((entry) => entry.subresource ?? 'main').sort()).toEqual(['main', 'status']);
     expect(Object.keys(byOperator.find((entry) => entry.subresource === undefined)!.fieldsV1!)).toEqual(['f:metadata']);
+
+    expect((await metrics.operatorLeader.get()).values[0]?.value).toBe(1);
+    const reconciles = (await metrics.operatorReconciles.get()).values;
+    expect(reconciles.find((v) => v.labels.kind === 'appdefinition' && v.labels.outcome === 'ok')?.value).toBeGreaterThan(0);
   });
 
   it('reports dangling references as Ready=False naming them, and Ready once they are fixed', async () => {
