@@ -74,7 +74,8 @@ export function normalizeRequest(request: LlmGenerateRequest, defaultModel?: str
         throw invalid(`messages[${index}]`, 'each message needs a role (system, user, assistant) and string content');
       }
     }
-    messages = request.messages;
+    // Only role and content go upstream: anything else a caller attached is not ours to forward.
+    messages = request.messages.map((message) => ({ role: message.role, content: message.content }));
   } else {
     throw invalid('messages', 'messages or prompt is required');
   }
