@@ -158,6 +158,13 @@ describe('guardedFetch', () => {
     expect(forbidden.hits).toEqual([]);
   });
 
+  it('does not let a listed name reach a cloud-metadata address', async () => {
+    const lookup: LookupAll = async () => [{ address: '169.254.169.254', family: 4 }];
+    const error = await refusedWith({ url: 'http://internal.example/latest/meta-data/' }, { allowPrivate: ['internal.example:80'] }, lookup);
+    expect(error.code).toBe('UHLP_WEB_ADDRESS_NOT_ALLOWED');
+    expect(error.details).toMatchObject({ addressClass: 'cloud-metadata' });
+  });
+
   it('connects to the address it checked, not to a second DNS answer', async () => {
     // No real DNS knows this name: the request can only arrive if the connection
     // used the injected (checked) answer.

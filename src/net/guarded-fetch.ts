@@ -29,7 +29,8 @@ export interface WebPolicy {
   /**
    * `host:port` pairs (`[::1]:8080` for IPv6) that may resolve to non-public
    * addresses: for tests and internal services. Matched against the URL's host
-   * and against each resolved address.
+   * and against each resolved address; a cloud-metadata address is reachable
+   * only when listed as an address, never through a listed name.
    * @defaultValue []
    */
   readonly allowPrivate?: readonly string[];
@@ -210,7 +211,11 @@ async function resolveChecked(url: URL, policy: WebPolicy, lookup: LookupAll, si
   // Every address must pass, not just one: the connection may use any of them.
   for (const { address } of addresses) {
     const addressClass = classifyAddress(address);
-    if (addressClass === 'public' || hostAllowed || allowPrivate.has(hostPort(address, port))) continue;
+    const addressAllowed = allowPrivate.has(hostPort(address, port));
+    // A metadata endpoint hands out cloud credentials: listing a host name is not
+    // enough (its DNS could be pointed there), only the address itself is.
+    const nameAllowed = hostAllowed && addressClass !== 'cloud-metadata';
+    if (addressClass === 'public' || nameAllowed || addressAllowed) continue;
     throw refusal('UHLP_WEB_ADDRESS_NOT_ALLOWED', `host ${host} resolves to a ${addressClass} address, which the web capability refuses`, {
       host,
       port,
