@@ -3,7 +3,7 @@
  * step (start-core.ts), so tests drive the same app through `inject()`.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import { errorBody, UhlpError } from '../errors.js';
 import { acceptRequestId } from '../ingress/http-details.js';
@@ -32,7 +32,8 @@ export interface BuildCoreOptions {
 export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // One log line per request would cost more than the routing itself; errors are logged below.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     return503OnClosing: true,
     requestIdHeader: false,

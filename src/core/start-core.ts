@@ -56,7 +56,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp` },
       { registry, sandboxes, metrics, logger },
     );
-    url = await app.listen({ host: config.host, port: config.port, listenTextResolver: () => '' });
+    url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
   } catch (error) {
     await app?.close();
     await sandboxes.close({ force: true });

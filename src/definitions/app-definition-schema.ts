@@ -5,7 +5,7 @@
  * as an OpenAPI v3 CRD schema unchanged; free-form maps are marked with
  * `x-kubernetes-preserve-unknown-fields`.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 
 export const API_GROUP = 'uhlp.dev';
 export const API_VERSION = 'v1alpha1';
@@ -17,13 +17,11 @@ const NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const Name = (description: string) => Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description });
 
 /** A free-form JSON object, kept whole by the Kubernetes API server. */
-const FreeForm = (description: string) =>
-  Type.Unsafe<Record<string, unknown>>({
-    type: 'object',
-    description,
-    additionalProperties: true,
-    'x-kubernetes-preserve-unknown-fields': true,
-  });
+const FreeForm = (description: string): TUnsafe<Record<string, unknown>> =>
+  // A real TObject at run time (so the compiler checks it), typed as a record.
+  Type.Object({}, { description, additionalProperties: true, 'x-kubernetes-preserve-unknown-fields': true }) as unknown as TUnsafe<
+    Record<string, unknown>
+  >;
 
 export const SandboxLimits = Type.Object(
   {
