@@ -32,11 +32,13 @@ export async function loadAppDefinitions(revisionDir: string): Promise<LoadedDef
       continue;
     }
     const source = await readFile(absolute, 'utf8');
-    const parsed = parseDocument(source, { prettyErrors: false, uniqueKeys: true });
+    const parsed = parseDocument(source, { prettyErrors: true, uniqueKeys: true });
     if (parsed.errors.length > 0) {
       const error = parsed.errors[0]!;
       const at = error.linePos?.[0];
-      problems.push({ file, path: '/', reason: `YAML ${at ? `line ${at.line} column ${at.col}` : ''}: ${error.message.split('\n')[0]}`.replace('YAML :', 'YAML:') });
+      // prettyErrors appends a source excerpt and repeats the position; keep the sentence.
+      const reason = error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+      problems.push({ file, path: '/', reason: at ? `YAML line ${at.line} column ${at.col}: ${reason}` : `YAML: ${reason}` });
       continue;
     }
     const appDir = path.join(appsDir, name);

@@ -14,8 +14,11 @@ import { createInterface } from 'node:readline';
 import type { Logger } from '../logger.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 
-/** The compiled runner entry, next to this file in dist/. */
-export const RUNNER_ENTRY = fileURLToPath(new URL('../runner/main.js', import.meta.url));
+/**
+ * The compiled runner entry. Resolved from the package root so that it is the same
+ * file whether this module runs from dist/ or, in tests, from src/.
+ */
+export const RUNNER_ENTRY = fileURLToPath(new URL('../../dist/runner/main.js', import.meta.url));
 
 export interface ProcessDriverOptions {
   readonly logger: Logger;
@@ -102,7 +105,7 @@ export class ProcessDriver implements SandboxDriver {
       const timer = setTimeout(() => fail(`no ready line within ${timeoutMs} ms`), timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       child.once('error', (error) => fail(error.message));
-      void exited.then(() => fail(`exited during start${stderrTail ? `: ${stderrTail.trim().slice(-300)}` : ''}`));
+      void exited.then(() => fail(`exited during start${stderrTail ? `: ${firstErrorLine(stderrTail)}` : ''}`));
       lines.on('line', (line) => {
         if (!ready && line.startsWith('{') && line.includes('"ready"')) {
           ready = true;
@@ -137,4 +140,10 @@ export class ProcessDriver implements SandboxDriver {
     await Promise.all([...this.live].map((handle) => this.destroy(handle, 'shutdown')));
     rmSync(this.socketDir, { recursive: true, force: true });
   }
+}
+
+/** The line of a crash report that says what went wrong. */
+function firstErrorLine(stderr: string): string {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  return (lines.find((l) => /error/i.test(l)) ?? lines[lines.length - 1] ?? '').slice(0, 300);
 }
