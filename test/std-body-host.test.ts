@@ -2,13 +2,17 @@
 // socket in a temp dir: registration, invocation, reconnect after the core
 // restarts, and unavailability once the host is gone.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SpineServer, createSpineServer } from '../src/spine/spine-server.js';
+import { REPO_ROOT } from './helpers/uhlp-process.js';
+import { waitFor } from './helpers/wait-for.js';
 
-const MAIN = resolve(import.meta.dirname, '../src/std-body/main.ts');
+// The built entry, as `uhlp start` runs it (scripts/test.sh builds first).
+const MAIN = join(REPO_ROOT, 'dist', 'std-body', 'main.js');
 
 describe('std-body host process', () => {
   let dir: string;
@@ -18,10 +22,11 @@ describe('std-body host process', () => {
   let hostLog = '';
 
   beforeAll(async () => {
+    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first`);
     dir = await mkdtemp(join(tmpdir(), 'uhlp-std-body-'));
     socketPath = join(dir, 'core.sock');
     // The host starts first and must wait for the core's socket to appear.
-    host = spawn(process.execPath, ['--import', 'tsx', MAIN, '--socket', socketPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    host = spawn(process.execPath, [MAIN, '--socket', socketPath], { stdio: ['ignore', 'ignore', 'pipe'] });
     host.stderr?.on('data', (chunk: Buffer) => (hostLog += chunk.toString()));
     server = createSpineServer({ socketPath });
     await server.listen();
@@ -65,10 +70,7 @@ describe('std-body host process', () => {
     const exited = new Promise<number | null>((done) => host.once('exit', (code) => done(code)));
     host.kill('SIGTERM');
     expect(await exited).toBe(0);
-    const deadline = Date.now() + 5000;
-    while (server.isAvailable('tool.shell.exec', 'cap.std.shell') && Date.now() < deadline) {
-      await new Promise((wake) => setTimeout(wake, 20));
-    }
+    await waitFor(() => !server.isAvailable('tool.shell.exec', 'cap.std.shell'), { what: 'the shell route to go away' });
     await expect(server.invoke('tool.shell.exec', 'cap.std.shell', { argv: ['true'] })).rejects.toMatchObject({
       code: 'UHLP_ENDPOINT_UNAVAILABLE',
       statusCode: 503,
