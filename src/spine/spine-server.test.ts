@@ -238,6 +238,11 @@ describe('spine server and client', () => {
     expect(result).toMatchObject({ outcome: 'rejected', reason: 'handler_error', observation: { message: 'boom' } });
   });
 
+  it('refuses a socket path longer than a Unix socket address holds', async () => {
+    const long = createSpineServer({ socketPath: join(dir, 'x'.repeat(120), 'core.sock') });
+    await expect(long.listen()).rejects.toMatchObject({ code: 'UHLP_CONFIG_INVALID' });
+  });
+
   it('refuses to listen on a socket another server holds, and replaces a stale socket file', async () => {
     const second = createSpineServer({ socketPath });
     await expect(second.listen()).rejects.toMatchObject({ code: 'UHLP_CONFIG_INVALID' });

@@ -103,6 +103,7 @@ interface Pending {
 
 const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
+const MAX_SOCKET_PATH_BYTES = 107;
 
 export function createSpineServer(options: SpineServerOptions): SpineServer {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -228,6 +229,15 @@ export function createSpineServer(options: SpineServerOptions): SpineServer {
 
   return {
     async listen(): Promise<void> {
+      // sockaddr_un holds 108 bytes with the terminating NUL; a longer path fails
+      // deep in libuv with a bare EINVAL, so say what is wrong here.
+      if (Buffer.byteLength(options.socketPath) > MAX_SOCKET_PATH_BYTES) {
+        throw new UhlpError(
+          'UHLP_CONFIG_INVALID',
+          `spine socket path is longer than ${MAX_SOCKET_PATH_BYTES} bytes (choose a shorter data dir): ${options.socketPath}`,
+          { socketPath: options.socketPath },
+        );
+      }
       await removeStaleSocket(options.socketPath);
       const listening = net.createServer(accept);
       await new Promise<void>((resolve, reject) => {
