@@ -39,6 +39,12 @@ export interface Metrics {
   readonly operatorReconcileSeconds: Histogram<'kind'>;
   /** 1 while this operator holds the leader Lease, else 0. */
   readonly operatorLeader: Gauge;
+  /** LLM tokens spent, by app, model and kind (`prompt` or `completion`). */
+  readonly llmTokens: Counter<'app' | 'model' | 'kind'>;
+  /** Whole LLM generate call, retries included, by outcome (`ok` or the error code). */
+  readonly llmRequestSeconds: Histogram<'app' | 'model' | 'outcome'>;
+  /** Calls refused by an app's capabilities (shell, web, kv, llm). */
+  readonly capabilityRefusals: Counter<'app' | 'capability'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -125,6 +131,26 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     operatorLeader: new Gauge({
       name: 'uhlp_operator_leader',
       help: '1 while this operator holds the leader Lease, else 0.',
+      registers,
+    }),
+    llmTokens: new Counter({
+      name: 'uhlp_llm_tokens_total',
+      help: 'LLM tokens spent, by kind (prompt, completion).',
+      labelNames: ['app', 'model', 'kind'],
+      registers,
+    }),
+    llmRequestSeconds: new Histogram({
+      name: 'uhlp_llm_request_duration_seconds',
+      help: 'Duration of an LLM generate call, retries included.',
+      labelNames: ['app', 'model', 'outcome'],
+      // LLM calls take seconds, not milliseconds: the latency buckets above stop too early.
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120],
+      registers,
+    }),
+    capabilityRefusals: new Counter({
+      name: 'uhlp_capability_refusals_total',
+      help: "Calls refused by an application's capabilities.",
+      labelNames: ['app', 'capability'],
       registers,
     }),
   };

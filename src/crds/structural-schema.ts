@@ -99,7 +99,8 @@ export function toStructuralSchema(schema: Record<string, unknown>, path = '<roo
     out.exclusiveMaximum = true;
   }
 
-  if (schema.properties !== undefined) {
+  // An empty property list says nothing a preserve-unknown-fields object needs; leave it out.
+  if (schema.properties !== undefined && Object.keys(schema.properties as object).length > 0) {
     const properties: StructuralSchema = {};
     for (const [name, child] of Object.entries(schema.properties as Record<string, Record<string, unknown>>)) {
       properties[name] = toStructuralSchema(child, `${path}.${name}`);

@@ -4,7 +4,7 @@
  * only when it changed. Idempotent; it never writes the app's spec.
  */
 import type { PoolSpec } from '../definitions/app-definition-schema.js';
-import { findReferenceProblems, type ReferenceProblem } from '../definitions/app-definition-references.js';
+import { validateAppDefinition } from '../definitions/validate-app-definition.js';
 import { APP_LABEL, type AppDefinitionStatus } from '../definitions/sandbox-pool-schema.js';
 import {
   APP_DEFINITION,
@@ -28,8 +28,6 @@ export const APP_FINALIZER = 'uhlp.dev/sandbox-pools';
 
 /** How soon a deleting app is looked at again while its pools are going. */
 const DELETION_POLL_MS = 250;
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export interface AppDefinitionReconcilerDeps {
   client: CustomResourceClient;
@@ -55,7 +53,7 @@ export class AppDefinitionReconciler {
       return; // the update event brings the app back with the finalizer
     }
 
-    const problems = validate(app);
+    const problems = specProblems(app);
     if (problems.length > 0) {
       const message = problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ');
       await this.writeStatus(app, { type: 'Ready', status: 'False', reason: 'InvalidSpec', message }, app.status?.pools ?? []);
@@ -141,11 +139,35 @@ export class AppDefinitionReconciler {
   }
 }
 
-/** What the schema cannot check: the name as a DNS label (it prefixes pool names and labels) and the references. */
-function validate(app: AppDefinitionResource): ReferenceProblem[] {
-  const problems: ReferenceProblem[] = [];
-  if (app.metadata.name.length > 63 || !DNS_LABEL.test(app.metadata.name)) {
-    problems.push({ field: 'metadata.name', message: `"${app.metadata.name}" is not a DNS label (the appId must be one)` });
+/** A problem of the app, with the field at fault in Kubernetes notation (`spec.components[1].pool`). */
+export interface SpecProblem {
+  field: string;
+  message: string;
+}
+
+/**
+ * What the CRD schema cannot check, by the same validator that checks AppDefinition
+ * files from Git (unique names, references between pools, components and routes,
+ * route patterns, reserved path prefixes, and the name as a DNS label, which matters
+ * here too: it prefixes SandboxPool names and is a label value). Script files are not
+ * checked: a custom resource carries no files.
+ */
+export function specProblems(app: AppDefinitionResource): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  const document = { apiVersion: app.apiVersion, kind: app.kind, metadata: { name: app.metadata.name }, spec: app.spec };
+  const result = validateAppDefinition(document, { file: `${app.metadata.namespace}/${app.metadata.name}`, appDirName: app.metadata.name, fileExists: () => true });
+  if (!result.ok) {
+    for (const problem of result.problems) problems.push({ field: fieldPath(problem.path), message: problem.reason });
   }
-  return [...problems, ...findReferenceProblems(app.spec)];
+  return problems;
+}
+
+/** `/spec/components/1/pool` (JSON pointer) -> `spec.components[1].pool`, as the API server names fields. */
+export function fieldPath(pointer: string): string {
+  let field = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    field += /^\d+$/.test(segment) ? `[${segment}]` : field === '' ? segment : `.${segment}`;
+  }
+  return field === '' ? '.' : field;
 }

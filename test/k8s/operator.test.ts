@@ -84,8 +84,8 @@ describe('the operator against a real API server', () => {
     const app = await ready('dangling', 'False');
     const condition = app.status!.conditions!.find((c) => c.type === 'Ready')!;
     expect(condition.reason).toBe('InvalidSpec');
-    expect(condition.message).toContain('spec.components[0].pool: component "hello" uses pool "gpu"');
-    expect(condition.message).toContain('spec.routes[0].component: route 0 targets component "nope"');
+    expect(condition.message).toContain('spec.components[0].pool: pool "gpu" is not declared in spec.pools');
+    expect(condition.message).toContain('spec.routes[0].component: component "nope" is not declared in spec.components');
     expect(await pools('dangling')).toEqual([]);
 
     await client.patch(APP_DEFINITION, namespace.name, 'dangling', { spec: { routes: [{ http: { method: 'GET', path: '/' }, component: 'hello' }], components: [{ id: 'hello', handler: 'JIT', pool: 'main', jit: { script: 'hello.js' } }] } });
