@@ -1,8 +1,9 @@
 import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_DEFINITION, CustomResourceClient, apiStatus, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
+import { APP_DEFINITION, CustomResourceClient, SANDBOX_POOL, apiStatus, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
+import { newSandboxPool } from '../../src/operator/sandbox-pool-template.js';
 import { appDefinition } from './fixtures.js';
-import { createNamespace, installCrds, loadKubeConfig } from './kube-env.js';
+import { createNamespace, installCrds, loadKubeConfig, waitFor } from './kube-env.js';
 
 describe('uhlp CRDs on a real API server', () => {
   let kubeConfig: KubeConfig;
@@ -66,5 +67,13 @@ describe('uhlp CRDs on a real API server', () => {
     expect(created.spec.deploymentMode).toBe('development');
     expect(created.spec.pools[0]).toMatchObject({ runner: 'jit', maxSize: 4, limits: { memoryMb: 128, timeoutMs: 3000 } });
     expect(created.spec).not.toHaveProperty('notAField');
+  });
+
+  it("garbage-collects a SandboxPool whose owner AppDefinition is deleted (kube-controller-manager runs)", async () => {
+    // No operator here, so no finalizer: the owner reference alone must take the pool away.
+    const owner = await client.create(APP_DEFINITION, appDefinition(namespace.name, 'owner') as unknown as AppDefinitionResource);
+    await client.create(SANDBOX_POOL, newSandboxPool(owner, owner.spec.pools[0]!));
+    await client.delete(APP_DEFINITION, namespace.name, 'owner');
+    await waitFor('the owned pool to be collected', async () => (await client.get(SANDBOX_POOL, namespace.name, 'owner-main')) === undefined, 30_000);
   });
 });
