@@ -4,6 +4,7 @@
  */
 import { isUhlpError } from '../errors.js';
 import { DEV_USAGE, devCommand, SERVE_USAGE, serveCommand } from './dev-command.js';
+import { OPERATOR_USAGE, operatorCommand } from './operator-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 
 type Command = (argv: string[]) => Promise<number>;
@@ -14,6 +15,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   start: { run: startCommand, usage: START_USAGE },
   stop: { run: stopCommand, usage: STOP_USAGE },
   status: { run: statusCommand, usage: STATUS_USAGE },
+  operator: { run: operatorCommand, usage: OPERATOR_USAGE },
 };
 
 function usage(): string {
