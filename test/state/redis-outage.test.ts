@@ -97,7 +97,6 @@ describe('RedisRuntimeStore across a Redis restart', () => {
     writing = false;
     await Promise.all(writers);
 
-    console.log(`acknowledged=${acknowledged.size} maxFailMs=${Math.max(...failures.map((f) => f.ms)).toFixed(1)}`);
     expect([...writerErrors]).toEqual(['UHLP_STATE_UNAVAILABLE']);
     const stored = new Map((await store.kvScan('w/', { limit: 1_000_000 })).map((e) => [e.key, e.value]));
     const lost = [...acknowledged].filter(([key, value]) => stored.get(key) !== value).map(([key]) => key);
