@@ -1,3 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadLuaScripts } from './lua-scripts.js';
 
@@ -26,5 +31,16 @@ describe('loadLuaScripts', () => {
 
   it('names the copy step when the directory is missing', () => {
     expect(() => loadLuaScripts(new URL('file:///nonexistent/lua/'))).toThrow(/copy-lua-scripts/);
+  });
+
+  it('finds the same scripts in a build output after the copy step', () => {
+    const outDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-dist-'));
+    try {
+      execFileSync(process.execPath, ['scripts/copy-lua-scripts.mjs', outDir], { stdio: 'pipe' });
+      const copied = loadLuaScripts(pathToFileURL(path.join(outDir, 'state', 'lua') + path.sep));
+      expect([...copied.values()]).toEqual([...loadLuaScripts().values()]);
+    } finally {
+      rmSync(outDir, { recursive: true, force: true });
+    }
   });
 });
