@@ -31,7 +31,7 @@ import {
   type StoredResponse,
 } from './runtime-store.js';
 import { assertSessionId, newSessionId } from './session-id.js';
-import { decideSlidingWindow, RATE_WINDOW_MS, type WindowState } from './sliding-window.js';
+import { decideGcra, MAX_LIMIT_PER_SECOND } from './rate-limit-gcra.js';
 
 export interface MemoryRuntimeStoreOptions {
   /** Clock in epoch milliseconds; tests drive time with it. @defaultValue `Date.now` */
@@ -55,7 +55,7 @@ export class MemoryRuntimeStore implements RuntimeStore {
   private readonly kv = new Map<string, Expiring<string>>();
   private readonly leases = new Map<string, Expiring<Lease>>();
   private readonly idempotency = new Map<string, Expiring<IdempotencyEntry>>();
-  private readonly rates = new Map<string, Expiring<WindowState>>();
+  private readonly rates = new Map<string, Expiring<number>>();
   private readonly oracle = new Map<string, OracleCounters>();
   // Tuples become keys through the same builder Redis uses, so both agree on identity.
   private readonly keys = new RuntimeKeys('');
@@ -258,11 +258,10 @@ export class MemoryRuntimeStore implements RuntimeStore {
   async hitRateLimit(appId: string, limitPerSecond: number): Promise<RateLimitDecision> {
     this.assertOpen();
     checkKey('appId', appId);
-    checkPositiveInteger('limitPerSecond', limitPerSecond);
+    checkPositiveInteger('limitPerSecond', limitPerSecond, MAX_LIMIT_PER_SECOND);
     const now = this.now();
-    const decision = decideSlidingWindow(this.live(this.rates, appId)?.value, now, limitPerSecond);
-    // Two windows' worth is all the estimate ever looks back.
-    if (decision.allowed) this.rates.set(appId, { value: decision.state, expiresAt: now + 2 * RATE_WINDOW_MS });
+    const decision = decideGcra(this.live(this.rates, appId)?.value, Math.round(now * 1000), limitPerSecond);
+    if (decision.allowed) this.rates.set(appId, { value: decision.tatUs, expiresAt: now + decision.ttlMs });
     return { allowed: decision.allowed, retryAfterMs: decision.retryAfterMs };
   }
 

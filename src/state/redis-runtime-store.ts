@@ -14,6 +14,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { UhlpError, isUhlpError } from '../errors.js';
 import { loadLuaScripts } from './lua-scripts.js';
+import { MAX_LIMIT_PER_SECOND } from './rate-limit-gcra.js';
 import { escapeGlob, RuntimeKeys } from './runtime-keys.js';
 import {
   checkCounterDelta,
@@ -285,7 +286,7 @@ export class RedisRuntimeStore implements RuntimeStore {
 
   async hitRateLimit(appId: string, limitPerSecond: number): Promise<RateLimitDecision> {
     checkKey('appId', appId);
-    checkPositiveInteger('limitPerSecond', limitPerSecond);
+    checkPositiveInteger('limitPerSecond', limitPerSecond, MAX_LIMIT_PER_SECOND);
     const [allowed, retryAfterMs] = (await this.script('rateLimit', [this.keys.rateLimit(appId)], [limitPerSecond])) as [number, number];
     return { allowed: allowed === 1, retryAfterMs: Number(retryAfterMs) };
   }

@@ -26,9 +26,9 @@ export function checkTtl(field: string, value: number): void {
   }
 }
 
-export function checkPositiveInteger(field: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be a positive integer, got ${String(value)}`, { field });
+export function checkPositiveInteger(field: string, value: number, max = Number.MAX_SAFE_INTEGER): void {
+  if (!Number.isSafeInteger(value) || value <= 0 || value > max) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be an integer from 1 to ${max}, got ${String(value)}`, { field });
   }
 }
 

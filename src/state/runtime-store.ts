@@ -125,9 +125,9 @@ export interface RuntimeStore {
   getIdempotent(appId: string, key: string): Promise<IdempotencyRecord | undefined>;
 
   /**
-   * Counts one request of an app against `limitPerSecond` (a sliding window of one
-   * second, estimated from the current and previous fixed windows). Denied hits are
-   * not counted.
+   * Counts one request of an app against `limitPerSecond`: a token bucket (GCRA)
+   * that lets up to `limitPerSecond` requests through at once and refills at
+   * `limitPerSecond` per second. Denied hits are not counted.
    */
   hitRateLimit(appId: string, limitPerSecond: number): Promise<RateLimitDecision>;
 
