@@ -13,7 +13,8 @@ export type ChainProblemCode =
   | 'PREVIOUS_HASH_MISMATCH'
   | 'HASH_MISSING'
   | 'CHECKPOINT_MISMATCH'
-  | 'LEDGER_MISSING';
+  | 'LEDGER_MISSING'
+  | 'TURN_UNPAIRED';
 
 export interface ChainProblem {
   file: string;

@@ -77,12 +77,13 @@ describe('ledger verification, checkpoints and replay', () => {
   ])('reports %s at the first entry that does not verify', async (_case, tamper, line, problemCode) => {
     await rewrite(execFile(), tamper(await lines(execFile())));
     const report = await verifyLedgers(dataDir);
-    expect(report.problems.map((p) => [path.basename(p.file), p.line, p.code])).toEqual([['exec.jsonl', line, problemCode]]);
+    const inExec = report.problems.filter((p) => p.file === execFile());
+    expect(inExec.map((p) => [p.line, p.code])).toEqual([[line, problemCode]]);
 
     const { code, out } = await run([`--data-dir=${dataDir}`]);
     expect(code).toBe(1);
-    expect(out[0]).toBe(`${execFile()}:${line}: ${problemCode}: ${report.problems[0]?.message}`);
-    expect(out[1]).toMatch(/^ledger verify FAILED: .* 1 problems/);
+    expect(out[0]).toBe(`${execFile()}:${line}: ${problemCode}: ${inExec[0]?.message}`);
+    expect(out.at(-1)).toMatch(new RegExp(`^ledger verify FAILED: .* ${report.problems.length} problems`));
   });
 
   it('reports an unreadable line and a missing ledger', async () => {
@@ -92,6 +93,16 @@ describe('ledger verification, checkpoints and replay', () => {
     expect(report.problems.map((p) => [path.basename(p.file), p.line, p.code])).toEqual([
       ['exec.jsonl', 6, 'UNPARSEABLE'],
       ['evidence.jsonl', 0, 'LEDGER_MISSING'],
+    ]);
+  });
+
+  it('reports a turn written to one ledger but not the other', async () => {
+    await ledger.appendExec({ sessionId: sid, turnNumber: 6, status: 'error', queryHash: 'q', resultHash: null });
+    await ledger.appendEvidence({ sessionId: sid, turnNumber: 7, status: 'ok' });
+    const report = await verifyLedgers(dataDir);
+    expect(report.problems.map((p) => [path.basename(p.file), p.line, p.code, p.message])).toEqual([
+      ['exec.jsonl', 6, 'TURN_UNPAIRED', 'turn 6 has no evidence entry'],
+      ['evidence.jsonl', 6, 'TURN_UNPAIRED', 'turn 7 has no exec entry'],
     ]);
   });
 
@@ -112,6 +123,7 @@ describe('ledger verification, checkpoints and replay', () => {
     await writeFile(freshExec, `${JSON.stringify(legacy[0])}\n`);
     const entry = await ledger.appendExec({ sessionId: fresh, turnNumber: 2, status: 'ok', queryHash: 'q', resultHash: null });
     expect(entry.previous_hash).toBeNull();
+    for (const turnNumber of [1, 2]) await ledger.appendEvidence({ sessionId: fresh, turnNumber, status: 'ok' });
     expect((await verifyLedgers(dataDir)).problems).toEqual([]);
   });
 

@@ -40,6 +40,7 @@ export async function verifyLedgers(dataDir: string, options: VerifyLedgersOptio
 
 async function verifySession(dir: string, options: VerifyLedgersOptions, report: VerifyLedgersReport): Promise<void> {
   const checkpoints = await readCheckpoints(path.join(dir, CHECKPOINT_FILE));
+  const turns = new Map<LedgerKind, Map<number, number>>();
   for (const kind of Object.keys(LEDGER_FILES) as LedgerKind[]) {
     const file = path.join(dir, LEDGER_FILES[kind]);
     let text: string;
@@ -52,6 +53,7 @@ async function verifySession(dir: string, options: VerifyLedgersOptions, report:
     }
     report.files += 1;
     const lines = parseJsonLines(text);
+    turns.set(kind, turnLines(lines));
     const latest = options.full ? undefined : latestCheckpoint(checkpoints, kind);
     let result = verifyChain(file, lines, latest);
     if (result.problem?.code === 'CHECKPOINT_MISMATCH') {
@@ -76,6 +78,37 @@ async function verifySession(dir: string, options: VerifyLedgersOptions, report:
         });
       }
     }
+  }
+  checkTurnsPaired(dir, turns, report);
+}
+
+/** turn_number -> first line, over every readable entry (cheap: no hashing). */
+function turnLines(lines: ReturnType<typeof parseJsonLines>): Map<number, number> {
+  const found = new Map<number, number>();
+  for (const { line, entry } of lines) {
+    const turn = entry?.turn_number;
+    if (typeof turn === 'number' && !found.has(turn)) found.set(turn, line);
+  }
+  return found;
+}
+
+/** Every turn has an exec and an evidence entry (FR-RT-007/018); report the first turn of each ledger that lacks its twin. */
+function checkTurnsPaired(dir: string, turns: Map<LedgerKind, Map<number, number>>, report: VerifyLedgersReport): void {
+  const exec = turns.get('exec');
+  const evidence = turns.get('evidence');
+  if (!exec || !evidence) return;
+  for (const [kind, own, other, otherName] of [
+    ['exec', exec, evidence, 'evidence'],
+    ['evidence', evidence, exec, 'exec'],
+  ] as const) {
+    const unpaired = [...own].filter(([turn]) => !other.has(turn)).sort((a, b) => a[1] - b[1])[0];
+    if (!unpaired) continue;
+    report.problems.push({
+      file: path.join(dir, LEDGER_FILES[kind]),
+      line: unpaired[1],
+      code: 'TURN_UNPAIRED',
+      message: `turn ${unpaired[0]} has no ${otherName} entry`,
+    });
   }
 }
 
