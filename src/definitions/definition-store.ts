@@ -81,9 +81,14 @@ interface TreeEntry {
 
 const HEX_COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 const SYMLINK_MODE = '120000';
+/** Files kept by the read cache (oldest dropped first), and the largest one it keeps. */
+const MAX_CACHED_FILES = 512;
+const MAX_CACHED_FILE_CHARS = 256 * 1024;
 const GITLINK_MODE = '160000';
 
 export class GitDefinitionStore {
+  private readonly files = new Map<string, DefinitionFile>();
+
   private constructor(
     /** The repository's top level (or the git dir of a bare repository). */
     readonly repository: string,
@@ -133,13 +138,21 @@ export class GitDefinitionStore {
   async readFile(appId: string, filePath: string, rev = 'HEAD'): Promise<DefinitionFile> {
     const relative = normalizeAppPath(filePath);
     const root = appRootPath(this.prefix, this.appsDir, appId);
+    // A commit never changes, so a file read at a full commit id is cached without asking Git again.
+    const cached = HEX_COMMIT.test(rev) ? this.files.get(`${rev}\0${root}/${relative}`) : undefined;
+    if (cached) return { ...cached };
     const commit = await this.resolveRevision(rev);
     const entry = await this.entryAt(commit, `${root}/${relative}`, 'path');
     if (!entry || entry.type !== 'blob') {
       throw new UhlpError('UHLP_DEFINITION_FILE_NOT_FOUND', `${relative} is not a file of app ${appId} at ${commit.slice(0, 12)}`, { field: 'path', appId, path: relative });
     }
     const content = await this.git().raw(['cat-file', 'blob', entry.object]);
-    return { appId, path: relative, commit, blob: entry.object, content };
+    const file: DefinitionFile = { appId, path: relative, commit, blob: entry.object, content };
+    if (content.length <= MAX_CACHED_FILE_CHARS) {
+      if (this.files.size >= MAX_CACHED_FILES) this.files.delete(this.files.keys().next().value!);
+      this.files.set(`${commit}\0${root}/${relative}`, file);
+    }
+    return { ...file };
   }
 
   /** App-relative paths of the regular files of an app's directory at `rev`, sorted. */
