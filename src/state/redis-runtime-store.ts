@@ -76,6 +76,10 @@ export class RedisRuntimeStore implements RuntimeStore {
     if (!/^rediss?:\/\//.test(options.url)) {
       throw new UhlpError('UHLP_CONFIG_INVALID', `the state URL must be a redis:// or rediss:// URL, got "${options.url}"`, { field: 'url' });
     }
+    if (options.keyPrefix !== undefined && options.keyPrefix === '') {
+      // An empty prefix would make deleteAllKeys() empty the whole database.
+      throw new UhlpError('UHLP_CONFIG_INVALID', 'the Redis key prefix must not be empty', { field: 'keyPrefix' });
+    }
     this.keys = new RuntimeKeys(options.keyPrefix);
     const maxDelay = options.maxReconnectDelayMs ?? 2000;
     const redisOptions: RedisOptions = {

@@ -38,6 +38,12 @@ describe('RedisRuntimeStore across a Redis restart', () => {
     await server?.destroy();
   });
 
+  it('gives up waiting for a first connection after its timeout', async () => {
+    const started = performance.now();
+    await expect(RedisRuntimeStore.connect({ url: server.url, keyPrefix: 'outage:', timeoutMs: 200 })).rejects.toMatchObject({ code: 'UHLP_STATE_UNAVAILABLE' });
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
   it('fails fast while Redis has never been up, then connects by itself', async () => {
     store = new RedisRuntimeStore({ url: server.url, keyPrefix: 'outage:', commandTimeoutMs: 1000, maxReconnectDelayMs: 100 });
     const before = await failureOf(() => store.kvGet('x'));

@@ -69,5 +69,6 @@ describe('RedisRuntimeStore specifics', () => {
 
   it('refuses a URL that is not redis://', () => {
     expect(() => new RedisRuntimeStore({ url: 'localhost:6379' })).toThrow(expect.objectContaining({ code: 'UHLP_CONFIG_INVALID' }) as Error);
+    expect(() => new RedisRuntimeStore({ url: TEST_REDIS_URL, keyPrefix: '' })).toThrow(expect.objectContaining({ code: 'UHLP_CONFIG_INVALID' }) as Error);
   });
 });
