@@ -3,6 +3,7 @@
  * redis://127.0.0.1:6379). It fails, never skips, when Redis is not there.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRuntimeStore } from '../../src/state/create-runtime-store.js';
 import { RedisRuntimeStore } from '../../src/state/redis-runtime-store.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from '../support/redis-url.js';
 import { describeRuntimeStore } from './describe-runtime-store.js';
@@ -65,6 +66,13 @@ describe('RedisRuntimeStore specifics', () => {
       await a.close();
       await b.close();
     }
+  });
+
+  it('is what createRuntimeStore makes for a redis:// --state', async () => {
+    const made = await createRuntimeStore({ state: TEST_REDIS_URL, keyPrefix: uniqueKeyPrefix('factory') });
+    expect(made.kind).toBe('redis');
+    await made.ping();
+    await made.close();
   });
 
   it('refuses a URL that is not redis://', () => {
