@@ -1,0 +1,76 @@
+/**
+ * `uhlp dev <definitions-dir> [--port N] [--host H]`: the core on embedded
+ * defaults, in dev mode. `uhlp serve` is the same core without the developer
+ * conveniences; `uhlp start` runs it in the background. Both print the URL once
+ * every pool is warm; SIGINT/SIGTERM (or an exit message on the spine socket)
+ * stop them cleanly, with no sandbox process left behind.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { startCore } from '../core/start-core.js';
+
+const CORE_FLAGS = '<definitions-dir> [--port N] [--host H] [--data-dir D] [--log-level L]';
+export const DEV_USAGE = `uhlp dev ${CORE_FLAGS}`;
+export const SERVE_USAGE = `uhlp serve ${CORE_FLAGS}`;
+
+/** How long `uhlp dev` waits for warm pools before it serves anyway. */
+const READY_WAIT_MS = 60_000;
+
+export function devCommand(argv: string[]): Promise<number> {
+  return runCore(argv, { devMode: true, usage: DEV_USAGE });
+}
+
+export function serveCommand(argv: string[]): Promise<number> {
+  return runCore(argv, { devMode: false, usage: SERVE_USAGE });
+}
+
+async function runCore(argv: string[], mode: { devMode: boolean; usage: string }): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'log-level': { type: 'string' },
+      driver: { type: 'string' },
+    },
+  });
+  if (positionals.length !== 1) throw new Error(`usage: ${mode.usage}`);
+  const config = loadConfig(positionals[0], values, process.env, { devMode: mode.devMode });
+  let requestStop: (reason: string) => void = () => undefined;
+  const core = await startCore(config, { onExitRequest: () => requestStop('spine exit') });
+
+  let stopping = false;
+  const stopped = new Promise<number>((resolve) => {
+    const stop = (signal: string): void => {
+      if (stopping) {
+        core.logger.warn({ signal }, 'second signal: exiting now');
+        process.exit(130);
+      }
+      stopping = true;
+      core.logger.info({ signal }, 'stopping');
+      core.close().then(
+        () => resolve(0),
+        (error: Error) => {
+          core.logger.error({ err: error }, 'stop failed');
+          resolve(1);
+        },
+      );
+    };
+    requestStop = stop;
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+
+  try {
+    await core.whenReady(READY_WAIT_MS);
+  } catch (error) {
+    core.logger.warn({ err: (error as Error).message, readiness: core.sandboxes.readiness() }, 'serving before every pool is warm');
+  }
+  if (!stopping) {
+    const apps = [...core.registry.snapshot.apps.keys()];
+    process.stdout.write(`uhlp is ready at ${core.url} (apps: ${apps.join(', ') || 'none'})\n`);
+  }
+  return stopped;
+}

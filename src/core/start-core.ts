@@ -1,0 +1,116 @@
+/**
+ * Wires the core from its configuration (embedded defaults: process driver,
+ * definitions from a local Git repository), loads the apps, warms the pools and
+ * listens. `close()` stops taking requests, lets in-flight ones finish, then
+ * destroys every sandbox.
+ */
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { CoreConfig } from '../config.js';
+import { openDefinitionsRepo } from '../definitions/definitions-repo.js';
+import { createLogger, type Logger } from '../logger.js';
+import { createMetrics, type Metrics } from '../metrics.js';
+import { ApplicationRegistry } from '../registry/application-registry.js';
+import { ProcessDriver } from '../sandbox/process-driver.js';
+import { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
+import { buildCore } from './build-core.js';
+
+export interface RunningCore {
+  readonly app: FastifyInstance;
+  /** Base URL clients use, e.g. http://127.0.0.1:8080 */
+  readonly url: string;
+  readonly registry: ApplicationRegistry;
+  readonly sandboxes: SandboxManager;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** The endpoint spine endpoint hosts (std-body, chat clients) register on. */
+  readonly spine: SpineServer;
+  /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
+  whenReady(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StartCoreOptions {
+  /** Use this logger instead of one made from config.logLevel. */
+  logger?: Logger;
+  /** Called when a client asks the core to exit over its spine socket (`uhlp stop`). */
+  onExitRequest?: () => void;
+}
+
+export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const metrics = createMetrics();
+  const repo = await openDefinitionsRepo(config.definitionsDir);
+  const revisionsRoot = path.join(config.dataDir, 'revisions');
+  const sandboxes = new SandboxManager({
+    driver: new ProcessDriver({ logger }),
+    metrics,
+    logger,
+    definitionsRoot: revisionsRoot,
+    instanceId: config.instanceId,
+  });
+  const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
+  registry.onChange((snapshot) => sandboxes.sync(snapshot));
+  const spine = createSpineServer({
+    socketPath: config.spineSocket,
+    onExit: () => {
+      logger.info('exit requested on the spine socket');
+      options.onExitRequest?.();
+    },
+    onProtocolError: (error) => logger.warn({ code: error.code }, error.message),
+  });
+
+  let url = '';
+  let app: FastifyInstance | undefined;
+  try {
+    await spine.listen();
+    await registry.load();
+    app = await buildCore(
+      { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp` },
+      { registry, sandboxes, metrics, logger },
+    );
+    url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
+  } catch (error) {
+    await app?.close();
+    await sandboxes.close({ force: true });
+    await spine.close();
+    throw error;
+  }
+  const listening = app;
+
+  let closing: Promise<void> | undefined;
+  return {
+    app: listening,
+    url,
+    registry,
+    sandboxes,
+    metrics,
+    logger,
+    spine,
+    async whenReady(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`pools not warm after ${timeoutMs} ms`)), timeoutMs);
+      });
+      try {
+        await Promise.race([sandboxes.whenReady(), deadline]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        await listening.close();
+        await sandboxes.close({ force: true });
+        await spine.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Sandboxes on this machine reach a wildcard listener through loopback. */
+function loopbackUrl(url: string): string {
+  return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
+}
