@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isUhlpError } from '../../src/errors.js';
 import { GitDefinitionStore } from '../../src/definitions/definition-store.js';
-import { commitAll, git, initRepo, tempDir, writeFiles } from '../support/git-repo.js';
+import { commitAll, git, initRepo, tempDir, writeFiles } from '../helpers/git-repo.js';
 
 const AUTHOR = { name: 'Oracle Bot', email: 'oracle@uhlp.example' };
 

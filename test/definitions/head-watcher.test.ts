@@ -7,8 +7,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GitDefinitionStore } from '../../src/definitions/definition-store.js';
 import { HeadWatcher, type HeadChange } from '../../src/definitions/head-watcher.js';
-import { commitAll, git, initRepo, tempDir, writeFiles } from '../support/git-repo.js';
-import { waitFor } from '../support/wait-for.js';
+import { commitAll, git, initRepo, tempDir, writeFiles } from '../helpers/git-repo.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 describe('HeadWatcher', () => {
   const cleanups: Array<() => Promise<void> | void> = [];

@@ -7,7 +7,7 @@ import { isUhlpError } from '../../src/errors.js';
 import { waitForIdempotentCompletion } from '../../src/state/idempotency-wait.js';
 import type { RuntimeStore, StoredResponse } from '../../src/state/runtime-store.js';
 import { isSessionId } from '../../src/state/session-id.js';
-import { waitFor } from '../support/wait-for.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 export interface StoreFixture {
   store: RuntimeStore;

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUhlpError } from '../../src/errors.js';
 import { RedisRuntimeStore } from '../../src/state/redis-runtime-store.js';
-import { RedisServerProcess } from '../support/redis-server-process.js';
-import { waitFor } from '../support/wait-for.js';
+import { RedisServerProcess } from '../helpers/redis-server-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** A failing call must answer well within this; a hanging one would take the command timeout or longer. */
 const FAIL_FAST_MS = 250;

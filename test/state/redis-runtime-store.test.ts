@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntimeStore } from '../../src/state/create-runtime-store.js';
 import { RedisRuntimeStore } from '../../src/state/redis-runtime-store.js';
-import { TEST_REDIS_URL, uniqueKeyPrefix } from '../support/redis-url.js';
+import { TEST_REDIS_URL, uniqueKeyPrefix } from '../helpers/redis-url.js';
 import { describeRuntimeStore } from './describe-runtime-store.js';
 
 describe('Redis at UHLP_TEST_REDIS_URL', () => {
