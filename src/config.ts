@@ -26,6 +26,24 @@ export interface CoreConfig {
   readonly logLevel: LogLevel;
   /** Identifies this core's sandboxes. @defaultValue `dev` (`UHLP_INSTANCE_ID`) */
   readonly instanceId: string;
+  /** The LLM provider behind `core.llm.generate`. */
+  readonly llm: LlmConfig;
+}
+
+/**
+ * With `baseUrl` the core talks to an OpenAI-compatible server; otherwise it
+ * answers from `scriptFile`, and with neither every call fails
+ * UHLP_LLM_NO_SCRIPTED_ANSWER (offline by default, never a surprise bill).
+ */
+export interface LlmConfig {
+  /** OpenAI-compatible base URL, e.g. https://api.openai.com/v1. @defaultValue none (`UHLP_LLM_BASE_URL`) */
+  readonly baseUrl?: string;
+  /** Bearer key for `baseUrl`. @defaultValue none (`UHLP_LLM_API_KEY`) */
+  readonly apiKey?: string;
+  /** Model used when a call names none. @defaultValue none (`UHLP_LLM_MODEL`) */
+  readonly model?: string;
+  /** Scripted answers file (YAML or JSON). @defaultValue none (`UHLP_LLM_SCRIPT_FILE`) */
+  readonly scriptFile?: string;
 }
 
 export interface ConfigFlags {
@@ -72,6 +90,15 @@ export function loadConfig(definitionsDir: string | undefined, flags: ConfigFlag
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(instanceId)) invalid('UHLP_INSTANCE_ID', 'a DNS label', instanceId);
   if (host && host.raw.trim() === '') invalid(host.name, 'a host name or address', host.raw);
 
+  const llmBaseUrl = env.UHLP_LLM_BASE_URL || undefined;
+  if (llmBaseUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(llmBaseUrl)) invalid('UHLP_LLM_BASE_URL', 'an http(s) URL', llmBaseUrl);
+  const llm: LlmConfig = Object.freeze({
+    ...(llmBaseUrl !== undefined ? { baseUrl: llmBaseUrl } : {}),
+    ...(env.UHLP_LLM_API_KEY ? { apiKey: env.UHLP_LLM_API_KEY } : {}),
+    ...(env.UHLP_LLM_MODEL ? { model: env.UHLP_LLM_MODEL } : {}),
+    ...(env.UHLP_LLM_SCRIPT_FILE ? { scriptFile: path.resolve(env.UHLP_LLM_SCRIPT_FILE) } : {}),
+  });
+
   return Object.freeze({
     definitionsDir: path.resolve(definitionsDir),
     host: host?.raw ?? '127.0.0.1',
@@ -81,5 +108,6 @@ export function loadConfig(definitionsDir: string | undefined, flags: ConfigFlag
     bodyLimitBytes: bodyLimit ? integer(bodyLimit.name, bodyLimit.raw, 1, 1024 * 1024 * 1024) : 1024 * 1024,
     logLevel: logLevel ? oneOf(logLevel.name, logLevel.raw, LOG_LEVELS) : 'info',
     instanceId,
+    llm,
   });
 }

@@ -26,7 +26,7 @@ export async function devCommand(argv: string[]): Promise<number> {
   });
   if (positionals.length !== 1) throw new Error(`usage: ${DEV_USAGE}`);
   const config = loadConfig(positionals[0], values);
-  const core = await startCore(config);
+  const core = await startCore(config, { devMode: true, stdBodyChild: true });
 
   let stopping = false;
   const stopped = new Promise<number>((resolve) => {

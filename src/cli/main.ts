@@ -4,11 +4,13 @@
  */
 import { isUhlpError } from '../errors.js';
 import { DEV_USAGE, devCommand } from './dev-command.js';
+import { MCP_USAGE, mcpCommand } from './mcp-command.js';
 
 type Command = (argv: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; usage: string }> = {
   dev: { run: devCommand, usage: DEV_USAGE },
+  mcp: { run: mcpCommand, usage: MCP_USAGE },
 };
 
 function usage(): string {

@@ -9,6 +9,8 @@ import { errorBody, UhlpError } from '../errors.js';
 import { acceptRequestId } from '../ingress/http-details.js';
 import { registerHttpIngress } from '../ingress/http-ingress.js';
 import type { Logger } from '../logger.js';
+import type { CoreMcpServer } from '../mcp/core-mcp-server.js';
+import { registerDevTokenRoute } from '../mcp/dev-token-route.js';
 import type { Metrics } from '../metrics.js';
 import type { ApplicationRegistry } from '../registry/application-registry.js';
 import { ComponentExecutor } from '../router/component-executor.js';
@@ -20,6 +22,8 @@ export interface CoreDeps {
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** The MCP server at /mcp. @defaultValue none: no /mcp, executions get no token */
+  readonly mcp?: CoreMcpServer;
 }
 
 export interface BuildCoreOptions {
@@ -27,6 +31,8 @@ export interface BuildCoreOptions {
   readonly bodyLimitBytes: number;
   /** MCP endpoint URL for sandboxes; resolved per request because the port is known only after listen. */
   readonly mcpEndpoint: () => string;
+  /** Dev-only endpoints (the MCP token endpoint) answer. @defaultValue false */
+  readonly devMode?: boolean;
 }
 
 export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Promise<FastifyInstance> {
@@ -66,11 +72,16 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   });
 
   registerOpsRoutes(app, deps);
+  if (deps.mcp !== undefined) {
+    deps.mcp.register(app);
+    registerDevTokenRoute(app, { devMode: options.devMode ?? false, registry: deps.registry, mcp: deps.mcp, mcpEndpoint: options.mcpEndpoint });
+  }
   registerHttpIngress(app, {
     registry: deps.registry,
     executor: new ComponentExecutor(deps.sandboxes, deps.metrics, deps.logger),
     metrics: deps.metrics,
     mcpEndpoint: options.mcpEndpoint,
+    ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
   });
   return app;
 }

@@ -4,11 +4,23 @@
  * listens. `close()` stops taking requests, lets in-flight ones finish, then
  * destroys every sandbox.
  */
+import { mkdtempSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { CoreConfig } from '../config.js';
+import type { CoreConfig, LlmConfig } from '../config.js';
 import { openDefinitionsRepo } from '../definitions/definitions-repo.js';
+import type { LlmProvider } from '../llm/llm-provider.js';
+import { createOpenAiCompatibleProvider } from '../llm/openai-compatible-provider.js';
+import { createScriptedProvider, loadScriptedProvider } from '../llm/scripted-provider.js';
 import { createLogger, type Logger } from '../logger.js';
+import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
+import { MemoryKvStore } from '../mcp/kv-store.js';
+import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
+import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
+import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
+import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../registry/application-registry.js';
 import { ProcessDriver } from '../sandbox/process-driver.js';
@@ -23,6 +35,10 @@ export interface RunningCore {
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  readonly mcp: CoreMcpServer;
+  readonly spine: SpineServer;
+  /** Path of the endpoint spine's Unix socket. */
+  readonly spineSocketPath: string;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -31,7 +47,20 @@ export interface RunningCore {
 export interface StartCoreOptions {
   /** Use this logger instead of one made from config.logLevel. */
   logger?: Logger;
+  /** Serve dev-only endpoints (the MCP token endpoint). @defaultValue false */
+  devMode?: boolean;
+  /**
+   * Run the std-body endpoint host as a child of the core and wait (bounded) for
+   * its routes. Off when the host runs as its own process (`uhlp start`).
+   * @defaultValue false
+   */
+  stdBodyChild?: boolean;
 }
+
+/** How long start-up waits for the std-body child to register its routes. */
+const STD_BODY_READY_MS = 10_000;
+/** Unix socket paths are limited to 108 bytes; past this the socket goes to a temp directory. */
+const MAX_SOCKET_PATH_BYTES = 100;
 
 export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -48,18 +77,47 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
   registry.onChange((snapshot) => sandboxes.sync(snapshot));
 
+  const spineSocketPath = spineSocket(config.dataDir);
+  const spine = createSpineServer({
+    socketPath: spineSocketPath,
+    onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
+  });
+  const mcp = createCoreMcpServer({
+    kv: new MemoryKvStore(),
+    llm: await createLlmProvider(config.llm),
+    spine,
+    revisionsRoot,
+    scratchRoot: path.join(config.dataDir, 'scratch'),
+    hostEnv: process.env,
+    metrics,
+    logger,
+  });
+
   let url = '';
   let app: FastifyInstance | undefined;
+  let stdBody: StdBodyChild | undefined;
   try {
+    await mkdir(config.dataDir, { recursive: true });
+    await spine.listen();
+    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: spineSocketPath, logger });
     await registry.load();
     app = await buildCore(
-      { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp` },
-      { registry, sandboxes, metrics, logger },
+      { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp`, devMode: options.devMode ?? false },
+      { registry, sandboxes, metrics, logger, mcp },
     );
     url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
+    if (stdBody !== undefined) {
+      await Promise.all([
+        spine.waitForRoute(SHELL_AFFORDANCE, SHELL_CAPABILITY, STD_BODY_READY_MS),
+        spine.waitForRoute(WEB_AFFORDANCE, WEB_CAPABILITY, STD_BODY_READY_MS),
+      ]).catch((error: Error) => logger.warn({ err: error.message }, 'std-body host not registered; shell and web tools are unavailable'));
+    }
   } catch (error) {
     await app?.close();
     await sandboxes.close({ force: true });
+    await stdBody?.stop();
+    await mcp.close();
+    await spine.close();
     throw error;
   }
   const listening = app;
@@ -72,6 +130,9 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     sandboxes,
     metrics,
     logger,
+    mcp,
+    spine,
+    spineSocketPath,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
@@ -87,6 +148,9 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       closing ??= (async () => {
         await listening.close();
         await sandboxes.close({ force: true });
+        await stdBody?.stop();
+        await mcp.close();
+        await spine.close();
       })();
       return closing;
     },
@@ -96,4 +160,22 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
 /** Sandboxes on this machine reach a wildcard listener through loopback. */
 function loopbackUrl(url: string): string {
   return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
+}
+
+function spineSocket(dataDir: string): string {
+  const preferred = path.join(dataDir, 'spine.sock');
+  if (Buffer.byteLength(preferred) <= MAX_SOCKET_PATH_BYTES) return preferred;
+  return path.join(mkdtempSync(path.join(os.tmpdir(), 'uhlp-spine-')), 'spine.sock');
+}
+
+async function createLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
+  if (llm.baseUrl !== undefined) {
+    return createOpenAiCompatibleProvider({
+      baseUrl: llm.baseUrl,
+      ...(llm.apiKey !== undefined ? { apiKey: llm.apiKey } : {}),
+      ...(llm.model !== undefined ? { model: llm.model } : {}),
+    });
+  }
+  if (llm.scriptFile !== undefined) return loadScriptedProvider(llm.scriptFile);
+  return createScriptedProvider({ entries: [] });
 }

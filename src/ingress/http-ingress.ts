@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecuteRequest, HttpMethod } from '../contract/execute-contract.js';
 import { UhlpError } from '../errors.js';
+import type { McpExecutions } from '../mcp/mcp-executions.js';
 import type { Metrics } from '../metrics.js';
 import type { ApplicationRegistry } from '../registry/application-registry.js';
 import { PathDecodeError } from '../routing/route-pattern.js';
@@ -22,7 +23,12 @@ export interface HttpIngressDeps {
   readonly metrics: Metrics;
   /** The MCP endpoint URL given to sandboxes; known once the core listens. */
   mcpEndpoint(): string;
+  /** Mints each execution's MCP token. @defaultValue none: executions get no token */
+  readonly mcp?: McpExecutions;
 }
+
+/** How long an execution's MCP token outlives the execution's own timeout, at most; it is revoked when the execution ends. */
+const MCP_TOKEN_GRACE_MS = 10_000;
 
 /** What the request resolved to, for the request metrics written on response. */
 export interface RouteLabel {
@@ -85,14 +91,34 @@ async function handle(deps: HttpIngressDeps, request: FastifyRequest, reply: Fas
     },
     context: buildExecuteContext(app, component, { mcpEndpoint: deps.mcpEndpoint(), timeoutMs: pool.limits.timeoutMs }),
   };
+  // Minted before the sandbox is called and revoked when it answers: the token lives exactly as long as the execution.
+  const mcpToken = deps.mcp?.beginExecution(
+    {
+      appId: app.id,
+      componentId: component.id,
+      requestId: request.id,
+      revision: app.revision,
+      capabilities: app.document.spec.capabilities ?? {},
+      configuration: app.document.spec.configuration ?? {},
+    },
+    pool.limits.timeoutMs + MCP_TOKEN_GRACE_MS,
+  );
+  if (mcpToken !== undefined) execute.context.mcp_token = mcpToken;
   deps.metrics.routingSeconds.labels(app.id).observe((performance.now() - arrived) / 1000);
 
   const traceId = request.headers['x-trace-id'];
-  const response = await deps.executor.execute(
-    { appId: app.id, poolName: pool.name, timeoutMs: pool.limits.timeoutMs },
-    execute,
-    typeof traceId === 'string' ? traceId : undefined,
-  );
+  let response;
+  try {
+    response = await deps.executor.execute(
+      { appId: app.id, poolName: pool.name, timeoutMs: pool.limits.timeoutMs },
+      execute,
+      typeof traceId === 'string' ? traceId : undefined,
+    );
+  } finally {
+    const calls = mcpToken !== undefined ? deps.mcp!.endExecution(mcpToken) : [];
+    // The core's own record wins over what the runner reported: the sandbox is not trusted to count.
+    if (response !== undefined && calls.length > 0) response.metrics = { ...response.metrics, mcp_calls: calls };
+  }
   const final = interpretResult(response, request.id);
   return reply.code(final.status).headers(final.headers).send(final.body);
 }

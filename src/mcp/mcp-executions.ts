@@ -1,0 +1,13 @@
+/**
+ * What the ingress needs from the MCP server: a token per execution, and the
+ * execution's tool calls when it ends.
+ */
+import type { GrantBinding } from './mcp-token-service.js';
+import type { McpCallSummary } from './tool-call-recorder.js';
+
+export interface McpExecutions {
+  /** Mints the token of one execution, valid for `ttlMs` unless ended sooner. */
+  beginExecution(binding: GrantBinding, ttlMs: number): string;
+  /** Revokes the token, drops the execution's scratch directory, and returns its calls per tool. */
+  endExecution(token: string): McpCallSummary[];
+}
