@@ -126,9 +126,9 @@ describe('CoreMCPServer with the official MCP client', () => {
     await expect(connect(`${core.url}/mcp`, 'uhlp_mcp_not-a-real-token')).rejects.toThrow(/401|UHLP_MCP_UNAUTHORIZED/);
     const noToken = await fetch(`${core.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(noToken.status).toBe(401);
-    expect((await noToken.json()).code).toBe('UHLP_MCP_UNAUTHORIZED');
+    expect(((await noToken.json()) as { code: string }).code).toBe('UHLP_MCP_UNAUTHORIZED');
 
-    const leaked = await (await fetch(`${core.url}/tooled/leak`)).json();
+    const leaked = (await (await fetch(`${core.url}/tooled/leak`)).json()) as { token: string; endpoint: string };
     expect(leaked.endpoint).toBe(`${core.url}/mcp`);
     expect(leaked.token).toMatch(/^uhlp_mcp_/);
     await expect(connect(leaked.endpoint, leaked.token)).rejects.toThrow(/401|UHLP_MCP_UNAUTHORIZED/);
@@ -218,7 +218,7 @@ describe('CoreMCPServer with the official MCP client', () => {
       llm: 'Hello from the scripted model.',
       denied: { code: 'UHLP_CAPABILITY_DENIED', status: 403, capability: 'kv' },
     });
-    expect((await (await fetch(`${core.url}/tooled/use-tools`, { method: 'POST', body: '{}' })).json()).visits).toBe(2);
+    expect(((await (await fetch(`${core.url}/tooled/use-tools`, { method: 'POST', body: '{}' })).json()) as { visits: number }).visits).toBe(2);
 
     const refused = await fetch(`${core.url}/tooled/refused`);
     expect(refused.status).toBe(403);
