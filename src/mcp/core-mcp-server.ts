@@ -22,7 +22,6 @@ import { type ExecutionGrant, McpTokenService, bearerToken } from './mcp-token-s
 import { toolsFor } from './tool-catalog.js';
 import type { EndpointInvoker, ToolServices } from './tool-definition.js';
 import { invokeTool } from './tool-invoker.js';
-import type { McpCallSummary } from './tool-call-recorder.js';
 
 export const MCP_PATH = '/mcp';
 const SERVER_INFO = { name: 'uhlp-core', version: '0.1.0' };
@@ -41,8 +40,6 @@ export interface CoreMcpServerOptions {
   readonly hostEnv?: Readonly<Record<string, string | undefined>>;
   readonly metrics: Metrics;
   readonly logger: Logger;
-  /** @defaultValue a new service */
-  readonly tokens?: McpTokenService;
 }
 
 export interface CoreMcpServer extends McpExecutions {
@@ -69,7 +66,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     pendingRemovals.add(removal);
   };
 
-  const tokens = options.tokens ?? new McpTokenService({ onDrop: removeScratch });
+  const tokens = new McpTokenService({ onDrop: removeScratch });
   const meteredLlm = new Map<string, LlmProvider>();
 
   const services: ToolServices = {
