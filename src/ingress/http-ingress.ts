@@ -75,23 +75,19 @@ async function handle(deps: HttpIngressDeps, request: FastifyRequest, reply: Fas
     });
   }
   const pool = app.pools.get(component.pool)!;
-  const execute: ExecuteRequest = {
-    requestId: request.id,
-    requestData: {
-      source: 'http',
-      httpDetails: buildHttpDetails({
-        method: request.method,
-        appPath,
-        query,
-        routePattern: match.route.pattern.source,
-        pathParameters: match.pathParameters,
-        headers: request.headers,
-        body: request.body as Buffer | undefined,
-      }),
-    },
-    context: buildExecuteContext(app, component, { mcpEndpoint: deps.mcpEndpoint(), timeoutMs: pool.limits.timeoutMs }),
+  const requestData: ExecuteRequest['requestData'] = {
+    source: 'http',
+    httpDetails: buildHttpDetails({
+      method: request.method,
+      appPath,
+      query,
+      routePattern: match.route.pattern.source,
+      pathParameters: match.pathParameters,
+      headers: request.headers,
+      body: request.body as Buffer | undefined,
+    }),
   };
-  // Minted before the sandbox is called and revoked when it answers: the token lives exactly as long as the execution.
+  // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
   const mcpToken = deps.mcp?.beginExecution(
     {
       appId: app.id,
@@ -103,7 +99,15 @@ async function handle(deps: HttpIngressDeps, request: FastifyRequest, reply: Fas
     },
     pool.limits.timeoutMs + MCP_TOKEN_GRACE_MS,
   );
-  if (mcpToken !== undefined) execute.context.mcp_token = mcpToken;
+  const execute: ExecuteRequest = {
+    requestId: request.id,
+    requestData,
+    context: buildExecuteContext(app, component, {
+      mcpEndpoint: deps.mcpEndpoint(),
+      timeoutMs: pool.limits.timeoutMs,
+      ...(mcpToken !== undefined ? { mcpToken } : {}),
+    }),
+  };
   deps.metrics.routingSeconds.labels(app.id).observe((performance.now() - arrived) / 1000);
 
   const traceId = request.headers['x-trace-id'];
