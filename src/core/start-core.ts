@@ -5,7 +5,7 @@
  * destroys every sandbox.
  */
 import { mkdtempSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -77,11 +77,15 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
   registry.onChange((snapshot) => sandboxes.sync(snapshot));
 
-  const spineSocketPath = spineSocket(config.dataDir);
+  const { socketPath: spineSocketPath, tempDir: spineTempDir } = spineSocket(config.dataDir);
   const spine = createSpineServer({
     socketPath: spineSocketPath,
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
+  const closeSpine = async (): Promise<void> => {
+    await spine.close();
+    if (spineTempDir !== undefined) await rm(spineTempDir, { recursive: true, force: true });
+  };
   const mcp = createCoreMcpServer({
     kv: new MemoryKvStore(),
     llm: await createLlmProvider(config.llm),
@@ -107,17 +111,25 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     );
     url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
     if (stdBody !== undefined) {
-      await Promise.all([
-        spine.waitForRoute(SHELL_AFFORDANCE, SHELL_CAPABILITY, STD_BODY_READY_MS),
-        spine.waitForRoute(WEB_AFFORDANCE, WEB_CAPABILITY, STD_BODY_READY_MS),
+      // A host that dies at start (say, dist/ not built) must not hold start-up for the whole wait.
+      const died = stdBody.exited.then(() => {
+        throw new Error('the std-body host exited before registering');
+      });
+      await Promise.race([
+        Promise.all([
+          spine.waitForRoute(SHELL_AFFORDANCE, SHELL_CAPABILITY, STD_BODY_READY_MS),
+          spine.waitForRoute(WEB_AFFORDANCE, WEB_CAPABILITY, STD_BODY_READY_MS),
+        ]),
+        died,
       ]).catch((error: Error) => logger.warn({ err: error.message }, 'std-body host not registered; shell and web tools are unavailable'));
+      died.catch(() => {});
     }
   } catch (error) {
     await app?.close();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
-    await spine.close();
+    await closeSpine();
     throw error;
   }
   const listening = app;
@@ -150,7 +162,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         await sandboxes.close({ force: true });
         await stdBody?.stop();
         await mcp.close();
-        await spine.close();
+        await closeSpine();
       })();
       return closing;
     },
@@ -162,10 +174,12 @@ function loopbackUrl(url: string): string {
   return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
 }
 
-function spineSocket(dataDir: string): string {
+/** The socket path, and the temp directory to remove on close when the data dir's path was too long. */
+function spineSocket(dataDir: string): { socketPath: string; tempDir?: string } {
   const preferred = path.join(dataDir, 'spine.sock');
-  if (Buffer.byteLength(preferred) <= MAX_SOCKET_PATH_BYTES) return preferred;
-  return path.join(mkdtempSync(path.join(os.tmpdir(), 'uhlp-spine-')), 'spine.sock');
+  if (Buffer.byteLength(preferred) <= MAX_SOCKET_PATH_BYTES) return { socketPath: preferred };
+  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-spine-'));
+  return { socketPath: path.join(tempDir, 'spine.sock'), tempDir };
 }
 
 async function createLlmProvider(llm: LlmConfig): Promise<LlmProvider> {

@@ -25,6 +25,8 @@ export interface StdBodyChildOptions {
 
 export interface StdBodyChild {
   readonly pid: number | undefined;
+  /** Resolves when the host process has exited (or could not be started). */
+  readonly exited: Promise<void>;
   /** Stops the host (SIGTERM, then SIGKILL after the grace) and resolves when it has exited. */
   stop(): Promise<void>;
 }
@@ -40,12 +42,17 @@ export function spawnStdBodyChild(options: StdBodyChildOptions): StdBodyChild {
       if (!stopping) options.logger.error({ code, signal, pid: child.pid }, 'std-body host exited; shell and web tools are unavailable');
       resolve();
     });
+    // A spawn failure emits 'error' and no 'exit'.
+    child.once('error', (error) => {
+      options.logger.error({ err: error }, 'std-body host could not be started');
+      resolve();
+    });
   });
-  child.once('error', (error) => options.logger.error({ err: error }, 'std-body host could not be started'));
   // Its log lines are JSON already; they join the core's stderr stream as they are.
   child.stderr?.pipe(process.stderr);
   return {
     pid: child.pid,
+    exited,
     async stop() {
       stopping = true;
       if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
