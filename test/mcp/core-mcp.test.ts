@@ -198,7 +198,7 @@ describe('CoreMCPServer with the official MCP client', () => {
     expect(await call(tooled, 'tool.web.fetch', { url: `http://127.0.0.1:${webPort}/missing`, method: 'POST', body: 'x' })).toMatchObject({ outcome: 'applied', status: 404 });
     expect(await call(tooled, 'tool.web.fetch', { url: 'http://example.invalid/' })).toMatchObject({ error: { code: 'UHLP_CAPABILITY_DENIED', details: { capability: 'web', rule: 'allowHosts' } } });
     expect(await call(tooled, 'tool.web.fetch', { url: `http://127.0.0.1:${webPort}/hello`, method: 'DELETE' })).toMatchObject({ error: { details: { capability: 'web', rule: 'methods' } } });
-    for (const url of [`http://127.0.0.1:${forbiddenPort}/`, `http://localhost:${forbiddenPort}/`, `http://127.0.0.1:${webPort}/to-loopback`]) {
+    for (const url of [`http://127.0.0.1:${forbiddenPort}/`, `http://localhost:${forbiddenPort}/`, `http://[::1]:${forbiddenPort}/`, `http://127.0.0.1:${webPort}/to-loopback`]) {
       expect(await call(tooled, 'tool.web.fetch', { url }), url).toMatchObject({
         error: { code: 'UHLP_CAPABILITY_DENIED', details: { capability: 'web', rule: 'address', refusal: 'UHLP_WEB_ADDRESS_NOT_ALLOWED' } },
       });
