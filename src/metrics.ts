@@ -33,6 +33,12 @@ export interface Metrics {
   readonly definitionErrors: Gauge;
   /** Apps currently loaded and routable. */
   readonly appsLoaded: Gauge;
+  /** Operator reconciles, by resource kind (appdefinition, sandboxpool) and outcome (ok, error). */
+  readonly operatorReconciles: Counter<'kind' | 'outcome'>;
+  /** Time of one operator reconcile, by resource kind. */
+  readonly operatorReconcileSeconds: Histogram<'kind'>;
+  /** 1 while this operator holds the leader Lease, else 0. */
+  readonly operatorLeader: Gauge;
   /** LLM tokens spent, by app, model and kind (`prompt` or `completion`). */
   readonly llmTokens: Counter<'app' | 'model' | 'kind'>;
   /** Whole LLM generate call, retries included, by outcome (`ok` or the error code). */
@@ -111,6 +117,24 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     appsLoaded: new Gauge({
       name: 'uhlp_apps_loaded',
       help: 'Applications loaded and routable.',
+      registers,
+    }),
+    operatorReconciles: new Counter({
+      name: 'uhlp_operator_reconciles_total',
+      help: 'Operator reconciles by resource kind and outcome.',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    }),
+    operatorReconcileSeconds: new Histogram({
+      name: 'uhlp_operator_reconcile_duration_seconds',
+      help: 'Time of one operator reconcile.',
+      labelNames: ['kind'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    operatorLeader: new Gauge({
+      name: 'uhlp_operator_leader',
+      help: '1 while this operator holds the leader Lease, else 0.',
       registers,
     }),
     llmTokens: new Counter({

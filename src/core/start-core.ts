@@ -4,9 +4,6 @@
  * listens. `close()` stops taking requests, lets in-flight ones finish, then
  * destroys every sandbox.
  */
-import { mkdtempSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { CoreConfig, LlmConfig } from '../config.js';
@@ -18,13 +15,13 @@ import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { MemoryKvStore } from '../mcp/kv-store.js';
 import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
-import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
-import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
-import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../registry/application-registry.js';
 import { ProcessDriver } from '../sandbox/process-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
+import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
+import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
 import { buildCore } from './build-core.js';
 
 export interface RunningCore {
@@ -35,10 +32,10 @@ export interface RunningCore {
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
   readonly logger: Logger;
-  readonly mcp: CoreMcpServer;
+  /** The endpoint spine endpoint hosts (std-body, chat clients) register on. */
   readonly spine: SpineServer;
-  /** Path of the endpoint spine's Unix socket. */
-  readonly spineSocketPath: string;
+  /** The MCP server at /mcp: tokens, tools, capabilities. */
+  readonly mcp: CoreMcpServer;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -47,11 +44,12 @@ export interface RunningCore {
 export interface StartCoreOptions {
   /** Use this logger instead of one made from config.logLevel. */
   logger?: Logger;
-  /** Serve dev-only endpoints (the MCP token endpoint). @defaultValue false */
-  devMode?: boolean;
+  /** Called when a client asks the core to exit over its spine socket (`uhlp stop`). */
+  onExitRequest?: () => void;
   /**
    * Run the std-body endpoint host as a child of the core and wait (bounded) for
-   * its routes. Off when the host runs as its own process (`uhlp start`).
+   * its routes, as `uhlp dev` does. Off when the host runs as its own process
+   * (`uhlp start`).
    * @defaultValue false
    */
   stdBodyChild?: boolean;
@@ -59,8 +57,6 @@ export interface StartCoreOptions {
 
 /** How long start-up waits for the std-body child to register its routes. */
 const STD_BODY_READY_MS = 10_000;
-/** Unix socket paths are limited to 108 bytes; past this the socket goes to a temp directory. */
-const MAX_SOCKET_PATH_BYTES = 100;
 
 export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -76,22 +72,21 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
   registry.onChange((snapshot) => sandboxes.sync(snapshot));
-
-  const { socketPath: spineSocketPath, tempDir: spineTempDir } = spineSocket(config.dataDir);
   const spine = createSpineServer({
-    socketPath: spineSocketPath,
-    onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
+    socketPath: config.spineSocket,
+    onExit: () => {
+      logger.info('exit requested on the spine socket');
+      options.onExitRequest?.();
+    },
+    onProtocolError: (error) => logger.warn({ code: error.code }, error.message),
   });
-  const closeSpine = async (): Promise<void> => {
-    await spine.close();
-    if (spineTempDir !== undefined) await rm(spineTempDir, { recursive: true, force: true });
-  };
   const mcp = createCoreMcpServer({
     kv: new MemoryKvStore(),
     llm: await createLlmProvider(config.llm),
     spine,
     revisionsRoot,
     scratchRoot: path.join(config.dataDir, 'scratch'),
+    // Read only for the variables an app's shell.env lists, at the time of a call.
     hostEnv: process.env,
     metrics,
     logger,
@@ -101,35 +96,21 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   let app: FastifyInstance | undefined;
   let stdBody: StdBodyChild | undefined;
   try {
-    await mkdir(config.dataDir, { recursive: true });
     await spine.listen();
-    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: spineSocketPath, logger });
+    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, logger });
     await registry.load();
     app = await buildCore(
-      { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp`, devMode: options.devMode ?? false },
+      { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp`, devMode: config.devMode },
       { registry, sandboxes, metrics, logger, mcp },
     );
     url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
-    if (stdBody !== undefined) {
-      // A host that dies at start (say, dist/ not built) must not hold start-up for the whole wait.
-      const died = stdBody.exited.then(() => {
-        throw new Error('the std-body host exited before registering');
-      });
-      await Promise.race([
-        Promise.all([
-          spine.waitForRoute(SHELL_AFFORDANCE, SHELL_CAPABILITY, STD_BODY_READY_MS),
-          spine.waitForRoute(WEB_AFFORDANCE, WEB_CAPABILITY, STD_BODY_READY_MS),
-        ]),
-        died,
-      ]).catch((error: Error) => logger.warn({ err: error.message }, 'std-body host not registered; shell and web tools are unavailable'));
-      died.catch(() => {});
-    }
+    if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
     await app?.close();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
-    await closeSpine();
+    await spine.close();
     throw error;
   }
   const listening = app;
@@ -142,9 +123,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     sandboxes,
     metrics,
     logger,
-    mcp,
     spine,
-    spineSocketPath,
+    mcp,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
@@ -162,7 +142,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         await sandboxes.close({ force: true });
         await stdBody?.stop();
         await mcp.close();
-        await closeSpine();
+        await spine.close();
       })();
       return closing;
     },
@@ -174,12 +154,19 @@ function loopbackUrl(url: string): string {
   return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
 }
 
-/** The socket path, and the temp directory to remove on close when the data dir's path was too long. */
-function spineSocket(dataDir: string): { socketPath: string; tempDir?: string } {
-  const preferred = path.join(dataDir, 'spine.sock');
-  if (Buffer.byteLength(preferred) <= MAX_SOCKET_PATH_BYTES) return { socketPath: preferred };
-  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-spine-'));
-  return { socketPath: path.join(tempDir, 'spine.sock'), tempDir };
+/** Waits (bounded) for the std-body child's routes; a child that dies at start does not hold start-up for the whole wait. */
+async function waitForStdBody(spine: SpineServer, stdBody: StdBodyChild, logger: Logger): Promise<void> {
+  const died = stdBody.exited.then(() => {
+    throw new Error('the std-body host exited before registering');
+  });
+  died.catch(() => {});
+  await Promise.race([
+    Promise.all([
+      spine.waitForRoute(SHELL_AFFORDANCE, SHELL_CAPABILITY, STD_BODY_READY_MS),
+      spine.waitForRoute(WEB_AFFORDANCE, WEB_CAPABILITY, STD_BODY_READY_MS),
+    ]),
+    died,
+  ]).catch((error: Error) => logger.warn({ err: error.message }, 'std-body host not registered; shell and web tools are unavailable'));
 }
 
 async function createLlmProvider(llm: LlmConfig): Promise<LlmProvider> {

@@ -206,7 +206,8 @@ export const AppSpec = Type.Object(
     components: Type.Array(ComponentSpec, { minItems: 1 }),
     routes: Type.Array(RouteSpec, { default: [] }),
     configuration: Type.Optional(FreeForm('Configuration values given to every execution of the app.')),
-    capabilities: Type.Object(CapabilitiesSpec.properties, { additionalProperties: false, default: {} }),
+    // Optional in the type so that specs built in code need not spell it; validation fills `{}`.
+    capabilities: Type.Optional(Type.Object(CapabilitiesSpec.properties, { additionalProperties: false, default: {} })),
   },
   { additionalProperties: false },
 );
