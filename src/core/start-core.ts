@@ -13,12 +13,12 @@ import { createOpenAiCompatibleProvider } from '../llm/openai-compatible-provide
 import { createScriptedProvider, loadScriptedProvider } from '../llm/scripted-provider.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
-import { MemoryKvStore } from '../mcp/kv-store.js';
 import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../registry/application-registry.js';
 import { ProcessDriver } from '../sandbox/process-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
 import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
 import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
@@ -80,8 +80,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code }, error.message),
   });
+  // The embedded default; a core with a --state store passes that store instead (same kv methods).
+  const runtimeStore = new MemoryRuntimeStore();
   const mcp = createCoreMcpServer({
-    kv: new MemoryKvStore(),
+    kv: runtimeStore,
     llm: await createLlmProvider(config.llm),
     spine,
     revisionsRoot,
@@ -110,6 +112,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
+    await runtimeStore.close();
     await spine.close();
     throw error;
   }
@@ -142,6 +145,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         await sandboxes.close({ force: true });
         await stdBody?.stop();
         await mcp.close();
+        await runtimeStore.close();
         await spine.close();
       })();
       return closing;

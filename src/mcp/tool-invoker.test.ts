@@ -6,7 +6,7 @@ import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
 import { createScriptedProvider } from '../llm/scripted-provider.js';
 import { silentLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
-import { MemoryKvStore } from './kv-store.js';
+import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
 import { type ExecutionGrant, McpTokenService } from './mcp-token-service.js';
 import { toolsFor } from './tool-catalog.js';
 import type { EndpointInvoker, ToolServices } from './tool-definition.js';
@@ -33,7 +33,8 @@ const spine: EndpointInvoker = {
 const metrics = createMetrics({ defaultMetrics: false });
 const tokens = new McpTokenService();
 afterAll(() => tokens.close());
-const kv = new MemoryKvStore();
+const kv = new MemoryRuntimeStore();
+afterAll(() => kv.close());
 
 function services(overrides: Partial<ToolServices> = {}): ToolServices {
   return {

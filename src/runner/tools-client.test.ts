@@ -8,17 +8,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../llm/scripted-provider.js';
 import { silentLogger } from '../logger.js';
 import { type CoreMcpServer, createCoreMcpServer } from '../mcp/core-mcp-server.js';
-import { MemoryKvStore } from '../mcp/kv-store.js';
+import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
 import { createMetrics } from '../metrics.js';
 import { ExecutionTools, ToolCallError } from './tools-client.js';
 
 let app: FastifyInstance;
 let mcp: CoreMcpServer;
 let endpoint: string;
+const store = new MemoryRuntimeStore();
 
 beforeAll(async () => {
   mcp = createCoreMcpServer({
-    kv: new MemoryKvStore(),
+    kv: store,
     llm: createScriptedProvider({ entries: [], default: 'scripted answer' }),
     revisionsRoot: '/nonexistent',
     scratchRoot: '/nonexistent',
@@ -36,6 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await mcp?.close();
+  await store.close();
 });
 
 function mint(): string {
