@@ -127,8 +127,8 @@ describe('invokeTool', () => {
     const g = grant('alpha', {});
     expect(await call(g, 'core.state.getDefinitionFileContent', { path: 'prompts/p.txt' })).toMatchObject({ content: 'the prompt', encoding: 'utf8', revision });
     expect(await call(g, 'core.state.getDefinitionFileContent', { path: 'blob.bin' })).toMatchObject({ content: '//4A', encoding: 'base64' });
-    for (const escape of ['../beta/secret.txt', '/etc/passwd', 'prompts/../../beta/secret.txt', '..']) {
-      expect(await call(g, 'core.state.getDefinitionFileContent', { path: escape })).toMatchObject({ isError: true, code: 'UHLP_MCP_INVALID_ARGUMENTS', details: { field: 'path' } });
+    for (const escape of ['../beta/secret.txt', '/etc/passwd', 'prompts/../../beta/secret.txt', '..', '.git/config', 'a\\..\\..\\beta']) {
+      expect(await call(g, 'core.state.getDefinitionFileContent', { path: escape })).toMatchObject({ isError: true, code: 'UHLP_DEFINITION_PATH_REFUSED', details: { field: 'path' } });
     }
     expect(await call(g, 'core.state.getDefinitionFileContent', { path: 'missing.txt' })).toMatchObject({ isError: true, code: 'UHLP_DEFINITION_FILE_NOT_FOUND', status: 404 });
     expect(await call(g, 'core.state.applyStateDiff', { diff: 'x', message: 'm' })).toMatchObject({ isError: true, code: 'UHLP_STATE_WRITE_NOT_AVAILABLE', status: 501 });

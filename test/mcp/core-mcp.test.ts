@@ -141,7 +141,7 @@ describe('CoreMCPServer with the official MCP client', () => {
     });
     expect(await call(bare, 'core.state.getDefinitionFileContent', { path: 'prompts/hello.txt' })).toMatchObject({ error: { code: 'UHLP_DEFINITION_FILE_NOT_FOUND' } });
     expect(await call(bare, 'core.state.getDefinitionFileContent', { path: '../tooled/prompts/hello.txt' })).toMatchObject({
-      error: { code: 'UHLP_MCP_INVALID_ARGUMENTS', details: { field: 'path' } },
+      error: { code: 'UHLP_DEFINITION_PATH_REFUSED', details: { field: 'path' } },
     });
     expect(await call(tooled, 'core.state.applyStateDiff', { diff: '--- a\n+++ b\n', message: 'm' })).toMatchObject({ error: { code: 'UHLP_STATE_WRITE_NOT_AVAILABLE', status: 501 } });
   });

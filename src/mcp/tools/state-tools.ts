@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
+import { normalizeAppPath } from '../../definitions/definition-paths.js';
 import { UhlpError } from '../../errors.js';
 import { defineTool } from '../tool-definition.js';
 
@@ -16,11 +17,13 @@ export const getDefinitionFileContent = defineTool({
     { additionalProperties: false },
   ),
   async run(args, { grant, services }) {
+    // The same refusals as the Git definition store (UHLP_DEFINITION_PATH_REFUSED). Materialized
+    // revisions hold no symlinks, so this lexical check plus the prefix check below is the whole check.
+    const relative = normalizeAppPath(args.path);
     const appDir = path.resolve(services.revisionsRoot, grant.revision, 'apps', grant.appId);
-    const file = path.resolve(appDir, args.path);
-    // Materialized revisions hold no symlinks, so a lexical check is the whole check.
-    if (path.isAbsolute(args.path) || args.path.includes('\0') || !file.startsWith(appDir + path.sep)) {
-      throw new UhlpError('UHLP_MCP_INVALID_ARGUMENTS', `path "${args.path}" is not inside the app directory`, { field: 'path' });
+    const file = path.resolve(appDir, relative);
+    if (!file.startsWith(appDir + path.sep)) {
+      throw new UhlpError('UHLP_DEFINITION_PATH_REFUSED', `path "${args.path}" leaves the app directory`, { field: 'path' });
     }
     let bytes: Buffer;
     try {
