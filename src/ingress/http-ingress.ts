@@ -119,8 +119,9 @@ async function handle(deps: HttpIngressDeps, request: FastifyRequest, reply: Fas
       typeof traceId === 'string' ? traceId : undefined,
     );
   } finally {
-    const calls = mcpToken !== undefined ? deps.mcp!.endExecution(mcpToken) : [];
+    const calls = mcpToken !== undefined ? deps.mcp!.endExecution(mcpToken).calls : [];
     // The core's own record wins over what the runner reported: the sandbox is not trusted to count.
+    // (The record's evidence lists are for the ledger, once the ingress writes one.)
     if (response !== undefined && calls.length > 0) response.metrics = { ...response.metrics, mcp_calls: calls };
   }
   const final = interpretResult(response, request.id);

@@ -155,7 +155,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       return tokens.mint(binding, ttlMs);
     },
     endExecution(token) {
-      return tokens.revoke(token)?.calls.summary() ?? [];
+      return tokens.revoke(token)?.calls.snapshot() ?? { calls: [], externalCalls: [], capabilityViolations: [], droppedEvidence: 0 };
     },
     register(app) {
       app.post(MCP_PATH, handlePost);

@@ -10,7 +10,7 @@ const mcp = {
     minted.push({ binding, ttlMs });
     return `token-${minted.length}`;
   },
-  endExecution: () => [],
+  endExecution: () => ({ calls: [], externalCalls: [], capabilityViolations: [], droppedEvidence: 0 }),
 };
 const registry = {
   snapshot: {

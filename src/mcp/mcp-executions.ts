@@ -3,11 +3,14 @@
  * execution's tool calls when it ends.
  */
 import type { GrantBinding } from './mcp-token-service.js';
-import type { McpCallSummary } from './tool-call-recorder.js';
+import type { McpExecutionRecord } from './tool-call-recorder.js';
 
 export interface McpExecutions {
   /** Mints the token of one execution, valid for `ttlMs` unless ended sooner. */
   beginExecution(binding: GrantBinding, ttlMs: number): string;
-  /** Revokes the token, drops the execution's scratch directory, and returns its calls per tool. */
-  endExecution(token: string): McpCallSummary[];
+  /**
+   * Revokes the token, drops the execution's scratch directory, and returns what
+   * the execution did through MCP (empty when the token was already gone).
+   */
+  endExecution(token: string): McpExecutionRecord;
 }

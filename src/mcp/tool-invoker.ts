@@ -46,16 +46,25 @@ export async function invokeTool(
     const durationMs = performance.now() - started;
     const error = isUhlpError(thrown) ? thrown : new UhlpError('UHLP_INTERNAL', 'internal error in the tool; see the core log', { tool: toolLabel });
     if (!isUhlpError(thrown)) deps.logger.error({ err: thrown, app: grant.appId, tool: toolLabel, requestId: grant.requestId }, 'MCP tool failed');
-    grant.calls.record(toolLabel, durationMs);
+    grant.calls.record(toolLabel, durationMs, undefined, error.code);
     deps.metrics.mcpCalls.inc({ app: grant.appId, tool: toolLabel, outcome: error.code });
     deps.metrics.mcpCallSeconds.observe({ app: grant.appId, tool: toolLabel }, durationMs / 1000);
     if (error.code === 'UHLP_CAPABILITY_DENIED') {
       const capability = String((error.details as { capability?: unknown }).capability);
       deps.metrics.capabilityRefusals.inc({ app: grant.appId, capability });
+      const rule = String((error.details as { rule?: unknown }).rule);
+      grant.calls.recordViolation(describeOperation(toolLabel, args), `capabilities.${capability}.${rule}`, error.message);
       // The evidence line the ledger will take over: who asked for what, and which rule said no.
       deps.logger.warn({ app: grant.appId, component: grant.componentId, requestId: grant.requestId, tool: toolLabel, details: error.details }, 'capability refused');
     }
     const content = { code: error.code, message: error.message, status: error.statusCode, ...(error.details !== undefined ? { details: error.details } : {}) };
     return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }], structuredContent: content };
   }
+}
+
+/** A short description of what was attempted, for evidence: the tool and its main argument. */
+function describeOperation(tool: string, args: unknown): string {
+  const record = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>;
+  const main = Array.isArray(record['argv']) ? record['argv'].join(' ') : (record['url'] ?? record['key'] ?? record['model'] ?? record['path']);
+  return typeof main === 'string' && main !== '' ? `${tool} ${main.slice(0, 200)}` : tool;
 }

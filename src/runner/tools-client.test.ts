@@ -103,10 +103,20 @@ describe('ExecutionTools', () => {
     ]);
     expect(metrics[1]!.token_usage!.completion).toBeGreaterThan(0);
     for (const metric of metrics) expect(metric.total_duration_ms).toBeGreaterThan(0);
-    // The core kept its own record of the same execution.
-    expect(mcp.endExecution(token).map((m) => [m.tool, m.count])).toEqual([
+    // The core kept its own record of the same execution, with the evidence for the ledger.
+    const record = mcp.endExecution(token);
+    expect(record.calls.map((m) => [m.tool, m.count])).toEqual([
       ['core.kv.get', 2],
       ['core.llm.generate', 1],
     ]);
+    expect(record.externalCalls.map((call) => [call.kind, call.target, call.status])).toEqual([
+      ['mcp', 'core.kv.get', 'ok'],
+      ['mcp', 'core.kv.get', 'UHLP_CAPABILITY_DENIED'],
+      ['mcp', 'core.llm.generate', 'ok'],
+    ]);
+    expect(record.capabilityViolations).toEqual([
+      { operation: 'core.kv.get nope', capability: 'capabilities.kv.prefixes', detail: expect.stringContaining('outside the allowed prefixes'), timestamp: expect.any(String) },
+    ]);
+    expect(mcp.endExecution(token)).toEqual({ calls: [], externalCalls: [], capabilityViolations: [], droppedEvidence: 0 });
   });
 });
