@@ -29,6 +29,12 @@ export interface Metrics {
   readonly poolWaiting: Gauge<'app' | 'pool'>;
   /** Sandboxes destroyed, by why (recycled, idle, timeout, crash, oom, unhealthy, shutdown, ...). */
   readonly sandboxDestroyed: Counter<'app' | 'pool' | 'cause'>;
+  /** Requests refused by an app's requestsPerSecond limit. */
+  readonly rateLimited: Counter<'app'>;
+  /** Answers replayed for a repeated Idempotency-Key. */
+  readonly idempotentReplays: Counter<'app'>;
+  /** Definitions reloads after a HEAD change, by outcome (applied, refused, failed). */
+  readonly definitionReloads: Counter<'outcome'>;
   /** AppDefinition files refused at load. */
   readonly definitionErrors: Gauge;
   /** Apps currently loaded and routable. */
@@ -107,6 +113,24 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'uhlp_sandbox_destroyed_total',
       help: 'Sandboxes destroyed, by cause.',
       labelNames: ['app', 'pool', 'cause'],
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: 'uhlp_rate_limited_requests_total',
+      help: 'Requests refused with 429 by an app rate limit.',
+      labelNames: ['app'],
+      registers,
+    }),
+    idempotentReplays: new Counter({
+      name: 'uhlp_idempotent_replays_total',
+      help: 'Stored answers replayed for a repeated Idempotency-Key.',
+      labelNames: ['app'],
+      registers,
+    }),
+    definitionReloads: new Counter({
+      name: 'uhlp_definition_reloads_total',
+      help: 'Definitions reloads after a HEAD change, by outcome.',
+      labelNames: ['outcome'],
       registers,
     }),
     definitionErrors: new Gauge({

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { startCore } from '../core/start-core.js';
 
-const CORE_FLAGS = '<definitions-dir> [--port N] [--host H] [--data-dir D] [--log-level L]';
+const CORE_FLAGS = '<definitions-dir>|--registry kubernetes [--namespace NS]... [--port N] [--host H] [--data-dir D] [--state memory|redis://...] [--pull REMOTE] [--ledger files|off] [--log-level L]';
 export const DEV_USAGE = `uhlp dev ${CORE_FLAGS}`;
 export const SERVE_USAGE = `uhlp serve ${CORE_FLAGS}`;
 
@@ -34,9 +34,14 @@ async function runCore(argv: string[], mode: { devMode: boolean; usage: string }
       'data-dir': { type: 'string' },
       'log-level': { type: 'string' },
       driver: { type: 'string' },
+      state: { type: 'string' },
+      ledger: { type: 'string' },
+      pull: { type: 'string' },
+      registry: { type: 'string' },
+      namespace: { type: 'string', multiple: true },
     },
   });
-  if (positionals.length !== 1) throw new Error(`usage: ${mode.usage}`);
+  if (positionals.length > 1 || (positionals.length === 0 && values.registry !== 'kubernetes')) throw new Error(`usage: ${mode.usage}`);
   const config = loadConfig(positionals[0], values, process.env, { devMode: mode.devMode });
   let requestStop: (reason: string) => void = () => undefined;
   // In dev mode the std-body host runs as the core's child; `uhlp start` runs it as its own process.

@@ -6,6 +6,7 @@ import { isUhlpError } from '../errors.js';
 import { DEV_USAGE, devCommand, SERVE_USAGE, serveCommand } from './dev-command.js';
 import { MCP_USAGE, mcpCommand } from './mcp-command.js';
 import { OPERATOR_USAGE, operatorCommand } from './operator-command.js';
+import { runLedgerVerify } from '../ledger/ledger-verify-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 
 type Command = (argv: string[]) => Promise<number>;
@@ -18,7 +19,14 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   status: { run: statusCommand, usage: STATUS_USAGE },
   mcp: { run: mcpCommand, usage: MCP_USAGE },
   operator: { run: operatorCommand, usage: OPERATOR_USAGE },
+  ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full]' },
 };
+
+async function ledgerCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'verify') throw new Error('usage: uhlp ledger verify [--data-dir D] [--full]');
+  return runLedgerVerify(rest);
+}
 
 function usage(): string {
   return ['usage:', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');

@@ -15,6 +15,9 @@ import type { Metrics } from '../metrics.js';
 import type { ApplicationRegistry } from '../registry/application-registry.js';
 import { ComponentExecutor } from '../router/component-executor.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
+import type { TurnEvidenceRegistry } from '../ledger/turn-evidence.js';
+import type { TurnKeeper } from '../ingress/turns.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
 import { registerOpsRoutes } from './ops-routes.js';
 
 export interface CoreDeps {
@@ -22,6 +25,9 @@ export interface CoreDeps {
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  readonly store: RuntimeStore;
+  readonly turns: TurnKeeper;
+  readonly evidence: TurnEvidenceRegistry;
   /** The MCP server at /mcp. @defaultValue none: no /mcp, executions get no token */
   readonly mcp?: CoreMcpServer;
 }
@@ -31,6 +37,8 @@ export interface BuildCoreOptions {
   readonly bodyLimitBytes: number;
   /** MCP endpoint URL for sandboxes; resolved per request because the port is known only after listen. */
   readonly mcpEndpoint: () => string;
+  /** How long completed Idempotency-Key answers are replayed, ms. */
+  readonly idempotencyTtlMs: number;
   /** Dev-only endpoints (the MCP token endpoint) answer. @defaultValue false */
   readonly devMode?: boolean;
 }
@@ -80,6 +88,10 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     registry: deps.registry,
     executor: new ComponentExecutor(deps.sandboxes, deps.metrics, deps.logger),
     metrics: deps.metrics,
+    store: deps.store,
+    turns: deps.turns,
+    evidence: deps.evidence,
+    idempotencyTtlMs: options.idempotencyTtlMs,
     mcpEndpoint: options.mcpEndpoint,
     ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
   });

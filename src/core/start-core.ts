@@ -18,10 +18,17 @@ import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../registry/application-registry.js';
 import { ProcessDriver } from '../sandbox/process-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
-import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
 import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
 import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
+import { HeadWatcher } from '../definitions/head-watcher.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubernetesAppSource } from '../registry/kubernetes-app-source.js';
+import { TurnKeeper } from '../ingress/turns.js';
+import { FileLedger } from '../ledger/file-ledger.js';
+import { TurnEvidenceRegistry } from '../ledger/turn-evidence.js';
+import { createRuntimeStore } from '../state/create-runtime-store.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
 import { buildCore } from './build-core.js';
 
 export interface RunningCore {
@@ -34,6 +41,8 @@ export interface RunningCore {
   readonly logger: Logger;
   /** The endpoint spine endpoint hosts (std-body, chat clients) register on. */
   readonly spine: SpineServer;
+  readonly store: RuntimeStore;
+  readonly evidence: TurnEvidenceRegistry;
   /** The MCP server at /mcp: tokens, tools, capabilities. */
   readonly mcp: CoreMcpServer;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
@@ -61,7 +70,7 @@ const STD_BODY_READY_MS = 10_000;
 export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
-  const repo = await openDefinitionsRepo(config.definitionsDir);
+  const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
   const revisionsRoot = path.join(config.dataDir, 'revisions');
   const sandboxes = new SandboxManager({
     driver: new ProcessDriver({ logger }),
@@ -72,6 +81,49 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
   registry.onChange((snapshot) => sandboxes.sync(snapshot));
+  let lastStateError = 0;
+  const store = await createRuntimeStore({
+    state: config.state,
+    keyPrefix: config.statePrefix,
+    onConnectionError: (error: Error) => {
+      // ioredis reports every failed reconnect; one line a few seconds is enough.
+      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
+      lastStateError = Date.now();
+    },
+  });
+  const evidence = new TurnEvidenceRegistry();
+  const turns = new TurnKeeper({
+    store,
+    sessionTtlMs: config.sessionTtlSeconds * 1000,
+    ledgerFor: config.ledger === 'files' ? (tier) => new FileLedger({ dataDir: config.dataDir, tier }) : undefined,
+    logger,
+  });
+  const kubernetesApps =
+    config.registry === 'kubernetes'
+      ? new KubernetesAppSource({
+          kubeConfig: loadKubeConfig(),
+          namespaces: config.namespaces,
+          registry,
+          revisionsRoot,
+          sourcesDir: path.join(config.dataDir, 'sources'),
+          logger,
+        })
+      : undefined;
+  const watcher =
+    repo && config.reloadIntervalMs > 0
+      ? new HeadWatcher({
+          dir: config.definitionsDir,
+          intervalMs: config.reloadIntervalMs,
+          pull: config.pullRemote ? { remote: config.pullRemote, intervalMs: config.pullIntervalMs } : undefined,
+          onChange: async () => {
+            await registry.load({ refuseInvalid: true }).catch((error: Error) => {
+              metrics.definitionReloads.labels('failed').inc();
+              logger.error({ err: error.message }, 'definitions reload failed; the previous revision keeps serving');
+            });
+          },
+          onError: (error) => logger.warn({ err: error.message }, 'definitions watch'),
+        })
+      : undefined;
   const spine = createSpineServer({
     socketPath: config.spineSocket,
     onExit: () => {
@@ -80,10 +132,9 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code }, error.message),
   });
-  // The embedded default; a core with a --state store passes that store instead (same kv methods).
-  const runtimeStore = new MemoryRuntimeStore();
   const mcp = createCoreMcpServer({
-    kv: runtimeStore,
+    // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
+    kv: store,
     llm: await createLlmProvider(config.llm),
     spine,
     revisionsRoot,
@@ -100,20 +151,29 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   try {
     await spine.listen();
     if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, logger });
-    await registry.load();
+    if (kubernetesApps) await kubernetesApps.start();
+    else await registry.load();
+    await watcher?.start();
     app = await buildCore(
-      { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp`, devMode: config.devMode },
-      { registry, sandboxes, metrics, logger, mcp },
+      {
+        bodyLimitBytes: config.bodyLimitBytes,
+        mcpEndpoint: () => `${loopbackUrl(url)}/mcp`,
+        idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
+        devMode: config.devMode,
+      },
+      { registry, sandboxes, metrics, logger, store, turns, evidence, mcp },
     );
     url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
+    await watcher?.stop();
+    await kubernetesApps?.stop();
     await app?.close();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
-    await runtimeStore.close();
     await spine.close();
+    await store.close();
     throw error;
   }
   const listening = app;
@@ -127,6 +187,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     metrics,
     logger,
     spine,
+    store,
+    evidence,
     mcp,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
@@ -141,16 +203,25 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     close() {
       closing ??= (async () => {
+        await watcher?.stop();
+        await kubernetesApps?.stop();
         await listening.close();
         await sandboxes.close({ force: true });
         await stdBody?.stop();
         await mcp.close();
-        await runtimeStore.close();
-        await spine.close();
+            await spine.close();
+        await store.close();
       })();
       return closing;
     },
   };
+}
+
+/** $KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
+function loadKubeConfig(): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  return kubeConfig;
 }
 
 /** Sandboxes on this machine reach a wildcard listener through loopback. */

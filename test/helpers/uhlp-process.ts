@@ -14,6 +14,7 @@ export const UHLP_BIN = path.join(REPO_ROOT, 'bin', 'uhlp.js');
 export interface UhlpProcess {
   readonly child: ChildProcess;
   readonly url: string;
+  readonly dataDir: string;
   stdout(): string;
   stderr(): string;
   /** Sends SIGTERM and resolves with the exit code. */
@@ -27,11 +28,18 @@ export function copyFixture(name: string): string {
   return dir;
 }
 
-export async function startUhlpDev(definitionsDir: string, extraArgs: string[] = [], timeoutMs = 30_000): Promise<UhlpProcess> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-'));
-  const child = spawn(process.execPath, [UHLP_BIN, 'dev', definitionsDir, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
+export async function startUhlpDev(
+  definitionsDir: string,
+  extraArgs: string[] = [],
+  timeoutMs = 30_000,
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-')),
+  extraEnv: Record<string, string> = {},
+): Promise<UhlpProcess> {
+  // An empty definitions directory means apps come from elsewhere (--registry kubernetes).
+  const positional = definitionsDir ? [definitionsDir] : [];
+  const child = spawn(process.execPath, [UHLP_BIN, 'dev', ...positional, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, UHLP_LOG_LEVEL: process.env.UHLP_LOG_LEVEL ?? 'warn' },
+    env: { ...process.env, UHLP_LOG_LEVEL: process.env.UHLP_LOG_LEVEL ?? 'warn', ...extraEnv },
   });
   let out = '';
   let err = '';
@@ -59,6 +67,7 @@ export async function startUhlpDev(definitionsDir: string, extraArgs: string[] =
   return {
     child,
     url,
+    dataDir,
     stdout: () => out,
     stderr: () => err,
     async stop(signal = 'SIGTERM') {

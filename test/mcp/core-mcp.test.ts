@@ -7,7 +7,7 @@
  * this machine (a test server on 127.0.0.1).
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UHLP_BIN, copyFixture, startUhlpDev, type UhlpProcess } from '../helpers/uhlp-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const run = promisify(execFile);
 
@@ -223,6 +224,16 @@ describe('CoreMCPServer with the official MCP client', () => {
     const refused = await fetch(`${core.url}/tooled/refused`);
     expect(refused.status).toBe(403);
     expect(await refused.json()).toMatchObject({ code: 'UHLP_CAPABILITY_DENIED', details: { capability: 'shell', rule: 'allow' } });
+
+    // The refusal and the call are the turn's ledger evidence.
+    const sessionId = refused.headers.get('x-uhlp-session-id')!;
+    const evidenceFile = path.join(core.dataDir, 'planes', 'development', 'sessions', sessionId, 'ledger', 'evidence.jsonl');
+    await waitFor(() => existsSync(evidenceFile) && readFileSync(evidenceFile, 'utf8').includes('L-EVIDENCE'), { what: 'the evidence entry' });
+    const entry = JSON.parse(readFileSync(evidenceFile, 'utf8').trim().split('\n').at(-1)!);
+    expect(entry.capability_violations).toEqual([
+      { operation: 'core.linux.executeCommand rm -rf /', capability: 'capabilities.shell.allow', detail: expect.stringContaining('matches no allowed prefix'), timestamp: expect.any(String) },
+    ]);
+    expect(entry.external_calls).toEqual([{ kind: 'mcp', target: 'core.linux.executeCommand', status: 'UHLP_CAPABILITY_DENIED', duration_ms: expect.any(Number) }]);
   });
 
   it('counts refusals and tool calls in the metrics', async () => {
