@@ -11,7 +11,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody, isUhlpError } from '../errors.js';
+import { UhlpError, errorBody, isUhlpError } from '../errors.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
 import { withLlmMetrics } from '../llm/metered-provider.js';
 import type { Logger } from '../logger.js';
@@ -53,9 +53,12 @@ export interface CoreMcpServer extends McpExecutions {
 
 export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServer {
   const scratchDirs = new WeakMap<ExecutionGrant, Promise<string>>();
+  // A call still running when its execution ends must not leave a scratch directory behind.
+  const ended = new WeakSet<ExecutionGrant>();
   const pendingRemovals = new Set<Promise<void>>();
 
   const removeScratch = (grant: ExecutionGrant): void => {
+    ended.add(grant);
     const dir = scratchDirs.get(grant);
     if (dir === undefined) return;
     scratchDirs.delete(grant);
@@ -85,6 +88,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     },
     scratchDir(grant) {
       let dir = scratchDirs.get(grant);
+      if (ended.has(grant)) return Promise.reject(new UhlpError('UHLP_MCP_UNAUTHORIZED', 'the execution has ended'));
       if (dir === undefined) {
         dir = mkdir(options.scratchRoot, { recursive: true, mode: 0o700 }).then(() => mkdtemp(path.join(options.scratchRoot, 'x-')));
         scratchDirs.set(grant, dir);
