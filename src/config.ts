@@ -50,6 +50,24 @@ export interface CoreConfig {
   readonly devMode: boolean;
   /** The endpoint spine's Unix socket. @defaultValue `<dataDir>/core.sock` (`UHLP_SPINE_SOCKET`) */
   readonly spineSocket: string;
+  /** The LLM provider behind `core.llm.generate`. */
+  readonly llm: LlmConfig;
+}
+
+/**
+ * With `baseUrl` the core talks to an OpenAI-compatible server; otherwise it
+ * answers from `scriptFile`, and with neither every call fails
+ * UHLP_LLM_NO_SCRIPTED_ANSWER (offline by default, never a surprise bill).
+ */
+export interface LlmConfig {
+  /** OpenAI-compatible base URL, e.g. https://api.openai.com/v1. @defaultValue none (`UHLP_LLM_BASE_URL`) */
+  readonly baseUrl?: string;
+  /** Bearer key for `baseUrl`. @defaultValue none (`UHLP_LLM_API_KEY`) */
+  readonly apiKey?: string;
+  /** Model used when a call names none. @defaultValue none (`UHLP_LLM_MODEL`) */
+  readonly model?: string;
+  /** Scripted answers file (YAML or JSON). @defaultValue none (`UHLP_LLM_SCRIPT_FILE`) */
+  readonly scriptFile?: string;
 }
 
 export interface ConfigFlags {
@@ -123,6 +141,15 @@ export function loadConfig(
   // Unix socket paths are limited to 107 bytes.
   if (Buffer.byteLength(spineSocket) > 107) invalid('UHLP_SPINE_SOCKET', 'a socket path of at most 107 bytes (set it or use a shorter --data-dir)', spineSocket);
 
+  const llmBaseUrl = env.UHLP_LLM_BASE_URL || undefined;
+  if (llmBaseUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(llmBaseUrl)) invalid('UHLP_LLM_BASE_URL', 'an http(s) URL', llmBaseUrl);
+  const llm: LlmConfig = Object.freeze({
+    ...(llmBaseUrl !== undefined ? { baseUrl: llmBaseUrl } : {}),
+    ...(env.UHLP_LLM_API_KEY ? { apiKey: env.UHLP_LLM_API_KEY } : {}),
+    ...(env.UHLP_LLM_MODEL ? { model: env.UHLP_LLM_MODEL } : {}),
+    ...(env.UHLP_LLM_SCRIPT_FILE ? { scriptFile: path.resolve(env.UHLP_LLM_SCRIPT_FILE) } : {}),
+  });
+
   return Object.freeze({
     registry,
     namespaces: Object.freeze([...namespaces]),
@@ -144,5 +171,6 @@ export function loadConfig(
     pullRemote: pull?.raw,
     pullIntervalMs: envInt('UHLP_GIT_PULL_INTERVAL_MS', 30_000, 100, 86400_000),
     spineSocket,
+    llm,
   });
 }

@@ -68,6 +68,15 @@ export const ERROR_CATALOG = {
   UHLP_LLM_SCRIPT_INVALID: { status: 500, summary: "The scripted provider's answers file cannot be read or breaks its format." },
   UHLP_LLM_NO_SCRIPTED_ANSWER: { status: 500, summary: 'No entry of the scripted answers file matches the prompt and the file has no default.' },
 
+  // Core MCP server and app capabilities
+  UHLP_MCP_UNAUTHORIZED: { status: 401, summary: 'The MCP request has no bearer token, or the token is unknown, revoked or expired.' },
+  UHLP_MCP_INVALID_ARGUMENTS: { status: 400, summary: "A tool call's arguments break the tool's input schema; details name the field." },
+  UHLP_MCP_TOOL_NOT_FOUND: { status: 404, summary: 'No MCP tool has this name.' },
+  UHLP_CAPABILITY_DENIED: { status: 403, summary: "The app's capabilities do not allow the call; details name the capability and the rule." },
+  UHLP_STATE_WRITE_NOT_AVAILABLE: { status: 501, summary: 'Definition state cannot be written yet: the Git state store is not wired in this core.' },
+  UHLP_MCP_CALL_FAILED: { status: 502, summary: 'A script\'s tool call failed outside the tool: the MCP endpoint was unreachable or answered no valid result.' },
+  UHLP_DEV_MODE_ONLY: { status: 403, summary: 'The endpoint exists only in a core started by `uhlp dev`.' },
+
   // Definitions and configuration (reported in logs, /readyz and CLI exit codes)
   UHLP_DEFINITION_INVALID: { status: 422, summary: 'An AppDefinition file breaks the schema or references something missing.' },
   UHLP_DEFINITIONS_UNREADABLE: { status: 500, summary: 'The definitions directory cannot be read as a Git repository.' },

@@ -51,6 +51,10 @@ export interface Metrics {
   readonly llmRequestSeconds: Histogram<'app' | 'model' | 'outcome'>;
   /** Calls refused by an app's capabilities (shell, web, kv, llm). */
   readonly capabilityRefusals: Counter<'app' | 'capability'>;
+  /** MCP tool calls, by app, tool and outcome (`ok` or the error code). */
+  readonly mcpCalls: Counter<'app' | 'tool' | 'outcome'>;
+  /** Duration of one MCP tool call inside the core. */
+  readonly mcpCallSeconds: Histogram<'app' | 'tool'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -175,6 +179,20 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'uhlp_capability_refusals_total',
       help: "Calls refused by an application's capabilities.",
       labelNames: ['app', 'capability'],
+      registers,
+    }),
+    mcpCalls: new Counter({
+      name: 'uhlp_mcp_calls_total',
+      help: 'MCP tool calls, by outcome (ok or the error code).',
+      labelNames: ['app', 'tool', 'outcome'],
+      registers,
+    }),
+    mcpCallSeconds: new Histogram({
+      name: 'uhlp_mcp_call_duration_seconds',
+      help: 'Duration of one MCP tool call inside the core.',
+      labelNames: ['app', 'tool'],
+      // Tools span kv lookups (sub-millisecond) to shell commands and LLM calls (seconds).
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
       registers,
     }),
   };

@@ -44,7 +44,8 @@ async function runCore(argv: string[], mode: { devMode: boolean; usage: string }
   if (positionals.length > 1 || (positionals.length === 0 && values.registry !== 'kubernetes')) throw new Error(`usage: ${mode.usage}`);
   const config = loadConfig(positionals[0], values, process.env, { devMode: mode.devMode });
   let requestStop: (reason: string) => void = () => undefined;
-  const core = await startCore(config, { onExitRequest: () => requestStop('spine exit') });
+  // In dev mode the std-body host runs as the core's child; `uhlp start` runs it as its own process.
+  const core = await startCore(config, { onExitRequest: () => requestStop('spine exit'), stdBodyChild: mode.devMode });
 
   let stopping = false;
   const stopped = new Promise<number>((resolve) => {

@@ -127,6 +127,12 @@ export const ExecuteContext = Type.Object(
       Type.Object({ workflowId: Type.String(), startAt: Type.Optional(Type.String()) }),
     ),
     mcp_endpoint: Type.String(),
+    /**
+     * Bearer token for `mcp_endpoint`, bound to this execution's app, component,
+     * request and revision; it stops working when the execution ends. Absent when
+     * the core serves no MCP (then scripts have no tools).
+     */
+    mcp_token: Type.Optional(Type.String({ minLength: 1 })),
     stateConfig: Type.Object(
       {
         type: Type.String(),

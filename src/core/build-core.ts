@@ -9,6 +9,8 @@ import { errorBody, UhlpError } from '../errors.js';
 import { acceptRequestId } from '../ingress/http-details.js';
 import { registerHttpIngress } from '../ingress/http-ingress.js';
 import type { Logger } from '../logger.js';
+import type { CoreMcpServer } from '../mcp/core-mcp-server.js';
+import { registerDevTokenRoute } from '../mcp/dev-token-route.js';
 import type { Metrics } from '../metrics.js';
 import type { ApplicationRegistry } from '../registry/application-registry.js';
 import { ComponentExecutor } from '../router/component-executor.js';
@@ -26,6 +28,8 @@ export interface CoreDeps {
   readonly store: RuntimeStore;
   readonly turns: TurnKeeper;
   readonly evidence: TurnEvidenceRegistry;
+  /** The MCP server at /mcp. @defaultValue none: no /mcp, executions get no token */
+  readonly mcp?: CoreMcpServer;
 }
 
 export interface BuildCoreOptions {
@@ -35,6 +39,8 @@ export interface BuildCoreOptions {
   readonly mcpEndpoint: () => string;
   /** How long completed Idempotency-Key answers are replayed, ms. */
   readonly idempotencyTtlMs: number;
+  /** Dev-only endpoints (the MCP token endpoint) answer. @defaultValue false */
+  readonly devMode?: boolean;
 }
 
 export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Promise<FastifyInstance> {
@@ -74,6 +80,10 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   });
 
   registerOpsRoutes(app, deps);
+  if (deps.mcp !== undefined) {
+    deps.mcp.register(app);
+    registerDevTokenRoute(app, { devMode: options.devMode ?? false, registry: deps.registry, mcp: deps.mcp, mcpEndpoint: options.mcpEndpoint });
+  }
   registerHttpIngress(app, {
     registry: deps.registry,
     executor: new ComponentExecutor(deps.sandboxes, deps.metrics, deps.logger),
@@ -83,6 +93,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     evidence: deps.evidence,
     idempotencyTtlMs: options.idempotencyTtlMs,
     mcpEndpoint: options.mcpEndpoint,
+    ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
   });
   return app;
 }

@@ -6,14 +6,21 @@
  */
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { CoreConfig } from '../config.js';
+import type { CoreConfig, LlmConfig } from '../config.js';
 import { openDefinitionsRepo } from '../definitions/definitions-repo.js';
+import type { LlmProvider } from '../llm/llm-provider.js';
+import { createOpenAiCompatibleProvider } from '../llm/openai-compatible-provider.js';
+import { createScriptedProvider, loadScriptedProvider } from '../llm/scripted-provider.js';
 import { createLogger, type Logger } from '../logger.js';
+import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
+import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../registry/application-registry.js';
 import { ProcessDriver } from '../sandbox/process-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
+import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
+import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
 import { HeadWatcher } from '../definitions/head-watcher.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesAppSource } from '../registry/kubernetes-app-source.js';
@@ -36,6 +43,8 @@ export interface RunningCore {
   readonly spine: SpineServer;
   readonly store: RuntimeStore;
   readonly evidence: TurnEvidenceRegistry;
+  /** The MCP server at /mcp: tokens, tools, capabilities. */
+  readonly mcp: CoreMcpServer;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -46,7 +55,17 @@ export interface StartCoreOptions {
   logger?: Logger;
   /** Called when a client asks the core to exit over its spine socket (`uhlp stop`). */
   onExitRequest?: () => void;
+  /**
+   * Run the std-body endpoint host as a child of the core and wait (bounded) for
+   * its routes, as `uhlp dev` does. Off when the host runs as its own process
+   * (`uhlp start`).
+   * @defaultValue false
+   */
+  stdBodyChild?: boolean;
 }
+
+/** How long start-up waits for the std-body child to register its routes. */
+const STD_BODY_READY_MS = 10_000;
 
 export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -113,24 +132,46 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code }, error.message),
   });
+  const mcp = createCoreMcpServer({
+    // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
+    kv: store,
+    llm: await createLlmProvider(config.llm),
+    spine,
+    revisionsRoot,
+    scratchRoot: path.join(config.dataDir, 'scratch'),
+    // Read only for the variables an app's shell.env lists, at the time of a call.
+    hostEnv: process.env,
+    metrics,
+    logger,
+  });
 
   let url = '';
   let app: FastifyInstance | undefined;
+  let stdBody: StdBodyChild | undefined;
   try {
     await spine.listen();
+    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, logger });
     if (kubernetesApps) await kubernetesApps.start();
     else await registry.load();
     await watcher?.start();
     app = await buildCore(
-      { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp`, idempotencyTtlMs: config.idempotencyTtlSeconds * 1000 },
-      { registry, sandboxes, metrics, logger, store, turns, evidence },
+      {
+        bodyLimitBytes: config.bodyLimitBytes,
+        mcpEndpoint: () => `${loopbackUrl(url)}/mcp`,
+        idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
+        devMode: config.devMode,
+      },
+      { registry, sandboxes, metrics, logger, store, turns, evidence, mcp },
     );
     url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
+    if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
     await watcher?.stop();
     await kubernetesApps?.stop();
     await app?.close();
     await sandboxes.close({ force: true });
+    await stdBody?.stop();
+    await mcp.close();
     await spine.close();
     await store.close();
     throw error;
@@ -148,6 +189,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     spine,
     store,
     evidence,
+    mcp,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
@@ -165,7 +207,9 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         await kubernetesApps?.stop();
         await listening.close();
         await sandboxes.close({ force: true });
-        await spine.close();
+        await stdBody?.stop();
+        await mcp.close();
+            await spine.close();
         await store.close();
       })();
       return closing;
@@ -183,4 +227,31 @@ function loadKubeConfig(): KubeConfig {
 /** Sandboxes on this machine reach a wildcard listener through loopback. */
 function loopbackUrl(url: string): string {
   return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
+}
+
+/** Waits (bounded) for the std-body child's routes; a child that dies at start does not hold start-up for the whole wait. */
+async function waitForStdBody(spine: SpineServer, stdBody: StdBodyChild, logger: Logger): Promise<void> {
+  const died = stdBody.exited.then(() => {
+    throw new Error('the std-body host exited before registering');
+  });
+  died.catch(() => {});
+  await Promise.race([
+    Promise.all([
+      spine.waitForRoute(SHELL_AFFORDANCE, SHELL_CAPABILITY, STD_BODY_READY_MS),
+      spine.waitForRoute(WEB_AFFORDANCE, WEB_CAPABILITY, STD_BODY_READY_MS),
+    ]),
+    died,
+  ]).catch((error: Error) => logger.warn({ err: error.message }, 'std-body host not registered; shell and web tools are unavailable'));
+}
+
+async function createLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
+  if (llm.baseUrl !== undefined) {
+    return createOpenAiCompatibleProvider({
+      baseUrl: llm.baseUrl,
+      ...(llm.apiKey !== undefined ? { apiKey: llm.apiKey } : {}),
+      ...(llm.model !== undefined ? { model: llm.model } : {}),
+    });
+  }
+  if (llm.scriptFile !== undefined) return loadScriptedProvider(llm.scriptFile);
+  return createScriptedProvider({ entries: [] });
 }

@@ -120,6 +120,82 @@ export const IngressSpec = Type.Object(
   { additionalProperties: false },
 );
 
+/** A `host:port` pair (`[::1]:8080` for IPv6). */
+const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:/\\[\\]]+):[0-9]{1,5}$', description: 'host:port, [v6]:port for IPv6.' });
+
+export const ShellCapability = Type.Object(
+  {
+    allow: Type.Array(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), {
+      description: 'argv prefixes that may run: [git, status] allows `git status` and `git status --short`, never `git push`.',
+    }),
+    timeoutMs: Type.Integer({ minimum: 1, maximum: 120000, default: 5000, description: 'Ceiling of one command; a call may ask for less.' }),
+    maxStdoutBytes: Type.Integer({ minimum: 0, maximum: 4194304, default: 65536, description: 'Bytes of stdout kept; the rest is cut and flagged.' }),
+    maxStderrBytes: Type.Integer({ minimum: 0, maximum: 4194304, default: 65536, description: 'Bytes of stderr kept; the rest is cut and flagged.' }),
+    env: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), {
+      default: [],
+      description: "Names of the core's environment variables passed to the command; nothing else is.",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ShellCapability = Static<typeof ShellCapability>;
+
+export const WebCapability = Type.Object(
+  {
+    allowHosts: Type.Array(Type.String({ minLength: 1 }), {
+      description: 'Hosts that may be fetched: exact names or IP literals, or *.example.com for subdomains. Checked on every redirect.',
+    }),
+    methods: Type.Array(Type.Union(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => Type.Literal(m))), {
+      default: ['GET'],
+      description: 'HTTP methods that may be used.',
+    }),
+    timeoutMs: Type.Integer({ minimum: 1, maximum: 60000, default: 5000, description: 'Ceiling of one fetch, redirects and body included.' }),
+    maxBodyBytes: Type.Integer({ minimum: 0, maximum: 10485760, default: 1048576, description: 'Bytes of a response body kept.' }),
+    allowPrivate: Type.Array(HostPort, {
+      default: [],
+      description: 'host:port pairs that may resolve to loopback, private or link-local addresses (tests, internal services).',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type WebCapability = Static<typeof WebCapability>;
+
+export const KvOperation = Type.Union([Type.Literal('get'), Type.Literal('set'), Type.Literal('del')]);
+export type KvOperation = Static<typeof KvOperation>;
+
+export const KvCapability = Type.Object(
+  {
+    prefixes: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Key prefixes the app may touch, inside its own namespace.' }),
+    ops: Type.Array(KvOperation, { default: ['get', 'set', 'del'], description: 'Operations allowed; each one is a tool (core.kv.get, ...).' }),
+  },
+  { additionalProperties: false },
+);
+export type KvCapability = Static<typeof KvCapability>;
+
+export const LlmCapability = Type.Object(
+  {
+    models: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Models the app may call; the first is used when a call names none.' }),
+    maxTokens: Type.Integer({ minimum: 1, maximum: 1000000, default: 1024, description: 'Ceiling of completion tokens per call.' }),
+  },
+  { additionalProperties: false },
+);
+export type LlmCapability = Static<typeof LlmCapability>;
+
+/**
+ * What the app's sandboxes may ask the core to do through MCP. A missing key
+ * means no such tool at all: the tool is not listed and a call is refused.
+ */
+export const CapabilitiesSpec = Type.Object(
+  {
+    shell: Type.Optional(ShellCapability),
+    web: Type.Optional(WebCapability),
+    kv: Type.Optional(KvCapability),
+    llm: Type.Optional(LlmCapability),
+  },
+  { additionalProperties: false },
+);
+export type CapabilitiesSpec = Static<typeof CapabilitiesSpec>;
+
 export const AppSpec = Type.Object(
   {
     deploymentMode: Type.Union([Type.Literal('development'), Type.Literal('staging'), Type.Literal('production')], {
@@ -158,6 +234,8 @@ export const AppSpec = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    // Optional in the type so that specs built in code need not spell it; validation fills `{}`.
+    capabilities: Type.Optional(Type.Object(CapabilitiesSpec.properties, { additionalProperties: false, default: {} })),
   },
   { additionalProperties: false },
 );

@@ -7,6 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecuteRequest, HttpMethod } from '../contract/execute-contract.js';
 import type { ComponentSpec, PoolSpec } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
+import type { McpExecutions } from '../mcp/mcp-executions.js';
+import type { McpCallSummary } from '../mcp/tool-call-recorder.js';
 import type { Metrics } from '../metrics.js';
 import type { TurnEvidenceRegistry } from '../ledger/turn-evidence.js';
 import type { LoadedApp } from '../registry/app-snapshot.js';
@@ -34,7 +36,12 @@ export interface HttpIngressDeps {
   readonly idempotencyTtlMs: number;
   /** The MCP endpoint URL given to sandboxes; known once the core listens. */
   mcpEndpoint(): string;
+  /** Mints each execution's MCP token. @defaultValue none: executions get no token */
+  readonly mcp?: McpExecutions;
 }
+
+/** How long an execution's MCP token outlives the execution's own timeout, at most; it is revoked when the execution ends. */
+const MCP_TOKEN_GRACE_MS = 10_000;
 
 /** What the request resolved to, for the request metrics written on response. */
 export interface RouteLabel {
@@ -151,12 +158,37 @@ async function execute(deps: HttpIngressDeps, request: FastifyRequest, reply: Fa
       body: request.body as Buffer | undefined,
     }),
   };
+  const turnEvidence = deps.evidence.begin(request.id);
+  // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
+  const mcpToken = deps.mcp?.beginExecution(
+    {
+      appId: app.id,
+      componentId: component.id,
+      requestId: request.id,
+      revision: app.revision,
+      capabilities: app.document.spec.capabilities ?? {},
+      configuration: app.document.spec.configuration ?? {},
+    },
+    pool.limits.timeoutMs + MCP_TOKEN_GRACE_MS,
+  );
+  /** Revokes the token and moves the execution's MCP calls and refusals into the turn's evidence. */
+  const endMcp = (): McpCallSummary[] => {
+    if (mcpToken === undefined) return [];
+    const record = deps.mcp!.endExecution(mcpToken);
+    turnEvidence.externalCalls.push(...record.externalCalls);
+    turnEvidence.capabilityViolations.push(...record.capabilityViolations);
+    return record.calls;
+  };
   const executeRequest: ExecuteRequest = {
     requestId: request.id,
     requestData,
-    context: buildExecuteContext(app, component, { mcpEndpoint: deps.mcpEndpoint(), timeoutMs: pool.limits.timeoutMs, sessionId: turn.sessionId }),
+    context: buildExecuteContext(app, component, {
+      mcpEndpoint: deps.mcpEndpoint(),
+      timeoutMs: pool.limits.timeoutMs,
+      sessionId: turn.sessionId,
+      ...(mcpToken !== undefined ? { mcpToken } : {}),
+    }),
   };
-  deps.evidence.begin(request.id);
   const traceId = request.headers['x-trace-id'];
   try {
     const response = await deps.executor.execute(
@@ -164,6 +196,9 @@ async function execute(deps: HttpIngressDeps, request: FastifyRequest, reply: Fa
       executeRequest,
       typeof traceId === 'string' ? traceId : undefined,
     );
+    const mcpCalls = endMcp();
+    // The core's own record wins over what the runner reported: the sandbox is not trusted to count.
+    if (mcpCalls.length > 0) response.metrics = { ...response.metrics, mcp_calls: mcpCalls };
     deps.turns.record(turn, requestData, {
       status: response.resultType === 'error' ? 'error' : 'ok',
       result: response.data,
@@ -171,6 +206,7 @@ async function execute(deps: HttpIngressDeps, request: FastifyRequest, reply: Fa
     });
     return interpretResult(response, request.id);
   } catch (error) {
+    endMcp();
     deps.turns.record(turn, requestData, {
       status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL',
       result: undefined,

@@ -10,6 +10,8 @@ import type { LoadedApp } from '../registry/app-snapshot.js';
 export interface ContextOptions {
   /** URL of the core's MCP endpoint as sandboxes reach it. */
   mcpEndpoint: string;
+  /** The execution's MCP bearer token, when the core serves MCP. */
+  mcpToken?: string;
   timeoutMs: number;
   sessionId?: string;
 }
@@ -19,6 +21,7 @@ export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, op
     appId: app.id,
     componentId: component.id,
     mcp_endpoint: options.mcpEndpoint,
+    ...(options.mcpToken !== undefined ? { mcp_token: options.mcpToken } : {}),
     stateConfig: {
       type: 'mcp_tool',
       readTool: 'core.state.getDefinitionFileContent',

@@ -13,6 +13,7 @@ import {
 } from '../contract/execute-contract.js';
 import { ScriptLoadError, ScriptLoader } from './script-loader.js';
 import { resultFromThrown, resultFromValue, runnerErrorResult, type ScriptResult } from './script-result.js';
+import { ExecutionTools } from './tools-client.js';
 
 /** Largest /execute body the runner reads; the core's ingress limit is far below it. */
 const MAX_EXECUTE_BODY_BYTES = 64 * 1024 * 1024;
@@ -92,6 +93,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
     }
 
     const started = performance.now();
+    const tools = new ExecutionTools({ endpoint: request.context.mcp_endpoint, token: request.context.mcp_token });
     let settled = false;
     const current: InFlight = {
       requestId: request.requestId,
@@ -105,14 +107,16 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
           data: result.data,
           metrics: { execution_time_ms: Math.round((performance.now() - started) * 1000) / 1000 },
         };
+        const mcpCalls = tools.metrics();
+        if (mcpCalls.length > 0) response.metrics!.mcp_calls = mcpCalls;
         sendJson(res, 200, response, request.requestId);
       },
     };
     inFlight = current;
-    run(request).then(current.settle, (thrown: unknown) => current.settle(resultFromThrown(thrown)));
+    run(request, tools).then(current.settle, (thrown: unknown) => current.settle(resultFromThrown(thrown)));
   }
 
-  async function run(request: ExecuteRequest): Promise<ScriptResult> {
+  async function run(request: ExecuteRequest, tools: ExecutionTools): Promise<ScriptResult> {
     const task = request.context.taskDetails;
     if (!task || task.handler !== 'JIT' || !task.script) {
       return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails must name a JIT script');
@@ -129,7 +133,8 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       if (error instanceof ScriptLoadError) return runnerErrorResult(error.code, error.message);
       throw error;
     }
-    const value = await fn(request.requestData, request.context);
+    // Scripts get the context as sent, plus `tools` (ctx.tools.call) bound to this execution's token.
+    const value = await fn(request.requestData, { ...request.context, tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) } });
     return resultFromValue(value);
   }
 

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import type { KvCapability, LlmCapability, ShellCapability, WebCapability } from '../definitions/app-definition-schema.js';
+import { UhlpError } from '../errors.js';
+import { checkKv, checkLlm, checkShellArgv, checkWebRequest, requireCapability, shellEnvironment, shellLimits } from './capability-guard.js';
+
+const shell: ShellCapability = { allow: [['git', 'status'], ['ls']], timeoutMs: 5000, maxStdoutBytes: 100, maxStderrBytes: 50, env: ['LANG', 'ABSENT'] };
+const web: WebCapability = { allowHosts: ['api.example.com', '*.example.org', '127.0.0.1'], methods: ['GET', 'POST'], timeoutMs: 3000, maxBodyBytes: 4096, allowPrivate: [] };
+const kv: KvCapability = { prefixes: ['ctr:', 'sess:'], ops: ['get', 'set'] };
+const llm: LlmCapability = { models: ['small', 'large'], maxTokens: 256 };
+
+function denial(fn: () => unknown): Record<string, unknown> | undefined {
+  try {
+    fn();
+  } catch (error) {
+    if (!(error instanceof UhlpError)) throw error;
+    expect(error.code).toBe('UHLP_CAPABILITY_DENIED');
+    expect(error.statusCode).toBe(403);
+    return error.details as Record<string, unknown>;
+  }
+  return undefined;
+}
+
+describe('capability checks', () => {
+  it('refuses a capability the app does not have, naming it', () => {
+    expect(denial(() => requireCapability({}, 'shell'))).toMatchObject({ capability: 'shell', rule: 'absent' });
+    expect(requireCapability({ kv }, 'kv')).toBe(kv);
+  });
+
+  it.each([
+    [['git', 'status'], true],
+    [['git', 'status', '--short'], true],
+    [['ls'], true],
+    [['ls', '-la', '/'], true],
+    [['git'], false],
+    [['git', 'push'], false],
+    [['git', 'statusx'], false],
+    [['lsof'], false],
+    [['/bin/ls'], false],
+    [['sh', '-c', 'ls; rm -rf /'], false],
+  ])('shell argv %j allowed: %s', (argv, allowed) => {
+    const details = denial(() => checkShellArgv(shell, argv));
+    if (allowed) expect(details).toBeUndefined();
+    else expect(details).toMatchObject({ capability: 'shell', rule: 'allow', argv0: argv[0] });
+  });
+
+  it('clamps shell limits to the capability and passes only listed variables that exist', () => {
+    expect(shellLimits(shell)).toEqual({ timeoutMs: 5000, maxStdoutBytes: 100, maxStderrBytes: 50 });
+    expect(shellLimits(shell, 100).timeoutMs).toBe(100);
+    expect(shellLimits(shell, 60_000).timeoutMs).toBe(5000);
+    expect(shellEnvironment(shell, { LANG: 'C.UTF-8', SECRET: 'x', PATH: '/bin' })).toEqual({ LANG: 'C.UTF-8' });
+  });
+
+  it.each([
+    ['https://api.example.com/v1', 'GET', undefined],
+    ['https://API.Example.com./v1', 'post', undefined],
+    ['https://a.b.example.org/', 'GET', undefined],
+    ['https://example.org/', 'GET', 'allowHosts'],
+    ['https://evil.com/?api.example.com', 'GET', 'allowHosts'],
+    ['https://api.example.com.evil.com/', 'GET', 'allowHosts'],
+    ['http://127.0.0.1:8080/', 'GET', undefined],
+    ['https://api.example.com/', 'DELETE', 'methods'],
+    // Not http(s): left to the endpoint, which answers unsupported_scheme without any network.
+    ['file:///etc/passwd', 'GET', undefined],
+  ])('web %s %s refused by: %s', (url, method, rule) => {
+    const details = denial(() => checkWebRequest(web, new URL(url), method));
+    if (rule === undefined) expect(details).toBeUndefined();
+    else expect(details).toMatchObject({ capability: 'web', rule });
+  });
+
+  it('clamps the web timeout and gives the capability body limit', () => {
+    expect(checkWebRequest(web, new URL('https://api.example.com'), 'get', 10_000)).toEqual({ method: 'GET', timeoutMs: 3000, maxBodyBytes: 4096 });
+    expect(checkWebRequest(web, new URL('https://api.example.com'), 'GET', 10).timeoutMs).toBe(10);
+  });
+
+  it.each([
+    ['get', 'ctr:a', undefined],
+    ['set', 'sess:1', undefined],
+    ['del', 'ctr:a', 'ops'],
+    ['get', 'other:a', 'prefixes'],
+    ['get', 'ct', 'prefixes'],
+  ] as const)('kv %s %s refused by: %s', (op, key, rule) => {
+    const details = denial(() => checkKv(kv, op, key));
+    if (rule === undefined) expect(details).toBeUndefined();
+    else expect(details).toMatchObject({ capability: 'kv', rule });
+  });
+
+  it('picks the first model by default, refuses unlisted models, clamps maxTokens', () => {
+    expect(checkLlm(llm, undefined)).toEqual({ model: 'small', maxTokens: 256 });
+    expect(checkLlm(llm, 'large', 1000)).toEqual({ model: 'large', maxTokens: 256 });
+    expect(checkLlm(llm, 'large', 10).maxTokens).toBe(10);
+    expect(denial(() => checkLlm(llm, 'gpt-huge'))).toMatchObject({ capability: 'llm', rule: 'models', model: 'gpt-huge' });
+  });
+});

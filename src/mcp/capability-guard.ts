@@ -1,0 +1,123 @@
+/**
+ * The checks an app's capabilities impose on tool calls, as pure functions.
+ * The core runs them before anything is invoked; each refusal is a
+ * UHLP_CAPABILITY_DENIED error whose details name the capability and the rule
+ * that refused (`absent`, `allow`, `allowHosts`, `methods`, `prefixes`, `ops`,
+ * `models`), so callers can count it and write it to evidence.
+ */
+import type {
+  CapabilitiesSpec,
+  KvCapability,
+  KvOperation,
+  LlmCapability,
+  ShellCapability,
+  WebCapability,
+} from '../definitions/app-definition-schema.js';
+import { UhlpError } from '../errors.js';
+
+export type CapabilityName = keyof CapabilitiesSpec;
+
+export function capabilityDenied(capability: CapabilityName, rule: string, message: string, details: Record<string, unknown> = {}): UhlpError {
+  return new UhlpError('UHLP_CAPABILITY_DENIED', message, { capability, rule, ...details });
+}
+
+/** The app's capability, or a refusal when the app does not have it. */
+export function requireCapability<K extends CapabilityName>(capabilities: CapabilitiesSpec, name: K): NonNullable<CapabilitiesSpec[K]> {
+  const capability = capabilities[name];
+  if (capability === undefined) throw capabilityDenied(name, 'absent', `the app has no ${name} capability`);
+  return capability as NonNullable<CapabilitiesSpec[K]>;
+}
+
+/** argv runs when one allowed prefix equals its first entries, word for word. */
+export function checkShellArgv(shell: ShellCapability, argv: readonly string[]): void {
+  const allowed = shell.allow.some((prefix) => prefix.length <= argv.length && prefix.every((word, index) => argv[index] === word));
+  if (!allowed) {
+    throw capabilityDenied('shell', 'allow', `argv ${JSON.stringify(argv.slice(0, 4))} matches no allowed prefix`, { argv0: argv[0] });
+  }
+}
+
+export interface ShellLimits {
+  readonly timeoutMs: number;
+  readonly maxStdoutBytes: number;
+  readonly maxStderrBytes: number;
+}
+
+/** The capability's limits; a call may ask for a shorter timeout, never a longer one. */
+export function shellLimits(shell: ShellCapability, requestedTimeoutMs?: number): ShellLimits {
+  return {
+    timeoutMs: clamp(requestedTimeoutMs, shell.timeoutMs),
+    maxStdoutBytes: shell.maxStdoutBytes,
+    maxStderrBytes: shell.maxStderrBytes,
+  };
+}
+
+/** The listed variables that the core's environment has; nothing else. */
+export function shellEnvironment(shell: ShellCapability, hostEnv: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of shell.env) {
+    const value = hostEnv[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+export interface WebCheck {
+  readonly method: string;
+  readonly timeoutMs: number;
+  readonly maxBodyBytes: number;
+}
+
+/**
+ * Checks the first hop of a fetch: method, then host. Only http(s) URLs are
+ * host-checked here: any other scheme is answered `unsupported_scheme` by the
+ * endpoint without touching the network. Later hops and resolved addresses are
+ * checked by the guarded fetch against the same policy.
+ */
+export function checkWebRequest(web: WebCapability, url: URL, method: string, requestedTimeoutMs?: number): WebCheck {
+  const upper = method.toUpperCase();
+  if (!(web.methods as readonly string[]).includes(upper)) {
+    throw capabilityDenied('web', 'methods', `method ${upper} is not allowed by the web capability`, { method: upper });
+  }
+  if ((url.protocol === 'http:' || url.protocol === 'https:') && !web.allowHosts.some((pattern) => hostMatches(url.hostname, pattern))) {
+    throw capabilityDenied('web', 'allowHosts', `host ${bareHost(url.hostname)} is not allowed by the web capability`, { host: bareHost(url.hostname) });
+  }
+  return { method: upper, timeoutMs: clamp(requestedTimeoutMs, web.timeoutMs), maxBodyBytes: web.maxBodyBytes };
+}
+
+/** Checks an operation and a key against the kv capability. */
+export function checkKv(kv: KvCapability, op: KvOperation, key: string): void {
+  if (!kv.ops.includes(op)) throw capabilityDenied('kv', 'ops', `kv operation ${op} is not allowed`, { op });
+  if (!kv.prefixes.some((prefix) => key.startsWith(prefix))) {
+    throw capabilityDenied('kv', 'prefixes', `key "${key.slice(0, 64)}" is outside the allowed prefixes`, { op, prefixes: kv.prefixes });
+  }
+}
+
+export interface LlmCheck {
+  readonly model: string;
+  readonly maxTokens: number;
+}
+
+/** The model (the first listed when none is named) and the token ceiling, clamped to the capability. */
+export function checkLlm(llm: LlmCapability, model: string | undefined, requestedMaxTokens?: number): LlmCheck {
+  const chosen = model ?? llm.models[0]!;
+  if (!llm.models.includes(chosen)) throw capabilityDenied('llm', 'models', `model ${chosen} is not allowed by the llm capability`, { model: chosen });
+  return { model: chosen, maxTokens: clamp(requestedMaxTokens, llm.maxTokens) };
+}
+
+function clamp(requested: number | undefined, ceiling: number): number {
+  return requested === undefined ? ceiling : Math.min(requested, ceiling);
+}
+
+// Same matching as the guarded fetch: exact name or IP literal, or `*.domain` for subdomains.
+function hostMatches(hostname: string, pattern: string): boolean {
+  const host = bareHost(hostname);
+  const wanted = bareHost(pattern);
+  if (wanted.startsWith('*.')) return host.endsWith(wanted.slice(1)) && host.length > wanted.length - 1;
+  return host === wanted;
+}
+
+function bareHost(hostname: string): string {
+  const lower = hostname.toLowerCase();
+  const unbracketed = lower.startsWith('[') && lower.endsWith(']') ? lower.slice(1, -1) : lower;
+  return unbracketed.endsWith('.') ? unbracketed.slice(0, -1) : unbracketed;
+}

@@ -1,0 +1,179 @@
+/**
+ * The CoreMCPServer: MCP over streamable HTTP (the official SDK, stateless
+ * mode, JSON responses) at `POST /mcp` of the core. Every request carries an
+ * execution's bearer token; the server built for that request lists and runs
+ * only the tools of the token's app. Stateless means no MCP session lives in
+ * the core: the token is the session, and its expiry or revocation ends it.
+ */
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { UhlpError, errorBody, isUhlpError } from '../errors.js';
+import type { LlmProvider } from '../llm/llm-provider.js';
+import { withLlmMetrics } from '../llm/metered-provider.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { KvStore } from './kv-store.js';
+import type { McpExecutions } from './mcp-executions.js';
+import { type ExecutionGrant, McpTokenService, bearerToken } from './mcp-token-service.js';
+import { toolsFor } from './tool-catalog.js';
+import type { EndpointInvoker, ToolServices } from './tool-definition.js';
+import { invokeTool } from './tool-invoker.js';
+
+export const MCP_PATH = '/mcp';
+const SERVER_INFO = { name: 'uhlp-core', version: '0.1.0' };
+
+export interface CoreMcpServerOptions {
+  readonly kv: KvStore;
+  /** The provider behind core.llm.generate; wrapped per app to count tokens. */
+  readonly llm: LlmProvider;
+  /** The endpoint spine for shell and web tools. @defaultValue none: those calls fail UHLP_ENDPOINT_UNAVAILABLE */
+  readonly spine?: EndpointInvoker;
+  /** `<dataDir>/revisions`. */
+  readonly revisionsRoot: string;
+  /** Parent of the per-execution scratch directories, e.g. `<dataDir>/scratch`. */
+  readonly scratchRoot: string;
+  /** The environment `shell.env` picks from. @defaultValue {} */
+  readonly hostEnv?: Readonly<Record<string, string | undefined>>;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}
+
+export interface CoreMcpServer extends McpExecutions {
+  readonly tokens: McpTokenService;
+  /** The services tools run with (kv, LLM, spine, scratch directories). */
+  readonly services: ToolServices;
+  /** Mounts `/mcp` on the core's fastify app. */
+  register(app: FastifyInstance): void;
+  close(): Promise<void>;
+}
+
+export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServer {
+  const scratchDirs = new WeakMap<ExecutionGrant, Promise<string>>();
+  // A call still running when its execution ends must not leave a scratch directory behind.
+  const ended = new WeakSet<ExecutionGrant>();
+  const pendingRemovals = new Set<Promise<void>>();
+
+  const removeScratch = (grant: ExecutionGrant): void => {
+    ended.add(grant);
+    const dir = scratchDirs.get(grant);
+    if (dir === undefined) return;
+    scratchDirs.delete(grant);
+    const removal = dir
+      .then((created) => rm(created, { recursive: true, force: true }))
+      .catch((error: unknown) => options.logger.warn({ err: error, requestId: grant.requestId }, 'scratch directory not removed'))
+      .finally(() => pendingRemovals.delete(removal));
+    pendingRemovals.add(removal);
+  };
+
+  const tokens = new McpTokenService({ onDrop: removeScratch });
+  const meteredLlm = new Map<string, LlmProvider>();
+
+  const services: ToolServices = {
+    kv: options.kv,
+    spine: options.spine,
+    revisionsRoot: options.revisionsRoot,
+    hostEnv: options.hostEnv ?? {},
+    logger: options.logger,
+    llmFor(appId) {
+      let provider = meteredLlm.get(appId);
+      if (provider === undefined) {
+        provider = withLlmMetrics(options.llm, options.metrics, appId);
+        meteredLlm.set(appId, provider);
+      }
+      return provider;
+    },
+    scratchDir(grant) {
+      let dir = scratchDirs.get(grant);
+      if (ended.has(grant)) return Promise.reject(new UhlpError('UHLP_MCP_UNAUTHORIZED', 'the execution has ended'));
+      if (dir === undefined) {
+        dir = mkdir(options.scratchRoot, { recursive: true, mode: 0o700 }).then(() => mkdtemp(path.join(options.scratchRoot, 'x-')));
+        scratchDirs.set(grant, dir);
+      }
+      return dir;
+    },
+  };
+  const invokerDeps = { services, metrics: options.metrics, logger: options.logger };
+
+  function mcpServerFor(grant: ExecutionGrant): Server {
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: {} },
+      instructions: `Tools of app ${grant.appId}; what they may do is limited by the app's capabilities.`,
+    });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: toolsFor(grant.capabilities).map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema as unknown as { type: 'object'; [key: string]: unknown },
+      })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+      invokeTool(invokerDeps, grant, request.params.name, request.params.arguments, extra.signal),
+    );
+    return server;
+  }
+
+  async function handlePost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    let grant: ExecutionGrant;
+    try {
+      grant = tokens.resolve(bearerToken(request.headers.authorization));
+    } catch (error) {
+      if (!isUhlpError(error)) throw error;
+      await reply.code(401).header('www-authenticate', 'Bearer realm="uhlp-mcp"').send(errorBody(error, request.id));
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse((request.body as Buffer | undefined)?.toString('utf8') ?? '');
+    } catch {
+      await reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null });
+      return;
+    }
+    const server = mcpServerFor(grant);
+    // No session id: each POST is answered on its own, as plain JSON.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, body);
+    } catch (error) {
+      options.logger.error({ err: error, requestId: request.id }, 'MCP request failed');
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json' });
+        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+      }
+    }
+  }
+
+  return {
+    tokens,
+    services,
+    beginExecution(binding, ttlMs) {
+      return tokens.mint(binding, ttlMs);
+    },
+    endExecution(token) {
+      return tokens.revoke(token)?.calls.snapshot() ?? { calls: [], externalCalls: [], capabilityViolations: [], droppedEvidence: 0 };
+    },
+    register(app) {
+      app.post(MCP_PATH, handlePost);
+      // Stateless: there is no session to stream server messages on or to delete.
+      app.route({
+        method: ['GET', 'DELETE'],
+        url: MCP_PATH,
+        handler: async (_request, reply) =>
+          reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, use POST' }, id: null }),
+      });
+    },
+    async close() {
+      tokens.close();
+      await Promise.all([...pendingRemovals]);
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Per-execution record of MCP tool calls: count, time and LLM tokens per tool,
+ * in the shape of the /execute response's `metrics.mcp_calls`, and the
+ * evidence the ledger takes per turn (every external call, every capability
+ * violation) in the ledger's own shapes.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { McpCallMetric } from '../contract/execute-contract.js';
+import type { CapabilityViolationRecord, ExternalCall } from '../ledger/ledger-entry.js';
+
+export type McpCallSummary = Static<typeof McpCallMetric>;
+
+export interface TokenUsage {
+  readonly prompt: number;
+  readonly completion: number;
+}
+
+/** What one execution did through MCP, handed over when it ends. */
+export interface McpExecutionRecord {
+  /** Per tool, for `metrics.mcp_calls`. */
+  readonly calls: McpCallSummary[];
+  /** Each call in order (`kind: "mcp"`, the tool, `ok` or the error code), for the ledger's evidence. */
+  readonly externalCalls: ExternalCall[];
+  /** Each capability refusal, for the ledger's evidence. */
+  readonly capabilityViolations: CapabilityViolationRecord[];
+  /** Evidence entries not kept because the execution went past the per-execution cap. */
+  readonly droppedEvidence: number;
+}
+
+/**
+ * Evidence entries kept per execution. A script in a loop (or a dev token used
+ * for hours) must not grow the core's memory without bound; counts stay exact.
+ */
+export const MAX_EVIDENCE_ENTRIES = 1000;
+
+interface ToolTotals {
+  count: number;
+  durationMs: number;
+  usage: { prompt: number; completion: number } | undefined;
+}
+
+export class ToolCallRecorder {
+  private readonly tools = new Map<string, ToolTotals>();
+  private readonly external: ExternalCall[] = [];
+  private readonly violations: CapabilityViolationRecord[] = [];
+  private dropped = 0;
+
+  /** Records one call; `status` is `ok` or the error code. */
+  record(tool: string, durationMs: number, usage?: TokenUsage, status = 'ok'): void {
+    let totals = this.tools.get(tool);
+    if (totals === undefined) {
+      totals = { count: 0, durationMs: 0, usage: undefined };
+      this.tools.set(tool, totals);
+    }
+    totals.count += 1;
+    totals.durationMs += durationMs;
+    if (usage !== undefined) {
+      totals.usage ??= { prompt: 0, completion: 0 };
+      totals.usage.prompt += usage.prompt;
+      totals.usage.completion += usage.completion;
+    }
+    this.keep(this.external, { kind: 'mcp', target: tool, status, duration_ms: Math.round(durationMs * 1000) / 1000 });
+  }
+
+  /** Records a refusal: `capability` as `capabilities.<name>.<rule>`. */
+  recordViolation(operation: string, capability: string, detail: string): void {
+    this.keep(this.violations, { operation, capability, detail, timestamp: new Date().toISOString() });
+  }
+
+  summary(): McpCallSummary[] {
+    return [...this.tools].map(([tool, totals]) => ({
+      tool,
+      count: totals.count,
+      total_duration_ms: Math.round(totals.durationMs * 1000) / 1000,
+      ...(totals.usage !== undefined ? { token_usage: { ...totals.usage } } : {}),
+    }));
+  }
+
+  /** Everything recorded, for the end of the execution. */
+  snapshot(): McpExecutionRecord {
+    return { calls: this.summary(), externalCalls: [...this.external], capabilityViolations: [...this.violations], droppedEvidence: this.dropped };
+  }
+
+  private keep<T>(list: T[], entry: T): void {
+    if (this.external.length + this.violations.length >= MAX_EVIDENCE_ENTRIES) this.dropped += 1;
+    else list.push(entry);
+  }
+}

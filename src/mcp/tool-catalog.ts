@@ -1,0 +1,34 @@
+/**
+ * Every tool the core serves over MCP, and the list one app sees: the tools
+ * every app has plus those its capabilities allow.
+ */
+import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
+import { type McpTool, isToolAvailable } from './tool-definition.js';
+import { executeCommand, webFetch } from './tools/endpoint-tools.js';
+import { getConfigValue, log } from './tools/framework-tools.js';
+import { kvDel, kvGet, kvSet } from './tools/kv-tools.js';
+import { llmGenerate } from './tools/llm-tool.js';
+import { applyStateDiff, getDefinitionFileContent } from './tools/state-tools.js';
+
+export const CORE_TOOLS: readonly McpTool[] = [
+  getDefinitionFileContent,
+  applyStateDiff,
+  getConfigValue,
+  llmGenerate,
+  executeCommand,
+  webFetch,
+  kvGet,
+  kvSet,
+  kvDel,
+  log,
+] as unknown as readonly McpTool[];
+
+const BY_NAME = new Map(CORE_TOOLS.map((tool) => [tool.name, tool]));
+
+export function findTool(name: string): McpTool | undefined {
+  return BY_NAME.get(name);
+}
+
+export function toolsFor(capabilities: CapabilitiesSpec): McpTool[] {
+  return CORE_TOOLS.filter((tool) => isToolAvailable(tool, capabilities));
+}

@@ -1,0 +1,93 @@
+/**
+ * The shape of one MCP tool of the core: a name, the capability that makes it
+ * available (none for the tools every app has), a TypeBox input schema (listed
+ * to clients as JSON Schema and checked before `run`), and `run`, which
+ * answers the structured content or throws a UhlpError.
+ */
+import type { Static, TObject } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
+import { UhlpError } from '../errors.js';
+import type { LlmProvider } from '../llm/llm-provider.js';
+import type { Logger } from '../logger.js';
+import type { CapabilityName } from './capability-guard.js';
+import type { KvStore } from './kv-store.js';
+import type { ExecutionGrant } from './mcp-token-service.js';
+import type { TokenUsage } from './tool-call-recorder.js';
+
+/** What `endpoint_invoke` on the spine needs: the server's `invoke`, or a fake in tests. */
+export interface EndpointInvoker {
+  invoke(
+    affordanceKey: string,
+    capabilityHandle: string,
+    normalizedPayload: unknown,
+    options?: { timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<{ outcome: 'applied' | 'rejected'; reason?: string; referenceId?: string; observation?: unknown }>;
+}
+
+/** The core services tools use. */
+export interface ToolServices {
+  readonly kv: KvStore;
+  /** The provider behind core.llm.generate, already counting tokens into metrics. */
+  llmFor(appId: string): LlmProvider;
+  /** The endpoint spine; shell and web calls fail UHLP_ENDPOINT_UNAVAILABLE without it. */
+  readonly spine: EndpointInvoker | undefined;
+  /** `<dataDir>/revisions`: revisions are materialized at `<root>/<commit>/apps/<appId>/`. */
+  readonly revisionsRoot: string;
+  /** The execution's own scratch directory (created on first use), the shell's cwd. */
+  scratchDir(grant: ExecutionGrant): Promise<string>;
+  /** The core's environment, from which `shell.env` picks variables. */
+  readonly hostEnv: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger;
+}
+
+export interface ToolCall {
+  readonly grant: ExecutionGrant;
+  readonly services: ToolServices;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+}
+
+/** What a tool answers: its structured content, and the LLM tokens it spent, if any. */
+export interface ToolAnswer {
+  readonly content: Record<string, unknown>;
+  readonly usage?: TokenUsage;
+}
+
+export interface McpTool<S extends TObject = TObject> {
+  readonly name: string;
+  readonly description: string;
+  /** The capability the tool needs; undefined for tools every app has. */
+  readonly capability?: CapabilityName;
+  readonly inputSchema: S;
+  /** Whether the app's capabilities list this tool. @defaultValue the capability is present */
+  available?(capabilities: CapabilitiesSpec): boolean;
+  run(args: Static<S>, call: ToolCall): Promise<ToolAnswer>;
+}
+
+/** Defines a tool with its argument type inferred from the schema. */
+export function defineTool<S extends TObject>(tool: McpTool<S>): McpTool<S> {
+  return tool;
+}
+
+/** Whether `tool` is in the list an app with `capabilities` sees. */
+export function isToolAvailable(tool: McpTool, capabilities: CapabilitiesSpec): boolean {
+  if (tool.available !== undefined) return tool.available(capabilities);
+  return tool.capability === undefined || capabilities[tool.capability] !== undefined;
+}
+
+const checkers = new WeakMap<TObject, ReturnType<typeof TypeCompiler.Compile>>();
+
+/** Checks arguments against the tool's schema; UHLP_MCP_INVALID_ARGUMENTS names the field at fault. */
+export function checkArguments<S extends TObject>(tool: McpTool<S>, args: unknown): Static<S> {
+  let checker = checkers.get(tool.inputSchema);
+  if (checker === undefined) {
+    checker = TypeCompiler.Compile(tool.inputSchema);
+    checkers.set(tool.inputSchema, checker);
+  }
+  const value = args ?? {};
+  if (checker.Check(value)) return value as Static<S>;
+  const first = checker.Errors(value).First();
+  const field = first?.path.replace(/^\//, '').replaceAll('/', '.') || 'arguments';
+  throw new UhlpError('UHLP_MCP_INVALID_ARGUMENTS', `${tool.name}: ${field}: ${first?.message ?? 'invalid arguments'}`, { tool: tool.name, field });
+}

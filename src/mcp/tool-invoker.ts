@@ -1,0 +1,70 @@
+/**
+ * Runs one tool call for one grant: finds the tool, refuses it when the app's
+ * capabilities do not list it, checks the arguments, runs it, and records the
+ * call (per execution, and in the core's metrics). Every failure becomes an MCP
+ * tool error whose structured content is `{code, message, status, details}`
+ * with a catalog code, so clients and scripts can switch on `code`.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { UhlpError, isUhlpError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { capabilityDenied } from './capability-guard.js';
+import type { ExecutionGrant } from './mcp-token-service.js';
+import { findTool } from './tool-catalog.js';
+import { type ToolServices, checkArguments, isToolAvailable } from './tool-definition.js';
+
+export interface ToolInvokerDeps {
+  readonly services: ToolServices;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}
+
+export async function invokeTool(
+  deps: ToolInvokerDeps,
+  grant: ExecutionGrant,
+  name: string,
+  args: unknown,
+  signal: AbortSignal,
+): Promise<CallToolResult> {
+  const started = performance.now();
+  const tool = findTool(name);
+  // An unknown name is not a label value we want: it is chosen by the caller.
+  const toolLabel = tool?.name ?? 'unknown';
+  try {
+    if (tool === undefined) throw new UhlpError('UHLP_MCP_TOOL_NOT_FOUND', `no tool named "${name.slice(0, 128)}"`, { tool: name.slice(0, 128) });
+    if (!isToolAvailable(tool, grant.capabilities)) {
+      throw capabilityDenied(tool.capability!, 'absent', `the app's capabilities do not allow ${tool.name}`, { tool: tool.name });
+    }
+    const answer = await tool.run(checkArguments(tool, args), { grant, services: deps.services, signal });
+    const durationMs = performance.now() - started;
+    grant.calls.record(tool.name, durationMs, answer.usage);
+    deps.metrics.mcpCalls.inc({ app: grant.appId, tool: toolLabel, outcome: 'ok' });
+    deps.metrics.mcpCallSeconds.observe({ app: grant.appId, tool: toolLabel }, durationMs / 1000);
+    return { content: [{ type: 'text', text: JSON.stringify(answer.content) }], structuredContent: answer.content };
+  } catch (thrown) {
+    const durationMs = performance.now() - started;
+    const error = isUhlpError(thrown) ? thrown : new UhlpError('UHLP_INTERNAL', 'internal error in the tool; see the core log', { tool: toolLabel });
+    if (!isUhlpError(thrown)) deps.logger.error({ err: thrown, app: grant.appId, tool: toolLabel, requestId: grant.requestId }, 'MCP tool failed');
+    grant.calls.record(toolLabel, durationMs, undefined, error.code);
+    deps.metrics.mcpCalls.inc({ app: grant.appId, tool: toolLabel, outcome: error.code });
+    deps.metrics.mcpCallSeconds.observe({ app: grant.appId, tool: toolLabel }, durationMs / 1000);
+    if (error.code === 'UHLP_CAPABILITY_DENIED') {
+      const capability = String((error.details as { capability?: unknown }).capability);
+      deps.metrics.capabilityRefusals.inc({ app: grant.appId, capability });
+      const rule = String((error.details as { rule?: unknown }).rule);
+      grant.calls.recordViolation(describeOperation(toolLabel, args), `capabilities.${capability}.${rule}`, error.message);
+      // The evidence line the ledger will take over: who asked for what, and which rule said no.
+      deps.logger.warn({ app: grant.appId, component: grant.componentId, requestId: grant.requestId, tool: toolLabel, details: error.details }, 'capability refused');
+    }
+    const content = { code: error.code, message: error.message, status: error.statusCode, ...(error.details !== undefined ? { details: error.details } : {}) };
+    return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }], structuredContent: content };
+  }
+}
+
+/** A short description of what was attempted, for evidence: the tool and its main argument. */
+function describeOperation(tool: string, args: unknown): string {
+  const record = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>;
+  const main = Array.isArray(record['argv']) ? record['argv'].join(' ') : (record['url'] ?? record['key'] ?? record['model'] ?? record['path']);
+  return typeof main === 'string' && main !== '' ? `${tool} ${main.slice(0, 200)}` : tool;
+}

@@ -1,0 +1,73 @@
+/**
+ * Definition state tools: read a file of the app at the execution's revision,
+ * and (once the Git state store exists) apply a diff as a commit.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Type } from '@sinclair/typebox';
+import { normalizeAppPath } from '../../definitions/definition-paths.js';
+import { UhlpError } from '../../errors.js';
+import { defineTool } from '../tool-definition.js';
+
+export const getDefinitionFileContent = defineTool({
+  name: 'core.state.getDefinitionFileContent',
+  description: "Reads a file of this app's definition directory, at the revision the execution runs at.",
+  inputSchema: Type.Object(
+    { path: Type.String({ minLength: 1, maxLength: 1024, description: 'Path relative to the app directory, e.g. prompts/answer.njk.' }) },
+    { additionalProperties: false },
+  ),
+  async run(args, { grant, services }) {
+    // The same refusals as the Git definition store (UHLP_DEFINITION_PATH_REFUSED). Materialized
+    // revisions hold no symlinks, so this lexical check plus the prefix check below is the whole check.
+    const relative = normalizeAppPath(args.path);
+    const appDir = path.resolve(services.revisionsRoot, grant.revision, 'apps', grant.appId);
+    const file = path.resolve(appDir, relative);
+    if (!file.startsWith(appDir + path.sep)) {
+      throw new UhlpError('UHLP_DEFINITION_PATH_REFUSED', `path "${args.path}" leaves the app directory`, { field: 'path' });
+    }
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(file);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') {
+        throw new UhlpError('UHLP_DEFINITION_FILE_NOT_FOUND', `no file "${args.path}" in app ${grant.appId} at ${grant.revision.slice(0, 12)}`, {
+          path: args.path,
+          revision: grant.revision,
+        });
+      }
+      throw error;
+    }
+    const text = decodeUtf8(bytes);
+    return {
+      content: text !== undefined
+        ? { content: text, encoding: 'utf8', revision: grant.revision }
+        : { content: bytes.toString('base64'), encoding: 'base64', revision: grant.revision },
+    };
+  },
+});
+
+export const applyStateDiff = defineTool({
+  name: 'core.state.applyStateDiff',
+  description: "Applies a unified diff to this app's definition files as one commit. Not available until the Git state store is wired.",
+  inputSchema: Type.Object(
+    {
+      diff: Type.String({ minLength: 1, description: 'Unified diff, paths relative to the app directory.' }),
+      message: Type.String({ minLength: 1, maxLength: 4096, description: 'Commit message.' }),
+    },
+    { additionalProperties: false },
+  ),
+  async run(_args, { grant }) {
+    throw new UhlpError('UHLP_STATE_WRITE_NOT_AVAILABLE', 'core.state.applyStateDiff is not available: this core has no Git state store yet', {
+      app: grant.appId,
+    });
+  },
+});
+
+function decodeUtf8(bytes: Buffer): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}

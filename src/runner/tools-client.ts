@@ -1,0 +1,157 @@
+/**
+ * `ctx.tools` for component scripts: `await ctx.tools.call(name, args)` calls a
+ * core MCP tool with the execution's token and answers the tool's structured
+ * content; a tool error is thrown as an Error whose `code` (and `status`,
+ * `details`) are the core's, so an uncaught refusal becomes the script's error
+ * answer with the right status.
+ *
+ * The core's MCP server is stateless and answers plain JSON, so one `tools/call`
+ * is one JSON-RPC POST: no initialize round trip, and the runner carries no MCP
+ * SDK (the image stays small). The calls are counted per tool for the /execute
+ * response's `metrics.mcp_calls`.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { McpCallMetric } from '../contract/execute-contract.js';
+
+/** The protocol revision the requests claim; the core's SDK accepts it. */
+export const MCP_PROTOCOL_VERSION = '2025-06-18';
+
+export interface ToolsClient {
+  call(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+export interface ToolsClientOptions {
+  /** `context.mcp_endpoint`. */
+  readonly endpoint: string;
+  /** `context.mcp_token`; without it every call fails UHLP_MCP_UNAUTHORIZED as the core would. */
+  readonly token: string | undefined;
+  /** @defaultValue globalThis.fetch */
+  readonly fetch?: typeof fetch;
+}
+
+/** A tool failure as scripts see it. */
+export class ToolCallError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status?: number,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ToolCallError';
+  }
+}
+
+interface Totals {
+  count: number;
+  durationMs: number;
+  usage?: { prompt: number; completion: number };
+}
+
+/** One execution's client, and what it recorded. */
+export class ExecutionTools implements ToolsClient {
+  private readonly totals = new Map<string, Totals>();
+  private nextId = 1;
+
+  constructor(private readonly options: ToolsClientOptions) {}
+
+  async call(name: string, args: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    if (typeof name !== 'string' || name === '') throw new TypeError('ctx.tools.call needs a tool name');
+    const started = performance.now();
+    let usage: { prompt: number; completion: number } | undefined;
+    try {
+      const result = await this.post(name, args);
+      usage = tokenUsage(result);
+      return result;
+    } finally {
+      this.record(name, performance.now() - started, usage);
+    }
+  }
+
+  /** Calls per tool, for `metrics.mcp_calls`; empty when the script called none. */
+  metrics(): Array<Static<typeof McpCallMetric>> {
+    return [...this.totals].map(([tool, totals]) => ({
+      tool,
+      count: totals.count,
+      total_duration_ms: Math.round(totals.durationMs * 1000) / 1000,
+      ...(totals.usage !== undefined ? { token_usage: { ...totals.usage } } : {}),
+    }));
+  }
+
+  private async post(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (this.options.token === undefined) throw new ToolCallError('UHLP_MCP_UNAUTHORIZED', 'this execution has no MCP token', 401);
+    const id = this.nextId++;
+    let response: Response;
+    try {
+      response = await (this.options.fetch ?? fetch)(this.options.endpoint, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${this.options.token}`,
+          'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+      });
+    } catch (error) {
+      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `MCP endpoint unreachable: ${error instanceof Error ? error.message : String(error)}`, 502);
+    }
+    const text = await response.text();
+    const body = parseJson(text);
+    if (response.status === 401) {
+      const message = typeof body?.['message'] === 'string' ? body['message'] : 'unauthorized';
+      throw new ToolCallError('UHLP_MCP_UNAUTHORIZED', message, 401);
+    }
+    const rpcError = body?.['error'] as { message?: unknown } | undefined;
+    if (!response.ok || body === undefined || rpcError !== undefined) {
+      const why = typeof rpcError?.message === 'string' ? rpcError.message : `HTTP ${response.status}`;
+      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `${name}: ${why}`, 502);
+    }
+    const result = body['result'] as { isError?: unknown; structuredContent?: unknown } | undefined;
+    const content = result?.structuredContent;
+    if (typeof content !== 'object' || content === null || Array.isArray(content)) {
+      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `${name}: the result has no structured content`, 502);
+    }
+    const structured = content as Record<string, unknown>;
+    if (result?.isError === true) {
+      throw new ToolCallError(
+        typeof structured['code'] === 'string' ? structured['code'] : 'UHLP_MCP_CALL_FAILED',
+        typeof structured['message'] === 'string' ? structured['message'] : `${name} failed`,
+        typeof structured['status'] === 'number' ? structured['status'] : undefined,
+        structured['details'],
+      );
+    }
+    return structured;
+  }
+
+  private record(tool: string, durationMs: number, usage: { prompt: number; completion: number } | undefined): void {
+    let totals = this.totals.get(tool);
+    if (totals === undefined) {
+      totals = { count: 0, durationMs: 0 };
+      this.totals.set(tool, totals);
+    }
+    totals.count += 1;
+    totals.durationMs += durationMs;
+    if (usage !== undefined) {
+      totals.usage ??= { prompt: 0, completion: 0 };
+      totals.usage.prompt += usage.prompt;
+      totals.usage.completion += usage.completion;
+    }
+  }
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `core.llm.generate` answers `usage: {prompt, completion}`; that is what the metrics count. */
+function tokenUsage(content: Record<string, unknown>): { prompt: number; completion: number } | undefined {
+  const usage = content['usage'] as { prompt?: unknown; completion?: unknown } | undefined;
+  if (typeof usage?.prompt === 'number' && typeof usage.completion === 'number') return { prompt: usage.prompt, completion: usage.completion };
+  return undefined;
+}
