@@ -22,6 +22,7 @@ import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
 import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
 import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
 import { HeadWatcher } from '../definitions/head-watcher.js';
+import { GitDefinitionStore } from '../definitions/definition-store.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesAppSource } from '../registry/kubernetes-app-source.js';
 import { TurnKeeper } from '../ingress/turns.js';
@@ -138,6 +139,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     llm: await createLlmProvider(config.llm),
     spine,
     revisionsRoot,
+    definitionStore: repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined,
     scratchRoot: path.join(config.dataDir, 'scratch'),
     // Read only for the variables an app's shell.env lists, at the time of a call.
     hostEnv: process.env,

@@ -14,6 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UhlpError, errorBody, isUhlpError } from '../errors.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
 import { withLlmMetrics } from '../llm/metered-provider.js';
+import type { GitDefinitionStore } from '../definitions/definition-store.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { KvStore } from './kv-store.js';
@@ -34,6 +35,8 @@ export interface CoreMcpServerOptions {
   readonly spine?: EndpointInvoker;
   /** `<dataDir>/revisions`. */
   readonly revisionsRoot: string;
+  /** The Git state store behind core.state.applyStateDiff; the tool answers 501 without one. */
+  readonly definitionStore?: GitDefinitionStore;
   /** Parent of the per-execution scratch directories, e.g. `<dataDir>/scratch`. */
   readonly scratchRoot: string;
   /** The environment `shell.env` picks from. @defaultValue {} */
@@ -76,6 +79,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     kv: options.kv,
     spine: options.spine,
     revisionsRoot: options.revisionsRoot,
+    definitionStore: options.definitionStore,
     hostEnv: options.hostEnv ?? {},
     logger: options.logger,
     llmFor(appId) {

@@ -9,6 +9,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
+import type { GitDefinitionStore } from '../definitions/definition-store.js';
 import type { Logger } from '../logger.js';
 import type { CapabilityName } from './capability-guard.js';
 import type { KvStore } from './kv-store.js';
@@ -34,6 +35,8 @@ export interface ToolServices {
   readonly spine: EndpointInvoker | undefined;
   /** `<dataDir>/revisions`: revisions are materialized at `<root>/<commit>/apps/<appId>/`. */
   readonly revisionsRoot: string;
+  /** Writes to the definitions repository; undefined when apps do not come from one (Kubernetes). */
+  readonly definitionStore?: GitDefinitionStore;
   /** The execution's own scratch directory (created on first use), the shell's cwd. */
   scratchDir(grant: ExecutionGrant): Promise<string>;
   /** The core's environment, from which `shell.env` picks variables. */

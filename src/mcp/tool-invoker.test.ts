@@ -131,6 +131,7 @@ describe('invokeTool', () => {
       expect(await call(g, 'core.state.getDefinitionFileContent', { path: escape })).toMatchObject({ isError: true, code: 'UHLP_DEFINITION_PATH_REFUSED', details: { field: 'path' } });
     }
     expect(await call(g, 'core.state.getDefinitionFileContent', { path: 'missing.txt' })).toMatchObject({ isError: true, code: 'UHLP_DEFINITION_FILE_NOT_FOUND', status: 404 });
+    // Without a Git state store (apps from Kubernetes) the write tool says so.
     expect(await call(g, 'core.state.applyStateDiff', { diff: 'x', message: 'm' })).toMatchObject({ isError: true, code: 'UHLP_STATE_WRITE_NOT_AVAILABLE', status: 501 });
   });
 

@@ -144,7 +144,20 @@ describe('CoreMCPServer with the official MCP client', () => {
     expect(await call(bare, 'core.state.getDefinitionFileContent', { path: '../tooled/prompts/hello.txt' })).toMatchObject({
       error: { code: 'UHLP_DEFINITION_PATH_REFUSED', details: { field: 'path' } },
     });
-    expect(await call(tooled, 'core.state.applyStateDiff', { diff: '--- a\n+++ b\n', message: 'm' })).toMatchObject({ error: { code: 'UHLP_STATE_WRITE_NOT_AVAILABLE', status: 501 } });
+  });
+
+  it("commits a state diff to the token's app, and refuses one made against a revision that is no longer HEAD", async () => {
+    const applied = (await call(tooled, 'core.state.applyStateDiff', {
+      message: 'remember a note',
+      changes: [{ path: 'notes/first.txt', content: 'written by the app\n' }],
+    })) as { committed: boolean; changedPaths: string[]; commit: string };
+    expect(applied).toMatchObject({ committed: true, changedPaths: ['notes/first.txt'] });
+    expect(await call(tooled, 'core.state.applyStateDiff', { message: 'stale', changes: [{ path: 'notes/second.txt', content: 'x' }] })).toMatchObject({
+      error: { code: 'UHLP_DEFINITION_BASE_MISMATCH', status: 409 },
+    });
+    expect(await call(tooled, 'core.state.applyStateDiff', { message: 'escape', changes: [{ path: '../bare/x.txt', content: 'x' }], expectedBase: applied.commit })).toMatchObject({
+      error: { code: 'UHLP_DEFINITION_PATH_REFUSED' },
+    });
   });
 
   it("answers the app's own configuration values and logs", async () => {

@@ -49,18 +49,52 @@ export const getDefinitionFileContent = defineTool({
 
 export const applyStateDiff = defineTool({
   name: 'core.state.applyStateDiff',
-  description: "Applies a unified diff to this app's definition files as one commit. Not available until the Git state store is wired.",
+  description:
+    "Applies changes to this app's definition files as one commit of the definitions repository, made against the execution's revision; refused when that revision is no longer HEAD.",
   inputSchema: Type.Object(
     {
-      diff: Type.String({ minLength: 1, description: 'Unified diff, paths relative to the app directory.' }),
       message: Type.String({ minLength: 1, maxLength: 4096, description: 'Commit message.' }),
+      diff: Type.Optional(Type.String({ minLength: 1, description: 'Unified diff, paths relative to the app directory.' })),
+      changes: Type.Optional(
+        Type.Array(
+          Type.Object(
+            {
+              path: Type.String({ minLength: 1, maxLength: 1024, description: 'Path relative to the app directory.' }),
+              content: Type.Optional(Type.String({ description: 'New content (UTF-8); omit with delete.' })),
+              delete: Type.Optional(Type.Boolean({ description: 'Delete the file.' })),
+            },
+            { additionalProperties: false },
+          ),
+          { minItems: 1, maxItems: 256 },
+        ),
+      ),
+      expectedBase: Type.Optional(Type.String({ minLength: 7, maxLength: 64, description: "The commit the change is made against; the execution's revision when omitted." })),
     },
     { additionalProperties: false },
   ),
-  async run(_args, { grant }) {
-    throw new UhlpError('UHLP_STATE_WRITE_NOT_AVAILABLE', 'core.state.applyStateDiff is not available: this core has no Git state store yet', {
-      app: grant.appId,
+  async run(args, { grant, services }) {
+    const store = services.definitionStore;
+    if (!store) {
+      throw new UhlpError('UHLP_STATE_WRITE_NOT_AVAILABLE', 'core.state.applyStateDiff needs apps from a definitions repository; this core serves apps from Kubernetes', {
+        app: grant.appId,
+      });
+    }
+    if ((args.diff === undefined) === (args.changes === undefined)) {
+      throw new UhlpError('UHLP_MCP_INVALID_ARGUMENTS', 'give exactly one of diff and changes', { field: 'diff' });
+    }
+    const changes = args.changes?.map((change) => {
+      if (change.delete === true) return { path: change.path, delete: true as const };
+      if (change.content === undefined) throw new UhlpError('UHLP_MCP_INVALID_ARGUMENTS', `change of "${change.path}" needs content or delete`, { field: 'changes' });
+      return { path: change.path, content: change.content };
     });
+    const applied = await store.applyStateDiff({
+      appId: grant.appId,
+      expectedBase: args.expectedBase ?? grant.revision,
+      author: { name: `uhlp app ${grant.appId}`, email: `${grant.appId}@apps.uhlp.invalid` },
+      message: args.message,
+      ...(changes ? { changes } : { unifiedDiff: args.diff! }),
+    });
+    return { content: { commit: applied.commit, previous: applied.previous, committed: applied.committed, changedPaths: applied.changedPaths } };
   },
 });
 
