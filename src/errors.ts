@@ -26,8 +26,9 @@ export const ERROR_CATALOG = {
   UHLP_RUNNER_BUSY: { status: 429, summary: 'A runner received a request while it was executing another one.' },
   UHLP_SCRIPT_NOT_FOUND: { status: 500, summary: "The component's script does not exist in the definitions revision." },
   UHLP_FUNCTION_NOT_FOUND: { status: 500, summary: 'The script does not export the named function.' },
+  UHLP_SCRIPT_LOAD_FAILED: { status: 500, summary: 'The script could not be imported (syntax error, failing top-level code).' },
   UHLP_SCRIPT_EXCEPTION: { status: 500, summary: 'The script threw an error without a string code.' },
-  UHLP_APP_ERROR_STATUS: { status: 422, summary: 'Not sent: an application error whose status is not 400-599 is answered with 422 and its own code.' },
+  UHLP_SCRIPT_BAD_RESULT: { status: 500, summary: 'The script returned a value that cannot be answered (bad statusCode, not JSON).' },
 
   // Definitions and configuration (reported in logs, /readyz and CLI exit codes)
   UHLP_DEFINITION_INVALID: { status: 422, summary: 'An AppDefinition file breaks the schema or references something missing.' },

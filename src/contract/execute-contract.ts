@@ -6,8 +6,13 @@
  * document leaves open ("add other details objects as needed") are kept open with
  * `additionalProperties`, so a newer core can add context without breaking runners.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { FormatRegistry, Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+
+// TypeBox ships no formats; the contract uses one: ISO 8601 timestamps.
+if (!FormatRegistry.Has('date-time')) {
+  FormatRegistry.Set('date-time', (value) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value) && !Number.isNaN(Date.parse(value)));
+}
 
 export const EXECUTE_PATH = '/execute';
 export const REQUEST_ID_HEADER = 'x-request-id';

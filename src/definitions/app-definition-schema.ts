@@ -5,7 +5,7 @@
  * as an OpenAPI v3 CRD schema unchanged; free-form maps are marked with
  * `x-kubernetes-preserve-unknown-fields`.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 
 export const API_GROUP = 'uhlp.dev';
 export const API_VERSION = 'v1alpha1';
@@ -17,13 +17,11 @@ const NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const Name = (description: string) => Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description });
 
 /** A free-form JSON object, kept whole by the Kubernetes API server. */
-const FreeForm = (description: string) =>
-  Type.Unsafe<Record<string, unknown>>({
-    type: 'object',
-    description,
-    additionalProperties: true,
-    'x-kubernetes-preserve-unknown-fields': true,
-  });
+const FreeForm = (description: string): TUnsafe<Record<string, unknown>> =>
+  // A real TObject at run time (so the compiler checks it), typed as a record.
+  Type.Object({}, { description, additionalProperties: true, 'x-kubernetes-preserve-unknown-fields': true }) as unknown as TUnsafe<
+    Record<string, unknown>
+  >;
 
 export const SandboxLimits = Type.Object(
   {
@@ -44,10 +42,10 @@ export const PoolSpec = Type.Object(
     name: Name('Pool name, unique within the app.'),
     runner: Type.Union([Type.Literal('jit'), Type.Literal('llm')], { default: 'jit', description: 'The runner the pool sandboxes run.' }),
     image: Type.Optional(Type.String({ minLength: 1, description: 'Container image for the Docker and pod drivers; the locally built runner image when omitted.' })),
-    minWarm: Type.Integer({ minimum: 0, maximum: 1000, default: 1, description: 'Sandboxes kept warm and idle-ready at all times.' }),
+    minWarm: Type.Integer({ minimum: 0, maximum: 1000, default: 1, description: 'Idle, ready sandboxes kept as warm spares (within maxSize); /readyz waits for them.' }),
     maxSize: Type.Integer({ minimum: 1, maximum: 1000, default: 4, description: 'Hard cap on sandboxes of the pool, starting and busy included.' }),
     maxUses: Type.Integer({ minimum: 1, default: 1000, description: 'A sandbox is recycled after this many executions.' }),
-    idleTtlSeconds: Type.Integer({ minimum: 1, default: 300, description: 'Idle sandboxes past this age are reaped down to minWarm.' }),
+    idleTtlSeconds: Type.Integer({ minimum: 1, default: 300, description: 'Idle sandboxes unused for this long are destroyed, down to minWarm idle ones.' }),
     maxQueue: Type.Integer({ minimum: 0, maximum: 100000, default: 256, description: 'Requests that may wait for a sandbox when all are busy; past it they get 503.' }),
     acquireTimeoutMs: Type.Integer({ minimum: 1, maximum: 600000, default: 5000, description: 'How long a request waits for a sandbox before 503.' }),
     limits: Type.Object(SandboxLimits.properties, { additionalProperties: false, default: {} }),

@@ -1,0 +1,36 @@
+/**
+ * The `uhlp` command line. Each subcommand lives in its own module and returns
+ * its exit code; errors with a uhlp code are printed as one line, never a stack.
+ */
+import { isUhlpError } from '../errors.js';
+import { DEV_USAGE, devCommand } from './dev-command.js';
+
+type Command = (argv: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, { run: Command; usage: string }> = {
+  dev: { run: devCommand, usage: DEV_USAGE },
+};
+
+function usage(): string {
+  return ['usage:', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${usage()}\n`);
+    return name ? 0 : 64;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`uhlp: unknown command "${name}"\n${usage()}\n`);
+    return 64;
+  }
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(isUhlpError(error) ? `uhlp: ${error.code}: ${message}\n` : `uhlp: ${message}\n`);
+    return isUhlpError(error) && error.code === 'UHLP_CONFIG_INVALID' ? 64 : 1;
+  }
+}

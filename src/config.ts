@@ -1,0 +1,85 @@
+/**
+ * The only module that reads environment variables and command-line flags. It
+ * validates everything once, names the bad value, and returns a frozen object;
+ * the rest of the core takes a `CoreConfig` and never looks at process.env.
+ */
+import path from 'node:path';
+import { UhlpError } from './errors.js';
+import type { LogLevel } from './logger.js';
+
+export type DriverName = 'process';
+
+export interface CoreConfig {
+  /** The definitions directory (a Git repository or a directory in one). */
+  readonly definitionsDir: string;
+  /** Interface to listen on. @defaultValue `127.0.0.1` (`UHLP_HOST`) */
+  readonly host: string;
+  /** Port to listen on; 0 picks a free one. @defaultValue 8080 (`UHLP_PORT`) */
+  readonly port: number;
+  /** Where the core keeps its state (materialized revisions, ledgers). @defaultValue `./.uhlp` (`UHLP_DATA_DIR`) */
+  readonly dataDir: string;
+  /** Sandbox driver. @defaultValue `process` (`UHLP_DRIVER`) */
+  readonly driver: DriverName;
+  /** Largest request body accepted at ingress, bytes. @defaultValue 1048576 (`UHLP_BODY_LIMIT_BYTES`) */
+  readonly bodyLimitBytes: number;
+  /** @defaultValue `info` (`UHLP_LOG_LEVEL`) */
+  readonly logLevel: LogLevel;
+  /** Identifies this core's sandboxes. @defaultValue `dev` (`UHLP_INSTANCE_ID`) */
+  readonly instanceId: string;
+}
+
+export interface ConfigFlags {
+  host?: string;
+  port?: string;
+  'data-dir'?: string;
+  driver?: string;
+  'log-level'?: string;
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const DRIVERS: readonly DriverName[] = ['process'];
+
+function invalid(name: string, expected: string, got: string): never {
+  throw new UhlpError('UHLP_CONFIG_INVALID', `${name} must be ${expected}, got "${got}"`, { name, value: got });
+}
+
+function integer(name: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) invalid(name, `an integer ${min}-${max}`, raw);
+  return value;
+}
+
+function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(raw)) invalid(name, `one of ${allowed.join(', ')}`, raw);
+  return raw as T;
+}
+
+/** Flags win over environment variables; both are validated the same way. */
+export function loadConfig(definitionsDir: string | undefined, flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): CoreConfig {
+  if (!definitionsDir) throw new UhlpError('UHLP_CONFIG_INVALID', 'a definitions directory is required', { name: 'definitions-dir' });
+  const pick = (flag: keyof ConfigFlags, variable: string): { name: string; raw: string } | undefined => {
+    if (flags[flag] !== undefined) return { name: `--${flag}`, raw: flags[flag]! };
+    if (env[variable] !== undefined && env[variable] !== '') return { name: variable, raw: env[variable]! };
+    return undefined;
+  };
+  const port = pick('port', 'UHLP_PORT');
+  const host = pick('host', 'UHLP_HOST');
+  const dataDir = pick('data-dir', 'UHLP_DATA_DIR');
+  const driver = pick('driver', 'UHLP_DRIVER');
+  const logLevel = pick('log-level', 'UHLP_LOG_LEVEL');
+  const bodyLimit = env.UHLP_BODY_LIMIT_BYTES ? { name: 'UHLP_BODY_LIMIT_BYTES', raw: env.UHLP_BODY_LIMIT_BYTES } : undefined;
+  const instanceId = env.UHLP_INSTANCE_ID ?? 'dev';
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(instanceId)) invalid('UHLP_INSTANCE_ID', 'a DNS label', instanceId);
+  if (host && host.raw.trim() === '') invalid(host.name, 'a host name or address', host.raw);
+
+  return Object.freeze({
+    definitionsDir: path.resolve(definitionsDir),
+    host: host?.raw ?? '127.0.0.1',
+    port: port ? integer(port.name, port.raw, 0, 65535) : 8080,
+    dataDir: path.resolve(dataDir?.raw ?? '.uhlp'),
+    driver: driver ? oneOf(driver.name, driver.raw, DRIVERS) : 'process',
+    bodyLimitBytes: bodyLimit ? integer(bodyLimit.name, bodyLimit.raw, 1, 1024 * 1024 * 1024) : 1024 * 1024,
+    logLevel: logLevel ? oneOf(logLevel.name, logLevel.raw, LOG_LEVELS) : 'info',
+    instanceId,
+  });
+}

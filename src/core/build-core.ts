@@ -1,0 +1,87 @@
+/**
+ * Builds the core's HTTP application from its parts. Listening is a separate
+ * step (start-core.ts), so tests drive the same app through `inject()`.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
+import { errorBody, UhlpError } from '../errors.js';
+import { acceptRequestId } from '../ingress/http-details.js';
+import { registerHttpIngress } from '../ingress/http-ingress.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { ApplicationRegistry } from '../registry/application-registry.js';
+import { ComponentExecutor } from '../router/component-executor.js';
+import type { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { registerOpsRoutes } from './ops-routes.js';
+
+export interface CoreDeps {
+  readonly registry: ApplicationRegistry;
+  readonly sandboxes: SandboxManager;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}
+
+export interface BuildCoreOptions {
+  /** Largest request body, bytes; larger ones get 413 from their Content-Length. */
+  readonly bodyLimitBytes: number;
+  /** MCP endpoint URL for sandboxes; resolved per request because the port is known only after listen. */
+  readonly mcpEndpoint: () => string;
+}
+
+export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // One log line per request would cost more than the routing itself; errors are logged below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimitBytes,
+    return503OnClosing: true,
+    requestIdHeader: false,
+    genReqId: (req) => acceptRequestId(req.headers[REQUEST_ID_HEADER]) ?? randomUUID(),
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2048 },
+  });
+
+  // Bodies reach the sandbox byte for byte, whatever their content type.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const label = request.uhlpRoute;
+    deps.metrics.requests.labels(label?.app ?? '', label?.route ?? '', String(reply.statusCode)).inc();
+  });
+
+  app.setErrorHandler((error: FastifyError | UhlpError, request, reply) => {
+    const uhlp = toUhlpError(error);
+    if (uhlp.statusCode >= 500 && uhlp.code !== 'UHLP_SHUTTING_DOWN') {
+      request.log.error({ requestId: request.id, code: uhlp.code, err: error }, uhlp.message);
+    }
+    return reply.code(uhlp.statusCode).header('content-type', 'application/json; charset=utf-8').send(errorBody(uhlp, request.id));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const error = new UhlpError('UHLP_ROUTE_NOT_FOUND', `method ${request.method} is not routable`, { method: request.method });
+    return reply.code(error.statusCode).send(errorBody(error, request.id));
+  });
+
+  registerOpsRoutes(app, deps);
+  registerHttpIngress(app, {
+    registry: deps.registry,
+    executor: new ComponentExecutor(deps.sandboxes, deps.metrics, deps.logger),
+    metrics: deps.metrics,
+    mcpEndpoint: options.mcpEndpoint,
+  });
+  return app;
+}
+
+/** Fastify's own errors (body too large, bad content) become catalog codes; anything else is internal. */
+function toUhlpError(error: FastifyError | UhlpError): UhlpError {
+  if (error instanceof UhlpError) return error;
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new UhlpError('UHLP_BODY_TOO_LARGE', 'the request body is over the ingress limit', { field: 'body' });
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return new UhlpError('UHLP_BAD_REQUEST', error.message, { reason: error.code });
+  return new UhlpError('UHLP_INTERNAL', 'internal error; see the core log for this request id');
+}

@@ -1,0 +1,99 @@
+/**
+ * Wires the core from its configuration (embedded defaults: process driver,
+ * definitions from a local Git repository), loads the apps, warms the pools and
+ * listens. `close()` stops taking requests, lets in-flight ones finish, then
+ * destroys every sandbox.
+ */
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { CoreConfig } from '../config.js';
+import { openDefinitionsRepo } from '../definitions/definitions-repo.js';
+import { createLogger, type Logger } from '../logger.js';
+import { createMetrics, type Metrics } from '../metrics.js';
+import { ApplicationRegistry } from '../registry/application-registry.js';
+import { ProcessDriver } from '../sandbox/process-driver.js';
+import { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { buildCore } from './build-core.js';
+
+export interface RunningCore {
+  readonly app: FastifyInstance;
+  /** Base URL clients use, e.g. http://127.0.0.1:8080 */
+  readonly url: string;
+  readonly registry: ApplicationRegistry;
+  readonly sandboxes: SandboxManager;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
+  whenReady(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StartCoreOptions {
+  /** Use this logger instead of one made from config.logLevel. */
+  logger?: Logger;
+}
+
+export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const metrics = createMetrics();
+  const repo = await openDefinitionsRepo(config.definitionsDir);
+  const revisionsRoot = path.join(config.dataDir, 'revisions');
+  const sandboxes = new SandboxManager({
+    driver: new ProcessDriver({ logger }),
+    metrics,
+    logger,
+    definitionsRoot: revisionsRoot,
+    instanceId: config.instanceId,
+  });
+  const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
+  registry.onChange((snapshot) => sandboxes.sync(snapshot));
+
+  let url = '';
+  let app: FastifyInstance | undefined;
+  try {
+    await registry.load();
+    app = await buildCore(
+      { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp` },
+      { registry, sandboxes, metrics, logger },
+    );
+    url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
+  } catch (error) {
+    await app?.close();
+    await sandboxes.close({ force: true });
+    throw error;
+  }
+  const listening = app;
+
+  let closing: Promise<void> | undefined;
+  return {
+    app: listening,
+    url,
+    registry,
+    sandboxes,
+    metrics,
+    logger,
+    async whenReady(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`pools not warm after ${timeoutMs} ms`)), timeoutMs);
+      });
+      try {
+        await Promise.race([sandboxes.whenReady(), deadline]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        await listening.close();
+        await sandboxes.close({ force: true });
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Sandboxes on this machine reach a wildcard listener through loopback. */
+function loopbackUrl(url: string): string {
+  return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
+}

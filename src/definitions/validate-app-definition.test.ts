@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { validateAppDefinition } from './validate-app-definition.js';
+
+function doc(spec: Record<string, unknown>, name = 'shop'): unknown {
+  return {
+    apiVersion: 'uhlp.dev/v1alpha1',
+    kind: 'AppDefinition',
+    metadata: { name },
+    spec: {
+      pools: [{ name: 'node' }],
+      components: [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } }],
+      routes: [{ http: { method: 'GET', path: '/greet/:name' }, component: 'greet' }],
+      ...spec,
+    },
+  };
+}
+
+const options = { file: 'apps/shop/app.yaml', appDirName: 'shop', fileExists: (p: string) => p === 'scripts/greet.js' };
+
+describe('validateAppDefinition', () => {
+  it('applies the documented defaults', () => {
+    const result = validateAppDefinition(doc({}), options);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.document.spec.pools[0]).toEqual({
+      name: 'node',
+      runner: 'jit',
+      minWarm: 1,
+      maxSize: 4,
+      maxUses: 1000,
+      idleTtlSeconds: 300,
+      maxQueue: 256,
+      acquireTimeoutMs: 5000,
+      limits: { memoryMb: 128, cpus: 0.5, timeoutMs: 3000 },
+    });
+    expect(result.document.spec.components[0]!.jit!.function).toBe('default');
+    expect(result.document.spec.ingress).toEqual({ hosts: [] });
+    expect(result.document.spec.deploymentMode).toBe('development');
+  });
+
+  const cases: Array<[string, unknown, string, RegExp]> = [
+    ['a pool size that is not an integer', doc({ pools: [{ name: 'node', maxSize: 'four' }] }), '/spec/pools/0/maxSize', /integer/i],
+    ['an unknown handler', doc({ components: [{ id: 'greet', handler: 'PYTHON', pool: 'node' }] }), '/spec/components/0/handler', /./],
+    ['an unknown field', doc({ colour: 'red' }), '/spec/colour', /./],
+    ['a missing pool', doc({ components: [{ id: 'greet', handler: 'JIT', pool: 'gpu', jit: { script: 'scripts/greet.js' } }] }), '/spec/components/0/pool', /pool "gpu" is not declared/],
+    ['a route to a missing component', doc({ routes: [{ http: { method: 'GET', path: '/x' }, component: 'nope' }] }), '/spec/routes/0/component', /component "nope"/],
+    ['a missing script', doc({ components: [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/none.js' } }] }), '/spec/components/0/jit/script', /does not exist/],
+    ['a script leaving the app', doc({ components: [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: '../other/x.js' } }] }), '/spec/components/0/jit/script', /leaves the app directory/],
+    ['a JIT component without jit', doc({ components: [{ id: 'greet', handler: 'JIT', pool: 'node' }] }), '/spec/components/0/jit', /required for handler JIT/],
+    ['duplicate pools', doc({ pools: [{ name: 'node' }, { name: 'node' }] }), '/spec/pools/1/name', /duplicate pool/],
+    ['minWarm over maxSize', doc({ pools: [{ name: 'node', minWarm: 5, maxSize: 2 }] }), '/spec/pools/0/minWarm', /over maxSize/],
+    ['a bad route pattern', doc({ routes: [{ http: { method: 'GET', path: '/a/*/b' }, component: 'greet' }] }), '/spec/routes/0/http/path', /last segment/],
+    ['a reserved prefix', doc({ ingress: { pathPrefix: '/metrics' } }), '/spec/ingress/pathPrefix', /reserved/],
+    ['a name that is not the directory', doc({}, 'store'), '/metadata/name', /directory name "shop"/],
+    ['an upper-case app name', doc({}, 'Shop'), '/metadata/name', /./],
+  ];
+  it.each(cases)('reports %s with its JSON path', (_name, input, path, reason) => {
+    const result = validateAppDefinition(input, options);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const problem = result.problems.find((p) => p.path === path);
+    expect(problem, JSON.stringify(result.problems)).toBeDefined();
+    expect(problem!.file).toBe('apps/shop/app.yaml');
+    expect(problem!.reason).toMatch(reason);
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * Validates one AppDefinition document: first against the TypeBox schema (with
+ * defaults applied), then the references and rules a schema cannot express.
+ * Every problem names the file, the JSON path and the reason, so that a broken
+ * app can be fixed from the log line alone.
+ */
+import { Value } from '@sinclair/typebox/value';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import path from 'node:path';
+import { AppDefinitionDocument } from './app-definition-schema.js';
+import { compileRoutePattern, RoutePatternError } from '../routing/route-pattern.js';
+
+export interface DefinitionProblem {
+  /** File path relative to the definitions directory. */
+  file: string;
+  /** JSON pointer of the value at fault; `/` for the whole document. */
+  path: string;
+  reason: string;
+}
+
+/** Paths the core answers itself; no app may take them as its prefix. */
+export const RESERVED_PATH_PREFIXES = ['/healthz', '/readyz', '/metrics', '/mcp', '/_uhlp'] as const;
+
+const checkDocument = TypeCompiler.Compile(AppDefinitionDocument);
+
+export type ValidationResult =
+  | { ok: true; document: AppDefinitionDocument }
+  | { ok: false; problems: DefinitionProblem[] };
+
+export interface ValidateOptions {
+  /** The file, relative to the definitions directory, e.g. `apps/shop/app.yaml`. */
+  file: string;
+  /** The app directory name: the appId the file must declare. */
+  appDirName: string;
+  /** Tells whether an app-relative file exists in the revision. */
+  fileExists(appRelativePath: string): boolean;
+}
+
+export function validateAppDefinition(raw: unknown, options: ValidateOptions): ValidationResult {
+  const { file } = options;
+  const document = Value.Default(AppDefinitionDocument, structuredClone(raw));
+  if (!checkDocument.Check(document)) {
+    const problems: DefinitionProblem[] = [];
+    for (const error of checkDocument.Errors(document)) {
+      problems.push({ file, path: error.path || '/', reason: error.message });
+      if (problems.length >= 20) break;
+    }
+    return { ok: false, problems: dedupeByPath(problems) };
+  }
+  const problems = semanticProblems(document, options);
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, document };
+}
+
+function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions): DefinitionProblem[] {
+  const { file } = options;
+  const problems: DefinitionProblem[] = [];
+  const add = (at: string, reason: string): void => void problems.push({ file, path: at, reason });
+  const { spec } = doc;
+
+  if (doc.metadata.name !== options.appDirName) {
+    add('/metadata/name', `must equal the app directory name "${options.appDirName}"`);
+  }
+
+  const prefix = spec.ingress.pathPrefix;
+  if (prefix !== undefined) {
+    if (prefix.length > 1 && prefix.endsWith('/')) add('/spec/ingress/pathPrefix', 'must not end with "/"');
+    const reserved = RESERVED_PATH_PREFIXES.find((r) => prefix === r || prefix.startsWith(`${r}/`));
+    if (reserved) add('/spec/ingress/pathPrefix', `"${reserved}" is reserved for the core`);
+  }
+
+  const pools = new Map<string, number>();
+  spec.pools.forEach((pool, i) => {
+    if (pools.has(pool.name)) add(`/spec/pools/${i}/name`, `duplicate pool name "${pool.name}"`);
+    pools.set(pool.name, i);
+    if (pool.minWarm > pool.maxSize) add(`/spec/pools/${i}/minWarm`, `minWarm ${pool.minWarm} is over maxSize ${pool.maxSize}`);
+  });
+
+  const components = new Set<string>();
+  spec.components.forEach((component, i) => {
+    const at = `/spec/components/${i}`;
+    if (components.has(component.id)) add(`${at}/id`, `duplicate component id "${component.id}"`);
+    components.add(component.id);
+    if (!pools.has(component.pool)) add(`${at}/pool`, `pool "${component.pool}" is not declared in spec.pools`);
+    const handlerKey = { JIT: 'jit', LLM: 'llm', WORKFLOW: 'workflow' }[component.handler] as 'jit' | 'llm' | 'workflow';
+    if (component[handlerKey] === undefined) add(`${at}/${handlerKey}`, `required for handler ${component.handler}`);
+    if (component.handler === 'JIT' && component.jit) {
+      const script = component.jit.script;
+      const normalized = path.posix.normalize(script);
+      if (path.posix.isAbsolute(script) || normalized.startsWith('../') || normalized === '..') {
+        add(`${at}/jit/script`, `"${script}" leaves the app directory`);
+      } else if (!/\.m?js$/.test(script)) {
+        add(`${at}/jit/script`, `"${script}" must be a .js or .mjs ES module`);
+      } else if (!options.fileExists(normalized)) {
+        add(`${at}/jit/script`, `"${script}" does not exist in the app directory`);
+      }
+    }
+  });
+
+  const seenRoutes = new Set<string>();
+  spec.routes.forEach((route, i) => {
+    const at = `/spec/routes/${i}`;
+    if (!components.has(route.component)) add(`${at}/component`, `component "${route.component}" is not declared in spec.components`);
+    if (!route.http) {
+      add(at, 'must declare a trigger (http)');
+      return;
+    }
+    try {
+      compileRoutePattern(route.http.path);
+    } catch (error) {
+      if (error instanceof RoutePatternError) add(`${at}/http/path`, error.message);
+      else throw error;
+    }
+    const key = `${route.http.method} ${route.http.path}`;
+    if (seenRoutes.has(key)) add(`${at}/http`, `duplicate route ${key}`);
+    seenRoutes.add(key);
+  });
+  return problems;
+}
+
+function dedupeByPath(problems: DefinitionProblem[]): DefinitionProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => (seen.has(p.path) ? false : (seen.add(p.path), true)));
+}

@@ -1,0 +1,143 @@
+/**
+ * Runs one component execution in a sandbox: lease from the pool, POST /execute,
+ * check the answer against the contract, release (or destroy) the sandbox. Every
+ * sandbox failure becomes a UhlpError with the status the issue asks for:
+ * 502 broken answer or dead sandbox, 503 no sandbox, 504 past timeoutMs.
+ */
+import { validateExecuteResponse, type ExecuteRequest, type ExecuteResponse } from '../contract/execute-contract.js';
+import { UhlpError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { SandboxTransportError } from '../sandbox/sandbox-client.js';
+import type { SandboxManager } from '../sandbox/sandbox-manager.js';
+import type { Lease, ReleaseOutcome, WarmPool } from '../sandbox/warm-pool.js';
+
+export interface ExecutionTarget {
+  readonly appId: string;
+  readonly poolName: string;
+  readonly timeoutMs: number;
+}
+
+export class ComponentExecutor {
+  constructor(
+    private readonly sandboxes: SandboxManager,
+    private readonly metrics: Metrics,
+    private readonly logger: Logger,
+  ) {}
+
+  async execute(target: ExecutionTarget, request: ExecuteRequest, traceId?: string): Promise<ExecuteResponse> {
+    const pool = this.sandboxes.pool(target.appId, target.poolName);
+    if (!pool) throw new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `pool ${target.appId}/${target.poolName} is not running`);
+    const body = JSON.stringify(request);
+    // A sandbox that died while idle refuses the connection before it saw the
+    // request; that one attempt is retried on a fresh sandbox. A request that may
+    // have reached the script is never sent twice.
+    for (let attempt = 1; ; attempt++) {
+      const lease = await this.acquire(pool, target);
+      try {
+        return await this.call(pool, lease, target, request.requestId, body, traceId);
+      } catch (error) {
+        if (attempt === 1 && error instanceof SandboxTransportError && error.failure === 'connect') continue;
+        throw toUhlpError(error, target);
+      }
+    }
+  }
+
+  private async acquire(pool: WarmPool, target: ExecutionTarget): Promise<Lease> {
+    const started = performance.now();
+    try {
+      const lease = await pool.acquire();
+      this.metrics.sandboxAcquireSeconds
+        .labels(target.appId, target.poolName, lease.hit ? 'hit' : 'miss')
+        .observe((performance.now() - started) / 1000);
+      return lease;
+    } catch (error) {
+      this.metrics.sandboxAcquireSeconds.labels(target.appId, target.poolName, 'error').observe((performance.now() - started) / 1000);
+      throw error;
+    }
+  }
+
+  private async call(
+    pool: WarmPool,
+    lease: Lease,
+    target: ExecutionTarget,
+    requestId: string,
+    body: string,
+    traceId: string | undefined,
+  ): Promise<ExecuteResponse> {
+    const started = performance.now();
+    let outcome: ReleaseOutcome = 'ok';
+    let metricOutcome = 'ok';
+    try {
+      const raw = await lease.sandbox.client.execute(body, requestId, target.timeoutMs, traceId);
+      if (raw.status !== 200) {
+        // The runner refused or failed the request itself (contract 400/429/500/503).
+        metricOutcome = 'error';
+        if (raw.status >= 500) outcome = 'bad-response';
+        throw new UhlpError('UHLP_SANDBOX_ERROR', `the sandbox answered HTTP ${raw.status}`, {
+          sandboxStatus: raw.status,
+          sandboxError: safeRunnerError(raw.body),
+        });
+      }
+      const parsed = parseResponse(raw.body, requestId);
+      if ('violation' in parsed) {
+        outcome = 'bad-response';
+        metricOutcome = 'bad-response';
+        throw new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', `the sandbox answer breaks the /execute contract: ${parsed.violation}`);
+      }
+      return parsed.response;
+    } catch (error) {
+      if (error instanceof SandboxTransportError) {
+        outcome = error.failure === 'timeout' ? 'timeout' : 'crash';
+        metricOutcome = error.failure === 'timeout' ? 'timeout' : 'died';
+        if (error.failure !== 'connect') {
+          this.logger.warn({ app: target.appId, pool: target.poolName, sandbox: lease.sandbox.handle.id, requestId, failure: error.failure }, error.message);
+        }
+      }
+      throw error;
+    } finally {
+      pool.release(lease, outcome);
+      this.metrics.sandboxExecuteSeconds
+        .labels(target.appId, target.poolName, metricOutcome)
+        .observe((performance.now() - started) / 1000);
+    }
+  }
+}
+
+function parseResponse(raw: Buffer, requestId: string): { response: ExecuteResponse } | { violation: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return { violation: 'the body is not JSON' };
+  }
+  const violation = validateExecuteResponse(value);
+  if (violation) return { violation: `${violation.path}: ${violation.message}` };
+  const response = value as ExecuteResponse;
+  if (response.requestId !== requestId) return { violation: `requestId "${response.requestId}" is not "${requestId}"` };
+  return { response };
+}
+
+/** The runner's own error text, bounded, for the client's `details`. */
+function safeRunnerError(raw: Buffer): string | undefined {
+  try {
+    const parsed = JSON.parse(raw.toString('utf8')) as { error?: unknown; details?: unknown };
+    const text = [parsed.error, parsed.details].filter((v) => typeof v === 'string').join(': ');
+    return text.slice(0, 500) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function toUhlpError(error: unknown, target: ExecutionTarget): UhlpError {
+  if (error instanceof UhlpError) return error;
+  if (error instanceof SandboxTransportError) {
+    if (error.failure === 'timeout') {
+      return new UhlpError('UHLP_SANDBOX_TIMEOUT', `the component ran past its timeout of ${target.timeoutMs} ms; the sandbox was destroyed`, {
+        timeoutMs: target.timeoutMs,
+      });
+    }
+    return new UhlpError('UHLP_SANDBOX_DIED', `the sandbox died or dropped the connection (${error.failure})`);
+  }
+  return new UhlpError('UHLP_INTERNAL', 'unexpected failure while executing the component', undefined, { cause: error });
+}

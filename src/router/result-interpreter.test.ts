@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { ExecuteResponse } from '../contract/execute-contract.js';
+import { interpretResult } from './result-interpreter.js';
+
+const rid = 'req-1';
+const json = 'application/json; charset=utf-8';
+
+describe('interpretResult', () => {
+  const cases: Array<[name: string, response: Omit<ExecuteResponse, 'requestId'>, status: number, headers: Record<string, unknown>, body: unknown]> = [
+    ['generic object', { resultType: 'generic', data: { a: 1 } }, 200, { 'content-type': json }, '{"a":1}'],
+    ['generic null', { resultType: 'generic', data: null }, 200, { 'content-type': json }, 'null'],
+    ['generic string', { resultType: 'generic', data: 'x' }, 200, { 'content-type': json }, '"x"'],
+    [
+      'httpResponse text',
+      { resultType: 'httpResponse', data: { statusCode: 201, headers: { Location: '/x', 'X-A': ['1', '2'] }, body: 'made', bodyEncoding: 'utf8' } },
+      201,
+      { location: '/x', 'x-a': ['1', '2'] },
+      'made',
+    ],
+    [
+      'httpResponse drops hop-by-hop and framing headers',
+      { resultType: 'httpResponse', data: { statusCode: 200, headers: { 'Content-Length': '999', Connection: 'close', 'Transfer-Encoding': 'chunked', 'X-Request-ID': 'spoof' }, body: '' } },
+      200,
+      {},
+      '',
+    ],
+    ['httpResponse without body', { resultType: 'httpResponse', data: { statusCode: 204 } }, 204, {}, ''],
+    [
+      'httpResponse base64',
+      { resultType: 'httpResponse', data: { statusCode: 200, body: Buffer.from([0, 255, 1]).toString('base64'), bodyEncoding: 'base64' } },
+      200,
+      {},
+      Buffer.from([0, 255, 1]),
+    ],
+    [
+      'error with its status',
+      { resultType: 'error', data: { code: 'NOPE', message: 'no', status: 409, details: { k: 1 } } },
+      409,
+      { 'content-type': json },
+      JSON.stringify({ code: 'NOPE', message: 'no', requestId: rid, details: { k: 1 } }),
+    ],
+    ['error without status', { resultType: 'error', data: { code: 'X', message: 'm' } }, 422, { 'content-type': json }, JSON.stringify({ code: 'X', message: 'm', requestId: rid })],
+    ['error with a 2xx status', { resultType: 'error', data: { code: 'X', message: 'm', status: 200 } }, 422, { 'content-type': json }, JSON.stringify({ code: 'X', message: 'm', requestId: rid })],
+    ['error with status 600', { resultType: 'error', data: { code: 'X', message: 'm', status: 600 } }, 422, { 'content-type': json }, JSON.stringify({ code: 'X', message: 'm', requestId: rid })],
+    ['error with status 599', { resultType: 'error', data: { code: 'X', message: 'm', status: 599 } }, 599, { 'content-type': json }, JSON.stringify({ code: 'X', message: 'm', requestId: rid })],
+    [
+      'workflowStep',
+      { resultType: 'workflowStep', data: { workflowId: 'w', stepId: 's', status: 'completed' } },
+      200,
+      { 'content-type': json },
+      '{"workflowId":"w","stepId":"s","status":"completed"}',
+    ],
+  ];
+  it.each(cases)('%s', (_name, response, status, headers, body) => {
+    const final = interpretResult({ requestId: rid, ...response }, rid);
+    expect(final.status).toBe(status);
+    expect(final.headers).toEqual(headers);
+    expect(final.body).toEqual(body);
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * Entry point of the jit-runner, the program inside every JIT sandbox (a child
+ * process of the core, or a container). It listens on a Unix socket or a TCP
+ * port and prints one JSON line `{"event":"ready"}` to stdout once it accepts
+ * requests, which is what drivers wait for.
+ *
+ *   node dist/runner/main.js --listen unix:/run/sb.sock|tcp:0.0.0.0:8080 --definitions DIR
+ *                            [--exit-on-stdin-close]
+ */
+import { unlinkSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createRunnerServer } from './runner-server.js';
+
+type ListenTarget = { path: string } | { host: string; port: number };
+
+function parseListen(value: string): ListenTarget {
+  if (value.startsWith('unix:')) return { path: value.slice('unix:'.length) };
+  const tcp = /^tcp:(.+):(\d+)$/.exec(value);
+  if (tcp) return { host: tcp[1]!, port: Number(tcp[2]) };
+  throw new Error(`--listen must be unix:<path> or tcp:<host>:<port>, got "${value}"`);
+}
+
+function main(): void {
+  const { values } = parseArgs({
+    options: {
+      listen: { type: 'string' },
+      definitions: { type: 'string' },
+      'exit-on-stdin-close': { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (!values.listen || !values.definitions) {
+    throw new Error('usage: main.js --listen unix:<path>|tcp:<host>:<port> --definitions <dir> [--exit-on-stdin-close]');
+  }
+  const target = parseListen(values.listen);
+  const runner = createRunnerServer({ definitionsRoot: values.definitions });
+
+  // A script that throws outside its promise chain leaves this process in an unknown
+  // state: answer the request it belongs to, then exit so the pool replaces us.
+  process.on('uncaughtException', (error) => {
+    process.stderr.write(`jit-runner: uncaught exception: ${error instanceof Error ? error.message : String(error)}\n`);
+    runner.failInFlight(error);
+    setTimeout(() => process.exit(70), 20).unref();
+  });
+  process.on('unhandledRejection', (reason) => {
+    process.stderr.write(`jit-runner: unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}\n`);
+    runner.failInFlight(reason);
+  });
+
+  const stop = (): void => {
+    runner.server.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  if (values['exit-on-stdin-close']) {
+    // The parent holds our stdin open; when it dies, the pipe closes and we follow,
+    // so a killed core never leaves runners behind.
+    process.stdin.on('end', stop);
+    process.stdin.on('error', stop);
+    process.stdin.resume();
+  }
+
+  if ('path' in target) {
+    try {
+      unlinkSync(target.path);
+    } catch {
+      // No stale socket: nothing to remove.
+    }
+  }
+  runner.server.listen(target, () => {
+    const address = runner.server.address();
+    process.stdout.write(`${JSON.stringify({ event: 'ready', pid: process.pid, address })}\n`);
+  });
+}
+
+try {
+  main();
+} catch (error) {
+  process.stderr.write(`jit-runner: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(64);
+}

@@ -1,0 +1,85 @@
+/**
+ * Finds and imports component scripts from an immutable definitions revision.
+ * Revisions live at `<root>/<revision>/apps/<appId>/...`; because a revision
+ * directory never changes, Node's module cache is exactly right: a script is
+ * evaluated once per revision, and a new revision is a new URL.
+ */
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const REVISION_PATTERN = /^[0-9a-f]{7,64}$/;
+const APP_ID_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export class ScriptLoadError extends Error {
+  constructor(
+    readonly code: 'UHLP_SCRIPT_NOT_FOUND' | 'UHLP_SCRIPT_LOAD_FAILED' | 'UHLP_FUNCTION_NOT_FOUND' | 'UHLP_EXECUTE_BAD_REQUEST',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ScriptLoadError';
+  }
+}
+
+export type ComponentFunction = (event: unknown, ctx: unknown) => unknown;
+
+export interface ScriptRef {
+  appId: string;
+  revision: string;
+  /** Path relative to the app directory. */
+  script: string;
+  /** Named export; `default` when omitted. */
+  exportName?: string;
+}
+
+export class ScriptLoader {
+  private readonly functions = new Map<string, ComponentFunction>();
+
+  constructor(private readonly root: string) {}
+
+  /** Resolves the script inside its app directory, refusing any path that leaves it. */
+  resolve(ref: ScriptRef): string {
+    if (!REVISION_PATTERN.test(ref.revision)) {
+      throw new ScriptLoadError('UHLP_EXECUTE_BAD_REQUEST', `revision "${ref.revision}" is not a commit id`);
+    }
+    if (!APP_ID_PATTERN.test(ref.appId)) {
+      throw new ScriptLoadError('UHLP_EXECUTE_BAD_REQUEST', `appId "${ref.appId}" is not a valid app id`);
+    }
+    const appDir = path.resolve(this.root, ref.revision, 'apps', ref.appId);
+    const file = path.resolve(appDir, ref.script);
+    if (!file.startsWith(appDir + path.sep)) {
+      throw new ScriptLoadError('UHLP_EXECUTE_BAD_REQUEST', `script "${ref.script}" leaves the app directory`);
+    }
+    if (!/\.m?js$/.test(file)) {
+      throw new ScriptLoadError('UHLP_EXECUTE_BAD_REQUEST', `script "${ref.script}" is not a .js or .mjs ES module`);
+    }
+    return file;
+  }
+
+  async load(ref: ScriptRef): Promise<ComponentFunction> {
+    const file = this.resolve(ref);
+    const exportName = ref.exportName ?? 'default';
+    const key = `${file}#${exportName}`;
+    const cached = this.functions.get(key);
+    if (cached) return cached;
+
+    try {
+      await access(file);
+    } catch {
+      throw new ScriptLoadError('UHLP_SCRIPT_NOT_FOUND', `script "${ref.script}" does not exist in revision ${ref.revision.slice(0, 12)}`);
+    }
+    let module: Record<string, unknown>;
+    try {
+      module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `script "${ref.script}" could not be loaded: ${reason}`);
+    }
+    const fn = module[exportName];
+    if (typeof fn !== 'function') {
+      throw new ScriptLoadError('UHLP_FUNCTION_NOT_FOUND', `script "${ref.script}" has no exported function "${exportName}"`);
+    }
+    this.functions.set(key, fn as ComponentFunction);
+    return fn as ComponentFunction;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * All warm pools of the core, one per (app, pool name), kept in step with the
+ * registry: a new app gets its pools, a changed pool spec gets a new pool (the
+ * old one drains its in-flight requests, then goes), a removed app loses them.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { PoolSpec } from '../definitions/app-definition-schema.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { AppSnapshot } from '../registry/app-snapshot.js';
+import type { SandboxDriver } from './sandbox-driver.js';
+import { WarmPool } from './warm-pool.js';
+
+export interface SandboxManagerOptions {
+  readonly driver: SandboxDriver;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** Root of materialized definitions revisions, mounted read-only into sandboxes. */
+  readonly definitionsRoot: string;
+  /** Identifies this core's sandboxes (the `uhlp.dev/instance` label). */
+  readonly instanceId: string;
+  /** Sandboxes one pool starts at once. @defaultValue 4 */
+  readonly startConcurrency?: number;
+}
+
+export interface PoolReadiness {
+  app: string;
+  pool: string;
+  ready: boolean;
+  minWarm: number;
+  maxSize: number;
+  starting: number;
+  idle: number;
+  busy: number;
+  waiting: number;
+  lastStartError?: string;
+}
+
+export class SandboxManager {
+  private readonly pools = new Map<string, WarmPool>();
+  private readonly retiring = new Set<Promise<void>>();
+
+  constructor(private readonly options: SandboxManagerOptions) {}
+
+  get driverName(): string {
+    return this.options.driver.name;
+  }
+
+  pool(appId: string, poolName: string): WarmPool | undefined {
+    return this.pools.get(key(appId, poolName));
+  }
+
+  /** Brings the pools in line with a registry snapshot. Resolves once new pools have started filling. */
+  async sync(snapshot: AppSnapshot): Promise<void> {
+    const wanted = new Map<string, { appId: string; spec: PoolSpec }>();
+    for (const app of snapshot.apps.values()) {
+      for (const spec of app.pools.values()) wanted.set(key(app.id, spec.name), { appId: app.id, spec });
+    }
+    for (const [k, pool] of this.pools) {
+      const next = wanted.get(k);
+      if (!next || !isDeepStrictEqual(next.spec, pool.pool)) this.retire(k, pool);
+    }
+    const starts: Promise<void>[] = [];
+    for (const [k, { appId, spec }] of wanted) {
+      if (this.pools.has(k)) continue;
+      const pool = new WarmPool({
+        appId,
+        pool: spec,
+        driver: this.options.driver,
+        metrics: this.options.metrics,
+        logger: this.options.logger,
+        startConcurrency: this.options.startConcurrency,
+        sandboxSpec: {
+          appId,
+          pool: spec,
+          definitionsRoot: this.options.definitionsRoot,
+          labels: { 'uhlp.dev/app': appId, 'uhlp.dev/pool': spec.name, 'uhlp.dev/instance': this.options.instanceId },
+        },
+      });
+      this.pools.set(k, pool);
+      starts.push(pool.start());
+    }
+    await Promise.all(starts);
+  }
+
+  /** Resolves when every pool holds its minWarm sandboxes. */
+  async whenReady(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((pool) => pool.whenReady()));
+  }
+
+  readiness(): { ready: boolean; pools: PoolReadiness[] } {
+    const pools = [...this.pools.values()].map((pool): PoolReadiness => ({
+      app: pool.appId,
+      pool: pool.pool.name,
+      ready: pool.ready,
+      minWarm: pool.pool.minWarm,
+      maxSize: pool.pool.maxSize,
+      ...pool.stats(),
+    }));
+    return { ready: pools.every((p) => p.ready), pools };
+  }
+
+  /** Closes every pool. `force` destroys busy sandboxes too instead of waiting for their requests. */
+  async close(options: { force?: boolean } = {}): Promise<void> {
+    const closing = [...this.pools.values()].map((pool) => pool.close(options));
+    this.pools.clear();
+    await Promise.all([...closing, ...this.retiring]);
+    await this.options.driver.close();
+  }
+
+  private retire(k: string, pool: WarmPool): void {
+    this.pools.delete(k);
+    const done = pool.close().finally(() => this.retiring.delete(done));
+    this.retiring.add(done);
+  }
+}
+
+function key(appId: string, poolName: string): string {
+  return `${appId}\u0000${poolName}`;
+}

@@ -1,0 +1,223 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/helpers/wait-for.js';
+import type { PoolSpec } from '../definitions/app-definition-schema.js';
+import { UhlpError } from '../errors.js';
+import { silentLogger } from '../logger.js';
+import { createMetrics } from '../metrics.js';
+import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
+import { WarmPool, type Lease } from './warm-pool.js';
+
+/** A driver whose sandboxes exist only in memory; tests decide when they start and die. */
+class FakeDriver implements SandboxDriver {
+  readonly name = 'fake';
+  created = 0;
+  live = new Map<string, { handle: SandboxHandle; exit(cause: SandboxExitCause): void }>();
+  destroyed: Array<{ id: string; cause: SandboxExitCause }> = [];
+  failStarts = false;
+  /** When set, create() waits for release() before it resolves. */
+  gate: { promise: Promise<void>; release(): void } | undefined;
+  maxLive = 0;
+
+  async create(_spec: SandboxSpec): Promise<SandboxHandle> {
+    this.created += 1;
+    if (this.gate) await this.gate.promise;
+    if (this.failStarts) throw new Error('cannot start');
+    const id = `fake-${this.created}`;
+    let exit!: (cause: SandboxExitCause) => void;
+    const exited = new Promise<SandboxExitCause>((resolve) => (exit = resolve));
+    const handle: SandboxHandle = { id, endpoint: { kind: 'unix', socketPath: `/nonexistent/${id}.sock` }, exited };
+    this.live.set(id, { handle, exit });
+    this.maxLive = Math.max(this.maxLive, this.live.size);
+    return handle;
+  }
+
+  async destroy(handle: SandboxHandle, cause: SandboxExitCause): Promise<void> {
+    const entry = this.live.get(handle.id);
+    if (!entry) return;
+    this.live.delete(handle.id);
+    this.destroyed.push({ id: handle.id, cause });
+    entry.exit(cause);
+  }
+
+  /** Simulates a sandbox dying on its own. */
+  kill(id: string): void {
+    const entry = this.live.get(id);
+    this.live.delete(id);
+    entry?.exit('crash');
+  }
+
+  async close(): Promise<void> {}
+}
+
+function makeGate(): { promise: Promise<void>; release(): void } {
+  let release!: () => void;
+  const promise = new Promise<void>((resolve) => (release = resolve));
+  return { promise, release };
+}
+
+const basePool: PoolSpec = {
+  name: 'node',
+  runner: 'jit',
+  minWarm: 1,
+  maxSize: 4,
+  maxUses: 1000,
+  idleTtlSeconds: 300,
+  maxQueue: 256,
+  acquireTimeoutMs: 2000,
+  limits: { memoryMb: 128, cpus: 0.5, timeoutMs: 3000 },
+};
+
+const pools: WarmPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close({ force: true })));
+});
+
+function makePool(overrides: Partial<PoolSpec> = {}, clock?: { now: number }): { pool: WarmPool; driver: FakeDriver } {
+  const driver = new FakeDriver();
+  const spec = { ...basePool, ...overrides };
+  const pool = new WarmPool({
+    appId: 'shop',
+    pool: spec,
+    driver,
+    sandboxSpec: { appId: 'shop', pool: spec, definitionsRoot: '/defs', labels: {} },
+    metrics: createMetrics({ defaultMetrics: false }),
+    logger: silentLogger(),
+    maintenanceIntervalMs: 5,
+    probeAfterIdleMs: 1e9,
+    now: clock ? () => clock.now : undefined,
+  });
+  pools.push(pool);
+  return { pool, driver };
+}
+
+describe('WarmPool', () => {
+  it('holds minWarm idle sandboxes before the first request', async () => {
+    const { pool, driver } = makePool({ minWarm: 3 });
+    expect(pool.ready).toBe(false);
+    await pool.start();
+    await pool.whenReady();
+    expect(pool.stats()).toMatchObject({ idle: 3, busy: 0, starting: 0 });
+    expect(driver.created).toBe(3);
+    const lease = await pool.acquire();
+    expect(lease.hit).toBe(true);
+  });
+
+  it('never exceeds maxSize and serves queued requests in order as sandboxes free up', async () => {
+    const { pool, driver } = makePool({ minWarm: 0, maxSize: 2 });
+    await pool.start();
+    const order: number[] = [];
+    const leases = await Promise.all([pool.acquire(), pool.acquire()]);
+    const queued = [1, 2, 3].map((n) => pool.acquire().then((lease) => (order.push(n), lease)));
+    await waitFor(() => pool.stats().waiting === 3);
+    expect(driver.maxLive).toBe(2);
+    pool.release(leases[0]!, 'ok');
+    pool.release(leases[1]!, 'ok');
+    const [first, second] = await Promise.all([queued[0]!, queued[1]!]);
+    expect(first.hit).toBe(false);
+    pool.release(first, 'ok');
+    pool.release(second, 'ok');
+    await queued[2];
+    expect(order).toEqual([1, 2, 3]);
+    expect(driver.maxLive).toBe(2);
+  });
+
+  it('fails a request that waited past acquireTimeoutMs with UHLP_POOL_EXHAUSTED', async () => {
+    const { pool } = makePool({ minWarm: 0, maxSize: 1, acquireTimeoutMs: 50 });
+    await pool.start();
+    await pool.acquire();
+    await expect(pool.acquire()).rejects.toMatchObject({ code: 'UHLP_POOL_EXHAUSTED', statusCode: 503 });
+    expect(pool.stats().waiting).toBe(0);
+  });
+
+  it('refuses at once when the wait queue is full', async () => {
+    const { pool } = makePool({ minWarm: 0, maxSize: 1, maxQueue: 1 });
+    await pool.start();
+    await pool.acquire();
+    const waiting = pool.acquire().catch((e: unknown) => e);
+    await expect(pool.acquire()).rejects.toMatchObject({ code: 'UHLP_POOL_QUEUE_FULL' });
+    await pool.close({ force: true });
+    await expect(waiting).resolves.toMatchObject({ code: 'UHLP_SHUTTING_DOWN' });
+  });
+
+  it('recycles a sandbox after maxUses', async () => {
+    const { pool, driver } = makePool({ minWarm: 1, maxSize: 1, maxUses: 2 });
+    await pool.start();
+    await pool.whenReady();
+    for (let i = 0; i < 2; i++) pool.release(await pool.acquire(), 'ok');
+    await waitFor(() => driver.destroyed.length === 1);
+    expect(driver.destroyed[0]).toEqual({ id: 'fake-1', cause: 'recycled' });
+    const lease = await pool.acquire();
+    expect(lease.sandbox.handle.id).toBe('fake-2');
+  });
+
+  it('reaps idle sandboxes past idleTtlSeconds down to minWarm, oldest first', async () => {
+    const clock = { now: 0 };
+    const { pool, driver } = makePool({ minWarm: 1, maxSize: 4, idleTtlSeconds: 10 }, clock);
+    await pool.start();
+    await pool.whenReady();
+    const leases: Lease[] = await Promise.all([pool.acquire(), pool.acquire(), pool.acquire()]);
+    await waitFor(() => pool.stats().idle === 1 && pool.stats().starting === 0);
+    for (const lease of leases) pool.release(lease, 'ok');
+    expect(pool.stats().idle).toBe(4);
+    clock.now = 9_000;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(pool.stats().idle).toBe(4);
+    clock.now = 10_001;
+    await waitFor(() => pool.stats().idle === 1, { what: 'reap to minWarm' });
+    expect(driver.destroyed.every((d) => d.cause === 'idle')).toBe(true);
+    expect(driver.destroyed).toHaveLength(3);
+  });
+
+  it('replaces a sandbox that dies while idle', async () => {
+    const { pool, driver } = makePool({ minWarm: 2 });
+    await pool.start();
+    await pool.whenReady();
+    driver.kill('fake-1');
+    await waitFor(() => driver.created === 3 && pool.stats().idle === 2, { what: 'replacement' });
+    const ids = [(await pool.acquire()).sandbox.handle.id, (await pool.acquire()).sandbox.handle.id];
+    expect(ids).not.toContain('fake-1');
+  });
+
+  it('destroys a sandbox released as broken and starts a fresh one', async () => {
+    const { pool, driver } = makePool({ minWarm: 1, maxSize: 1 });
+    await pool.start();
+    await pool.whenReady();
+    const lease = await pool.acquire();
+    pool.release(lease, 'timeout');
+    await waitFor(() => driver.destroyed.length === 1);
+    expect(driver.destroyed[0]!.cause).toBe('timeout');
+    expect((await pool.acquire()).sandbox.handle.id).toBe('fake-2');
+  });
+
+  it('a waiter gets the sandbox that is being started for it (a miss)', async () => {
+    const { pool, driver } = makePool({ minWarm: 0, maxSize: 2 });
+    driver.gate = makeGate();
+    await pool.start();
+    const pending = pool.acquire();
+    await waitFor(() => pool.stats().starting === 1);
+    driver.gate.release();
+    const lease = await pending;
+    expect(lease.hit).toBe(false);
+  });
+
+  it('fails waiters with UHLP_SANDBOX_UNAVAILABLE when no sandbox can start', async () => {
+    const { pool, driver } = makePool({ minWarm: 0 });
+    driver.failStarts = true;
+    await pool.start();
+    const error = await pool.acquire().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UhlpError);
+    expect(error).toMatchObject({ code: 'UHLP_SANDBOX_UNAVAILABLE', statusCode: 503 });
+    expect(pool.stats().lastStartError).toBe('cannot start');
+  });
+
+  it('close() destroys everything and refuses new requests', async () => {
+    const { pool, driver } = makePool({ minWarm: 2 });
+    await pool.start();
+    await pool.whenReady();
+    const lease = await pool.acquire();
+    await pool.close({ force: true });
+    expect(driver.live.size).toBe(0);
+    pool.release(lease, 'ok');
+    await expect(pool.acquire()).rejects.toMatchObject({ code: 'UHLP_SHUTTING_DOWN' });
+  });
+});

@@ -1,0 +1,390 @@
+/**
+ * One pool of sandboxes for one (app, pool name): keeps `minWarm` ready, never
+ * holds more than `maxSize` (starting and busy included), queues at most
+ * `maxQueue` requests for at most `acquireTimeoutMs`, recycles a sandbox after
+ * `maxUses`, reaps idle ones past `idleTtlSeconds` down to `minWarm`, and
+ * replaces any that die or fail a health probe. The driver only starts and
+ * stops single sandboxes; every counting decision is made here.
+ */
+import type { PoolSpec } from '../definitions/app-definition-schema.js';
+import { UhlpError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { Gauge } from 'prom-client';
+import { SandboxClient } from './sandbox-client.js';
+import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
+
+export interface PooledSandbox {
+  readonly handle: SandboxHandle;
+  readonly client: SandboxClient;
+  uses: number;
+  idleSince: number;
+  /** Last health probe (or last use), for probing long-idle sandboxes. */
+  checkedAt: number;
+  /** Set once the driver reported the sandbox gone, or the pool decided to destroy it. */
+  gone: boolean;
+}
+
+export interface Lease {
+  readonly sandbox: PooledSandbox;
+  /** True when an idle sandbox was ready at once. */
+  readonly hit: boolean;
+}
+
+/** How the use of a leased sandbox ended; anything but `ok` destroys it. */
+export type ReleaseOutcome = 'ok' | SandboxExitCause;
+
+export interface WarmPoolOptions {
+  readonly appId: string;
+  readonly pool: PoolSpec;
+  readonly driver: SandboxDriver;
+  readonly sandboxSpec: SandboxSpec;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** Sandboxes started at once. @defaultValue 4 */
+  readonly startConcurrency?: number;
+  /** How often idle sandboxes are reaped and probed, ms. @defaultValue 1000 */
+  readonly maintenanceIntervalMs?: number;
+  /** Idle sandboxes are probed when idle for longer than this, ms. @defaultValue 10000 */
+  readonly probeAfterIdleMs?: number;
+  /** Clock, for tests. @defaultValue Date.now */
+  readonly now?: () => number;
+}
+
+interface Waiter {
+  resolve(lease: Lease): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+  enqueuedAt: number;
+}
+
+const MAX_START_BACKOFF_MS = 5_000;
+
+type GaugeChild = ReturnType<Gauge['labels']>;
+
+export class WarmPool {
+  readonly appId: string;
+  readonly pool: PoolSpec;
+  private readonly driver: SandboxDriver;
+  private readonly options: WarmPoolOptions;
+  private readonly now: () => number;
+  private readonly idle: PooledSandbox[] = [];
+  private readonly busy = new Set<PooledSandbox>();
+  private readonly waiters: Waiter[] = [];
+  private readonly destroying = new Set<Promise<void>>();
+  private starting = 0;
+  private startFailures = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private maintenanceTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private warmedUp = false;
+  private readonly readyWaiters: Array<() => void> = [];
+  private lastStartError: string | undefined;
+  private gauges: { starting: GaugeChild; idle: GaugeChild; busy: GaugeChild; waiting: GaugeChild } | undefined;
+
+  constructor(options: WarmPoolOptions) {
+    this.options = options;
+    this.appId = options.appId;
+    this.pool = options.pool;
+    this.driver = options.driver;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Adopts sandboxes the driver still knows of, then fills to minWarm. */
+  async start(): Promise<void> {
+    if (this.driver.adopt) {
+      const adopted = await this.driver.adopt(this.appId, this.pool.name).catch((error: Error) => {
+        this.options.logger.warn({ app: this.appId, pool: this.pool.name, err: error.message }, 'sandbox adoption failed');
+        return [];
+      });
+      for (const handle of adopted.slice(0, this.pool.maxSize)) this.offer(this.track(handle));
+      for (const extra of adopted.slice(this.pool.maxSize)) void this.driver.destroy(extra, 'shutdown');
+    }
+    const interval = this.options.maintenanceIntervalMs ?? 1000;
+    this.maintenanceTimer = setInterval(() => this.maintain(), interval);
+    this.maintenanceTimer.unref();
+    this.refill();
+    this.checkWarm();
+  }
+
+  /** True once the pool has held minWarm ready sandboxes. */
+  get ready(): boolean {
+    return this.warmedUp;
+  }
+
+  whenReady(): Promise<void> {
+    if (this.warmedUp) return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  stats(): { starting: number; idle: number; busy: number; waiting: number; lastStartError?: string } {
+    const stats: { starting: number; idle: number; busy: number; waiting: number; lastStartError?: string } = {
+      starting: this.starting,
+      idle: this.idle.length,
+      busy: this.busy.size,
+      waiting: this.waiters.length,
+    };
+    if (this.lastStartError) stats.lastStartError = this.lastStartError;
+    return stats;
+  }
+
+  private get total(): number {
+    return this.idle.length + this.busy.size + this.starting;
+  }
+
+  acquire(): Promise<Lease> {
+    if (this.closed) return Promise.reject(new UhlpError('UHLP_SHUTTING_DOWN', `pool ${this.label} is closed`));
+    while (this.idle.length > 0) {
+      const sandbox = this.idle.pop()!;
+      if (sandbox.gone) continue;
+      this.busy.add(sandbox);
+      this.refill();
+      return Promise.resolve({ sandbox, hit: true });
+    }
+    if (this.waiters.length >= this.pool.maxQueue) {
+      return Promise.reject(
+        new UhlpError('UHLP_POOL_QUEUE_FULL', `pool ${this.label} has ${this.waiters.length} requests waiting, its maxQueue`, {
+          pool: this.pool.name,
+          maxQueue: this.pool.maxQueue,
+        }),
+      );
+    }
+    return new Promise<Lease>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        enqueuedAt: this.now(),
+        timer: setTimeout(() => {
+          this.removeWaiter(waiter);
+          reject(
+            new UhlpError('UHLP_POOL_EXHAUSTED', `no sandbox of pool ${this.label} became free within ${this.pool.acquireTimeoutMs} ms`, {
+              pool: this.pool.name,
+              maxSize: this.pool.maxSize,
+            }),
+          );
+        }, this.pool.acquireTimeoutMs),
+      };
+      this.waiters.push(waiter);
+      this.refill();
+    });
+  }
+
+  release(lease: Lease, outcome: ReleaseOutcome): void {
+    const { sandbox } = lease;
+    if (!this.busy.delete(sandbox)) return;
+    sandbox.uses += 1;
+    if (outcome !== 'ok') this.destroy(sandbox, outcome);
+    else if (sandbox.gone) this.refill();
+    else if (sandbox.uses >= this.pool.maxUses) this.destroy(sandbox, 'recycled');
+    else if (this.closed) this.destroy(sandbox, 'shutdown');
+    else this.offer(sandbox);
+  }
+
+  /**
+   * Stops taking requests, fails waiters and destroys idle sandboxes. Busy ones are
+   * destroyed when their request releases them, or at once with `force`.
+   */
+  async close(options: { force?: boolean } = {}): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      clearInterval(this.maintenanceTimer);
+      clearTimeout(this.retryTimer);
+      for (const waiter of this.waiters.splice(0)) {
+        clearTimeout(waiter.timer);
+        waiter.reject(new UhlpError('UHLP_SHUTTING_DOWN', `pool ${this.label} is closing`));
+      }
+      for (const sandbox of this.idle.splice(0)) this.destroy(sandbox, 'shutdown');
+    }
+    if (options.force) for (const sandbox of [...this.busy]) this.destroy(sandbox, 'shutdown');
+    while (this.busy.size > 0 && !options.force) await new Promise((r) => setTimeout(r, 20));
+    // Sandboxes still starting are destroyed as they arrive (see startOne).
+    while (this.destroying.size > 0 || this.starting > 0) {
+      await Promise.race([...this.destroying, new Promise((r) => setTimeout(r, 20))]);
+    }
+    this.updateGauges();
+  }
+
+  private get label(): string {
+    return `${this.appId}/${this.pool.name}`;
+  }
+
+  private track(handle: SandboxHandle): PooledSandbox {
+    const sandbox: PooledSandbox = {
+      handle,
+      client: new SandboxClient(handle.endpoint),
+      uses: 0,
+      idleSince: this.now(),
+      checkedAt: this.now(),
+      gone: false,
+    };
+    void handle.exited.then((cause) => this.onExited(sandbox, cause));
+    return sandbox;
+  }
+
+  /** Hands a ready sandbox to the oldest waiter, or parks it idle. */
+  private offer(sandbox: PooledSandbox): void {
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      clearTimeout(waiter.timer);
+      this.busy.add(sandbox);
+      waiter.resolve({ sandbox, hit: false });
+    } else {
+      sandbox.idleSince = sandbox.checkedAt = this.now();
+      this.idle.push(sandbox);
+    }
+    this.updateGauges();
+    this.checkWarm();
+  }
+
+  private removeWaiter(waiter: Waiter): void {
+    const index = this.waiters.indexOf(waiter);
+    if (index !== -1) this.waiters.splice(index, 1);
+    this.updateGauges();
+  }
+
+  /**
+   * Starts sandboxes until minWarm idle spares are ready or coming and every waiter
+   * has one coming, within maxSize and the start concurrency.
+   */
+  private refill(): void {
+    if (this.closed || this.retryTimer) {
+      this.updateGauges();
+      return;
+    }
+    const concurrency = this.options.startConcurrency ?? 4;
+    const wanted = this.pool.minWarm + this.waiters.length - this.idle.length - this.starting;
+    let toStart = Math.min(wanted, this.pool.maxSize - this.total, concurrency - this.starting);
+    while (toStart-- > 0) void this.startOne();
+    this.updateGauges();
+  }
+
+  private async startOne(): Promise<void> {
+    this.starting += 1;
+    const started = performance.now();
+    let handle: SandboxHandle;
+    try {
+      handle = await this.driver.create(this.options.sandboxSpec);
+    } catch (error) {
+      this.starting -= 1;
+      this.onStartFailed(error);
+      return;
+    }
+    this.starting -= 1;
+    this.startFailures = 0;
+    this.lastStartError = undefined;
+    this.options.metrics.sandboxStartSeconds
+      .labels(this.appId, this.pool.name, this.driver.name)
+      .observe((performance.now() - started) / 1000);
+    const sandbox = this.track(handle);
+    if (this.closed) {
+      this.destroy(sandbox, 'shutdown');
+      return;
+    }
+    this.offer(sandbox);
+    this.refill();
+  }
+
+  private onStartFailed(error: unknown): void {
+    this.startFailures += 1;
+    this.lastStartError = error instanceof Error ? error.message : String(error);
+    this.options.metrics.sandboxDestroyed.labels(this.appId, this.pool.name, 'start-failed').inc();
+    this.options.logger.error({ app: this.appId, pool: this.pool.name, err: this.lastStartError }, 'sandbox failed to start');
+    if (this.closed) return;
+    // Nothing else can serve the waiters: fail them now rather than at their deadline.
+    if (this.total === 0) {
+      for (const waiter of this.waiters.splice(0)) {
+        clearTimeout(waiter.timer);
+        waiter.reject(new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `no sandbox could be started for pool ${this.label}: ${this.lastStartError}`));
+      }
+    }
+    const delay = Math.min(MAX_START_BACKOFF_MS, 100 * 2 ** (this.startFailures - 1));
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.refill();
+    }, delay);
+    this.retryTimer.unref();
+    this.updateGauges();
+  }
+
+  private destroy(sandbox: PooledSandbox, cause: SandboxExitCause): void {
+    const alreadyGone = sandbox.gone;
+    sandbox.gone = true;
+    this.removeIdle(sandbox);
+    this.busy.delete(sandbox);
+    sandbox.client.close();
+    if (!alreadyGone) {
+      this.options.metrics.sandboxDestroyed.labels(this.appId, this.pool.name, cause).inc();
+      const level = cause === 'recycled' || cause === 'idle' || cause === 'shutdown' ? 'debug' : 'warn';
+      this.options.logger[level]({ app: this.appId, pool: this.pool.name, sandbox: sandbox.handle.id, cause }, 'sandbox destroyed');
+    }
+    const done = this.driver
+      .destroy(sandbox.handle, cause)
+      .catch((error: Error) => this.options.logger.error({ sandbox: sandbox.handle.id, err: error.message }, 'sandbox destroy failed'))
+      .finally(() => this.destroying.delete(done));
+    this.destroying.add(done);
+    this.refill();
+  }
+
+  private onExited(sandbox: PooledSandbox, cause: SandboxExitCause): void {
+    if (sandbox.gone) return;
+    sandbox.gone = true;
+    this.options.metrics.sandboxDestroyed.labels(this.appId, this.pool.name, cause).inc();
+    this.options.logger.warn({ app: this.appId, pool: this.pool.name, sandbox: sandbox.handle.id, cause }, 'sandbox exited');
+    sandbox.client.close();
+    // A busy sandbox stays leased: its request sees the dropped connection and releases it.
+    if (this.removeIdle(sandbox)) void this.driver.destroy(sandbox.handle, cause).catch(() => undefined);
+    this.refill();
+  }
+
+  private removeIdle(sandbox: PooledSandbox): boolean {
+    const index = this.idle.indexOf(sandbox);
+    if (index === -1) return false;
+    this.idle.splice(index, 1);
+    return true;
+  }
+
+  /** Reaps idle sandboxes past their TTL (oldest first, down to minWarm) and probes long-idle ones. */
+  private maintain(): void {
+    if (this.closed) return;
+    const now = this.now();
+    const ttlMs = this.pool.idleTtlSeconds * 1000;
+    // idle is a stack: index 0 has been idle longest.
+    while (this.idle.length > this.pool.minWarm && now - this.idle[0]!.idleSince >= ttlMs) {
+      this.destroy(this.idle[0]!, 'idle');
+    }
+    const probeAfter = this.options.probeAfterIdleMs ?? 10_000;
+    for (const sandbox of this.idle) {
+      if (now - sandbox.checkedAt < probeAfter) continue;
+      sandbox.checkedAt = now;
+      void sandbox.client.probe(2_000).then((healthy) => {
+        if (!healthy && !sandbox.gone && this.idle.includes(sandbox)) this.destroy(sandbox, 'unhealthy');
+      });
+    }
+    this.refill();
+  }
+
+  private checkWarm(): void {
+    if (this.warmedUp || this.idle.length < Math.min(this.pool.minWarm, this.pool.maxSize)) return;
+    this.warmedUp = true;
+    for (const resolve of this.readyWaiters.splice(0)) resolve();
+  }
+
+  private updateGauges(): void {
+    const gauges = (this.gauges ??= this.createGauges());
+    gauges.starting.set(this.starting);
+    gauges.idle.set(this.idle.length);
+    gauges.busy.set(this.busy.size);
+    gauges.waiting.set(this.waiters.length);
+  }
+
+  /** Label children are resolved once: this runs on every acquire and release. */
+  private createGauges(): NonNullable<WarmPool['gauges']> {
+    const { poolSandboxes, poolWaiting } = this.options.metrics;
+    return {
+      starting: poolSandboxes.labels(this.appId, this.pool.name, 'starting'),
+      idle: poolSandboxes.labels(this.appId, this.pool.name, 'idle'),
+      busy: poolSandboxes.labels(this.appId, this.pool.name, 'busy'),
+      waiting: poolWaiting.labels(this.appId, this.pool.name),
+    };
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The whole request path through `uhlp dev`, over real HTTP, with real runner
+ * child processes: every result type, every bad input the core must survive,
+ * and a clean stop that leaves no sandbox behind.
+ */
+import http from 'node:http';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from './helpers/wait-for.js';
+import { copyFixture, isAlive, startUhlpDev, type UhlpProcess } from './helpers/uhlp-process.js';
+
+let core: UhlpProcess;
+const runnerPids = new Set<number>();
+
+beforeAll(async () => {
+  core = await startUhlpDev(copyFixture('journey'));
+});
+
+afterAll(async () => {
+  await core?.stop();
+});
+
+async function get(path: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; text: string; json: any }> {
+  const response = await fetch(`${core.url}${path}`, init);
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+describe('uhlp dev end to end', () => {
+  it('is ready with every pool warm, and reports the invalid app with file, JSON path and reason', async () => {
+    const ready = await get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.json.apps.sort()).toEqual(['journey', 'other']);
+    expect(ready.json.definitionProblems).toContainEqual(
+      expect.objectContaining({ file: 'apps/broken/app.yaml', path: '/spec/pools/0/maxSize' }),
+    );
+    expect(core.stderr()).toContain('apps/broken/app.yaml');
+    expect((await get('/other/hello')).json).toEqual({ hello: 'world' });
+  });
+
+  it('passes httpDetails exactly: decoded path parameters, query, headers, path with query', async () => {
+    const { status, json } = await get('/j/echo/a%20b%2Fc?x=1&x=2&y=z%20z', { headers: { 'X-Custom': 'yes' } });
+    expect(status).toBe(200);
+    const details = json.event.httpDetails;
+    expect(json.event.source).toBe('http');
+    expect(details).toMatchObject({
+      method: 'GET',
+      path: '/echo/a%20b%2Fc?x=1&x=2&y=z%20z',
+      routePattern: '/echo/:p',
+      pathParameters: { p: 'a b/c' },
+      queryParameters: { x: ['1', '2'], y: 'z z' },
+      body: '',
+      bodyEncoding: 'utf8',
+    });
+    expect(details.headers['x-custom']).toBe('yes');
+    expect(json).toMatchObject({ appId: 'journey', componentId: 'echo', configuration: { greeting: 'Hi' } });
+    runnerPids.add(json.pid);
+  });
+
+  it('sends a body that is not UTF-8 as base64, and UTF-8 as text', async () => {
+    const bytes = Buffer.from([0xff, 0x00, 0xc3, 0x28]);
+    const binary = await get('/j/echo/b', { method: 'POST', body: bytes, headers: { 'content-type': 'application/octet-stream' } });
+    expect(binary.json.event.httpDetails.bodyEncoding).toBe('base64');
+    expect(Buffer.from(binary.json.event.httpDetails.body, 'base64')).toEqual(bytes);
+    const text = await get('/j/echo/t', { method: 'POST', body: 'héllo', headers: { 'content-type': 'text/plain' } });
+    expect(text.json.event.httpDetails).toMatchObject({ body: 'héllo', bodyEncoding: 'utf8' });
+  });
+
+  it('routes by Host on the full path', async () => {
+    // fetch() may not set Host; node:http may.
+    const { port, hostname } = new URL(core.url);
+    const body = await new Promise<string>((resolve, reject) => {
+      http
+        .get({ host: hostname, port, path: '/echo/h', headers: { Host: 'journey.test:8080' } }, (res) => {
+          let data = '';
+          res.on('data', (c) => (data += c));
+          res.on('end', () => (res.statusCode === 200 ? resolve(data) : reject(new Error(`${res.statusCode} ${data}`))));
+        })
+        .on('error', reject);
+    });
+    expect(JSON.parse(body).event.httpDetails.path).toBe('/echo/h');
+  });
+
+  it('proxies httpResponse exactly, including binary bodies', async () => {
+    const greet = await get('/j/greet/ada');
+    expect(greet.status).toBe(201);
+    expect(greet.headers.get('x-greeting')).toBe('Hi');
+    expect(greet.text).toBe('Hi ada');
+    const response = await fetch(`${core.url}/j/binary`);
+    expect(response.headers.get('content-type')).toBe('application/octet-stream');
+    expect(Buffer.from(await response.arrayBuffer())).toEqual(Buffer.from([0, 1, 254, 255]));
+  });
+
+  it('echoes X-Request-ID, and generates one when absent, on errors too', async () => {
+    const given = await get('/j/greet/x', { headers: { 'X-Request-ID': 'trace-me-123' } });
+    expect(given.headers.get('x-request-id')).toBe('trace-me-123');
+    const generated = await get('/nowhere');
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(generated.json.requestId).toBe(generated.headers.get('x-request-id'));
+  });
+
+  it('answers 404 for an unknown app and an unknown route', async () => {
+    const app = await get('/nowhere/x');
+    expect(app.status).toBe(404);
+    expect(app.json.code).toBe('UHLP_APP_NOT_FOUND');
+    const route = await get('/j/nothing-here');
+    expect(route.status).toBe(404);
+    expect(route.json).toMatchObject({ code: 'UHLP_ROUTE_NOT_FOUND' });
+    expect(route.json.requestId).toBeTruthy();
+  });
+
+  it('answers 413 from the Content-Length alone, before any body byte is sent', async () => {
+    const { port, hostname } = new URL(core.url);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), hostname, () => {
+        socket.write(`POST /j/echo/big HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`);
+      });
+      let data = '';
+      socket.on('data', (c) => {
+        data += c.toString();
+        if (data.includes('}')) {
+          socket.destroy();
+          resolve(data);
+        }
+      });
+      socket.on('error', reject);
+      setTimeout(() => reject(new Error(`no answer; got ${data}`)), 5000);
+    });
+    expect(reply).toMatch(/^HTTP\/1.1 413/);
+    expect(reply).toContain('"code":"UHLP_BODY_TOO_LARGE"');
+    expect(reply).toMatch(/x-request-id: \S+/i);
+  });
+
+  it('maps a script exception to 500 without a stack trace, and an app error to its status', async () => {
+    const failed = await get('/j/fail');
+    expect(failed.status).toBe(500);
+    expect(failed.json).toMatchObject({ code: 'UHLP_SCRIPT_EXCEPTION', message: 'the script broke' });
+    expect(failed.text).not.toMatch(/\bat .*:\d+:\d+/);
+    const refused = await get('/j/refuse');
+    expect(refused.status).toBe(409);
+    expect(refused.json).toMatchObject({ code: 'CONFLICT', message: 'already exists', details: { id: 7 } });
+  });
+
+  it('answers 501 for a handler this core does not run yet', async () => {
+    const { status, json } = await get('/j/think');
+    expect(status).toBe(501);
+    expect(json.code).toBe('UHLP_HANDLER_NOT_SUPPORTED');
+  });
+
+  it('answers 504 for a script that never resolves, destroys that sandbox, and keeps serving', async () => {
+    const before = (await get('/j/pid')).json.pid;
+    const started = Date.now();
+    const { status, json } = await get('/j/hang');
+    expect(status).toBe(504);
+    expect(json.code).toBe('UHLP_SANDBOX_TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(3000);
+    await waitFor(async () => (await get('/j/pid')).status === 200);
+    const pids = new Set<number>();
+    for (let i = 0; i < 4; i++) pids.add((await get('/j/pid')).json.pid);
+    for (const pid of pids) runnerPids.add(pid);
+    runnerPids.add(before);
+  });
+
+  it('answers 502 for a script that exits its process, and replaces the sandbox', async () => {
+    const { status, json } = await get('/j/exit');
+    expect(status).toBe(502);
+    expect(json.code).toBe('UHLP_SANDBOX_DIED');
+    await waitFor(async () => (await get('/j/pid')).status === 200, { what: 'fragile pool serving again' });
+  });
+
+  it('serves 30 concurrent requests on a pool of at most 4, never running more than 4 at once', async () => {
+    const results = await Promise.all(Array.from({ length: 30 }, () => get('/j/slow')));
+    expect(results.map((r) => r.status)).toEqual(Array(30).fill(200));
+    const events = results.flatMap((r) => [
+      { t: r.json.start, d: 1 },
+      { t: r.json.end, d: -1 },
+    ]);
+    events.sort((a, b) => a.t - b.t || a.d - b.d);
+    let running = 0;
+    let peak = 0;
+    for (const e of events) peak = Math.max(peak, (running += e.d));
+    expect(peak).toBeLessThanOrEqual(4);
+    expect(peak).toBeGreaterThan(1);
+    for (const r of results) runnerPids.add(r.json.pid);
+  });
+
+  it('exports request, routing, sandbox and pool metrics', async () => {
+    const { text } = await get('/metrics');
+    expect(text).toMatch(/uhlp_http_requests_total\{app="journey",route="\/echo\/:p",status="200"\} \d+/);
+    expect(text).toMatch(/uhlp_routing_duration_seconds_bucket\{le="[^"]+",app="journey"\}/);
+    expect(text).toMatch(/uhlp_sandbox_execute_duration_seconds_count\{app="journey",pool="fragile",outcome="timeout"\} 1/);
+    expect(text).toMatch(/uhlp_pool_sandboxes\{app="journey",pool="main",state="idle"\} \d+/);
+    expect(text).toMatch(/uhlp_sandbox_destroyed_total\{app="journey",pool="fragile",cause="timeout"\} 1/);
+  });
+
+  it('stops cleanly on SIGTERM and leaves no runner process behind', async () => {
+    expect(runnerPids.size).toBeGreaterThan(0);
+    const code = await core.stop('SIGTERM');
+    expect(code).toBe(0);
+    for (const pid of runnerPids) expect(isAlive(pid), `runner ${pid}`).toBe(false);
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * Runs the real `uhlp` CLI (bin/uhlp.js over the built dist/) as a child process,
+ * the way a user does, and waits for what it prints.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const UHLP_BIN = path.join(REPO_ROOT, 'bin', 'uhlp.js');
+
+export interface UhlpProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  stdout(): string;
+  stderr(): string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Copies a fixture tree into a fresh temp directory (so `git init` happens there). */
+export function copyFixture(name: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `uhlp-${name}-`));
+  cpSync(path.join(REPO_ROOT, 'test', 'fixtures', name), dir, { recursive: true });
+  return dir;
+}
+
+export async function startUhlpDev(definitionsDir: string, extraArgs: string[] = [], timeoutMs = 30_000): Promise<UhlpProcess> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-'));
+  const child = spawn(process.execPath, [UHLP_BIN, 'dev', definitionsDir, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, UHLP_LOG_LEVEL: process.env.UHLP_LOG_LEVEL ?? 'warn' },
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`uhlp dev printed no URL within ${timeoutMs} ms; stderr:\n${err}`)), timeoutMs);
+    const onData = (): void => {
+      const match = /ready at (http:\/\/\S+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`uhlp dev exited with ${code} before it was ready; stderr:\n${err}`));
+    });
+  });
+
+  return {
+    child,
+    url,
+    stdout: () => out,
+    stderr: () => err,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** True while a process with this pid exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
