@@ -30,6 +30,12 @@ export interface SandboxSpec {
   readonly definitionsRoot: string;
   /** Labels a driver attaches where it can (container labels, pod labels). */
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The sandbox needs the network (its app's capabilities call out). Drivers that
+   * isolate give it one then, and none otherwise; the runner is then reached on a
+   * loopback port instead of a Unix socket. @defaultValue false
+   */
+  readonly network?: boolean;
 }
 
 export interface SandboxHandle {
