@@ -9,7 +9,7 @@
  * restarted core adopts its containers instead of starting new ones.
  */
 import { randomBytes, createHash } from 'node:crypto';
-import { chown, mkdir, rm } from 'node:fs/promises';
+import { chown, mkdir, rm, rmdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
@@ -185,7 +185,7 @@ export class DockerDriver implements SandboxDriver {
   async close(): Promise<void> {
     await Promise.all([...this.live.values()].map((handle) => this.destroy(handle, 'shutdown')));
     // Only removes the root when it is empty: another driver of the same instance may share it.
-    await rm(this.socketRoot, { recursive: false }).catch(() => undefined);
+    await rmdir(this.socketRoot).catch(() => undefined);
   }
 
   private containerConfig(spec: SandboxSpec, id: string, socketDir: string | undefined): Docker.ContainerCreateOptions {
