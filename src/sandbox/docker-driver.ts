@@ -332,6 +332,9 @@ export async function removeInstanceContainers(instanceId: string, docker: Docke
       if (socketDir) await rm(socketDir, { recursive: true, force: true });
     }),
   );
+  // The socket roots too, once empty (a root another driver still uses is not).
+  const roots = new Set(found.map((info) => info.Labels[LABEL_SOCKET_DIR]).filter(Boolean).map((dir) => path.dirname(dir!)));
+  await Promise.all([...roots].map((root) => rmdir(root).catch(() => undefined)));
   return found.length;
 }
 

@@ -200,7 +200,9 @@ describe('docker driver adoption', () => {
     // A clean stop: the driver removes what it holds, the instance sweep the rest.
     await after.close();
     expect((await containersOf(instanceId)).map((c) => c.Id)).toEqual([other.id]);
+    const socketDir = (await docker.getContainer(other.id).inspect()).Config.Labels['uhlp.dev/socket-dir']!;
     expect(await removeInstanceContainers(instanceId, docker)).toBe(1);
     expect(await containersOf(instanceId)).toEqual([]);
+    expect(existsSync(path.dirname(socketDir))).toBe(false);
   });
 });
