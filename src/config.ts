@@ -26,6 +26,10 @@ export interface CoreConfig {
   readonly logLevel: LogLevel;
   /** Identifies this core's sandboxes. @defaultValue `dev` (`UHLP_INSTANCE_ID`) */
   readonly instanceId: string;
+  /** Dev mode (`uhlp dev`) enables developer conveniences such as minting MCP tokens from the CLI. */
+  readonly devMode: boolean;
+  /** The endpoint spine's Unix socket. @defaultValue `<dataDir>/core.sock` (`UHLP_SPINE_SOCKET`) */
+  readonly spineSocket: string;
 }
 
 export interface ConfigFlags {
@@ -55,7 +59,12 @@ function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[
 }
 
 /** Flags win over environment variables; both are validated the same way. */
-export function loadConfig(definitionsDir: string | undefined, flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): CoreConfig {
+export function loadConfig(
+  definitionsDir: string | undefined,
+  flags: ConfigFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  mode: { devMode: boolean } = { devMode: true },
+): CoreConfig {
   if (!definitionsDir) throw new UhlpError('UHLP_CONFIG_INVALID', 'a definitions directory is required', { name: 'definitions-dir' });
   const pick = (flag: keyof ConfigFlags, variable: string): { name: string; raw: string } | undefined => {
     if (flags[flag] !== undefined) return { name: `--${flag}`, raw: flags[flag]! };
@@ -71,15 +80,21 @@ export function loadConfig(definitionsDir: string | undefined, flags: ConfigFlag
   const instanceId = env.UHLP_INSTANCE_ID ?? 'dev';
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(instanceId)) invalid('UHLP_INSTANCE_ID', 'a DNS label', instanceId);
   if (host && host.raw.trim() === '') invalid(host.name, 'a host name or address', host.raw);
+  const resolvedDataDir = path.resolve(dataDir?.raw ?? '.uhlp');
+  const spineSocket = path.resolve(env.UHLP_SPINE_SOCKET || path.join(resolvedDataDir, 'core.sock'));
+  // Unix socket paths are limited to 107 bytes.
+  if (Buffer.byteLength(spineSocket) > 107) invalid('UHLP_SPINE_SOCKET', 'a socket path of at most 107 bytes (set it or use a shorter --data-dir)', spineSocket);
 
   return Object.freeze({
     definitionsDir: path.resolve(definitionsDir),
     host: host?.raw ?? '127.0.0.1',
     port: port ? integer(port.name, port.raw, 0, 65535) : 8080,
-    dataDir: path.resolve(dataDir?.raw ?? '.uhlp'),
+    dataDir: resolvedDataDir,
     driver: driver ? oneOf(driver.name, driver.raw, DRIVERS) : 'process',
     bodyLimitBytes: bodyLimit ? integer(bodyLimit.name, bodyLimit.raw, 1, 1024 * 1024 * 1024) : 1024 * 1024,
     logLevel: logLevel ? oneOf(logLevel.name, logLevel.raw, LOG_LEVELS) : 'info',
     instanceId,
+    devMode: mode.devMode,
+    spineSocket,
   });
 }

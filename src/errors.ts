@@ -31,6 +31,32 @@ export const ERROR_CATALOG = {
   UHLP_SCRIPT_EXCEPTION: { status: 500, summary: 'The script threw an error without a string code.' },
   UHLP_SCRIPT_BAD_RESULT: { status: 500, summary: 'The script returned a value that cannot be answered (bad statusCode, not JSON).' },
 
+  // Endpoint spine (Unix-socket JSON lines between the core and endpoint hosts)
+  UHLP_SPINE_BAD_MESSAGE: { status: 400, summary: 'A spine line is not JSON, or not a known message with its required fields.' },
+  UHLP_ENDPOINT_UNAVAILABLE: { status: 503, summary: 'No connected host serves the endpoint, or its host disconnected during the invocation.' },
+  UHLP_ENDPOINT_TIMEOUT: { status: 504, summary: 'The endpoint host did not answer the invocation within its timeout.' },
+
+  // Web capability (guarded fetch)
+  UHLP_WEB_INVALID_URL: { status: 400, summary: 'The URL to fetch cannot be parsed, or a redirect Location is not a URL.' },
+  UHLP_WEB_UNSUPPORTED_SCHEME: { status: 400, summary: 'The URL (or a redirect target) is not http or https.' },
+  UHLP_WEB_HOST_NOT_ALLOWED: { status: 403, summary: "The host (or a redirect target's host) is not in the web capability's allowHosts." },
+  UHLP_WEB_METHOD_NOT_ALLOWED: { status: 403, summary: "The HTTP method is not in the web capability's methods." },
+  UHLP_WEB_ADDRESS_NOT_ALLOWED: { status: 403, summary: 'The host resolves to a loopback, private, link-local, metadata or other non-public address that allowPrivate does not list.' },
+  UHLP_WEB_TOO_MANY_REDIRECTS: { status: 502, summary: 'The server redirected more times than the fetch allows.' },
+  UHLP_WEB_NETWORK_ERROR: { status: 502, summary: 'The fetch failed in transport: DNS, connection, TLS or a reset.' },
+  UHLP_WEB_TIMEOUT: { status: 504, summary: 'The fetch, redirects and body included, ran past its timeout.' },
+
+  // LLM providers
+  UHLP_LLM_INVALID_REQUEST: { status: 400, summary: 'An LLM generate call has neither messages nor prompt, or a bad maxTokens or temperature.' },
+  UHLP_LLM_REQUEST_REJECTED: { status: 422, summary: 'The LLM provider refused the request as invalid (4xx other than 401, 403, 429).' },
+  UHLP_LLM_RATE_LIMITED: { status: 429, summary: 'The LLM provider kept answering 429 through every retry.' },
+  UHLP_LLM_AUTH_FAILED: { status: 502, summary: 'The LLM provider refused the configured API key (401 or 403).' },
+  UHLP_LLM_UPSTREAM_ERROR: { status: 502, summary: 'The LLM provider kept failing with 5xx, or could not be reached, through every retry.' },
+  UHLP_LLM_BAD_RESPONSE: { status: 502, summary: 'The LLM provider answered something that is not a chat completion.' },
+  UHLP_LLM_TIMEOUT: { status: 504, summary: 'The LLM provider did not answer within the timeout.' },
+  UHLP_LLM_SCRIPT_INVALID: { status: 500, summary: "The scripted provider's answers file cannot be read or breaks its format." },
+  UHLP_LLM_NO_SCRIPTED_ANSWER: { status: 500, summary: 'No entry of the scripted answers file matches the prompt and the file has no default.' },
+
   // Definitions and configuration (reported in logs, /readyz and CLI exit codes)
   UHLP_DEFINITION_INVALID: { status: 422, summary: 'An AppDefinition file breaks the schema or references something missing.' },
   UHLP_DEFINITIONS_UNREADABLE: { status: 500, summary: 'The definitions directory cannot be read as a Git repository.' },

@@ -33,6 +33,12 @@ export interface Metrics {
   readonly definitionErrors: Gauge;
   /** Apps currently loaded and routable. */
   readonly appsLoaded: Gauge;
+  /** LLM tokens spent, by app, model and kind (`prompt` or `completion`). */
+  readonly llmTokens: Counter<'app' | 'model' | 'kind'>;
+  /** Whole LLM generate call, retries included, by outcome (`ok` or the error code). */
+  readonly llmRequestSeconds: Histogram<'app' | 'model' | 'outcome'>;
+  /** Calls refused by an app's capabilities (shell, web, kv, llm). */
+  readonly capabilityRefusals: Counter<'app' | 'capability'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -101,6 +107,26 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     appsLoaded: new Gauge({
       name: 'uhlp_apps_loaded',
       help: 'Applications loaded and routable.',
+      registers,
+    }),
+    llmTokens: new Counter({
+      name: 'uhlp_llm_tokens_total',
+      help: 'LLM tokens spent, by kind (prompt, completion).',
+      labelNames: ['app', 'model', 'kind'],
+      registers,
+    }),
+    llmRequestSeconds: new Histogram({
+      name: 'uhlp_llm_request_duration_seconds',
+      help: 'Duration of an LLM generate call, retries included.',
+      labelNames: ['app', 'model', 'outcome'],
+      // LLM calls take seconds, not milliseconds: the latency buckets above stop too early.
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120],
+      registers,
+    }),
+    capabilityRefusals: new Counter({
+      name: 'uhlp_capability_refusals_total',
+      help: "Calls refused by an application's capabilities.",
+      labelNames: ['app', 'capability'],
       registers,
     }),
   };

@@ -3,12 +3,17 @@
  * its exit code; errors with a uhlp code are printed as one line, never a stack.
  */
 import { isUhlpError } from '../errors.js';
-import { DEV_USAGE, devCommand } from './dev-command.js';
+import { DEV_USAGE, devCommand, SERVE_USAGE, serveCommand } from './dev-command.js';
+import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 
 type Command = (argv: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; usage: string }> = {
   dev: { run: devCommand, usage: DEV_USAGE },
+  serve: { run: serveCommand, usage: SERVE_USAGE },
+  start: { run: startCommand, usage: START_USAGE },
+  stop: { run: stopCommand, usage: STOP_USAGE },
+  status: { run: statusCommand, usage: STATUS_USAGE },
 };
 
 function usage(): string {

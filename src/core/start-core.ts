@@ -13,6 +13,7 @@ import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../registry/application-registry.js';
 import { ProcessDriver } from '../sandbox/process-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
 import { buildCore } from './build-core.js';
 
 export interface RunningCore {
@@ -23,6 +24,8 @@ export interface RunningCore {
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** The endpoint spine endpoint hosts (std-body, chat clients) register on. */
+  readonly spine: SpineServer;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -31,6 +34,8 @@ export interface RunningCore {
 export interface StartCoreOptions {
   /** Use this logger instead of one made from config.logLevel. */
   logger?: Logger;
+  /** Called when a client asks the core to exit over its spine socket (`uhlp stop`). */
+  onExitRequest?: () => void;
 }
 
 export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
@@ -47,10 +52,19 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
   registry.onChange((snapshot) => sandboxes.sync(snapshot));
+  const spine = createSpineServer({
+    socketPath: config.spineSocket,
+    onExit: () => {
+      logger.info('exit requested on the spine socket');
+      options.onExitRequest?.();
+    },
+    onProtocolError: (error) => logger.warn({ code: error.code }, error.message),
+  });
 
   let url = '';
   let app: FastifyInstance | undefined;
   try {
+    await spine.listen();
     await registry.load();
     app = await buildCore(
       { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp` },
@@ -60,6 +74,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   } catch (error) {
     await app?.close();
     await sandboxes.close({ force: true });
+    await spine.close();
     throw error;
   }
   const listening = app;
@@ -72,6 +87,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     sandboxes,
     metrics,
     logger,
+    spine,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
@@ -87,6 +103,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       closing ??= (async () => {
         await listening.close();
         await sandboxes.close({ force: true });
+        await spine.close();
       })();
       return closing;
     },

@@ -1,0 +1,92 @@
+/**
+ * Warm dispatch: the same JIT component called through the core (`uhlp dev`, HTTP
+ * ingress -> pool -> runner) and directly on runners (POST /execute on their Unix
+ * sockets), side by side, at 1 and 16 connections. Each side gets as many warm
+ * sandboxes as it has connections, so neither queues for a sandbox.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Pool } from 'undici';
+import { silentLogger } from '../src/logger.js';
+import { ProcessDriver } from '../src/sandbox/process-driver.js';
+import type { SandboxHandle } from '../src/sandbox/sandbox-driver.js';
+import { startUhlpDev } from '../test/helpers/uhlp-process.js';
+import { executeBody, makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
+import { runLoad, type LoadResult } from './lib/load.js';
+
+export interface DispatchRow {
+  path: 'core' | 'direct';
+  connections: number;
+  result: LoadResult;
+}
+
+function benchApp(connections: number): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-bench-'));
+  mkdirSync(path.join(dir, 'apps/bench/scripts'), { recursive: true });
+  writeFileSync(
+    path.join(dir, 'apps/bench/app.yaml'),
+    `apiVersion: uhlp.dev/v1alpha1
+kind: AppDefinition
+metadata: { name: bench }
+spec:
+  pools: [{ name: p, minWarm: ${connections}, maxSize: ${connections}, maxUses: 100000000, limits: { timeoutMs: 5000 } }]
+  components: [{ id: hello, handler: JIT, pool: p, jit: { script: scripts/behaviours.mjs, function: hello } }]
+  routes: [{ http: { method: GET, path: /hello/:name }, component: hello }]
+`,
+  );
+  // The same script the direct runners execute.
+  writeFileSync(path.join(dir, 'apps/bench/scripts/behaviours.mjs'), 'export const hello = (event) => ({ hello: event.httpDetails?.pathParameters.name ?? event.triggerDetails.payload.name, pid: process.pid });\n');
+  return dir;
+}
+
+async function throughCore(connections: number, durationMs: number): Promise<LoadResult> {
+  const core = await startUhlpDev(benchApp(connections), ['--log-level', 'error']);
+  const pool = new Pool(core.url, { connections, pipelining: 1 });
+  try {
+    const send = async (worker: number, sequence: number): Promise<boolean> => {
+      const response = await pool.request({ method: 'GET', path: `/bench/hello/w${worker}-${sequence}` });
+      await response.body.text();
+      return response.statusCode === 200;
+    };
+    await runLoad(send, connections, 1500);
+    return await runLoad(send, connections, durationMs);
+  } finally {
+    await pool.close();
+    await core.stop();
+  }
+}
+
+async function direct(connections: number, durationMs: number): Promise<LoadResult> {
+  const driver = new ProcessDriver({ logger: silentLogger() });
+  const spec = { appId: 'suite', pool: suitePool({ limits: { memoryMb: 128, cpus: 1, timeoutMs: 5000 } }), definitionsRoot: makeSuiteDefinitions(), labels: {} };
+  const handles: SandboxHandle[] = await Promise.all(Array.from({ length: connections }, () => driver.create(spec)));
+  const clients = handles.map((h) => new Client('http://sandbox', { socketPath: (h.endpoint as { socketPath: string }).socketPath, pipelining: 1 }));
+  try {
+    const send = async (worker: number, sequence: number): Promise<boolean> => {
+      const requestId = `w${worker}-${sequence}`;
+      const response = await clients[worker]!.request({
+        method: 'POST',
+        path: '/execute',
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId },
+        body: executeBody(requestId, 'hello', requestId),
+      });
+      await response.body.text();
+      return response.statusCode === 200;
+    };
+    await runLoad(send, connections, 1500);
+    return await runLoad(send, connections, durationMs);
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+    await driver.close();
+  }
+}
+
+export async function benchWarmDispatch(durationMs: number): Promise<DispatchRow[]> {
+  const rows: DispatchRow[] = [];
+  for (const connections of [1, 16]) {
+    rows.push({ path: 'direct', connections, result: await direct(connections, durationMs) });
+    rows.push({ path: 'core', connections, result: await throughCore(connections, durationMs) });
+  }
+  return rows;
+}

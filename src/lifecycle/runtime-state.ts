@@ -1,0 +1,58 @@
+/**
+ * What `uhlp start` records so that `uhlp stop` and `uhlp status` can find the
+ * processes it started: pids, the spine socket, the core URL and the start time,
+ * in `<data-dir>/runtime.json`.
+ */
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface TrackedProcess {
+  pid: number;
+  command: string[];
+  log: string;
+}
+
+export interface RuntimeState {
+  version: 1;
+  startedAt: string;
+  definitionsDir: string;
+  socketPath: string;
+  url: string;
+  core: TrackedProcess;
+  stdBody: TrackedProcess;
+}
+
+export function runtimeStatePath(dataDir: string): string {
+  return path.join(dataDir, 'runtime.json');
+}
+
+export function readRuntimeState(dataDir: string): RuntimeState | undefined {
+  try {
+    const state = JSON.parse(readFileSync(runtimeStatePath(dataDir), 'utf8')) as RuntimeState;
+    return state.version === 1 ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeRuntimeState(dataDir: string, state: RuntimeState): void {
+  mkdirSync(dataDir, { recursive: true });
+  const file = runtimeStatePath(dataDir);
+  // Write-then-rename: a reader never sees half a file.
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(state, null, 2)}\n`);
+  renameSync(`${file}.tmp`, file);
+}
+
+export function clearRuntimeState(dataDir: string): void {
+  rmSync(runtimeStatePath(dataDir), { force: true });
+}
+
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * An LLM provider for any server speaking OpenAI's chat-completions API
+ * (OpenAI, vLLM, llama.cpp, Ollama, LiteLLM, ...). Transient failures (429,
+ * 5xx, connection errors) are retried with exponential backoff and jitter,
+ * honouring the server's Retry-After; everything else fails at once with a
+ * stable code. The API key never appears in an error.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Dispatcher, request as undiciRequest } from 'undici';
+import { UhlpError } from '../errors.js';
+import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, normalizeRequest } from './llm-provider.js';
+
+export interface OpenAiCompatibleProviderOptions {
+  /** Base URL up to the API version, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. */
+  readonly baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. @defaultValue no Authorization header */
+  readonly apiKey?: string;
+  /** Model used when a request names none. @defaultValue none: requests must name one */
+  readonly model?: string;
+  /**
+   * Time one attempt may take, body included.
+   * @defaultValue 60000
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Retries after the first attempt, for 429, 5xx and connection errors.
+   * @defaultValue 3
+   */
+  readonly maxRetries?: number;
+  /**
+   * Backoff before the first retry; doubles per retry, with jitter (half fixed, half random).
+   * @defaultValue 500
+   */
+  readonly initialBackoffMs?: number;
+  /**
+   * Ceiling of the computed backoff.
+   * @defaultValue 10000
+   */
+  readonly maxBackoffMs?: number;
+  /**
+   * Longest Retry-After the provider waits; a server asking for more fails the call at once.
+   * @defaultValue 30000
+   */
+  readonly maxRetryAfterMs?: number;
+  /** undici dispatcher (connection pool). @defaultValue undici's global dispatcher */
+  readonly dispatcher?: Dispatcher;
+  /** Waits between attempts; tests record the delays instead of sleeping. @defaultValue timers/promises setTimeout */
+  readonly delay?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Random source for jitter, in [0, 1). @defaultValue Math.random */
+  readonly random?: () => number;
+}
+
+/** How much of an upstream error body is kept in error details. */
+const UPSTREAM_MESSAGE_CHARS = 500;
+
+export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProviderOptions): LlmProvider {
+  let endpoint: URL;
+  try {
+    endpoint = new URL(`${options.baseUrl.replace(/\/+$/, '')}/chat/completions`);
+  } catch {
+    throw new UhlpError('UHLP_CONFIG_INVALID', `LLM base URL must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`, { field: 'baseUrl' });
+  }
+  if (endpoint.protocol !== 'http:' && endpoint.protocol !== 'https:') {
+    throw new UhlpError('UHLP_CONFIG_INVALID', `LLM base URL must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`, { field: 'baseUrl' });
+  }
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const maxRetries = options.maxRetries ?? 3;
+  const initialBackoffMs = options.initialBackoffMs ?? 500;
+  const maxBackoffMs = options.maxBackoffMs ?? 10_000;
+  const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
+  const delay = options.delay ?? ((ms: number, signal?: AbortSignal) => sleep(ms, undefined, signal === undefined ? {} : { signal }));
+  const random = options.random ?? Math.random;
+
+  // Some servers echo the key they refused; it must not reach error details.
+  const redact = (text: string): string => (options.apiKey ? text.replaceAll(options.apiKey, '[redacted]') : text);
+
+  function backoff(retry: number): number {
+    const ceiling = Math.min(maxBackoffMs, initialBackoffMs * 2 ** retry);
+    return Math.round(ceiling / 2 + random() * (ceiling / 2));
+  }
+
+  async function attempt(body: string, signal: AbortSignal | undefined): Promise<Attempt> {
+    const attemptSignal = signal === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]);
+    try {
+      const response = await undiciRequest(endpoint, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...(options.apiKey !== undefined ? { authorization: `Bearer ${options.apiKey}` } : {}),
+        },
+        body,
+        signal: attemptSignal,
+        ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
+      });
+      const text = await response.body.text();
+      return { kind: 'response', status: response.statusCode, headers: response.headers, text };
+    } catch (error) {
+      if (signal?.aborted === true) throw signal.reason;
+      if (attemptSignal.aborted) return { kind: 'timeout' };
+      const code = (error as { code?: unknown }).code;
+      return { kind: 'network', code: typeof code === 'string' ? code : 'UNKNOWN' };
+    }
+  }
+
+  return {
+    kind: 'openai-compatible',
+    ...(options.model !== undefined ? { defaultModel: options.model } : {}),
+
+    async generate(request: LlmGenerateRequest): Promise<LlmGenerateResult> {
+      const normalized = normalizeRequest(request, options.model);
+      const body = JSON.stringify({
+        model: normalized.model,
+        messages: normalized.messages,
+        max_tokens: normalized.maxTokens,
+        ...(normalized.temperature !== undefined ? { temperature: normalized.temperature } : {}),
+      });
+      for (let retry = 0; ; retry++) {
+        const outcome = await attempt(body, request.signal);
+        const attempts = retry + 1;
+        if (outcome.kind === 'timeout') {
+          // Not retried: a slow model stays slow, and each attempt already had the full budget.
+          throw new UhlpError('UHLP_LLM_TIMEOUT', `LLM provider did not answer within ${timeoutMs} ms`, { timeoutMs, attempts });
+        }
+        if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
+          return parseCompletion(outcome.text, normalized.model, redact);
+        }
+        const failure = classify(outcome, attempts, redact);
+        if (failure.retryable && retry < maxRetries) {
+          const wait = outcome.kind === 'response' ? retryAfterMs(outcome.headers) : undefined;
+          if (wait !== undefined && wait > maxRetryAfterMs) throw failure.error;
+          try {
+            await delay(wait ?? backoff(retry), request.signal);
+          } catch (error) {
+            throw request.signal?.aborted === true ? request.signal.reason : error;
+          }
+          continue;
+        }
+        throw failure.error;
+      }
+    },
+  };
+}
+
+type Attempt =
+  | { readonly kind: 'response'; readonly status: number; readonly headers: Record<string, string | string[] | undefined>; readonly text: string }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'network'; readonly code: string };
+
+function classify(
+  outcome: Exclude<Attempt, { kind: 'timeout' }>,
+  attempts: number,
+  redact: (text: string) => string,
+): { retryable: boolean; error: UhlpError } {
+  if (outcome.kind === 'network') {
+    return {
+      retryable: true,
+      error: new UhlpError('UHLP_LLM_UPSTREAM_ERROR', `LLM provider unreachable: ${outcome.code}`, { cause: outcome.code, attempts }),
+    };
+  }
+  const details = { upstreamStatus: outcome.status, upstreamMessage: redact(upstreamMessage(outcome.text)), attempts };
+  if (outcome.status === 429) {
+    return { retryable: true, error: new UhlpError('UHLP_LLM_RATE_LIMITED', 'LLM provider rate limit', details) };
+  }
+  if (outcome.status >= 500) {
+    return { retryable: true, error: new UhlpError('UHLP_LLM_UPSTREAM_ERROR', `LLM provider failed with ${outcome.status}`, details) };
+  }
+  if (outcome.status === 401 || outcome.status === 403) {
+    return { retryable: false, error: new UhlpError('UHLP_LLM_AUTH_FAILED', `LLM provider refused the API key (${outcome.status})`, details) };
+  }
+  return { retryable: false, error: new UhlpError('UHLP_LLM_REQUEST_REJECTED', `LLM provider rejected the request (${outcome.status})`, details) };
+}
+
+function parseCompletion(text: string, requestedModel: string, redact: (text: string) => string): LlmGenerateResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new UhlpError('UHLP_LLM_BAD_RESPONSE', 'LLM provider answered something that is not JSON', { upstreamMessage: redact(upstreamMessage(text)) });
+  }
+  const completion = value as {
+    model?: unknown;
+    choices?: Array<{ message?: { content?: unknown } }>;
+    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+  };
+  const content = Array.isArray(completion.choices) ? completion.choices[0]?.message?.content : undefined;
+  if (typeof content !== 'string') {
+    throw new UhlpError('UHLP_LLM_BAD_RESPONSE', 'LLM provider answer has no choices[0].message.content string', {
+      upstreamMessage: redact(upstreamMessage(text)),
+    });
+  }
+  return {
+    text: content,
+    model: typeof completion.model === 'string' && completion.model !== '' ? completion.model : requestedModel,
+    usage: { prompt: count(completion.usage?.prompt_tokens), completion: count(completion.usage?.completion_tokens) },
+  };
+}
+
+/**
+ * Retry-After in milliseconds: OpenAI's `retry-after-ms`, else the standard
+ * header as seconds or an HTTP date. Undefined when absent or unreadable.
+ */
+export function retryAfterMs(headers: Record<string, string | string[] | undefined>, now: number = Date.now()): number | undefined {
+  const precise = single(headers['retry-after-ms']);
+  if (precise !== undefined && /^\d+(\.\d+)?$/.test(precise.trim())) return Math.ceil(Number(precise));
+  const value = single(headers['retry-after'])?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0;
+}
+
+/** The upstream's error message if it sent OpenAI's error shape, else the start of the body. */
+function upstreamMessage(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown } };
+    if (typeof parsed.error?.message === 'string') return parsed.error.message.slice(0, UPSTREAM_MESSAGE_CHARS);
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return text.slice(0, UPSTREAM_MESSAGE_CHARS);
+}

@@ -1,0 +1,57 @@
+/**
+ * The two things the lifecycle commands do to a core's spine socket without
+ * being endpoint hosts: `uhlp status` asks whether something accepts
+ * connections on it, and `uhlp stop` sends `{"type":"exit"}`.
+ */
+import net from 'node:net';
+import { encodeLine } from './json-lines.js';
+
+export interface SpineControlOptions {
+  /**
+   * Time allowed to connect (and, for `sendSpineExit`, to flush the message).
+   * @defaultValue 2000
+   */
+  readonly timeoutMs?: number;
+}
+
+/** True when a server accepts connections on the socket within the timeout. */
+export function probeSpineSocket(socketPath: string, options: SpineControlOptions = {}): Promise<boolean> {
+  return withSocket(socketPath, options.timeoutMs ?? 2000, (socket, done) => {
+    socket.destroy();
+    done(true);
+  });
+}
+
+/**
+ * Sends `{"type":"exit"}` and closes. True when the message was written to a
+ * listening core; false when nothing listens (the core is already gone).
+ */
+export function sendSpineExit(socketPath: string, options: SpineControlOptions = {}): Promise<boolean> {
+  return withSocket(socketPath, options.timeoutMs ?? 2000, (socket, done) => {
+    socket.end(encodeLine({ type: 'exit' }), () => done(true));
+  });
+}
+
+function withSocket(
+  socketPath: string,
+  timeoutMs: number,
+  onConnect: (socket: net.Socket, done: (value: boolean) => void) => void,
+): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    let settled = false;
+    const socket = net.connect(socketPath);
+    const done = (value: boolean): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(value);
+    };
+    const timer = setTimeout(() => {
+      socket.destroy();
+      done(false);
+    }, timeoutMs);
+    socket.once('connect', () => onConnect(socket, done));
+    // ENOENT (no socket file) and ECONNREFUSED (a stale file) both mean "not running".
+    socket.once('error', () => done(false));
+  });
+}
