@@ -89,6 +89,8 @@ export class DockerDriver implements SandboxDriver {
   private readonly socketRoot: string;
   private readonly user: string;
   private readonly live = new Map<string, DockerHandle>();
+  private readonly creating = new Set<Promise<void>>();
+  private closed = false;
 
   constructor(options: DockerDriverOptions) {
     this.options = options;
@@ -100,7 +102,22 @@ export class DockerDriver implements SandboxDriver {
     }
   }
 
-  async create(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxHandle> {
+  create(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxHandle> {
+    if (this.closed) {
+      return Promise.reject(new UhlpError('UHLP_SHUTTING_DOWN', 'the docker driver is closed', { app: spec.appId, pool: spec.pool.name }));
+    }
+    const creating = this.createContainer(spec, signal);
+    // close() waits for creations in flight, so none ends as a container nobody holds.
+    const settled = creating.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.creating.add(settled);
+    void settled.finally(() => this.creating.delete(settled));
+    return creating;
+  }
+
+  private async createContainer(spec: SandboxSpec, signal: AbortSignal | undefined): Promise<SandboxHandle> {
     const id = randomBytes(6).toString('hex');
     const socketDir = spec.network ? undefined : await this.makeSocketDir(id);
     let container: Docker.Container;
@@ -183,6 +200,8 @@ export class DockerDriver implements SandboxDriver {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.creating]);
     await Promise.all([...this.live.values()].map((handle) => this.destroy(handle, 'shutdown')));
     // Only removes the root when it is empty: another driver of the same instance may share it.
     await rmdir(this.socketRoot).catch(() => undefined);
