@@ -24,6 +24,8 @@ export const LABEL_POOL = 'uhlp.dev/pool';
 export const LABEL_INSTANCE = 'uhlp.dev/instance';
 /** Host directory holding the runner's socket; read back on adoption. */
 export const LABEL_SOCKET_DIR = 'uhlp.dev/socket-dir';
+/** Hash of what the container was started with; adoption skips containers of another configuration. */
+export const LABEL_CONFIG = 'uhlp.dev/config-hash';
 
 /** Where the socket directory is mounted inside the container. */
 const CONTAINER_SOCKET_DIR = '/run/uhlp';
@@ -167,7 +169,8 @@ export class DockerDriver implements SandboxDriver {
     if (sandbox.socketDir) await rm(sandbox.socketDir, { recursive: true, force: true });
   }
 
-  async adopt(appId: string, poolName: string): Promise<SandboxHandle[]> {
+  async adopt(appId: string, poolName: string, spec?: SandboxSpec): Promise<SandboxHandle[]> {
+    const wantedConfig = spec ? this.configHash(spec) : undefined;
     const filters = {
       label: [`${LABEL_INSTANCE}=${this.options.instanceId}`, `${LABEL_APP}=${appId}`, `${LABEL_POOL}=${poolName}`],
     };
@@ -184,11 +187,12 @@ export class DockerDriver implements SandboxDriver {
           ? { kind: 'tcp', host: '127.0.0.1', port }
           : undefined;
       const client = endpoint && info.State === 'running' ? new SandboxClient(endpoint) : undefined;
-      const answers = client ? await client.probe(2000) : false;
+      const current = wantedConfig === undefined || info.Labels[LABEL_CONFIG] === wantedConfig;
+      const answers = client && current ? await client.probe(2000) : false;
       client?.close();
       if (!endpoint || !answers) {
-        // Dead or deaf leftovers of this instance: remove them rather than leak them.
-        this.options.logger.info({ sandbox: info.Id.slice(0, 12), state: info.State }, 'removing unusable labelled container');
+        // Dead, deaf or outdated leftovers of this instance: remove them rather than leak them.
+        this.options.logger.info({ sandbox: info.Id.slice(0, 12), state: info.State, current }, 'removing unusable labelled container');
         await container.remove({ force: true, v: true }).catch(() => undefined);
         if (socketDir) await rm(socketDir, { recursive: true, force: true });
         continue;
@@ -217,6 +221,7 @@ export class DockerDriver implements SandboxDriver {
       [LABEL_INSTANCE]: this.options.instanceId,
     };
     if (socketDir) labels[LABEL_SOCKET_DIR] = socketDir;
+    labels[LABEL_CONFIG] = this.configHash(spec);
     const listen = socketDir ? `unix:${CONTAINER_SOCKET}` : `tcp:0.0.0.0:${CONTAINER_PORT}`;
     const binds = [`${path.resolve(spec.definitionsRoot)}:${CONTAINER_DEFINITIONS}:ro`];
     if (socketDir) binds.push(`${socketDir}:${CONTAINER_SOCKET_DIR}`);
@@ -246,6 +251,21 @@ export class DockerDriver implements SandboxDriver {
         LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
       },
     };
+  }
+
+  /** What decides how a sandbox behaves; a change means its containers are not reused. */
+  private configHash(spec: SandboxSpec): string {
+    const config = {
+      image: spec.pool.image ?? this.options.image ?? JIT_RUNNER_IMAGE,
+      limits: spec.pool.limits,
+      network: spec.network ?? false,
+      definitionsRoot: path.resolve(spec.definitionsRoot),
+      user: this.user,
+      heapShare: this.options.heapShare ?? 0.5,
+      tmpfsMb: this.options.tmpfsMb ?? 16,
+      pidsLimit: this.options.pidsLimit ?? 128,
+    };
+    return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
   }
 
   private async makeSocketDir(id: string): Promise<string> {

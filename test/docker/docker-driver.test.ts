@@ -190,7 +190,7 @@ describe('docker driver adoption', () => {
     expect(await stranger.adopt('probe', 'main')).toEqual([]);
 
     const after = new DockerDriver({ logger: silentLogger(), instanceId, docker, image });
-    const adopted = await after.adopt('probe', 'main');
+    const adopted = await after.adopt('probe', 'main', poolSpec('main'));
     expect(adopted.map((h) => h.id).sort()).toEqual(kept.map((h) => h.id).sort());
     for (const handle of adopted) expect(await call(handle.endpoint, 'hello')).toEqual({ hello: 'docker' });
     expect(await after.adopt('probe', 'main')).toEqual([]);
@@ -204,5 +204,21 @@ describe('docker driver adoption', () => {
     expect(await removeInstanceContainers(instanceId, docker)).toBe(1);
     expect(await containersOf(instanceId)).toEqual([]);
     expect(existsSync(path.dirname(socketDir))).toBe(false);
+  });
+
+  it('replaces containers started with another pool configuration instead of adopting them', async () => {
+    const own = uniqueInstanceId('reconf');
+    const poolSpec = (memoryMb: number): SandboxSpec => ({
+      appId: 'probe',
+      pool: suitePool({ name: 'main', limits: { memoryMb, cpus: 0.5, timeoutMs: 3000 } }),
+      definitionsRoot,
+      labels: {},
+    });
+    const before = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, image });
+    await before.create(poolSpec(64));
+    const after = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, image });
+    expect(await after.adopt('probe', 'main', poolSpec(96))).toEqual([]);
+    expect(await containersOf(own)).toEqual([]);
+    await after.close();
   });
 });
