@@ -126,7 +126,7 @@ export async function benchDockerStart(rounds = 10): Promise<DockerStartReport> 
     };
   } finally {
     await driver.close();
-    await removeInstanceContainers(instanceId, docker);
+    await removeInstanceContainers(instanceId, { docker });
     rmSync(socketRoot, { recursive: true, force: true });
     rmSync(definitionsRoot, { recursive: true, force: true });
   }

@@ -353,14 +353,27 @@ export class DockerDriver implements SandboxDriver {
   }
 }
 
+export interface RemoveInstanceOptions {
+  /** Engine client. @defaultValue `new Docker()` */
+  readonly docker?: Docker;
+  /**
+   * Pools whose containers stay, as `app/pool` keys: after a restart, this removes
+   * the containers of pools that no longer exist while the live ones are adopted.
+   * @defaultValue none (every container of the instance is removed)
+   */
+  readonly keepPools?: ReadonlySet<string>;
+}
+
 /**
- * Removes every container labelled with `instanceId`, running or not, and their
+ * Removes the containers labelled with `instanceId`, running or not, and their
  * socket directories: the last step of a clean stop, and a way to clear what a
  * crashed core left. Returns how many were removed.
  */
-export async function removeInstanceContainers(instanceId: string, docker: Docker = new Docker()): Promise<number> {
+export async function removeInstanceContainers(instanceId: string, options: RemoveInstanceOptions = {}): Promise<number> {
+  const docker = options.docker ?? new Docker();
   const filters = { label: [`${LABEL_INSTANCE}=${instanceId}`] };
-  const found = await docker.listContainers({ all: true, filters: JSON.stringify(filters) });
+  const listed = await docker.listContainers({ all: true, filters: JSON.stringify(filters) });
+  const found = listed.filter((info) => !options.keepPools?.has(`${info.Labels[LABEL_APP]}/${info.Labels[LABEL_POOL]}`));
   await Promise.all(
     found.map(async (info) => {
       await docker

@@ -201,7 +201,8 @@ describe('docker driver adoption', () => {
     await after.close();
     expect((await containersOf(instanceId)).map((c) => c.Id)).toEqual([other.id]);
     const socketDir = (await docker.getContainer(other.id).inspect()).Config.Labels['uhlp.dev/socket-dir']!;
-    expect(await removeInstanceContainers(instanceId, docker)).toBe(1);
+    expect(await removeInstanceContainers(instanceId, { docker, keepPools: new Set(['probe/other']) })).toBe(0);
+    expect(await removeInstanceContainers(instanceId, { docker })).toBe(1);
     expect(await containersOf(instanceId)).toEqual([]);
     expect(existsSync(path.dirname(socketDir))).toBe(false);
   });

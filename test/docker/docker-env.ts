@@ -36,5 +36,5 @@ export async function containersOf(instanceId: string): Promise<Docker.Container
 
 /** Last-resort cleanup for a failed test; a passing test has already left nothing. */
 export async function sweep(instanceId: string): Promise<void> {
-  await removeInstanceContainers(instanceId, docker);
+  await removeInstanceContainers(instanceId, { docker });
 }
