@@ -16,6 +16,7 @@ import Docker from 'dockerode';
 import { UhlpError } from '../errors.js';
 import { JIT_RUNNER_IMAGE, SANDBOX_UID } from '../images/build-images.js';
 import type { Logger } from '../logger.js';
+import { containerExitCause } from './container-exit-cause.js';
 import { SandboxClient } from './sandbox-client.js';
 import type { SandboxDriver, SandboxEndpoint, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 
@@ -33,13 +34,6 @@ const CONTAINER_SOCKET = `${CONTAINER_SOCKET_DIR}/runner.sock`;
 const CONTAINER_DEFINITIONS = '/definitions';
 /** Runner port inside a networked container; published on 127.0.0.1 at a free port. */
 const CONTAINER_PORT = 8080;
-/**
- * Exit statuses of a runner that V8 aborted on heap exhaustion: SIGABRT as seen
- * through the init process (128 + 6), or SIGTRAP on some V8 builds (128 + 5).
- */
-const HEAP_ABORT_CODES = new Set([133, 134]);
-const HEAP_MESSAGE = /heap out of memory|Reached heap limit/i;
-
 export interface DockerDriverOptions {
   readonly logger: Logger;
   /** The core's instance id: labelled on every container, and the key of adoption and cleanup. */
@@ -314,26 +308,20 @@ export class DockerDriver implements SandboxDriver {
       state = undefined;
     }
     if (state?.Running) {
-      // The wait broke (the engine restarted); keep watching.
+      // The wait broke (the engine restarted); keep watching, without spinning.
+      await new Promise((resolve) => setTimeout(resolve, 500));
       return this.watch(handle);
     }
-    if (state?.OOMKilled) return this.report(handle, 'oom', state);
-    if (handle.destroyCause) return handle.destroyCause;
-    if (state && HEAP_ABORT_CODES.has(state.ExitCode)) return this.report(handle, 'heap-limit', state);
-    const logs = state ? await logTail(handle.container) : '';
-    return this.report(handle, HEAP_MESSAGE.test(logs) ? 'heap-limit' : 'crash', state, logs);
-  }
-
-  private report(
-    handle: DockerHandle,
-    cause: SandboxExitCause,
-    state: Docker.ContainerInspectInfo['State'] | undefined,
-    logs = '',
-  ): SandboxExitCause {
-    this.options.logger.warn(
-      { sandbox: handle.id.slice(0, 12), cause, exitCode: state?.ExitCode, oomKilled: state?.OOMKilled, output: logs.slice(-500) || undefined },
-      'sandbox container exited',
-    );
+    // Logs only matter for an exit the core did not cause (heap message, crash report).
+    const output = state && !state.OOMKilled && !handle.destroyCause ? await logTail(handle.container) : '';
+    const exit = state ? { oomKilled: state.OOMKilled, exitCode: state.ExitCode, output } : undefined;
+    const cause = containerExitCause(exit, handle.destroyCause);
+    if (cause !== handle.destroyCause) {
+      this.options.logger.warn(
+        { sandbox: handle.id.slice(0, 12), cause, exitCode: exit?.exitCode, oomKilled: exit?.oomKilled, output: output.slice(-500) || undefined },
+        'sandbox container exited',
+      );
+    }
     return cause;
   }
 
