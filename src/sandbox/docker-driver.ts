@@ -12,6 +12,8 @@ import { randomBytes, createHash } from 'node:crypto';
 import { chown, mkdir, rm, rmdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
 import { UhlpError } from '../errors.js';
 import { JIT_RUNNER_IMAGE, SANDBOX_UID } from '../images/build-images.js';
@@ -61,6 +63,13 @@ export interface DockerDriverOptions {
    * @defaultValue 0.5
    */
   readonly heapShare?: number;
+  /**
+   * Copy what runners print (script console output, crash reports) into the
+   * core's log, one line per entry, tagged with the sandbox, as the process
+   * driver does. Costs one streaming request to the engine per container.
+   * @defaultValue true
+   */
+  readonly forwardOutput?: boolean;
   /**
    * `uid:gid` the runner runs as. Never root.
    * @defaultValue the core's own uid:gid when it is not root (so it can reach the
@@ -131,6 +140,7 @@ export class DockerDriver implements SandboxDriver {
         ? ({ kind: 'unix', socketPath: path.join(socketDir, 'runner.sock') } as const)
         : await publishedEndpoint(container);
       handle = this.track(container, endpoint, socketDir);
+      this.forward(handle, 0);
       await this.waitReady(handle, signal);
       // The CPU quota binds from here, before any script runs: Node's own start
       // is CPU-bound and trusted, and throttling it to the pool's share made every
@@ -195,7 +205,10 @@ export class DockerDriver implements SandboxDriver {
         if (socketDir) await rm(socketDir, { recursive: true, force: true });
         continue;
       }
-      adopted.push(this.track(container, endpoint, socketDir));
+      const handle = this.track(container, endpoint, socketDir);
+      // Only what it prints from now on: earlier lines were logged by the previous core.
+      this.forward(handle, Math.floor(Date.now() / 1000));
+      adopted.push(handle);
     }
     if (adopted.length > 0) this.options.logger.info({ app: appId, pool: poolName, count: adopted.length }, 'adopted sandbox containers');
     return adopted;
@@ -323,6 +336,36 @@ export class DockerDriver implements SandboxDriver {
       );
     }
     return cause;
+  }
+
+  /** Streams the container's output into the log until it stops; `since` in Unix seconds (0 = from start). */
+  private forward(handle: DockerHandle, since: number): void {
+    if (this.options.forwardOutput === false) return;
+    const sandbox = handle.id.slice(0, 12);
+    const logLines = (stream: 'stdout' | 'stderr'): PassThrough => {
+      const through = new PassThrough();
+      createInterface({ input: through }).on('line', (line) => {
+        // The runner's ready line is for drivers that wait on stdout; this one probes.
+        if (line && !(stream === 'stdout' && line.startsWith('{"event":"ready"'))) {
+          this.options.logger.info({ sandbox, stream }, line);
+        }
+      });
+      return through;
+    };
+    handle.container
+      .logs({ follow: true, stdout: true, stderr: true, since })
+      .then((raw) => {
+        const stdout = logLines('stdout');
+        const stderr = logLines('stderr');
+        this.docker.modem.demuxStream(raw, stdout, stderr);
+        raw.on('end', () => {
+          stdout.end();
+          stderr.end();
+        });
+        // Removing the container ends the stream; an error then is expected.
+        raw.on('error', () => undefined);
+      })
+      .catch(() => undefined);
   }
 
   /** Polls GET /healthz until the runner answers, the container dies, the deadline passes or `signal` aborts. */

@@ -7,12 +7,14 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecuteRequest } from '../../src/contract/execute-contract.js';
 import { silentLogger } from '../../src/logger.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
 import { DockerDriver, removeInstanceContainers } from '../../src/sandbox/docker-driver.js';
 import type { SandboxEndpoint, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { suitePool } from '../sandbox/driver-suite.js';
 import { containersOf, docker, sweep, testImages, uniqueInstanceId } from './docker-env.js';
 
@@ -41,6 +43,7 @@ function makeDefinitions(): string {
       'export const offHeap = () => { const keep = []; for (;;) keep.push(Buffer.alloc(4 * 1024 * 1024, 1)); };',
       'export const spin = () => { for (;;) {} };',
       'export const hello = () => ({ hello: "docker" });',
+      'export const shout = () => { console.log("hello from the sandbox"); console.error("and its stderr"); return {}; };',
     ].join('\n'),
   );
   return root;
@@ -144,6 +147,24 @@ describe('docker driver on the real engine', () => {
     spinClient.close();
     await driver.destroy(spinner, 'timeout');
     expect(await spinner.exited).toBe('timeout');
+  });
+
+  it("copies what a script prints into the core's log, tagged with the sandbox", async () => {
+    const lines: Array<{ sandbox?: string; stream?: string; msg?: string }> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const own = uniqueInstanceId('output');
+    const loud = new DockerDriver({ logger, instanceId: own, docker, image });
+    try {
+      const handle = await loud.create(spec());
+      await call(handle.endpoint, 'shout');
+      const tag = handle.id.slice(0, 12);
+      await waitFor(() => lines.some((l) => l.sandbox === tag && l.stream === 'stderr' && l.msg === 'and its stderr'), { what: 'stderr line' });
+      expect(lines).toContainEqual(expect.objectContaining({ sandbox: tag, stream: 'stdout', msg: 'hello from the sandbox' }));
+      expect(lines.some((l) => l.msg?.includes('"event":"ready"'))).toBe(false);
+    } finally {
+      await loud.close();
+      await sweep(own);
+    }
   });
 
   it('fails to start with a clear error when the image is missing, leaving nothing', async () => {
