@@ -9,6 +9,19 @@ npm ci --no-audit --no-fund --loglevel=error
 npm run -s build
 npx tsc -p tsconfig.check.json
 
+echo "== services"
+# A real Kubernetes API server (built once from Go modules, cached under ~/.cache/uhlp/k8s).
+# One that was already running is used and left running; one started here is stopped at the end.
+if ! scripts/k8s-env.sh env >/dev/null 2>&1; then
+  trap 'scripts/k8s-env.sh down >/dev/null 2>&1 || true' EXIT
+fi
+kube_line="$(scripts/k8s-env.sh up | tail -n 1)"
+case "$kube_line" in KUBECONFIG=*) export "$kube_line" ;; *) echo "k8s-env: unexpected last line: $kube_line" >&2; exit 1 ;; esac
+
+echo "== generated files are up to date"
+npm run -s generate
+git diff --exit-code -- crds charts
+
 echo "== tests"
 report="$(mktemp -t uhlp-vitest-XXXXXX.json)"
 status=0

@@ -26,6 +26,22 @@ export interface CoreConfig {
   readonly logLevel: LogLevel;
   /** Identifies this core's sandboxes. @defaultValue `dev` (`UHLP_INSTANCE_ID`) */
   readonly instanceId: string;
+  /** Runtime state: `memory` or a `redis://` URL. @defaultValue `memory` (`UHLP_STATE`) */
+  readonly state: string;
+  /** Prefix of every runtime-state key, so cores can share one Redis. @defaultValue `uhlp` (`UHLP_STATE_PREFIX`) */
+  readonly statePrefix: string;
+  /** Where turn ledgers go: `files` under the data directory, or `off`. @defaultValue `files` (`UHLP_LEDGER`) */
+  readonly ledger: 'files' | 'off';
+  /** Life of a session after its last turn, seconds. @defaultValue 3600 (`UHLP_SESSION_TTL_SECONDS`) */
+  readonly sessionTtlSeconds: number;
+  /** How long a completed Idempotency-Key answer is replayed, seconds. @defaultValue 86400 (`UHLP_IDEMPOTENCY_TTL_SECONDS`) */
+  readonly idempotencyTtlSeconds: number;
+  /** How often the definitions HEAD is read for hot reload, ms; 0 turns reloading off. @defaultValue 1000 (`UHLP_RELOAD_INTERVAL_MS`) */
+  readonly reloadIntervalMs: number;
+  /** Remote to `git pull --ff-only` from on an interval; none when unset. (`--pull`, `UHLP_GIT_PULL_REMOTE`) */
+  readonly pullRemote: string | undefined;
+  /** Time between pulls, ms. @defaultValue 30000 (`UHLP_GIT_PULL_INTERVAL_MS`) */
+  readonly pullIntervalMs: number;
   /** Dev mode (`uhlp dev`) enables developer conveniences such as minting MCP tokens from the CLI. */
   readonly devMode: boolean;
   /** The endpoint spine's Unix socket. @defaultValue `<dataDir>/core.sock` (`UHLP_SPINE_SOCKET`) */
@@ -33,6 +49,9 @@ export interface CoreConfig {
 }
 
 export interface ConfigFlags {
+  state?: string;
+  pull?: string;
+  ledger?: string;
   host?: string;
   port?: string;
   'data-dir'?: string;
@@ -76,6 +95,14 @@ export function loadConfig(
   const dataDir = pick('data-dir', 'UHLP_DATA_DIR');
   const driver = pick('driver', 'UHLP_DRIVER');
   const logLevel = pick('log-level', 'UHLP_LOG_LEVEL');
+  const state = pick('state', 'UHLP_STATE');
+  const ledger = pick('ledger', 'UHLP_LEDGER');
+  const pull = pick('pull', 'UHLP_GIT_PULL_REMOTE');
+  const envInt = (name: string, fallback: number, min: number, max: number): number =>
+    env[name] ? integer(name, env[name]!, min, max) : fallback;
+  if (state && state.raw !== 'memory' && !/^rediss?:\/\/./.test(state.raw)) invalid(state.name, 'memory or a redis:// URL', state.raw);
+  const statePrefix = env.UHLP_STATE_PREFIX ?? 'uhlp';
+  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(statePrefix)) invalid('UHLP_STATE_PREFIX', 'up to 64 letters, digits, ":", "_" or "-"', statePrefix);
   const bodyLimit = env.UHLP_BODY_LIMIT_BYTES ? { name: 'UHLP_BODY_LIMIT_BYTES', raw: env.UHLP_BODY_LIMIT_BYTES } : undefined;
   const instanceId = env.UHLP_INSTANCE_ID ?? 'dev';
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(instanceId)) invalid('UHLP_INSTANCE_ID', 'a DNS label', instanceId);
@@ -95,6 +122,14 @@ export function loadConfig(
     logLevel: logLevel ? oneOf(logLevel.name, logLevel.raw, LOG_LEVELS) : 'info',
     instanceId,
     devMode: mode.devMode,
+    state: state?.raw ?? 'memory',
+    statePrefix,
+    ledger: ledger ? oneOf(ledger.name, ledger.raw, ['files', 'off'] as const) : 'files',
+    sessionTtlSeconds: envInt('UHLP_SESSION_TTL_SECONDS', 3600, 1, 30 * 86400),
+    idempotencyTtlSeconds: envInt('UHLP_IDEMPOTENCY_TTL_SECONDS', 86400, 1, 30 * 86400),
+    reloadIntervalMs: envInt('UHLP_RELOAD_INTERVAL_MS', 1000, 0, 3600_000),
+    pullRemote: pull?.raw,
+    pullIntervalMs: envInt('UHLP_GIT_PULL_INTERVAL_MS', 30_000, 100, 86400_000),
     spineSocket,
   });
 }

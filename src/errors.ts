@@ -31,6 +31,18 @@ export const ERROR_CATALOG = {
   UHLP_SCRIPT_EXCEPTION: { status: 500, summary: 'The script threw an error without a string code.' },
   UHLP_SCRIPT_BAD_RESULT: { status: 500, summary: 'The script returned a value that cannot be answered (bad statusCode, not JSON).' },
 
+  // Runtime state (sessions, kv, leases, idempotency, rate limits)
+  UHLP_STATE_UNAVAILABLE: { status: 503, summary: 'The runtime state store (Redis) cannot be reached; the request failed fast.' },
+  UHLP_STATE_INPUT_INVALID: { status: 400, summary: 'A runtime state call has a bad argument (empty key, TTL not a positive integer).' },
+  UHLP_RATE_LIMITED: { status: 429, summary: "The app is over spec.limits.requestsPerSecond; Retry-After says when to retry." },
+  UHLP_IDEMPOTENCY_IN_FLIGHT: { status: 409, summary: 'A request with the same Idempotency-Key is still running.' },
+  UHLP_IDEMPOTENCY_KEY_REUSED: { status: 422, summary: 'The Idempotency-Key was already used for a different request.' },
+  UHLP_SESSION_NOT_FOUND: { status: 404, summary: 'The session does not exist or has expired.' },
+  UHLP_SESSION_ID_INVALID: { status: 400, summary: 'A session id is not of the form SES-<timestamp>-<random>.' },
+
+  // Ledger
+  UHLP_LEDGER_INTEGRITY: { status: 500, summary: 'A ledger entry does not verify (tampered, reordered, or missing its predecessor).' },
+
   // Endpoint spine (Unix-socket JSON lines between the core and endpoint hosts)
   UHLP_SPINE_BAD_MESSAGE: { status: 400, summary: 'A spine line is not JSON, or not a known message with its required fields.' },
   UHLP_ENDPOINT_UNAVAILABLE: { status: 503, summary: 'No connected host serves the endpoint, or its host disconnected during the invocation.' },
@@ -60,6 +72,11 @@ export const ERROR_CATALOG = {
   // Definitions and configuration (reported in logs, /readyz and CLI exit codes)
   UHLP_DEFINITION_INVALID: { status: 422, summary: 'An AppDefinition file breaks the schema or references something missing.' },
   UHLP_DEFINITIONS_UNREADABLE: { status: 500, summary: 'The definitions directory cannot be read as a Git repository.' },
+  UHLP_DEFINITION_PATH_REFUSED: { status: 400, summary: 'A definition path is absolute, leaves the app directory, or goes through a symlink.' },
+  UHLP_DEFINITION_FILE_NOT_FOUND: { status: 404, summary: 'The file does not exist in the app directory at that revision.' },
+  UHLP_DEFINITION_REVISION_NOT_FOUND: { status: 404, summary: 'The revision does not name a commit of the definitions repository.' },
+  UHLP_DEFINITION_BASE_MISMATCH: { status: 409, summary: 'The state diff was made against a commit that is no longer HEAD.' },
+  UHLP_DEFINITION_DIFF_INVALID: { status: 400, summary: 'The state diff is malformed, does not apply, or has a bad author or message.' },
   UHLP_CONFIG_INVALID: { status: 500, summary: 'A flag or environment variable has a bad value; the core does not start.' },
   UHLP_INTERNAL: { status: 500, summary: 'An unexpected failure inside the core; the log has the details.' },
 } as const satisfies Record<string, { status: number; summary: string }>;

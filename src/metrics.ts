@@ -29,10 +29,22 @@ export interface Metrics {
   readonly poolWaiting: Gauge<'app' | 'pool'>;
   /** Sandboxes destroyed, by why (recycled, idle, timeout, crash, oom, unhealthy, shutdown, ...). */
   readonly sandboxDestroyed: Counter<'app' | 'pool' | 'cause'>;
+  /** Requests refused by an app's requestsPerSecond limit. */
+  readonly rateLimited: Counter<'app'>;
+  /** Answers replayed for a repeated Idempotency-Key. */
+  readonly idempotentReplays: Counter<'app'>;
+  /** Definitions reloads after a HEAD change, by outcome (applied, refused, failed). */
+  readonly definitionReloads: Counter<'outcome'>;
   /** AppDefinition files refused at load. */
   readonly definitionErrors: Gauge;
   /** Apps currently loaded and routable. */
   readonly appsLoaded: Gauge;
+  /** Operator reconciles, by resource kind (appdefinition, sandboxpool) and outcome (ok, error). */
+  readonly operatorReconciles: Counter<'kind' | 'outcome'>;
+  /** Time of one operator reconcile, by resource kind. */
+  readonly operatorReconcileSeconds: Histogram<'kind'>;
+  /** 1 while this operator holds the leader Lease, else 0. */
+  readonly operatorLeader: Gauge;
   /** LLM tokens spent, by app, model and kind (`prompt` or `completion`). */
   readonly llmTokens: Counter<'app' | 'model' | 'kind'>;
   /** Whole LLM generate call, retries included, by outcome (`ok` or the error code). */
@@ -99,6 +111,24 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['app', 'pool', 'cause'],
       registers,
     }),
+    rateLimited: new Counter({
+      name: 'uhlp_rate_limited_requests_total',
+      help: 'Requests refused with 429 by an app rate limit.',
+      labelNames: ['app'],
+      registers,
+    }),
+    idempotentReplays: new Counter({
+      name: 'uhlp_idempotent_replays_total',
+      help: 'Stored answers replayed for a repeated Idempotency-Key.',
+      labelNames: ['app'],
+      registers,
+    }),
+    definitionReloads: new Counter({
+      name: 'uhlp_definition_reloads_total',
+      help: 'Definitions reloads after a HEAD change, by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    }),
     definitionErrors: new Gauge({
       name: 'uhlp_definition_errors',
       help: 'AppDefinition files refused at the last load.',
@@ -107,6 +137,24 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     appsLoaded: new Gauge({
       name: 'uhlp_apps_loaded',
       help: 'Applications loaded and routable.',
+      registers,
+    }),
+    operatorReconciles: new Counter({
+      name: 'uhlp_operator_reconciles_total',
+      help: 'Operator reconciles by resource kind and outcome.',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    }),
+    operatorReconcileSeconds: new Histogram({
+      name: 'uhlp_operator_reconcile_duration_seconds',
+      help: 'Time of one operator reconcile.',
+      labelNames: ['kind'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    operatorLeader: new Gauge({
+      name: 'uhlp_operator_leader',
+      help: '1 while this operator holds the leader Lease, else 0.',
       registers,
     }),
     llmTokens: new Counter({

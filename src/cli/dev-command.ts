@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { startCore } from '../core/start-core.js';
 
-const CORE_FLAGS = '<definitions-dir> [--port N] [--host H] [--data-dir D] [--log-level L]';
+const CORE_FLAGS = '<definitions-dir> [--port N] [--host H] [--data-dir D] [--state memory|redis://...] [--pull REMOTE] [--ledger files|off] [--log-level L]';
 export const DEV_USAGE = `uhlp dev ${CORE_FLAGS}`;
 export const SERVE_USAGE = `uhlp serve ${CORE_FLAGS}`;
 
@@ -34,6 +34,9 @@ async function runCore(argv: string[], mode: { devMode: boolean; usage: string }
       'data-dir': { type: 'string' },
       'log-level': { type: 'string' },
       driver: { type: 'string' },
+      state: { type: 'string' },
+      ledger: { type: 'string' },
+      pull: { type: 'string' },
     },
   });
   if (positionals.length !== 1) throw new Error(`usage: ${mode.usage}`);

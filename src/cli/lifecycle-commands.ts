@@ -21,7 +21,7 @@ import {
 } from '../lifecycle/runtime-state.js';
 import { probeSpineSocket, sendSpineExit } from '../spine/spine-control.js';
 
-export const START_USAGE = 'uhlp start <definitions-dir> [--data-dir D] [--port N] [--host H]';
+export const START_USAGE = 'uhlp start <definitions-dir> [--data-dir D] [--port N] [--host H] [--state URL] [--pull REMOTE]';
 export const STOP_USAGE = 'uhlp stop [--data-dir D]';
 export const STATUS_USAGE = 'uhlp status [--data-dir D] [--json]';
 
@@ -39,7 +39,14 @@ export async function startCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { 'data-dir': { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'log-level': { type: 'string' } },
+    options: {
+      'data-dir': { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'log-level': { type: 'string' },
+      state: { type: 'string' },
+      pull: { type: 'string' },
+    },
   });
   if (positionals.length !== 1) throw new Error(`usage: ${START_USAGE}`);
   // Validates every flag before anything is spawned.
@@ -54,6 +61,8 @@ export async function startCommand(argv: string[]): Promise<number> {
   mkdirSync(logs, { recursive: true });
   const coreArgs = [UHLP_BIN, 'serve', config.definitionsDir, '--data-dir', config.dataDir, '--port', String(config.port), '--host', config.host];
   if (values['log-level']) coreArgs.push('--log-level', values['log-level']);
+  if (values.state) coreArgs.push('--state', values.state);
+  if (values.pull) coreArgs.push('--pull', values.pull);
   const core = spawnDetached(coreArgs, path.join(logs, 'core.log'));
 
   const url = await waitFor(CORE_READY_MS, async () => {

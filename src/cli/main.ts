@@ -4,6 +4,8 @@
  */
 import { isUhlpError } from '../errors.js';
 import { DEV_USAGE, devCommand, SERVE_USAGE, serveCommand } from './dev-command.js';
+import { OPERATOR_USAGE, operatorCommand } from './operator-command.js';
+import { runLedgerVerify } from '../ledger/ledger-verify-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 
 type Command = (argv: string[]) => Promise<number>;
@@ -14,7 +16,15 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   start: { run: startCommand, usage: START_USAGE },
   stop: { run: stopCommand, usage: STOP_USAGE },
   status: { run: statusCommand, usage: STATUS_USAGE },
+  operator: { run: operatorCommand, usage: OPERATOR_USAGE },
+  ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full]' },
 };
+
+async function ledgerCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'verify') throw new Error('usage: uhlp ledger verify [--data-dir D] [--full]');
+  return runLedgerVerify(rest);
+}
 
 function usage(): string {
   return ['usage:', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');

@@ -13,6 +13,9 @@ import type { Metrics } from '../metrics.js';
 import type { ApplicationRegistry } from '../registry/application-registry.js';
 import { ComponentExecutor } from '../router/component-executor.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
+import type { TurnEvidenceRegistry } from '../ledger/turn-evidence.js';
+import type { TurnKeeper } from '../ingress/turns.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
 import { registerOpsRoutes } from './ops-routes.js';
 
 export interface CoreDeps {
@@ -20,6 +23,9 @@ export interface CoreDeps {
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  readonly store: RuntimeStore;
+  readonly turns: TurnKeeper;
+  readonly evidence: TurnEvidenceRegistry;
 }
 
 export interface BuildCoreOptions {
@@ -27,6 +33,8 @@ export interface BuildCoreOptions {
   readonly bodyLimitBytes: number;
   /** MCP endpoint URL for sandboxes; resolved per request because the port is known only after listen. */
   readonly mcpEndpoint: () => string;
+  /** How long completed Idempotency-Key answers are replayed, ms. */
+  readonly idempotencyTtlMs: number;
 }
 
 export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Promise<FastifyInstance> {
@@ -70,6 +78,10 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     registry: deps.registry,
     executor: new ComponentExecutor(deps.sandboxes, deps.metrics, deps.logger),
     metrics: deps.metrics,
+    store: deps.store,
+    turns: deps.turns,
+    evidence: deps.evidence,
+    idempotencyTtlMs: options.idempotencyTtlMs,
     mcpEndpoint: options.mcpEndpoint,
   });
   return app;

@@ -12,15 +12,23 @@ export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
   app.get('/readyz', async (_request, reply) => {
     const snapshot = deps.registry.snapshot;
     const sandboxes = deps.sandboxes.readiness();
+    const state = await deps.store.ping().then(
+      () => ({ kind: deps.store.kind, ok: true }),
+      (error: Error) => ({ kind: deps.store.kind, ok: false, error: error.message }),
+    );
     const loaded = snapshot.revision !== '';
-    const ready = loaded && sandboxes.ready;
+    const ready = loaded && sandboxes.ready && state.ok;
+    const refused = deps.registry.refused;
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'not-ready',
       revision: snapshot.revision,
       apps: [...snapshot.apps.keys()],
       driver: deps.sandboxes.driverName,
+      state,
       pools: sandboxes.pools,
       definitionProblems: snapshot.problems,
+      // A newer HEAD that was refused: the revision above keeps serving until it is fixed.
+      refusedRevision: refused ?? null,
     });
   });
 

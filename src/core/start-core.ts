@@ -14,6 +14,12 @@ import { ApplicationRegistry } from '../registry/application-registry.js';
 import { ProcessDriver } from '../sandbox/process-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
+import { HeadWatcher } from '../definitions/head-watcher.js';
+import { TurnKeeper } from '../ingress/turns.js';
+import { FileLedger } from '../ledger/file-ledger.js';
+import { TurnEvidenceRegistry } from '../ledger/turn-evidence.js';
+import { createRuntimeStore } from '../state/create-runtime-store.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
 import { buildCore } from './build-core.js';
 
 export interface RunningCore {
@@ -26,6 +32,8 @@ export interface RunningCore {
   readonly logger: Logger;
   /** The endpoint spine endpoint hosts (std-body, chat clients) register on. */
   readonly spine: SpineServer;
+  readonly store: RuntimeStore;
+  readonly evidence: TurnEvidenceRegistry;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -52,6 +60,38 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
   registry.onChange((snapshot) => sandboxes.sync(snapshot));
+  let lastStateError = 0;
+  const store = await createRuntimeStore({
+    state: config.state,
+    keyPrefix: config.statePrefix,
+    onConnectionError: (error: Error) => {
+      // ioredis reports every failed reconnect; one line a few seconds is enough.
+      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
+      lastStateError = Date.now();
+    },
+  });
+  const evidence = new TurnEvidenceRegistry();
+  const turns = new TurnKeeper({
+    store,
+    sessionTtlMs: config.sessionTtlSeconds * 1000,
+    ledgerFor: config.ledger === 'files' ? (tier) => new FileLedger({ dataDir: config.dataDir, tier }) : undefined,
+    logger,
+  });
+  const watcher =
+    config.reloadIntervalMs > 0
+      ? new HeadWatcher({
+          dir: config.definitionsDir,
+          intervalMs: config.reloadIntervalMs,
+          pull: config.pullRemote ? { remote: config.pullRemote, intervalMs: config.pullIntervalMs } : undefined,
+          onChange: async () => {
+            await registry.load({ refuseInvalid: true }).catch((error: Error) => {
+              metrics.definitionReloads.labels('failed').inc();
+              logger.error({ err: error.message }, 'definitions reload failed; the previous revision keeps serving');
+            });
+          },
+          onError: (error) => logger.warn({ err: error.message }, 'definitions watch'),
+        })
+      : undefined;
   const spine = createSpineServer({
     socketPath: config.spineSocket,
     onExit: () => {
@@ -66,15 +106,18 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   try {
     await spine.listen();
     await registry.load();
+    await watcher?.start();
     app = await buildCore(
-      { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp` },
-      { registry, sandboxes, metrics, logger },
+      { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp`, idempotencyTtlMs: config.idempotencyTtlSeconds * 1000 },
+      { registry, sandboxes, metrics, logger, store, turns, evidence },
     );
     url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
   } catch (error) {
+    await watcher?.stop();
     await app?.close();
     await sandboxes.close({ force: true });
     await spine.close();
+    await store.close();
     throw error;
   }
   const listening = app;
@@ -88,6 +131,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     metrics,
     logger,
     spine,
+    store,
+    evidence,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
@@ -101,9 +146,11 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     close() {
       closing ??= (async () => {
+        await watcher?.stop();
         await listening.close();
         await sandboxes.close({ force: true });
         await spine.close();
+        await store.close();
       })();
       return closing;
     },

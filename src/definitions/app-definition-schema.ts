@@ -130,6 +130,16 @@ export const AppSpec = Type.Object(
     components: Type.Array(ComponentSpec, { minItems: 1 }),
     routes: Type.Array(RouteSpec, { default: [] }),
     configuration: Type.Optional(FreeForm('Configuration values given to every execution of the app.')),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          requestsPerSecond: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 1000000, description: 'Requests per second the app accepts (bursts up to this many); past it, 429 with Retry-After.' }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -5,13 +5,20 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecuteRequest, HttpMethod } from '../contract/execute-contract.js';
+import type { ComponentSpec, PoolSpec } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
+import type { TurnEvidenceRegistry } from '../ledger/turn-evidence.js';
+import type { LoadedApp } from '../registry/app-snapshot.js';
 import type { ApplicationRegistry } from '../registry/application-registry.js';
+import type { RouteMatch } from '../routing/route-table.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
+import { checkIdempotencyKey, IDEMPOTENCY_HEADER, REPLAYED_HEADER, requestFingerprint, runIdempotent } from './idempotency.js';
+import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turns.js';
 import { PathDecodeError } from '../routing/route-pattern.js';
 import type { ComponentExecutor } from '../router/component-executor.js';
 import { buildExecuteContext } from '../router/execute-context.js';
-import { interpretResult } from '../router/result-interpreter.js';
+import { interpretResult, type FinalResponse } from '../router/result-interpreter.js';
 import { badPathError, buildHttpDetails, splitUrl } from './http-details.js';
 
 export const HTTP_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'];
@@ -20,6 +27,11 @@ export interface HttpIngressDeps {
   readonly registry: ApplicationRegistry;
   readonly executor: ComponentExecutor;
   readonly metrics: Metrics;
+  readonly store: RuntimeStore;
+  readonly turns: TurnKeeper;
+  readonly evidence: TurnEvidenceRegistry;
+  /** How long completed Idempotency-Key answers are replayed, ms. */
+  readonly idempotencyTtlMs: number;
   /** The MCP endpoint URL given to sandboxes; known once the core listens. */
   mcpEndpoint(): string;
 }
@@ -44,14 +56,65 @@ export function registerHttpIngress(app: FastifyInstance, deps: HttpIngressDeps)
   });
 }
 
+interface Routed {
+  app: LoadedApp;
+  component: ComponentSpec;
+  pool: PoolSpec;
+  appPath: string;
+  query: string;
+  match: RouteMatch;
+}
+
 async function handle(deps: HttpIngressDeps, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const arrived = performance.now();
+  const routed = route(deps, request);
+  deps.metrics.routingSeconds.labels(routed.app.id).observe((performance.now() - arrived) / 1000);
+
+  const { app } = routed;
+  const idempotencyKey = checkIdempotencyKey(request.headers[IDEMPOTENCY_HEADER]);
+  const limit = app.document.spec.limits?.requestsPerSecond;
+  if (limit !== undefined) {
+    const decision = await deps.store.hitRateLimit(app.id, limit);
+    if (!decision.allowed) {
+      deps.metrics.rateLimited.labels(app.id).inc();
+      reply.header('retry-after', String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))));
+      throw new UhlpError('UHLP_RATE_LIMITED', `app "${app.id}" accepts ${limit} requests per second`, { limit, retryAfterMs: decision.retryAfterMs });
+    }
+  }
+
+  let final: FinalResponse;
+  if (idempotencyKey === undefined) {
+    final = await execute(deps, request, reply, routed);
+  } else {
+    const outcome = await runIdempotent(
+      {
+        store: deps.store,
+        appId: app.id,
+        key: idempotencyKey,
+        fingerprint: requestFingerprint(request.method, request.url, request.body as Buffer | undefined),
+        ttlMs: deps.idempotencyTtlMs,
+        inFlightTtlMs: routed.pool.acquireTimeoutMs + routed.pool.limits.timeoutMs + 30_000,
+        waitMs: routed.pool.acquireTimeoutMs + routed.pool.limits.timeoutMs,
+      },
+      () => execute(deps, request, reply, routed),
+    );
+    if (outcome.replayed) {
+      deps.metrics.idempotentReplays.labels(app.id).inc();
+      reply.header(REPLAYED_HEADER, 'true');
+    }
+    final = outcome.response;
+  }
+  return reply.code(final.status).headers(final.headers).send(final.body);
+}
+
+/** Finds app, route and component; throws the 404/400/501 the request deserves. */
+function route(deps: HttpIngressDeps, request: FastifyRequest): Routed {
   const { path, query } = splitUrl(request.url);
   const resolution = deps.registry.snapshot.resolve(request.headers.host, path);
   if (!resolution) throw new UhlpError('UHLP_APP_NOT_FOUND', `no application serves ${request.headers.host ?? ''}${path}`, { host: request.headers.host, path });
   const { app, appPath } = resolution;
 
-  let match;
+  let match: RouteMatch | undefined;
   try {
     match = app.routes.match(request.method, appPath);
   } catch (error) {
@@ -68,31 +131,51 @@ async function handle(deps: HttpIngressDeps, request: FastifyRequest, reply: Fas
       handler: component.handler,
     });
   }
-  const pool = app.pools.get(component.pool)!;
-  const execute: ExecuteRequest = {
-    requestId: request.id,
-    requestData: {
-      source: 'http',
-      httpDetails: buildHttpDetails({
-        method: request.method,
-        appPath,
-        query,
-        routePattern: match.route.pattern.source,
-        pathParameters: match.pathParameters,
-        headers: request.headers,
-        body: request.body as Buffer | undefined,
-      }),
-    },
-    context: buildExecuteContext(app, component, { mcpEndpoint: deps.mcpEndpoint(), timeoutMs: pool.limits.timeoutMs }),
-  };
-  deps.metrics.routingSeconds.labels(app.id).observe((performance.now() - arrived) / 1000);
+  return { app, component, pool: app.pools.get(component.pool)!, appPath, query, match };
+}
 
+/** One turn: session, /execute in a sandbox, result mapping, ledger. */
+async function execute(deps: HttpIngressDeps, request: FastifyRequest, reply: FastifyReply, routed: Routed): Promise<FinalResponse> {
+  const { app, component, pool, match } = routed;
+  const turn = await deps.turns.begin(app.id, app.document.spec.deploymentMode, request.headers);
+  reply.header(SESSION_ID_HEADER, turn.sessionId).header(TURN_HEADER, String(turn.turnNumber));
+  const requestData: ExecuteRequest['requestData'] = {
+    source: 'http',
+    httpDetails: buildHttpDetails({
+      method: request.method,
+      appPath: routed.appPath,
+      query: routed.query,
+      routePattern: match.route.pattern.source,
+      pathParameters: match.pathParameters,
+      headers: request.headers,
+      body: request.body as Buffer | undefined,
+    }),
+  };
+  const executeRequest: ExecuteRequest = {
+    requestId: request.id,
+    requestData,
+    context: buildExecuteContext(app, component, { mcpEndpoint: deps.mcpEndpoint(), timeoutMs: pool.limits.timeoutMs, sessionId: turn.sessionId }),
+  };
+  deps.evidence.begin(request.id);
   const traceId = request.headers['x-trace-id'];
-  const response = await deps.executor.execute(
-    { appId: app.id, poolName: pool.name, timeoutMs: pool.limits.timeoutMs },
-    execute,
-    typeof traceId === 'string' ? traceId : undefined,
-  );
-  const final = interpretResult(response, request.id);
-  return reply.code(final.status).headers(final.headers).send(final.body);
+  try {
+    const response = await deps.executor.execute(
+      { appId: app.id, poolName: pool.name, timeoutMs: pool.limits.timeoutMs },
+      executeRequest,
+      typeof traceId === 'string' ? traceId : undefined,
+    );
+    deps.turns.record(turn, requestData, {
+      status: response.resultType === 'error' ? 'error' : 'ok',
+      result: response.data,
+      evidence: deps.evidence.finish(request.id),
+    });
+    return interpretResult(response, request.id);
+  } catch (error) {
+    deps.turns.record(turn, requestData, {
+      status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL',
+      result: undefined,
+      evidence: deps.evidence.finish(request.id),
+    });
+    throw error;
+  }
 }

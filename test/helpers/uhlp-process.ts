@@ -14,6 +14,7 @@ export const UHLP_BIN = path.join(REPO_ROOT, 'bin', 'uhlp.js');
 export interface UhlpProcess {
   readonly child: ChildProcess;
   readonly url: string;
+  readonly dataDir: string;
   stdout(): string;
   stderr(): string;
   /** Sends SIGTERM and resolves with the exit code. */
@@ -27,8 +28,12 @@ export function copyFixture(name: string): string {
   return dir;
 }
 
-export async function startUhlpDev(definitionsDir: string, extraArgs: string[] = [], timeoutMs = 30_000): Promise<UhlpProcess> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-'));
+export async function startUhlpDev(
+  definitionsDir: string,
+  extraArgs: string[] = [],
+  timeoutMs = 30_000,
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-')),
+): Promise<UhlpProcess> {
   const child = spawn(process.execPath, [UHLP_BIN, 'dev', definitionsDir, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, UHLP_LOG_LEVEL: process.env.UHLP_LOG_LEVEL ?? 'warn' },
@@ -59,6 +64,7 @@ export async function startUhlpDev(definitionsDir: string, extraArgs: string[] =
   return {
     child,
     url,
+    dataDir,
     stdout: () => out,
     stderr: () => err,
     async stop(signal = 'SIGTERM') {

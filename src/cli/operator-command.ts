@@ -1,0 +1,55 @@
+/**
+ * `uhlp operator [--namespace NS]... [--metrics-port N]`: runs the operator
+ * against $KUBECONFIG, ~/.kube/config or the in-cluster service account, until
+ * SIGINT/SIGTERM, when it releases its Lease so another operator takes over at once.
+ */
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import { UhlpError } from '../errors.js';
+import { createLogger } from '../logger.js';
+import { createMetrics } from '../metrics.js';
+import { runOperator } from '../operator/run-operator.js';
+
+export const OPERATOR_USAGE = 'uhlp operator [--namespace NS]... [--metrics-port N]';
+
+export async function operatorCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { namespace: { type: 'string', multiple: true }, 'metrics-port': { type: 'string' } },
+  });
+  const logger = createLogger(process.env.UHLP_LOG_LEVEL === 'debug' ? 'debug' : 'info');
+  const metrics = createMetrics();
+  const metricsPort = values['metrics-port'];
+  if (metricsPort !== undefined && !/^\d{1,5}$/.test(metricsPort)) {
+    throw new UhlpError('UHLP_CONFIG_INVALID', `--metrics-port must be a port number, got "${metricsPort}"`, { name: '--metrics-port' });
+  }
+  const operator = await runOperator({
+    namespaces: values.namespace ?? [],
+    metrics,
+    logger: { info: (message, fields) => logger.info(fields ?? {}, message), error: (message, fields) => logger.error(fields ?? {}, message) },
+  });
+  const server = metricsPort === undefined ? undefined : http.createServer((req, res) => {
+    if (req.url === '/metrics') {
+      void metrics.registry.metrics().then((body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body));
+    } else if (req.url === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', leader: operator.isLeader() }));
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  server?.listen(Number(metricsPort));
+  logger.info({ identity: operator.identity, namespaces: values.namespace ?? 'all' }, 'operator running');
+
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string): void => {
+      logger.info({ signal }, 'operator stopping');
+      server?.close();
+      operator.stop().then(
+        () => resolve(0),
+        () => resolve(1),
+      );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,78 @@
+/**
+ * Schemas of what the operator writes: the SandboxPool resource (one per pool an
+ * AppDefinition declares) and the status of both resources. Like
+ * app-definition-schema.ts, they are the single source of the CRDs in crds/.
+ *
+ * Replicas of a SandboxPool are its warm sandboxes: `spec.replicas` is the scale
+ * subresource's target, so `kubectl scale sandboxpool` and an HPA set how many
+ * sandboxes the pool keeps warm. The operator initialises it from the app's
+ * `minWarm` and resets it only when the app's `minWarm` itself changes; between
+ * such changes it belongs to whoever scales the pool.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { API_GROUP, PoolSpec } from './app-definition-schema.js';
+
+export const SANDBOX_POOL_KIND = 'SandboxPool';
+export const APP_DEFINITION_PLURAL = 'appdefinitions';
+export const SANDBOX_POOL_PLURAL = 'sandboxpools';
+
+/** Labels the operator puts on each SandboxPool; the pool's sandboxes carry the same pair. */
+export const APP_LABEL = `${API_GROUP}/app`;
+export const POOL_LABEL = `${API_GROUP}/pool`;
+
+const NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+
+/** A metav1.Condition, the shape `kubectl wait --for=condition=Ready` understands. */
+export const Condition = Type.Object({
+  type: Type.String({ minLength: 1, maxLength: 316, description: 'Condition type, e.g. Ready.' }),
+  status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0, description: 'metadata.generation the condition was computed from.' })),
+  lastTransitionTime: Type.String({ format: 'date-time', description: 'When status last changed.' }),
+  reason: Type.String({ minLength: 1, maxLength: 1024, description: 'CamelCase reason of the last transition.' }),
+  message: Type.String({ maxLength: 32768, description: 'Human-readable details.' }),
+});
+export type Condition = Static<typeof Condition>;
+
+const Conditions = Type.Array(Condition, {
+  description: 'Current state; Ready is True when the resource is valid and converged.',
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['type'],
+});
+
+export const AppDefinitionStatus = Type.Object({
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0, description: 'metadata.generation the status describes.' })),
+  conditions: Type.Optional(Conditions),
+  pools: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), { description: 'Names of the SandboxPools the operator keeps for this app.' }),
+  ),
+});
+export type AppDefinitionStatus = Static<typeof AppDefinitionStatus>;
+
+const { name: _poolName, ...poolSettings } = PoolSpec.properties;
+
+export const SandboxPoolSpec = Type.Object(
+  {
+    appName: Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description: 'The AppDefinition this pool belongs to.' }),
+    poolName: Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description: 'The pool name within the app.' }),
+    replicas: Type.Integer({
+      minimum: 0,
+      maximum: 1000,
+      description: 'Sandboxes kept warm; the scale subresource target. Initialised from minWarm; capped at maxSize.',
+    }),
+    ...poolSettings,
+  },
+  { additionalProperties: false },
+);
+export type SandboxPoolSpec = Static<typeof SandboxPoolSpec>;
+
+export const SandboxPoolStatus = Type.Object({
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0, description: 'metadata.generation the status describes.' })),
+  conditions: Type.Optional(Conditions),
+  replicas: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Warm sandboxes the pool is held at: spec.replicas capped at maxSize. Scale subresource status.' }),
+  ),
+  selector: Type.Optional(Type.String({ description: 'Label selector of the pool sandboxes, for the scale subresource and an HPA.' })),
+  readyReplicas: Type.Optional(Type.Integer({ minimum: 0, description: 'Idle sandboxes ready to execute, as reported by the runtime that runs them.' })),
+  busyReplicas: Type.Optional(Type.Integer({ minimum: 0, description: 'Sandboxes executing a request, as reported by the runtime that runs them.' })),
+});
+export type SandboxPoolStatus = Static<typeof SandboxPoolStatus>;

@@ -1,0 +1,100 @@
+/**
+ * Sessions and the ledger at ingress: every execution is a turn of a session.
+ * A client opens a stored session with `X-UHLP-Session: new` and continues it
+ * with `X-UHLP-Session-ID: SES-...`; a request with neither is the single turn of
+ * an ephemeral session that is never stored (so unsessioned traffic costs the
+ * runtime store nothing). Both ledger entries of a turn are written after the
+ * answer, whatever it was, failures included.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { UhlpError } from '../errors.js';
+import type { FileLedger } from '../ledger/file-ledger.js';
+import { hashPayload } from '../ledger/ledger-entry.js';
+import type { TurnEvidence } from '../ledger/turn-evidence.js';
+import type { Logger } from '../logger.js';
+import { newSessionId } from '../state/session-id.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
+
+export const SESSION_REQUEST_HEADER = 'x-uhlp-session';
+export const SESSION_ID_HEADER = 'x-uhlp-session-id';
+export const TURN_HEADER = 'x-uhlp-turn';
+
+export interface Turn {
+  readonly sessionId: string;
+  readonly turnNumber: number;
+  readonly tier: string;
+}
+
+export interface TurnOutcome {
+  /** `ok` for an answer from the component (app errors included), else the failure code. */
+  readonly status: string;
+  readonly result: unknown;
+  readonly evidence: TurnEvidence | undefined;
+}
+
+export class TurnKeeper {
+  private readonly ledgers = new Map<string, FileLedger>();
+
+  constructor(
+    private readonly options: {
+      store: RuntimeStore;
+      sessionTtlMs: number;
+      /** Makes the ledger of a tier; undefined turns ledgers off. */
+      ledgerFor?: (tier: string) => FileLedger;
+      logger: Logger;
+    },
+  ) {}
+
+  async begin(appId: string, tier: string, headers: IncomingHttpHeaders): Promise<Turn> {
+    const { store, sessionTtlMs } = this.options;
+    const requested = headers[SESSION_ID_HEADER];
+    let turn: Turn;
+    if (typeof requested === 'string') {
+      const session = await store.touchSession(requested, sessionTtlMs);
+      if (!session || session.appId !== appId) {
+        throw new UhlpError('UHLP_SESSION_NOT_FOUND', `session "${requested}" does not exist for app "${appId}" or has expired`, {
+          header: SESSION_ID_HEADER,
+        });
+      }
+      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier };
+    } else if (headers[SESSION_REQUEST_HEADER] === 'new') {
+      const session = await store.createSession({ appId, ttlMs: sessionTtlMs });
+      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier };
+      await this.ledger(tier)?.startSession(session.id);
+    } else {
+      turn = { sessionId: newSessionId(), turnNumber: 1, tier };
+      await this.ledger(tier)?.startSession(turn.sessionId);
+    }
+    return turn;
+  }
+
+  /** Writes the turn's exec and evidence entries; never throws (a failed write is logged). */
+  record(turn: Turn, query: unknown, outcome: TurnOutcome): void {
+    const ledger = this.ledger(turn.tier);
+    if (!ledger) return;
+    const evidence = outcome.evidence;
+    ledger
+      .recordTurn({
+        sessionId: turn.sessionId,
+        turnNumber: turn.turnNumber,
+        queryHash: hashPayload(query),
+        resultHash: outcome.result === undefined ? null : hashPayload(outcome.result),
+        status: outcome.status,
+        declaredReads: evidence?.declaredReads,
+        declaredWrites: evidence?.declaredWrites,
+        externalCalls: evidence?.externalCalls,
+        capabilityViolations: evidence?.capabilityViolations,
+      })
+      .catch((error: Error) => this.options.logger.error({ session: turn.sessionId, turn: turn.turnNumber, err: error.message }, 'ledger write failed'));
+  }
+
+  private ledger(tier: string): FileLedger | undefined {
+    if (!this.options.ledgerFor) return undefined;
+    let ledger = this.ledgers.get(tier);
+    if (!ledger) {
+      ledger = this.options.ledgerFor(tier);
+      this.ledgers.set(tier, ledger);
+    }
+    return ledger;
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * The file ledger: per session, `exec.jsonl` and `evidence.jsonl` (both created
+ * when the session starts, FR-RT-018), one hash-chained JSON line per turn in
+ * each, written for every turn whatever its status. Appends to one file are
+ * serialized in this process (a queue per file), so concurrent turns never
+ * interleave or fork the chain; one core owns a session, so no other process
+ * appends to the same file.
+ */
+import { mkdir, open, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { UhlpError } from '../errors.js';
+import { assertSessionId } from '../state/session-id.js';
+import { latestCheckpoint, readCheckpoints, type LedgerCheckpoint } from './ledger-checkpoints.js';
+import { parseJsonLines, verifyChain } from './ledger-chain.js';
+import {
+  computeEntryHash,
+  LEDGER_SCHEMA_VERSION,
+  type CapabilityViolationRecord,
+  type EvidenceEntry,
+  type EvidenceRef,
+  type ExecEntry,
+  type ExternalCall,
+  type LedgerEntry,
+  type LedgerKind,
+} from './ledger-entry.js';
+import { CHECKPOINT_FILE, checkTier, LEDGER_FILES, sessionLedgerDir } from './ledger-paths.js';
+
+export interface FileLedgerOptions {
+  /** The core's data directory (`--data-dir`). */
+  dataDir: string;
+  /** The deployment mode; ledgers go under `planes/<tier>/`. */
+  tier: string;
+  /** Clock for entry timestamps. @defaultValue `() => new Date()` */
+  now?: () => Date;
+  /** fsync each append before it resolves (survives power loss, costs a disk flush per entry). @defaultValue false */
+  sync?: boolean;
+}
+
+export interface ExecInput {
+  sessionId: string;
+  /** 1 for the first turn of the session. */
+  turnNumber: number;
+  queryHash: string;
+  /** Null when the turn failed before producing a result. */
+  resultHash: string | null;
+  /** `ok`, `error`, `timeout`, ... whatever the turn ended with. */
+  status: string;
+}
+
+export interface EvidenceInput {
+  sessionId: string;
+  turnNumber: number;
+  status: string;
+  workOrderId?: string;
+  declaredReads?: EvidenceRef[];
+  declaredWrites?: EvidenceRef[];
+  externalCalls?: ExternalCall[];
+  capabilityViolations?: CapabilityViolationRecord[];
+}
+
+export type TurnInput = ExecInput & Omit<EvidenceInput, 'sessionId' | 'turnNumber' | 'status'>;
+
+interface Tail {
+  hash: string | null;
+  line: number;
+}
+
+export class FileLedger {
+  private readonly dataDir: string;
+  private readonly tier: string;
+  private readonly now: () => Date;
+  private readonly sync: boolean;
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly tails = new Map<string, Tail>();
+
+  constructor(options: FileLedgerOptions) {
+    checkTier(options.tier);
+    this.dataDir = options.dataDir;
+    this.tier = options.tier;
+    this.now = options.now ?? (() => new Date());
+    this.sync = options.sync ?? false;
+  }
+
+  /** Creates the session's ledger directory and both ledger files (empty), if missing. */
+  async startSession(sessionId: string): Promise<void> {
+    const dir = sessionLedgerDir(this.dataDir, this.tier, sessionId);
+    await mkdir(dir, { recursive: true });
+    for (const name of Object.values(LEDGER_FILES)) {
+      const handle = await open(path.join(dir, name), 'a');
+      await handle.close();
+    }
+  }
+
+  /** Forgets the cached chain tails of a session (call when it ends; appends after it reread the files). */
+  forgetSession(sessionId: string): void {
+    const dir = sessionLedgerDir(this.dataDir, this.tier, sessionId);
+    for (const name of Object.values(LEDGER_FILES)) this.tails.delete(path.join(dir, name));
+  }
+
+  async appendExec(input: ExecInput): Promise<ExecEntry> {
+    checkTurn(input.sessionId, input.turnNumber, input.status);
+    if (typeof input.queryHash !== 'string' || input.queryHash === '') throw invalid('queryHash', 'must be a hash string');
+    return this.append(input.sessionId, 'exec', (previous) => ({
+      entry_type: 'L-EXEC',
+      schema_version: LEDGER_SCHEMA_VERSION,
+      session_id: input.sessionId,
+      turn_number: input.turnNumber,
+      timestamp: this.now().toISOString(),
+      query_hash: input.queryHash,
+      result_hash: input.resultHash,
+      status: input.status,
+      previous_hash: previous,
+      entry_hash: '',
+    }));
+  }
+
+  async appendEvidence(input: EvidenceInput): Promise<EvidenceEntry> {
+    checkTurn(input.sessionId, input.turnNumber, input.status);
+    return this.append(input.sessionId, 'evidence', (previous) => {
+      const entry: EvidenceEntry = {
+        entry_type: 'L-EVIDENCE',
+        schema_version: LEDGER_SCHEMA_VERSION,
+        session_id: input.sessionId,
+        turn_number: input.turnNumber,
+        timestamp: this.now().toISOString(),
+        status: input.status,
+        declared_reads: input.declaredReads ?? [],
+        declared_writes: input.declaredWrites ?? [],
+        external_calls: input.externalCalls ?? [],
+        capability_violations: input.capabilityViolations ?? [],
+        previous_hash: previous,
+        entry_hash: '',
+      };
+      if (input.workOrderId !== undefined) entry.work_order_id = input.workOrderId;
+      return entry;
+    });
+  }
+
+  /**
+   * Writes both entries of a turn. Each is attempted even if the other fails, so a
+   * turn never leaves evidence without exec or the reverse because of the first write.
+   */
+  async recordTurn(input: TurnInput): Promise<{ exec: ExecEntry; evidence: EvidenceEntry }> {
+    const [exec, evidence] = await Promise.allSettled([this.appendExec(input), this.appendEvidence(input)]);
+    if (exec.status === 'rejected') throw exec.reason;
+    if (evidence.status === 'rejected') throw evidence.reason;
+    return { exec: exec.value, evidence: evidence.value };
+  }
+
+  /**
+   * Records a checkpoint at the current end of a ledger with the caller's replay
+   * state. The chain up to that end is verified first (from the previous
+   * checkpoint), so a checkpoint never vouches for a broken chain.
+   */
+  async checkpoint(sessionId: string, ledger: LedgerKind, state: unknown): Promise<LedgerCheckpoint> {
+    const dir = sessionLedgerDir(this.dataDir, this.tier, sessionId);
+    const file = path.join(dir, LEDGER_FILES[ledger]);
+    return this.enqueue(file, async () => {
+      const checkpointFile = path.join(dir, CHECKPOINT_FILE);
+      const previous = latestCheckpoint(await readCheckpoints(checkpointFile), ledger);
+      const result = verifyChain(file, parseJsonLines(await this.readLedger(file, sessionId)), previous);
+      if (result.problem) {
+        throw new UhlpError('UHLP_LEDGER_INTEGRITY', `${file}:${result.problem.line}: ${result.problem.message}`, result.problem);
+      }
+      if (result.lastHash === null) {
+        throw new UhlpError('UHLP_STATE_INPUT_INVALID', `the ${ledger} ledger of ${sessionId} has no hashed entry to checkpoint`, { field: 'ledger' });
+      }
+      const last = result.entries[result.entries.length - 1]?.entry ?? (previous ? { timestamp: previous.entry_timestamp } : {});
+      const checkpoint: LedgerCheckpoint = {
+        ledger,
+        line: result.lastLine,
+        entry_hash: result.lastHash,
+        entry_timestamp: String(last.timestamp ?? ''),
+        created_at: this.now().toISOString(),
+        state,
+      };
+      await this.write(checkpointFile, `${JSON.stringify(checkpoint)}\n`);
+      return checkpoint;
+    });
+  }
+
+  private async append<E extends LedgerEntry>(sessionId: string, kind: LedgerKind, build: (previous: string | null) => E): Promise<E> {
+    const file = path.join(sessionLedgerDir(this.dataDir, this.tier, sessionId), LEDGER_FILES[kind]);
+    return this.enqueue(file, async () => {
+      const tail = this.tails.get(file) ?? (await this.loadTail(file, sessionId));
+      const entry = build(tail.hash);
+      entry.entry_hash = computeEntryHash(entry as unknown as Record<string, unknown>);
+      // JSON.stringify escapes newlines inside strings, so an entry is always one line.
+      await this.write(file, `${JSON.stringify(entry)}\n`);
+      this.tails.set(file, { hash: entry.entry_hash, line: tail.line + 1 });
+      return entry;
+    });
+  }
+
+  private async loadTail(file: string, sessionId: string): Promise<Tail> {
+    const lines = parseJsonLines(await this.readLedger(file, sessionId));
+    const last = lines[lines.length - 1];
+    if (!last) return { hash: null, line: 0 };
+    if (!last.entry) {
+      throw new UhlpError('UHLP_LEDGER_INTEGRITY', `${file}:${last.line}: last line is not a JSON entry (torn write?); not appending to it`, {
+        file,
+        line: last.line,
+      });
+    }
+    const hash = last.entry.entry_hash;
+    return { hash: typeof hash === 'string' ? hash : null, line: last.line };
+  }
+
+  private async readLedger(file: string, sessionId: string): Promise<string> {
+    try {
+      return await readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new UhlpError('UHLP_SESSION_NOT_FOUND', `the ledgers of session ${sessionId} were not started`, { sessionId });
+      }
+      throw error;
+    }
+  }
+
+  private async write(file: string, text: string): Promise<void> {
+    // One write() on an O_APPEND descriptor: the line lands whole at the end.
+    const handle = await open(file, 'a');
+    try {
+      await handle.write(text);
+      if (this.sync) await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private enqueue<T>(file: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(file) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(file, settled);
+    // Forget an idle queue so a long-running core does not keep one per session forever.
+    void settled.then(() => {
+      if (this.queues.get(file) === settled) this.queues.delete(file);
+    });
+    return run;
+  }
+}
+
+function checkTurn(sessionId: string, turnNumber: number, status: string): void {
+  assertSessionId(sessionId);
+  if (!Number.isSafeInteger(turnNumber) || turnNumber < 1) throw invalid('turnNumber', 'must be an integer >= 1');
+  if (typeof status !== 'string' || status === '') throw invalid('status', 'must be a non-empty string');
+}
+
+function invalid(field: string, message: string): UhlpError {
+  return new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} ${message}`, { field });
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import type { SandboxPoolResource } from '../k8s/custom-resources.js';
+import { sandboxPoolStatus } from './sandbox-pool-reconciler.js';
+
+const now = new Date('2026-01-01T00:00:00Z');
+function pool(replicas: number, maxSize: number, status?: SandboxPoolResource['status']): SandboxPoolResource {
+  return {
+    apiVersion: 'uhlp.dev/v1alpha1',
+    kind: 'SandboxPool',
+    metadata: { name: 'shop-main', namespace: 'ns', generation: 3 },
+    spec: { appName: 'shop', poolName: 'main', replicas, runner: 'jit', minWarm: 1, maxSize, maxUses: 1, idleTtlSeconds: 1, maxQueue: 1, acquireTimeoutMs: 1, limits: { memoryMb: 128, cpus: 1, timeoutMs: 1 } },
+    ...(status ? { status } : {}),
+  };
+}
+
+describe('sandboxPoolStatus', () => {
+  it('holds the pool at spec.replicas and gives the selector of its sandboxes', () => {
+    expect(sandboxPoolStatus(pool(2, 4), now)).toMatchObject({
+      observedGeneration: 3,
+      replicas: 2,
+      selector: 'uhlp.dev/app=shop,uhlp.dev/pool=main',
+      conditions: [{ type: 'Ready', status: 'True', reason: 'AsRequested', observedGeneration: 3 }],
+    });
+  });
+
+  it('caps replicas at maxSize and says so', () => {
+    const status = sandboxPoolStatus(pool(9, 4), now);
+    expect(status.replicas).toBe(4);
+    expect(status.conditions?.[0]).toMatchObject({ reason: 'CappedAtMaxSize', message: expect.stringContaining('maxSize') });
+  });
+
+  it('keeps the counts the runtime reported', () => {
+    expect(sandboxPoolStatus(pool(2, 4, { readyReplicas: 1, busyReplicas: 1 }), now)).toMatchObject({ readyReplicas: 1, busyReplicas: 1 });
+  });
+});

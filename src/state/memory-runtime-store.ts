@@ -1,0 +1,333 @@
+/**
+ * The embedded runtime store: everything in one process's memory, for `uhlp dev`
+ * and single-replica cores. It behaves like the Redis store (same shared test
+ * suite); being single-threaded JavaScript, each method body is atomic as long as
+ * it does not await, which none of them does.
+ */
+import { UhlpError } from '../errors.js';
+import { RuntimeKeys } from './runtime-keys.js';
+import {
+  checkCounterDelta,
+  checkKey,
+  checkPositiveInteger,
+  checkPrefix,
+  checkStatusCode,
+  checkTtl,
+} from './runtime-store-input.js';
+import {
+  ORACLE_COUNTER_NAMES,
+  type BeginIdempotentOptions,
+  type CreateSessionInput,
+  type IdempotencyBegin,
+  type IdempotencyRecord,
+  type KvEntry,
+  type KvScanOptions,
+  type KvSetOptions,
+  type Lease,
+  type OracleCounters,
+  type RateLimitDecision,
+  type RuntimeStore,
+  type SessionRecord,
+  type StoredResponse,
+} from './runtime-store.js';
+import { assertSessionId, newSessionId } from './session-id.js';
+import { decideGcra, MAX_LIMIT_PER_SECOND } from './rate-limit-gcra.js';
+
+export interface MemoryRuntimeStoreOptions {
+  /** Clock in epoch milliseconds; tests drive time with it. @defaultValue `Date.now` */
+  now?: () => number;
+  /** How often expired entries are swept out (they are also dropped when read). @defaultValue 60000 */
+  sweepIntervalMs?: number;
+}
+
+interface Expiring<T> {
+  value: T;
+  /** Epoch ms; `Infinity` for no expiry. */
+  expiresAt: number;
+}
+
+type IdempotencyEntry = { state: 'in-flight'; fingerprint?: string } | { state: 'completed'; fingerprint?: string; response: StoredResponse };
+
+export class MemoryRuntimeStore implements RuntimeStore {
+  readonly kind = 'memory' as const;
+  private readonly now: () => number;
+  private readonly sessions = new Map<string, Expiring<SessionRecord>>();
+  private readonly kv = new Map<string, Expiring<string>>();
+  private readonly leases = new Map<string, Expiring<Lease>>();
+  private readonly idempotency = new Map<string, Expiring<IdempotencyEntry>>();
+  private readonly rates = new Map<string, Expiring<number>>();
+  private readonly oracle = new Map<string, OracleCounters>();
+  // Tuples become keys through the same builder Redis uses, so both agree on identity.
+  private readonly keys = new RuntimeKeys('');
+  private readonly sweeper: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(options: MemoryRuntimeStoreOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);
+    this.sweeper.unref();
+  }
+
+  async createSession(input: CreateSessionInput): Promise<SessionRecord> {
+    this.assertOpen();
+    checkKey('appId', input.appId);
+    checkTtl('ttlMs', input.ttlMs);
+    const id = input.id ?? newSessionId();
+    assertSessionId(id, 'id');
+    if (this.live(this.sessions, id)) {
+      throw new UhlpError('UHLP_STATE_INPUT_INVALID', `session ${id} already exists`, { field: 'id' });
+    }
+    const now = this.now();
+    const record: SessionRecord = {
+      id,
+      appId: input.appId,
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: now + input.ttlMs,
+      turns: 0,
+      data: structuredClone(input.data ?? {}),
+    };
+    this.sessions.set(id, { value: record, expiresAt: record.expiresAt });
+    return structuredClone(record);
+  }
+
+  async getSession(id: string): Promise<SessionRecord | undefined> {
+    this.assertOpen();
+    checkKey('id', id);
+    const entry = this.live(this.sessions, id);
+    return entry ? structuredClone(entry.value) : undefined;
+  }
+
+  async touchSession(id: string, ttlMs: number): Promise<SessionRecord | undefined> {
+    this.assertOpen();
+    checkKey('id', id);
+    checkTtl('ttlMs', ttlMs);
+    const entry = this.live(this.sessions, id);
+    if (!entry) return undefined;
+    const now = this.now();
+    entry.value.lastSeenAt = now;
+    entry.value.expiresAt = now + ttlMs;
+    entry.expiresAt = entry.value.expiresAt;
+    return structuredClone(entry.value);
+  }
+
+  async nextTurn(id: string): Promise<number> {
+    this.assertOpen();
+    checkKey('id', id);
+    const entry = this.live(this.sessions, id);
+    if (!entry) throw new UhlpError('UHLP_SESSION_NOT_FOUND', `session ${id} does not exist or has expired`, { sessionId: id });
+    entry.value.turns += 1;
+    return entry.value.turns;
+  }
+
+  async deleteSession(id: string): Promise<boolean> {
+    this.assertOpen();
+    checkKey('id', id);
+    const existed = this.live(this.sessions, id) !== undefined;
+    this.sessions.delete(id);
+    return existed;
+  }
+
+  async kvGet(key: string): Promise<string | undefined> {
+    this.assertOpen();
+    checkKey('key', key);
+    return this.live(this.kv, key)?.value;
+  }
+
+  async kvSet(key: string, value: string, options: KvSetOptions = {}): Promise<void> {
+    this.assertOpen();
+    checkKey('key', key);
+    if (typeof value !== 'string') throw new UhlpError('UHLP_STATE_INPUT_INVALID', 'value must be a string', { field: 'value' });
+    if (options.ttlMs !== undefined) checkTtl('ttlMs', options.ttlMs);
+    this.kv.set(key, { value, expiresAt: options.ttlMs === undefined ? Infinity : this.now() + options.ttlMs });
+  }
+
+  async kvDelete(key: string): Promise<boolean> {
+    this.assertOpen();
+    checkKey('key', key);
+    const existed = this.live(this.kv, key) !== undefined;
+    this.kv.delete(key);
+    return existed;
+  }
+
+  async kvScan(prefix: string, options: KvScanOptions = {}): Promise<KvEntry[]> {
+    this.assertOpen();
+    checkPrefix('prefix', prefix);
+    const limit = options.limit ?? 1000;
+    checkPositiveInteger('limit', limit);
+    const found: KvEntry[] = [];
+    for (const key of this.kv.keys()) {
+      if (!key.startsWith(prefix)) continue;
+      const entry = this.live(this.kv, key);
+      if (entry) found.push({ key, value: entry.value });
+    }
+    found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return found.slice(0, limit);
+  }
+
+  async acquireLease(resource: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
+    this.assertOpen();
+    checkKey('resource', resource);
+    checkKey('owner', owner);
+    checkTtl('ttlMs', ttlMs);
+    const held = this.live(this.leases, resource);
+    if (held && held.value.owner !== owner) return undefined;
+    const lease: Lease = { resource, owner, expiresAt: this.now() + ttlMs };
+    this.leases.set(resource, { value: lease, expiresAt: lease.expiresAt });
+    return { ...lease };
+  }
+
+  async renewLease(resource: string, owner: string, ttlMs: number): Promise<boolean> {
+    this.assertOpen();
+    checkKey('resource', resource);
+    checkKey('owner', owner);
+    checkTtl('ttlMs', ttlMs);
+    const held = this.live(this.leases, resource);
+    if (!held || held.value.owner !== owner) return false;
+    held.value.expiresAt = this.now() + ttlMs;
+    held.expiresAt = held.value.expiresAt;
+    return true;
+  }
+
+  async releaseLease(resource: string, owner: string): Promise<boolean> {
+    this.assertOpen();
+    checkKey('resource', resource);
+    checkKey('owner', owner);
+    const held = this.live(this.leases, resource);
+    if (!held || held.value.owner !== owner) return false;
+    this.leases.delete(resource);
+    return true;
+  }
+
+  async getLease(resource: string): Promise<Lease | undefined> {
+    this.assertOpen();
+    checkKey('resource', resource);
+    const held = this.live(this.leases, resource);
+    return held ? { ...held.value } : undefined;
+  }
+
+  async beginIdempotent(appId: string, key: string, options: BeginIdempotentOptions): Promise<IdempotencyBegin> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('key', key);
+    checkTtl('inFlightTtlMs', options.inFlightTtlMs);
+    const id = this.keys.idempotency(appId, key);
+    const entry = this.live(this.idempotency, id);
+    if (!entry) {
+      const value: IdempotencyEntry = { state: 'in-flight' };
+      if (options.fingerprint !== undefined) value.fingerprint = options.fingerprint;
+      this.idempotency.set(id, { value, expiresAt: this.now() + options.inFlightTtlMs });
+      return 'new';
+    }
+    const stored = entry.value.fingerprint;
+    if (stored !== undefined && options.fingerprint !== undefined && stored !== options.fingerprint) return { state: 'key-reused' };
+    if (entry.value.state === 'completed') return { state: 'completed', response: structuredClone(entry.value.response) };
+    return { state: 'in-flight' };
+  }
+
+  async completeIdempotent(appId: string, key: string, response: StoredResponse, ttlMs: number): Promise<void> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('key', key);
+    checkTtl('ttlMs', ttlMs);
+    checkStatusCode('response.statusCode', response.statusCode);
+    const id = this.keys.idempotency(appId, key);
+    const fingerprint = this.live(this.idempotency, id)?.value.fingerprint;
+    const value: IdempotencyEntry = { state: 'completed', response: structuredClone(response) };
+    if (fingerprint !== undefined) value.fingerprint = fingerprint;
+    this.idempotency.set(id, { value, expiresAt: this.now() + ttlMs });
+  }
+
+  async abandonIdempotent(appId: string, key: string): Promise<void> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('key', key);
+    const id = this.keys.idempotency(appId, key);
+    if (this.live(this.idempotency, id)?.value.state === 'in-flight') this.idempotency.delete(id);
+  }
+
+  async getIdempotent(appId: string, key: string): Promise<IdempotencyRecord | undefined> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('key', key);
+    const entry = this.live(this.idempotency, this.keys.idempotency(appId, key));
+    if (!entry) return undefined;
+    return entry.value.state === 'completed' ? { state: 'completed', response: structuredClone(entry.value.response) } : { state: 'in-flight' };
+  }
+
+  async hitRateLimit(appId: string, limitPerSecond: number): Promise<RateLimitDecision> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkPositiveInteger('limitPerSecond', limitPerSecond, MAX_LIMIT_PER_SECOND);
+    const now = this.now();
+    const decision = decideGcra(this.live(this.rates, appId)?.value, Math.round(now * 1000), limitPerSecond);
+    if (decision.allowed) this.rates.set(appId, { value: decision.tatUs, expiresAt: now + decision.ttlMs });
+    return { allowed: decision.allowed, retryAfterMs: decision.retryAfterMs };
+  }
+
+  async incrOracleCounters(appId: string, componentId: string, deltas: Partial<OracleCounters>): Promise<OracleCounters> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    for (const [name, delta] of Object.entries(deltas)) {
+      if (!(ORACLE_COUNTER_NAMES as readonly string[]).includes(name)) {
+        throw new UhlpError('UHLP_STATE_INPUT_INVALID', `unknown oracle counter "${name}"`, { field: `deltas.${name}` });
+      }
+      checkCounterDelta(`deltas.${name}`, delta);
+    }
+    const id = this.keys.oracleCounters(appId, componentId);
+    const counters = this.oracle.get(id) ?? zeroCounters();
+    for (const name of ORACLE_COUNTER_NAMES) counters[name] += deltas[name] ?? 0;
+    this.oracle.set(id, counters);
+    return { ...counters };
+  }
+
+  async getOracleCounters(appId: string, componentId: string): Promise<OracleCounters> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    return { ...(this.oracle.get(this.keys.oracleCounters(appId, componentId)) ?? zeroCounters()) };
+  }
+
+  async resetOracleCounters(appId: string, componentId: string): Promise<void> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    this.oracle.delete(this.keys.oracleCounters(appId, componentId));
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new UhlpError('UHLP_STATE_UNAVAILABLE', 'the runtime store is closed');
+  }
+
+  /** The entry when present and not expired; drops it when expired. */
+  private live<T>(map: Map<string, Expiring<T>>, key: string): Expiring<T> | undefined {
+    const entry = map.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      map.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const map of [this.sessions, this.kv, this.leases, this.idempotency, this.rates] as Map<string, Expiring<unknown>>[]) {
+      for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
+    }
+  }
+}
+
+function zeroCounters(): OracleCounters {
+  return { samples: 0, hits: 0, agreements: 0, disagreements: 0 };
+}

@@ -1,0 +1,411 @@
+/**
+ * The production runtime store on Redis (ioredis), shared by every core replica.
+ *
+ * Outages: a request must never hang on a dead Redis. The client keeps no offline
+ * queue, fails the commands in flight as soon as the connection drops, and bounds
+ * every command with a timeout; each such failure surfaces as
+ * `UHLP_STATE_UNAVAILABLE` (503). Reconnection never gives up (capped backoff),
+ * and ioredis's ready check waits until a restarted Redis has loaded its data.
+ * Nothing acknowledged is lost across a Redis restart as long as Redis persists
+ * it (`appendonly yes`; `appendfsync always` even for a crash).
+ *
+ * Multi-step updates run as Lua scripts (`lua/*.lua`) or MULTI transactions.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { UhlpError, isUhlpError } from '../errors.js';
+import { loadLuaScripts } from './lua-scripts.js';
+import { MAX_LIMIT_PER_SECOND } from './rate-limit-gcra.js';
+import { escapeGlob, RuntimeKeys } from './runtime-keys.js';
+import {
+  checkCounterDelta,
+  checkKey,
+  checkPositiveInteger,
+  checkPrefix,
+  checkStatusCode,
+  checkTtl,
+} from './runtime-store-input.js';
+import {
+  ORACLE_COUNTER_NAMES,
+  type BeginIdempotentOptions,
+  type CreateSessionInput,
+  type IdempotencyBegin,
+  type IdempotencyRecord,
+  type KvEntry,
+  type KvScanOptions,
+  type KvSetOptions,
+  type Lease,
+  type OracleCounters,
+  type RateLimitDecision,
+  type RuntimeStore,
+  type SessionRecord,
+  type StoredResponse,
+} from './runtime-store.js';
+import { assertSessionId, newSessionId } from './session-id.js';
+
+export interface RedisRuntimeStoreOptions {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://...`. */
+  url: string;
+  /** Put in front of every key. @defaultValue `uhlp:` */
+  keyPrefix?: string;
+  /** A command without an answer after this long fails with UHLP_STATE_UNAVAILABLE. @defaultValue 2000 */
+  commandTimeoutMs?: number;
+  /** Give up one connection attempt after this long (then retry). @defaultValue 2000 */
+  connectTimeoutMs?: number;
+  /** Longest wait between reconnection attempts. @defaultValue 2000 */
+  maxReconnectDelayMs?: number;
+  /** Told about connection errors (ioredis reports each failed reconnect). @defaultValue ignore them */
+  onConnectionError?: (error: Error) => void;
+}
+
+type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
+
+/** Reply errors that mean "Redis is there but cannot serve now", not a bug of ours. */
+const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
+
+export class RedisRuntimeStore implements RuntimeStore {
+  readonly kind = 'redis' as const;
+  readonly keys: RuntimeKeys;
+  private readonly redis: Redis;
+
+  /**
+   * Starts connecting in the background and returns at once; until Redis is up,
+   * calls fail fast with UHLP_STATE_UNAVAILABLE. Use `RedisRuntimeStore.connect`
+   * to wait for the first connection.
+   */
+  constructor(options: RedisRuntimeStoreOptions) {
+    if (!/^rediss?:\/\//.test(options.url)) {
+      throw new UhlpError('UHLP_CONFIG_INVALID', `the state URL must be a redis:// or rediss:// URL, got "${options.url}"`, { field: 'url' });
+    }
+    if (options.keyPrefix !== undefined && options.keyPrefix === '') {
+      // An empty prefix would make deleteAllKeys() empty the whole database.
+      throw new UhlpError('UHLP_CONFIG_INVALID', 'the Redis key prefix must not be empty', { field: 'keyPrefix' });
+    }
+    this.keys = new RuntimeKeys(options.keyPrefix);
+    const maxDelay = options.maxReconnectDelayMs ?? 2000;
+    const redisOptions: RedisOptions = {
+      lazyConnect: true,
+      // Fail fast instead of queueing while disconnected, and fail the commands in
+      // flight when the connection drops instead of resending them after a reconnect
+      // (a resent write could apply twice; a queued request would hang).
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout: options.commandTimeoutMs ?? 2000,
+      connectTimeout: options.connectTimeoutMs ?? 2000,
+      retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),
+    };
+    this.redis = new Redis(options.url, redisOptions);
+    const onError = options.onConnectionError ?? (() => {});
+    this.redis.on('error', onError);
+    for (const script of loadLuaScripts().values()) {
+      this.redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    }
+    this.redis.connect().catch(() => {
+      // The first attempt failed; retryStrategy keeps trying and calls fail fast meanwhile.
+    });
+  }
+
+  /** A store whose first connection is up; throws UHLP_STATE_UNAVAILABLE after `timeoutMs` (default 5000). */
+  static async connect(options: RedisRuntimeStoreOptions & { timeoutMs?: number }): Promise<RedisRuntimeStore> {
+    const store = new RedisRuntimeStore(options);
+    try {
+      await store.waitUntilReady(options.timeoutMs ?? 5000);
+      return store;
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+
+  /** Connection state, for /readyz details: `ready` when commands are served. */
+  get status(): string {
+    return this.redis.status;
+  }
+
+  /** Resolves once the client is ready (connected and Redis has loaded its data). */
+  async waitUntilReady(timeoutMs: number): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.redis.off('ready', onReady);
+        reject(new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onReady = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.redis.once('ready', onReady);
+    });
+  }
+
+  async createSession(input: CreateSessionInput): Promise<SessionRecord> {
+    checkKey('appId', input.appId);
+    checkTtl('ttlMs', input.ttlMs);
+    const id = input.id ?? newSessionId();
+    assertSessionId(id, 'id');
+    const now = Date.now();
+    const created = await this.script('sessionCreate', [this.keys.session(id)], [id, input.appId, now, input.ttlMs, JSON.stringify(input.data ?? {})]);
+    if (created !== 1) throw new UhlpError('UHLP_STATE_INPUT_INVALID', `session ${id} already exists`, { field: 'id' });
+    return { id, appId: input.appId, createdAt: now, lastSeenAt: now, expiresAt: now + input.ttlMs, turns: 0, data: structuredClone(input.data ?? {}) };
+  }
+
+  async getSession(id: string): Promise<SessionRecord | undefined> {
+    checkKey('id', id);
+    const hash = await this.call(() => this.redis.hgetall(this.keys.session(id)));
+    return parseSession(hash);
+  }
+
+  async touchSession(id: string, ttlMs: number): Promise<SessionRecord | undefined> {
+    checkKey('id', id);
+    checkTtl('ttlMs', ttlMs);
+    const flat = (await this.script('sessionTouch', [this.keys.session(id)], [Date.now(), ttlMs])) as string[];
+    const hash: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
+    return parseSession(hash);
+  }
+
+  async nextTurn(id: string): Promise<number> {
+    checkKey('id', id);
+    const turn = Number(await this.script('sessionNextTurn', [this.keys.session(id)], []));
+    if (turn < 0) throw new UhlpError('UHLP_SESSION_NOT_FOUND', `session ${id} does not exist or has expired`, { sessionId: id });
+    return turn;
+  }
+
+  async deleteSession(id: string): Promise<boolean> {
+    checkKey('id', id);
+    return (await this.call(() => this.redis.del(this.keys.session(id)))) === 1;
+  }
+
+  async kvGet(key: string): Promise<string | undefined> {
+    checkKey('key', key);
+    return (await this.call(() => this.redis.get(this.keys.kv(key)))) ?? undefined;
+  }
+
+  async kvSet(key: string, value: string, options: KvSetOptions = {}): Promise<void> {
+    checkKey('key', key);
+    if (typeof value !== 'string') throw new UhlpError('UHLP_STATE_INPUT_INVALID', 'value must be a string', { field: 'value' });
+    const ttlMs = options.ttlMs;
+    if (ttlMs !== undefined) checkTtl('ttlMs', ttlMs);
+    await this.call(() => (ttlMs === undefined ? this.redis.set(this.keys.kv(key), value) : this.redis.set(this.keys.kv(key), value, 'PX', ttlMs)));
+  }
+
+  async kvDelete(key: string): Promise<boolean> {
+    checkKey('key', key);
+    return (await this.call(() => this.redis.del(this.keys.kv(key)))) === 1;
+  }
+
+  /** SCAN over the key space: fine for the modest kv of apps, O(keys in the database) per call. */
+  async kvScan(prefix: string, options: KvScanOptions = {}): Promise<KvEntry[]> {
+    checkPrefix('prefix', prefix);
+    const limit = options.limit ?? 1000;
+    checkPositiveInteger('limit', limit);
+    const namespace = this.keys.kvNamespace();
+    const redisKeys = await this.scanAll(`${escapeGlob(namespace + prefix)}*`);
+    redisKeys.sort();
+    const found: KvEntry[] = [];
+    // Fetch in slices; keys that expired between SCAN and MGET are simply skipped.
+    for (let i = 0; i < redisKeys.length && found.length < limit; i += 500) {
+      const slice = redisKeys.slice(i, i + 500);
+      const values = await this.call(() => this.redis.mget(slice));
+      slice.forEach((redisKey, j) => {
+        const value = values[j];
+        if (value !== null && value !== undefined && found.length < limit) found.push({ key: redisKey.slice(namespace.length), value });
+      });
+    }
+    return found;
+  }
+
+  async acquireLease(resource: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
+    checkKey('resource', resource);
+    checkKey('owner', owner);
+    checkTtl('ttlMs', ttlMs);
+    const now = Date.now();
+    const taken = await this.script('leaseAcquire', [this.keys.lease(resource)], [owner, ttlMs]);
+    return taken === 1 ? { resource, owner, expiresAt: now + ttlMs } : undefined;
+  }
+
+  async renewLease(resource: string, owner: string, ttlMs: number): Promise<boolean> {
+    checkKey('resource', resource);
+    checkKey('owner', owner);
+    checkTtl('ttlMs', ttlMs);
+    return (await this.script('leaseRenew', [this.keys.lease(resource)], [owner, ttlMs])) === 1;
+  }
+
+  async releaseLease(resource: string, owner: string): Promise<boolean> {
+    checkKey('resource', resource);
+    checkKey('owner', owner);
+    return (await this.script('leaseRelease', [this.keys.lease(resource)], [owner])) === 1;
+  }
+
+  async getLease(resource: string): Promise<Lease | undefined> {
+    checkKey('resource', resource);
+    const key = this.keys.lease(resource);
+    const now = Date.now();
+    const replies = await this.call(() => this.redis.multi().get(key).pttl(key).exec());
+    const owner = replies?.[0]?.[1] as string | null | undefined;
+    const pttl = replies?.[1]?.[1] as number | undefined;
+    if (!owner || pttl === undefined || pttl < 0) return undefined;
+    return { resource, owner, expiresAt: now + pttl };
+  }
+
+  async beginIdempotent(appId: string, key: string, options: BeginIdempotentOptions): Promise<IdempotencyBegin> {
+    checkKey('appId', appId);
+    checkKey('key', key);
+    checkTtl('inFlightTtlMs', options.inFlightTtlMs);
+    const reply = (await this.script('idempotencyBegin', [this.keys.idempotency(appId, key)], [options.fingerprint ?? '', options.inFlightTtlMs])) as string[];
+    switch (reply[0]) {
+      case 'new':
+        return 'new';
+      case 'completed':
+        return { state: 'completed', response: JSON.parse(reply[1] ?? 'null') as StoredResponse };
+      case 'key-reused':
+        return { state: 'key-reused' };
+      default:
+        return { state: 'in-flight' };
+    }
+  }
+
+  async completeIdempotent(appId: string, key: string, response: StoredResponse, ttlMs: number): Promise<void> {
+    checkKey('appId', appId);
+    checkKey('key', key);
+    checkTtl('ttlMs', ttlMs);
+    checkStatusCode('response.statusCode', response.statusCode);
+    await this.script('idempotencyComplete', [this.keys.idempotency(appId, key)], [JSON.stringify(response), ttlMs]);
+  }
+
+  async abandonIdempotent(appId: string, key: string): Promise<void> {
+    checkKey('appId', appId);
+    checkKey('key', key);
+    await this.script('idempotencyAbandon', [this.keys.idempotency(appId, key)], []);
+  }
+
+  async getIdempotent(appId: string, key: string): Promise<IdempotencyRecord | undefined> {
+    checkKey('appId', appId);
+    checkKey('key', key);
+    const [state, response] = await this.call(() => this.redis.hmget(this.keys.idempotency(appId, key), 'state', 'response'));
+    if (state === 'completed') return { state: 'completed', response: JSON.parse(response ?? 'null') as StoredResponse };
+    if (state === 'in-flight') return { state: 'in-flight' };
+    return undefined;
+  }
+
+  async hitRateLimit(appId: string, limitPerSecond: number): Promise<RateLimitDecision> {
+    checkKey('appId', appId);
+    checkPositiveInteger('limitPerSecond', limitPerSecond, MAX_LIMIT_PER_SECOND);
+    const [allowed, retryAfterMs] = (await this.script('rateLimit', [this.keys.rateLimit(appId)], [limitPerSecond])) as [number, number];
+    return { allowed: allowed === 1, retryAfterMs: Number(retryAfterMs) };
+  }
+
+  async incrOracleCounters(appId: string, componentId: string, deltas: Partial<OracleCounters>): Promise<OracleCounters> {
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    for (const [name, delta] of Object.entries(deltas)) {
+      if (!(ORACLE_COUNTER_NAMES as readonly string[]).includes(name)) {
+        throw new UhlpError('UHLP_STATE_INPUT_INVALID', `unknown oracle counter "${name}"`, { field: `deltas.${name}` });
+      }
+      checkCounterDelta(`deltas.${name}`, delta);
+    }
+    const key = this.keys.oracleCounters(appId, componentId);
+    const replies = await this.call(() => {
+      const multi = this.redis.multi();
+      for (const name of ORACLE_COUNTER_NAMES) {
+        const delta = deltas[name];
+        if (delta) multi.hincrby(key, name, delta);
+      }
+      return multi.hgetall(key).exec();
+    });
+    const last = replies?.[replies.length - 1];
+    if (!last || last[0]) throw this.toStateError(last?.[0] ?? new Error('MULTI returned no reply'));
+    return parseCounters(last[1] as Record<string, string>);
+  }
+
+  async getOracleCounters(appId: string, componentId: string): Promise<OracleCounters> {
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    return parseCounters(await this.call(() => this.redis.hgetall(this.keys.oracleCounters(appId, componentId))));
+  }
+
+  async resetOracleCounters(appId: string, componentId: string): Promise<void> {
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    await this.call(() => this.redis.del(this.keys.oracleCounters(appId, componentId)));
+  }
+
+  async ping(): Promise<void> {
+    await this.call(() => this.redis.ping());
+  }
+
+  async close(): Promise<void> {
+    if (this.redis.status === 'end') return;
+    try {
+      await this.redis.quit();
+    } catch {
+      // QUIT cannot be sent while disconnected; dropping the socket is all that is left.
+      this.redis.disconnect();
+    }
+  }
+
+  /** Deletes every key under this store's prefix (tests and `uhlp` maintenance tools). */
+  async deleteAllKeys(): Promise<number> {
+    const found = await this.scanAll(this.keys.everything());
+    let deleted = 0;
+    for (let i = 0; i < found.length; i += 500) {
+      const slice = found.slice(i, i + 500);
+      deleted += await this.call(() => this.redis.unlink(...slice));
+    }
+    return deleted;
+  }
+
+  private async scanAll(match: string): Promise<string[]> {
+    const found = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.call(() => this.redis.scan(cursor, 'MATCH', match, 'COUNT', 1000));
+      cursor = next;
+      for (const key of batch) found.add(key);
+    } while (cursor !== '0');
+    return [...found];
+  }
+
+  private async script(name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    const run = (this.redis as unknown as Record<string, ScriptRunner>)[name];
+    if (!run) throw new UhlpError('UHLP_INTERNAL', `Redis script ${name} is not loaded`);
+    return this.call(() => run.call(this.redis, ...keys, ...args));
+  }
+
+  private async call<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw this.toStateError(error);
+    }
+  }
+
+  private toStateError(error: unknown): UhlpError {
+    if (isUhlpError(error)) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    const isReply = error instanceof Error && error.name === 'ReplyError';
+    if (isReply && !UNAVAILABLE_REPLIES.test(message)) {
+      return new UhlpError('UHLP_INTERNAL', `Redis refused a runtime-state command: ${message}`, undefined, { cause: error });
+    }
+    return new UhlpError('UHLP_STATE_UNAVAILABLE', `the runtime state store (Redis) is unavailable: ${message}`, { status: this.redis.status }, { cause: error });
+  }
+}
+
+function parseSession(hash: Record<string, string>): SessionRecord | undefined {
+  if (!hash.id) return undefined;
+  return {
+    id: hash.id,
+    appId: hash.appId ?? '',
+    createdAt: Number(hash.createdAt),
+    lastSeenAt: Number(hash.lastSeenAt),
+    expiresAt: Number(hash.expiresAt),
+    turns: Number(hash.turns ?? 0),
+    data: JSON.parse(hash.data ?? '{}') as Record<string, unknown>,
+  };
+}
+
+function parseCounters(hash: Record<string, string>): OracleCounters {
+  const counters = { samples: 0, hits: 0, agreements: 0, disagreements: 0 };
+  for (const name of ORACLE_COUNTER_NAMES) counters[name] = Number(hash[name] ?? 0);
+  return counters;
+}

@@ -1,0 +1,59 @@
+/**
+ * The one builder of runtime-state keys. Every key lives under a configurable
+ * prefix, so several cores (or tests) can share a Redis without seeing each
+ * other's data, and a prefix can be dropped as a whole. Segments that come from
+ * callers (app ids, idempotency keys, resources) are percent-encoded so a `:` in
+ * one can never make two different tuples produce the same key; kv keys are the
+ * last segment and stay raw so that a prefix scan is a plain key-prefix match.
+ */
+
+/** The default key prefix. */
+export const DEFAULT_KEY_PREFIX = 'uhlp:';
+
+export class RuntimeKeys {
+  /** @param prefix Put in front of every key. @defaultValue `uhlp:` */
+  constructor(readonly prefix: string = DEFAULT_KEY_PREFIX) {}
+
+  session(id: string): string {
+    return `${this.prefix}session:${encode(id)}`;
+  }
+
+  kv(key: string): string {
+    return `${this.prefix}kv:${key}`;
+  }
+
+  /** The part of every kv key in front of the caller's key, for prefix scans. */
+  kvNamespace(): string {
+    return `${this.prefix}kv:`;
+  }
+
+  lease(resource: string): string {
+    return `${this.prefix}lease:${encode(resource)}`;
+  }
+
+  idempotency(appId: string, key: string): string {
+    return `${this.prefix}idem:${encode(appId)}:${encode(key)}`;
+  }
+
+  rateLimit(appId: string): string {
+    return `${this.prefix}rate:${encode(appId)}`;
+  }
+
+  oracleCounters(appId: string, componentId: string): string {
+    return `${this.prefix}oracle:${encode(appId)}:${encode(componentId)}`;
+  }
+
+  /** A SCAN MATCH pattern for every key under the prefix (cleanup in tests and tools). */
+  everything(): string {
+    return `${escapeGlob(this.prefix)}*`;
+  }
+}
+
+function encode(segment: string): string {
+  return segment.replace(/[%:*?[\]\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}
+
+/** Escapes Redis glob metacharacters so a literal string can head a SCAN MATCH pattern. */
+export function escapeGlob(literal: string): string {
+  return literal.replace(/[*?[\]\\^]/g, (c) => `\\${c}`);
+}

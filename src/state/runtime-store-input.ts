@@ -1,0 +1,45 @@
+/**
+ * Argument checks shared by both runtime stores, so that both refuse the same
+ * input with the same code (`UHLP_STATE_INPUT_INVALID`, naming the field).
+ */
+import { UhlpError } from '../errors.js';
+
+/** Longest key, resource, owner or id accepted; longer ones are almost surely a bug. */
+export const MAX_KEY_LENGTH = 1024;
+
+export function checkKey(field: string, value: string): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_KEY_LENGTH) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be a string of 1 to ${MAX_KEY_LENGTH} characters`, { field });
+  }
+}
+
+/** Accepts the empty string (a scan of everything). */
+export function checkPrefix(field: string, value: string): void {
+  if (typeof value !== 'string' || value.length > MAX_KEY_LENGTH) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be a string of at most ${MAX_KEY_LENGTH} characters`, { field });
+  }
+}
+
+export function checkTtl(field: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be a positive integer of milliseconds, got ${String(value)}`, { field });
+  }
+}
+
+export function checkPositiveInteger(field: string, value: number, max = Number.MAX_SAFE_INTEGER): void {
+  if (!Number.isSafeInteger(value) || value <= 0 || value > max) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be an integer from 1 to ${max}, got ${String(value)}`, { field });
+  }
+}
+
+export function checkCounterDelta(field: string, value: number): void {
+  if (!Number.isSafeInteger(value)) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be an integer, got ${String(value)}`, { field });
+  }
+}
+
+export function checkStatusCode(field: string, value: number): void {
+  if (!Number.isInteger(value) || value < 100 || value > 599) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be an HTTP status 100-599, got ${String(value)}`, { field });
+  }
+}

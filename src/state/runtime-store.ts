@@ -1,0 +1,142 @@
+/**
+ * The runtime state of a core: sessions, kv, sandbox leases, idempotency records,
+ * per-app rate-limit counters and the optimization oracle's counters. Two
+ * implementations pass one shared test suite: `MemoryRuntimeStore` (the embedded
+ * default) and `RedisRuntimeStore` (production, shared by every core replica).
+ *
+ * Every method may reject with `UHLP_STATE_UNAVAILABLE` (503) when the backing
+ * service is down, and with `UHLP_STATE_INPUT_INVALID` (400) for a bad argument.
+ * Times are epoch milliseconds; TTLs are positive integer milliseconds.
+ */
+
+export interface SessionRecord {
+  id: string;
+  appId: string;
+  createdAt: number;
+  lastSeenAt: number;
+  /** When the session expires unless touched again. */
+  expiresAt: number;
+  /** Turns taken so far; `nextTurn` returns 1 for the first turn. */
+  turns: number;
+  /** Free JSON data the caller attached at creation. */
+  data: Record<string, unknown>;
+}
+
+export interface CreateSessionInput {
+  appId: string;
+  ttlMs: number;
+  /** The id to use; a fresh `SES-...` id when omitted. */
+  id?: string;
+  data?: Record<string, unknown>;
+}
+
+export interface KvEntry {
+  key: string;
+  value: string;
+}
+
+export interface KvSetOptions {
+  /** Expire the key after this many milliseconds. @defaultValue no expiry */
+  ttlMs?: number;
+}
+
+export interface KvScanOptions {
+  /** Return at most this many entries (sorted by key). @defaultValue 1000 */
+  limit?: number;
+}
+
+export interface Lease {
+  resource: string;
+  owner: string;
+  expiresAt: number;
+}
+
+/** What an HTTP answer needs to be replayed for a repeated Idempotency-Key. */
+export interface StoredResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface BeginIdempotentOptions {
+  /**
+   * How long the in-flight marker lives if `complete`/`abandon` never comes (a
+   * crashed core); after it a repeat runs again.
+   */
+  inFlightTtlMs: number;
+  /**
+   * A digest of the request (method, path, body). A repeat with another
+   * fingerprint is answered `key-reused`. @defaultValue no check
+   */
+  fingerprint?: string;
+}
+
+export type IdempotencyBegin =
+  | 'new'
+  | { state: 'in-flight' }
+  | { state: 'completed'; response: StoredResponse }
+  | { state: 'key-reused' };
+
+export type IdempotencyRecord = { state: 'in-flight' } | { state: 'completed'; response: StoredResponse };
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** 0 when allowed; otherwise the wait after which a hit would be allowed. */
+  retryAfterMs: number;
+}
+
+/** Counters the optimization oracle keeps per (app, component). */
+export const ORACLE_COUNTER_NAMES = ['samples', 'hits', 'agreements', 'disagreements'] as const;
+export type OracleCounterName = (typeof ORACLE_COUNTER_NAMES)[number];
+export type OracleCounters = Record<OracleCounterName, number>;
+
+export interface RuntimeStore {
+  /** Which implementation, for logs and /readyz: `memory` or `redis`. */
+  readonly kind: 'memory' | 'redis';
+
+  createSession(input: CreateSessionInput): Promise<SessionRecord>;
+  getSession(id: string): Promise<SessionRecord | undefined>;
+  /** Marks the session seen now and extends its life to `ttlMs` from now; undefined when gone. */
+  touchSession(id: string, ttlMs: number): Promise<SessionRecord | undefined>;
+  /** Atomically counts one more turn; throws `UHLP_SESSION_NOT_FOUND` when the session is gone. */
+  nextTurn(id: string): Promise<number>;
+  deleteSession(id: string): Promise<boolean>;
+
+  kvGet(key: string): Promise<string | undefined>;
+  kvSet(key: string, value: string, options?: KvSetOptions): Promise<void>;
+  kvDelete(key: string): Promise<boolean>;
+  /** Entries whose key starts with `prefix`, sorted by key. */
+  kvScan(prefix: string, options?: KvScanOptions): Promise<KvEntry[]>;
+
+  /** Takes the lease when free or already held by `owner` (then it is renewed); undefined when held by another. */
+  acquireLease(resource: string, owner: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Extends a lease `owner` holds; false when it expired or another owner holds it. */
+  renewLease(resource: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Drops a lease `owner` holds; false when it did not hold it. */
+  releaseLease(resource: string, owner: string): Promise<boolean>;
+  getLease(resource: string): Promise<Lease | undefined>;
+
+  /** Claims an idempotency key of an app, or reports what already holds it. */
+  beginIdempotent(appId: string, key: string, options: BeginIdempotentOptions): Promise<IdempotencyBegin>;
+  /** Stores the response of a claimed key for `ttlMs`; repeats within it get this response. */
+  completeIdempotent(appId: string, key: string, response: StoredResponse, ttlMs: number): Promise<void>;
+  /** Frees an in-flight key (the request failed in a way worth retrying); a completed record stays. */
+  abandonIdempotent(appId: string, key: string): Promise<void>;
+  getIdempotent(appId: string, key: string): Promise<IdempotencyRecord | undefined>;
+
+  /**
+   * Counts one request of an app against `limitPerSecond`: a token bucket (GCRA)
+   * that lets up to `limitPerSecond` requests through at once and refills at
+   * `limitPerSecond` per second. Denied hits are not counted.
+   */
+  hitRateLimit(appId: string, limitPerSecond: number): Promise<RateLimitDecision>;
+
+  /** Adds the deltas atomically and returns all counters after the update. */
+  incrOracleCounters(appId: string, componentId: string, deltas: Partial<OracleCounters>): Promise<OracleCounters>;
+  getOracleCounters(appId: string, componentId: string): Promise<OracleCounters>;
+  resetOracleCounters(appId: string, componentId: string): Promise<void>;
+
+  /** Resolves when the store answers; rejects with `UHLP_STATE_UNAVAILABLE` otherwise. For /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

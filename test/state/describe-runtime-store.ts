@@ -1,0 +1,260 @@
+/**
+ * The one test suite every RuntimeStore implementation passes. `makeStore` gives a
+ * fresh, empty store per test (a unique key prefix for Redis) and a cleanup.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isUhlpError } from '../../src/errors.js';
+import { waitForIdempotentCompletion } from '../../src/state/idempotency-wait.js';
+import type { RuntimeStore, StoredResponse } from '../../src/state/runtime-store.js';
+import { isSessionId } from '../../src/state/session-id.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+export interface StoreFixture {
+  store: RuntimeStore;
+  cleanup: () => Promise<void>;
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<{ code: string; details: unknown }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isUhlpError(error)) return { code: error.code, details: error.details };
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+const RESPONSE: StoredResponse = { statusCode: 201, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
+
+export function describeRuntimeStore(name: string, makeStore: () => Promise<StoreFixture>): void {
+  describe(`RuntimeStore contract: ${name}`, () => {
+    let fixture: StoreFixture;
+    let store: RuntimeStore;
+
+    beforeEach(async () => {
+      fixture = await makeStore();
+      store = fixture.store;
+    });
+
+    afterEach(async () => {
+      await fixture.cleanup();
+    });
+
+    describe('sessions', () => {
+      it('creates a session with a SES id and reads it back', async () => {
+        const created = await store.createSession({ appId: 'shop', ttlMs: 60_000, data: { user: 'u1' } });
+        expect(isSessionId(created.id)).toBe(true);
+        expect(created.turns).toBe(0);
+        const read = await store.getSession(created.id);
+        expect(read).toEqual(created);
+        expect(read?.expiresAt).toBe(created.createdAt + 60_000);
+      });
+
+      it('gives distinct ids to sessions created concurrently', async () => {
+        const sessions = await Promise.all(Array.from({ length: 200 }, () => store.createSession({ appId: 'shop', ttlMs: 60_000 })));
+        expect(new Set(sessions.map((s) => s.id)).size).toBe(200);
+      });
+
+      it('refuses to create a session whose id exists, and ids that are not session ids', async () => {
+        const first = await store.createSession({ appId: 'shop', ttlMs: 60_000 });
+        expect((await codeOf(store.createSession({ appId: 'shop', ttlMs: 60_000, id: first.id }))).code).toBe('UHLP_STATE_INPUT_INVALID');
+        expect((await codeOf(store.createSession({ appId: 'shop', ttlMs: 60_000, id: '../etc' }))).code).toBe('UHLP_SESSION_ID_INVALID');
+      });
+
+      it('expires a session after its TTL and touch extends it', async () => {
+        const short = await store.createSession({ appId: 'shop', ttlMs: 150 });
+        const kept = await store.createSession({ appId: 'shop', ttlMs: 150 });
+        const touched = await store.touchSession(kept.id, 60_000);
+        expect(touched?.expiresAt).toBeGreaterThanOrEqual(kept.expiresAt);
+        expect(touched?.lastSeenAt).toBeGreaterThanOrEqual(kept.lastSeenAt);
+        await waitFor(async () => (await store.getSession(short.id)) === undefined, { what: 'session expiry' });
+        expect(await store.getSession(kept.id)).toBeDefined();
+        expect(await store.touchSession(short.id, 1000)).toBeUndefined();
+      });
+
+      it('counts turns atomically and refuses turns of a missing session', async () => {
+        const session = await store.createSession({ appId: 'shop', ttlMs: 60_000 });
+        const turns = await Promise.all(Array.from({ length: 25 }, () => store.nextTurn(session.id)));
+        expect([...turns].sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+        expect((await store.getSession(session.id))?.turns).toBe(25);
+        expect(await store.deleteSession(session.id)).toBe(true);
+        expect((await codeOf(store.nextTurn(session.id))).code).toBe('UHLP_SESSION_NOT_FOUND');
+        expect(await store.getSession(session.id)).toBeUndefined();
+        expect(await store.deleteSession(session.id)).toBe(false);
+      });
+    });
+
+    describe('kv', () => {
+      it('sets, gets and deletes', async () => {
+        await store.kvSet('app/a', 'one');
+        expect(await store.kvGet('app/a')).toBe('one');
+        await store.kvSet('app/a', 'two');
+        expect(await store.kvGet('app/a')).toBe('two');
+        expect(await store.kvDelete('app/a')).toBe(true);
+        expect(await store.kvDelete('app/a')).toBe(false);
+        expect(await store.kvGet('app/a')).toBeUndefined();
+      });
+
+      it('expires keys with a TTL', async () => {
+        await store.kvSet('t/short', 'x', { ttlMs: 100 });
+        await store.kvSet('t/long', 'y', { ttlMs: 60_000 });
+        await waitFor(async () => (await store.kvGet('t/short')) === undefined, { what: 'kv expiry' });
+        expect(await store.kvGet('t/long')).toBe('y');
+        expect((await store.kvScan('t/')).map((e) => e.key)).toEqual(['t/long']);
+      });
+
+      it('scans by prefix, sorted, with a limit, taking glob characters literally', async () => {
+        for (const key of ['p/c', 'p/a', 'p/b', 'q/a', 'p*x/1', 'pzx/1']) await store.kvSet(key, `v:${key}`);
+        expect(await store.kvScan('p/')).toEqual([
+          { key: 'p/a', value: 'v:p/a' },
+          { key: 'p/b', value: 'v:p/b' },
+          { key: 'p/c', value: 'v:p/c' },
+        ]);
+        expect((await store.kvScan('p/', { limit: 2 })).map((e) => e.key)).toEqual(['p/a', 'p/b']);
+        expect((await store.kvScan('p*x/')).map((e) => e.key)).toEqual(['p*x/1']);
+        expect((await store.kvScan('')).length).toBe(6);
+      });
+
+      it('refuses bad arguments with a stable code naming the field', async () => {
+        expect(await codeOf(store.kvSet('', 'x'))).toEqual({ code: 'UHLP_STATE_INPUT_INVALID', details: { field: 'key' } });
+        expect(await codeOf(store.kvSet('k', 'x', { ttlMs: 0 }))).toEqual({ code: 'UHLP_STATE_INPUT_INVALID', details: { field: 'ttlMs' } });
+        expect(await codeOf(store.kvSet('k', 'x', { ttlMs: 1.5 }))).toEqual({ code: 'UHLP_STATE_INPUT_INVALID', details: { field: 'ttlMs' } });
+      });
+    });
+
+    describe('leases', () => {
+      it('lets one owner hold a lease; others cannot renew, release or take it', async () => {
+        const lease = await store.acquireLease('sb-1', 'core-a', 60_000);
+        expect(lease).toMatchObject({ resource: 'sb-1', owner: 'core-a' });
+        expect(await store.acquireLease('sb-1', 'core-b', 60_000)).toBeUndefined();
+        expect(await store.renewLease('sb-1', 'core-b', 60_000)).toBe(false);
+        expect(await store.releaseLease('sb-1', 'core-b')).toBe(false);
+        expect((await store.getLease('sb-1'))?.owner).toBe('core-a');
+        // Acquiring again as the holder renews.
+        expect(await store.acquireLease('sb-1', 'core-a', 60_000)).toBeDefined();
+        expect(await store.renewLease('sb-1', 'core-a', 60_000)).toBe(true);
+        expect(await store.releaseLease('sb-1', 'core-a')).toBe(true);
+        expect(await store.getLease('sb-1')).toBeUndefined();
+        expect((await store.acquireLease('sb-1', 'core-b', 60_000))?.owner).toBe('core-b');
+      });
+
+      it('frees a lease when its TTL passes without renewal', async () => {
+        await store.acquireLease('sb-2', 'core-a', 100);
+        await waitFor(async () => (await store.acquireLease('sb-2', 'core-b', 60_000)) !== undefined, { what: 'lease expiry' });
+        expect((await store.getLease('sb-2'))?.owner).toBe('core-b');
+        expect(await store.renewLease('sb-2', 'core-a', 60_000)).toBe(false);
+      });
+
+      it('gives a contended lease to exactly one owner', async () => {
+        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.acquireLease('sb-3', `core-${i}`, 60_000)));
+        const winners = results.filter((r) => r !== undefined);
+        expect(winners).toHaveLength(1);
+        expect((await store.getLease('sb-3'))?.owner).toBe(winners[0]?.owner);
+      });
+    });
+
+    describe('idempotency', () => {
+      it('claims a key once, reports it in flight, then replays the stored response', async () => {
+        expect(await store.beginIdempotent('shop', 'k1', { inFlightTtlMs: 60_000 })).toBe('new');
+        expect(await store.beginIdempotent('shop', 'k1', { inFlightTtlMs: 60_000 })).toEqual({ state: 'in-flight' });
+        expect(await store.getIdempotent('shop', 'k1')).toEqual({ state: 'in-flight' });
+        await store.completeIdempotent('shop', 'k1', RESPONSE, 60_000);
+        expect(await store.beginIdempotent('shop', 'k1', { inFlightTtlMs: 60_000 })).toEqual({ state: 'completed', response: RESPONSE });
+        // Keys are per app.
+        expect(await store.beginIdempotent('other', 'k1', { inFlightTtlMs: 60_000 })).toBe('new');
+      });
+
+      it('gives a key claimed concurrently to exactly one request', async () => {
+        const results = await Promise.all(Array.from({ length: 20 }, () => store.beginIdempotent('shop', 'k2', { inFlightTtlMs: 60_000 })));
+        expect(results.filter((r) => r === 'new')).toHaveLength(1);
+      });
+
+      it('reports a key reused for another request fingerprint', async () => {
+        expect(await store.beginIdempotent('shop', 'k3', { inFlightTtlMs: 60_000, fingerprint: 'aaa' })).toBe('new');
+        expect(await store.beginIdempotent('shop', 'k3', { inFlightTtlMs: 60_000, fingerprint: 'bbb' })).toEqual({ state: 'key-reused' });
+        await store.completeIdempotent('shop', 'k3', RESPONSE, 60_000);
+        expect(await store.beginIdempotent('shop', 'k3', { inFlightTtlMs: 60_000, fingerprint: 'bbb' })).toEqual({ state: 'key-reused' });
+        expect(await store.beginIdempotent('shop', 'k3', { inFlightTtlMs: 60_000, fingerprint: 'aaa' })).toEqual({ state: 'completed', response: RESPONSE });
+      });
+
+      it('frees an abandoned in-flight key but keeps a completed one', async () => {
+        await store.beginIdempotent('shop', 'k4', { inFlightTtlMs: 60_000 });
+        await store.abandonIdempotent('shop', 'k4');
+        expect(await store.getIdempotent('shop', 'k4')).toBeUndefined();
+        expect(await store.beginIdempotent('shop', 'k4', { inFlightTtlMs: 60_000 })).toBe('new');
+        await store.completeIdempotent('shop', 'k4', RESPONSE, 60_000);
+        await store.abandonIdempotent('shop', 'k4');
+        expect(await store.getIdempotent('shop', 'k4')).toEqual({ state: 'completed', response: RESPONSE });
+      });
+
+      it('expires in-flight markers and completed records', async () => {
+        await store.beginIdempotent('shop', 'k5', { inFlightTtlMs: 100 });
+        await waitFor(async () => (await store.beginIdempotent('shop', 'k5', { inFlightTtlMs: 60_000 })) === 'new', { what: 'in-flight expiry' });
+        await store.completeIdempotent('shop', 'k5', RESPONSE, 100);
+        await waitFor(async () => (await store.getIdempotent('shop', 'k5')) === undefined, { what: 'record expiry' });
+      });
+
+      it('lets a repeat wait for the first request to complete', async () => {
+        await store.beginIdempotent('shop', 'k6', { inFlightTtlMs: 60_000 });
+        const waiting = waitForIdempotentCompletion(store, 'shop', 'k6', { timeoutMs: 5000, intervalMs: 10 });
+        await store.completeIdempotent('shop', 'k6', RESPONSE, 60_000);
+        expect(await waiting).toEqual({ state: 'completed', response: RESPONSE });
+
+        await store.beginIdempotent('shop', 'k7', { inFlightTtlMs: 60_000 });
+        expect(await waitForIdempotentCompletion(store, 'shop', 'k7', { timeoutMs: 30, intervalMs: 10 })).toEqual({ state: 'in-flight' });
+        const gone = waitForIdempotentCompletion(store, 'shop', 'k7', { timeoutMs: 5000, intervalMs: 10 });
+        await store.abandonIdempotent('shop', 'k7');
+        expect(await gone).toEqual({ state: 'gone' });
+      });
+    });
+
+    describe('rate limits', () => {
+      it('allows the limit, denies the next hit with a retry delay, and allows again after it', async () => {
+        const first = await Promise.all(Array.from({ length: 5 }, () => store.hitRateLimit('shop', 5)));
+        expect(first.every((d) => d.allowed && d.retryAfterMs === 0)).toBe(true);
+        const denied = await store.hitRateLimit('shop', 5);
+        expect(denied.allowed).toBe(false);
+        expect(denied.retryAfterMs).toBeGreaterThan(0);
+        // One token comes back every 1000/5 ms.
+        expect(denied.retryAfterMs).toBeLessThanOrEqual(200);
+        // Another app has its own budget.
+        expect((await store.hitRateLimit('other', 5)).allowed).toBe(true);
+        await waitFor(async () => (await store.hitRateLimit('shop', 5)).allowed, { timeoutMs: 3000, intervalMs: 25, what: 'rate window to slide' });
+      });
+
+      it('lets exactly the limit through from a burst of concurrent hits', async () => {
+        // Limit 2 refills one token per 500 ms, far longer than the burst takes.
+        const burst = await Promise.all(Array.from({ length: 50 }, () => store.hitRateLimit('burst', 2)));
+        expect(burst.filter((d) => d.allowed)).toHaveLength(2);
+        expect(burst.filter((d) => !d.allowed).every((d) => d.retryAfterMs > 0 && d.retryAfterMs <= 500)).toBe(true);
+      });
+
+      it('refuses a limit that is not a positive integer', async () => {
+        expect((await codeOf(store.hitRateLimit('shop', 0))).details).toEqual({ field: 'limitPerSecond' });
+        expect((await codeOf(store.hitRateLimit('shop', 2.5))).details).toEqual({ field: 'limitPerSecond' });
+        expect((await codeOf(store.hitRateLimit('shop', 1_000_001))).details).toEqual({ field: 'limitPerSecond' });
+      });
+    });
+
+    describe('oracle counters', () => {
+      it('adds deltas atomically per app and component', async () => {
+        expect(await store.getOracleCounters('shop', 'price')).toEqual({ samples: 0, hits: 0, agreements: 0, disagreements: 0 });
+        await Promise.all(Array.from({ length: 40 }, () => store.incrOracleCounters('shop', 'price', { samples: 1, hits: 2 })));
+        const after = await store.incrOracleCounters('shop', 'price', { agreements: 3, disagreements: 1 });
+        expect(after).toEqual({ samples: 40, hits: 80, agreements: 3, disagreements: 1 });
+        expect(await store.getOracleCounters('shop', 'other')).toEqual({ samples: 0, hits: 0, agreements: 0, disagreements: 0 });
+        await store.resetOracleCounters('shop', 'price');
+        expect(await store.getOracleCounters('shop', 'price')).toEqual({ samples: 0, hits: 0, agreements: 0, disagreements: 0 });
+      });
+
+      it('refuses unknown counters', async () => {
+        const bad = { bogus: 1 } as unknown as Record<'samples', number>;
+        expect((await codeOf(store.incrOracleCounters('shop', 'price', bad))).details).toEqual({ field: 'deltas.bogus' });
+      });
+    });
+
+    it('answers ping', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+  });
+}
