@@ -3,8 +3,8 @@
  *
  *   uhlp/node-base:<hash>   FROM scratch: the host's Node (stripped), exactly the
  *                           libraries it links, /etc/passwd with a non-root user.
- *   uhlp/jit-runner:<hash>  the base plus the compiled jit-runner and its one
- *                           package (@sinclair/typebox).
+ *   uhlp/jit-runner:<hash>  the base plus the compiled files the jit-runner
+ *                           imports and the packages they name (@sinclair/typebox).
  *
  * Each tag is a hash of the image's inputs, so a build only happens when an input
  * changed; `:latest` follows the newest build. Neither image has a shell.
@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { UhlpError } from '../errors.js';
 import { contextStream, packContext, type ContextEntry } from './build-context.js';
+import { importClosure } from './import-closure.js';
 import { IMAGE_NODE_PATH, findNodeRuntime } from './node-runtime.js';
 
 const run = promisify(execFile);
@@ -36,10 +37,8 @@ export const IMAGE_INPUTS_LABEL = 'dev.uhlp.image-inputs';
 
 /** Bumped whenever the layout below changes, so old tags stop matching. */
 const LAYOUT_VERSION = '1';
-/** Compiled files of this package the runner imports (see src/runner/main.ts). */
-const RUNNER_DIST_PATHS = ['dist/runner', 'dist/contract', 'dist/errors.js'];
-/** Packages the runner imports at run time; their own dependencies follow. */
-const RUNNER_PACKAGES = ['@sinclair/typebox'];
+/** The runner's compiled entry; the image carries exactly what it imports. */
+const RUNNER_ENTRY = 'dist/runner/main.js';
 /** Build output the runner does not load: source maps and type declarations. */
 const SKIPPED_FILE = /(\.map|\.d\.[cm]?ts|\.tsbuildinfo)$/;
 
@@ -52,6 +51,12 @@ export interface BuildImagesOptions {
   readonly packageRoot?: string;
   /** Build even when the input-hash tag exists. @defaultValue false */
   readonly force?: boolean;
+  /**
+   * Remove older hashed tags of the two repositories after a build. An image a
+   * container still uses is kept (the engine refuses to remove it).
+   * @defaultValue false
+   */
+  readonly prune?: boolean;
   /** Receives the engine's build output, line by line. @defaultValue discarded */
   readonly onProgress?: (line: string) => void;
 }
@@ -77,7 +82,24 @@ export async function buildImages(options: BuildImagesOptions = {}): Promise<Bui
   const docker = options.docker ?? new Docker();
   const nodeBase = await buildNodeBase(docker, options);
   const jitRunner = await buildJitRunner(docker, nodeBase.reference, options);
+  if (options.prune) {
+    // The runner first: older runner images are what keep older bases in use.
+    await pruneOlder(docker, JIT_RUNNER_REPOSITORY, jitRunner.reference);
+    await pruneOlder(docker, NODE_BASE_REPOSITORY, nodeBase.reference);
+  }
   return { nodeBase, jitRunner };
+}
+
+/**
+ * Removes the tags of `repository` other than `keep` and :latest; an image goes
+ * with its last tag. The engine refuses images a container uses: those stay.
+ */
+async function pruneOlder(docker: Docker, repository: string, keep: string): Promise<void> {
+  const images = await docker.listImages({ filters: JSON.stringify({ reference: [repository] }) });
+  const stale = images
+    .flatMap((image) => image.RepoTags ?? [])
+    .filter((tag) => tag.startsWith(`${repository}:`) && tag !== keep && tag !== `${repository}:latest`);
+  for (const tag of stale) await docker.getImage(tag).remove().catch(() => undefined);
 }
 
 async function buildNodeBase(docker: Docker, options: BuildImagesOptions): Promise<BuiltImage> {
@@ -134,8 +156,15 @@ async function buildJitRunner(docker: Docker, baseReference: string, options: Bu
     // dist/ is ESM; without "type": "module" next to it Node would read it as CommonJS.
     { name: 'app/package.json', content: Buffer.from('{"name":"uhlp-jit-runner","private":true,"type":"module"}\n') },
   ];
-  for (const relative of RUNNER_DIST_PATHS) entries.push(...(await collectFiles(root, relative, 'app')));
-  for (const dir of await packageDirs(root, RUNNER_PACKAGES)) entries.push(...(await collectFiles(root, dir, 'app')));
+  const closure = await importClosure(root, RUNNER_ENTRY).catch((error: NodeJS.ErrnoException) => {
+    throw new UhlpError(
+      'UHLP_IMAGE_BUILD_FAILED',
+      error.code === 'ENOENT' ? `${error.path ?? RUNNER_ENTRY} is missing; run \`npm run build\` (and npm ci) first` : error.message,
+      { root },
+    );
+  });
+  for (const file of closure.files) entries.push(...(await collectFiles(root, file, 'app')));
+  for (const dir of await packageDirs(root, closure.packages)) entries.push(...(await collectFiles(root, dir, 'app')));
 
   // The context is deterministic, so its hash is the hash of every input,
   // the base image reference included.

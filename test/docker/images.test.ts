@@ -2,7 +2,7 @@
  * `uhlp images build` on the real engine: the images are FROM scratch (no shell),
  * run Node as a non-root user, and are rebuilt only when an input changes.
  */
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,12 +45,17 @@ describe('sandbox images', () => {
     await shell.remove({ force: true });
   });
 
-  it('rebuilds the runner image, and only it, when a runner file changes', async () => {
+  it('rebuilds the runner image, and only it, when a file the runner imports changes', async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-images-'));
     try {
       cpSync(path.join(PACKAGE_ROOT, 'dist'), path.join(root, 'dist'), { recursive: true });
       cpSync(path.join(PACKAGE_ROOT, 'node_modules', '@sinclair'), path.join(root, 'node_modules', '@sinclair'), { recursive: true });
-      writeFileSync(path.join(root, 'dist', 'runner', 'extra.js'), 'export const changed = true;\n');
+      // A file the runner does not import is not in the image: nothing to build.
+      writeFileSync(path.join(root, 'dist', 'runner', 'extra.js'), 'export const unused = true;\n');
+      const unchanged = await buildImages({ docker, packageRoot: root });
+      expect(unchanged.jitRunner).toEqual({ ...images.jitRunner, built: false });
+
+      appendFileSync(path.join(root, 'dist', 'runner', 'script-result.js'), '\n// changed\n');
       const changed = await buildImages({ docker, packageRoot: root });
       removeAfter.push(changed.jitRunner.reference);
       expect(changed.nodeBase.built).toBe(false);
@@ -61,6 +66,16 @@ describe('sandbox images', () => {
       // Point :latest back at the real runner for the tests that follow.
       await buildImages({ docker });
     }
+  });
+
+  it('prunes older hashed tags when asked, keeping the current ones', async () => {
+    // An older runner image: the current one with a stale hashed tag.
+    await docker.getImage(images.jitRunner.reference).tag({ repo: 'uhlp/jit-runner', tag: 'stale000000000000' });
+    const pruned = await buildImages({ docker, prune: true });
+    expect(pruned.jitRunner.reference).toBe(images.jitRunner.reference);
+    const tags = (await docker.listImages({ filters: JSON.stringify({ reference: ['uhlp/jit-runner'] }) })).flatMap((i) => i.RepoTags ?? []);
+    expect(tags).not.toContain('uhlp/jit-runner:stale000000000000');
+    expect(tags).toEqual(expect.arrayContaining([images.jitRunner.reference, 'uhlp/jit-runner:latest']));
   });
 
   it('refuses to build from a package root without the compiled runner', async () => {
