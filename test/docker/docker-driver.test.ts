@@ -4,7 +4,7 @@
  * loopback-published network mode, OOM told apart from a timeout, adoption after
  * a restart, and nothing left behind.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -95,6 +95,7 @@ describe('docker driver on the real engine', () => {
   afterAll(async () => {
     await driver?.close();
     await sweep(instanceId);
+    rmSync(definitionsRoot, { recursive: true, force: true });
   });
 
   it('runs hardened containers, as docker inspect shows and a script inside feels', async () => {
@@ -195,7 +196,10 @@ describe('docker driver adoption', () => {
     image = (await testImages()).jitRunner.reference;
     definitionsRoot = makeDefinitions();
   });
-  afterAll(() => sweep(instanceId));
+  afterAll(async () => {
+    await sweep(instanceId);
+    rmSync(definitionsRoot, { recursive: true, force: true });
+  });
 
   it('hands a restarted core its running containers, not duplicates, and clears dead ones', async () => {
     const poolSpec = (name: string): SandboxSpec => ({ appId: 'probe', pool: suitePool({ name }), definitionsRoot, labels: {} });
