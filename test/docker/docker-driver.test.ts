@@ -174,6 +174,18 @@ describe('docker driver on the real engine', () => {
     expect(await containersOf(instanceId)).toEqual([]);
   });
 
+  it('removes a container whose runner does not answer in time, or whose start is aborted', async () => {
+    const own = uniqueInstanceId('late');
+    const impatient = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, image, startTimeoutMs: 1 });
+    await expect(impatient.create(spec())).rejects.toMatchObject({ code: 'UHLP_SANDBOX_UNAVAILABLE', message: /GET \/healthz within 1 ms/ });
+    const aborted = new AbortController();
+    aborted.abort();
+    await expect(driver.create(spec(), aborted.signal)).rejects.toMatchObject({ code: 'UHLP_SANDBOX_UNAVAILABLE', message: /aborted/ });
+    expect(await containersOf(own)).toEqual([]);
+    expect(await containersOf(instanceId)).toEqual([]);
+    await impatient.close();
+  });
+
   it('leaves no container and no socket directory after destroy and close', async () => {
     const socketRoot = mkdtempSync(path.join(os.tmpdir(), 'uhlp-dk-'));
     const own = uniqueInstanceId('leak');
