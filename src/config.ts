@@ -10,7 +10,11 @@ import type { LogLevel } from './logger.js';
 export type DriverName = 'process';
 
 export interface CoreConfig {
-  /** The definitions directory (a Git repository or a directory in one). */
+  /** Where apps come from: a definitions repository (`git`) or AppDefinition resources (`kubernetes`). @defaultValue `git` (`--registry`, `UHLP_REGISTRY`) */
+  readonly registry: 'git' | 'kubernetes';
+  /** Namespaces whose AppDefinitions are served in `kubernetes` mode; all when empty. (`--namespace`, repeatable; `UHLP_NAMESPACES`, comma-separated) */
+  readonly namespaces: readonly string[];
+  /** The definitions directory (a Git repository or a directory in one); `''` in `kubernetes` mode. */
   readonly definitionsDir: string;
   /** Interface to listen on. @defaultValue `127.0.0.1` (`UHLP_HOST`) */
   readonly host: string;
@@ -49,6 +53,8 @@ export interface CoreConfig {
 }
 
 export interface ConfigFlags {
+  registry?: string;
+  namespace?: string[];
   state?: string;
   pull?: string;
   ledger?: string;
@@ -84,8 +90,7 @@ export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   mode: { devMode: boolean } = { devMode: true },
 ): CoreConfig {
-  if (!definitionsDir) throw new UhlpError('UHLP_CONFIG_INVALID', 'a definitions directory is required', { name: 'definitions-dir' });
-  const pick = (flag: keyof ConfigFlags, variable: string): { name: string; raw: string } | undefined => {
+  const pick = (flag: Exclude<keyof ConfigFlags, 'namespace'>, variable: string): { name: string; raw: string } | undefined => {
     if (flags[flag] !== undefined) return { name: `--${flag}`, raw: flags[flag]! };
     if (env[variable] !== undefined && env[variable] !== '') return { name: variable, raw: env[variable]! };
     return undefined;
@@ -95,6 +100,12 @@ export function loadConfig(
   const dataDir = pick('data-dir', 'UHLP_DATA_DIR');
   const driver = pick('driver', 'UHLP_DRIVER');
   const logLevel = pick('log-level', 'UHLP_LOG_LEVEL');
+  const registryPick = pick('registry', 'UHLP_REGISTRY');
+  const registry = registryPick ? oneOf(registryPick.name, registryPick.raw, ['git', 'kubernetes'] as const) : 'git';
+  if (registry === 'git' && !definitionsDir) throw new UhlpError('UHLP_CONFIG_INVALID', 'a definitions directory is required', { name: 'definitions-dir' });
+  if (registry === 'kubernetes' && definitionsDir) invalid('definitions-dir', 'absent with --registry kubernetes (apps come from the cluster)', definitionsDir);
+  const namespaces = flags.namespace ?? (env.UHLP_NAMESPACES ? env.UHLP_NAMESPACES.split(',').map((n) => n.trim()).filter(Boolean) : []);
+  for (const ns of namespaces) if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(ns)) invalid('--namespace', 'a namespace name', ns);
   const state = pick('state', 'UHLP_STATE');
   const ledger = pick('ledger', 'UHLP_LEDGER');
   const pull = pick('pull', 'UHLP_GIT_PULL_REMOTE');
@@ -113,7 +124,9 @@ export function loadConfig(
   if (Buffer.byteLength(spineSocket) > 107) invalid('UHLP_SPINE_SOCKET', 'a socket path of at most 107 bytes (set it or use a shorter --data-dir)', spineSocket);
 
   return Object.freeze({
-    definitionsDir: path.resolve(definitionsDir),
+    registry,
+    namespaces: Object.freeze([...namespaces]),
+    definitionsDir: definitionsDir ? path.resolve(definitionsDir) : '',
     host: host?.raw ?? '127.0.0.1',
     port: port ? integer(port.name, port.raw, 0, 65535) : 8080,
     dataDir: resolvedDataDir,

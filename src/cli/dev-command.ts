@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { startCore } from '../core/start-core.js';
 
-const CORE_FLAGS = '<definitions-dir> [--port N] [--host H] [--data-dir D] [--state memory|redis://...] [--pull REMOTE] [--ledger files|off] [--log-level L]';
+const CORE_FLAGS = '<definitions-dir>|--registry kubernetes [--namespace NS]... [--port N] [--host H] [--data-dir D] [--state memory|redis://...] [--pull REMOTE] [--ledger files|off] [--log-level L]';
 export const DEV_USAGE = `uhlp dev ${CORE_FLAGS}`;
 export const SERVE_USAGE = `uhlp serve ${CORE_FLAGS}`;
 
@@ -37,9 +37,11 @@ async function runCore(argv: string[], mode: { devMode: boolean; usage: string }
       state: { type: 'string' },
       ledger: { type: 'string' },
       pull: { type: 'string' },
+      registry: { type: 'string' },
+      namespace: { type: 'string', multiple: true },
     },
   });
-  if (positionals.length !== 1) throw new Error(`usage: ${mode.usage}`);
+  if (positionals.length > 1 || (positionals.length === 0 && values.registry !== 'kubernetes')) throw new Error(`usage: ${mode.usage}`);
   const config = loadConfig(positionals[0], values, process.env, { devMode: mode.devMode });
   let requestStop: (reason: string) => void = () => undefined;
   const core = await startCore(config, { onExitRequest: () => requestStop('spine exit') });

@@ -16,6 +16,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
       () => ({ kind: deps.store.kind, ok: true }),
       (error: Error) => ({ kind: deps.store.kind, ok: false, error: error.message }),
     );
+    // A Kubernetes registry with no app yet has loaded too (an empty set is a valid state).
     const loaded = snapshot.revision !== '';
     const ready = loaded && sandboxes.ready && state.ok;
     const refused = deps.registry.refused;

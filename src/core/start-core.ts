@@ -15,6 +15,8 @@ import { ProcessDriver } from '../sandbox/process-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
 import { HeadWatcher } from '../definitions/head-watcher.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubernetesAppSource } from '../registry/kubernetes-app-source.js';
 import { TurnKeeper } from '../ingress/turns.js';
 import { FileLedger } from '../ledger/file-ledger.js';
 import { TurnEvidenceRegistry } from '../ledger/turn-evidence.js';
@@ -49,7 +51,7 @@ export interface StartCoreOptions {
 export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
-  const repo = await openDefinitionsRepo(config.definitionsDir);
+  const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
   const revisionsRoot = path.join(config.dataDir, 'revisions');
   const sandboxes = new SandboxManager({
     driver: new ProcessDriver({ logger }),
@@ -77,8 +79,19 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     ledgerFor: config.ledger === 'files' ? (tier) => new FileLedger({ dataDir: config.dataDir, tier }) : undefined,
     logger,
   });
+  const kubernetesApps =
+    config.registry === 'kubernetes'
+      ? new KubernetesAppSource({
+          kubeConfig: loadKubeConfig(),
+          namespaces: config.namespaces,
+          registry,
+          revisionsRoot,
+          sourcesDir: path.join(config.dataDir, 'sources'),
+          logger,
+        })
+      : undefined;
   const watcher =
-    config.reloadIntervalMs > 0
+    repo && config.reloadIntervalMs > 0
       ? new HeadWatcher({
           dir: config.definitionsDir,
           intervalMs: config.reloadIntervalMs,
@@ -105,7 +118,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   let app: FastifyInstance | undefined;
   try {
     await spine.listen();
-    await registry.load();
+    if (kubernetesApps) await kubernetesApps.start();
+    else await registry.load();
     await watcher?.start();
     app = await buildCore(
       { bodyLimitBytes: config.bodyLimitBytes, mcpEndpoint: () => `${loopbackUrl(url)}/mcp`, idempotencyTtlMs: config.idempotencyTtlSeconds * 1000 },
@@ -114,6 +128,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
   } catch (error) {
     await watcher?.stop();
+    await kubernetesApps?.stop();
     await app?.close();
     await sandboxes.close({ force: true });
     await spine.close();
@@ -147,6 +162,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     close() {
       closing ??= (async () => {
         await watcher?.stop();
+        await kubernetesApps?.stop();
         await listening.close();
         await sandboxes.close({ force: true });
         await spine.close();
@@ -155,6 +171,13 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       return closing;
     },
   };
+}
+
+/** $KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
+function loadKubeConfig(): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  return kubeConfig;
 }
 
 /** Sandboxes on this machine reach a wildcard listener through loopback. */

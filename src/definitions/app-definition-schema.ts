@@ -130,6 +130,24 @@ export const AppSpec = Type.Object(
     components: Type.Array(ComponentSpec, { minItems: 1 }),
     routes: Type.Array(RouteSpec, { default: [] }),
     configuration: Type.Optional(FreeForm('Configuration values given to every execution of the app.')),
+    source: Type.Optional(
+      Type.Object(
+        {
+          git: Type.Object(
+            {
+              url: Type.String({ minLength: 1, description: 'Repository holding the app files (scripts/, prompts/, workflows/); any URL git fetches.' }),
+              ref: Type.String({ minLength: 1, default: 'HEAD', description: 'Branch, tag or commit to serve.' }),
+              path: Type.Optional(Type.String({ minLength: 1, description: 'Directory of the app inside the repository; apps/<appId> when omitted.' })),
+            },
+            { additionalProperties: false },
+          ),
+        },
+        {
+          additionalProperties: false,
+          description: 'Where the app files come from when the app is a Kubernetes resource (ignored for apps read from a definitions repository).',
+        },
+      ),
+    ),
     limits: Type.Optional(
       Type.Object(
         {

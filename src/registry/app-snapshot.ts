@@ -33,14 +33,15 @@ export class AppSnapshot {
 
   constructor(
     readonly revision: string,
-    documents: ReadonlyArray<{ file: string; document: AppDefinitionDocument }>,
+    /** An app may carry its own revision (apps from Kubernetes each have their source's); else `revision`. */
+    documents: ReadonlyArray<{ file: string; document: AppDefinitionDocument; revision?: string }>,
     problems: readonly DefinitionProblem[],
   ) {
     const apps = new Map<string, LoadedApp>();
     const allProblems = [...problems];
     const prefixOwners = new Map<string, string>();
-    for (const { file, document } of documents) {
-      const app = toLoadedApp(revision, document);
+    for (const { file, document, revision: own } of documents) {
+      const app = toLoadedApp(own ?? revision, document);
       const conflict =
         app.hosts.map((h) => [h, this.byHost.get(h)] as const).find(([, owner]) => owner) ??
         (prefixOwners.has(app.pathPrefix) ? ([app.pathPrefix, apps.get(prefixOwners.get(app.pathPrefix)!)] as const) : undefined);

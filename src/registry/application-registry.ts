@@ -12,7 +12,8 @@ import type { Metrics } from '../metrics.js';
 import { AppSnapshot } from './app-snapshot.js';
 
 export interface ApplicationRegistryOptions {
-  readonly repo: DefinitionsRepo;
+  /** The definitions repository; absent when apps come from Kubernetes. */
+  readonly repo?: DefinitionsRepo;
   /** Where revisions are materialized; runners read scripts from here. */
   readonly revisionsRoot: string;
   readonly metrics: Metrics;
@@ -48,6 +49,7 @@ export class ApplicationRegistry {
    */
   async load(options: { refuseInvalid?: boolean } = {}): Promise<AppSnapshot> {
     const { repo, revisionsRoot, logger, metrics } = this.options;
+    if (!repo) throw new Error('this registry has no definitions repository');
     const head = await repo.head();
     if (head === this.current.revision || head === this.lastRefused?.revision) return this.current;
 
@@ -69,11 +71,18 @@ export class ApplicationRegistry {
     if (this.current.revision !== '') metrics.definitionReloads.labels('applied').inc();
     logger.info({ revision: head, apps: [...snapshot.apps.keys()], invalid: snapshot.problems.length }, 'definitions loaded');
 
+    await this.publish(snapshot);
+    return snapshot;
+  }
+
+  /** Puts a snapshot in force (the Kubernetes source builds its own). */
+  async publish(snapshot: AppSnapshot): Promise<void> {
     // Listeners (the pools) follow before the swap, so a new app is never routed to a pool that does not exist yet.
     for (const listener of this.listeners) await listener(snapshot);
     this.current = snapshot;
     this.lastRefused = undefined;
-    return snapshot;
+    this.options.metrics.appsLoaded.set(snapshot.apps.size);
+    this.options.metrics.definitionErrors.set(snapshot.problems.length);
   }
 }
 

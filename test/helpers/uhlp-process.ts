@@ -33,10 +33,13 @@ export async function startUhlpDev(
   extraArgs: string[] = [],
   timeoutMs = 30_000,
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-')),
+  extraEnv: Record<string, string> = {},
 ): Promise<UhlpProcess> {
-  const child = spawn(process.execPath, [UHLP_BIN, 'dev', definitionsDir, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
+  // An empty definitions directory means apps come from elsewhere (--registry kubernetes).
+  const positional = definitionsDir ? [definitionsDir] : [];
+  const child = spawn(process.execPath, [UHLP_BIN, 'dev', ...positional, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, UHLP_LOG_LEVEL: process.env.UHLP_LOG_LEVEL ?? 'warn' },
+    env: { ...process.env, UHLP_LOG_LEVEL: process.env.UHLP_LOG_LEVEL ?? 'warn', ...extraEnv },
   });
   let out = '';
   let err = '';

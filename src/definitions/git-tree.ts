@@ -1,0 +1,112 @@
+/**
+ * Reading trees of a Git commit from the object store (never a working tree) and
+ * writing them out as immutable revision directories.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { UhlpError } from '../errors.js';
+
+interface TreeEntry {
+  mode: string;
+  type: string;
+  object: string;
+  path: string;
+}
+
+/**
+ * Writes the tree at `<commit>:<sourcePath>` of a repository to `<targetDir>/<targetPath>`,
+ * read-only, once: a `.complete` marker makes a second call a no-op, and the files are
+ * staged and renamed so a reader never sees half a tree. Symlinks and submodules are
+ * never written (they could point outside the revision); they are returned as skipped.
+ */
+export async function materializeTree(options: {
+  repoDir: string;
+  commit: string;
+  sourcePath: string;
+  targetDir: string;
+  targetPath: string;
+}): Promise<{ skipped: string[] }> {
+  const { repoDir, commit, targetDir: dir } = options;
+  const marker = path.join(dir, '.complete');
+  const skipped: string[] = [];
+  if (existsSync(marker)) return { skipped };
+  const source = options.sourcePath.replace(/\/+$/, '');
+
+  const listing = await runGit(repoDir, ['ls-tree', '-r', '-z', '--full-tree', commit, '--', source]);
+  const entries: TreeEntry[] = [];
+  for (const line of listing.toString('utf8').split('\0')) {
+    if (!line) continue;
+    const tab = line.indexOf('\t');
+    const [mode, type, object] = line.slice(0, tab).split(' ') as [string, string, string];
+    const filePath = path.posix.join(options.targetPath, line.slice(tab + 1).slice(source.length + 1));
+    if (type !== 'blob' || mode === '120000') skipped.push(filePath);
+    else entries.push({ mode, type, object, path: filePath });
+  }
+
+  const staging = `${dir}.tmp-${process.pid}-${Date.now()}`;
+  await rm(staging, { recursive: true, force: true });
+  await mkdir(staging, { recursive: true });
+  const blobs = await readBlobs(repoDir, entries.map((e) => e.object));
+  for (const entry of entries) {
+    const target = path.join(staging, entry.path);
+    if (!target.startsWith(staging + path.sep)) continue;
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(target, blobs.get(entry.object)!, { mode: 0o444 });
+  }
+  await writeFile(path.join(staging, '.complete'), `${commit}\n`);
+  await mkdir(path.dirname(dir), { recursive: true });
+  try {
+    await rename(staging, dir);
+  } catch (error) {
+    // Another core (or a concurrent load) materialized the same commit first.
+    await rm(staging, { recursive: true, force: true });
+    if (!existsSync(marker)) throw error;
+  }
+  return { skipped };
+}
+
+/** Reads many blobs with one `git cat-file --batch`. */
+function readBlobs(cwd: string, objects: string[]): Promise<Map<string, Buffer>> {
+  const unique = [...new Set(objects)];
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['cat-file', '--batch'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new UhlpError('UHLP_DEFINITIONS_UNREADABLE', `git cat-file failed: ${stderr.trim()}`));
+      const out = Buffer.concat(chunks);
+      const blobs = new Map<string, Buffer>();
+      let offset = 0;
+      for (const object of unique) {
+        const newline = out.indexOf(0x0a, offset);
+        const header = out.subarray(offset, newline).toString('utf8').split(' ');
+        const size = Number(header[2]);
+        blobs.set(object, out.subarray(newline + 1, newline + 1 + size));
+        offset = newline + 1 + size + 1;
+      }
+      resolve(blobs);
+    });
+    child.stdin.end(unique.map((o) => `${o}\n`).join(''));
+  });
+}
+
+export function runGit(cwd: string, args: string[]): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(Buffer.concat(chunks))
+        : reject(new UhlpError('UHLP_DEFINITIONS_UNREADABLE', `git ${args[0]} failed: ${stderr.trim()}`)),
+    );
+  });
+}
