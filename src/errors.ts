@@ -20,6 +20,7 @@ export const ERROR_CATALOG = {
   UHLP_SANDBOX_UNAVAILABLE: { status: 503, summary: 'No sandbox could be started for the pool.' },
   UHLP_SHUTTING_DOWN: { status: 503, summary: 'The core is stopping and takes no new requests.' },
   UHLP_SANDBOX_TIMEOUT: { status: 504, summary: 'The component ran past its timeoutMs; the sandbox was destroyed.' },
+  UHLP_IMAGE_BUILD_FAILED: { status: 500, summary: 'A sandbox image could not be built (missing build output, ldd or strip failed, the engine refused the build).' },
 
   // Answers built by runners inside the sandbox
   UHLP_EXECUTE_BAD_REQUEST: { status: 400, summary: 'A runner received an /execute body that breaks the contract.' },

@@ -30,6 +30,12 @@ export interface SandboxSpec {
   readonly definitionsRoot: string;
   /** Labels a driver attaches where it can (container labels, pod labels). */
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The sandbox needs the network (its app's capabilities call out). Drivers that
+   * isolate give it one then, and none otherwise; the runner is then reached on a
+   * loopback port instead of a Unix socket. @defaultValue false
+   */
+  readonly network?: boolean;
 }
 
 export interface SandboxHandle {
@@ -52,9 +58,10 @@ export interface SandboxDriver {
   /**
    * Sandboxes left by an earlier run of this core instance that the driver can
    * hand back to their pools (containers found by label). Optional: the process
-   * driver's children die with their parent.
+   * driver's children die with their parent. With `spec`, sandboxes started with
+   * another configuration (image, limits, network) are removed, not adopted.
    */
-  adopt?(appId: string, poolName: string): Promise<SandboxHandle[]>;
+  adopt?(appId: string, poolName: string, spec?: SandboxSpec): Promise<SandboxHandle[]>;
   /** Releases driver-wide resources after every sandbox is destroyed. */
   close(): Promise<void>;
 }

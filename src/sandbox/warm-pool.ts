@@ -93,7 +93,7 @@ export class WarmPool {
   /** Adopts sandboxes the driver still knows of, then fills to minWarm. */
   async start(): Promise<void> {
     if (this.driver.adopt) {
-      const adopted = await this.driver.adopt(this.appId, this.pool.name).catch((error: Error) => {
+      const adopted = await this.driver.adopt(this.appId, this.pool.name, this.options.sandboxSpec).catch((error: Error) => {
         this.options.logger.warn({ app: this.appId, pool: this.pool.name, err: error.message }, 'sandbox adoption failed');
         return [];
       });

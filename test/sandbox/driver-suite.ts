@@ -3,7 +3,7 @@
  * (process, Docker, ...): start a runner that answers /execute, report how a
  * sandbox died, destroy idempotently, and leave nothing behind on close.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,8 @@ export const SUITE_REVISION = 'a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0';
 /** A definitions root with one revision holding the suite's scripts. */
 export function makeSuiteDefinitions(): string {
   const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-driver-suite-'));
+  // mkdtemp makes it private; container runners read it as a non-root uid of their own.
+  chmodSync(root, 0o755);
   const scripts = path.join(root, SUITE_REVISION, 'apps', 'suite', 'scripts');
   mkdirSync(scripts, { recursive: true });
   writeFileSync(

@@ -1,0 +1,12 @@
+import { describe, expect, it } from 'vitest';
+import { formatBuiltImages } from './images-report.js';
+
+describe('formatBuiltImages', () => {
+  it('prints each image with its size and whether it was built', () => {
+    const text = formatBuiltImages({
+      nodeBase: { reference: 'uhlp/node-base:0123456789abcdef', id: 'sha256:a', sizeBytes: 91_746_450, built: false },
+      jitRunner: { reference: 'uhlp/jit-runner:fedcba9876543210', id: 'sha256:b', sizeBytes: 93_011_277, built: true },
+    });
+    expect(text).toBe('uhlp/node-base:0123456789abcdef  91.7 MB  up to date\nuhlp/jit-runner:fedcba9876543210  93.0 MB  built');
+  });
+});

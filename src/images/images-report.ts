@@ -1,0 +1,8 @@
+/** What `uhlp images build` prints: one line per image, sizes in MB. */
+import type { BuildImagesResult } from './build-images.js';
+
+export function formatBuiltImages(result: BuildImagesResult): string {
+  return [result.nodeBase, result.jitRunner]
+    .map((image) => `${image.reference}  ${(image.sizeBytes / 1e6).toFixed(1)} MB  ${image.built ? 'built' : 'up to date'}`)
+    .join('\n');
+}

@@ -1,0 +1,109 @@
+/**
+ * `uhlp images build` on the real engine: the images are FROM scratch (no shell),
+ * run Node as a non-root user, and are rebuilt only when an input changes.
+ */
+import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildImages, type BuildImagesResult } from '../../src/images/build-images.js';
+import { docker, testImages } from './docker-env.js';
+
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+describe('sandbox images', () => {
+  let images: BuildImagesResult;
+  const removeAfter: string[] = [];
+
+  beforeAll(async () => {
+    images = await testImages();
+  });
+  afterAll(async () => {
+    for (const reference of removeAfter) await docker.getImage(reference).remove({ force: true }).catch(() => undefined);
+  });
+
+  it('builds nothing when no input changed, and keeps :latest on the hashed tags', async () => {
+    const again = await buildImages({ docker });
+    expect(again.nodeBase).toEqual({ ...images.nodeBase, built: false });
+    expect(again.jitRunner).toEqual({ ...images.jitRunner, built: false });
+    expect((await docker.getImage('uhlp/jit-runner:latest').inspect()).Id).toBe(images.jitRunner.id);
+    expect(images.jitRunner.reference).toMatch(/^uhlp\/jit-runner:[0-9a-f]{16}$/);
+  });
+
+  it('makes images with Node, a non-root user and no shell', async () => {
+    const base = await docker.getImage(images.nodeBase.reference).inspect();
+    expect(base.Config.User).toBe('10001:10001');
+    // Only the layer of copied files: node, its libraries, /etc/passwd and /etc/group.
+    expect(base.RootFS.Layers).toHaveLength(1);
+
+    const runNode = await runToEnd(images.jitRunner.reference, ['/usr/local/bin/node', '-e', 'console.log(process.getuid(), process.version)']);
+    expect(runNode).toEqual({ exitCode: 0, output: `10001 ${process.version}` });
+    const runShell = docker.createContainer({ Image: images.jitRunner.reference, Entrypoint: ['/bin/sh'], Cmd: ['-c', 'true'] });
+    const shell = await runShell;
+    await expect(shell.start()).rejects.toMatchObject({ statusCode: expect.any(Number) });
+    await shell.remove({ force: true });
+  });
+
+  it('rebuilds the runner image, and only it, when a file the runner imports changes', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-images-'));
+    try {
+      cpSync(path.join(PACKAGE_ROOT, 'dist'), path.join(root, 'dist'), { recursive: true });
+      cpSync(path.join(PACKAGE_ROOT, 'node_modules', '@sinclair'), path.join(root, 'node_modules', '@sinclair'), { recursive: true });
+      // A file the runner does not import is not in the image: nothing to build.
+      writeFileSync(path.join(root, 'dist', 'runner', 'extra.js'), 'export const unused = true;\n');
+      const unchanged = await buildImages({ docker, packageRoot: root });
+      expect(unchanged.jitRunner).toEqual({ ...images.jitRunner, built: false });
+
+      appendFileSync(path.join(root, 'dist', 'runner', 'script-result.js'), '\n// changed\n');
+      const changed = await buildImages({ docker, packageRoot: root });
+      removeAfter.push(changed.jitRunner.reference);
+      expect(changed.nodeBase.built).toBe(false);
+      expect(changed.jitRunner.built).toBe(true);
+      expect(changed.jitRunner.reference).not.toBe(images.jitRunner.reference);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      // Point :latest back at the real runner for the tests that follow.
+      await buildImages({ docker });
+    }
+  });
+
+  it('prunes older hashed tags when asked, keeping the current ones', async () => {
+    // An older runner image: the current one with a stale hashed tag.
+    await docker.getImage(images.jitRunner.reference).tag({ repo: 'uhlp/jit-runner', tag: 'stale000000000000' });
+    const pruned = await buildImages({ docker, prune: true });
+    expect(pruned.jitRunner.reference).toBe(images.jitRunner.reference);
+    const tags = (await docker.listImages({ filters: JSON.stringify({ reference: ['uhlp/jit-runner'] }) })).flatMap((i) => i.RepoTags ?? []);
+    expect(tags).not.toContain('uhlp/jit-runner:stale000000000000');
+    expect(tags).toEqual(expect.arrayContaining([images.jitRunner.reference, 'uhlp/jit-runner:latest']));
+  });
+
+  it('refuses to build from a package root without the compiled runner', async () => {
+    const empty = mkdtempSync(path.join(os.tmpdir(), 'uhlp-images-empty-'));
+    try {
+      await expect(buildImages({ docker, packageRoot: empty })).rejects.toMatchObject({ code: 'UHLP_IMAGE_BUILD_FAILED', message: /npm run build/ });
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});
+
+async function runToEnd(image: string, command: string[]): Promise<{ exitCode: number; output: string }> {
+  const [entrypoint, ...args] = command;
+  const container = await docker.createContainer({ Image: image, Entrypoint: [entrypoint!], Cmd: args, HostConfig: { NetworkMode: 'none' } });
+  try {
+    await container.start();
+    const { StatusCode } = (await container.wait()) as { StatusCode: number };
+    const logs = (await container.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
+    // Strip the 8-byte frame headers of a non-TTY log stream.
+    let output = '';
+    for (let offset = 0; offset + 8 <= logs.length; ) {
+      const size = logs.readUInt32BE(offset + 4);
+      output += logs.subarray(offset + 8, offset + 8 + size).toString();
+      offset += 8 + size;
+    }
+    return { exitCode: StatusCode, output: output.trim() };
+  } finally {
+    await container.remove({ force: true });
+  }
+}
