@@ -10,6 +10,8 @@ npm run -s build
 npx tsc -p tsconfig.check.json
 
 echo "== services"
+# Docker Engine and Redis, installed from Debian when missing and started when not running.
+scripts/test-env.sh
 # A real Kubernetes API server (built once from Go modules, cached under ~/.cache/uhlp/k8s).
 # One that was already running is used and left running; one started here is stopped at the end.
 if ! scripts/k8s-env.sh env >/dev/null 2>&1; then

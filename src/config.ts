@@ -3,11 +3,12 @@
  * validates everything once, names the bad value, and returns a frozen object;
  * the rest of the core takes a `CoreConfig` and never looks at process.env.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { UhlpError } from './errors.js';
 import type { LogLevel } from './logger.js';
 
-export type DriverName = 'process';
+export type DriverName = 'process' | 'docker';
 
 export interface CoreConfig {
   /** Where apps come from: a definitions repository (`git`) or AppDefinition resources (`kubernetes`). @defaultValue `git` (`--registry`, `UHLP_REGISTRY`) */
@@ -22,13 +23,13 @@ export interface CoreConfig {
   readonly port: number;
   /** Where the core keeps its state (materialized revisions, ledgers). @defaultValue `./.uhlp` (`UHLP_DATA_DIR`) */
   readonly dataDir: string;
-  /** Sandbox driver. @defaultValue `process` (`UHLP_DRIVER`) */
+  /** Sandbox driver: `process` (child processes) or `docker` (hardened containers). @defaultValue `process` (`--driver`, `UHLP_DRIVER`) */
   readonly driver: DriverName;
   /** Largest request body accepted at ingress, bytes. @defaultValue 1048576 (`UHLP_BODY_LIMIT_BYTES`) */
   readonly bodyLimitBytes: number;
   /** @defaultValue `info` (`UHLP_LOG_LEVEL`) */
   readonly logLevel: LogLevel;
-  /** Identifies this core's sandboxes. @defaultValue `dev` (`UHLP_INSTANCE_ID`) */
+  /** Identifies this core's sandboxes (the `uhlp.dev/instance` label). @defaultValue `i-<hash of the data directory>` (`UHLP_INSTANCE_ID`) */
   readonly instanceId: string;
   /** Runtime state: `memory` or a `redis://` URL. @defaultValue `memory` (`UHLP_STATE`) */
   readonly state: string;
@@ -84,7 +85,7 @@ export interface ConfigFlags {
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const DRIVERS: readonly DriverName[] = ['process'];
+const DRIVERS: readonly DriverName[] = ['process', 'docker'];
 
 function invalid(name: string, expected: string, got: string): never {
   throw new UhlpError('UHLP_CONFIG_INVALID', `${name} must be ${expected}, got "${got}"`, { name, value: got });
@@ -133,7 +134,9 @@ export function loadConfig(
   const statePrefix = env.UHLP_STATE_PREFIX ?? 'uhlp';
   if (!/^[A-Za-z0-9:_-]{1,64}$/.test(statePrefix)) invalid('UHLP_STATE_PREFIX', 'up to 64 letters, digits, ":", "_" or "-"', statePrefix);
   const bodyLimit = env.UHLP_BODY_LIMIT_BYTES ? { name: 'UHLP_BODY_LIMIT_BYTES', raw: env.UHLP_BODY_LIMIT_BYTES } : undefined;
-  const instanceId = env.UHLP_INSTANCE_ID ?? 'dev';
+  // Derived from the data directory by default: stable across restarts (so a restarted core adopts
+  // its own containers) and distinct for two cores on one machine (so neither takes the other's).
+  const instanceId = env.UHLP_INSTANCE_ID ?? `i-${createHash('sha1').update(path.resolve(dataDir?.raw ?? '.uhlp')).digest('hex').slice(0, 12)}`;
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(instanceId)) invalid('UHLP_INSTANCE_ID', 'a DNS label', instanceId);
   if (host && host.raw.trim() === '') invalid(host.name, 'a host name or address', host.raw);
   const resolvedDataDir = path.resolve(dataDir?.raw ?? '.uhlp');

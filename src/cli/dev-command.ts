@@ -8,8 +8,10 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { startCore } from '../core/start-core.js';
+import { buildImages } from '../images/build-images.js';
+import { formatBuiltImages } from '../images/images-report.js';
 
-const CORE_FLAGS = '<definitions-dir>|--registry kubernetes [--namespace NS]... [--port N] [--host H] [--data-dir D] [--state memory|redis://...] [--pull REMOTE] [--ledger files|off] [--log-level L]';
+const CORE_FLAGS = '<definitions-dir>|--registry kubernetes [--namespace NS]... [--driver process|docker] [--port N] [--host H] [--data-dir D] [--state memory|redis://...] [--pull REMOTE] [--ledger files|off] [--log-level L]';
 export const DEV_USAGE = `uhlp dev ${CORE_FLAGS}`;
 export const SERVE_USAGE = `uhlp serve ${CORE_FLAGS}`;
 
@@ -43,6 +45,11 @@ async function runCore(argv: string[], mode: { devMode: boolean; usage: string }
   });
   if (positionals.length > 1 || (positionals.length === 0 && values.registry !== 'kubernetes')) throw new Error(`usage: ${mode.usage}`);
   const config = loadConfig(positionals[0], values, process.env, { devMode: mode.devMode });
+  if (config.driver === 'docker') {
+    // Images are built locally (no registry); this is a no-op when their inputs did not change.
+    const built = await buildImages({ onProgress: (line) => process.stderr.write(`${line}\n`) });
+    process.stderr.write(`${formatBuiltImages(built)}\n`);
+  }
   let requestStop: (reason: string) => void = () => undefined;
   // In dev mode the std-body host runs as the core's child; `uhlp start` runs it as its own process.
   const core = await startCore(config, { onExitRequest: () => requestStop('spine exit'), stdBodyChild: mode.devMode });

@@ -6,6 +6,7 @@ import { isUhlpError } from '../errors.js';
 import { DEV_USAGE, devCommand, SERVE_USAGE, serveCommand } from './dev-command.js';
 import { MCP_USAGE, mcpCommand } from './mcp-command.js';
 import { OPERATOR_USAGE, operatorCommand } from './operator-command.js';
+import { IMAGES_USAGE, imagesCommand } from './images-command.js';
 import { runLedgerVerify } from '../ledger/ledger-verify-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   status: { run: statusCommand, usage: STATUS_USAGE },
   mcp: { run: mcpCommand, usage: MCP_USAGE },
   operator: { run: operatorCommand, usage: OPERATOR_USAGE },
+  images: { run: imagesCommand, usage: IMAGES_USAGE },
   ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full]' },
 };
 

@@ -16,7 +16,7 @@ import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.
 import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../registry/application-registry.js';
-import { ProcessDriver } from '../sandbox/process-driver.js';
+import { createSandboxDriver } from '../sandbox/create-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
 import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
@@ -74,7 +74,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
   const revisionsRoot = path.join(config.dataDir, 'revisions');
   const sandboxes = new SandboxManager({
-    driver: new ProcessDriver({ logger }),
+    driver: createSandboxDriver(config.driver, { logger, instanceId: config.instanceId }),
     metrics,
     logger,
     definitionsRoot: revisionsRoot,
