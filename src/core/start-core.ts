@@ -4,6 +4,7 @@
  * listens. `close()` stops taking requests, lets in-flight ones finish, then
  * destroys every sandbox.
  */
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { CoreConfig, LlmConfig } from '../config.js';
@@ -69,6 +70,9 @@ export interface StartCoreOptions {
 const STD_BODY_READY_MS = 10_000;
 
 export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
+  // A first run on a fresh machine has neither directory yet.
+  await mkdir(config.dataDir, { recursive: true });
+  await mkdir(path.dirname(config.spineSocket), { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
   const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;

@@ -23,6 +23,8 @@ export interface Turn {
   readonly sessionId: string;
   readonly turnNumber: number;
   readonly tier: string;
+  /** The single turn of a session nobody asked to keep: written in one go, never stored. */
+  readonly ephemeral: boolean;
 }
 
 export interface TurnOutcome {
@@ -56,14 +58,13 @@ export class TurnKeeper {
           header: SESSION_ID_HEADER,
         });
       }
-      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier };
+      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ephemeral: false };
     } else if (headers[SESSION_REQUEST_HEADER] === 'new') {
       const session = await store.createSession({ appId, ttlMs: sessionTtlMs });
-      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier };
+      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ephemeral: false };
       await this.ledger(tier)?.startSession(session.id);
     } else {
-      turn = { sessionId: newSessionId(), turnNumber: 1, tier };
-      await this.ledger(tier)?.startSession(turn.sessionId);
+      turn = { sessionId: newSessionId(), turnNumber: 1, tier, ephemeral: true };
     }
     return turn;
   }
@@ -73,18 +74,18 @@ export class TurnKeeper {
     const ledger = this.ledger(turn.tier);
     if (!ledger) return;
     const evidence = outcome.evidence;
-    ledger
-      .recordTurn({
-        sessionId: turn.sessionId,
-        turnNumber: turn.turnNumber,
-        queryHash: hashPayload(query),
-        resultHash: outcome.result === undefined ? null : hashPayload(outcome.result),
-        status: outcome.status,
-        declaredReads: evidence?.declaredReads,
-        declaredWrites: evidence?.declaredWrites,
-        externalCalls: evidence?.externalCalls,
-        capabilityViolations: evidence?.capabilityViolations,
-      })
+    const input = {
+      sessionId: turn.sessionId,
+      turnNumber: turn.turnNumber,
+      queryHash: hashPayload(query),
+      resultHash: outcome.result === undefined ? null : hashPayload(outcome.result),
+      status: outcome.status,
+      declaredReads: evidence?.declaredReads,
+      declaredWrites: evidence?.declaredWrites,
+      externalCalls: evidence?.externalCalls,
+      capabilityViolations: evidence?.capabilityViolations,
+    };
+    (turn.ephemeral ? ledger.recordOnlyTurn(input) : ledger.recordTurn(input).then(() => undefined))
       .catch((error: Error) => this.options.logger.error({ session: turn.sessionId, turn: turn.turnNumber, err: error.message }, 'ledger write failed'));
   }
 

@@ -6,7 +6,7 @@
  * interleave or fork the chain; one core owns a session, so no other process
  * appends to the same file.
  */
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UhlpError } from '../errors.js';
 import { assertSessionId } from '../state/session-id.js';
@@ -98,9 +98,18 @@ export class FileLedger {
   }
 
   async appendExec(input: ExecInput): Promise<ExecEntry> {
+    return this.append(input.sessionId, 'exec', (previous) => this.buildExec(input, previous));
+  }
+
+  async appendEvidence(input: EvidenceInput): Promise<EvidenceEntry> {
+    return this.append(input.sessionId, 'evidence', (previous) => this.buildEvidence(input, previous));
+  }
+
+  /** A hashed exec entry; validates the input. */
+  private buildExec(input: ExecInput, previous: string | null): ExecEntry {
     checkTurn(input.sessionId, input.turnNumber, input.status);
     if (typeof input.queryHash !== 'string' || input.queryHash === '') throw invalid('queryHash', 'must be a hash string');
-    return this.append(input.sessionId, 'exec', (previous) => ({
+    const entry: ExecEntry = {
       entry_type: 'L-EXEC',
       schema_version: LEDGER_SCHEMA_VERSION,
       session_id: input.sessionId,
@@ -111,29 +120,31 @@ export class FileLedger {
       status: input.status,
       previous_hash: previous,
       entry_hash: '',
-    }));
+    };
+    entry.entry_hash = computeEntryHash(entry as unknown as Record<string, unknown>);
+    return entry;
   }
 
-  async appendEvidence(input: EvidenceInput): Promise<EvidenceEntry> {
+  /** A hashed evidence entry; validates the input. */
+  private buildEvidence(input: EvidenceInput, previous: string | null): EvidenceEntry {
     checkTurn(input.sessionId, input.turnNumber, input.status);
-    return this.append(input.sessionId, 'evidence', (previous) => {
-      const entry: EvidenceEntry = {
-        entry_type: 'L-EVIDENCE',
-        schema_version: LEDGER_SCHEMA_VERSION,
-        session_id: input.sessionId,
-        turn_number: input.turnNumber,
-        timestamp: this.now().toISOString(),
-        status: input.status,
-        declared_reads: input.declaredReads ?? [],
-        declared_writes: input.declaredWrites ?? [],
-        external_calls: input.externalCalls ?? [],
-        capability_violations: input.capabilityViolations ?? [],
-        previous_hash: previous,
-        entry_hash: '',
-      };
-      if (input.workOrderId !== undefined) entry.work_order_id = input.workOrderId;
-      return entry;
-    });
+    const entry: EvidenceEntry = {
+      entry_type: 'L-EVIDENCE',
+      schema_version: LEDGER_SCHEMA_VERSION,
+      session_id: input.sessionId,
+      turn_number: input.turnNumber,
+      timestamp: this.now().toISOString(),
+      status: input.status,
+      declared_reads: input.declaredReads ?? [],
+      declared_writes: input.declaredWrites ?? [],
+      external_calls: input.externalCalls ?? [],
+      capability_violations: input.capabilityViolations ?? [],
+      previous_hash: previous,
+      entry_hash: '',
+    };
+    if (input.workOrderId !== undefined) entry.work_order_id = input.workOrderId;
+    entry.entry_hash = computeEntryHash(entry as unknown as Record<string, unknown>);
+    return entry;
   }
 
   /**
@@ -145,6 +156,24 @@ export class FileLedger {
     if (exec.status === 'rejected') throw exec.reason;
     if (evidence.status === 'rejected') throw evidence.reason;
     return { exec: exec.value, evidence: evidence.value };
+  }
+
+  /**
+   * Writes the one and only turn of an ephemeral session (a request that named no
+   * session): the directory and both files are created with their single entry,
+   * in three file-system operations, and nothing is cached for the session. The
+   * session id must be new; an existing ledger is never overwritten (`wx`).
+   */
+  async recordOnlyTurn(input: TurnInput): Promise<void> {
+    if (input.turnNumber !== 1) throw invalid('turnNumber', 'must be 1 for the only turn of a session');
+    const exec = this.buildExec(input, null);
+    const evidence = this.buildEvidence({ ...input }, null);
+    const dir = sessionLedgerDir(this.dataDir, this.tier, input.sessionId);
+    await mkdir(dir, { recursive: true });
+    await Promise.all([
+      writeFile(path.join(dir, LEDGER_FILES.exec), `${JSON.stringify(exec)}\n`, { flag: 'wx' }),
+      writeFile(path.join(dir, LEDGER_FILES.evidence), `${JSON.stringify(evidence)}\n`, { flag: 'wx' }),
+    ]);
   }
 
   /**
@@ -184,7 +213,6 @@ export class FileLedger {
     return this.enqueue(file, async () => {
       const tail = this.tails.get(file) ?? (await this.loadTail(file, sessionId));
       const entry = build(tail.hash);
-      entry.entry_hash = computeEntryHash(entry as unknown as Record<string, unknown>);
       // JSON.stringify escapes newlines inside strings, so an entry is always one line.
       await this.write(file, `${JSON.stringify(entry)}\n`);
       this.tails.set(file, { hash: entry.entry_hash, line: tail.line + 1 });
