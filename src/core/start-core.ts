@@ -4,7 +4,8 @@
  * listens. `close()` stops taking requests, lets in-flight ones finish, then
  * destroys every sandbox.
  */
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { CoreConfig, LlmConfig } from '../config.js';
@@ -77,11 +78,13 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const metrics = createMetrics();
   const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
   const revisionsRoot = path.join(config.dataDir, 'revisions');
+  const mcpSocket = config.driver === 'docker' ? path.join(path.dirname(config.spineSocket), 'mcp.sock') : undefined;
   const sandboxes = new SandboxManager({
     driver: createSandboxDriver(config.driver, { logger, instanceId: config.instanceId }),
     metrics,
     logger,
     definitionsRoot: revisionsRoot,
+    mcpSocket,
     instanceId: config.instanceId,
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
@@ -154,12 +157,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   let url = '';
   let app: FastifyInstance | undefined;
   let stdBody: StdBodyChild | undefined;
+  let mcpSocketServer: http.Server | undefined;
   try {
     await spine.listen();
     if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, logger });
-    if (kubernetesApps) await kubernetesApps.start();
-    else await registry.load();
-    await watcher?.start();
     app = await buildCore(
       {
         bodyLimitBytes: config.bodyLimitBytes,
@@ -169,12 +170,20 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       },
       { registry, sandboxes, metrics, logger, store, turns, evidence, mcp },
     );
+    await app.ready();
+    // Containers have no network: they reach the MCP endpoint through this socket,
+    // mounted in. It must exist before the first container starts.
+    if (mcpSocket) mcpSocketServer = await listenOnUnixSocket(app, mcpSocket);
+    if (kubernetesApps) await kubernetesApps.start();
+    else await registry.load();
+    await watcher?.start();
     url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
     await watcher?.stop();
     await kubernetesApps?.stop();
     await app?.close();
+    mcpSocketServer?.close();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
@@ -212,15 +221,28 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         await watcher?.stop();
         await kubernetesApps?.stop();
         await listening.close();
+        mcpSocketServer?.close();
         await sandboxes.close({ force: true });
         await stdBody?.stop();
         await mcp.close();
-            await spine.close();
+        await spine.close();
         await store.close();
       })();
       return closing;
     },
   };
+}
+
+/** Serves the same app on a Unix socket, readable by the sandbox user (calls still need a token). */
+async function listenOnUnixSocket(app: FastifyInstance, socketPath: string): Promise<http.Server> {
+  await rm(socketPath, { force: true });
+  const server = http.createServer((req, res) => app.routing(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, resolve);
+  });
+  await chmod(socketPath, 0o666);
+  return server;
 }
 
 /** $KUBECONFIG, ~/.kube/config, or the in-cluster service account. */

@@ -5,11 +5,15 @@
  * requests, which is what drivers wait for.
  *
  *   node dist/runner/main.js --listen unix:/run/sb.sock|tcp:0.0.0.0:8080 --definitions DIR
- *                            [--exit-on-stdin-close]
+ *                            [--mcp-socket PATH] [--exit-on-stdin-close]
+ *
+ * `--mcp-socket` sends tool calls to the core's MCP endpoint over that Unix socket
+ * (containers have no network); without it they go to `context.mcp_endpoint` over TCP.
  */
 import { unlinkSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createRunnerServer } from './runner-server.js';
+import { unixSocketFetch } from './unix-socket-fetch.js';
 
 type ListenTarget = { path: string } | { host: string; port: number };
 
@@ -25,6 +29,7 @@ function main(): void {
     options: {
       listen: { type: 'string' },
       definitions: { type: 'string' },
+      'mcp-socket': { type: 'string' },
       'exit-on-stdin-close': { type: 'boolean', default: false },
     },
     strict: true,
@@ -33,7 +38,8 @@ function main(): void {
     throw new Error('usage: main.js --listen unix:<path>|tcp:<host>:<port> --definitions <dir> [--exit-on-stdin-close]');
   }
   const target = parseListen(values.listen);
-  const runner = createRunnerServer({ definitionsRoot: values.definitions });
+  const mcpSocket = values['mcp-socket'];
+  const runner = createRunnerServer({ definitionsRoot: values.definitions, mcpFetch: mcpSocket ? unixSocketFetch(mcpSocket) : undefined });
 
   // A script that throws outside its promise chain leaves this process in an unknown
   // state: answer the request it belongs to, then exit so the pool replaces us.

@@ -23,6 +23,8 @@ export interface RunnerServerOptions {
   definitionsRoot: string;
   /** Called with what the script threw outside of any await chain. */
   onFatal?: (error: unknown) => void;
+  /** How tool calls reach the core; a Unix-socket fetch in containers. @defaultValue globalThis.fetch */
+  mcpFetch?: typeof fetch;
 }
 
 export interface RunnerServer {
@@ -93,7 +95,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
     }
 
     const started = performance.now();
-    const tools = new ExecutionTools({ endpoint: request.context.mcp_endpoint, token: request.context.mcp_token });
+    const tools = new ExecutionTools({ endpoint: request.context.mcp_endpoint, token: request.context.mcp_token, fetch: options.mcpFetch });
     let settled = false;
     const current: InFlight = {
       requestId: request.requestId,

@@ -34,6 +34,7 @@ export const LABEL_CONFIG = 'uhlp.dev/config-hash';
 const CONTAINER_SOCKET_DIR = '/run/uhlp';
 const CONTAINER_SOCKET = `${CONTAINER_SOCKET_DIR}/runner.sock`;
 const CONTAINER_DEFINITIONS = '/definitions';
+const CONTAINER_MCP_SOCKET = '/run/uhlp-core/mcp.sock';
 /** Runner port inside a networked container; published on 127.0.0.1 at a free port. */
 const CONTAINER_PORT = 8080;
 export interface DockerDriverOptions {
@@ -236,10 +237,13 @@ export class DockerDriver implements SandboxDriver {
     const listen = socketDir ? `unix:${CONTAINER_SOCKET}` : `tcp:0.0.0.0:${CONTAINER_PORT}`;
     const binds = [`${path.resolve(spec.definitionsRoot)}:${CONTAINER_DEFINITIONS}:ro`];
     if (socketDir) binds.push(`${socketDir}:${CONTAINER_SOCKET_DIR}`);
+    // Tool calls reach the core through its MCP socket, mounted in: no network needed.
+    const mcpArgs = spec.mcpSocket ? ['--mcp-socket', CONTAINER_MCP_SOCKET] : [];
+    if (spec.mcpSocket) binds.push(`${spec.mcpSocket}:${CONTAINER_MCP_SOCKET}`);
     return {
       name: `uhlp-${spec.appId}-${spec.pool.name}-${id}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
       Image: spec.pool.image ?? this.options.image ?? JIT_RUNNER_IMAGE,
-      Cmd: ['--listen', listen, '--definitions', CONTAINER_DEFINITIONS],
+      Cmd: ['--listen', listen, '--definitions', CONTAINER_DEFINITIONS, ...mcpArgs],
       // Only what the runner needs: nothing of the core's environment goes in.
       Env: [`NODE_OPTIONS=--max-old-space-size=${heapMb}`, 'NODE_ENV=production', 'TZ=UTC'],
       User: this.user,
@@ -272,6 +276,7 @@ export class DockerDriver implements SandboxDriver {
       limits: spec.pool.limits,
       network: spec.network ?? false,
       definitionsRoot: path.resolve(spec.definitionsRoot),
+      mcpSocket: spec.mcpSocket ?? null,
       user: this.user,
       heapShare: this.options.heapShare ?? 0.5,
       tmpfsMb: this.options.tmpfsMb ?? 16,

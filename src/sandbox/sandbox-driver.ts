@@ -28,6 +28,11 @@ export interface SandboxSpec {
   readonly pool: PoolSpec;
   /** Directory holding the definitions revisions the runner reads scripts from. */
   readonly definitionsRoot: string;
+  /**
+   * The core's MCP endpoint as a Unix socket on this host. Drivers whose sandboxes
+   * have no route to the core's TCP port (containers without network) mount it.
+   */
+  readonly mcpSocket?: string;
   /** Labels a driver attaches where it can (container labels, pod labels). */
   readonly labels: Readonly<Record<string, string>>;
   /**

@@ -19,6 +19,8 @@ export interface SandboxManagerOptions {
   readonly definitionsRoot: string;
   /** Identifies this core's sandboxes (the `uhlp.dev/instance` label). */
   readonly instanceId: string;
+  /** The core's MCP endpoint as a Unix socket, for sandboxes without network. */
+  readonly mcpSocket?: string;
   /** Sandboxes one pool starts at once. @defaultValue 4 */
   readonly startConcurrency?: number;
 }
@@ -74,6 +76,7 @@ export class SandboxManager {
           appId,
           pool: spec,
           definitionsRoot: this.options.definitionsRoot,
+          mcpSocket: this.options.mcpSocket,
           labels: { 'uhlp.dev/app': appId, 'uhlp.dev/pool': spec.name, 'uhlp.dev/instance': this.options.instanceId },
         },
       });
