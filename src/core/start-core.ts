@@ -158,6 +158,19 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   let app: FastifyInstance | undefined;
   let stdBody: StdBodyChild | undefined;
   let mcpSocketServer: http.Server | undefined;
+  // The one order of teardown, for a failed start and for close(): stop taking work
+  // (watchers, listeners, in-flight requests), then sandboxes, then what they used.
+  const shutdown = async (): Promise<void> => {
+    await watcher?.stop();
+    await kubernetesApps?.stop();
+    await app?.close();
+    mcpSocketServer?.close();
+    await sandboxes.close({ force: true });
+    await stdBody?.stop();
+    await mcp.close();
+    await spine.close();
+    await store.close();
+  };
   try {
     await spine.listen();
     if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, logger });
@@ -180,15 +193,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
-    await watcher?.stop();
-    await kubernetesApps?.stop();
-    await app?.close();
-    mcpSocketServer?.close();
-    await sandboxes.close({ force: true });
-    await stdBody?.stop();
-    await mcp.close();
-    await spine.close();
-    await store.close();
+    await shutdown();
     throw error;
   }
   const listening = app;
@@ -217,17 +222,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       }
     },
     close() {
-      closing ??= (async () => {
-        await watcher?.stop();
-        await kubernetesApps?.stop();
-        await listening.close();
-        mcpSocketServer?.close();
-        await sandboxes.close({ force: true });
-        await stdBody?.stop();
-        await mcp.close();
-        await spine.close();
-        await store.close();
-      })();
+      closing ??= shutdown();
       return closing;
     },
   };

@@ -14,6 +14,7 @@ import type {
   WebCapability,
 } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
+import { bareHost, hostMatches } from '../net/host-pattern.js';
 
 export type CapabilityName = keyof CapabilitiesSpec;
 
@@ -108,16 +109,4 @@ function clamp(requested: number | undefined, ceiling: number): number {
   return requested === undefined ? ceiling : Math.min(requested, ceiling);
 }
 
-// Same matching as the guarded fetch: exact name or IP literal, or `*.domain` for subdomains.
-function hostMatches(hostname: string, pattern: string): boolean {
-  const host = bareHost(hostname);
-  const wanted = bareHost(pattern);
-  if (wanted.startsWith('*.')) return host.endsWith(wanted.slice(1)) && host.length > wanted.length - 1;
-  return host === wanted;
-}
 
-function bareHost(hostname: string): string {
-  const lower = hostname.toLowerCase();
-  const unbracketed = lower.startsWith('[') && lower.endsWith(']') ? lower.slice(1, -1) : lower;
-  return unbracketed.endsWith('.') ? unbracketed.slice(0, -1) : unbracketed;
-}

@@ -12,6 +12,7 @@ import net from 'node:net';
 import { Agent, request } from 'undici';
 import { UhlpError } from '../errors.js';
 import { classifyAddress } from './address-classifier.js';
+import { bareHost, hostMatches } from './host-pattern.js';
 
 /** What an app's `capabilities.web` allows, plus per-call limits. */
 export interface WebPolicy {
@@ -299,18 +300,7 @@ function refusal(code: 'UHLP_WEB_HOST_NOT_ALLOWED' | 'UHLP_WEB_METHOD_NOT_ALLOWE
   return new UhlpError(code, message, { capability: 'web', ...details });
 }
 
-function hostMatches(host: string, pattern: string): boolean {
-  const wanted = bareHost(pattern.toLowerCase());
-  if (wanted.startsWith('*.')) return host.endsWith(wanted.slice(1)) && host.length > wanted.length - 1;
-  return host === wanted;
-}
 
-/** Lower case, no IPv6 brackets, no trailing dot of a fully qualified name. */
-function bareHost(hostname: string): string {
-  const lower = hostname.toLowerCase();
-  const unbracketed = lower.startsWith('[') && lower.endsWith(']') ? lower.slice(1, -1) : lower;
-  return unbracketed.endsWith('.') ? unbracketed.slice(0, -1) : unbracketed;
-}
 
 function hostPort(host: string, port: number): string {
   return net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
