@@ -4,43 +4,74 @@
  * figures: the machines are noisy, so both sides of a comparison run back to back.
  *
  *   BENCH_SECONDS=5 npm run bench
+ *
+ * With BENCH_DRIVER=docker (or --docker; `npm run bench:docker`), the Docker
+ * benchmarks of bench/docker-dispatch.ts instead: pool miss vs a bare start, warm
+ * dispatch through the core vs direct to the same containers, refill vs bare
+ * concurrent starts. BENCH_MISS_ROUNDS (10) and BENCH_REFILL_ROUNDS (3) set their repeats.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
 import { table } from './lib/load.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const machine = (): Record<string, unknown> => ({
+  cpus: os.cpus().length,
+  model: os.cpus()[0]?.model,
+  node: process.version,
+  loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
+  at: new Date().toISOString(),
+});
 
-const dispatch = await benchWarmDispatch(seconds * 1000);
-const ratio = (connections: number, key: 'p50Ms' | 'p99Ms' | 'rps'): number => {
-  const core = dispatch.find((r) => r.path === 'core' && r.connections === connections)!.result[key];
-  const direct = dispatch.find((r) => r.path === 'direct' && r.connections === connections)!.result[key];
-  return Math.round((core / direct) * 100) / 100;
-};
+if (process.env.BENCH_DRIVER === 'docker' || process.argv.includes('--docker')) await dockerBench();
+else await processBench();
 
-const report = {
-  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, at: new Date().toISOString() },
-  seconds,
-  warmDispatch: dispatch,
-  ratios: Object.fromEntries([1, 16].map((c) => [`c${c}`, { p50: ratio(c, 'p50Ms'), p99: ratio(c, 'p99Ms'), rps: ratio(c, 'rps') }])),
-};
+async function dockerBench(): Promise<void> {
+  const before = machine();
+  const docker = await benchDocker({
+    missRounds: Number(process.env.BENCH_MISS_ROUNDS ?? 10),
+    dispatchMs: seconds * 1000,
+    refillRounds: Number(process.env.BENCH_REFILL_ROUNDS ?? 3),
+  });
+  const report = { driver: 'docker', machine: before, loadAverageAfter: machine().loadAverage, seconds, ...docker };
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync(`bench/results/bench-docker-${Date.now()}.json`, JSON.stringify(report, null, 2));
+  process.stdout.write(`${JSON.stringify(report)}\n\n${dockerBenchTable(docker)}`);
+}
 
-mkdirSync('bench/results', { recursive: true });
-writeFileSync(`bench/results/bench-${Date.now()}.json`, JSON.stringify(report, null, 2));
-process.stdout.write(`${JSON.stringify(report)}\n\n`);
-process.stdout.write(
-  `${table(
-    dispatch.map((r) => ({
-      path: r.path,
-      conns: r.connections,
-      'req/s': r.result.rps,
-      'p50 ms': r.result.p50Ms,
-      'p90 ms': r.result.p90Ms,
-      'p99 ms': r.result.p99Ms,
-      errors: r.result.errors,
-    })),
-  )}\n\ncore/direct: ${Object.entries(report.ratios)
-    .map(([c, r]) => `${c} p50 x${r.p50} p99 x${r.p99} rps x${r.rps}`)
-    .join('; ')}\n`,
-);
+async function processBench(): Promise<void> {
+  const dispatch = await benchWarmDispatch(seconds * 1000);
+  const ratio = (connections: number, key: 'p50Ms' | 'p99Ms' | 'rps'): number => {
+    const core = dispatch.find((r) => r.path === 'core' && r.connections === connections)!.result[key];
+    const direct = dispatch.find((r) => r.path === 'direct' && r.connections === connections)!.result[key];
+    return Math.round((core / direct) * 100) / 100;
+  };
+
+  const report = {
+    machine: machine(),
+    seconds,
+    warmDispatch: dispatch,
+    ratios: Object.fromEntries([1, 16].map((c) => [`c${c}`, { p50: ratio(c, 'p50Ms'), p99: ratio(c, 'p99Ms'), rps: ratio(c, 'rps') }])),
+  };
+
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync(`bench/results/bench-${Date.now()}.json`, JSON.stringify(report, null, 2));
+  process.stdout.write(`${JSON.stringify(report)}\n\n`);
+  process.stdout.write(
+    `${table(
+      dispatch.map((r) => ({
+        path: r.path,
+        conns: r.connections,
+        'req/s': r.result.rps,
+        'p50 ms': r.result.p50Ms,
+        'p90 ms': r.result.p90Ms,
+        'p99 ms': r.result.p99Ms,
+        errors: r.result.errors,
+      })),
+    )}\n\ncore/direct: ${Object.entries(report.ratios)
+      .map(([c, r]) => `${c} p50 x${r.p50} p99 x${r.p99} rps x${r.rps}`)
+      .join('; ')}\n`,
+  );
+}
