@@ -4,7 +4,7 @@
  * hot reload of committed definitions.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitAll } from './helpers/git-repo.js';
@@ -117,6 +117,25 @@ describe('sessions and the ledger', () => {
     expect(tampered.code).not.toBe(0);
     expect(tampered.out).toContain(sessionId);
     writeFileSync(file, original);
+  });
+});
+
+describe('ambient sessions', () => {
+  it('records requests that name no session as turns of one ambient session per app, not a directory per request', async () => {
+    const sessions = path.join(core.dataDir, 'planes/development/sessions');
+    const before = new Set(readdirSync(sessions));
+    const answers = await Promise.all(Array.from({ length: 5 }, () => call('/counter/version')));
+    expect(answers.every((a) => a.status === 200 && a.headers.get('x-uhlp-session-id') === null)).toBe(true);
+    const added = readdirSync(sessions).filter((s) => !before.has(s));
+    expect(added.length).toBeLessThanOrEqual(1);
+    const ambient = [...readdirSync(sessions)].find((s) => {
+      try {
+        return readFileSync(path.join(sessions, s, 'ledger/exec.jsonl'), 'utf8').trim().split('\n').length >= 5;
+      } catch {
+        return false;
+      }
+    });
+    expect(ambient).toBeDefined();
   });
 });
 

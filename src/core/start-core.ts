@@ -169,6 +169,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await stdBody?.stop();
     await mcp.close();
     await spine.close();
+    await turns.close();
     await store.close();
   };
   try {

@@ -145,7 +145,8 @@ function route(deps: HttpIngressDeps, request: FastifyRequest): Routed {
 async function execute(deps: HttpIngressDeps, request: FastifyRequest, reply: FastifyReply, routed: Routed): Promise<FinalResponse> {
   const { app, component, pool, match } = routed;
   const turn = await deps.turns.begin(app.id, app.document.spec.deploymentMode, request.headers);
-  reply.header(SESSION_ID_HEADER, turn.sessionId).header(TURN_HEADER, String(turn.turnNumber));
+  // An ambient session cannot be continued by the client, so it is not named to it.
+  if (!turn.ambient) reply.header(SESSION_ID_HEADER, turn.sessionId).header(TURN_HEADER, String(turn.turnNumber));
   const requestData: ExecuteRequest['requestData'] = {
     source: 'http',
     httpDetails: buildHttpDetails({

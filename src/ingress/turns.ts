@@ -1,10 +1,11 @@
 /**
  * Sessions and the ledger at ingress: every execution is a turn of a session.
  * A client opens a stored session with `X-UHLP-Session: new` and continues it
- * with `X-UHLP-Session-ID: SES-...`; a request with neither is the single turn of
- * an ephemeral session that is never stored (so unsessioned traffic costs the
- * runtime store nothing). Both ledger entries of a turn are written after the
- * answer, whatever it was, failures included.
+ * with `X-UHLP-Session-ID: SES-...`. A request with neither is a turn of its app's
+ * ambient session: one per app and deployment tier, started anew every hour and
+ * never stored, so unsessioned traffic costs the runtime store nothing and the
+ * ledger two appends to files it keeps open (not a directory per request). Both
+ * ledger entries of a turn are written after the answer, failures included.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { UhlpError } from '../errors.js';
@@ -23,8 +24,19 @@ export interface Turn {
   readonly sessionId: string;
   readonly turnNumber: number;
   readonly tier: string;
-  /** The single turn of a session nobody asked to keep: written in one go, never stored. */
-  readonly ephemeral: boolean;
+  /** A turn of the app's ambient session (the request named no session). */
+  readonly ambient: boolean;
+}
+
+/** How long an ambient session lasts before the next one starts. */
+const AMBIENT_SESSION_MS = 3600_000;
+
+interface AmbientSession {
+  id: string;
+  startedAt: number;
+  turns: number;
+  /** Resolves once its ledger files exist. */
+  ready: Promise<void>;
 }
 
 export interface TurnOutcome {
@@ -36,6 +48,7 @@ export interface TurnOutcome {
 
 export class TurnKeeper {
   private readonly ledgers = new Map<string, FileLedger>();
+  private readonly ambient = new Map<string, AmbientSession>();
 
   constructor(
     private readonly options: {
@@ -58,13 +71,15 @@ export class TurnKeeper {
           header: SESSION_ID_HEADER,
         });
       }
-      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ephemeral: false };
+      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ambient: false };
     } else if (headers[SESSION_REQUEST_HEADER] === 'new') {
       const session = await store.createSession({ appId, ttlMs: sessionTtlMs });
-      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ephemeral: false };
+      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ambient: false };
       await this.ledger(tier)?.startSession(session.id);
     } else {
-      turn = { sessionId: newSessionId(), turnNumber: 1, tier, ephemeral: true };
+      const session = this.ambientSession(appId, tier);
+      turn = { sessionId: session.id, turnNumber: ++session.turns, tier, ambient: true };
+      await session.ready;
     }
     return turn;
   }
@@ -85,8 +100,29 @@ export class TurnKeeper {
       externalCalls: evidence?.externalCalls,
       capabilityViolations: evidence?.capabilityViolations,
     };
-    (turn.ephemeral ? ledger.recordOnlyTurn(input) : ledger.recordTurn(input).then(() => undefined))
+    ledger
+      .recordTurn(input)
       .catch((error: Error) => this.options.logger.error({ session: turn.sessionId, turn: turn.turnNumber, err: error.message }, 'ledger write failed'));
+  }
+
+  private ambientSession(appId: string, tier: string): AmbientSession {
+    const key = `${tier}\0${appId}`;
+    let session = this.ambient.get(key);
+    const now = Date.now();
+    if (!session || now - session.startedAt >= AMBIENT_SESSION_MS) {
+      const id = newSessionId();
+      const previous = session;
+      session = { id, startedAt: now, turns: 0, ready: this.ledger(tier)?.startSession(id) ?? Promise.resolve() };
+      this.ambient.set(key, session);
+      // The finished session's chain tails need not stay cached.
+      if (previous) this.ledger(tier)?.forgetSession(previous.id);
+    }
+    return session;
+  }
+
+  /** Closes the ledger files kept open. */
+  async close(): Promise<void> {
+    await Promise.all([...this.ledgers.values()].map((ledger) => ledger.close()));
   }
 
   private ledger(tier: string): FileLedger | undefined {

@@ -6,7 +6,7 @@
  * interleave or fork the chain; one core owns a session, so no other process
  * appends to the same file.
  */
-import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { UhlpError } from '../errors.js';
 import { assertSessionId } from '../state/session-id.js';
@@ -60,6 +60,9 @@ export interface EvidenceInput {
 
 export type TurnInput = ExecInput & Omit<EvidenceInput, 'sessionId' | 'turnNumber' | 'status'>;
 
+/** Ledger files kept open at once. */
+const MAX_OPEN_LEDGERS = 64;
+
 interface Tail {
   hash: string | null;
   line: number;
@@ -72,6 +75,8 @@ export class FileLedger {
   private readonly sync: boolean;
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly tails = new Map<string, Tail>();
+  /** Open descriptors of recently appended ledgers, least recently used first. */
+  private readonly handles = new Map<string, FileHandle>();
 
   constructor(options: FileLedgerOptions) {
     checkTier(options.tier);
@@ -94,7 +99,16 @@ export class FileLedger {
   /** Forgets the cached chain tails of a session (call when it ends; appends after it reread the files). */
   forgetSession(sessionId: string): void {
     const dir = sessionLedgerDir(this.dataDir, this.tier, sessionId);
-    for (const name of Object.values(LEDGER_FILES)) this.tails.delete(path.join(dir, name));
+    for (const name of Object.values(LEDGER_FILES)) {
+      const file = path.join(dir, name);
+      this.tails.delete(file);
+      const handle = this.handles.get(file);
+      // Closed once appends already queued for the file are done.
+      if (handle) void (this.queues.get(file) ?? Promise.resolve()).then(() => {
+        if (this.handles.get(file) === handle) this.handles.delete(file);
+        return handle.close();
+      }).catch(() => undefined);
+    }
   }
 
   async appendExec(input: ExecInput): Promise<ExecEntry> {
@@ -156,24 +170,6 @@ export class FileLedger {
     if (exec.status === 'rejected') throw exec.reason;
     if (evidence.status === 'rejected') throw evidence.reason;
     return { exec: exec.value, evidence: evidence.value };
-  }
-
-  /**
-   * Writes the one and only turn of an ephemeral session (a request that named no
-   * session): the directory and both files are created with their single entry,
-   * in three file-system operations, and nothing is cached for the session. The
-   * session id must be new; an existing ledger is never overwritten (`wx`).
-   */
-  async recordOnlyTurn(input: TurnInput): Promise<void> {
-    if (input.turnNumber !== 1) throw invalid('turnNumber', 'must be 1 for the only turn of a session');
-    const exec = this.buildExec(input, null);
-    const evidence = this.buildEvidence({ ...input }, null);
-    const dir = sessionLedgerDir(this.dataDir, this.tier, input.sessionId);
-    await mkdir(dir, { recursive: true });
-    await Promise.all([
-      writeFile(path.join(dir, LEDGER_FILES.exec), `${JSON.stringify(exec)}\n`, { flag: 'wx' }),
-      writeFile(path.join(dir, LEDGER_FILES.evidence), `${JSON.stringify(evidence)}\n`, { flag: 'wx' }),
-    ]);
   }
 
   /**
@@ -246,14 +242,31 @@ export class FileLedger {
   }
 
   private async write(file: string, text: string): Promise<void> {
-    // One write() on an O_APPEND descriptor: the line lands whole at the end.
-    const handle = await open(file, 'a');
-    try {
-      await handle.write(text);
-      if (this.sync) await handle.datasync();
-    } finally {
-      await handle.close();
+    // One write() on an O_APPEND descriptor: the line lands whole at the end. Busy
+    // ledgers keep their descriptor open (a few, least recently used closed first),
+    // so an append is one system call, not three.
+    let handle = this.handles.get(file);
+    if (handle) {
+      this.handles.delete(file);
+    } else {
+      handle = await open(file, 'a');
+      if (this.handles.size >= MAX_OPEN_LEDGERS) {
+        const [oldestFile, oldest] = this.handles.entries().next().value as [string, FileHandle];
+        this.handles.delete(oldestFile);
+        void oldest.close().catch(() => undefined);
+      }
     }
+    this.handles.set(file, handle);
+    await handle.write(text);
+    if (this.sync) await handle.datasync();
+  }
+
+  /** Closes the descriptors kept open; later appends open them again. */
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()]);
+    const handles = [...this.handles.values()];
+    this.handles.clear();
+    await Promise.all(handles.map((h) => h.close().catch(() => undefined)));
   }
 
   private enqueue<T>(file: string, task: () => Promise<T>): Promise<T> {
