@@ -21,6 +21,9 @@
  * removed at the end.
  *
  *   BENCH_DRIVER=docker npm run bench   (or npm run bench:docker)
+ *
+ * BENCH_CORE_ARGS adds flags to every `uhlp dev` (e.g. "--ledger off", to see
+ * what the turn ledger costs).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -175,7 +178,8 @@ spec:
 async function startCore(env: Env, pool: string): Promise<{ core: UhlpProcess; instanceId: string; stop(): Promise<void> }> {
   const instanceId = `${env.instanceId}-${randomBytes(2).toString('hex')}`;
   const defs = benchApp(pool);
-  const core = await startUhlpDev(defs, ['--driver', 'docker', '--log-level', 'error'], 60_000, undefined, { UHLP_INSTANCE_ID: instanceId });
+  const extra = process.env.BENCH_CORE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const core = await startUhlpDev(defs, ['--driver', 'docker', '--log-level', 'error', ...extra], 60_000, undefined, { UHLP_INSTANCE_ID: instanceId });
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
