@@ -75,6 +75,10 @@ export class FileLedger {
   private readonly sync: boolean;
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly tails = new Map<string, Tail>();
+  /** Lines waiting for the next write of their file (group commit). */
+  private readonly batches = new Map<string, { text: string; waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> }>();
+  /** The write in flight (and the ones queued behind it) per file. */
+  private readonly flushes = new Map<string, Promise<void>>();
   /** Open descriptors of recently appended ledgers, least recently used first. */
   private readonly handles = new Map<string, FileHandle>();
 
@@ -104,7 +108,7 @@ export class FileLedger {
       this.tails.delete(file);
       const handle = this.handles.get(file);
       // Closed once appends already queued for the file are done.
-      if (handle) void (this.queues.get(file) ?? Promise.resolve()).then(() => {
+      if (handle) void (this.queues.get(file) ?? Promise.resolve()).then(() => this.drain(file)).then(() => {
         if (this.handles.get(file) === handle) this.handles.delete(file);
         return handle.close();
       }).catch(() => undefined);
@@ -181,6 +185,7 @@ export class FileLedger {
     const dir = sessionLedgerDir(this.dataDir, this.tier, sessionId);
     const file = path.join(dir, LEDGER_FILES[ledger]);
     return this.enqueue(file, async () => {
+      await this.drain(file);
       const checkpointFile = path.join(dir, CHECKPOINT_FILE);
       const previous = latestCheckpoint(await readCheckpoints(checkpointFile), ledger);
       const result = verifyChain(file, parseJsonLines(await this.readLedger(file, sessionId)), previous);
@@ -206,14 +211,62 @@ export class FileLedger {
 
   private async append<E extends LedgerEntry>(sessionId: string, kind: LedgerKind, build: (previous: string | null) => E): Promise<E> {
     const file = path.join(sessionLedgerDir(this.dataDir, this.tier, sessionId), LEDGER_FILES[kind]);
-    return this.enqueue(file, async () => {
+    let written: Promise<void> | undefined;
+    const entry = await this.enqueue(file, async () => {
       const tail = this.tails.get(file) ?? (await this.loadTail(file, sessionId));
-      const entry = build(tail.hash);
+      const built = build(tail.hash);
+      this.tails.set(file, { hash: built.entry_hash, line: tail.line + 1 });
       // JSON.stringify escapes newlines inside strings, so an entry is always one line.
-      await this.write(file, `${JSON.stringify(entry)}\n`);
-      this.tails.set(file, { hash: entry.entry_hash, line: tail.line + 1 });
-      return entry;
+      written = this.commit(file, `${JSON.stringify(built)}\n`);
+      return built;
     });
+    await written;
+    return entry;
+  }
+
+  /**
+   * Group commit: lines appended while a write of the same file is in flight are
+   * written together by the next one, so a busy ledger costs one write per batch,
+   * not per entry. Entries are chained in the order they were built, which is the
+   * order they land in. A failed write fails its batch and the one queued behind it
+   * (those entries link to lines that never landed) and drops the cached tail, so
+   * the next entry is chained to what is really on disk.
+   */
+  private commit(file: string, line: string): Promise<void> {
+    let batch = this.batches.get(file);
+    if (!batch) {
+      batch = { text: '', waiters: [] };
+      this.batches.set(file, batch);
+      const previous = this.flushes.get(file) ?? Promise.resolve();
+      const flush = previous.then(() => this.flush(file));
+      this.flushes.set(file, flush);
+      void flush.then(() => {
+        if (this.flushes.get(file) === flush) this.flushes.delete(file);
+      });
+    }
+    const pending = batch;
+    pending.text += line;
+    return new Promise<void>((resolve, reject) => pending.waiters.push({ resolve, reject }));
+  }
+
+  private async flush(file: string): Promise<void> {
+    const batch = this.batches.get(file);
+    if (!batch) return;
+    this.batches.delete(file);
+    try {
+      await this.write(file, batch.text);
+      for (const waiter of batch.waiters) waiter.resolve();
+    } catch (error) {
+      this.tails.delete(file);
+      const behind = this.batches.get(file);
+      this.batches.delete(file);
+      for (const waiter of [...batch.waiters, ...(behind?.waiters ?? [])]) waiter.reject(error);
+    }
+  }
+
+  /** Resolves when every line committed to the file so far is written. */
+  private async drain(file: string): Promise<void> {
+    while (this.flushes.has(file)) await this.flushes.get(file);
   }
 
   private async loadTail(file: string, sessionId: string): Promise<Tail> {
@@ -264,6 +317,7 @@ export class FileLedger {
   /** Closes the descriptors kept open; later appends open them again. */
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()]);
+    await Promise.all([...this.flushes.keys()].map((file) => this.drain(file)));
     const handles = [...this.handles.values()];
     this.handles.clear();
     await Promise.all(handles.map((h) => h.close().catch(() => undefined)));
