@@ -234,7 +234,8 @@ describe('CoreMCPServer with the official MCP client', () => {
     });
     expect(((await (await fetch(`${core.url}/tooled/use-tools`, { method: 'POST', body: '{}' })).json()) as { visits: number }).visits).toBe(2);
 
-    const refused = await fetch(`${core.url}/tooled/refused`);
+    // A session of its own, so that its ledger holds just this turn.
+    const refused = await fetch(`${core.url}/tooled/refused`, { headers: { 'X-UHLP-Session': 'new' } });
     expect(refused.status).toBe(403);
     expect(await refused.json()).toMatchObject({ code: 'UHLP_CAPABILITY_DENIED', details: { capability: 'shell', rule: 'allow' } });
 
