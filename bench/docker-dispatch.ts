@@ -26,7 +26,7 @@
  * what the turn ledger costs).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
@@ -36,12 +36,14 @@ import { buildImages } from '../src/images/build-images.js';
 import { silentLogger } from '../src/logger.js';
 import { createMetrics } from '../src/metrics.js';
 import { DockerDriver, LABEL_INSTANCE, removeInstanceContainers } from '../src/sandbox/docker-driver.js';
-import type { SandboxHandle, SandboxSpec } from '../src/sandbox/sandbox-driver.js';
+import type { SandboxSpec } from '../src/sandbox/sandbox-driver.js';
 import { WarmPool } from '../src/sandbox/warm-pool.js';
 import { startUhlpDev, type UhlpProcess } from '../test/helpers/uhlp-process.js';
 import { executeBody, makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
 import { bareStart, hardeningDiff, removeBare, round2, sampleStats, type BareDockerOptions, type SampleStats } from './lib/bare-docker.js';
-import { runLoad, table, type LoadResult } from './lib/load.js';
+import { writeBenchApp } from './lib/bench-app.js';
+import { loadDirect } from './lib/direct-load.js';
+import { dispatchTable, runLoad, table, type LoadResult } from './lib/load.js';
 
 /** Limits of every sandbox on both sides (the CPU quota only binds once a driver sandbox answers). */
 const LIMITS = { memoryMb: 128, cpus: 1, timeoutMs: 5000 };
@@ -157,10 +159,7 @@ function suiteSpec(env: Env, size: number, overrides: Partial<PoolSpec> = {}): S
 
 /** A definitions directory with one app whose pool is `pool` and whose route runs `hello`. */
 function benchApp(pool: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-bench-'));
-  mkdirSync(path.join(dir, 'apps/bench/scripts'), { recursive: true });
-  writeFileSync(
-    path.join(dir, 'apps/bench/app.yaml'),
+  return writeBenchApp(
     `apiVersion: uhlp.dev/v1alpha1
 kind: AppDefinition
 metadata: { name: bench }
@@ -169,9 +168,8 @@ spec:
   components: [{ id: hello, handler: JIT, pool: p, jit: { script: scripts/behaviours.mjs, function: hello } }]
   routes: [{ http: { method: GET, path: /hello/:name }, component: hello }]
 `,
+    { 'scripts/behaviours.mjs': HELLO },
   );
-  writeFileSync(path.join(dir, 'apps/bench/scripts/behaviours.mjs'), HELLO);
-  return dir;
 }
 
 /** `uhlp dev --driver docker` on its own instance id; stopped (and its containers removed) by the cleanups. */
@@ -272,25 +270,9 @@ async function throughCore(env: Env, connections: number, durationMs: number): P
 async function direct(env: Env, connections: number, durationMs: number): Promise<LoadResult> {
   const driver = new DockerDriver({ logger: silentLogger(), instanceId: env.instanceId, docker: env.docker, image: env.image });
   env.cleanups.push(() => driver.close());
-  const spec = suiteSpec(env, connections);
-  const handles: SandboxHandle[] = await Promise.all(Array.from({ length: connections }, () => driver.create(spec)));
-  const clients = handles.map((h) => new Client('http://sandbox', { socketPath: (h.endpoint as { socketPath: string }).socketPath, pipelining: 1 }));
   try {
-    const send = async (worker: number, sequence: number): Promise<boolean> => {
-      const requestId = `w${worker}-${sequence}`;
-      const response = await clients[worker]!.request({
-        method: 'POST',
-        path: '/execute',
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId },
-        body: executeBody(requestId, 'hello', requestId),
-      });
-      await response.body.text();
-      return response.statusCode === 200;
-    };
-    await runLoad(send, connections, 1500);
-    return await runLoad(send, connections, durationMs);
+    return await loadDirect(driver, suiteSpec(env, connections), connections, durationMs);
   } finally {
-    await Promise.all(clients.map((c) => c.close()));
     await driver.close();
   }
 }
@@ -353,17 +335,7 @@ export function dockerBenchTable(report: DockerBenchReport): string {
     { start: 'bare create+start+/execute', 'p50 ms': poolMiss.bare.p50Ms, 'min ms': poolMiss.bare.minMs, 'max ms': poolMiss.bare.maxMs },
     { start: '(bare, to /healthz)', 'p50 ms': poolMiss.bareToHealthz.p50Ms, 'min ms': poolMiss.bareToHealthz.minMs, 'max ms': poolMiss.bareToHealthz.maxMs },
   ]);
-  const dispatch = table(
-    report.warmDispatch.map((r) => ({
-      path: r.path,
-      conns: r.connections,
-      'req/s': r.result.rps,
-      'p50 ms': r.result.p50Ms,
-      'p90 ms': r.result.p90Ms,
-      'p99 ms': r.result.p99Ms,
-      errors: r.result.errors,
-    })),
-  );
+  const dispatch = dispatchTable(report.warmDispatch);
   const refills = table([
     { refill: `WarmPool 0 -> ${refill.size} ready`, 'p50 ms': refill.poolMs.p50Ms, 'min ms': refill.poolMs.minMs, 'max ms': refill.poolMs.maxMs, 'starts/s': refill.poolStartsPerSecond },
     { refill: `${refill.size} bare starts at once`, 'p50 ms': refill.bareMs.p50Ms, 'min ms': refill.bareMs.minMs, 'max ms': refill.bareMs.maxMs, 'starts/s': refill.bareStartsPerSecond },

@@ -13,7 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
-import { table } from './lib/load.js';
+import { dispatchTable } from './lib/load.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -60,17 +60,7 @@ async function processBench(): Promise<void> {
   writeFileSync(`bench/results/bench-${Date.now()}.json`, JSON.stringify(report, null, 2));
   process.stdout.write(`${JSON.stringify(report)}\n\n`);
   process.stdout.write(
-    `${table(
-      dispatch.map((r) => ({
-        path: r.path,
-        conns: r.connections,
-        'req/s': r.result.rps,
-        'p50 ms': r.result.p50Ms,
-        'p90 ms': r.result.p90Ms,
-        'p99 ms': r.result.p99Ms,
-        errors: r.result.errors,
-      })),
-    )}\n\ncore/direct: ${Object.entries(report.ratios)
+    `${dispatchTable(dispatch)}\n\ncore/direct: ${Object.entries(report.ratios)
       .map(([c, r]) => `${c} p50 x${r.p50} p99 x${r.p99} rps x${r.rps}`)
       .join('; ')}\n`,
   );

@@ -4,16 +4,18 @@
  * sockets), side by side, at 1 and 16 connections. Each side gets as many warm
  * sandboxes as it has connections, so neither queues for a sandbox.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { Client, Pool } from 'undici';
+import { Pool } from 'undici';
 import { silentLogger } from '../src/logger.js';
 import { ProcessDriver } from '../src/sandbox/process-driver.js';
-import type { SandboxHandle } from '../src/sandbox/sandbox-driver.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
-import { executeBody, makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
+import { makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
+import { writeBenchApp } from './lib/bench-app.js';
+import { loadDirect } from './lib/direct-load.js';
 import { runLoad, type LoadResult } from './lib/load.js';
+
+/** The component both sides run: through the core it reads the path, directly the trigger payload. */
+export const BENCH_SCRIPT =
+  'export const hello = (event) => ({ hello: event.httpDetails?.pathParameters.name ?? event.triggerDetails.payload.name, pid: process.pid });\n';
 
 export interface DispatchRow {
   path: 'core' | 'direct';
@@ -22,10 +24,7 @@ export interface DispatchRow {
 }
 
 function benchApp(connections: number): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-bench-'));
-  mkdirSync(path.join(dir, 'apps/bench/scripts'), { recursive: true });
-  writeFileSync(
-    path.join(dir, 'apps/bench/app.yaml'),
+  return writeBenchApp(
     `apiVersion: uhlp.dev/v1alpha1
 kind: AppDefinition
 metadata: { name: bench }
@@ -34,10 +33,9 @@ spec:
   components: [{ id: hello, handler: JIT, pool: p, jit: { script: scripts/behaviours.mjs, function: hello } }]
   routes: [{ http: { method: GET, path: /hello/:name }, component: hello }]
 `,
+    // The same script the direct runners execute.
+    { 'scripts/behaviours.mjs': BENCH_SCRIPT },
   );
-  // The same script the direct runners execute.
-  writeFileSync(path.join(dir, 'apps/bench/scripts/behaviours.mjs'), 'export const hello = (event) => ({ hello: event.httpDetails?.pathParameters.name ?? event.triggerDetails.payload.name, pid: process.pid });\n');
-  return dir;
 }
 
 async function throughCore(connections: number, durationMs: number): Promise<LoadResult> {
@@ -60,24 +58,9 @@ async function throughCore(connections: number, durationMs: number): Promise<Loa
 async function direct(connections: number, durationMs: number): Promise<LoadResult> {
   const driver = new ProcessDriver({ logger: silentLogger() });
   const spec = { appId: 'suite', pool: suitePool({ limits: { memoryMb: 128, cpus: 1, timeoutMs: 5000 } }), definitionsRoot: makeSuiteDefinitions(), labels: {} };
-  const handles: SandboxHandle[] = await Promise.all(Array.from({ length: connections }, () => driver.create(spec)));
-  const clients = handles.map((h) => new Client('http://sandbox', { socketPath: (h.endpoint as { socketPath: string }).socketPath, pipelining: 1 }));
   try {
-    const send = async (worker: number, sequence: number): Promise<boolean> => {
-      const requestId = `w${worker}-${sequence}`;
-      const response = await clients[worker]!.request({
-        method: 'POST',
-        path: '/execute',
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId },
-        body: executeBody(requestId, 'hello', requestId),
-      });
-      await response.body.text();
-      return response.statusCode === 200;
-    };
-    await runLoad(send, connections, 1500);
-    return await runLoad(send, connections, durationMs);
+    return await loadDirect(driver, spec, connections, durationMs);
   } finally {
-    await Promise.all(clients.map((c) => c.close()));
     await driver.close();
   }
 }

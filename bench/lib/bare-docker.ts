@@ -5,9 +5,9 @@
  * but none of its machinery (labels for adoption, output forwarding, exit
  * watching, the CPU quota applied after readiness).
  *
- * It follows bench/docker-start.ts's bare start (a socket directory per sandbox,
- * GET /healthz polled on the runner's Unix socket) with the driver's hardened
- * container configuration added; `hardeningDiff` checks that the two still match.
+ * Like the driver, it gives each sandbox a socket directory and polls GET /healthz
+ * on the runner's Unix socket; `hardeningDiff` checks that the two containers'
+ * configurations still match.
  */
 import { randomBytes } from 'node:crypto';
 import { chownSync, mkdirSync, rmSync } from 'node:fs';

@@ -63,3 +63,18 @@ export function table(rows: Array<Record<string, string | number>>): string {
   const line = (cells: string[]): string => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ');
   return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(columns.map((c) => String(r[c]))))].join('\n');
 }
+
+/** Warm-dispatch rows (core vs direct, per connection count) as a table. */
+export function dispatchTable(rows: ReadonlyArray<{ path: string; connections: number; result: LoadResult }>): string {
+  return table(
+    rows.map((r) => ({
+      path: r.path,
+      conns: r.connections,
+      'req/s': r.result.rps,
+      'p50 ms': r.result.p50Ms,
+      'p90 ms': r.result.p90Ms,
+      'p99 ms': r.result.p99Ms,
+      errors: r.result.errors,
+    })),
+  );
+}

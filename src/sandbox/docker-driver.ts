@@ -145,7 +145,7 @@ export class DockerDriver implements SandboxDriver {
       await this.waitReady(handle, signal);
       // The CPU quota binds from here, before any script runs: Node's own start
       // is CPU-bound and trusted, and throttling it to the pool's share made every
-      // start ~60-90 ms slower on a 2-core machine (bench/docker-start.ts).
+      // start ~60-90 ms slower on a 2-core machine (bench/docker-dispatch.ts, the pool-miss comparison).
       await container.update({ NanoCpus: nanoCpus(spec) });
       return handle;
     } catch (error) {

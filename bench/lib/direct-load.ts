@@ -1,0 +1,35 @@
+/**
+ * The "direct" side of a warm-dispatch comparison: `connections` sandboxes of a
+ * driver, each worker bound to its own, sending POST /execute straight to the
+ * runner's socket — the same request the core would send, minus the core.
+ */
+import { Client } from 'undici';
+import type { SandboxDriver, SandboxHandle, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
+import { executeBody } from '../../test/sandbox/driver-suite.js';
+import { runLoad, type LoadResult } from './load.js';
+
+/** Warm-up before the measured run, ms. */
+const WARMUP_MS = 1500;
+
+export async function loadDirect(driver: SandboxDriver, spec: SandboxSpec, connections: number, durationMs: number): Promise<LoadResult> {
+  const handles: SandboxHandle[] = await Promise.all(Array.from({ length: connections }, () => driver.create(spec)));
+  const clients = handles.map((h) => new Client('http://sandbox', { socketPath: (h.endpoint as { socketPath: string }).socketPath, pipelining: 1 }));
+  try {
+    const send = async (worker: number, sequence: number): Promise<boolean> => {
+      const requestId = `w${worker}-${sequence}`;
+      const response = await clients[worker]!.request({
+        method: 'POST',
+        path: '/execute',
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId },
+        body: executeBody(requestId, 'hello', requestId),
+      });
+      await response.body.text();
+      return response.statusCode === 200;
+    };
+    await runLoad(send, connections, WARMUP_MS);
+    return await runLoad(send, connections, durationMs);
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all(handles.map((h) => driver.destroy(h, 'shutdown')));
+  }
+}
