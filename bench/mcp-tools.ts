@@ -6,22 +6,18 @@
  *
  *   npm run -s build && BENCH_SECONDS=5 npx tsx bench/mcp-tools.ts
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ExecutionTools } from '../src/runner/tools-client.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
+import { writeBenchApp } from './lib/bench-app.js';
 import { runLoad, table, type LoadResult } from './lib/load.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 
 function benchApp(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-bench-mcp-'));
-  mkdirSync(path.join(dir, 'apps/bench/scripts'), { recursive: true });
-  writeFileSync(
-    path.join(dir, 'apps/bench/app.yaml'),
+  return writeBenchApp(
     `apiVersion: uhlp.dev/v1alpha1
 kind: AppDefinition
 metadata: { name: bench }
@@ -32,9 +28,8 @@ spec:
     kv: { prefixes: ["b:"], ops: [get] }
     shell: { allow: [["true"]] }
 `,
+    { 'scripts/noop.mjs': 'export default () => null;\n' },
   );
-  writeFileSync(path.join(dir, 'apps/bench/scripts/noop.mjs'), 'export default () => null;\n');
-  return dir;
 }
 
 const core = await startUhlpDev(benchApp());
