@@ -15,7 +15,6 @@ import type { Metrics } from '../metrics.js';
 import type { ApplicationRegistry } from '../registry/application-registry.js';
 import { ComponentExecutor } from '../router/component-executor.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
-import type { TurnEvidenceRegistry } from '../ledger/turn-evidence.js';
 import type { TurnKeeper } from '../ingress/turns.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { registerOpsRoutes } from './ops-routes.js';
@@ -27,7 +26,6 @@ export interface CoreDeps {
   readonly logger: Logger;
   readonly store: RuntimeStore;
   readonly turns: TurnKeeper;
-  readonly evidence: TurnEvidenceRegistry;
   /** The MCP server at /mcp. @defaultValue none: no /mcp, executions get no token */
   readonly mcp?: CoreMcpServer;
 }
@@ -90,7 +88,6 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     metrics: deps.metrics,
     store: deps.store,
     turns: deps.turns,
-    evidence: deps.evidence,
     idempotencyTtlMs: options.idempotencyTtlMs,
     mcpEndpoint: options.mcpEndpoint,
     ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),

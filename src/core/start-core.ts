@@ -29,7 +29,6 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesAppSource } from '../registry/kubernetes-app-source.js';
 import { TurnKeeper } from '../ingress/turns.js';
 import { FileLedger } from '../ledger/file-ledger.js';
-import { TurnEvidenceRegistry } from '../ledger/turn-evidence.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { buildCore } from './build-core.js';
@@ -45,7 +44,6 @@ export interface RunningCore {
   /** The endpoint spine endpoint hosts (std-body, chat clients) register on. */
   readonly spine: SpineServer;
   readonly store: RuntimeStore;
-  readonly evidence: TurnEvidenceRegistry;
   /** The MCP server at /mcp: tokens, tools, capabilities. */
   readonly mcp: CoreMcpServer;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
@@ -99,7 +97,6 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       lastStateError = Date.now();
     },
   });
-  const evidence = new TurnEvidenceRegistry();
   const turns = new TurnKeeper({
     store,
     sessionTtlMs: config.sessionTtlSeconds * 1000,
@@ -182,7 +179,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
         devMode: config.devMode,
       },
-      { registry, sandboxes, metrics, logger, store, turns, evidence, mcp },
+      { registry, sandboxes, metrics, logger, store, turns, mcp },
     );
     await app.ready();
     // Containers have no network: they reach the MCP endpoint through this socket,
@@ -209,7 +206,6 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     logger,
     spine,
     store,
-    evidence,
     mcp,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;

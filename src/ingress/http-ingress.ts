@@ -10,7 +10,7 @@ import { UhlpError } from '../errors.js';
 import type { McpExecutions } from '../mcp/mcp-executions.js';
 import type { McpCallSummary } from '../mcp/tool-call-recorder.js';
 import type { Metrics } from '../metrics.js';
-import type { TurnEvidenceRegistry } from '../ledger/turn-evidence.js';
+import { newTurnEvidence } from '../ledger/turn-evidence.js';
 import type { LoadedApp } from '../registry/app-snapshot.js';
 import type { ApplicationRegistry } from '../registry/application-registry.js';
 import type { RouteMatch } from '../routing/route-table.js';
@@ -31,7 +31,6 @@ export interface HttpIngressDeps {
   readonly metrics: Metrics;
   readonly store: RuntimeStore;
   readonly turns: TurnKeeper;
-  readonly evidence: TurnEvidenceRegistry;
   /** How long completed Idempotency-Key answers are replayed, ms. */
   readonly idempotencyTtlMs: number;
   /** The MCP endpoint URL given to sandboxes; known once the core listens. */
@@ -159,7 +158,7 @@ async function execute(deps: HttpIngressDeps, request: FastifyRequest, reply: Fa
       body: request.body as Buffer | undefined,
     }),
   };
-  const turnEvidence = deps.evidence.begin(request.id);
+  const turnEvidence = newTurnEvidence();
   // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
   const mcpToken = deps.mcp?.beginExecution(
     {
@@ -203,7 +202,7 @@ async function execute(deps: HttpIngressDeps, request: FastifyRequest, reply: Fa
     deps.turns.record(turn, requestData, {
       status: response.resultType === 'error' ? 'error' : 'ok',
       result: response.data,
-      evidence: deps.evidence.finish(request.id),
+      evidence: turnEvidence,
     });
     return interpretResult(response, request.id);
   } catch (error) {
@@ -211,7 +210,7 @@ async function execute(deps: HttpIngressDeps, request: FastifyRequest, reply: Fa
     deps.turns.record(turn, requestData, {
       status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL',
       result: undefined,
-      evidence: deps.evidence.finish(request.id),
+      evidence: turnEvidence,
     });
     throw error;
   }
