@@ -1,6 +1,6 @@
 /**
  * Definition state tools: read a file of the app at the execution's revision,
- * and (once the Git state store exists) apply a diff as a commit.
+ * and apply changes to it as one commit of the definitions repository.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
