@@ -4,16 +4,10 @@
  * evidence the ledger takes per turn (every external call, every capability
  * violation) in the ledger's own shapes.
  */
-import type { Static } from '@sinclair/typebox';
-import type { McpCallMetric } from '../contract/execute-contract.js';
+import { McpCallTotals, type McpCallSummary, type TokenUsage } from '../contract/mcp-call-totals.js';
 import type { CapabilityViolationRecord, ExternalCall } from '../ledger/ledger-entry.js';
 
-export type McpCallSummary = Static<typeof McpCallMetric>;
-
-export interface TokenUsage {
-  readonly prompt: number;
-  readonly completion: number;
-}
+export type { McpCallSummary, TokenUsage };
 
 /** What one execution did through MCP, handed over when it ends. */
 export interface McpExecutionRecord {
@@ -33,32 +27,15 @@ export interface McpExecutionRecord {
  */
 export const MAX_EVIDENCE_ENTRIES = 1000;
 
-interface ToolTotals {
-  count: number;
-  durationMs: number;
-  usage: { prompt: number; completion: number } | undefined;
-}
-
 export class ToolCallRecorder {
-  private readonly tools = new Map<string, ToolTotals>();
+  private readonly totals = new McpCallTotals();
   private readonly external: ExternalCall[] = [];
   private readonly violations: CapabilityViolationRecord[] = [];
   private dropped = 0;
 
   /** Records one call; `status` is `ok` or the error code. */
   record(tool: string, durationMs: number, usage?: TokenUsage, status = 'ok'): void {
-    let totals = this.tools.get(tool);
-    if (totals === undefined) {
-      totals = { count: 0, durationMs: 0, usage: undefined };
-      this.tools.set(tool, totals);
-    }
-    totals.count += 1;
-    totals.durationMs += durationMs;
-    if (usage !== undefined) {
-      totals.usage ??= { prompt: 0, completion: 0 };
-      totals.usage.prompt += usage.prompt;
-      totals.usage.completion += usage.completion;
-    }
+    this.totals.add(tool, durationMs, usage);
     this.keep(this.external, { kind: 'mcp', target: tool, status, duration_ms: Math.round(durationMs * 1000) / 1000 });
   }
 
@@ -68,12 +45,7 @@ export class ToolCallRecorder {
   }
 
   summary(): McpCallSummary[] {
-    return [...this.tools].map(([tool, totals]) => ({
-      tool,
-      count: totals.count,
-      total_duration_ms: Math.round(totals.durationMs * 1000) / 1000,
-      ...(totals.usage !== undefined ? { token_usage: { ...totals.usage } } : {}),
-    }));
+    return this.totals.summary();
   }
 
   /** Everything recorded, for the end of the execution. */

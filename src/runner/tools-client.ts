@@ -10,8 +10,7 @@
  * SDK (the image stays small). The calls are counted per tool for the /execute
  * response's `metrics.mcp_calls`.
  */
-import type { Static } from '@sinclair/typebox';
-import type { McpCallMetric } from '../contract/execute-contract.js';
+import { McpCallTotals, type McpCallSummary } from '../contract/mcp-call-totals.js';
 
 /** The protocol revision the requests claim; the core's SDK accepts it. */
 export const MCP_PROTOCOL_VERSION = '2025-06-18';
@@ -42,15 +41,9 @@ export class ToolCallError extends Error {
   }
 }
 
-interface Totals {
-  count: number;
-  durationMs: number;
-  usage?: { prompt: number; completion: number };
-}
-
 /** One execution's client, and what it recorded. */
 export class ExecutionTools implements ToolsClient {
-  private readonly totals = new Map<string, Totals>();
+  private readonly totals = new McpCallTotals();
   private nextId = 1;
 
   constructor(private readonly options: ToolsClientOptions) {}
@@ -64,18 +57,13 @@ export class ExecutionTools implements ToolsClient {
       usage = tokenUsage(result);
       return result;
     } finally {
-      this.record(name, performance.now() - started, usage);
+      this.totals.add(name, performance.now() - started, usage);
     }
   }
 
   /** Calls per tool, for `metrics.mcp_calls`; empty when the script called none. */
-  metrics(): Array<Static<typeof McpCallMetric>> {
-    return [...this.totals].map(([tool, totals]) => ({
-      tool,
-      count: totals.count,
-      total_duration_ms: Math.round(totals.durationMs * 1000) / 1000,
-      ...(totals.usage !== undefined ? { token_usage: { ...totals.usage } } : {}),
-    }));
+  metrics(): McpCallSummary[] {
+    return this.totals.summary();
   }
 
   private async post(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -124,20 +112,6 @@ export class ExecutionTools implements ToolsClient {
     return structured;
   }
 
-  private record(tool: string, durationMs: number, usage: { prompt: number; completion: number } | undefined): void {
-    let totals = this.totals.get(tool);
-    if (totals === undefined) {
-      totals = { count: 0, durationMs: 0 };
-      this.totals.set(tool, totals);
-    }
-    totals.count += 1;
-    totals.durationMs += durationMs;
-    if (usage !== undefined) {
-      totals.usage ??= { prompt: 0, completion: 0 };
-      totals.usage.prompt += usage.prompt;
-      totals.usage.completion += usage.completion;
-    }
-  }
 }
 
 function parseJson(text: string): Record<string, unknown> | undefined {
