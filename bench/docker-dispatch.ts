@@ -30,7 +30,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
-import { Client, Pool } from 'undici';
+import { Client } from 'undici';
 import type { PoolSpec } from '../src/definitions/app-definition-schema.js';
 import { buildImages } from '../src/images/build-images.js';
 import { silentLogger } from '../src/logger.js';
@@ -42,8 +42,8 @@ import { startUhlpDev, type UhlpProcess } from '../test/helpers/uhlp-process.js'
 import { executeBody, makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
 import { bareStart, hardeningDiff, removeBare, round2, sampleStats, type BareDockerOptions, type SampleStats } from './lib/bare-docker.js';
 import { writeBenchApp } from './lib/bench-app.js';
-import { loadDirect } from './lib/direct-load.js';
-import { dispatchTable, runLoad, table, type LoadResult } from './lib/load.js';
+import { loadDirect, loadThroughCore } from './lib/dispatch-load.js';
+import { dispatchTable, table, type LoadResult } from './lib/load.js';
 
 /** Limits of every sandbox on both sides (the CPU quota only binds once a driver sandbox answers). */
 const LIMITS = { memoryMb: 128, cpus: 1, timeoutMs: 5000 };
@@ -252,17 +252,9 @@ async function benchPoolMiss(env: Env, rounds: number): Promise<DockerBenchRepor
 
 async function throughCore(env: Env, connections: number, durationMs: number): Promise<LoadResult> {
   const { core, stop } = await startCore(env, `minWarm: ${connections}, maxSize: ${connections}, maxUses: 100000000`);
-  const pool = new Pool(core.url, { connections, pipelining: 1 });
   try {
-    const send = async (worker: number, sequence: number): Promise<boolean> => {
-      const response = await pool.request({ method: 'GET', path: `/bench/hello/w${worker}-${sequence}` });
-      await response.body.text();
-      return response.statusCode === 200;
-    };
-    await runLoad(send, connections, 1500);
-    return await runLoad(send, connections, durationMs);
+    return await loadThroughCore(core.url, (worker, sequence) => `/bench/hello/w${worker}-${sequence}`, connections, durationMs);
   } finally {
-    await pool.close();
     await stop();
   }
 }

@@ -4,14 +4,13 @@
  * sockets), side by side, at 1 and 16 connections. Each side gets as many warm
  * sandboxes as it has connections, so neither queues for a sandbox.
  */
-import { Pool } from 'undici';
 import { silentLogger } from '../src/logger.js';
 import { ProcessDriver } from '../src/sandbox/process-driver.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
 import { writeBenchApp } from './lib/bench-app.js';
-import { loadDirect } from './lib/direct-load.js';
-import { runLoad, type LoadResult } from './lib/load.js';
+import { loadDirect, loadThroughCore } from './lib/dispatch-load.js';
+import type { LoadResult } from './lib/load.js';
 
 /** The component both sides run: through the core it reads the path, directly the trigger payload. */
 export const BENCH_SCRIPT =
@@ -40,17 +39,9 @@ spec:
 
 async function throughCore(connections: number, durationMs: number): Promise<LoadResult> {
   const core = await startUhlpDev(benchApp(connections), ['--log-level', 'error']);
-  const pool = new Pool(core.url, { connections, pipelining: 1 });
   try {
-    const send = async (worker: number, sequence: number): Promise<boolean> => {
-      const response = await pool.request({ method: 'GET', path: `/bench/hello/w${worker}-${sequence}` });
-      await response.body.text();
-      return response.statusCode === 200;
-    };
-    await runLoad(send, connections, 1500);
-    return await runLoad(send, connections, durationMs);
+    return await loadThroughCore(core.url, (worker, sequence) => `/bench/hello/w${worker}-${sequence}`, connections, durationMs);
   } finally {
-    await pool.close();
     await core.stop();
   }
 }

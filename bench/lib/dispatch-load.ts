@@ -1,9 +1,9 @@
 /**
- * The "direct" side of a warm-dispatch comparison: `connections` sandboxes of a
+ * Both sides of a warm-dispatch comparison. Direct: `connections` sandboxes of a
  * driver, each worker bound to its own, sending POST /execute straight to the
  * runner's socket — the same request the core would send, minus the core.
  */
-import { Client } from 'undici';
+import { Client, Pool } from 'undici';
 import type { SandboxDriver, SandboxHandle, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
 import { executeBody } from '../../test/sandbox/driver-suite.js';
 import { runLoad, type LoadResult } from './load.js';
@@ -31,5 +31,21 @@ export async function loadDirect(driver: SandboxDriver, spec: SandboxSpec, conne
   } finally {
     await Promise.all(clients.map((c) => c.close()));
     await Promise.all(handles.map((h) => driver.destroy(h, 'shutdown')));
+  }
+}
+
+/** The "core" side: `connections` keep-alive connections to a running core, GET on an app route. */
+export async function loadThroughCore(url: string, pathFor: (worker: number, sequence: number) => string, connections: number, durationMs: number): Promise<LoadResult> {
+  const pool = new Pool(url, { connections, pipelining: 1 });
+  try {
+    const send = async (worker: number, sequence: number): Promise<boolean> => {
+      const response = await pool.request({ method: 'GET', path: pathFor(worker, sequence) });
+      await response.body.text();
+      return response.statusCode === 200;
+    };
+    await runLoad(send, connections, WARMUP_MS);
+    return await runLoad(send, connections, durationMs);
+  } finally {
+    await pool.close();
   }
 }
