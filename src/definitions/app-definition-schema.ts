@@ -45,6 +45,13 @@ export const PoolSpec = Type.Object(
     minWarm: Type.Integer({ minimum: 0, maximum: 1000, default: 1, description: 'Idle, ready sandboxes kept as warm spares (within maxSize); /readyz waits for them.' }),
     maxSize: Type.Integer({ minimum: 1, maximum: 1000, default: 4, description: 'Hard cap on sandboxes of the pool, starting and busy included.' }),
     maxUses: Type.Integer({ minimum: 1, default: 1000, description: 'A sandbox is recycled after this many executions.' }),
+    concurrency: Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      default: 1,
+      description:
+        'Executions one sandbox runs at once. 1 gives every execution a runner of its own; more share a runner (its memory and module state, and a timeout or crash ends them all) for throughput on few cores.',
+    }),
     idleTtlSeconds: Type.Integer({ minimum: 1, default: 300, description: 'Idle sandboxes unused for this long are destroyed, down to minWarm idle ones.' }),
     maxQueue: Type.Integer({ minimum: 0, maximum: 100000, default: 256, description: 'Requests that may wait for a sandbox when all are busy; past it they get 503.' }),
     acquireTimeoutMs: Type.Integer({ minimum: 1, maximum: 600000, default: 5000, description: 'How long a request waits for a sandbox before 503.' }),

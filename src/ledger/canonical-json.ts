@@ -2,27 +2,53 @@
  * Canonical JSON: object keys sorted by code unit, no whitespace, the same
  * number formatting as JSON.stringify. The ledger hashes this form, so a
  * reordered key or reformatted file never changes a hash, and any changed value
- * always does.
+ * always does. It runs twice per request on the hot path, so it builds one
+ * string and keeps the path of the value being written only as a stack of keys,
+ * turned into text when a value has no canonical form.
  */
 export function canonicalJson(value: unknown): string {
-  return write(value, '$');
+  const where: Array<string | number> = [];
+  return write(value, where);
 }
 
-function write(value: unknown, where: string): string {
+function write(value: unknown, where: Array<string | number>): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
-    case 'boolean':
       return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
     case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`canonical JSON has no form for ${String(value)} at ${where}`);
+      if (!Number.isFinite(value)) throw new TypeError(`canonical JSON has no form for ${String(value)} at ${pathText(where)}`);
       return JSON.stringify(value);
     case 'object': {
-      if (Array.isArray(value)) return `[${value.map((item, i) => write(item ?? null, `${where}[${i}]`)).join(',')}]`;
-      const keys = Object.keys(value).filter((key) => (value as Record<string, unknown>)[key] !== undefined).sort();
-      return `{${keys.map((key) => `${JSON.stringify(key)}:${write((value as Record<string, unknown>)[key], `${where}.${key}`)}`).join(',')}}`;
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) {
+          where.push(i);
+          const item: unknown = value[i];
+          out += (i === 0 ? '' : ',') + (item === undefined ? 'null' : write(item, where));
+          where.pop();
+        }
+        return `${out}]`;
+      }
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record).sort();
+      let out = '{';
+      for (const key of keys) {
+        const item = record[key];
+        if (item === undefined) continue;
+        where.push(key);
+        out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + write(item, where);
+        where.pop();
+      }
+      return `${out}}`;
     }
     default:
-      throw new TypeError(`canonical JSON has no form for a ${typeof value} at ${where}`);
+      throw new TypeError(`canonical JSON has no form for a ${typeof value} at ${pathText(where)}`);
   }
+}
+
+function pathText(where: ReadonlyArray<string | number>): string {
+  return `$${where.map((key) => (typeof key === 'number' ? `[${key}]` : `.${key}`)).join('')}`;
 }

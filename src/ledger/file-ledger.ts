@@ -12,9 +12,10 @@ import { UhlpError } from '../errors.js';
 import { assertSessionId } from '../state/session-id.js';
 import { latestCheckpoint, readCheckpoints, type LedgerCheckpoint } from './ledger-checkpoints.js';
 import { parseJsonLines, verifyChain } from './ledger-chain.js';
+import { canonicalJson } from './canonical-json.js';
 import {
-  computeEntryHash,
   LEDGER_SCHEMA_VERSION,
+  sha256,
   type CapabilityViolationRecord,
   type EvidenceEntry,
   type EvidenceRef,
@@ -137,9 +138,8 @@ export class FileLedger {
       result_hash: input.resultHash,
       status: input.status,
       previous_hash: previous,
-      entry_hash: '',
-    };
-    entry.entry_hash = computeEntryHash(entry as unknown as Record<string, unknown>);
+    } as ExecEntry;
+    entry.entry_hash = sha256(canonicalJson(entry));
     return entry;
   }
 
@@ -158,10 +158,9 @@ export class FileLedger {
       external_calls: input.externalCalls ?? [],
       capability_violations: input.capabilityViolations ?? [],
       previous_hash: previous,
-      entry_hash: '',
-    };
+    } as EvidenceEntry;
     if (input.workOrderId !== undefined) entry.work_order_id = input.workOrderId;
-    entry.entry_hash = computeEntryHash(entry as unknown as Record<string, unknown>);
+    entry.entry_hash = sha256(canonicalJson(entry));
     return entry;
   }
 
@@ -211,17 +210,30 @@ export class FileLedger {
 
   private async append<E extends LedgerEntry>(sessionId: string, kind: LedgerKind, build: (previous: string | null) => E): Promise<E> {
     const file = path.join(sessionLedgerDir(this.dataDir, this.tier, sessionId), LEDGER_FILES[kind]);
+    const tail = this.tails.get(file);
+    // The common case, a busy session: the tail is known and nothing is queued for
+    // the file, so the entry is chained and committed at once, with no queue turn.
+    if (tail !== undefined && !this.queues.has(file)) {
+      const built = this.chain(file, tail, build);
+      await this.commit(file, `${JSON.stringify(built)}\n`);
+      return built;
+    }
     let written: Promise<void> | undefined;
     const entry = await this.enqueue(file, async () => {
-      const tail = this.tails.get(file) ?? (await this.loadTail(file, sessionId));
-      const built = build(tail.hash);
-      this.tails.set(file, { hash: built.entry_hash, line: tail.line + 1 });
+      const built = this.chain(file, this.tails.get(file) ?? (await this.loadTail(file, sessionId)), build);
       // JSON.stringify escapes newlines inside strings, so an entry is always one line.
       written = this.commit(file, `${JSON.stringify(built)}\n`);
       return built;
     });
     await written;
     return entry;
+  }
+
+  /** Builds the next entry of a file on its tail and moves the tail to it. */
+  private chain<E extends LedgerEntry>(file: string, tail: Tail, build: (previous: string | null) => E): E {
+    const built = build(tail.hash);
+    this.tails.set(file, { hash: built.entry_hash, line: tail.line + 1 });
+    return built;
   }
 
   /**

@@ -5,7 +5,7 @@
  * includes `previous_hash`, changing, dropping or moving any entry breaks the
  * chain from that point on.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
 
 export const LEDGER_SCHEMA_VERSION = 1;
@@ -80,6 +80,7 @@ export function hashPayload(payload: unknown): string {
   return sha256(canonicalJson(payload ?? null));
 }
 
-function sha256(data: string | Uint8Array): string {
-  return `sha256:${createHash('sha256').update(data).digest('hex')}`;
+/** `sha256:<hex>`; the one-shot hash, which skips the Hash object a stream of updates needs. */
+export function sha256(data: string | Uint8Array): string {
+  return `sha256:${hash('sha256', data, 'hex')}`;
 }

@@ -7,7 +7,7 @@
  * execution may do. Tokens live in this process only: the core that minted a
  * token is the one named in the execution's `mcp_endpoint`.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
 import { ToolCallRecorder } from './tool-call-recorder.js';
@@ -43,6 +43,27 @@ export interface McpTokenServiceOptions {
 }
 
 const TOKEN_PREFIX = 'uhlp_mcp_';
+/** 256 random bits per token: guessing one is not a plan. */
+const TOKEN_BYTES = 32;
+/**
+ * Random bytes are drawn 128 tokens at a time: a token is minted on every
+ * request, and one system call per request for 32 bytes is most of its cost.
+ */
+const entropy = Buffer.alloc(TOKEN_BYTES * 128);
+let entropyOffset = entropy.length;
+
+function randomToken(): string {
+  if (entropyOffset === entropy.length) {
+    randomFillSync(entropy);
+    entropyOffset = 0;
+  }
+  const bytes = entropy.subarray(entropyOffset, entropyOffset + TOKEN_BYTES);
+  entropyOffset += TOKEN_BYTES;
+  const token = TOKEN_PREFIX + bytes.toString('base64url');
+  // Used bytes are wiped, so no later reader of the buffer can recover a token.
+  bytes.fill(0);
+  return token;
+}
 
 export class McpTokenService {
   private readonly grants = new Map<string, ExecutionGrant>();
@@ -57,8 +78,7 @@ export class McpTokenService {
 
   /** Mints a token valid for `ttlMs` from now. */
   mint(binding: GrantBinding, ttlMs: number): string {
-    // 256 random bits: guessing one is not a plan.
-    const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const token = randomToken();
     this.grants.set(token, { ...binding, expiresAt: this.now() + ttlMs, calls: new ToolCallRecorder() });
     return token;
   }

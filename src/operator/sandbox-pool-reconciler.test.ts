@@ -8,7 +8,7 @@ function pool(replicas: number, maxSize: number, status?: SandboxPoolResource['s
     apiVersion: 'uhlp.dev/v1alpha1',
     kind: 'SandboxPool',
     metadata: { name: 'shop-main', namespace: 'ns', generation: 3 },
-    spec: { appName: 'shop', poolName: 'main', replicas, runner: 'jit', minWarm: 1, maxSize, maxUses: 1, idleTtlSeconds: 1, maxQueue: 1, acquireTimeoutMs: 1, limits: { memoryMb: 128, cpus: 1, timeoutMs: 1 } },
+    spec: { appName: 'shop', poolName: 'main', replicas, runner: 'jit', minWarm: 1, maxSize, maxUses: 1, concurrency: 1, idleTtlSeconds: 1, maxQueue: 1, acquireTimeoutMs: 1, limits: { memoryMb: 128, cpus: 1, timeoutMs: 1 } },
     ...(status ? { status } : {}),
   };
 }

@@ -9,6 +9,7 @@ const pool: PoolSpec = {
   minWarm: 2,
   maxSize: 4,
   maxUses: 1000,
+  concurrency: 1,
   idleTtlSeconds: 300,
   maxQueue: 256,
   acquireTimeoutMs: 5000,

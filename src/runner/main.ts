@@ -5,7 +5,7 @@
  * requests, which is what drivers wait for.
  *
  *   node dist/runner/main.js --listen unix:/run/sb.sock|tcp:0.0.0.0:8080 --definitions DIR
- *                            [--mcp-socket PATH] [--exit-on-stdin-close]
+ *                            [--concurrency N] [--mcp-socket PATH] [--exit-on-stdin-close]
  *
  * `--mcp-socket` sends tool calls to the core's MCP endpoint over that Unix socket
  * (containers have no network); without it they go to `context.mcp_endpoint` over TCP.
@@ -30,6 +30,7 @@ function main(): void {
       listen: { type: 'string' },
       definitions: { type: 'string' },
       'mcp-socket': { type: 'string' },
+      concurrency: { type: 'string', default: '1' },
       'exit-on-stdin-close': { type: 'boolean', default: false },
     },
     strict: true,
@@ -38,8 +39,10 @@ function main(): void {
     throw new Error('usage: main.js --listen unix:<path>|tcp:<host>:<port> --definitions <dir> [--exit-on-stdin-close]');
   }
   const target = parseListen(values.listen);
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be an integer >= 1, got "${values.concurrency}"`);
   const mcpSocket = values['mcp-socket'];
-  const runner = createRunnerServer({ definitionsRoot: values.definitions, mcpFetch: mcpSocket ? unixSocketFetch(mcpSocket) : undefined });
+  const runner = createRunnerServer({ definitionsRoot: values.definitions, mcpFetch: mcpSocket ? unixSocketFetch(mcpSocket) : undefined, concurrency });
 
   // A script that throws outside its promise chain leaves this process in an unknown
   // state: answer the request it belongs to, then exit so the pool replaces us.

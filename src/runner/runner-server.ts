@@ -1,7 +1,8 @@
 /**
  * The jit-runner's HTTP server: `POST /execute` per the contract, `GET /healthz`
- * for readiness probes. A sandbox is leased to one request at a time, so a second
- * concurrent /execute is refused with 429, the contract's "overloaded" answer.
+ * for readiness probes. The pool leases a sandbox to at most `concurrency`
+ * executions at once; one more is refused with 429, the contract's "overloaded"
+ * answer.
  */
 import http from 'node:http';
 import {
@@ -25,13 +26,16 @@ export interface RunnerServerOptions {
   onFatal?: (error: unknown) => void;
   /** How tool calls reach the core; a Unix-socket fetch in containers. @defaultValue globalThis.fetch */
   mcpFetch?: typeof fetch;
+  /** Executions run at once; one more gets 429. @defaultValue 1 */
+  concurrency?: number;
 }
 
 export interface RunnerServer {
   readonly server: http.Server;
   /**
-   * Answers the in-flight request (if any) with a script exception. Used when the
-   * script throws asynchronously outside its promise chain, before the process exits.
+   * Answers the requests in flight (if any) with a script exception. Used when a
+   * script throws asynchronously outside its promise chain, before the process
+   * exits; which of the executions threw cannot be told, so all of them fail.
    */
   failInFlight(error: unknown): boolean;
 }
@@ -43,11 +47,12 @@ interface InFlight {
 
 export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
   const loader = new ScriptLoader(options.definitionsRoot);
-  let inFlight: InFlight | undefined;
+  const concurrency = options.concurrency ?? 1;
+  const inFlight = new Set<InFlight>();
 
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/healthz') {
-      sendJson(res, 200, { status: 'ok', busy: inFlight !== undefined });
+      sendJson(res, 200, { status: 'ok', busy: inFlight.size >= concurrency, running: inFlight.size });
       return;
     }
     if (req.url !== EXECUTE_PATH) {
@@ -89,8 +94,9 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       sendJson(res, 400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: 'requestId does not match the X-Request-ID header' }, requestIdHeader);
       return;
     }
-    if (inFlight) {
-      sendJson(res, 429, { error: 'UHLP_RUNNER_BUSY', details: `busy with ${inFlight.requestId}` }, requestIdHeader);
+    if (inFlight.size >= concurrency) {
+      const running = [...inFlight].map((execution) => execution.requestId).join(', ');
+      sendJson(res, 429, { error: 'UHLP_RUNNER_BUSY', details: `busy with ${running}` }, requestIdHeader);
       return;
     }
 
@@ -102,7 +108,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       settle(result) {
         if (settled) return;
         settled = true;
-        if (inFlight === current) inFlight = undefined;
+        inFlight.delete(current);
         const response: ExecuteResponse = {
           requestId: request.requestId,
           resultType: result.resultType,
@@ -114,7 +120,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
         sendJson(res, 200, response, request.requestId);
       },
     };
-    inFlight = current;
+    inFlight.add(current);
     run(request, tools).then(current.settle, (thrown: unknown) => current.settle(resultFromThrown(thrown)));
   }
 
@@ -143,8 +149,8 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
   return {
     server,
     failInFlight(error) {
-      if (!inFlight) return false;
-      inFlight.settle(resultFromThrown(error));
+      if (inFlight.size === 0) return false;
+      for (const execution of [...inFlight]) execution.settle(resultFromThrown(error));
       return true;
     },
   };

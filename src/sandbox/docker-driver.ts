@@ -243,7 +243,7 @@ export class DockerDriver implements SandboxDriver {
     return {
       name: `uhlp-${spec.appId}-${spec.pool.name}-${id}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
       Image: spec.pool.image ?? this.options.image ?? JIT_RUNNER_IMAGE,
-      Cmd: ['--listen', listen, '--definitions', CONTAINER_DEFINITIONS, ...mcpArgs],
+      Cmd: ['--listen', listen, '--definitions', CONTAINER_DEFINITIONS, '--concurrency', String(spec.pool.concurrency), ...mcpArgs],
       // Only what the runner needs: nothing of the core's environment goes in.
       Env: [`NODE_OPTIONS=--max-old-space-size=${heapMb}`, 'NODE_ENV=production', 'TZ=UTC'],
       User: this.user,
@@ -274,6 +274,7 @@ export class DockerDriver implements SandboxDriver {
     const config = {
       image: spec.pool.image ?? this.options.image ?? JIT_RUNNER_IMAGE,
       limits: spec.pool.limits,
+      concurrency: spec.pool.concurrency,
       network: spec.network ?? false,
       definitionsRoot: path.resolve(spec.definitionsRoot),
       mcpSocket: spec.mcpSocket ?? null,

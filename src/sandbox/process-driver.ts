@@ -61,6 +61,8 @@ export class ProcessDriver implements SandboxDriver {
       `unix:${socketPath}`,
       '--definitions',
       spec.definitionsRoot,
+      '--concurrency',
+      String(spec.pool.concurrency),
       '--exit-on-stdin-close',
     ];
     // Only what the runner needs: the core's own environment (secrets, tokens) stays out.

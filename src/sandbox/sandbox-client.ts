@@ -1,10 +1,15 @@
 /**
- * The core's HTTP connection to one sandbox runner: a keep-alive undici Client
- * on its Unix socket or loopback port. One client per sandbox, one request at a
- * time (the sandbox is leased), so there is no head-of-line blocking to manage.
+ * The core's HTTP connections to one sandbox runner, on its Unix socket or
+ * loopback port. This is the hottest path of the core, so it is a small
+ * HTTP/1.1 client of its own rather than a general one: keep-alive connections,
+ * one request at a time on each (a sandbox runs as many requests at once as its
+ * pool allows, each on its own connection), the request written with one
+ * system call, and the answer framed by http1-response-parser. Every failure
+ * says whether the request can have reached the runner (`connect` cannot).
  */
-import { Client, errors as undiciErrors } from 'undici';
+import net from 'node:net';
 import { EXECUTE_PATH, REQUEST_ID_HEADER } from '../contract/execute-contract.js';
+import { Http1ResponseParser, type ParsedResponse } from './http1-response-parser.js';
 import type { SandboxEndpoint } from './sandbox-driver.js';
 
 export interface RawResponse {
@@ -26,65 +31,165 @@ export class SandboxTransportError extends Error {
   }
 }
 
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOENT', 'UND_ERR_CONNECT_TIMEOUT', 'EACCES']);
+/** Idle connections older than this are not reused: the runner closes its side after 60 s. */
+const IDLE_REUSE_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 2_000;
+/** Header values the core forwards must not be able to start a header of their own. */
+const SAFE_HEADER_VALUE = /^[\x20-\x7e]{1,256}$/;
 
-export class SandboxClient {
-  private readonly client: Client;
+interface Exchange {
+  readonly parser: Http1ResponseParser;
+  readonly resolve: (response: RawResponse) => void;
+  readonly reject: (error: SandboxTransportError) => void;
+  readonly timer: NodeJS.Timeout;
+}
 
-  constructor(endpoint: SandboxEndpoint) {
-    const common = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, pipelining: 1, connectTimeout: 2_000 };
-    this.client =
-      endpoint.kind === 'unix'
-        ? new Client('http://sandbox', { ...common, socketPath: endpoint.socketPath })
-        : new Client(`http://${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`, common);
+/** One keep-alive connection; it carries at most one exchange at a time. */
+class Connection {
+  readonly socket: net.Socket;
+  connected = false;
+  idleSince = 0;
+  exchange: Exchange | undefined;
+
+  constructor(
+    endpoint: SandboxEndpoint,
+    /** Called when an exchange ends with the connection reusable, or when the connection is gone. */
+    private readonly settled: (connection: Connection) => void,
+  ) {
+    this.socket =
+      endpoint.kind === 'unix' ? net.connect({ path: endpoint.socketPath }) : net.connect({ host: endpoint.host, port: endpoint.port, noDelay: true });
+    const connectTimer = setTimeout(() => this.fail('connect', `cannot connect within ${CONNECT_TIMEOUT_MS} ms`), CONNECT_TIMEOUT_MS);
+    this.socket.once('connect', () => {
+      this.connected = true;
+      clearTimeout(connectTimer);
+    });
+    this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.socket.on('end', () => this.onEnd());
+    this.socket.on('error', (error: NodeJS.ErrnoException) => {
+      // Before the connection is up, nothing of the request reached the runner.
+      this.fail(this.connected ? 'dropped' : 'connect', `${this.connected ? 'connection dropped' : 'cannot connect'}: ${error.code ?? 'EIO'}`, error);
+    });
+    this.socket.on('close', () => {
+      clearTimeout(connectTimer);
+      this.fail('dropped', 'the connection closed before the answer');
+    });
   }
 
+  /** Starts an exchange; the answer or the failure settles it. */
+  begin(request: string, timeoutMs: number): Promise<RawResponse> {
+    return new Promise<RawResponse>((resolve, reject) => {
+      const timer = setTimeout(() => this.fail('timeout', `no answer within ${timeoutMs} ms`), timeoutMs);
+      this.exchange = { parser: new Http1ResponseParser(), resolve, reject, timer };
+      this.socket.ref();
+      this.socket.write(request);
+    });
+  }
+
+  fail(failure: TransportFailure, message: string, cause?: unknown): void {
+    const exchange = this.exchange;
+    this.exchange = undefined;
+    if (!this.socket.destroyed) this.socket.destroy();
+    if (exchange) {
+      clearTimeout(exchange.timer);
+      exchange.reject(new SandboxTransportError(failure, message, { cause }));
+    }
+    this.settled(this);
+  }
+
+  private onData(chunk: Buffer): void {
+    const exchange = this.exchange;
+    // Bytes nobody asked for: the connection is out of step.
+    if (!exchange) return this.fail('dropped', 'unexpected bytes on an idle connection');
+    let response: ParsedResponse | undefined;
+    try {
+      response = exchange.parser.push(chunk);
+    } catch (error) {
+      return this.fail('dropped', `the answer is not HTTP/1.1: ${(error as Error).message}`, error);
+    }
+    if (response) this.complete(exchange, response);
+  }
+
+  private onEnd(): void {
+    const exchange = this.exchange;
+    if (!exchange) return this.fail('dropped', 'closed while idle');
+    let response: ParsedResponse;
+    try {
+      response = exchange.parser.end();
+    } catch (error) {
+      return this.fail('dropped', 'the connection closed before the answer', error);
+    }
+    this.complete(exchange, { ...response, close: true });
+  }
+
+  private complete(exchange: Exchange, response: ParsedResponse): void {
+    clearTimeout(exchange.timer);
+    this.exchange = undefined;
+    if (response.close) {
+      this.socket.destroy();
+    } else {
+      this.idleSince = performance.now();
+      this.socket.unref();
+    }
+    this.settled(this);
+    exchange.resolve({ status: response.status, body: response.body });
+  }
+}
+
+export class SandboxClient {
+  private readonly idle: Connection[] = [];
+  private readonly live = new Set<Connection>();
+  private closed = false;
+
+  constructor(private readonly endpoint: SandboxEndpoint) {}
+
   /** Sends one /execute. Rejects with SandboxTransportError when no HTTP answer arrives in time. */
-  async execute(body: string, requestId: string, timeoutMs: number, traceId?: string): Promise<RawResponse> {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      [REQUEST_ID_HEADER]: requestId,
-    };
-    if (traceId) headers['x-trace-id'] = traceId;
-    return this.request('POST', EXECUTE_PATH, headers, body, timeoutMs);
+  execute(body: string, requestId: string, timeoutMs: number, traceId?: string): Promise<RawResponse> {
+    if (!SAFE_HEADER_VALUE.test(requestId)) return Promise.reject(new Error('the request id cannot be sent as a header'));
+    let head =
+      `POST ${EXECUTE_PATH} HTTP/1.1\r\nhost: sandbox\r\ncontent-type: application/json\r\naccept: application/json\r\n` +
+      `${REQUEST_ID_HEADER}: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+    if (traceId !== undefined && SAFE_HEADER_VALUE.test(traceId)) head += `x-trace-id: ${traceId}\r\n`;
+    return this.send(`${head}\r\n${body}`, timeoutMs);
   }
 
   /** GET /healthz; true when the runner answers 200 in time. */
   async probe(timeoutMs: number): Promise<boolean> {
     try {
-      const response = await this.request('GET', '/healthz', {}, undefined, timeoutMs);
+      const response = await this.send('GET /healthz HTTP/1.1\r\nhost: sandbox\r\n\r\n', timeoutMs);
       return response.status === 200;
     } catch {
       return false;
     }
   }
 
+  /** Closes every connection; a request in flight fails as dropped. */
   close(): void {
-    this.client.destroy().catch(() => undefined);
+    this.closed = true;
+    for (const connection of [...this.live]) connection.fail('dropped', 'the client was closed');
   }
 
-  private async request(
-    method: 'GET' | 'POST',
-    path: string,
-    headers: Record<string, string>,
-    body: string | undefined,
-    timeoutMs: number,
-  ): Promise<RawResponse> {
-    const signal = AbortSignal.timeout(timeoutMs);
-    try {
-      const response = await this.client.request({ method, path, headers, body, signal, headersTimeout: 0, bodyTimeout: 0 });
-      const chunks: Buffer[] = [];
-      for await (const chunk of response.body) chunks.push(chunk as Buffer);
-      return { status: response.statusCode, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) };
-    } catch (error) {
-      if (signal.aborted) throw new SandboxTransportError('timeout', `no answer within ${timeoutMs} ms`, { cause: error });
-      const code = (error as { code?: string }).code;
-      if (code && CONNECT_CODES.has(code)) throw new SandboxTransportError('connect', `cannot connect: ${code}`, { cause: error });
-      if (error instanceof undiciErrors.UndiciError || code) {
-        throw new SandboxTransportError('dropped', `connection dropped: ${code ?? (error as Error).message}`, { cause: error });
-      }
-      throw error;
+  private send(request: string, timeoutMs: number): Promise<RawResponse> {
+    if (this.closed) return Promise.reject(new SandboxTransportError('connect', 'the client is closed'));
+    return this.checkout().begin(request, timeoutMs);
+  }
+
+  /** The most recently used idle connection that is still good, or a new one. */
+  private checkout(): Connection {
+    const now = performance.now();
+    while (this.idle.length > 0) {
+      const connection = this.idle.pop()!;
+      if (!connection.socket.destroyed && now - connection.idleSince < IDLE_REUSE_MS) return connection;
+      connection.fail('dropped', 'idle too long');
     }
+    const connection = new Connection(this.endpoint, (c) => this.settled(c));
+    this.live.add(connection);
+    return connection;
+  }
+
+  private settled(connection: Connection): void {
+    const index = this.idle.indexOf(connection);
+    if (index !== -1) this.idle.splice(index, 1);
+    if (connection.socket.destroyed || this.closed) this.live.delete(connection);
+    else this.idle.push(connection);
   }
 }

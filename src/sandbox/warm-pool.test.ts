@@ -61,6 +61,7 @@ const basePool: PoolSpec = {
   minWarm: 1,
   maxSize: 4,
   maxUses: 1000,
+  concurrency: 1,
   idleTtlSeconds: 300,
   maxQueue: 256,
   acquireTimeoutMs: 2000,
@@ -148,6 +149,46 @@ describe('WarmPool', () => {
     expect(driver.destroyed[0]).toEqual({ id: 'fake-1', cause: 'recycled' });
     const lease = await pool.acquire();
     expect(lease.sandbox.handle.id).toBe('fake-2');
+  });
+
+  it('runs up to concurrency executions on a sandbox, spreading them over idle sandboxes first', async () => {
+    const { pool, driver } = makePool({ minWarm: 2, maxSize: 2, concurrency: 3 });
+    await pool.start();
+    await pool.whenReady();
+    const leases = await Promise.all(Array.from({ length: 6 }, () => pool.acquire()));
+    const perSandbox = (list: Lease[]) => list.reduce((m, l) => m.set(l.sandbox.handle.id, (m.get(l.sandbox.handle.id) ?? 0) + 1), new Map<string, number>());
+    expect([...perSandbox(leases).values()]).toEqual([3, 3]);
+    expect(leases.every((l) => l.hit)).toBe(true);
+    expect(pool.stats()).toMatchObject({ idle: 0, busy: 2 });
+    // The seventh waits for a free slot, and gets the one released first.
+    const seventh = pool.acquire();
+    await waitFor(() => pool.stats().waiting === 1);
+    pool.release(leases[4]!, 'ok');
+    expect((await seventh).sandbox).toBe(leases[4]!.sandbox);
+    expect(driver.created).toBe(2);
+  });
+
+  it('destroys a shared sandbox when one of its executions fails, and recycles it only when drained', async () => {
+    const { pool, driver } = makePool({ minWarm: 1, maxSize: 1, concurrency: 2, maxUses: 2 });
+    await pool.start();
+    await pool.whenReady();
+    const [a, b] = await Promise.all([pool.acquire(), pool.acquire()]);
+    expect(a!.sandbox).toBe(b!.sandbox);
+    // Two uses are taken: the sandbox retires, and is destroyed once both are back.
+    pool.release(a!, 'ok');
+    expect(driver.destroyed).toEqual([]);
+    pool.release(b!, 'ok');
+    await waitFor(() => driver.destroyed.length === 1);
+    expect(driver.destroyed[0]).toEqual({ id: 'fake-1', cause: 'recycled' });
+    const [c, d] = await Promise.all([pool.acquire(), pool.acquire()]);
+    pool.release(c!, 'timeout');
+    await waitFor(() => driver.destroyed.length === 2);
+    expect(driver.destroyed[1]).toEqual({ id: 'fake-2', cause: 'timeout' });
+    // The other execution's release, after the destroy, changes nothing.
+    pool.release(d!, 'crash');
+    pool.release(d!, 'ok');
+    await waitFor(() => pool.stats().idle === 1);
+    expect(driver.destroyed).toHaveLength(2);
   });
 
   it('reaps idle sandboxes past idleTtlSeconds down to minWarm, oldest first', async () => {

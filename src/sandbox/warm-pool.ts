@@ -1,6 +1,7 @@
 /**
  * One pool of sandboxes for one (app, pool name): keeps `minWarm` ready, never
- * holds more than `maxSize` (starting and busy included), queues at most
+ * holds more than `maxSize` (starting and busy included), runs at most
+ * `concurrency` executions on each sandbox at once, queues at most
  * `maxQueue` requests for at most `acquireTimeoutMs`, recycles a sandbox after
  * `maxUses`, reaps idle ones past `idleTtlSeconds` down to `minWarm`, and
  * replaces any that die or fail a health probe. The driver only starts and
@@ -17,7 +18,10 @@ import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from
 export interface PooledSandbox {
   readonly handle: SandboxHandle;
   readonly client: SandboxClient;
+  /** Executions finished on it. */
   uses: number;
+  /** Executions running on it now (up to the pool's concurrency). */
+  active: number;
   idleSince: number;
   /** Last health probe (or last use), for probing long-idle sandboxes. */
   checkedAt: number;
@@ -68,8 +72,12 @@ export class WarmPool {
   private readonly driver: SandboxDriver;
   private readonly options: WarmPoolOptions;
   private readonly now: () => number;
+  /** Sandboxes running nothing, most recently used last. */
   private readonly idle: PooledSandbox[] = [];
+  /** Sandboxes running at least one execution. */
   private readonly busy = new Set<PooledSandbox>();
+  /** Leases handed out and not yet released. */
+  private readonly leases = new Set<Lease>();
   private readonly waiters: Waiter[] = [];
   private readonly destroying = new Set<Promise<void>>();
   private starting = 0;
@@ -137,10 +145,13 @@ export class WarmPool {
     while (this.idle.length > 0) {
       const sandbox = this.idle.pop()!;
       if (sandbox.gone) continue;
-      this.busy.add(sandbox);
+      const lease = this.take(sandbox, true);
       this.refill();
-      return Promise.resolve({ sandbox, hit: true });
+      return Promise.resolve(lease);
     }
+    // An idle sandbox spreads the load across runners; only then a busy one takes a second execution.
+    const shared = this.pool.concurrency > 1 ? this.leastLoaded() : undefined;
+    if (shared) return Promise.resolve(this.take(shared, true));
     if (this.waiters.length >= this.pool.maxQueue) {
       return Promise.reject(
         new UhlpError('UHLP_POOL_QUEUE_FULL', `pool ${this.label} has ${this.waiters.length} requests waiting, its maxQueue`, {
@@ -170,14 +181,21 @@ export class WarmPool {
   }
 
   release(lease: Lease, outcome: ReleaseOutcome): void {
+    if (!this.leases.delete(lease)) return;
     const { sandbox } = lease;
-    if (!this.busy.delete(sandbox)) return;
+    sandbox.active -= 1;
     sandbox.uses += 1;
-    if (outcome !== 'ok') this.destroy(sandbox, outcome);
+    const drained = sandbox.active === 0;
+    if (drained) this.busy.delete(sandbox);
+    // A failed execution destroys the sandbox, and with it any other execution running there.
+    if (outcome !== 'ok' && !sandbox.gone) this.destroy(sandbox, outcome);
     else if (sandbox.gone) this.refill();
-    else if (sandbox.uses >= this.pool.maxUses) this.destroy(sandbox, 'recycled');
-    else if (this.closed) this.destroy(sandbox, 'shutdown');
-    else this.offer(sandbox);
+    else if (sandbox.uses + sandbox.active >= this.pool.maxUses) {
+      if (drained) this.destroy(sandbox, 'recycled');
+    } else if (this.closed) {
+      if (drained) this.destroy(sandbox, 'shutdown');
+    } else if (drained) this.offer(sandbox);
+    else this.serveWaiters(sandbox);
   }
 
   /**
@@ -196,6 +214,7 @@ export class WarmPool {
       for (const sandbox of this.idle.splice(0)) this.destroy(sandbox, 'shutdown');
     }
     if (options.force) for (const sandbox of [...this.busy]) this.destroy(sandbox, 'shutdown');
+    for (const lease of options.force ? [...this.leases] : []) this.leases.delete(lease);
     while (this.busy.size > 0 && !options.force) await new Promise((r) => setTimeout(r, 20));
     // Sandboxes still starting are destroyed as they arrive (see startOne).
     while (this.destroying.size > 0 || this.starting > 0) {
@@ -213,6 +232,7 @@ export class WarmPool {
       handle,
       client: new SandboxClient(handle.endpoint),
       uses: 0,
+      active: 0,
       idleSince: this.now(),
       checkedAt: this.now(),
       gone: false,
@@ -221,19 +241,47 @@ export class WarmPool {
     return sandbox;
   }
 
-  /** Hands a ready sandbox to the oldest waiter, or parks it idle. */
+  /** Hands a sandbox with nothing running to the oldest waiters (as many as it takes), or parks it idle. */
   private offer(sandbox: PooledSandbox): void {
-    const waiter = this.waiters.shift();
-    if (waiter) {
-      clearTimeout(waiter.timer);
-      this.busy.add(sandbox);
-      waiter.resolve({ sandbox, hit: false });
-    } else {
+    this.serveWaiters(sandbox);
+    if (sandbox.active === 0) {
       sandbox.idleSince = sandbox.checkedAt = this.now();
       this.idle.push(sandbox);
     }
     this.updateGauges();
     this.checkWarm();
+  }
+
+  /** Gives the sandbox's free execution slots to the oldest waiters. */
+  private serveWaiters(sandbox: PooledSandbox): void {
+    while (this.waiters.length > 0 && this.canTake(sandbox)) {
+      const waiter = this.waiters.shift()!;
+      clearTimeout(waiter.timer);
+      waiter.resolve(this.take(sandbox, false));
+    }
+    this.updateGauges();
+  }
+
+  private canTake(sandbox: PooledSandbox): boolean {
+    return !sandbox.gone && sandbox.active < this.pool.concurrency && sandbox.uses + sandbox.active < this.pool.maxUses;
+  }
+
+  /** Starts one execution on the sandbox. */
+  private take(sandbox: PooledSandbox, hit: boolean): Lease {
+    if (sandbox.active === 0) this.busy.add(sandbox);
+    sandbox.active += 1;
+    const lease: Lease = { sandbox, hit };
+    this.leases.add(lease);
+    return lease;
+  }
+
+  /** The busy sandbox with the fewest executions that can take one more. */
+  private leastLoaded(): PooledSandbox | undefined {
+    let best: PooledSandbox | undefined;
+    for (const sandbox of this.busy) {
+      if (this.canTake(sandbox) && (best === undefined || sandbox.active < best.active)) best = sandbox;
+    }
+    return best;
   }
 
   private removeWaiter(waiter: Waiter): void {

@@ -27,6 +27,7 @@ export function makeSuiteDefinitions(): string {
       'export const hello = (event) => ({ hello: event.triggerDetails.payload.name, pid: process.pid });',
       'export const exit = () => process.exit(7);',
       'export const hog = () => { const keep = []; for (;;) keep.push(new Array(1e6).fill(Math.random())); };',
+      'export const slow = async () => { await new Promise((r) => setTimeout(r, 300)); return { pid: process.pid }; };',
     ].join('\n'),
   );
   return root;
@@ -39,6 +40,7 @@ export function suitePool(overrides: Partial<PoolSpec> = {}): PoolSpec {
     minWarm: 0,
     maxSize: 8,
     maxUses: 1000,
+    concurrency: 1,
     idleTtlSeconds: 300,
     maxQueue: 10,
     acquireTimeoutMs: 5000,
@@ -125,6 +127,24 @@ export function describeSandboxDriver(name: string, options: DriverSuiteOptions)
       const client = new SandboxClient(handle.endpoint);
       expect(await client.probe(500)).toBe(false);
       client.close();
+    });
+
+    it("runs the pool's concurrency of executions at once on one sandbox, and refuses one more with 429", async () => {
+      const handle = await driver.create({ ...spec, pool: suitePool({ concurrency: 2 }) });
+      const client = new SandboxClient(handle.endpoint);
+      const started = performance.now();
+      const both = Promise.all(['s-1', 's-2'].map((id) => client.execute(executeBody(id, 'slow'), id, 3000)));
+      await new Promise((r) => setTimeout(r, 100));
+      const third = await client.execute(executeBody('s-3', 'slow'), 's-3', 3000);
+      expect(third.status).toBe(429);
+      expect(JSON.parse(third.body.toString())).toMatchObject({ error: 'UHLP_RUNNER_BUSY' });
+      const answers = await both;
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      expect(new Set(answers.map((a) => JSON.parse(a.body.toString()).data.pid)).size).toBe(1);
+      // Side by side, not one after the other.
+      expect(performance.now() - started).toBeLessThan(580);
+      client.close();
+      await driver.destroy(handle, 'shutdown');
     });
 
     it('starts sandboxes concurrently, each with its own endpoint', async () => {

@@ -1,0 +1,172 @@
+/**
+ * An incremental HTTP/1.1 response parser for the core's sandbox connections.
+ * The core sends one request at a time on a connection (no pipelining), so a
+ * connection only ever parses the one answer it waits for: status, the headers
+ * the core acts on, and a body framed by Content-Length, chunked encoding, or
+ * the end of the connection. Anything else is a protocol error, and the caller
+ * drops the connection.
+ */
+
+export interface ParsedResponse {
+  status: number;
+  body: Buffer;
+  /** The runner asked to close the connection (`Connection: close` or HTTP/1.0). */
+  close: boolean;
+}
+
+export class HttpProtocolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HttpProtocolError';
+  }
+}
+
+/** Larger heads are refused: a runner's answer head is a few hundred bytes. */
+const MAX_HEAD_BYTES = 64 * 1024;
+const CRLF = Buffer.from('\r\n');
+const HEAD_END = Buffer.from('\r\n\r\n');
+
+type Framing = { kind: 'length'; remaining: number } | { kind: 'chunked' } | { kind: 'until-close' };
+
+export class Http1ResponseParser {
+  private buffered: Buffer | undefined;
+  private status = 0;
+  private close = false;
+  private framing: Framing | undefined;
+  private readonly bodyParts: Buffer[] = [];
+  /** Chunked: bytes of the current chunk still to read (then its CRLF), or -1 before a size line. */
+  private chunkRemaining = -1;
+  private done = false;
+
+  /**
+   * Feeds bytes from the socket. Returns the response once it is complete,
+   * undefined while more bytes are needed; throws HttpProtocolError.
+   */
+  push(chunk: Buffer): ParsedResponse | undefined {
+    if (this.done) throw new HttpProtocolError('bytes after the end of the response');
+    this.buffered = this.buffered === undefined ? chunk : Buffer.concat([this.buffered, chunk]);
+    if (this.framing === undefined && !this.parseHead()) return undefined;
+    return this.parseBody();
+  }
+
+  /** The connection ended: completes a body framed by the end of the connection, else throws. */
+  end(): ParsedResponse {
+    if (this.framing?.kind === 'until-close' && !this.done) {
+      if (this.buffered !== undefined) this.bodyParts.push(this.buffered);
+      return this.finish();
+    }
+    throw new HttpProtocolError('the connection closed before the response was complete');
+  }
+
+  private parseHead(): boolean {
+    const buffer = this.buffered!;
+    const end = buffer.indexOf(HEAD_END);
+    if (end === -1) {
+      if (buffer.length > MAX_HEAD_BYTES) throw new HttpProtocolError('the response head is too large');
+      return false;
+    }
+    const lines = buffer.toString('latin1', 0, end).split('\r\n');
+    const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/.exec(lines[0]!);
+    if (!statusLine) throw new HttpProtocolError('not an HTTP/1.x status line');
+    this.status = Number(statusLine[2]);
+    this.close = statusLine[1] === '0';
+    let length: number | undefined;
+    let chunked = false;
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i]!;
+      const colon = line.indexOf(':');
+      if (colon <= 0) throw new HttpProtocolError('a malformed header line');
+      const name = line.slice(0, colon).trim().toLowerCase();
+      const value = line.slice(colon + 1).trim();
+      if (name === 'content-length') {
+        if (!/^\d{1,15}$/.test(value) || (length !== undefined && length !== Number(value))) throw new HttpProtocolError('a bad Content-Length');
+        length = Number(value);
+      } else if (name === 'transfer-encoding') {
+        chunked = value.toLowerCase().split(',').pop()!.trim() === 'chunked';
+        if (!chunked) throw new HttpProtocolError(`transfer encoding "${value}" is not supported`);
+      } else if (name === 'connection') {
+        const tokens = value.toLowerCase().split(',').map((t) => t.trim());
+        if (tokens.includes('close')) this.close = true;
+        else if (tokens.includes('keep-alive')) this.close = false;
+      }
+    }
+    if (chunked && length !== undefined) throw new HttpProtocolError('both Content-Length and chunked encoding');
+    const rest = buffer.subarray(end + HEAD_END.length);
+    this.buffered = rest.length > 0 ? rest : undefined;
+    if (this.status < 200) throw new HttpProtocolError(`interim response ${this.status} is not expected`);
+    if (this.status === 204 || this.status === 304) this.framing = { kind: 'length', remaining: 0 };
+    else if (chunked) this.framing = { kind: 'chunked' };
+    else if (length !== undefined) this.framing = { kind: 'length', remaining: length };
+    else {
+      this.framing = { kind: 'until-close' };
+      this.close = true;
+    }
+    return true;
+  }
+
+  private parseBody(): ParsedResponse | undefined {
+    const framing = this.framing!;
+    if (framing.kind === 'until-close') {
+      if (this.buffered !== undefined) this.bodyParts.push(this.buffered);
+      this.buffered = undefined;
+      return undefined;
+    }
+    if (framing.kind === 'length') {
+      const available = this.buffered?.length ?? 0;
+      if (available > framing.remaining) throw new HttpProtocolError('bytes after the end of the response');
+      if (available > 0) this.bodyParts.push(this.buffered!);
+      framing.remaining -= available;
+      this.buffered = undefined;
+      return framing.remaining === 0 ? this.finish() : undefined;
+    }
+    return this.parseChunks();
+  }
+
+  private parseChunks(): ParsedResponse | undefined {
+    while (this.buffered !== undefined && this.buffered.length > 0) {
+      const buffer = this.buffered;
+      if (this.chunkRemaining === -1) {
+        const lineEnd = buffer.indexOf(CRLF);
+        if (lineEnd === -1) {
+          if (buffer.length > 1024) throw new HttpProtocolError('a chunk size line is too long');
+          return undefined;
+        }
+        const sizeText = buffer.toString('latin1', 0, lineEnd).split(';')[0]!.trim();
+        if (!/^[0-9a-fA-F]{1,12}$/.test(sizeText)) throw new HttpProtocolError('a bad chunk size');
+        const size = parseInt(sizeText, 16);
+        if (size === 0) {
+          // Last chunk: no trailers expected, just the final CRLF.
+          const trailerEnd = buffer.indexOf(CRLF, lineEnd + 2);
+          if (trailerEnd === -1) return undefined;
+          if (trailerEnd !== lineEnd + 2) throw new HttpProtocolError('trailers are not supported');
+          if (trailerEnd + 2 !== buffer.length) throw new HttpProtocolError('bytes after the end of the response');
+          this.buffered = undefined;
+          return this.finish();
+        }
+        this.chunkRemaining = size;
+        this.buffered = buffer.subarray(lineEnd + 2);
+        continue;
+      }
+      if (this.chunkRemaining > 0) {
+        const take = Math.min(this.chunkRemaining, buffer.length);
+        this.bodyParts.push(buffer.subarray(0, take));
+        this.chunkRemaining -= take;
+        this.buffered = buffer.subarray(take);
+        continue;
+      }
+      // The chunk's data is read: its CRLF follows.
+      if (buffer.length < 2) return undefined;
+      if (buffer[0] !== 13 || buffer[1] !== 10) throw new HttpProtocolError('a chunk is not followed by CRLF');
+      this.chunkRemaining = -1;
+      this.buffered = buffer.subarray(2);
+    }
+    this.buffered = undefined;
+    return undefined;
+  }
+
+  private finish(): ParsedResponse {
+    this.done = true;
+    const body = this.bodyParts.length === 1 ? this.bodyParts[0]! : Buffer.concat(this.bodyParts);
+    return { status: this.status, body, close: this.close };
+  }
+}
