@@ -13,7 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
-import { dispatchTable } from './lib/load.js';
+import { dispatchRatios, dispatchTable } from './lib/load.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -43,17 +43,11 @@ async function dockerBench(): Promise<void> {
 
 async function processBench(): Promise<void> {
   const dispatch = await benchWarmDispatch(seconds * 1000);
-  const ratio = (connections: number, key: 'p50Ms' | 'p99Ms' | 'rps'): number => {
-    const core = dispatch.find((r) => r.path === 'core' && r.connections === connections)!.result[key];
-    const direct = dispatch.find((r) => r.path === 'direct' && r.connections === connections)!.result[key];
-    return Math.round((core / direct) * 100) / 100;
-  };
-
   const report = {
     machine: machine(),
     seconds,
     warmDispatch: dispatch,
-    ratios: Object.fromEntries([1, 16].map((c) => [`c${c}`, { p50: ratio(c, 'p50Ms'), p99: ratio(c, 'p99Ms'), rps: ratio(c, 'rps') }])),
+    ratios: dispatchRatios(dispatch),
   };
 
   mkdirSync('bench/results', { recursive: true });

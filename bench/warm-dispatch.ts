@@ -1,8 +1,8 @@
 /**
  * Warm dispatch: the same JIT component called through the core (`uhlp dev`, HTTP
  * ingress -> pool -> runner) and directly on runners (POST /execute on their Unix
- * sockets), side by side, at 1 and 16 connections. Each side gets as many warm
- * sandboxes as it has connections, so neither queues for a sandbox.
+ * sockets), side by side, in each of DISPATCH_SHAPES: both sides get the same
+ * sandboxes, so neither queues for one.
  */
 import { silentLogger } from '../src/logger.js';
 import { ProcessDriver } from '../src/sandbox/process-driver.js';
@@ -10,25 +10,19 @@ import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
 import { writeBenchApp } from './lib/bench-app.js';
 import { loadDirect, loadThroughCore } from './lib/dispatch-load.js';
-import type { LoadResult } from './lib/load.js';
+import { DISPATCH_SHAPES, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
 
 /** The component both sides run: through the core it reads the path, directly the trigger payload. */
 export const BENCH_SCRIPT =
   'export const hello = (event) => ({ hello: event.httpDetails?.pathParameters.name ?? event.triggerDetails.payload.name, pid: process.pid });\n';
 
-export interface DispatchRow {
-  path: 'core' | 'direct';
-  connections: number;
-  result: LoadResult;
-}
-
-function benchApp(connections: number): string {
+function benchApp(shape: DispatchShape): string {
   return writeBenchApp(
     `apiVersion: uhlp.dev/v1alpha1
 kind: AppDefinition
 metadata: { name: bench }
 spec:
-  pools: [{ name: p, minWarm: ${connections}, maxSize: ${connections}, maxUses: 100000000, limits: { timeoutMs: 5000 } }]
+  pools: [{ name: p, minWarm: ${shape.sandboxes}, maxSize: ${shape.sandboxes}, concurrency: ${shape.concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 } }]
   components: [{ id: hello, handler: JIT, pool: p, jit: { script: scripts/behaviours.mjs, function: hello } }]
   routes: [{ http: { method: GET, path: /hello/:name }, component: hello }]
 `,
@@ -37,20 +31,20 @@ spec:
   );
 }
 
-async function throughCore(connections: number, durationMs: number): Promise<LoadResult> {
-  const core = await startUhlpDev(benchApp(connections), ['--log-level', 'error']);
+async function throughCore(shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  const core = await startUhlpDev(benchApp(shape), ['--log-level', 'error']);
   try {
-    return await loadThroughCore(core.url, (worker, sequence) => `/bench/hello/w${worker}-${sequence}`, connections, durationMs);
+    return await loadThroughCore(core.url, (worker, sequence) => `/bench/hello/w${worker}-${sequence}`, shape.connections, durationMs);
   } finally {
     await core.stop();
   }
 }
 
-async function direct(connections: number, durationMs: number): Promise<LoadResult> {
+async function direct(shape: DispatchShape, durationMs: number): Promise<LoadResult> {
   const driver = new ProcessDriver({ logger: silentLogger() });
   const spec = { appId: 'suite', pool: suitePool({ limits: { memoryMb: 128, cpus: 1, timeoutMs: 5000 } }), definitionsRoot: makeSuiteDefinitions(), labels: {} };
   try {
-    return await loadDirect(driver, spec, connections, durationMs);
+    return await loadDirect(driver, spec, shape, durationMs);
   } finally {
     await driver.close();
   }
@@ -58,9 +52,9 @@ async function direct(connections: number, durationMs: number): Promise<LoadResu
 
 export async function benchWarmDispatch(durationMs: number): Promise<DispatchRow[]> {
   const rows: DispatchRow[] = [];
-  for (const connections of [1, 16]) {
-    rows.push({ path: 'direct', connections, result: await direct(connections, durationMs) });
-    rows.push({ path: 'core', connections, result: await throughCore(connections, durationMs) });
+  for (const shape of DISPATCH_SHAPES) {
+    rows.push({ path: 'direct', ...shape, result: await direct(shape, durationMs) });
+    rows.push({ path: 'core', ...shape, result: await throughCore(shape, durationMs) });
   }
   return rows;
 }

@@ -23,6 +23,11 @@ export interface Metrics {
   readonly sandboxAcquireSeconds: Histogram<'app' | 'pool' | 'outcome'>;
   /** Time to start one sandbox until it answers its readiness probe. */
   readonly sandboxStartSeconds: Histogram<'app' | 'pool' | 'driver'>;
+  /**
+   * Called at every scrape, before the pool gauges are read: pools set their
+   * gauges then, not on every acquire and release.
+   */
+  readonly poolCollectors: Set<() => void>;
   /** Sandboxes by pool and state. */
   readonly poolSandboxes: Gauge<'app' | 'pool' | 'state'>;
   /** Requests waiting for a sandbox. */
@@ -61,8 +66,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'uhlp_process_' });
   const registers = [registry];
+  const poolCollectors = new Set<() => void>();
+  const collectPools = (): void => {
+    for (const collect of poolCollectors) collect();
+  };
   return {
     registry,
+    poolCollectors,
     requests: new Counter({
       name: 'uhlp_http_requests_total',
       help: 'HTTP requests answered at ingress.',
@@ -102,12 +112,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       help: 'Sandboxes of a pool by state.',
       labelNames: ['app', 'pool', 'state'],
       registers,
+      collect: collectPools,
     }),
     poolWaiting: new Gauge({
       name: 'uhlp_pool_waiting_requests',
       help: 'Requests waiting for a sandbox of the pool.',
       labelNames: ['app', 'pool'],
       registers,
+      collect: collectPools,
     }),
     sandboxDestroyed: new Counter({
       name: 'uhlp_sandbox_destroyed_total',

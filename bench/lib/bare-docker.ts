@@ -45,7 +45,7 @@ export function bareContainerConfig(options: BareDockerOptions, socketDir: strin
   const memoryBytes = options.memoryMb * 1024 * 1024;
   return {
     Image: options.image,
-    Cmd: ['--listen', 'unix:/run/uhlp/runner.sock', '--definitions', '/definitions'],
+    Cmd: ['--listen', 'unix:/run/uhlp/runner.sock', '--definitions', '/definitions', '--concurrency', '1'],
     Env: [`NODE_OPTIONS=--max-old-space-size=${Math.max(8, Math.floor(options.memoryMb * 0.5))}`, 'NODE_ENV=production', 'TZ=UTC'],
     User: USER,
     Labels: { 'uhlp.dev/instance': options.instanceId },

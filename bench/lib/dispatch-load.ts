@@ -1,19 +1,24 @@
 /**
- * Both sides of a warm-dispatch comparison. Direct: `connections` sandboxes of a
- * driver, each worker bound to its own, sending POST /execute straight to the
- * runner's socket — the same request the core would send, minus the core.
+ * Both sides of a warm-dispatch comparison. Direct: the shape's sandboxes of a
+ * driver, each started with the shape's concurrency, and one connection per
+ * worker, spread over them; each sends POST /execute straight to the runner's
+ * socket — the same request the core would send, minus the core.
  */
 import { Client, Pool } from 'undici';
 import type { SandboxDriver, SandboxHandle, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
 import { executeBody } from '../../test/sandbox/driver-suite.js';
-import { runLoad, type LoadResult } from './load.js';
+import { runLoad, type DispatchShape, type LoadResult } from './load.js';
 
 /** Warm-up before the measured run, ms. */
 const WARMUP_MS = 1500;
 
-export async function loadDirect(driver: SandboxDriver, spec: SandboxSpec, connections: number, durationMs: number): Promise<LoadResult> {
-  const handles: SandboxHandle[] = await Promise.all(Array.from({ length: connections }, () => driver.create(spec)));
-  const clients = handles.map((h) => new Client('http://sandbox', { socketPath: (h.endpoint as { socketPath: string }).socketPath, pipelining: 1 }));
+export async function loadDirect(driver: SandboxDriver, spec: SandboxSpec, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  const sandboxSpec = { ...spec, pool: { ...spec.pool, concurrency: shape.concurrency } };
+  const handles: SandboxHandle[] = await Promise.all(Array.from({ length: shape.sandboxes }, () => driver.create(sandboxSpec)));
+  const clients = Array.from(
+    { length: shape.connections },
+    (_, worker) => new Client('http://sandbox', { socketPath: (handles[worker % handles.length]!.endpoint as { socketPath: string }).socketPath, pipelining: 1 }),
+  );
   try {
     const send = async (worker: number, sequence: number): Promise<boolean> => {
       const requestId = `w${worker}-${sequence}`;
@@ -26,8 +31,8 @@ export async function loadDirect(driver: SandboxDriver, spec: SandboxSpec, conne
       await response.body.text();
       return response.statusCode === 200;
     };
-    await runLoad(send, connections, WARMUP_MS);
-    return await runLoad(send, connections, durationMs);
+    await runLoad(send, shape.connections, WARMUP_MS);
+    return await runLoad(send, shape.connections, durationMs);
   } finally {
     await Promise.all(clients.map((c) => c.close()));
     await Promise.all(handles.map((h) => driver.destroy(h, 'shutdown')));

@@ -64,12 +64,41 @@ export function table(rows: Array<Record<string, string | number>>): string {
   return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(columns.map((c) => String(r[c]))))].join('\n');
 }
 
-/** Warm-dispatch rows (core vs direct, per connection count) as a table. */
-export function dispatchTable(rows: ReadonlyArray<{ path: string; connections: number; result: LoadResult }>): string {
+/** How a warm-dispatch run is laid out: connections, and the sandboxes (each running `concurrency` at once) that serve them. */
+export interface DispatchShape {
+  readonly connections: number;
+  readonly sandboxes: number;
+  readonly concurrency: number;
+}
+
+/**
+ * The shapes measured: one connection on one sandbox; 16 connections on 16
+ * single-execution sandboxes; and 16 on two sandboxes of 8, one per core of the
+ * 2-core machine the targets are set for.
+ */
+export const DISPATCH_SHAPES: readonly DispatchShape[] = [
+  { connections: 1, sandboxes: 1, concurrency: 1 },
+  { connections: 16, sandboxes: 16, concurrency: 1 },
+  { connections: 16, sandboxes: 2, concurrency: 8 },
+];
+
+export function shapeLabel(shape: DispatchShape): string {
+  return `c${shape.connections} ${shape.sandboxes}x${shape.concurrency}`;
+}
+
+/** One warm-dispatch measurement: a path, the shape it ran in, and what it did. */
+export interface DispatchRow extends DispatchShape {
+  path: 'core' | 'direct';
+  result: LoadResult;
+}
+
+/** Warm-dispatch rows (core vs direct, per shape) as a table. */
+export function dispatchTable(rows: readonly DispatchRow[]): string {
   return table(
     rows.map((r) => ({
       path: r.path,
       conns: r.connections,
+      sandboxes: `${r.sandboxes}x${r.concurrency}`,
       'req/s': r.result.rps,
       'p50 ms': r.result.p50Ms,
       'p90 ms': r.result.p90Ms,
@@ -77,4 +106,16 @@ export function dispatchTable(rows: ReadonlyArray<{ path: string; connections: n
       errors: r.result.errors,
     })),
   );
+}
+
+/** core/direct ratios of p50, p99 and req/s per shape, keyed `c16 2x8`. */
+export function dispatchRatios(rows: readonly DispatchRow[]): Record<string, { p50: number; p99: number; rps: number }> {
+  const out: Record<string, { p50: number; p99: number; rps: number }> = {};
+  for (const core of rows.filter((r) => r.path === 'core')) {
+    const direct = rows.find((r) => r.path === 'direct' && r.connections === core.connections && r.sandboxes === core.sandboxes && r.concurrency === core.concurrency);
+    if (!direct) continue;
+    const ratio = (key: 'p50Ms' | 'p99Ms' | 'rps'): number => Math.round((core.result[key] / direct.result[key]) * 100) / 100;
+    out[shapeLabel(core)] = { p50: ratio('p50Ms'), p99: ratio('p99Ms'), rps: ratio('rps') };
+  }
+  return out;
 }

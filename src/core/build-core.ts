@@ -57,12 +57,15 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback hooks, not async ones: they run on every request, and a promise each is measurable.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const label = request.uhlpRoute;
-    deps.metrics.requests.labels(label?.app ?? '', label?.route ?? '', String(reply.statusCode)).inc();
+    deps.metrics.requests.inc({ app: label?.app ?? '', route: label?.route ?? '', status: String(reply.statusCode) });
+    done();
   });
 
   app.setErrorHandler((error: FastifyError | UhlpError, request, reply) => {

@@ -63,6 +63,8 @@ export type TurnInput = ExecInput & Omit<EvidenceInput, 'sessionId' | 'turnNumbe
 
 /** Ledger files kept open at once. */
 const MAX_OPEN_LEDGERS = 64;
+/** Sessions whose ledger paths are remembered. */
+const MAX_CACHED_SESSIONS = 4096;
 
 interface Tail {
   hash: string | null;
@@ -80,6 +82,8 @@ export class FileLedger {
   private readonly batches = new Map<string, { text: string; waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> }>();
   /** The write in flight (and the ones queued behind it) per file. */
   private readonly flushes = new Map<string, Promise<void>>();
+  /** Ledger file paths per session, so that an append does not rebuild and recheck them. */
+  private readonly files = new Map<string, Record<LedgerKind, string>>();
   /** Open descriptors of recently appended ledgers, least recently used first. */
   private readonly handles = new Map<string, FileHandle>();
 
@@ -103,6 +107,7 @@ export class FileLedger {
 
   /** Forgets the cached chain tails of a session (call when it ends; appends after it reread the files). */
   forgetSession(sessionId: string): void {
+    this.files.delete(sessionId);
     const dir = sessionLedgerDir(this.dataDir, this.tier, sessionId);
     for (const name of Object.values(LEDGER_FILES)) {
       const file = path.join(dir, name);
@@ -208,8 +213,20 @@ export class FileLedger {
     });
   }
 
+  private fileOf(sessionId: string, kind: LedgerKind): string {
+    let files = this.files.get(sessionId);
+    if (files === undefined) {
+      const dir = sessionLedgerDir(this.dataDir, this.tier, sessionId);
+      files = { exec: path.join(dir, LEDGER_FILES.exec), evidence: path.join(dir, LEDGER_FILES.evidence) };
+      // Bounded: a core that sees many short sessions recomputes the paths of old ones.
+      if (this.files.size >= MAX_CACHED_SESSIONS) this.files.clear();
+      this.files.set(sessionId, files);
+    }
+    return files[kind];
+  }
+
   private async append<E extends LedgerEntry>(sessionId: string, kind: LedgerKind, build: (previous: string | null) => E): Promise<E> {
-    const file = path.join(sessionLedgerDir(this.dataDir, this.tier, sessionId), LEDGER_FILES[kind]);
+    const file = this.fileOf(sessionId, kind);
     const tail = this.tails.get(file);
     // The common case, a busy session: the tail is known and nothing is queued for
     // the file, so the entry is chained and committed at once, with no queue turn.

@@ -65,18 +65,27 @@ export class Http1ResponseParser {
       if (buffer.length > MAX_HEAD_BYTES) throw new HttpProtocolError('the response head is too large');
       return false;
     }
-    const lines = buffer.toString('latin1', 0, end).split('\r\n');
-    const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/.exec(lines[0]!);
-    if (!statusLine) throw new HttpProtocolError('not an HTTP/1.x status line');
-    this.status = Number(statusLine[2]);
-    this.close = statusLine[1] === '0';
+    const head = buffer.toString('latin1', 0, end);
+    // "HTTP/1.x NNN" then an optional reason phrase.
+    if (!head.startsWith('HTTP/1.') || (head[7] !== '0' && head[7] !== '1') || head[8] !== ' ' || !/^\d{3}$/.test(head.slice(9, 12))) {
+      throw new HttpProtocolError('not an HTTP/1.x status line');
+    }
+    if (head.length > 12 && head[12] !== ' ' && head[12] !== '\r') throw new HttpProtocolError('not an HTTP/1.x status line');
+    this.status = Number(head.slice(9, 12));
+    this.close = head[7] === '0';
     let length: number | undefined;
     let chunked = false;
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!;
+    let lineStart = head.indexOf('\r\n');
+    while (lineStart !== -1) {
+      lineStart += 2;
+      const lineEnd = head.indexOf('\r\n', lineStart);
+      const line = lineEnd === -1 ? head.slice(lineStart) : head.slice(lineStart, lineEnd);
+      lineStart = lineEnd;
       const colon = line.indexOf(':');
       if (colon <= 0) throw new HttpProtocolError('a malformed header line');
-      const name = line.slice(0, colon).trim().toLowerCase();
+      // Only three headers frame the answer; the rest are skipped without being copied.
+      if (colon !== 14 && colon !== 17 && colon !== 10) continue;
+      const name = line.slice(0, colon).toLowerCase();
       const value = line.slice(colon + 1).trim();
       if (name === 'content-length') {
         if (!/^\d{1,15}$/.test(value) || (length !== undefined && length !== Number(value))) throw new HttpProtocolError('a bad Content-Length');

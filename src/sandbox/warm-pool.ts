@@ -109,6 +109,7 @@ export class WarmPool {
       for (const extra of adopted.slice(this.pool.maxSize)) void this.driver.destroy(extra, 'shutdown');
     }
     const interval = this.options.maintenanceIntervalMs ?? 1000;
+    this.options.metrics.poolCollectors.add(this.collectGauges);
     this.maintenanceTimer = setInterval(() => this.maintain(), interval);
     this.maintenanceTimer.unref();
     this.refill();
@@ -221,6 +222,7 @@ export class WarmPool {
       await Promise.race([...this.destroying, new Promise((r) => setTimeout(r, 20))]);
     }
     this.updateGauges();
+    this.options.metrics.poolCollectors.delete(this.collectGauges);
   }
 
   private get label(): string {
@@ -248,7 +250,6 @@ export class WarmPool {
       sandbox.idleSince = sandbox.checkedAt = this.now();
       this.idle.push(sandbox);
     }
-    this.updateGauges();
     this.checkWarm();
   }
 
@@ -259,7 +260,6 @@ export class WarmPool {
       clearTimeout(waiter.timer);
       waiter.resolve(this.take(sandbox, false));
     }
-    this.updateGauges();
   }
 
   private canTake(sandbox: PooledSandbox): boolean {
@@ -287,7 +287,6 @@ export class WarmPool {
   private removeWaiter(waiter: Waiter): void {
     const index = this.waiters.indexOf(waiter);
     if (index !== -1) this.waiters.splice(index, 1);
-    this.updateGauges();
   }
 
   /**
@@ -295,15 +294,11 @@ export class WarmPool {
    * has one coming, within maxSize and the start concurrency.
    */
   private refill(): void {
-    if (this.closed || this.retryTimer) {
-      this.updateGauges();
-      return;
-    }
+    if (this.closed || this.retryTimer) return;
     const concurrency = this.options.startConcurrency ?? 4;
     const wanted = this.pool.minWarm + this.waiters.length - this.idle.length - this.starting;
     let toStart = Math.min(wanted, this.pool.maxSize - this.total, concurrency - this.starting);
     while (toStart-- > 0) void this.startOne();
-    this.updateGauges();
   }
 
   private async startOne(): Promise<void> {
@@ -351,7 +346,6 @@ export class WarmPool {
       this.refill();
     }, delay);
     this.retryTimer.unref();
-    this.updateGauges();
   }
 
   private destroy(sandbox: PooledSandbox, cause: SandboxExitCause): void {
@@ -417,6 +411,9 @@ export class WarmPool {
     for (const resolve of this.readyWaiters.splice(0)) resolve();
   }
 
+  /** Sets the pool's gauges; run at scrape time (see Metrics.poolCollectors). */
+  private readonly collectGauges = (): void => this.updateGauges();
+
   private updateGauges(): void {
     const gauges = (this.gauges ??= this.createGauges());
     gauges.starting.set(this.starting);
@@ -425,7 +422,7 @@ export class WarmPool {
     gauges.waiting.set(this.waiters.length);
   }
 
-  /** Label children are resolved once: this runs on every acquire and release. */
+  /** Label children are resolved once. */
   private createGauges(): NonNullable<WarmPool['gauges']> {
     const { poolSandboxes, poolWaiting } = this.options.metrics;
     return {
