@@ -28,6 +28,7 @@ describe('validateAppDefinition', () => {
       minWarm: 1,
       maxSize: 4,
       maxUses: 1000,
+      concurrency: 1,
       idleTtlSeconds: 300,
       maxQueue: 256,
       acquireTimeoutMs: 5000,
