@@ -28,7 +28,7 @@ import { GitDefinitionStore } from '../definitions/definition-store.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesAppSource } from '../registry/kubernetes-app-source.js';
 import { TurnKeeper } from '../ingress/turns.js';
-import { FileLedger } from '../ledger/file-ledger.js';
+import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { buildCore } from './build-core.js';
@@ -100,8 +100,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const turns = new TurnKeeper({
     store,
     sessionTtlMs: config.sessionTtlSeconds * 1000,
-    ledgerFor: config.ledger === 'files' ? (tier) => new FileLedger({ dataDir: config.dataDir, tier }) : undefined,
-    logger,
+    ledger: config.ledger === 'files' ? new TurnLedgerThread({ dataDir: config.dataDir, logger }) : undefined,
   });
   const kubernetesApps =
     config.registry === 'kubernetes'

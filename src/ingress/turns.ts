@@ -5,14 +5,13 @@
  * ambient session: one per app and deployment tier, started anew every hour and
  * never stored, so unsessioned traffic costs the runtime store nothing and the
  * ledger two appends to files it keeps open (not a directory per request). Both
- * ledger entries of a turn are written after the answer, failures included.
+ * ledger entries of a turn are hashed and written by the ledger thread after the
+ * answer, failures included.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { UhlpError } from '../errors.js';
-import type { FileLedger } from '../ledger/file-ledger.js';
-import { hashPayload } from '../ledger/ledger-entry.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
-import type { Logger } from '../logger.js';
+import type { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import { newSessionId } from '../state/session-id.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 
@@ -47,16 +46,14 @@ export interface TurnOutcome {
 }
 
 export class TurnKeeper {
-  private readonly ledgers = new Map<string, FileLedger>();
   private readonly ambient = new Map<string, AmbientSession>();
 
   constructor(
     private readonly options: {
       store: RuntimeStore;
       sessionTtlMs: number;
-      /** Makes the ledger of a tier; undefined turns ledgers off. */
-      ledgerFor?: (tier: string) => FileLedger;
-      logger: Logger;
+      /** Where turns are written; undefined turns ledgers off. */
+      ledger?: TurnLedgerThread;
     },
   ) {}
 
@@ -75,7 +72,7 @@ export class TurnKeeper {
     } else if (headers[SESSION_REQUEST_HEADER] === 'new') {
       const session = await store.createSession({ appId, ttlMs: sessionTtlMs });
       turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ambient: false };
-      await this.ledger(tier)?.startSession(session.id);
+      await this.options.ledger?.startSession(tier, session.id);
     } else {
       const session = this.ambientSession(appId, tier);
       turn = { sessionId: session.id, turnNumber: ++session.turns, tier, ambient: true };
@@ -84,25 +81,21 @@ export class TurnKeeper {
     return turn;
   }
 
-  /** Writes the turn's exec and evidence entries; never throws (a failed write is logged). */
+  /** Queues the turn's exec and evidence entries; never throws (a failed write is logged). */
   record(turn: Turn, query: unknown, outcome: TurnOutcome): void {
-    const ledger = this.ledger(turn.tier);
-    if (!ledger) return;
     const evidence = outcome.evidence;
-    const input = {
+    this.options.ledger?.record({
+      tier: turn.tier,
       sessionId: turn.sessionId,
       turnNumber: turn.turnNumber,
-      queryHash: hashPayload(query),
-      resultHash: outcome.result === undefined ? null : hashPayload(outcome.result),
+      query,
+      result: outcome.result,
       status: outcome.status,
       declaredReads: evidence?.declaredReads,
       declaredWrites: evidence?.declaredWrites,
       externalCalls: evidence?.externalCalls,
       capabilityViolations: evidence?.capabilityViolations,
-    };
-    ledger
-      .recordTurn(input)
-      .catch((error: Error) => this.options.logger.error({ session: turn.sessionId, turn: turn.turnNumber, err: error.message }, 'ledger write failed'));
+    });
   }
 
   private ambientSession(appId: string, tier: string): AmbientSession {
@@ -112,26 +105,16 @@ export class TurnKeeper {
     if (!session || now - session.startedAt >= AMBIENT_SESSION_MS) {
       const id = newSessionId();
       const previous = session;
-      session = { id, startedAt: now, turns: 0, ready: this.ledger(tier)?.startSession(id) ?? Promise.resolve() };
+      session = { id, startedAt: now, turns: 0, ready: this.options.ledger?.startSession(tier, id) ?? Promise.resolve() };
       this.ambient.set(key, session);
       // The finished session's chain tails need not stay cached.
-      if (previous) this.ledger(tier)?.forgetSession(previous.id);
+      if (previous) this.options.ledger?.forgetSession(tier, previous.id);
     }
     return session;
   }
 
-  /** Closes the ledger files kept open. */
+  /** Writes what is queued and closes the ledger files kept open. */
   async close(): Promise<void> {
-    await Promise.all([...this.ledgers.values()].map((ledger) => ledger.close()));
-  }
-
-  private ledger(tier: string): FileLedger | undefined {
-    if (!this.options.ledgerFor) return undefined;
-    let ledger = this.ledgers.get(tier);
-    if (!ledger) {
-      ledger = this.options.ledgerFor(tier);
-      this.ledgers.set(tier, ledger);
-    }
-    return ledger;
+    await this.options.ledger?.close();
   }
 }

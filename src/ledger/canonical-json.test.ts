@@ -20,3 +20,14 @@ describe('canonicalJson', () => {
     expect(() => canonicalJson({ f: () => 1 })).toThrow(/function/);
   });
 });
+
+describe('canonicalJson strings and numbers', () => {
+  it('writes every string and number exactly as JSON.stringify does', () => {
+    const samples = ['', 'plain', 'q"uote', 'back\\slash', 'tab\there', '\u0000\u001f\u007f', 'é ü 漢字', '😀', '\ud800', 'x\udc00y', '</script>'];
+    for (const text of samples) {
+      expect(canonicalJson(text)).toBe(JSON.stringify(text));
+      expect(canonicalJson({ [text]: text })).toBe(`{${JSON.stringify(text)}:${JSON.stringify(text)}}`);
+    }
+    for (const n of [0, -0, 1.5, -2e-7, 1e21, 123456789012345680000, Number.MAX_SAFE_INTEGER, 5e-324]) expect(canonicalJson(n)).toBe(JSON.stringify(n));
+  });
+});

@@ -15,12 +15,12 @@ function write(value: unknown, where: Array<string | number>): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      return quote(value);
     case 'boolean':
       return value ? 'true' : 'false';
     case 'number':
       if (!Number.isFinite(value)) throw new TypeError(`canonical JSON has no form for ${String(value)} at ${pathText(where)}`);
-      return JSON.stringify(value);
+      return String(value);
     case 'object': {
       if (Array.isArray(value)) {
         let out = '[';
@@ -39,7 +39,7 @@ function write(value: unknown, where: Array<string | number>): string {
         const item = record[key];
         if (item === undefined) continue;
         where.push(key);
-        out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + write(item, where);
+        out += (out.length === 1 ? '' : ',') + quote(key) + ':' + write(item, where);
         where.pop();
       }
       return `${out}}`;
@@ -47,6 +47,14 @@ function write(value: unknown, where: Array<string | number>): string {
     default:
       throw new TypeError(`canonical JSON has no form for a ${typeof value} at ${pathText(where)}`);
   }
+}
+
+/** Characters JSON.stringify escapes: quote, backslash, controls, and surrogates (lone ones are escaped). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** JSON.stringify of a string, without its cost for the common string that needs no escape. */
+function quote(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 function pathText(where: ReadonlyArray<string | number>): string {

@@ -4,9 +4,12 @@
  * each, written for every turn whatever its status. Appends to one file are
  * serialized in this process (a queue per file), so concurrent turns never
  * interleave or fork the chain; one core owns a session, so no other process
- * appends to the same file.
+ * appends to the same file. The core runs it on its ledger thread
+ * (ledger-worker.ts), so appends are plain blocking writes: a hop to the I/O
+ * thread pool would cost more than the write.
  */
-import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
+import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
+import { mkdir, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UhlpError } from '../errors.js';
 import { assertSessionId } from '../state/session-id.js';
@@ -85,7 +88,7 @@ export class FileLedger {
   /** Ledger file paths per session, so that an append does not rebuild and recheck them. */
   private readonly files = new Map<string, Record<LedgerKind, string>>();
   /** Open descriptors of recently appended ledgers, least recently used first. */
-  private readonly handles = new Map<string, FileHandle>();
+  private readonly handles = new Map<string, number>();
 
   constructor(options: FileLedgerOptions) {
     checkTier(options.tier);
@@ -114,10 +117,12 @@ export class FileLedger {
       this.tails.delete(file);
       const handle = this.handles.get(file);
       // Closed once appends already queued for the file are done.
-      if (handle) void (this.queues.get(file) ?? Promise.resolve()).then(() => this.drain(file)).then(() => {
-        if (this.handles.get(file) === handle) this.handles.delete(file);
-        return handle.close();
-      }).catch(() => undefined);
+      if (handle !== undefined) void (this.queues.get(file) ?? Promise.resolve()).then(() => this.drain(file)).then(() => {
+        if (this.handles.get(file) === handle) {
+          this.handles.delete(file);
+          closeQuietly(handle);
+        }
+      });
     }
   }
 
@@ -130,7 +135,7 @@ export class FileLedger {
   }
 
   /** A hashed exec entry; validates the input. */
-  private buildExec(input: ExecInput, previous: string | null): ExecEntry {
+  private buildExec(input: ExecInput, previous: string | null): Sealed<ExecEntry> {
     checkTurn(input.sessionId, input.turnNumber, input.status);
     if (typeof input.queryHash !== 'string' || input.queryHash === '') throw invalid('queryHash', 'must be a hash string');
     const entry: ExecEntry = {
@@ -144,12 +149,11 @@ export class FileLedger {
       status: input.status,
       previous_hash: previous,
     } as ExecEntry;
-    entry.entry_hash = sha256(canonicalJson(entry));
-    return entry;
+    return seal(entry);
   }
 
   /** A hashed evidence entry; validates the input. */
-  private buildEvidence(input: EvidenceInput, previous: string | null): EvidenceEntry {
+  private buildEvidence(input: EvidenceInput, previous: string | null): Sealed<EvidenceEntry> {
     checkTurn(input.sessionId, input.turnNumber, input.status);
     const entry: EvidenceEntry = {
       entry_type: 'L-EVIDENCE',
@@ -165,8 +169,7 @@ export class FileLedger {
       previous_hash: previous,
     } as EvidenceEntry;
     if (input.workOrderId !== undefined) entry.work_order_id = input.workOrderId;
-    entry.entry_hash = sha256(canonicalJson(entry));
-    return entry;
+    return seal(entry);
   }
 
   /**
@@ -225,31 +228,30 @@ export class FileLedger {
     return files[kind];
   }
 
-  private async append<E extends LedgerEntry>(sessionId: string, kind: LedgerKind, build: (previous: string | null) => E): Promise<E> {
+  private async append<E extends LedgerEntry>(sessionId: string, kind: LedgerKind, build: (previous: string | null) => Sealed<E>): Promise<E> {
     const file = this.fileOf(sessionId, kind);
     const tail = this.tails.get(file);
     // The common case, a busy session: the tail is known and nothing is queued for
     // the file, so the entry is chained and committed at once, with no queue turn.
     if (tail !== undefined && !this.queues.has(file)) {
       const built = this.chain(file, tail, build);
-      await this.commit(file, `${JSON.stringify(built)}\n`);
-      return built;
+      await this.commit(file, built.line);
+      return built.entry;
     }
     let written: Promise<void> | undefined;
     const entry = await this.enqueue(file, async () => {
       const built = this.chain(file, this.tails.get(file) ?? (await this.loadTail(file, sessionId)), build);
-      // JSON.stringify escapes newlines inside strings, so an entry is always one line.
-      written = this.commit(file, `${JSON.stringify(built)}\n`);
-      return built;
+      written = this.commit(file, built.line);
+      return built.entry;
     });
     await written;
     return entry;
   }
 
   /** Builds the next entry of a file on its tail and moves the tail to it. */
-  private chain<E extends LedgerEntry>(file: string, tail: Tail, build: (previous: string | null) => E): E {
+  private chain<E extends LedgerEntry>(file: string, tail: Tail, build: (previous: string | null) => Sealed<E>): Sealed<E> {
     const built = build(tail.hash);
-    this.tails.set(file, { hash: built.entry_hash, line: tail.line + 1 });
+    this.tails.set(file, { hash: built.entry.entry_hash, line: tail.line + 1 });
     return built;
   }
 
@@ -328,28 +330,27 @@ export class FileLedger {
     // ledgers keep their descriptor open (a few, least recently used closed first),
     // so an append is one system call, not three.
     let handle = this.handles.get(file);
-    if (handle) {
+    if (handle !== undefined) {
       this.handles.delete(file);
     } else {
-      handle = await open(file, 'a');
+      handle = openSync(file, 'a');
       if (this.handles.size >= MAX_OPEN_LEDGERS) {
-        const [oldestFile, oldest] = this.handles.entries().next().value as [string, FileHandle];
+        const [oldestFile, oldest] = this.handles.entries().next().value as [string, number];
         this.handles.delete(oldestFile);
-        void oldest.close().catch(() => undefined);
+        closeQuietly(oldest);
       }
     }
     this.handles.set(file, handle);
-    await handle.write(text);
-    if (this.sync) await handle.datasync();
+    writeSync(handle, text);
+    if (this.sync) fdatasyncSync(handle);
   }
 
   /** Closes the descriptors kept open; later appends open them again. */
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()]);
     await Promise.all([...this.flushes.keys()].map((file) => this.drain(file)));
-    const handles = [...this.handles.values()];
+    for (const handle of this.handles.values()) closeQuietly(handle);
     this.handles.clear();
-    await Promise.all(handles.map((h) => h.close().catch(() => undefined)));
   }
 
   private enqueue<T>(file: string, task: () => Promise<T>): Promise<T> {
@@ -376,4 +377,31 @@ function checkTurn(sessionId: string, turnNumber: number, status: string): void 
 
 function invalid(field: string, message: string): UhlpError {
   return new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} ${message}`, { field });
+}
+
+/** An entry with its hash, and the line it is written as. */
+interface Sealed<E extends LedgerEntry> {
+  entry: E;
+  line: string;
+}
+
+/**
+ * Sets the entry's hash (over its canonical JSON without the hash) and makes its
+ * line: that same canonical JSON with `entry_hash` added last, so the entry is
+ * serialized once. Canonical JSON escapes newlines inside strings, so an entry is
+ * always one line.
+ */
+function seal<E extends LedgerEntry>(entry: E): Sealed<E> {
+  const canonical = canonicalJson(entry);
+  const hash = sha256(canonical);
+  entry.entry_hash = hash;
+  return { entry, line: `${canonical.slice(0, -1)},"entry_hash":"${hash}"}\n` };
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Already closed: nothing to release.
+  }
 }

@@ -1,0 +1,122 @@
+/**
+ * The core's side of the ledger thread. Turns are batched per turn of the event
+ * loop and posted to a worker thread (ledger-worker.ts), which hashes and writes
+ * them; the request thread only copies each turn once. Session starts are
+ * answered, so a session's first turn is never written before its files exist.
+ */
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../logger.js';
+import type { FromLedgerThread, ToLedgerThread, TurnRecord } from './turn-ledger-protocol.js';
+
+/**
+ * The compiled worker. Resolved from the package root so that it is the same file
+ * whether this module runs from dist/ or, in tests, from src/.
+ */
+export const LEDGER_WORKER_ENTRY = fileURLToPath(new URL('../../dist/ledger/ledger-worker.js', import.meta.url));
+
+export interface TurnLedgerThreadOptions {
+  /** The core's data directory; ledgers go under `planes/<tier>/sessions/`. */
+  readonly dataDir: string;
+  readonly logger: Logger;
+  /** Worker entry script. @defaultValue LEDGER_WORKER_ENTRY */
+  readonly entry?: string;
+}
+
+type Request = { kind: 'start'; tier: string; sessionId: string } | { kind: 'close' };
+
+export class TurnLedgerThread {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  private nextId = 1;
+  private batch: TurnRecord[] = [];
+  private flushScheduled = false;
+
+  constructor(private readonly options: TurnLedgerThreadOptions) {
+    // Started now, so the first request does not wait for a thread to boot.
+    this.thread();
+  }
+
+  /** Creates the session's ledger files; resolves once they exist. */
+  startSession(tier: string, sessionId: string): Promise<void> {
+    return this.request({ kind: 'start', tier, sessionId });
+  }
+
+  /** Queues a turn; failures to write it are logged, never thrown. */
+  record(turn: TurnRecord): void {
+    this.batch.push(turn);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Lets the thread drop what it caches for a session that ended. */
+  forgetSession(tier: string, sessionId: string): void {
+    this.flush();
+    this.post({ kind: 'forget', tier, sessionId });
+  }
+
+  /** Writes what is queued, closes the ledger files and stops the thread. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (worker === undefined) return;
+    this.flush();
+    try {
+      await this.request({ kind: 'close' });
+    } finally {
+      this.worker = undefined;
+      await worker.terminate();
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.batch.length === 0) return;
+    const turns = this.batch;
+    this.batch = [];
+    this.post({ kind: 'turns', turns });
+  }
+
+  private request(request: Request): Promise<void> {
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.post({ ...request, id });
+    });
+  }
+
+  private post(message: ToLedgerThread): void {
+    this.thread().postMessage(message);
+  }
+
+  private thread(): Worker {
+    if (this.worker !== undefined) return this.worker;
+    const worker = new Worker(this.options.entry ?? LEDGER_WORKER_ENTRY, { workerData: { dataDir: this.options.dataDir } });
+    // The core's servers keep the process alive; the ledger thread alone must not.
+    worker.unref();
+    worker.on('message', (message: FromLedgerThread) => this.onMessage(message));
+    worker.on('error', (error) => this.options.logger.error({ err: error.message }, 'the ledger thread failed'));
+    worker.on('exit', (code) => {
+      if (this.worker !== worker) return;
+      // A new thread is started for what comes next; what was waiting fails.
+      this.worker = undefined;
+      for (const waiter of this.pending.values()) waiter.reject(new Error(`the ledger thread exited with code ${code}`));
+      this.pending.clear();
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  private onMessage(message: FromLedgerThread): void {
+    if (message.kind === 'turn-failed') {
+      this.options.logger.error({ session: message.sessionId, turn: message.turnNumber, err: message.error }, 'ledger write failed');
+      return;
+    }
+    const waiter = this.pending.get(message.id);
+    if (waiter === undefined) return;
+    this.pending.delete(message.id);
+    if (message.error === undefined) waiter.resolve();
+    else waiter.reject(new Error(message.error));
+  }
+}
