@@ -248,7 +248,7 @@ async function benchPoolMiss(env: Env, rounds: number): Promise<DockerBenchRepor
 async function throughCore(env: Env, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
   const { core, stop } = await startCore(env, `minWarm: ${shape.sandboxes}, maxSize: ${shape.sandboxes}, concurrency: ${shape.concurrency}, maxUses: 100000000`);
   try {
-    return await loadThroughCore(core.url, (worker, sequence) => `/bench/hello/w${worker}-${sequence}`, shape.connections, durationMs);
+    return await loadThroughCore(core.url, '/bench/hello/{{id}}', shape.connections, durationMs);
   } finally {
     await stop();
   }

@@ -34,7 +34,7 @@ spec:
 async function throughCore(shape: DispatchShape, durationMs: number): Promise<LoadResult> {
   const core = await startUhlpDev(benchApp(shape), ['--log-level', 'error']);
   try {
-    return await loadThroughCore(core.url, (worker, sequence) => `/bench/hello/w${worker}-${sequence}`, shape.connections, durationMs);
+    return await loadThroughCore(core.url, '/bench/hello/{{id}}', shape.connections, durationMs);
   } finally {
     await core.stop();
   }

@@ -56,12 +56,17 @@ export class ScriptLoader {
     return file;
   }
 
+  /**
+   * The script's function; a function already loaded for the same reference is
+   * returned at once (its path was resolved and checked when it was loaded).
+   */
   async load(ref: ScriptRef): Promise<ComponentFunction> {
-    const file = this.resolve(ref);
     const exportName = ref.exportName ?? 'default';
-    const key = `${file}#${exportName}`;
+    // Length-prefixed parts: no two references share a key, whatever characters they hold.
+    const key = `${ref.revision.length}:${ref.revision}${ref.appId.length}:${ref.appId}${ref.script.length}:${ref.script}${exportName}`;
     const cached = this.functions.get(key);
     if (cached) return cached;
+    const file = this.resolve(ref);
 
     try {
       await access(file);

@@ -1,0 +1,3 @@
+module uhlp.dev/bench/loadgen
+
+go 1.21
