@@ -1,12 +1,15 @@
 /**
  * Watches the HEAD of a definitions repository and reports each new commit, so
- * the registry can hot-reload. It polls `git rev-parse HEAD` (cheap, and sees
- * commits made by any process: a state diff, an operator's `git commit`), and can
+ * the registry can hot-reload. It polls HEAD from the repository's files (cheap,
+ * and sees commits made by any process: a state diff, an operator's `git
+ * commit`), with `git rev-parse HEAD` when the files are not plain, and can
  * also `git pull --ff-only` a remote on its own interval. Polls never overlap,
  * and `onChange` is awaited before the next one, so a reload is never raced by
  * the next change. Failures go to `onError`; the watcher keeps going.
  */
+import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
+import { HeadRefReader } from './head-ref-reader.js';
 import { gitEnv } from './git-env.js';
 
 export interface HeadChange {
@@ -44,6 +47,7 @@ export class HeadWatcher {
   private running: Promise<void> | undefined;
   private stopped = true;
   private lastPull = 0;
+  private refs: HeadRefReader | undefined;
 
   constructor(private readonly options: HeadWatcherOptions) {
     this.git = simpleGit({ baseDir: options.dir }).env(gitEnv());
@@ -58,6 +62,8 @@ export class HeadWatcher {
 
   /** Reads HEAD once (failing if it cannot) and starts polling; resolves to that HEAD. */
   async start(): Promise<string> {
+    const [gitDir, commonDir] = (await this.git.raw(['rev-parse', '--absolute-git-dir', '--git-common-dir'])).trim().split('\n');
+    if (gitDir && commonDir) this.refs = new HeadRefReader(gitDir, path.resolve(this.options.dir, commonDir));
     this.head = await this.readHead();
     this.stopped = false;
     this.lastPull = Date.now();
@@ -119,6 +125,8 @@ export class HeadWatcher {
   }
 
   private async readHead(): Promise<string> {
+    const fromFiles = await this.refs?.read().catch(() => undefined);
+    if (fromFiles !== undefined) return fromFiles;
     const head = (await this.git.raw(['rev-parse', '--verify', 'HEAD'])).trim();
     if (!/^[0-9a-f]{40,64}$/.test(head)) throw new Error(`git rev-parse HEAD answered "${head.slice(0, 80)}"`);
     return head;
