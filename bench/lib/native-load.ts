@@ -72,7 +72,7 @@ export async function nativeLoad(options: NativeLoadOptions): Promise<LoadResult
       writeFileSync(bodyFile, options.body);
       args.push('-body-file', bodyFile);
     }
-    const { stdout } = await run(binary, args, { env: { ...process.env, GOMAXPROCS: '1' }, maxBuffer: 1024 * 1024 });
+    const { stdout } = await run(binary, args, { env: { ...process.env, GOMAXPROCS: '1', GOGC: '400' }, maxBuffer: 1024 * 1024 });
     return JSON.parse(stdout) as LoadResult;
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"sort"
@@ -155,7 +154,7 @@ func connection(cfg config, worker int, deadline time.Time) ([]time.Duration, in
 			}
 			conn, reader = c, bufio.NewReaderSize(c, 64*1024)
 		}
-		request := render(cfg, fmt.Sprintf("w%d-%d", worker, sequence))
+		request := render(cfg, "w"+strconv.Itoa(worker)+"-"+strconv.Itoa(sequence))
 		t0 := time.Now()
 		status, keepAlive, err := exchange(conn, reader, request)
 		elapsed := time.Since(t0)
@@ -186,17 +185,25 @@ func dial(target string) (net.Conn, error) {
 }
 
 func render(cfg config, id string) []byte {
-	var b strings.Builder
 	body := strings.ReplaceAll(cfg.body, "{{id}}", id)
-	b.WriteString(cfg.method + " " + strings.ReplaceAll(cfg.path, "{{id}}", id) + " HTTP/1.1\r\nhost: " + cfg.host + "\r\n")
+	b := make([]byte, 0, 256+len(body))
+	b = append(b, cfg.method...)
+	b = append(b, ' ')
+	b = append(b, strings.ReplaceAll(cfg.path, "{{id}}", id)...)
+	b = append(b, " HTTP/1.1\r\nhost: "...)
+	b = append(b, cfg.host...)
+	b = append(b, "\r\n"...)
 	for _, h := range cfg.headers {
-		b.WriteString(strings.ReplaceAll(h, "{{id}}", id) + "\r\n")
+		b = append(b, strings.ReplaceAll(h, "{{id}}", id)...)
+		b = append(b, "\r\n"...)
 	}
 	if cfg.method != "GET" || body != "" {
-		b.WriteString("content-length: " + strconv.Itoa(len(body)) + "\r\n")
+		b = append(b, "content-length: "...)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
+		b = append(b, "\r\n"...)
 	}
-	b.WriteString("\r\n" + body)
-	return []byte(b.String())
+	b = append(b, "\r\n"...)
+	return append(b, body...)
 }
 
 // exchange writes one request and reads its answer; only Content-Length bodies are expected.
@@ -204,10 +211,11 @@ func exchange(conn net.Conn, reader *bufio.Reader, request []byte) (int, bool, e
 	if _, err := conn.Write(request); err != nil {
 		return 0, false, err
 	}
-	line, err := reader.ReadString('\n')
+	raw, err := reader.ReadSlice('\n')
 	if err != nil {
 		return 0, false, err
 	}
+	line := string(raw)
 	fields := strings.SplitN(strings.TrimRight(line, "\r\n"), " ", 3)
 	if len(fields) < 2 || !strings.HasPrefix(fields[0], "HTTP/1.") {
 		return 0, false, fmt.Errorf("bad status line %q", line)
@@ -219,11 +227,11 @@ func exchange(conn net.Conn, reader *bufio.Reader, request []byte) (int, bool, e
 	length := -1
 	keepAlive := fields[0] == "HTTP/1.1"
 	for {
-		header, err := reader.ReadString('\n')
+		raw, err := reader.ReadSlice('\n')
 		if err != nil {
 			return 0, false, err
 		}
-		header = strings.TrimRight(header, "\r\n")
+		header := strings.TrimRight(string(raw), "\r\n")
 		if header == "" {
 			break
 		}
@@ -246,7 +254,7 @@ func exchange(conn net.Conn, reader *bufio.Reader, request []byte) (int, bool, e
 	if length < 0 {
 		return 0, false, errors.New("the answer has no Content-Length")
 	}
-	if _, err := io.CopyN(io.Discard, reader, int64(length)); err != nil {
+	if _, err := reader.Discard(length); err != nil {
 		return 0, false, err
 	}
 	return status, keepAlive, nil
