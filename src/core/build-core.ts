@@ -46,6 +46,9 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request would cost more than the routing itself; errors are logged below.
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger per request (fastify's default): its bindings are serialized on every
+    // request, and the one request-scoped line the core writes names the request id itself.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: options.bodyLimitBytes,
     return503OnClosing: true,
     requestIdHeader: false,
