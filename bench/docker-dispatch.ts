@@ -11,7 +11,8 @@
  *    same script. Each round waits until the previous containers are removed.
  * 2. Warm dispatch through the core against POST /execute sent directly to the
  *    same number of DockerDriver containers, with the same concurrency each, in
- *    each of DISPATCH_SHAPES.
+ *    each of DISPATCH_SHAPES; and through a bare Node forwarder to them (the
+ *    floor of any Node core).
  * 3. Refill: a WarmPool (minWarm = maxSize = startConcurrency = 10) going from 0
  *    to 10 ready sandboxes, against 10 bare starts at once (first answer:
  *    GET /healthz, what the driver waits for).
@@ -42,7 +43,7 @@ import { startUhlpDev, type UhlpProcess } from '../test/helpers/uhlp-process.js'
 import { executeBody, makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
 import { bareStart, hardeningDiff, removeBare, round2, sampleStats, type BareDockerOptions, type SampleStats } from './lib/bare-docker.js';
 import { writeBenchApp } from './lib/bench-app.js';
-import { loadDirect, loadThroughCore } from './lib/dispatch-load.js';
+import { loadDirect, loadForwarded, loadThroughCore } from './lib/dispatch-load.js';
 import { DISPATCH_SHAPES, dispatchRatios, dispatchTable, shapeLabel, table, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
 
 /** Limits of every sandbox on both sides (the CPU quota only binds once a driver sandbox answers). */
@@ -65,7 +66,7 @@ export interface DockerBenchReport {
   hardeningDiff: string[];
   poolMiss: { how: string; core: SampleStats; bare: SampleStats; bareToHealthz: SampleStats; ratioP50: number };
   warmDispatch: DispatchRow[];
-  dispatchRatios: Record<string, { p50: number; p99: number; rps: number }>;
+  dispatchRatios: ReturnType<typeof dispatchRatios>;
   refill: {
     size: number;
     poolMs: SampleStats;
@@ -107,6 +108,7 @@ export async function benchDocker(options: DockerBenchOptions = {}): Promise<Doc
     const warmDispatch: DockerBenchReport['warmDispatch'] = [];
     for (const shape of DISPATCH_SHAPES) {
       warmDispatch.push({ path: 'direct', ...shape, result: await direct(env, shape, options.dispatchMs ?? 5000) });
+      warmDispatch.push({ path: 'forwarder', ...shape, result: await forwarded(env, shape, options.dispatchMs ?? 5000) });
       warmDispatch.push({ path: 'core', ...shape, result: await throughCore(env, shape, options.dispatchMs ?? 5000) });
     }
     const refill = await benchRefill(env, options.refillRounds ?? 3);
@@ -255,10 +257,18 @@ async function throughCore(env: Env, shape: DispatchShape, durationMs: number): 
 }
 
 async function direct(env: Env, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  return onContainers(env, (driver) => loadDirect(driver, suiteSpec(env, shape.sandboxes), shape, durationMs));
+}
+
+async function forwarded(env: Env, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  return onContainers(env, (driver) => loadForwarded(driver, suiteSpec(env, shape.sandboxes), shape, durationMs));
+}
+
+async function onContainers(env: Env, use: (driver: DockerDriver) => Promise<LoadResult>): Promise<LoadResult> {
   const driver = new DockerDriver({ logger: silentLogger(), instanceId: env.instanceId, docker: env.docker, image: env.image });
   env.cleanups.push(() => driver.close());
   try {
-    return await loadDirect(driver, suiteSpec(env, shape.sandboxes), shape, durationMs);
+    return await use(driver);
   } finally {
     await driver.close();
   }
@@ -336,7 +346,7 @@ export function dockerBenchTable(report: DockerBenchReport): string {
     '',
     dispatch,
     `core/direct: ${Object.entries(r)
-      .map(([c, v]) => `${c} p50 x${v.p50} p99 x${v.p99} rps x${v.rps}`)
+      .map(([c, v]) => `${c} p50 x${v.p50} p99 x${v.p99} rps x${v.rps} (bare forwarder p50 x${v.forwarderP50})`)
       .join('; ')}`,
     `targets (${shapeLabel(target)}): p50 <= 2 x direct (${r[shapeLabel(target)]!.p50}: ${mark(r[shapeLabel(target)]!.p50 <= 2)}); p99 <= 5 ms (${c16.p99Ms} ms: ${mark(c16.p99Ms <= 5)}); >= 5000 req/s (${c16.rps}: ${mark(c16.rps >= 5000)})`,
     '',

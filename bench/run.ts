@@ -55,7 +55,7 @@ async function processBench(): Promise<void> {
   process.stdout.write(`${JSON.stringify(report)}\n\n`);
   process.stdout.write(
     `${dispatchTable(dispatch)}\n\ncore/direct: ${Object.entries(report.ratios)
-      .map(([c, r]) => `${c} p50 x${r.p50} p99 x${r.p99} rps x${r.rps}`)
+      .map(([c, r]) => `${c} p50 x${r.p50} p99 x${r.p99} rps x${r.rps} (bare forwarder p50 x${r.forwarderP50})`)
       .join('; ')}\n`,
   );
 }

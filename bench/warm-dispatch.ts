@@ -1,15 +1,17 @@
 /**
  * Warm dispatch: the same JIT component called through the core (`uhlp dev`, HTTP
- * ingress -> pool -> runner) and directly on runners (POST /execute on their Unix
- * sockets), side by side, in each of DISPATCH_SHAPES: both sides get the same
+ * ingress -> pool -> runner), directly on runners (POST /execute on their Unix
+ * sockets), and through a bare Node forwarder (the floor of any Node core), side
+ * by side, in each of DISPATCH_SHAPES: both sides get the same
  * sandboxes, so neither queues for one.
  */
 import { silentLogger } from '../src/logger.js';
 import { ProcessDriver } from '../src/sandbox/process-driver.js';
+import type { SandboxSpec } from '../src/sandbox/sandbox-driver.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
 import { writeBenchApp } from './lib/bench-app.js';
-import { loadDirect, loadThroughCore } from './lib/dispatch-load.js';
+import { loadDirect, loadForwarded, loadThroughCore } from './lib/dispatch-load.js';
 import { DISPATCH_SHAPES, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
 
 /** The component both sides run: through the core it reads the path, directly the trigger payload. */
@@ -41,10 +43,18 @@ async function throughCore(shape: DispatchShape, durationMs: number): Promise<Lo
 }
 
 async function direct(shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  return onProcessRunners((driver, spec) => loadDirect(driver, spec, shape, durationMs));
+}
+
+async function forwarded(shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  return onProcessRunners((driver, spec) => loadForwarded(driver, spec, shape, durationMs));
+}
+
+async function onProcessRunners(use: (driver: ProcessDriver, spec: SandboxSpec) => Promise<LoadResult>): Promise<LoadResult> {
   const driver = new ProcessDriver({ logger: silentLogger() });
   const spec = { appId: 'suite', pool: suitePool({ limits: { memoryMb: 128, cpus: 1, timeoutMs: 5000 } }), definitionsRoot: makeSuiteDefinitions(), labels: {} };
   try {
-    return await loadDirect(driver, spec, shape, durationMs);
+    return await use(driver, spec);
   } finally {
     await driver.close();
   }
@@ -54,6 +64,7 @@ export async function benchWarmDispatch(durationMs: number): Promise<DispatchRow
   const rows: DispatchRow[] = [];
   for (const shape of DISPATCH_SHAPES) {
     rows.push({ path: 'direct', ...shape, result: await direct(shape, durationMs) });
+    rows.push({ path: 'forwarder', ...shape, result: await forwarded(shape, durationMs) });
     rows.push({ path: 'core', ...shape, result: await throughCore(shape, durationMs) });
   }
   return rows;

@@ -6,14 +6,13 @@
  */
 import type { SandboxDriver, SandboxEndpoint, SandboxHandle, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
 import { executeBody } from '../../test/sandbox/driver-suite.js';
+import { startBareForwarder } from './bare-forwarder.js';
 import type { DispatchShape, LoadResult } from './load.js';
 import { nativeLoad } from './native-load.js';
 
 export async function loadDirect(driver: SandboxDriver, spec: SandboxSpec, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
-  const sandboxSpec = { ...spec, pool: { ...spec.pool, concurrency: shape.concurrency } };
-  const handles: SandboxHandle[] = await Promise.all(Array.from({ length: shape.sandboxes }, () => driver.create(sandboxSpec)));
-  try {
-    return await nativeLoad({
+  return withSandboxes(driver, spec, shape, (handles) =>
+    nativeLoad({
       targets: handles.map((h) => target(h.endpoint)),
       connections: shape.connections,
       method: 'POST',
@@ -21,7 +20,28 @@ export async function loadDirect(driver: SandboxDriver, spec: SandboxSpec, shape
       headers: ['content-type: application/json', 'accept: application/json', 'x-request-id: {{id}}'],
       body: executeBody('{{id}}', 'hello', '{{id}}'),
       durationMs,
-    });
+    }),
+  );
+}
+
+/** The floor: the same sandboxes behind a bare Node forwarder (bare-forwarder.ts). */
+export async function loadForwarded(driver: SandboxDriver, spec: SandboxSpec, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  return withSandboxes(driver, spec, shape, async (handles) => {
+    const forwarder = await startBareForwarder(handles.map((h) => h.endpoint));
+    try {
+      return await nativeLoad({ targets: [forwarder.target], connections: shape.connections, path: '/hello/{{id}}', durationMs });
+    } finally {
+      await forwarder.close();
+    }
+  });
+}
+
+/** Starts the shape's sandboxes, each with the shape's concurrency, for the length of `use`. */
+async function withSandboxes<T>(driver: SandboxDriver, spec: SandboxSpec, shape: DispatchShape, use: (handles: SandboxHandle[]) => Promise<T>): Promise<T> {
+  const sandboxSpec = { ...spec, pool: { ...spec.pool, concurrency: shape.concurrency } };
+  const handles: SandboxHandle[] = await Promise.all(Array.from({ length: shape.sandboxes }, () => driver.create(sandboxSpec)));
+  try {
+    return await use(handles);
   } finally {
     await Promise.all(handles.map((h) => driver.destroy(h, 'shutdown')));
   }

@@ -88,7 +88,8 @@ export function shapeLabel(shape: DispatchShape): string {
 
 /** One warm-dispatch measurement: a path, the shape it ran in, and what it did. */
 export interface DispatchRow extends DispatchShape {
-  path: 'core' | 'direct';
+  /** direct to the runners; through a bare Node forwarder (the floor of a Node core); through the core. */
+  path: 'direct' | 'forwarder' | 'core';
   result: LoadResult;
 }
 
@@ -108,14 +109,16 @@ export function dispatchTable(rows: readonly DispatchRow[]): string {
   );
 }
 
-/** core/direct ratios of p50, p99 and req/s per shape, keyed `c16 2x8`. */
-export function dispatchRatios(rows: readonly DispatchRow[]): Record<string, { p50: number; p99: number; rps: number }> {
-  const out: Record<string, { p50: number; p99: number; rps: number }> = {};
+/** Ratios to the direct path per shape, keyed `c16 2x8`: p50, p99 and req/s through the core, and p50 through the bare forwarder. */
+export function dispatchRatios(rows: readonly DispatchRow[]): Record<string, { p50: number; p99: number; rps: number; forwarderP50?: number }> {
+  const out: Record<string, { p50: number; p99: number; rps: number; forwarderP50?: number }> = {};
+  const find = (path: DispatchRow['path'], shape: DispatchShape): DispatchRow | undefined => rows.find((r) => r.path === path && shapeLabel(r) === shapeLabel(shape));
   for (const core of rows.filter((r) => r.path === 'core')) {
-    const direct = rows.find((r) => r.path === 'direct' && r.connections === core.connections && r.sandboxes === core.sandboxes && r.concurrency === core.concurrency);
+    const direct = find('direct', core);
     if (!direct) continue;
-    const ratio = (key: 'p50Ms' | 'p99Ms' | 'rps'): number => Math.round((core.result[key] / direct.result[key]) * 100) / 100;
-    out[shapeLabel(core)] = { p50: ratio('p50Ms'), p99: ratio('p99Ms'), rps: ratio('rps') };
+    const ratio = (row: DispatchRow, key: 'p50Ms' | 'p99Ms' | 'rps'): number => Math.round((row.result[key] / direct.result[key]) * 100) / 100;
+    const forwarder = find('forwarder', core);
+    out[shapeLabel(core)] = { p50: ratio(core, 'p50Ms'), p99: ratio(core, 'p99Ms'), rps: ratio(core, 'rps'), ...(forwarder ? { forwarderP50: ratio(forwarder, 'p50Ms') } : {}) };
   }
   return out;
 }
