@@ -168,6 +168,14 @@ describe('WarmPool', () => {
     expect(driver.created).toBe(2);
   });
 
+  it('starts one sandbox for as many waiters as it can serve at once', async () => {
+    const { pool, driver } = makePool({ minWarm: 0, maxSize: 4, concurrency: 4 });
+    await pool.start();
+    const leases = await Promise.all(Array.from({ length: 5 }, () => pool.acquire()));
+    expect(driver.created).toBe(2);
+    expect(new Set(leases.map((l) => l.sandbox.handle.id)).size).toBe(2);
+  });
+
   it('destroys a shared sandbox when one of its executions fails, and recycles it only when drained', async () => {
     const { pool, driver } = makePool({ minWarm: 1, maxSize: 1, concurrency: 2, maxUses: 2 });
     await pool.start();

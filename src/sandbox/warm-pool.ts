@@ -296,7 +296,8 @@ export class WarmPool {
   private refill(): void {
     if (this.closed || this.retryTimer) return;
     const concurrency = this.options.startConcurrency ?? 4;
-    const wanted = this.pool.minWarm + this.waiters.length - this.idle.length - this.starting;
+    // Each sandbox on its way serves up to `concurrency` of the waiters.
+    const wanted = this.pool.minWarm + Math.ceil(this.waiters.length / this.pool.concurrency) - this.idle.length - this.starting;
     let toStart = Math.min(wanted, this.pool.maxSize - this.total, concurrency - this.starting);
     while (toStart-- > 0) void this.startOne();
   }
