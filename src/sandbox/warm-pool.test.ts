@@ -199,6 +199,24 @@ describe('WarmPool', () => {
     expect(driver.destroyed).toHaveLength(2);
   });
 
+  it('counts a sandbox that dropped its connection with the cause its driver read from the exit', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const driver = new FakeDriver();
+    const spec = { ...basePool, minWarm: 1, maxSize: 1 };
+    const pool = new WarmPool({ appId: 'shop', pool: spec, driver, sandboxSpec: { appId: 'shop', pool: spec, definitionsRoot: '/defs', labels: {} }, metrics, logger: silentLogger() });
+    pools.push(pool);
+    await pool.start();
+    await pool.whenReady();
+    const lease = await pool.acquire();
+    // The kernel killed it for memory; the core only saw the connection drop.
+    driver.live.get(lease.sandbox.handle.id)!.exit('oom');
+    pool.release(lease, 'crash');
+    const causes = async (): Promise<Record<string, number>> =>
+      Object.fromEntries((await metrics.sandboxDestroyed.get()).values.map((v) => [String(v.labels.cause), v.value]));
+    await waitFor(async () => (await causes())['oom'] === 1);
+    expect((await causes())['crash']).toBeUndefined();
+  });
+
   it('reaps idle sandboxes past idleTtlSeconds down to minWarm, oldest first', async () => {
     const clock = { now: 0 };
     const { pool, driver } = makePool({ minWarm: 1, maxSize: 4, idleTtlSeconds: 10 }, clock);

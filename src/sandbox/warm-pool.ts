@@ -356,9 +356,10 @@ export class WarmPool {
     this.busy.delete(sandbox);
     sandbox.client.close();
     if (!alreadyGone) {
-      this.options.metrics.sandboxDestroyed.labels(this.appId, this.pool.name, cause).inc();
-      const level = cause === 'recycled' || cause === 'idle' || cause === 'shutdown' ? 'debug' : 'warn';
-      this.options.logger[level]({ app: this.appId, pool: this.pool.name, sandbox: sandbox.handle.id, cause }, 'sandbox destroyed');
+      // A dropped connection says that the sandbox died, not why: the driver's
+      // reading of its exit does (an OOM kill, the V8 heap limit), so that is counted.
+      if (cause === 'crash') void sandbox.handle.exited.then((seen) => this.countDestroyed(sandbox, seen));
+      else this.countDestroyed(sandbox, cause);
     }
     const done = this.driver
       .destroy(sandbox.handle, cause)
@@ -366,6 +367,12 @@ export class WarmPool {
       .finally(() => this.destroying.delete(done));
     this.destroying.add(done);
     this.refill();
+  }
+
+  private countDestroyed(sandbox: PooledSandbox, cause: SandboxExitCause): void {
+    this.options.metrics.sandboxDestroyed.labels(this.appId, this.pool.name, cause).inc();
+    const level = cause === 'recycled' || cause === 'idle' || cause === 'shutdown' ? 'debug' : 'warn';
+    this.options.logger[level]({ app: this.appId, pool: this.pool.name, sandbox: sandbox.handle.id, cause }, 'sandbox destroyed');
   }
 
   private onExited(sandbox: PooledSandbox, cause: SandboxExitCause): void {
