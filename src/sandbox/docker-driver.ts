@@ -131,7 +131,7 @@ export class DockerDriver implements SandboxDriver {
       container = await this.docker.createContainer(this.containerConfig(spec, id, socketDir));
     } catch (error) {
       if (socketDir) await rm(socketDir, { recursive: true, force: true });
-      throw startError(spec, spec.pool.image ?? this.options.image ?? JIT_RUNNER_IMAGE, error);
+      throw startError(spec, this.imageOf(spec), error);
     }
     // From here the container exists: any failure must remove it.
     let handle: DockerHandle | undefined;
@@ -180,6 +180,8 @@ export class DockerDriver implements SandboxDriver {
 
   async adopt(appId: string, poolName: string, spec?: SandboxSpec): Promise<SandboxHandle[]> {
     const wantedConfig = spec ? this.configHash(spec) : undefined;
+    // The image the tag names now: a container of an image rebuilt under the same tag is outdated.
+    const wantedImage = spec ? await this.docker.getImage(this.imageOf(spec)).inspect().then((image) => image.Id, () => undefined) : undefined;
     const filters = {
       label: [`${LABEL_INSTANCE}=${this.options.instanceId}`, `${LABEL_APP}=${appId}`, `${LABEL_POOL}=${poolName}`],
     };
@@ -196,7 +198,8 @@ export class DockerDriver implements SandboxDriver {
           ? { kind: 'tcp', host: '127.0.0.1', port }
           : undefined;
       const client = endpoint && info.State === 'running' ? new SandboxClient(endpoint) : undefined;
-      const current = wantedConfig === undefined || info.Labels[LABEL_CONFIG] === wantedConfig;
+      const current =
+        (wantedConfig === undefined || info.Labels[LABEL_CONFIG] === wantedConfig) && (wantedImage === undefined || info.ImageID === wantedImage);
       const answers = client && current ? await client.probe(2000) : false;
       client?.close();
       if (!endpoint || !answers) {
@@ -242,7 +245,7 @@ export class DockerDriver implements SandboxDriver {
     if (spec.mcpSocket) binds.push(`${spec.mcpSocket}:${CONTAINER_MCP_SOCKET}`);
     return {
       name: `uhlp-${spec.appId}-${spec.pool.name}-${id}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
-      Image: spec.pool.image ?? this.options.image ?? JIT_RUNNER_IMAGE,
+      Image: this.imageOf(spec),
       Cmd: ['--listen', listen, '--definitions', CONTAINER_DEFINITIONS, '--concurrency', String(spec.pool.concurrency), ...mcpArgs],
       // Only what the runner needs: nothing of the core's environment goes in.
       Env: [`NODE_OPTIONS=--max-old-space-size=${heapMb}`, 'NODE_ENV=production', 'TZ=UTC'],
@@ -270,9 +273,13 @@ export class DockerDriver implements SandboxDriver {
   }
 
   /** What decides how a sandbox behaves; a change means its containers are not reused. */
+  private imageOf(spec: SandboxSpec): string {
+    return spec.pool.image ?? this.options.image ?? JIT_RUNNER_IMAGE;
+  }
+
   private configHash(spec: SandboxSpec): string {
     const config = {
-      image: spec.pool.image ?? this.options.image ?? JIT_RUNNER_IMAGE,
+      image: this.imageOf(spec),
       limits: spec.pool.limits,
       concurrency: spec.pool.concurrency,
       network: spec.network ?? false,

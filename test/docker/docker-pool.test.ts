@@ -1,7 +1,8 @@
 /**
  * The warm pool on real containers: a container killed under load is replaced and
  * requests keep succeeding; a pool of a restarted core adopts its containers
- * instead of starting new ones; closing leaves none.
+ * instead of starting new ones, unless their image was rebuilt under the same tag;
+ * closing leaves none.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.js';
@@ -110,6 +111,29 @@ describe('warm pool on the docker driver', () => {
     await second.close();
     await secondDriver.close();
     expect(await containersOf(instanceId)).toEqual([]);
+  });
+
+  it('removes, rather than adopts, containers of an image since rebuilt under the same tag', async () => {
+    const images = await testImages();
+    const repo = 'uhlp-test-adopt';
+    const tag = instanceId;
+    const reference = `${repo}:${tag}`;
+    await docker.getImage(images.jitRunner.reference).tag({ repo, tag });
+    try {
+      const first = new DockerDriver({ logger: silentLogger(), instanceId, docker, image: reference });
+      const handle = await first.create(sandboxSpec);
+      expect((await containersOf(instanceId)).map((c) => c.Id)).toContain(handle.id);
+      // A rebuild moves the tag to another image (here: the node base the runner is built on).
+      await docker.getImage(images.nodeBase.reference).tag({ repo, tag });
+
+      const second = new DockerDriver({ logger: silentLogger(), instanceId, docker, image: reference });
+      expect(await second.adopt('suite', pool.name, sandboxSpec)).toEqual([]);
+      await waitFor(async () => !(await containersOf(instanceId)).some((c) => c.Id === handle.id), { timeoutMs: 10_000, what: 'outdated container removed' });
+      await first.close();
+      await second.close();
+    } finally {
+      await docker.getImage(reference).remove().catch(() => undefined);
+    }
   });
 });
 
