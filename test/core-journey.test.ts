@@ -196,7 +196,10 @@ describe('uhlp dev end to end', () => {
     expect(text).toMatch(/uhlp_routing_duration_seconds_bucket\{le="[^"]+",app="journey"\}/);
     expect(text).toMatch(/uhlp_sandbox_execute_duration_seconds_count\{app="journey",pool="fragile",outcome="timeout"\} 1/);
     expect(text).toMatch(/uhlp_pool_sandboxes\{app="journey",pool="main",state="idle"\} \d+/);
-    expect(text).toMatch(/uhlp_sandbox_destroyed_total\{app="journey",pool="fragile",cause="timeout"\} 1/);
+    // Counted once the driver has seen the sandbox exit.
+    await waitFor(async () => /uhlp_sandbox_destroyed_total\{app="journey",pool="fragile",cause="timeout"\} 1/.test((await get('/metrics')).text), {
+      what: 'the timed-out sandbox counted',
+    });
   });
 
   it('stops cleanly on SIGTERM and leaves no runner process behind', async () => {

@@ -239,7 +239,13 @@ export class WarmPool {
       checkedAt: this.now(),
       gone: false,
     };
-    void handle.exited.then((cause) => this.onExited(sandbox, cause));
+    // Every sandbox is counted once, when it is gone, with the cause its driver read
+    // from the exit: the pool's own reason for a destroy (timeout, recycled, ...)
+    // unless something more telling happened (a dropped connection was an OOM kill).
+    void handle.exited.then((cause) => {
+      this.countGone(sandbox, cause);
+      this.onExited(sandbox, cause);
+    });
     return sandbox;
   }
 
@@ -350,17 +356,10 @@ export class WarmPool {
   }
 
   private destroy(sandbox: PooledSandbox, cause: SandboxExitCause): void {
-    const alreadyGone = sandbox.gone;
     sandbox.gone = true;
     this.removeIdle(sandbox);
     this.busy.delete(sandbox);
     sandbox.client.close();
-    if (!alreadyGone) {
-      // A dropped connection says that the sandbox died, not why: the driver's
-      // reading of its exit does (an OOM kill, the V8 heap limit), so that is counted.
-      if (cause === 'crash') void sandbox.handle.exited.then((seen) => this.countDestroyed(sandbox, seen));
-      else this.countDestroyed(sandbox, cause);
-    }
     const done = this.driver
       .destroy(sandbox.handle, cause)
       .catch((error: Error) => this.options.logger.error({ sandbox: sandbox.handle.id, err: error.message }, 'sandbox destroy failed'))
@@ -369,17 +368,16 @@ export class WarmPool {
     this.refill();
   }
 
-  private countDestroyed(sandbox: PooledSandbox, cause: SandboxExitCause): void {
+  private countGone(sandbox: PooledSandbox, cause: SandboxExitCause): void {
     this.options.metrics.sandboxDestroyed.labels(this.appId, this.pool.name, cause).inc();
     const level = cause === 'recycled' || cause === 'idle' || cause === 'shutdown' ? 'debug' : 'warn';
-    this.options.logger[level]({ app: this.appId, pool: this.pool.name, sandbox: sandbox.handle.id, cause }, 'sandbox destroyed');
+    this.options.logger[level]({ app: this.appId, pool: this.pool.name, sandbox: sandbox.handle.id, cause }, 'sandbox gone');
   }
 
+  /** A sandbox that went away on its own (the pool did not destroy it). */
   private onExited(sandbox: PooledSandbox, cause: SandboxExitCause): void {
     if (sandbox.gone) return;
     sandbox.gone = true;
-    this.options.metrics.sandboxDestroyed.labels(this.appId, this.pool.name, cause).inc();
-    this.options.logger.warn({ app: this.appId, pool: this.pool.name, sandbox: sandbox.handle.id, cause }, 'sandbox exited');
     sandbox.client.close();
     // A busy sandbox stays leased: its request sees the dropped connection and releases it.
     if (this.removeIdle(sandbox)) void this.driver.destroy(sandbox.handle, cause).catch(() => undefined);

@@ -39,7 +39,9 @@ describe('core on the Docker driver', () => {
     expect(response.status).toBe(504);
     expect(((await response.json()) as { code: string }).code).toBe('UHLP_SANDBOX_TIMEOUT');
     await waitFor(async () => (await fetch(`${core.url}/boxed/inside`)).status === 200, { timeoutMs: 20_000 });
-    const metrics = await (await fetch(`${core.url}/metrics`)).text();
-    expect(metrics).toMatch(/uhlp_sandbox_destroyed_total\{app="boxed",pool="main",cause="timeout"\} 1/);
+    // Counted once the driver has seen the container exit.
+    const counted = async (): Promise<boolean> =>
+      /uhlp_sandbox_destroyed_total\{app="boxed",pool="main",cause="timeout"\} 1/.test(await (await fetch(`${core.url}/metrics`)).text());
+    await waitFor(counted, { timeoutMs: 20_000, what: 'the timed-out container counted' });
   });
 });
