@@ -42,13 +42,12 @@ import { WarmPool } from '../src/sandbox/warm-pool.js';
 import { startUhlpDev, type UhlpProcess } from '../test/helpers/uhlp-process.js';
 import { executeBody, makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
 import { bareStart, hardeningDiff, removeBare, round2, sampleStats, type BareDockerOptions, type SampleStats } from './lib/bare-docker.js';
-import { writeBenchApp } from './lib/bench-app.js';
+import { writeHelloApp } from './lib/bench-app.js';
 import { loadDirect, loadForwarded, loadThroughCore } from './lib/dispatch-load.js';
 import { DISPATCH_SHAPES, dispatchRatios, dispatchTable, shapeLabel, table, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
 
 /** Limits of every sandbox on both sides (the CPU quota only binds once a driver sandbox answers). */
 const LIMITS = { memoryMb: 128, cpus: 1, timeoutMs: 5000 };
-const HELLO = 'export const hello = (event) => ({ hello: event.httpDetails?.pathParameters.name ?? event.triggerDetails.payload.name, pid: process.pid });\n';
 const REFILL_SIZE = 10;
 
 export interface DockerBenchOptions {
@@ -154,19 +153,9 @@ function suiteSpec(env: Env, size: number, overrides: Partial<PoolSpec> = {}): S
   };
 }
 
-/** A definitions directory with one app whose pool is `pool` and whose route runs `hello`. */
+/** The hello app with `pool`'s fields and the benchmark's limits. */
 function benchApp(pool: string): string {
-  return writeBenchApp(
-    `apiVersion: uhlp.dev/v1alpha1
-kind: AppDefinition
-metadata: { name: bench }
-spec:
-  pools: [{ name: p, ${pool}, limits: { memoryMb: ${LIMITS.memoryMb}, cpus: ${LIMITS.cpus}, timeoutMs: ${LIMITS.timeoutMs} } }]
-  components: [{ id: hello, handler: JIT, pool: p, jit: { script: scripts/behaviours.mjs, function: hello } }]
-  routes: [{ http: { method: GET, path: /hello/:name }, component: hello }]
-`,
-    { 'scripts/behaviours.mjs': HELLO },
-  );
+  return writeHelloApp(`${pool}, limits: { memoryMb: ${LIMITS.memoryMb}, cpus: ${LIMITS.cpus}, timeoutMs: ${LIMITS.timeoutMs} }`);
 }
 
 /** `uhlp dev --driver docker` on its own instance id; stopped (and its containers removed) by the cleanups. */

@@ -10,27 +10,12 @@ import { ProcessDriver } from '../src/sandbox/process-driver.js';
 import type { SandboxSpec } from '../src/sandbox/sandbox-driver.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
-import { writeBenchApp } from './lib/bench-app.js';
+import { writeHelloApp } from './lib/bench-app.js';
 import { loadDirect, loadForwarded, loadThroughCore } from './lib/dispatch-load.js';
 import { DISPATCH_SHAPES, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
 
-/** The component both sides run: through the core it reads the path, directly the trigger payload. */
-export const BENCH_SCRIPT =
-  'export const hello = (event) => ({ hello: event.httpDetails?.pathParameters.name ?? event.triggerDetails.payload.name, pid: process.pid });\n';
-
 function benchApp(shape: DispatchShape): string {
-  return writeBenchApp(
-    `apiVersion: uhlp.dev/v1alpha1
-kind: AppDefinition
-metadata: { name: bench }
-spec:
-  pools: [{ name: p, minWarm: ${shape.sandboxes}, maxSize: ${shape.sandboxes}, concurrency: ${shape.concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 } }]
-  components: [{ id: hello, handler: JIT, pool: p, jit: { script: scripts/behaviours.mjs, function: hello } }]
-  routes: [{ http: { method: GET, path: /hello/:name }, component: hello }]
-`,
-    // The same script the direct runners execute.
-    { 'scripts/behaviours.mjs': BENCH_SCRIPT },
-  );
+  return writeHelloApp(`minWarm: ${shape.sandboxes}, maxSize: ${shape.sandboxes}, concurrency: ${shape.concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 }`);
 }
 
 async function throughCore(shape: DispatchShape, durationMs: number): Promise<LoadResult> {

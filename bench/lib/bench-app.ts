@@ -15,3 +15,26 @@ export function writeBenchApp(appYaml: string, files: Record<string, string>): s
   }
   return dir;
 }
+
+/** The component the dispatch benchmarks run: through the core it reads the path, sent directly the trigger payload. */
+const HELLO_SCRIPT =
+  'export const hello = (event) => ({ hello: event.httpDetails?.pathParameters.name ?? event.triggerDetails.payload.name, pid: process.pid });\n';
+
+/**
+ * The dispatch benchmarks' app: one pool `p` with the given fields (YAML flow-map
+ * entries, e.g. `minWarm: 2, maxSize: 2, limits: {...}`), and `GET /hello/:name`
+ * running HELLO_SCRIPT on it.
+ */
+export function writeHelloApp(poolFields: string): string {
+  return writeBenchApp(
+    `apiVersion: uhlp.dev/v1alpha1
+kind: AppDefinition
+metadata: { name: bench }
+spec:
+  pools: [{ name: p, ${poolFields} }]
+  components: [{ id: hello, handler: JIT, pool: p, jit: { script: scripts/behaviours.mjs, function: hello } }]
+  routes: [{ http: { method: GET, path: /hello/:name }, component: hello }]
+`,
+    { 'scripts/behaviours.mjs': HELLO_SCRIPT },
+  );
+}

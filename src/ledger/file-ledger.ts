@@ -110,10 +110,9 @@ export class FileLedger {
 
   /** Forgets the cached chain tails of a session (call when it ends; appends after it reread the files). */
   forgetSession(sessionId: string): void {
+    const files = [this.fileOf(sessionId, 'exec'), this.fileOf(sessionId, 'evidence')];
     this.files.delete(sessionId);
-    const dir = sessionLedgerDir(this.dataDir, this.tier, sessionId);
-    for (const name of Object.values(LEDGER_FILES)) {
-      const file = path.join(dir, name);
+    for (const file of files) {
       this.tails.delete(file);
       const handle = this.handles.get(file);
       // Closed once appends already queued for the file are done.
