@@ -1,20 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { poolSpec } from '../../test/helpers/pool-spec.js';
 import type { PoolSpec } from '../definitions/app-definition-schema.js';
 import type { AppDefinitionResource } from '../k8s/custom-resources.js';
 import { isControlledBy, newSandboxPool, sandboxPoolSpecPatch } from './sandbox-pool-template.js';
 
-const pool: PoolSpec = {
-  name: 'main',
-  runner: 'jit',
-  minWarm: 2,
-  maxSize: 4,
-  maxUses: 1000,
-  concurrency: 1,
-  idleTtlSeconds: 300,
-  maxQueue: 256,
-  acquireTimeoutMs: 5000,
-  limits: { memoryMb: 128, cpus: 0.5, timeoutMs: 3000 },
-};
+const pool: PoolSpec = poolSpec({ name: 'main', minWarm: 2 });
 const app = {
   apiVersion: 'uhlp.dev/v1alpha1',
   kind: 'AppDefinition',

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { poolSpec } from '../../test/helpers/pool-spec.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
 import type { PoolSpec } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
@@ -55,18 +56,7 @@ function makeGate(): { promise: Promise<void>; release(): void } {
   return { promise, release };
 }
 
-const basePool: PoolSpec = {
-  name: 'node',
-  runner: 'jit',
-  minWarm: 1,
-  maxSize: 4,
-  maxUses: 1000,
-  concurrency: 1,
-  idleTtlSeconds: 300,
-  maxQueue: 256,
-  acquireTimeoutMs: 2000,
-  limits: { memoryMb: 128, cpus: 0.5, timeoutMs: 3000 },
-};
+const basePool: PoolSpec = poolSpec({ name: 'node', acquireTimeoutMs: 2000 });
 
 const pools: WarmPool[] = [];
 afterEach(async () => {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecuteRequest } from '../../src/contract/execute-contract.js';
 import type { PoolSpec } from '../../src/definitions/app-definition-schema.js';
+import { poolSpec } from '../helpers/pool-spec.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
 import type { SandboxDriver, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
 
@@ -34,19 +35,7 @@ export function makeSuiteDefinitions(): string {
 }
 
 export function suitePool(overrides: Partial<PoolSpec> = {}): PoolSpec {
-  return {
-    name: 'suite',
-    runner: 'jit',
-    minWarm: 0,
-    maxSize: 8,
-    maxUses: 1000,
-    concurrency: 1,
-    idleTtlSeconds: 300,
-    maxQueue: 10,
-    acquireTimeoutMs: 5000,
-    limits: { memoryMb: 64, cpus: 0.5, timeoutMs: 3000 },
-    ...overrides,
-  };
+  return poolSpec({ name: 'suite', minWarm: 0, maxSize: 8, maxQueue: 10, limits: { memoryMb: 64, cpus: 0.5, timeoutMs: 3000 }, ...overrides });
 }
 
 export function executeBody(requestId: string, fn: string, name = 'x'): string {
