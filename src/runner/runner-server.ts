@@ -3,8 +3,13 @@
  * for readiness probes. The pool leases a sandbox to at most `concurrency`
  * executions at once; one more is refused with 429, the contract's "overloaded"
  * answer.
+ *
+ * It is a plain socket server with its own small parser (http1-request-parser.ts),
+ * not node:http: every request through the core costs one exchange here, and
+ * node:http's request and response streams were most of the runner's own time.
+ * Requests on one connection are answered in order, one at a time.
  */
-import http from 'node:http';
+import net from 'node:net';
 import {
   EXECUTE_PATH,
   REQUEST_ID_HEADER,
@@ -12,12 +17,17 @@ import {
   type ExecuteRequest,
   type ExecuteResponse,
 } from '../contract/execute-contract.js';
+import { Http1RequestParser, HttpRequestError, type ParsedRequest } from './http1-request-parser.js';
 import { ScriptLoadError, ScriptLoader } from './script-loader.js';
 import { resultFromThrown, resultFromValue, runnerErrorResult, type ScriptResult } from './script-result.js';
 import { ExecutionTools } from './tools-client.js';
 
 /** Largest /execute body the runner reads; the core's ingress limit is far below it. */
 const MAX_EXECUTE_BODY_BYTES = 64 * 1024 * 1024;
+/** Request line and headers; the core's are a few hundred bytes. */
+const MAX_HEAD_BYTES = 16 * 1024;
+/** An idle keep-alive connection is closed after this long (the core reconnects). */
+const KEEP_ALIVE_MS = 60_000;
 
 export interface RunnerServerOptions {
   /** Root of the definitions revisions (read-only). */
@@ -31,7 +41,7 @@ export interface RunnerServerOptions {
 }
 
 export interface RunnerServer {
-  readonly server: http.Server;
+  readonly server: net.Server;
   /**
    * Answers the requests in flight (if any) with a script exception. Used when a
    * script throws asynchronously outside its promise chain, before the process
@@ -50,53 +60,50 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
   const concurrency = options.concurrency ?? 1;
   const inFlight = new Set<InFlight>();
 
-  const server = http.createServer((req, res) => {
-    if (req.method === 'GET' && req.url === '/healthz') {
-      sendJson(res, 200, { status: 'ok', busy: inFlight.size >= concurrency, running: inFlight.size });
-      return;
-    }
-    if (req.url !== EXECUTE_PATH) {
-      sendJson(res, 404, { error: 'not_found', details: `${req.method} ${req.url}` });
-      return;
-    }
-    if (req.method !== 'POST') {
-      sendJson(res, 405, { error: 'method_not_allowed', details: 'use POST /execute' });
-      return;
-    }
-    const headerId = req.headers[REQUEST_ID_HEADER];
-    const requestIdHeader = typeof headerId === 'string' ? headerId : undefined;
-    readBody(req).then(
-      (raw) => handleExecute(raw, requestIdHeader, res),
-      (error: Error) => sendJson(res, 400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: error.message }, requestIdHeader),
-    );
-  });
-  server.keepAliveTimeout = 60_000;
+  // Half-open: a client that ends its side after a request still gets the answer.
+  const server = net.createServer({ allowHalfOpen: true }, (socket) => serveConnection(socket, (request, answer) => route(request, answer)));
 
-  function handleExecute(raw: Buffer, requestIdHeader: string | undefined, res: http.ServerResponse): void {
+  function route(request: ParsedRequest, answer: Answer): void {
+    if (request.method === 'GET' && request.target === '/healthz') {
+      answer(200, { status: 'ok', busy: inFlight.size >= concurrency, running: inFlight.size });
+      return;
+    }
+    if (request.target !== EXECUTE_PATH) {
+      answer(404, { error: 'not_found', details: `${request.method} ${request.target}` });
+      return;
+    }
+    if (request.method !== 'POST') {
+      answer(405, { error: 'method_not_allowed', details: 'use POST /execute' });
+      return;
+    }
+    handleExecute(request.body, request.requestId, answer);
+  }
+
+  function handleExecute(raw: Buffer, requestIdHeader: string | undefined, answer: Answer): void {
     if (!requestIdHeader) {
-      sendJson(res, 400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: 'the X-Request-ID header is required' });
+      answer(400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: 'the X-Request-ID header is required (once)' });
       return;
     }
     let body: unknown;
     try {
       body = JSON.parse(raw.toString('utf8'));
     } catch {
-      sendJson(res, 400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: 'the body is not JSON' }, requestIdHeader);
+      answer(400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: 'the body is not JSON' }, requestIdHeader);
       return;
     }
     const violation = validateExecuteRequest(body);
     if (violation) {
-      sendJson(res, 400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: `${violation.path}: ${violation.message}` }, requestIdHeader);
+      answer(400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: `${violation.path}: ${violation.message}` }, requestIdHeader);
       return;
     }
     const request = body as ExecuteRequest;
     if (request.requestId !== requestIdHeader) {
-      sendJson(res, 400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: 'requestId does not match the X-Request-ID header' }, requestIdHeader);
+      answer(400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: 'requestId does not match the X-Request-ID header' }, requestIdHeader);
       return;
     }
     if (inFlight.size >= concurrency) {
       const running = [...inFlight].map((execution) => execution.requestId).join(', ');
-      sendJson(res, 429, { error: 'UHLP_RUNNER_BUSY', details: `busy with ${running}` }, requestIdHeader);
+      answer(429, { error: 'UHLP_RUNNER_BUSY', details: `busy with ${running}` }, requestIdHeader);
       return;
     }
 
@@ -117,7 +124,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
         };
         const mcpCalls = tools.metrics();
         if (mcpCalls.length > 0) response.metrics!.mcp_calls = mcpCalls;
-        sendJson(res, 200, response, request.requestId);
+        answer(200, response, request.requestId);
       },
     };
     inFlight.add(current);
@@ -156,32 +163,106 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
   };
 }
 
-function readBody(req: http.IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_EXECUTE_BODY_BYTES) {
-        reject(new Error(`the body is over ${MAX_EXECUTE_BODY_BYTES} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
+/** Answers the request being served: a JSON body, and the request id echoed when given. */
+type Answer = (status: number, body: unknown, requestId?: string) => void;
 
-function sendJson(res: http.ServerResponse, status: number, body: unknown, requestId?: string): void {
-  if (res.headersSent || res.destroyed) return;
-  const payload = JSON.stringify(body);
-  const headers: http.OutgoingHttpHeaders = {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(payload),
+const REASONS: Record<number, string> = {
+  200: 'OK',
+  400: 'Bad Request',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  413: 'Content Too Large',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  505: 'HTTP Version Not Supported',
+};
+
+/**
+ * Reads requests from one connection and hands them to `handle` one at a time;
+ * the next is parsed once the previous one is answered, so answers go out in
+ * order. A request that cannot be parsed is answered with its status, and the
+ * connection is closed.
+ */
+function serveConnection(socket: net.Socket, handle: (request: ParsedRequest, answer: Answer) => void): void {
+  const parser = new Http1RequestParser({ maxHeadBytes: MAX_HEAD_BYTES, maxBodyBytes: MAX_EXECUTE_BODY_BYTES });
+  let busy = false;
+  let pumping = false;
+  let ended = false;
+  let peerEnded = false;
+
+  const write = (status: number, body: unknown, requestId: string | undefined, close: boolean): void => {
+    if (socket.destroyed || ended) return;
+    const payload = JSON.stringify(body);
+    let head = `HTTP/1.1 ${status} ${REASONS[status] ?? 'Unknown'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\n`;
+    // The parser lets no CR, LF or other control character into a header value.
+    if (requestId) head += `${REQUEST_ID_HEADER}: ${requestId}\r\n`;
+    if (close) head += 'connection: close\r\n';
+    socket.write(`${head}\r\n${payload}`);
+    if (close) {
+      ended = true;
+      socket.end();
+    }
   };
-  if (requestId) headers[REQUEST_ID_HEADER] = requestId;
-  res.writeHead(status, headers);
-  res.end(payload);
+
+  const pump = (): void => {
+    if (pumping) return;
+    pumping = true;
+    try {
+      while (!busy && !ended) {
+        // A client that does not read its answers is not read from either.
+        if (socket.writableNeedDrain) {
+          socket.pause();
+          socket.once('drain', () => {
+            socket.resume();
+            pump();
+          });
+          return;
+        }
+        let request: ParsedRequest | undefined;
+        try {
+          request = parser.next();
+        } catch (error) {
+          if (!(error instanceof HttpRequestError)) throw error;
+          write(error.status, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: error.message }, undefined, true);
+          return;
+        }
+        if (request === undefined) {
+          if (peerEnded) {
+            ended = true;
+            socket.end();
+          }
+          return;
+        }
+        busy = true;
+        const keepAlive = request.keepAlive;
+        let answered = false;
+        handle(request, (status, body, requestId) => {
+          if (answered) return;
+          answered = true;
+          write(status, body, requestId, !keepAlive);
+          busy = false;
+          pump();
+        });
+      }
+    } finally {
+      pumping = false;
+    }
+  };
+
+  socket.on('data', (chunk: Buffer) => {
+    parser.push(chunk);
+    pump();
+  });
+  // A client that went away needs no answer; an execution still running finishes unheard.
+  socket.on('error', () => socket.destroy());
+  socket.on('end', () => {
+    peerEnded = true;
+    pump();
+  });
+  // Idle, or sending a request too slowly: closed. A running execution has its own timeout, in the core.
+  socket.setTimeout(KEEP_ALIVE_MS, () => {
+    if (!busy) socket.destroy();
+  });
 }
