@@ -44,7 +44,7 @@ import { executeBody, makeSuiteDefinitions, suitePool } from '../test/sandbox/dr
 import { bareStart, hardeningDiff, removeBare, round2, sampleStats, type BareDockerOptions, type SampleStats } from './lib/bare-docker.js';
 import { writeHelloApp } from './lib/bench-app.js';
 import { loadDirect, loadForwarded, loadThroughCore } from './lib/dispatch-load.js';
-import { DISPATCH_SHAPES, dispatchRatios, dispatchTable, shapeLabel, table, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
+import { DISPATCH_SHAPES, dispatchRatios, dispatchTable, measureDispatch, shapeLabel, table, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
 
 /** Limits of every sandbox on both sides (the CPU quota only binds once a driver sandbox answers). */
 const LIMITS = { memoryMb: 128, cpus: 1, timeoutMs: 5000 };
@@ -55,6 +55,8 @@ export interface DockerBenchOptions {
   readonly missRounds?: number;
   /** Duration of each warm-dispatch measurement, ms. @defaultValue 5000 */
   readonly dispatchMs?: number;
+  /** Warm-dispatch rounds per path and shape; each row keeps the median one. @defaultValue 3 */
+  readonly dispatchRounds?: number;
   /** Refill rounds (and as many rounds of 10 bare starts). @defaultValue 3 */
   readonly refillRounds?: number;
 }
@@ -104,12 +106,15 @@ export async function benchDocker(options: DockerBenchOptions = {}): Promise<Doc
   try {
     const diff = await checkHardening(env);
     const poolMiss = await benchPoolMiss(env, options.missRounds ?? 10);
-    const warmDispatch: DockerBenchReport['warmDispatch'] = [];
-    for (const shape of DISPATCH_SHAPES) {
-      warmDispatch.push({ path: 'direct', ...shape, result: await direct(env, shape, options.dispatchMs ?? 5000) });
-      warmDispatch.push({ path: 'forwarder', ...shape, result: await forwarded(env, shape, options.dispatchMs ?? 5000) });
-      warmDispatch.push({ path: 'core', ...shape, result: await throughCore(env, shape, options.dispatchMs ?? 5000) });
-    }
+    const dispatchMs = options.dispatchMs ?? 5000;
+    const warmDispatch = await measureDispatch(
+      {
+        direct: (shape) => direct(env, shape, dispatchMs),
+        forwarder: (shape) => forwarded(env, shape, dispatchMs),
+        core: (shape) => throughCore(env, shape, dispatchMs),
+      },
+      options.dispatchRounds ?? 3,
+    );
     const refill = await benchRefill(env, options.refillRounds ?? 3);
     return {
       image: env.image,

@@ -9,6 +9,9 @@
  * benchmarks of bench/docker-dispatch.ts instead: pool miss vs a bare start, warm
  * dispatch through the core vs direct to the same containers, refill vs bare
  * concurrent starts. BENCH_MISS_ROUNDS (10) and BENCH_REFILL_ROUNDS (3) set their repeats.
+ *
+ * Warm dispatch runs BENCH_DISPATCH_ROUNDS (3) rounds of every path and shape,
+ * interleaved; each row shows the round with the median req/s, and lists all.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -17,6 +20,7 @@ import { dispatchRatios, dispatchTable } from './lib/load.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const dispatchRounds = Number(process.env.BENCH_DISPATCH_ROUNDS ?? 3);
 const machine = (): Record<string, unknown> => ({
   cpus: os.cpus().length,
   model: os.cpus()[0]?.model,
@@ -33,19 +37,21 @@ async function dockerBench(): Promise<void> {
   const docker = await benchDocker({
     missRounds: Number(process.env.BENCH_MISS_ROUNDS ?? 10),
     dispatchMs: seconds * 1000,
+    dispatchRounds,
     refillRounds: Number(process.env.BENCH_REFILL_ROUNDS ?? 3),
   });
-  const report = { driver: 'docker', machine: before, loadAverageAfter: machine().loadAverage, seconds, ...docker };
+  const report = { driver: 'docker', machine: before, loadAverageAfter: machine().loadAverage, seconds, dispatchRounds, ...docker };
   mkdirSync('bench/results', { recursive: true });
   writeFileSync(`bench/results/bench-docker-${Date.now()}.json`, JSON.stringify(report, null, 2));
   process.stdout.write(`${JSON.stringify(report)}\n\n${dockerBenchTable(docker)}`);
 }
 
 async function processBench(): Promise<void> {
-  const dispatch = await benchWarmDispatch(seconds * 1000);
+  const dispatch = await benchWarmDispatch(seconds * 1000, dispatchRounds);
   const report = {
     machine: machine(),
     seconds,
+    dispatchRounds,
     warmDispatch: dispatch,
     ratios: dispatchRatios(dispatch),
   };

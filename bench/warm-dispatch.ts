@@ -12,7 +12,7 @@ import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
 import { writeHelloApp } from './lib/bench-app.js';
 import { loadDirect, loadForwarded, loadThroughCore } from './lib/dispatch-load.js';
-import { DISPATCH_SHAPES, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
+import { measureDispatch, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
 
 function benchApp(shape: DispatchShape): string {
   return writeHelloApp(`minWarm: ${shape.sandboxes}, maxSize: ${shape.sandboxes}, concurrency: ${shape.concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 }`);
@@ -45,12 +45,9 @@ async function onProcessRunners(use: (driver: ProcessDriver, spec: SandboxSpec) 
   }
 }
 
-export async function benchWarmDispatch(durationMs: number): Promise<DispatchRow[]> {
-  const rows: DispatchRow[] = [];
-  for (const shape of DISPATCH_SHAPES) {
-    rows.push({ path: 'direct', ...shape, result: await direct(shape, durationMs) });
-    rows.push({ path: 'forwarder', ...shape, result: await forwarded(shape, durationMs) });
-    rows.push({ path: 'core', ...shape, result: await throughCore(shape, durationMs) });
-  }
-  return rows;
+export function benchWarmDispatch(durationMs: number, rounds: number): Promise<DispatchRow[]> {
+  return measureDispatch(
+    { direct: (shape) => direct(shape, durationMs), forwarder: (shape) => forwarded(shape, durationMs), core: (shape) => throughCore(shape, durationMs) },
+    rounds,
+  );
 }

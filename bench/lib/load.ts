@@ -86,11 +86,39 @@ export function shapeLabel(shape: DispatchShape): string {
   return `c${shape.connections} ${shape.sandboxes}x${shape.concurrency}`;
 }
 
+export type DispatchPath = 'direct' | 'forwarder' | 'core';
+
 /** One warm-dispatch measurement: a path, the shape it ran in, and what it did. */
 export interface DispatchRow extends DispatchShape {
   /** direct to the runners; through a bare Node forwarder (the floor of a Node core); through the core. */
-  path: 'direct' | 'forwarder' | 'core';
+  path: DispatchPath;
+  /** The round with the median req/s: its figures stay together. */
   result: LoadResult;
+  /** Every round, in the order run. */
+  rounds: LoadResult[];
+}
+
+/**
+ * Runs every path of every shape `rounds` times, the paths of a shape in turn
+ * within each round, so that a noisy spell on a shared machine hits all of them
+ * rather than one. Each row keeps the round with the median req/s.
+ */
+export async function measureDispatch(
+  paths: Record<DispatchPath, (shape: DispatchShape) => Promise<LoadResult>>,
+  rounds: number,
+): Promise<DispatchRow[]> {
+  const rows: DispatchRow[] = [];
+  for (const shape of DISPATCH_SHAPES) {
+    const runs: Record<DispatchPath, LoadResult[]> = { direct: [], forwarder: [], core: [] };
+    for (let round = 0; round < rounds; round++) {
+      for (const path of ['direct', 'forwarder', 'core'] as const) runs[path].push(await paths[path](shape));
+    }
+    for (const path of ['direct', 'forwarder', 'core'] as const) {
+      const byRps = [...runs[path]].sort((a, b) => a.rps - b.rps);
+      rows.push({ path, ...shape, result: byRps[Math.floor((byRps.length - 1) / 2)]!, rounds: runs[path] });
+    }
+  }
+  return rows;
 }
 
 /** Warm-dispatch rows (core vs direct, per shape) as a table. */
@@ -101,6 +129,7 @@ export function dispatchTable(rows: readonly DispatchRow[]): string {
       conns: r.connections,
       sandboxes: `${r.sandboxes}x${r.concurrency}`,
       'req/s': r.result.rps,
+      'req/s of each round': r.rounds.map((round) => round.rps).join(' '),
       'p50 ms': r.result.p50Ms,
       'p90 ms': r.result.p90Ms,
       'p99 ms': r.result.p99Ms,
