@@ -2,12 +2,11 @@
  * Builds the core's HTTP application from its parts. Listening is a separate
  * step (start-core.ts), so tests drive the same app through `inject()`.
  */
-import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import { errorBody, UhlpError } from '../errors.js';
-import { acceptRequestId } from '../ingress/http-details.js';
-import { registerHttpIngress } from '../ingress/http-ingress.js';
+import { registerIngressRoute } from '../ingress/fastify-ingress-route.js';
+import { HttpIngress } from '../ingress/http-ingress.js';
 import type { Logger } from '../logger.js';
 import type { CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { registerDevTokenRoute } from '../mcp/dev-token-route.js';
@@ -41,7 +40,13 @@ export interface BuildCoreOptions {
   readonly devMode?: boolean;
 }
 
-export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Promise<FastifyInstance> {
+/** The core's HTTP parts: the ingress, and fastify with the core's own routes (and the ingress as one more). */
+export interface BuiltCore {
+  readonly app: FastifyInstance;
+  readonly ingress: HttpIngress;
+}
+
+export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Promise<BuiltCore> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One log line per request would cost more than the routing itself; errors are logged below.
@@ -52,7 +57,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     bodyLimit: options.bodyLimitBytes,
     return503OnClosing: true,
     requestIdHeader: false,
-    genReqId: (req) => acceptRequestId(req.headers[REQUEST_ID_HEADER]) ?? randomUUID(),
+    genReqId: (req) => HttpIngress.requestId(req.headers),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 2048 },
   });
 
@@ -88,17 +93,19 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     deps.mcp.register(app);
     registerDevTokenRoute(app, { devMode: options.devMode ?? false, registry: deps.registry, mcp: deps.mcp, mcpEndpoint: options.mcpEndpoint });
   }
-  registerHttpIngress(app, {
+  const ingress = new HttpIngress({
     registry: deps.registry,
     executor: new ComponentExecutor(deps.sandboxes, deps.metrics, deps.logger),
     metrics: deps.metrics,
     store: deps.store,
     turns: deps.turns,
+    logger: deps.logger,
     idempotencyTtlMs: options.idempotencyTtlMs,
     mcpEndpoint: options.mcpEndpoint,
     ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
   });
-  return app;
+  registerIngressRoute(app, ingress);
+  return { app, ingress };
 }
 
 /** Fastify's own errors (body too large, bad content) become catalog codes; anything else is internal. */

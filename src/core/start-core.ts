@@ -4,8 +4,7 @@
  * listens. `close()` stops taking requests, lets in-flight ones finish, then
  * destroys every sandbox.
  */
-import { chmod, mkdir, rm } from 'node:fs/promises';
-import http from 'node:http';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { CoreConfig, LlmConfig } from '../config.js';
@@ -27,6 +26,7 @@ import { HeadWatcher } from '../definitions/head-watcher.js';
 import { GitDefinitionStore } from '../definitions/definition-store.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesAppSource } from '../registry/kubernetes-app-source.js';
+import { IngressServer } from '../ingress/ingress-server.js';
 import { TurnKeeper } from '../ingress/turns.js';
 import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
@@ -76,7 +76,9 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const metrics = createMetrics();
   const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
   const revisionsRoot = path.join(config.dataDir, 'revisions');
-  const mcpSocket = config.driver === 'docker' ? path.join(path.dirname(config.spineSocket), 'mcp.sock') : undefined;
+  // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
+  const coreSocket = path.join(path.dirname(config.spineSocket), 'mcp.sock');
+  const mcpSocket = config.driver === 'docker' ? coreSocket : undefined;
   const sandboxes = new SandboxManager({
     driver: createSandboxDriver(config.driver, { logger, instanceId: config.instanceId }),
     metrics,
@@ -152,15 +154,17 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
 
   let url = '';
   let app: FastifyInstance | undefined;
+  let server: IngressServer | undefined;
   let stdBody: StdBodyChild | undefined;
-  let mcpSocketServer: http.Server | undefined;
   // The one order of teardown, for a failed start and for close(): stop taking work
-  // (watchers, listeners, in-flight requests), then sandboxes, then what they used.
+  // (watchers, listeners, in-flight requests, whose scripts may still call /mcp,
+  // then fastify's routes), then sandboxes, then what they used.
   const shutdown = async (): Promise<void> => {
     await watcher?.stop();
     await kubernetesApps?.stop();
+    await server?.close();
     await app?.close();
-    mcpSocketServer?.close();
+    await server?.closeCoreRoutes();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
@@ -171,7 +175,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   try {
     await spine.listen();
     if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, logger });
-    app = await buildCore(
+    const built = await buildCore(
       {
         bodyLimitBytes: config.bodyLimitBytes,
         mcpEndpoint: () => `${loopbackUrl(url)}/mcp`,
@@ -180,14 +184,16 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       },
       { registry, sandboxes, metrics, logger, store, turns, mcp },
     );
+    app = built.app;
     await app.ready();
-    // Containers have no network: they reach the MCP endpoint through this socket,
-    // mounted in. It must exist before the first container starts.
-    if (mcpSocket) mcpSocketServer = await listenOnUnixSocket(app, mcpSocket);
+    server = new IngressServer({ ingress: built.ingress, metrics, logger, coreRoutes: app.routing, bodyLimitBytes: config.bodyLimitBytes });
+    // It must exist before the first container starts.
+    await server.listenCoreSocket(coreSocket);
     if (kubernetesApps) await kubernetesApps.start();
     else await registry.load();
     await watcher?.start();
-    url = await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `core listening on ${address}` });
+    url = await server.listen(config.host, config.port);
+    logger.info(`core listening on ${url}`);
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
     await shutdown();
@@ -222,18 +228,6 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       return closing;
     },
   };
-}
-
-/** Serves the same app on a Unix socket, readable by the sandbox user (calls still need a token). */
-async function listenOnUnixSocket(app: FastifyInstance, socketPath: string): Promise<http.Server> {
-  await rm(socketPath, { force: true });
-  const server = http.createServer((req, res) => app.routing(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, resolve);
-  });
-  await chmod(socketPath, 0o666);
-  return server;
 }
 
 /** $KUBECONFIG, ~/.kube/config, or the in-cluster service account. */

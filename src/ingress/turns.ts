@@ -12,6 +12,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { UhlpError } from '../errors.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import type { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
+import type { TurnRecord } from '../ledger/turn-ledger-protocol.js';
 import { newSessionId } from '../state/session-id.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 
@@ -41,7 +42,8 @@ interface AmbientSession {
 export interface TurnOutcome {
   /** `ok` for an answer from the component (app errors included), else the failure code. */
   readonly status: string;
-  readonly result: unknown;
+  /** The sandbox's /execute answer as JSON text; absent when the turn failed before one. */
+  readonly answerJson: string | undefined;
   readonly evidence: TurnEvidence | undefined;
 }
 
@@ -81,21 +83,22 @@ export class TurnKeeper {
     return turn;
   }
 
-  /** Queues the turn's exec and evidence entries; never throws (a failed write is logged). */
-  record(turn: Turn, query: unknown, outcome: TurnOutcome): void {
+  /**
+   * Queues the turn's exec and evidence entries; never throws (a failed write is
+   * logged). `queryJson` is the canonical JSON of the request data.
+   */
+  record(turn: Turn, queryJson: string, outcome: TurnOutcome): void {
+    const ledger = this.options.ledger;
+    if (ledger === undefined) return;
+    const record: TurnRecord = { tier: turn.tier, sessionId: turn.sessionId, turnNumber: turn.turnNumber, queryJson, status: outcome.status };
+    if (outcome.answerJson !== undefined) record.answerJson = outcome.answerJson;
+    // Empty lists are left out: the thread writes them as empty, and each one would be copied to it.
     const evidence = outcome.evidence;
-    this.options.ledger?.record({
-      tier: turn.tier,
-      sessionId: turn.sessionId,
-      turnNumber: turn.turnNumber,
-      query,
-      result: outcome.result,
-      status: outcome.status,
-      declaredReads: evidence?.declaredReads,
-      declaredWrites: evidence?.declaredWrites,
-      externalCalls: evidence?.externalCalls,
-      capabilityViolations: evidence?.capabilityViolations,
-    });
+    if (evidence?.declaredReads.length) record.declaredReads = evidence.declaredReads;
+    if (evidence?.declaredWrites.length) record.declaredWrites = evidence.declaredWrites;
+    if (evidence?.externalCalls.length) record.externalCalls = evidence.externalCalls;
+    if (evidence?.capabilityViolations.length) record.capabilityViolations = evidence.capabilityViolations;
+    ledger.record(record);
   }
 
   private ambientSession(appId: string, tier: string): AmbientSession {

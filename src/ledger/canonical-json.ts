@@ -53,7 +53,7 @@ function write(value: unknown, where: Array<string | number>): string {
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** JSON.stringify of a string, without its cost for the common string that needs no escape. */
-function quote(text: string): string {
+export function quote(text: string): string {
   return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 

@@ -15,7 +15,7 @@ import { UhlpError } from '../errors.js';
 import { assertSessionId } from '../state/session-id.js';
 import { latestCheckpoint, readCheckpoints, type LedgerCheckpoint } from './ledger-checkpoints.js';
 import { parseJsonLines, verifyChain } from './ledger-chain.js';
-import { canonicalJson } from './canonical-json.js';
+import { evidenceEntryJson, execEntryJson } from './entry-json.js';
 import {
   LEDGER_SCHEMA_VERSION,
   sha256,
@@ -391,7 +391,7 @@ interface Sealed<E extends LedgerEntry> {
  * always one line.
  */
 function seal<E extends LedgerEntry>(entry: E): Sealed<E> {
-  const canonical = canonicalJson(entry);
+  const canonical = entry.entry_type === 'L-EXEC' ? execEntryJson(entry) : evidenceEntryJson(entry);
   const hash = sha256(canonical);
   entry.entry_hash = hash;
   return { entry, line: `${canonical.slice(0, -1)},"entry_hash":"${hash}"}\n` };

@@ -4,17 +4,21 @@
  * turns a turn into its two ledger entries, wherever it runs.
  */
 import type { FileLedger } from './file-ledger.js';
-import { hashPayload, type CapabilityViolationRecord, type EvidenceRef, type ExternalCall } from './ledger-entry.js';
+import { hashPayload, sha256, type CapabilityViolationRecord, type EvidenceRef, type ExternalCall } from './ledger-entry.js';
 
-/** One turn as the ingress saw it; hashed and written off the request thread. */
+/**
+ * One turn as the ingress saw it; hashed and written off the request thread.
+ * Both payloads travel as the JSON text the core already has, so handing a turn
+ * over copies strings, not object graphs.
+ */
 export interface TurnRecord {
   tier: string;
   sessionId: string;
   turnNumber: number;
-  /** The request data the component got; its canonical hash is the entry's query_hash. */
-  query: unknown;
-  /** What the component answered; undefined when the turn failed before an answer. */
-  result: unknown;
+  /** The canonical JSON of the request data the component got; its sha256 is the entry's query_hash. */
+  queryJson: string;
+  /** The sandbox's /execute answer as it came; the hash of its `data` is the result_hash. Absent when the turn failed before an answer. */
+  answerJson?: string;
   status: string;
   declaredReads?: EvidenceRef[];
   declaredWrites?: EvidenceRef[];
@@ -37,8 +41,8 @@ export function writeTurn(ledger: FileLedger, record: TurnRecord): Promise<unkno
   return ledger.recordTurn({
     sessionId: record.sessionId,
     turnNumber: record.turnNumber,
-    queryHash: hashPayload(record.query),
-    resultHash: record.result === undefined ? null : hashPayload(record.result),
+    queryHash: sha256(record.queryJson),
+    resultHash: record.answerJson === undefined ? null : hashPayload((JSON.parse(record.answerJson) as { data?: unknown }).data),
     status: record.status,
     declaredReads: record.declaredReads,
     declaredWrites: record.declaredWrites,

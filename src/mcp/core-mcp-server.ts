@@ -56,12 +56,9 @@ export interface CoreMcpServer extends McpExecutions {
 
 export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServer {
   const scratchDirs = new WeakMap<ExecutionGrant, Promise<string>>();
-  // A call still running when its execution ends must not leave a scratch directory behind.
-  const ended = new WeakSet<ExecutionGrant>();
   const pendingRemovals = new Set<Promise<void>>();
 
   const removeScratch = (grant: ExecutionGrant): void => {
-    ended.add(grant);
     const dir = scratchDirs.get(grant);
     if (dir === undefined) return;
     scratchDirs.delete(grant);
@@ -92,7 +89,8 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     },
     scratchDir(grant) {
       let dir = scratchDirs.get(grant);
-      if (ended.has(grant)) return Promise.reject(new UhlpError('UHLP_MCP_UNAUTHORIZED', 'the execution has ended'));
+      // A call still running when its execution ends must not leave a scratch directory behind.
+      if (grant.ended) return Promise.reject(new UhlpError('UHLP_MCP_UNAUTHORIZED', 'the execution has ended'));
       if (dir === undefined) {
         dir = mkdir(options.scratchRoot, { recursive: true, mode: 0o700 }).then(() => mkdtemp(path.join(options.scratchRoot, 'x-')));
         scratchDirs.set(grant, dir);

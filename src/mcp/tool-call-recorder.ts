@@ -27,15 +27,24 @@ export interface McpExecutionRecord {
  */
 export const MAX_EVIDENCE_ENTRIES = 1000;
 
+/** The record of an execution that made no call: most of them; shared, and never written to. */
+const NOTHING: McpExecutionRecord = Object.freeze({
+  calls: Object.freeze([]) as unknown as McpCallSummary[],
+  externalCalls: Object.freeze([]) as unknown as ExternalCall[],
+  capabilityViolations: Object.freeze([]) as unknown as CapabilityViolationRecord[],
+  droppedEvidence: 0,
+});
+
 export class ToolCallRecorder {
-  private readonly totals = new McpCallTotals();
+  /** Made on the first call: one recorder is made per execution, and most executions call nothing. */
+  private totals: McpCallTotals | undefined;
   private readonly external: ExternalCall[] = [];
   private readonly violations: CapabilityViolationRecord[] = [];
   private dropped = 0;
 
   /** Records one call; `status` is `ok` or the error code. */
   record(tool: string, durationMs: number, usage?: TokenUsage, status = 'ok'): void {
-    this.totals.add(tool, durationMs, usage);
+    (this.totals ??= new McpCallTotals()).add(tool, durationMs, usage);
     this.keep(this.external, { kind: 'mcp', target: tool, status, duration_ms: Math.round(durationMs * 1000) / 1000 });
   }
 
@@ -45,11 +54,12 @@ export class ToolCallRecorder {
   }
 
   summary(): McpCallSummary[] {
-    return this.totals.summary();
+    return this.totals?.summary() ?? [];
   }
 
   /** Everything recorded, for the end of the execution. */
   snapshot(): McpExecutionRecord {
+    if (this.totals === undefined && this.violations.length === 0 && this.dropped === 0) return NOTHING;
     return { calls: this.summary(), externalCalls: [...this.external], capabilityViolations: [...this.violations], droppedEvidence: this.dropped };
   }
 

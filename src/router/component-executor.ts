@@ -4,7 +4,7 @@
  * sandbox failure becomes a UhlpError with the status the issue asks for:
  * 502 broken answer or dead sandbox, 503 no sandbox, 504 past timeoutMs.
  */
-import { validateExecuteResponse, type ExecuteRequest, type ExecuteResponse } from '../contract/execute-contract.js';
+import { validateExecuteResponse, type ExecuteResponse } from '../contract/execute-contract.js';
 import { UhlpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -18,6 +18,12 @@ export interface ExecutionTarget {
   readonly timeoutMs: number;
 }
 
+/** A valid answer of the sandbox, and its JSON text as it came. */
+export interface ExecuteOutcome {
+  readonly response: ExecuteResponse;
+  readonly text: string;
+}
+
 export class ComponentExecutor {
   constructor(
     private readonly sandboxes: SandboxManager,
@@ -25,17 +31,17 @@ export class ComponentExecutor {
     private readonly logger: Logger,
   ) {}
 
-  async execute(target: ExecutionTarget, request: ExecuteRequest, traceId?: string): Promise<ExecuteResponse> {
+  /** Runs the /execute request `body` (JSON of an ExecuteRequest whose requestId is `requestId`). */
+  async execute(target: ExecutionTarget, requestId: string, body: string, traceId?: string): Promise<ExecuteOutcome> {
     const pool = this.sandboxes.pool(target.appId, target.poolName);
     if (!pool) throw new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `pool ${target.appId}/${target.poolName} is not running`);
-    const body = JSON.stringify(request);
     // A sandbox that died while idle refuses the connection before it saw the
     // request; that one attempt is retried on a fresh sandbox. A request that may
     // have reached the script is never sent twice.
     for (let attempt = 1; ; attempt++) {
       const lease = await this.acquire(pool, target);
       try {
-        return await this.call(pool, lease, target, request.requestId, body, traceId);
+        return await this.call(pool, lease, target, requestId, body, traceId);
       } catch (error) {
         if (attempt === 1 && error instanceof SandboxTransportError && error.failure === 'connect') continue;
         throw toUhlpError(error, target);
@@ -64,7 +70,7 @@ export class ComponentExecutor {
     requestId: string,
     body: string,
     traceId: string | undefined,
-  ): Promise<ExecuteResponse> {
+  ): Promise<ExecuteOutcome> {
     const started = performance.now();
     let outcome: ReleaseOutcome = 'ok';
     let metricOutcome = 'ok';
@@ -79,13 +85,14 @@ export class ComponentExecutor {
           sandboxError: safeRunnerError(raw.body),
         });
       }
-      const parsed = parseResponse(raw.body, requestId);
+      const text = raw.body.toString('utf8');
+      const parsed = parseResponse(text, requestId);
       if ('violation' in parsed) {
         outcome = 'bad-response';
         metricOutcome = 'bad-response';
         throw new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', `the sandbox answer breaks the /execute contract: ${parsed.violation}`);
       }
-      return parsed.response;
+      return { response: parsed.response, text };
     } catch (error) {
       if (error instanceof SandboxTransportError) {
         outcome = error.failure === 'timeout' ? 'timeout' : 'crash';
@@ -104,10 +111,10 @@ export class ComponentExecutor {
   }
 }
 
-function parseResponse(raw: Buffer, requestId: string): { response: ExecuteResponse } | { violation: string } {
+function parseResponse(text: string, requestId: string): { response: ExecuteResponse } | { violation: string } {
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     return { violation: 'the body is not JSON' };
   }

@@ -1,7 +1,11 @@
 /**
- * Assembles the `context` of an /execute request (contract section 2.4, steps 5-6
- * of section 2.3): who the app and component are, where the MCP server is, how
- * state is reached, the app's configuration, and the task to run.
+ * The `context` of an /execute request (contract section 2.4, steps 5-6 of
+ * section 2.3): who the app and component are, where the MCP server is, how
+ * state is reached, the app's configuration, and the task to run. All of it but
+ * the execution's token and session is the same for every execution of a
+ * component at a revision, so that part is serialized once and the rest is
+ * appended per execution: the context is JSON on its way to the sandbox, and
+ * it is the largest part of every request.
  */
 import type { ExecuteContext } from '../contract/execute-contract.js';
 import type { ComponentSpec } from '../definitions/app-definition-schema.js';
@@ -42,4 +46,36 @@ export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, op
   if (component.workflow) context.workflowInfo = { workflowId: component.workflow.workflowId };
   if (options.sessionId) context.sessionId = options.sessionId;
   return context;
+}
+
+interface Serialized {
+  /** The options the text was made with; a change (a new MCP endpoint) makes it again. */
+  readonly mcpEndpoint: string;
+  readonly timeoutMs: number;
+  /** The context without the execution's part, and without its closing brace. */
+  readonly open: string;
+}
+
+/** Serializes contexts, each component's shared part once per loaded app (revision). */
+export class ExecuteContextWriter {
+  private readonly cache = new WeakMap<LoadedApp, Map<string, Serialized>>();
+
+  /** The JSON of `buildExecuteContext(app, component, options)`. */
+  json(app: LoadedApp, component: ComponentSpec, options: ContextOptions): string {
+    let byComponent = this.cache.get(app);
+    if (byComponent === undefined) {
+      byComponent = new Map();
+      this.cache.set(app, byComponent);
+    }
+    let serialized = byComponent.get(component.id);
+    if (serialized === undefined || serialized.mcpEndpoint !== options.mcpEndpoint || serialized.timeoutMs !== options.timeoutMs) {
+      const shared = buildExecuteContext(app, component, { mcpEndpoint: options.mcpEndpoint, timeoutMs: options.timeoutMs });
+      serialized = { mcpEndpoint: options.mcpEndpoint, timeoutMs: options.timeoutMs, open: JSON.stringify(shared).slice(0, -1) };
+      byComponent.set(component.id, serialized);
+    }
+    let text = serialized.open;
+    if (options.mcpToken !== undefined) text += `,"mcp_token":${JSON.stringify(options.mcpToken)}`;
+    if (options.sessionId) text += `,"sessionId":${JSON.stringify(options.sessionId)}`;
+    return `${text}}`;
+  }
 }

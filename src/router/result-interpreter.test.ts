@@ -57,4 +57,21 @@ describe('interpretResult', () => {
     expect(final.headers).toEqual(headers);
     expect(final.body).toEqual(body);
   });
+
+  const refused: Array<[name: string, data: Record<string, unknown>, violation: string]> = [
+    ['an interim status', { statusCode: 101, headers: { upgrade: 'x' } }, '/data/statusCode'],
+    ['a header value with CR LF', { statusCode: 200, headers: { 'x-a': 'ok\r\nset-cookie: stolen=1' } }, '/data/headers/x-a'],
+    ['a header value with LF in a list', { statusCode: 200, headers: { 'x-a': ['fine', 'bad\nline'] } }, '/data/headers/x-a'],
+    ['a header name with a space', { statusCode: 200, headers: { 'x a': '1' } }, '/data/headers'],
+    ['a header value past Latin-1', { statusCode: 200, headers: { 'x-a': 'snow \u2603' } }, '/data/headers/x-a'],
+  ];
+  it.each(refused)('refuses an httpResponse with %s as a bad sandbox answer', (_name, data, violation) => {
+    expect(() => interpretResult({ requestId: rid, resultType: 'httpResponse', data }, rid)).toThrow(
+      expect.objectContaining({ code: 'UHLP_SANDBOX_BAD_RESPONSE', message: expect.stringContaining(violation) }),
+    );
+  });
+
+  it('drops a Date header from the sandbox: the core writes its own', () => {
+    expect(interpretResult({ requestId: rid, resultType: 'httpResponse', data: { statusCode: 200, headers: { Date: 'x' } } }, rid).headers).toEqual({});
+  });
 });

@@ -2,9 +2,13 @@
  * Turns a sandbox's validated /execute answer into the HTTP response the client
  * gets: `httpResponse` is proxied exactly, `generic` becomes JSON, `error` becomes
  * the app's own error code with the status it asked for (422 when that is not a
- * 4xx/5xx). A pure function, so the whole mapping is one table-driven test.
+ * 4xx/5xx). A pure function, so the whole mapping is one table-driven test. An
+ * httpResponse that cannot be sent as it is (an interim status, a header that
+ * could end a line) breaks the contract: UHLP_SANDBOX_BAD_RESPONSE.
  */
 import type { ErrorData, ExecuteResponse, HttpResponseData } from '../contract/execute-contract.js';
+import { UhlpError } from '../errors.js';
+import { isHeaderName, isHeaderValue } from '../http1/response-head.js';
 
 export interface FinalResponse {
   status: number;
@@ -26,10 +30,11 @@ const HOP_BY_HOP = new Set([
   'transfer-encoding',
   'upgrade',
   'content-length',
+  'date',
   'x-request-id',
 ]);
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function interpretResult(response: ExecuteResponse, requestId: string): FinalResponse {
   switch (response.resultType) {
@@ -46,9 +51,17 @@ export function interpretResult(response: ExecuteResponse, requestId: string): F
 }
 
 function fromHttpResponse(data: HttpResponseData): FinalResponse {
+  // 1xx answers are interim: a component's answer is the final one.
+  if (data.statusCode < 200) throw badResponse(`/data/statusCode: ${data.statusCode} is not a final status`);
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(data.headers ?? {})) {
-    if (!HOP_BY_HOP.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower)) continue;
+    if (!isHeaderName(name)) throw badResponse(`/data/headers: "${name}" is not a header name`);
+    if (typeof value === 'string' ? !isHeaderValue(value) : !value.every(isHeaderValue)) {
+      throw badResponse(`/data/headers/${name}: the value has a line break or control character`);
+    }
+    headers[lower] = value;
   }
   const raw = data.body ?? '';
   const body = data.bodyEncoding === 'base64' ? Buffer.from(raw, 'base64') : raw;
@@ -60,4 +73,8 @@ function fromError(data: ErrorData, requestId: string): FinalResponse {
   const body: Record<string, unknown> = { code: data.code, message: data.message, requestId };
   if (data.details !== undefined) body.details = data.details;
   return { status, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body) };
+}
+
+function badResponse(violation: string): UhlpError {
+  return new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', `the sandbox answer breaks the /execute contract: ${violation}`);
 }

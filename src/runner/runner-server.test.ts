@@ -61,7 +61,7 @@ const json = (answer: ParsedResponse): unknown => JSON.parse(answer.body.toStrin
 
 describe('runner server', () => {
   it('answers pipelined requests on one connection in order, and keeps it open', async () => {
-    const { answers, closed } = await exchange('GET /healthz HTTP/1.1\r\n\r\nGET /nope HTTP/1.1\r\n\r\nPUT /execute HTTP/1.1\r\ncontent-length: 2\r\n\r\n{}', {
+    const { answers, closed } = await exchange('GET /healthz HTTP/1.1\r\nhost: r\r\n\r\nGET /nope HTTP/1.1\r\nhost: r\r\n\r\nPUT /execute HTTP/1.1\r\nhost: r\r\ncontent-length: 2\r\n\r\n{}', {
       answers: 3,
     });
     expect(answers.map((answer) => answer.status)).toEqual([200, 404, 405]);
@@ -71,7 +71,7 @@ describe('runner server', () => {
 
   it('refuses an /execute without a request id, and echoes the one it was given', async () => {
     const { answers } = await exchange(
-      'POST /execute HTTP/1.1\r\ncontent-length: 2\r\n\r\n{}POST /execute HTTP/1.1\r\nx-request-id: r-9\r\ncontent-length: 5\r\n\r\nnope!',
+      'POST /execute HTTP/1.1\r\nhost: r\r\ncontent-length: 2\r\n\r\n{}POST /execute HTTP/1.1\r\nhost: r\r\nx-request-id: r-9\r\ncontent-length: 5\r\n\r\nnope!',
       { answers: 2 },
     );
     expect(answers.map((answer) => answer.status)).toEqual([400, 400]);
@@ -80,20 +80,23 @@ describe('runner server', () => {
   });
 
   it('answers a request it cannot read with its status, then closes', async () => {
-    const malformed = await exchange('GET /healthz HTTP/1.1\r\nbad header\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n', { answers: 1 });
+    const malformed = await exchange('GET /healthz HTTP/1.1\r\nhost: r\r\nbad header\r\n\r\nGET /healthz HTTP/1.1\r\nhost: r\r\n\r\n', { answers: 1 });
     expect(malformed.answers.map((answer) => answer.status)).toEqual([400]);
     expect(malformed.answers[0]!.close).toBe(true);
     expect(malformed.closed).toBe(true);
-    const chunked = await exchange('POST /execute HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n', { answers: 1 });
-    expect(chunked.answers[0]!.status).toBe(501);
-    expect(chunked.closed).toBe(true);
+    const gzipped = await exchange('POST /execute HTTP/1.1\r\nhost: r\r\ntransfer-encoding: gzip\r\n\r\n', { answers: 1 });
+    expect(gzipped.answers[0]!.status).toBe(501);
+    expect(gzipped.closed).toBe(true);
+    const noHost = await exchange('GET /healthz HTTP/1.1\r\n\r\n', { answers: 1 });
+    expect(noHost.answers[0]!.status).toBe(400);
+    expect(json(noHost.answers[0]!)).toMatchObject({ error: 'UHLP_EXECUTE_BAD_REQUEST', details: /host/ });
   });
 
   it('closes after answering when asked to, and answers a client that half-closed', async () => {
-    const asked = await exchange('GET /healthz HTTP/1.1\r\nconnection: close\r\n\r\n', { answers: 1 });
+    const asked = await exchange('GET /healthz HTTP/1.1\r\nhost: r\r\nconnection: close\r\n\r\n', { answers: 1 });
     expect(asked.answers[0]).toMatchObject({ status: 200, close: true });
     expect(asked.closed).toBe(true);
-    const halfClosed = await exchange('GET /healthz HTTP/1.1\r\n\r\n', { answers: 1, end: true });
+    const halfClosed = await exchange('GET /healthz HTTP/1.1\r\nhost: r\r\n\r\n', { answers: 1, end: true });
     expect(halfClosed.answers[0]!.status).toBe(200);
     expect(halfClosed.closed).toBe(true);
   });

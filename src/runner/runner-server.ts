@@ -4,12 +4,11 @@
  * executions at once; one more is refused with 429, the contract's "overloaded"
  * answer.
  *
- * It is a plain socket server with its own small parser (http1-request-parser.ts),
- * not node:http: every request through the core costs one exchange here, and
- * node:http's request and response streams were most of the runner's own time.
- * Requests on one connection are answered in order, one at a time.
+ * It runs on the product's own HTTP/1.1 server (src/http1), not node:http:
+ * every request through the core costs one exchange here, and node:http's
+ * request and response streams were most of the runner's own time. Requests on
+ * one connection are answered in order, one at a time.
  */
-import net from 'node:net';
 import {
   EXECUTE_PATH,
   REQUEST_ID_HEADER,
@@ -17,7 +16,9 @@ import {
   type ExecuteRequest,
   type ExecuteResponse,
 } from '../contract/execute-contract.js';
-import { Http1RequestParser, HttpRequestError, type ParsedRequest } from './http1-request-parser.js';
+import type net from 'node:net';
+import { Http1Server } from '../http1/http1-server.js';
+import type { Http1Request } from '../http1/request-parser.js';
 import { ScriptLoadError, ScriptLoader } from './script-loader.js';
 import { resultFromThrown, resultFromValue, runnerErrorResult, type ScriptResult } from './script-result.js';
 import { ExecutionTools } from './tools-client.js';
@@ -26,7 +27,7 @@ import { ExecutionTools } from './tools-client.js';
 const MAX_EXECUTE_BODY_BYTES = 64 * 1024 * 1024;
 /** Request line and headers; the core's are a few hundred bytes. */
 const MAX_HEAD_BYTES = 16 * 1024;
-/** An idle keep-alive connection is closed after this long (the core reconnects). */
+/** An idle keep-alive connection is closed after this long (the core does not reuse one idle for half of it). */
 const KEEP_ALIVE_MS = 60_000;
 
 export interface RunnerServerOptions {
@@ -60,10 +61,17 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
   const concurrency = options.concurrency ?? 1;
   const inFlight = new Set<InFlight>();
 
-  // Half-open: a client that ends its side after a request still gets the answer.
-  const server = net.createServer({ allowHalfOpen: true }, (socket) => serveConnection(socket, (request, answer) => route(request, answer)));
+  const http1 = new Http1Server({
+    limits: { maxHeadBytes: MAX_HEAD_BYTES, maxBodyBytes: MAX_EXECUTE_BODY_BYTES },
+    keepAliveTimeoutMs: KEEP_ALIVE_MS,
+    onRequest: (request, respond) =>
+      route(request, (status, body, requestId) =>
+        respond({ status, headers: requestId ? { 'content-type': 'application/json', [REQUEST_ID_HEADER]: requestId } : JSON_HEADERS, body: JSON.stringify(body) }),
+      ),
+    onBadRequest: (error) => ({ status: error.status, headers: JSON_HEADERS, body: JSON.stringify({ error: 'UHLP_EXECUTE_BAD_REQUEST', details: error.message }) }),
+  });
 
-  function route(request: ParsedRequest, answer: Answer): void {
+  function route(request: Http1Request, answer: Answer): void {
     if (request.method === 'GET' && request.target === '/healthz') {
       answer(200, { status: 'ok', busy: inFlight.size >= concurrency, running: inFlight.size });
       return;
@@ -76,7 +84,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       answer(405, { error: 'method_not_allowed', details: 'use POST /execute' });
       return;
     }
-    handleExecute(request.body, request.requestId, answer);
+    handleExecute(request.body, request.headers[REQUEST_ID_HEADER], answer);
   }
 
   function handleExecute(raw: Buffer, requestIdHeader: string | undefined, answer: Answer): void {
@@ -154,7 +162,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
   }
 
   return {
-    server,
+    server: http1.server,
     failInFlight(error) {
       if (inFlight.size === 0) return false;
       for (const execution of [...inFlight]) execution.settle(resultFromThrown(error));
@@ -166,103 +174,4 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
 /** Answers the request being served: a JSON body, and the request id echoed when given. */
 type Answer = (status: number, body: unknown, requestId?: string) => void;
 
-const REASONS: Record<number, string> = {
-  200: 'OK',
-  400: 'Bad Request',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  413: 'Content Too Large',
-  429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error',
-  501: 'Not Implemented',
-  505: 'HTTP Version Not Supported',
-};
-
-/**
- * Reads requests from one connection and hands them to `handle` one at a time;
- * the next is parsed once the previous one is answered, so answers go out in
- * order. A request that cannot be parsed is answered with its status, and the
- * connection is closed.
- */
-function serveConnection(socket: net.Socket, handle: (request: ParsedRequest, answer: Answer) => void): void {
-  const parser = new Http1RequestParser({ maxHeadBytes: MAX_HEAD_BYTES, maxBodyBytes: MAX_EXECUTE_BODY_BYTES });
-  let busy = false;
-  let pumping = false;
-  let ended = false;
-  let peerEnded = false;
-
-  const write = (status: number, body: unknown, requestId: string | undefined, close: boolean): void => {
-    if (socket.destroyed || ended) return;
-    const payload = JSON.stringify(body);
-    let head = `HTTP/1.1 ${status} ${REASONS[status] ?? 'Unknown'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\n`;
-    // The parser lets no CR, LF or other control character into a header value.
-    if (requestId) head += `${REQUEST_ID_HEADER}: ${requestId}\r\n`;
-    if (close) head += 'connection: close\r\n';
-    socket.write(`${head}\r\n${payload}`);
-    if (close) {
-      ended = true;
-      socket.end();
-    }
-  };
-
-  const pump = (): void => {
-    if (pumping) return;
-    pumping = true;
-    try {
-      while (!busy && !ended) {
-        // A client that does not read its answers is not read from either.
-        if (socket.writableNeedDrain) {
-          socket.pause();
-          socket.once('drain', () => {
-            socket.resume();
-            pump();
-          });
-          return;
-        }
-        let request: ParsedRequest | undefined;
-        try {
-          request = parser.next();
-        } catch (error) {
-          if (!(error instanceof HttpRequestError)) throw error;
-          write(error.status, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: error.message }, undefined, true);
-          return;
-        }
-        if (request === undefined) {
-          if (peerEnded) {
-            ended = true;
-            socket.end();
-          }
-          return;
-        }
-        busy = true;
-        const keepAlive = request.keepAlive;
-        let answered = false;
-        handle(request, (status, body, requestId) => {
-          if (answered) return;
-          answered = true;
-          write(status, body, requestId, !keepAlive);
-          busy = false;
-          pump();
-        });
-      }
-    } finally {
-      pumping = false;
-    }
-  };
-
-  socket.on('data', (chunk: Buffer) => {
-    parser.push(chunk);
-    pump();
-  });
-  // A client that went away needs no answer; an execution still running finishes unheard.
-  socket.on('error', () => socket.destroy());
-  socket.on('end', () => {
-    peerEnded = true;
-    pump();
-  });
-  // Idle, or sending a request too slowly: closed. A running execution has its own timeout, in the core.
-  socket.setTimeout(KEEP_ALIVE_MS, () => {
-    if (!busy) socket.destroy();
-  });
-}
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;

@@ -1,0 +1,324 @@
+/**
+ * A small HTTP/1.1 server on plain sockets, for the two places where every
+ * request of the product passes: the core's ingress and the jit-runner. It is
+ * not node:http because node:http's request and response streams cost more
+ * than everything the core does with a request; this server parses with
+ * request-parser.ts, answers with one write per answer, and does nothing else.
+ *
+ * Requests on one connection are handed to `onRequest` one at a time and
+ * answered in order (pipelined requests wait their turn). A request that cannot
+ * be parsed gets `onBadRequest`'s answer and the connection is closed. A client
+ * that does not read its answers is not read from. `handOver` gives a
+ * connection, with the bytes not yet consumed, to another server (the core's
+ * fastify routes) at the head of the request it asks for.
+ */
+import net from 'node:net';
+import { Http1RequestParser, HttpRequestError, type Http1Head, type Http1Request, type RequestLimits } from './request-parser.js';
+import { bodyless, HttpHeaderError, responseHead, type AnswerHeaders } from './response-head.js';
+
+export interface Http1Answer {
+  readonly status: number;
+  /** Lower-case names; the server writes content-length, date and connection itself. */
+  readonly headers?: AnswerHeaders;
+  readonly body?: string | Buffer;
+}
+
+/** Answers the request it was given; only its first call counts. */
+export type Respond = (answer: Http1Answer) => void;
+
+export interface Http1ServerOptions {
+  readonly limits: RequestLimits;
+  /** One request; call `respond` once, now or later. */
+  readonly onRequest: (request: Http1Request, respond: Respond) => void;
+  /** The answer to a request that cannot be read; the connection closes after it. */
+  readonly onBadRequest: (error: HttpRequestError) => Http1Answer;
+  /**
+   * Looks at each request's head before its body is read: a function returned
+   * here takes the connection, with every byte not consumed yet, and serves it
+   * from then on.
+   */
+  readonly handOver?: (head: Http1Head) => ((socket: net.Socket) => void) | undefined;
+  /** Called when an answer's head cannot be built (a bad header); the client gets a bare 500. */
+  readonly onAnswerError?: (error: HttpHeaderError) => void;
+  /** An idle connection, or one that stops sending mid-request, is closed after this long. @defaultValue 72000 */
+  readonly keepAliveTimeoutMs?: number;
+  /** A request must arrive whole within this long of its first byte, else 408. @defaultValue 60000 */
+  readonly requestTimeoutMs?: number;
+}
+
+const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
+const HEADER_FAILURE = 'HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n';
+
+export class Http1Server {
+  readonly server: net.Server;
+  private readonly connections = new Set<Http1Connection>();
+  private closing = false;
+  /** Called when the last connection is gone, once closing. */
+  private drained: (() => void) | undefined;
+
+  constructor(options: Http1ServerOptions) {
+    // Half-open: a client that ends its side after a request still gets the answer.
+    this.server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
+      const connection = new Http1Connection(socket, options, this);
+      this.connections.add(connection);
+      socket.once('close', () => this.release(connection));
+    });
+  }
+
+  /** True once close() was called: connections end after the answer in progress. */
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
+  /** Listens on a TCP host and port, or on a Unix socket path. */
+  listen(options: net.ListenOptions): Promise<net.AddressInfo | string> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(options, () => {
+        this.server.off('error', reject);
+        resolve(this.server.address()!);
+      });
+    });
+  }
+
+  /**
+   * Stops accepting connections, closes idle ones, lets each busy one finish the
+   * answer in progress, and resolves once every connection it serves is gone.
+   * Connections handed over are the other server's to close.
+   */
+  close(): Promise<void> {
+    this.closing = true;
+    this.server.close();
+    const drained = new Promise<void>((resolve) => (this.drained = resolve));
+    for (const connection of this.connections) connection.closeWhenIdle();
+    if (this.connections.size === 0) this.drained!();
+    return drained;
+  }
+
+  /** Destroys every connection at once, answers in progress included. */
+  destroyConnections(): void {
+    for (const connection of this.connections) connection.socket.destroy();
+  }
+
+  /** Forgets a connection that closed or that another server took over. */
+  release(connection: Http1Connection): void {
+    if (this.connections.delete(connection) && this.connections.size === 0) this.drained?.();
+  }
+}
+
+class Http1Connection {
+  private readonly parser: Http1RequestParser;
+  /** A request is with the handler and not answered yet. */
+  private busy = false;
+  private pumping = false;
+  /** No more requests are read: the answer in progress (if any) is the last. */
+  private ending = false;
+  private peerEnded = false;
+  /** The current request's 100 Continue was sent. */
+  private continued = false;
+  /** When the first byte of a request not yet whole arrived (performance.now()), 0 when none. */
+  private partialSince = 0;
+  private readonly keepAliveTimeoutMs: number;
+  private readonly requestTimeoutMs: number;
+  /** Reading stopped: the handler has the request, and what follows it already fills a head. */
+  private heldBack = false;
+  private readonly onData = (chunk: Buffer): void => {
+    // After the last answer, what a client sends is not read.
+    if (this.ending) return;
+    this.parser.push(chunk);
+    if (this.busy) {
+      // Pipelined bytes wait for the answer in progress, but no more than a head's worth.
+      if (this.parser.bufferedBytes > this.options.limits.maxHeadBytes && !this.heldBack) {
+        this.heldBack = true;
+        this.socket.pause();
+      }
+      return;
+    }
+    this.pump();
+  };
+  private readonly onEnd = (): void => {
+    this.peerEnded = true;
+    this.pump();
+  };
+  private readonly onError = (): void => {
+    this.socket.destroy();
+  };
+  private readonly onTimeout = (): void => {
+    // A running request has its own timeout, in the handler; only a silent client is dropped here.
+    if (!this.busy) this.socket.destroy();
+  };
+
+  constructor(
+    readonly socket: net.Socket,
+    private readonly options: Http1ServerOptions,
+    private readonly owner: Http1Server,
+  ) {
+    this.parser = new Http1RequestParser(options.limits);
+    this.keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? 72_000;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('error', this.onError);
+    socket.on('timeout', this.onTimeout);
+    socket.setTimeout(this.keepAliveTimeoutMs);
+  }
+
+  /** Reads no more requests; ends the connection now when idle, else after the answer in progress. */
+  closeWhenIdle(): void {
+    this.ending = true;
+    if (!this.busy) this.endSocket();
+  }
+
+  /**
+   * Ends our side. A client normally closes its side in turn; a closing server
+   * does not wait for that, once what it wrote is out.
+   */
+  private endSocket(): void {
+    const socket = this.socket;
+    if (this.owner.isClosing) socket.once('finish', () => socket.destroy());
+    socket.end();
+  }
+
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (!this.busy && !this.ending) {
+        if (this.heldBack) {
+          this.heldBack = false;
+          this.socket.resume();
+        }
+        // A client that does not read its answers is not read from either.
+        if (this.socket.writableNeedDrain) {
+          this.socket.pause();
+          this.socket.once('drain', () => {
+            this.socket.resume();
+            this.pump();
+          });
+          return;
+        }
+        if (!this.nextRequest()) return;
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Starts the next request when it is whole; false when more bytes are needed or the connection is done. */
+  private nextRequest(): boolean {
+    let request: Http1Request | undefined;
+    try {
+      const head = this.parser.head();
+      if (head !== undefined) {
+        const taker = this.options.handOver?.(head);
+        if (taker !== undefined) {
+          this.handOver(taker);
+          return false;
+        }
+        request = this.parser.next();
+        if (request === undefined && head.expectContinue && !this.continued) {
+          this.continued = true;
+          this.socket.write(CONTINUE);
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof HttpRequestError)) throw error;
+      this.answer(this.options.onBadRequest(error), true, false, false);
+      return false;
+    }
+    if (request === undefined) {
+      if (this.peerEnded) {
+        // Nothing more will come: a request cut short is answered, and the connection ends.
+        if (this.parser.partial) this.answer(this.options.onBadRequest(new HttpRequestError(400, 'the connection ended in the middle of a request')), true, false, false);
+        else {
+          this.ending = true;
+          this.endSocket();
+        }
+      } else if (this.parser.partial) this.checkRequestTimeout();
+      return false;
+    }
+    this.partialSince = 0;
+    this.continued = false;
+    this.busy = true;
+    let answered = false;
+    const keepAlive = request.keepAlive;
+    const http10 = request.http10;
+    const head = request.method === 'HEAD';
+    this.options.onRequest(request, (answer) => {
+      if (answered) return;
+      answered = true;
+      this.busy = false;
+      this.answer(answer, !keepAlive || this.owner.isClosing || this.ending, http10 && keepAlive, head);
+      this.pump();
+    });
+    return true;
+  }
+
+  /** A request that keeps arriving past the request timeout is answered 408. */
+  private checkRequestTimeout(): void {
+    const now = performance.now();
+    if (this.partialSince === 0) this.partialSince = now;
+    else if (now - this.partialSince > this.requestTimeoutMs) {
+      this.answer(this.options.onBadRequest(new HttpRequestError(408, `the request did not arrive within ${this.requestTimeoutMs} ms`)), true, false, false);
+    }
+  }
+
+  private answer(answer: Http1Answer, close: boolean, http10KeepAlive: boolean, omitBody: boolean): void {
+    const socket = this.socket;
+    if (socket.destroyed) return;
+    if (close) this.ending = true;
+    const body = answer.body ?? '';
+    const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    let head: string;
+    try {
+      head = responseHead(answer.status, answer.headers, { contentLength: length, close, http10KeepAlive });
+    } catch (error) {
+      if (!(error instanceof HttpHeaderError)) throw error;
+      this.options.onAnswerError?.(error);
+      this.ending = true;
+      socket.write(HEADER_FAILURE);
+      this.endSocket();
+      return;
+    }
+    if (omitBody || length === 0 || bodyless(answer.status)) socket.write(head, 'latin1');
+    else if (typeof body === 'string' && isAscii(head)) socket.write(head + body);
+    else {
+      // One system call for head and body.
+      socket.cork();
+      socket.write(head, 'latin1');
+      socket.write(body);
+      socket.uncork();
+    }
+    if (close) this.endSocket();
+  }
+
+  private handOver(taker: (socket: net.Socket) => void): void {
+    const socket = this.socket;
+    socket.off('data', this.onData);
+    socket.off('end', this.onEnd);
+    socket.off('error', this.onError);
+    socket.setTimeout(0);
+    socket.off('timeout', this.onTimeout);
+    this.owner.release(this);
+    socket.pause();
+    const rest = this.parser.unconsumed();
+    if (this.peerEnded) {
+      // A stream that has ended takes nothing back (unshift would throw): the new
+      // owner is given the bytes and the end as they would have come.
+      taker(socket);
+      if (rest.length > 0) socket.emit('data', rest);
+      socket.emit('end');
+      return;
+    }
+    if (rest.length > 0) socket.unshift(rest);
+    taker(socket);
+    socket.resume();
+  }
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Most heads are ASCII; one that is not must be written as Latin-1, apart from a UTF-8 body. */
+function isAscii(text: string): boolean {
+  return !NON_ASCII.test(text);
+}

@@ -1,0 +1,147 @@
+/**
+ * The core's listening socket. App traffic is served here by the core's own
+ * HTTP/1.1 server (http1-server.ts) and the ingress, with no framework between
+ * them: on a two-core machine, fastify and node:http's streams took more of each
+ * request than routing, the sandbox call and the ledger together. A request for
+ * one of the core's own paths (operations endpoints, /mcp, /_uhlp) hands its
+ * connection to fastify, which serves that connection from then on: those
+ * routes need node:http's request and response objects (the MCP SDK streams its
+ * answers), and their traffic is light. The same fastify routes listen on a
+ * Unix socket of their own, which containers (no network) reach /mcp through.
+ */
+import { chmod, rm } from 'node:fs/promises';
+import type http from 'node:http';
+import type net from 'node:net';
+import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
+import { RESERVED_PATH_PREFIXES } from '../definitions/validate-app-definition.js';
+import { errorBody, UhlpError, type ErrorCode } from '../errors.js';
+import { createHandOverServer } from '../http1/hand-over-server.js';
+import { Http1Server, type Http1Answer } from '../http1/http1-server.js';
+import type { Http1Head, Http1Request, HttpRequestError } from '../http1/request-parser.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { JSON_TYPE } from '../router/result-interpreter.js';
+import { HttpIngress } from './http-ingress.js';
+
+export interface IngressServerOptions {
+  readonly ingress: HttpIngress;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** fastify's request handler (`app.routing`), for connections handed over to it. */
+  readonly coreRoutes: (request: http.IncomingMessage, response: http.ServerResponse) => void;
+  /** Largest request body; a larger one gets 413 from its Content-Length (or as soon as a chunked body passes it). */
+  readonly bodyLimitBytes: number;
+}
+
+/** Request line and headers, as node:http allows by default. */
+const MAX_HEAD_BYTES = 16 * 1024;
+
+/** How long a closing core waits for answers on fastify's routes (an MCP call of an ended execution, a scrape). */
+const CORE_ROUTES_GRACE_MS = 5_000;
+
+/** The code of each answer to a request that cannot be read. */
+const BAD_REQUEST_CODES: Readonly<Record<HttpRequestError['status'], ErrorCode>> = {
+  400: 'UHLP_BAD_REQUEST',
+  408: 'UHLP_REQUEST_TIMEOUT',
+  413: 'UHLP_BODY_TOO_LARGE',
+  417: 'UHLP_EXPECTATION_FAILED',
+  431: 'UHLP_REQUEST_HEAD_TOO_LARGE',
+  501: 'UHLP_TRANSFER_CODING_NOT_SUPPORTED',
+  505: 'UHLP_HTTP_VERSION_NOT_SUPPORTED',
+};
+
+export class IngressServer {
+  private readonly http1: Http1Server;
+  /** fastify's routes: on the connections handed over, and on the core's Unix socket. */
+  private readonly coreServer: http.Server;
+
+  constructor(private readonly options: IngressServerOptions) {
+    // Idle connections live as long as fastify's own would: longer than the usual load balancer's idle timeout.
+    this.coreServer = createHandOverServer(options.coreRoutes, 72_000);
+    this.http1 = new Http1Server({
+      limits: { maxHeadBytes: MAX_HEAD_BYTES, maxBodyBytes: options.bodyLimitBytes },
+      onRequest: (request, respond) => this.serve(request, respond),
+      onBadRequest: (error) => this.badRequest(error),
+      handOver: (head) => (isCorePath(head) ? (socket) => this.handOver(socket) : undefined),
+      onAnswerError: (error) => options.logger.error({ err: error.message }, 'an answer could not be written'),
+    });
+  }
+
+  /**
+   * Serves fastify's routes on a Unix socket that any local user may connect to
+   * (MCP calls still need a token). Called before the first sandbox starts:
+   * containers have it mounted. Its listening also makes node:http track the
+   * connections handed over, so that closeCoreRoutes() can end them.
+   */
+  async listenCoreSocket(socketPath: string): Promise<void> {
+    await rm(socketPath, { force: true });
+    await new Promise<void>((resolve, reject) => {
+      this.coreServer.once('error', reject);
+      this.coreServer.listen(socketPath, () => {
+        this.coreServer.off('error', reject);
+        resolve();
+      });
+    });
+    await chmod(socketPath, 0o666);
+  }
+
+  /** Listens for clients; resolves with the URL they use. */
+  async listen(host: string, port: number): Promise<string> {
+    const address = (await this.http1.listen({ host, port })) as net.AddressInfo;
+    const name = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${name}:${address.port}`;
+  }
+
+  /**
+   * Stops taking connections and resolves once the answers in progress are out.
+   * fastify's routes keep serving meanwhile: a running execution may still call /mcp.
+   */
+  close(): Promise<void> {
+    return this.http1.close();
+  }
+
+  /** Stops fastify's routes: idle connections now, the rest once their answers are out (or after a grace). */
+  async closeCoreRoutes(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.coreServer.close(() => resolve()));
+    this.coreServer.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, CORE_ROUTES_GRACE_MS)))]);
+    clearTimeout(timer);
+    this.coreServer.closeAllConnections();
+  }
+
+  private serve(request: Http1Request, respond: (answer: Http1Answer) => void): void {
+    const requestId = HttpIngress.requestId(request.headers);
+    // The one request-scoped write of the metrics: counted when answered, like fastify's onResponse hook.
+    this.options.ingress
+      .handle(
+        { method: request.method, url: request.target, path: request.path, query: request.query, headers: request.headers, body: request.body },
+        requestId,
+      )
+      .then((answer) => {
+        respond(answer);
+        this.options.metrics.requests.inc({ app: answer.route.app, route: answer.route.route, status: String(answer.status) });
+      });
+  }
+
+  private badRequest(error: HttpRequestError): Http1Answer {
+    const requestId = HttpIngress.requestId({});
+    const uhlp = new UhlpError(BAD_REQUEST_CODES[error.status], error.message, error.field !== undefined ? { field: error.field } : undefined);
+    this.options.metrics.requests.inc({ app: '', route: '', status: String(uhlp.statusCode) });
+    return {
+      status: uhlp.statusCode,
+      headers: { 'content-type': JSON_TYPE, [REQUEST_ID_HEADER]: requestId },
+      body: JSON.stringify(errorBody(uhlp, requestId)),
+    };
+  }
+
+  private handOver(socket: net.Socket): void {
+    this.coreServer.emit('connection', socket);
+  }
+}
+
+/** The core's own paths, which no app may take (the definitions validator refuses them as prefixes). */
+function isCorePath(head: Http1Head): boolean {
+  const path = head.path;
+  return RESERVED_PATH_PREFIXES.some((prefix) => path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f));
+}
