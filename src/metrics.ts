@@ -5,6 +5,7 @@
  * process never share counters.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { HotHistogram } from './hot-histogram.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -15,12 +16,12 @@ export interface Metrics {
   readonly registry: Registry;
   /** Requests answered at ingress, by app, route pattern and HTTP status. */
   readonly requests: Counter<'app' | 'route' | 'status'>;
-  /** Time from the request's arrival to a routing decision. */
-  readonly routingSeconds: Histogram<'app'>;
+  /** Time from the request's arrival to a routing decision. Observed on every request: a HotHistogram. */
+  readonly routingSeconds: HotHistogram<'app'>;
   /** Whole /execute round trip to a sandbox, by outcome (ok, error, timeout, died). */
-  readonly sandboxExecuteSeconds: Histogram<'app' | 'pool' | 'outcome'>;
+  readonly sandboxExecuteSeconds: HotHistogram<'app' | 'pool' | 'outcome'>;
   /** Time to get a sandbox from a pool. */
-  readonly sandboxAcquireSeconds: Histogram<'app' | 'pool' | 'outcome'>;
+  readonly sandboxAcquireSeconds: HotHistogram<'app' | 'pool' | 'outcome'>;
   /** Time to start one sandbox until it answers its readiness probe. */
   readonly sandboxStartSeconds: Histogram<'app' | 'pool' | 'driver'>;
   /**
@@ -79,21 +80,21 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['app', 'route', 'status'],
       registers,
     }),
-    routingSeconds: new Histogram({
+    routingSeconds: new HotHistogram({
       name: 'uhlp_routing_duration_seconds',
       help: 'Time from request arrival to the routing decision.',
       labelNames: ['app'],
       buckets: LATENCY_BUCKETS,
       registers,
     }),
-    sandboxExecuteSeconds: new Histogram({
+    sandboxExecuteSeconds: new HotHistogram({
       name: 'uhlp_sandbox_execute_duration_seconds',
       help: 'Round trip of POST /execute to a sandbox.',
       labelNames: ['app', 'pool', 'outcome'],
       buckets: LATENCY_BUCKETS,
       registers,
     }),
-    sandboxAcquireSeconds: new Histogram({
+    sandboxAcquireSeconds: new HotHistogram({
       name: 'uhlp_sandbox_acquire_seconds',
       help: 'Time to acquire a sandbox from its pool.',
       labelNames: ['app', 'pool', 'outcome'],

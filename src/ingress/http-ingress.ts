@@ -116,9 +116,16 @@ export class HttpIngress {
     return { status: uhlp.statusCode, headers, body: JSON.stringify(errorBody(uhlp, requestId)) };
   }
 
-  private async run(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders): Promise<FinalResponse> {
-    const { app } = routed;
+  /** Rate limit, then the turn, once per Idempotency-Key when one is sent. */
+  private run(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders): Promise<FinalResponse> {
     const idempotencyKey = checkIdempotencyKey(request.headers[IDEMPOTENCY_HEADER]);
+    // Most requests have neither: they go straight to the turn, with no promise of their own here.
+    if (idempotencyKey === undefined && routed.app.document.spec.limits?.requestsPerSecond === undefined) return this.execute(request, requestId, routed, coreHeaders);
+    return this.runLimited(request, requestId, routed, coreHeaders, idempotencyKey);
+  }
+
+  private async runLimited(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders, idempotencyKey: string | undefined): Promise<FinalResponse> {
+    const { app } = routed;
     const limit = app.document.spec.limits?.requestsPerSecond;
     if (limit !== undefined) {
       const decision = await this.deps.store.hitRateLimit(app.id, limit);
@@ -184,7 +191,8 @@ export class HttpIngress {
   private async execute(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders): Promise<FinalResponse> {
     const { deps } = this;
     const { app, component, pool, match } = routed;
-    const turn = await deps.turns.begin(app.id, app.document.spec.deploymentMode, request.headers);
+    const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, request.headers);
+    const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
     if (!turn.ambient) {
       coreHeaders[SESSION_ID_HEADER] = turn.sessionId;

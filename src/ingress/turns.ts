@@ -37,6 +37,8 @@ interface AmbientSession {
   turns: number;
   /** Resolves once its ledger files exist. */
   ready: Promise<void>;
+  /** `ready` has resolved: a turn need not wait for it. */
+  started: boolean;
 }
 
 export interface TurnOutcome {
@@ -59,7 +61,21 @@ export class TurnKeeper {
     },
   ) {}
 
-  async begin(appId: string, tier: string, headers: IncomingHttpHeaders): Promise<Turn> {
+  /**
+   * The turn a request is. A turn of an ambient session whose ledger files exist
+   * is known at once, and is returned as it is rather than in a promise: that is
+   * most requests.
+   */
+  begin(appId: string, tier: string, headers: IncomingHttpHeaders): Turn | Promise<Turn> {
+    if (typeof headers[SESSION_ID_HEADER] !== 'string' && headers[SESSION_REQUEST_HEADER] !== 'new') {
+      const session = this.ambientSession(appId, tier);
+      const turn: Turn = { sessionId: session.id, turnNumber: ++session.turns, tier, ambient: true };
+      return session.started ? turn : session.ready.then(() => turn);
+    }
+    return this.beginStored(appId, tier, headers);
+  }
+
+  private async beginStored(appId: string, tier: string, headers: IncomingHttpHeaders): Promise<Turn> {
     const { store, sessionTtlMs } = this.options;
     const requested = headers[SESSION_ID_HEADER];
     let turn: Turn;
@@ -71,14 +87,10 @@ export class TurnKeeper {
         });
       }
       turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ambient: false };
-    } else if (headers[SESSION_REQUEST_HEADER] === 'new') {
+    } else {
       const session = await store.createSession({ appId, ttlMs: sessionTtlMs });
       turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ambient: false };
       await this.options.ledger?.startSession(tier, session.id);
-    } else {
-      const session = this.ambientSession(appId, tier);
-      turn = { sessionId: session.id, turnNumber: ++session.turns, tier, ambient: true };
-      await session.ready;
     }
     return turn;
   }
@@ -108,7 +120,10 @@ export class TurnKeeper {
     if (!session || now - session.startedAt >= AMBIENT_SESSION_MS) {
       const id = newSessionId();
       const previous = session;
-      session = { id, startedAt: now, turns: 0, ready: this.options.ledger?.startSession(tier, id) ?? Promise.resolve() };
+      const ledger = this.options.ledger;
+      const started: AmbientSession = { id, startedAt: now, turns: 0, ready: Promise.resolve(), started: ledger === undefined };
+      if (ledger !== undefined) started.ready = ledger.startSession(tier, id).then(() => void (started.started = true));
+      session = started;
       this.ambient.set(key, session);
       // The finished session's chain tails need not stay cached.
       if (previous) this.options.ledger?.forgetSession(tier, previous.id);

@@ -103,4 +103,23 @@ describe('FileLedger', () => {
       details: { field: 'turnNumber' },
     });
   });
+
+  it('writes a batch of turns in order, sessions with known tails at once and new ones after reading theirs, and reports bad turns', async () => {
+    const other = newId();
+    await ledger.startSession(sid);
+    await ledger.startSession(other);
+    // `sid` has a known tail after this; `other` has none cached yet.
+    await ledger.recordTurn({ sessionId: sid, turnNumber: 1, status: 'ok', queryHash: hashPayload(1), resultHash: null });
+    const turn = (sessionId: string, turnNumber: number, status = 'ok') => ({ sessionId, turnNumber, status, queryHash: hashPayload(turnNumber), resultHash: null });
+    const failed = await ledger.recordTurns([turn(sid, 2), turn(other, 1), turn(sid, 0), turn(other, 2), turn(sid, 3)]);
+    expect(failed.map((f) => [f.input.sessionId, f.input.turnNumber, (f.error as { code?: string }).code])).toEqual([[sid, 0, 'UHLP_STATE_INPUT_INVALID']]);
+
+    const turnsOf = async (session: string, file: string): Promise<unknown[]> =>
+      (await readLines(path.join(dataDir, 'planes', 'development', 'sessions', session, 'ledger', file))).map((e) => e.turn_number);
+    expect(await turnsOf(sid, 'exec.jsonl')).toEqual([1, 2, 3]);
+    expect(await turnsOf(sid, 'evidence.jsonl')).toEqual([1, 2, 3]);
+    expect(await turnsOf(other, 'exec.jsonl')).toEqual([1, 2]);
+    expect(await turnsOf(other, 'evidence.jsonl')).toEqual([1, 2]);
+    expect((await verifyLedgers(dataDir)).problems).toEqual([]);
+  });
 });

@@ -183,6 +183,60 @@ export class FileLedger {
   }
 
   /**
+   * Writes the turns of a batch, in order, as recordTurn would one by one. The
+   * common case, a session whose chain tails are known and whose files have
+   * nothing queued, is chained on the spot and written with one write per file
+   * for the whole batch; a session that needs its tails read (or has appends
+   * queued) goes through recordTurn, and so do its later turns in the batch,
+   * which keeps each file's order. Resolves with the turns that failed.
+   */
+  async recordTurns(inputs: readonly TurnInput[]): Promise<Array<{ input: TurnInput; error: unknown }>> {
+    const failed: Array<{ input: TurnInput; error: unknown }> = [];
+    const texts = new Map<string, { text: string; inputs: TurnInput[] }>();
+    const queued = new Set<string>();
+    const later: TurnInput[] = [];
+    for (const input of inputs) {
+      const execFile = this.fileOf(input.sessionId, 'exec');
+      const evidenceFile = this.fileOf(input.sessionId, 'evidence');
+      const execTail = this.tails.get(execFile);
+      const evidenceTail = this.tails.get(evidenceFile);
+      if (execTail === undefined || evidenceTail === undefined || queued.has(input.sessionId) || this.busy(execFile) || this.busy(evidenceFile)) {
+        queued.add(input.sessionId);
+        later.push(input);
+        continue;
+      }
+      try {
+        // Both entries are built before either tail moves: a bad input fails whole.
+        const exec = this.buildExec(input, execTail.hash);
+        const evidence = this.buildEvidence(input, evidenceTail.hash);
+        this.tails.set(execFile, { hash: exec.entry.entry_hash, line: execTail.line + 1 });
+        this.tails.set(evidenceFile, { hash: evidence.entry.entry_hash, line: evidenceTail.line + 1 });
+        addLine(texts, execFile, exec.line, input);
+        addLine(texts, evidenceFile, evidence.line, input);
+      } catch (error) {
+        failed.push({ input, error });
+      }
+    }
+    for (const [file, { text, inputs: written }] of texts) {
+      try {
+        this.write(file, text);
+      } catch (error) {
+        // The lines did not land: the next append rereads the file's real tail.
+        this.tails.delete(file);
+        for (const input of written) failed.push({ input, error });
+      }
+    }
+    // In order: each append queues behind the one before it on the same file.
+    await Promise.all(later.map((input) => this.recordTurn(input).catch((error: unknown) => failed.push({ input, error }))));
+    return failed;
+  }
+
+  /** Appends to the file are queued or being written, so a new line must wait its turn. */
+  private busy(file: string): boolean {
+    return this.queues.has(file) || this.batches.has(file) || this.flushes.has(file);
+  }
+
+  /**
    * Records a checkpoint at the current end of a ledger with the caller's replay
    * state. The chain up to that end is verified first (from the previous
    * checkpoint), so a checkpoint never vouches for a broken chain.
@@ -210,7 +264,7 @@ export class FileLedger {
         created_at: this.now().toISOString(),
         state,
       };
-      await this.write(checkpointFile, `${JSON.stringify(checkpoint)}\n`);
+      this.write(checkpointFile, `${JSON.stringify(checkpoint)}\n`);
       return checkpoint;
     });
   }
@@ -284,7 +338,7 @@ export class FileLedger {
     if (!batch) return;
     this.batches.delete(file);
     try {
-      await this.write(file, batch.text);
+      this.write(file, batch.text);
       for (const waiter of batch.waiters) waiter.resolve();
     } catch (error) {
       this.tails.delete(file);
@@ -324,7 +378,7 @@ export class FileLedger {
     }
   }
 
-  private async write(file: string, text: string): Promise<void> {
+  private write(file: string, text: string): void {
     // One write() on an O_APPEND descriptor: the line lands whole at the end. Busy
     // ledgers keep their descriptor open (a few, least recently used closed first),
     // so an append is one system call, not three.
@@ -395,6 +449,15 @@ function seal<E extends LedgerEntry>(entry: E): Sealed<E> {
   const hash = sha256(canonical);
   entry.entry_hash = hash;
   return { entry, line: `${canonical.slice(0, -1)},"entry_hash":"${hash}"}\n` };
+}
+
+function addLine(texts: Map<string, { text: string; inputs: TurnInput[] }>, file: string, line: string, input: TurnInput): void {
+  const pending = texts.get(file);
+  if (pending === undefined) texts.set(file, { text: line, inputs: [input] });
+  else {
+    pending.text += line;
+    pending.inputs.push(input);
+  }
 }
 
 function closeQuietly(fd: number): void {

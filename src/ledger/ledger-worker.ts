@@ -6,7 +6,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { FileLedger } from './file-ledger.js';
-import { writeTurn, type FromLedgerThread, type ToLedgerThread } from './turn-ledger-protocol.js';
+import type { TurnInput } from './file-ledger.js';
+import { decodeTurns, turnInput, type FromLedgerThread, type ToLedgerThread } from './turn-ledger-protocol.js';
 
 const { dataDir } = workerData as { dataDir: string };
 const ledgers = new Map<string, FileLedger>();
@@ -35,15 +36,7 @@ port.on('message', (message: ToLedgerThread) => {
         );
       return;
     case 'turns':
-      for (const turn of message.turns) {
-        let written: Promise<unknown>;
-        try {
-          written = writeTurn(ledgerOf(turn.tier), turn);
-        } catch (error) {
-          written = Promise.reject(error);
-        }
-        written.catch((error: unknown) => reply({ kind: 'turn-failed', sessionId: turn.sessionId, turnNumber: turn.turnNumber, error: text(error) }));
-      }
+      void writeTurns(message.lines);
       return;
     case 'forget':
       ledgerOf(message.tier).forgetSession(message.sessionId);
@@ -55,3 +48,29 @@ port.on('message', (message: ToLedgerThread) => {
       );
   }
 });
+
+/** Writes a batch of turns, per tier; every turn that fails is reported, none throws. */
+async function writeTurns(lines: string): Promise<void> {
+  const byTier = new Map<string, TurnInput[]>();
+  for (const record of decodeTurns(lines)) {
+    let input: TurnInput;
+    try {
+      input = turnInput(record);
+    } catch (error) {
+      reply({ kind: 'turn-failed', sessionId: record.sessionId, turnNumber: record.turnNumber, error: text(error) });
+      continue;
+    }
+    const inputs = byTier.get(record.tier);
+    if (inputs === undefined) byTier.set(record.tier, [input]);
+    else inputs.push(input);
+  }
+  for (const [tier, inputs] of byTier) {
+    let failed: Array<{ input: TurnInput; error: unknown }>;
+    try {
+      failed = await ledgerOf(tier).recordTurns(inputs);
+    } catch (error) {
+      failed = inputs.map((input) => ({ input, error }));
+    }
+    for (const { input, error } of failed) reply({ kind: 'turn-failed', sessionId: input.sessionId, turnNumber: input.turnNumber, error: text(error) });
+  }
+}

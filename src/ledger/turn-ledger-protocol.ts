@@ -1,9 +1,9 @@
 /**
  * The messages between the core and its ledger thread (turn-ledger-thread.ts on
  * the core's side, ledger-worker.ts on the thread's), and the one function that
- * turns a turn into its two ledger entries, wherever it runs.
+ * turns a turn into the input of its two ledger entries, wherever it runs.
  */
-import type { FileLedger } from './file-ledger.js';
+import type { TurnInput } from './file-ledger.js';
 import { hashPayload, sha256, type CapabilityViolationRecord, type EvidenceRef, type ExternalCall } from './ledger-entry.js';
 
 /**
@@ -28,7 +28,8 @@ export interface TurnRecord {
 
 export type ToLedgerThread =
   | { kind: 'start'; id: number; tier: string; sessionId: string }
-  | { kind: 'turns'; turns: TurnRecord[] }
+  /** Turns as lines of encodeTurn(): one string crosses to the thread, not an array of objects. */
+  | { kind: 'turns'; lines: string }
   | { kind: 'forget'; tier: string; sessionId: string }
   | { kind: 'close'; id: number };
 
@@ -36,9 +37,48 @@ export type FromLedgerThread =
   | { kind: 'done'; id: number; error?: string }
   | { kind: 'turn-failed'; sessionId: string; turnNumber: number; error: string };
 
-/** Writes a turn's exec and evidence entries. */
-export function writeTurn(ledger: FileLedger, record: TurnRecord): Promise<unknown> {
-  return ledger.recordTurn({
+/**
+ * A turn as one line: tab-separated tier, session, turn number, status, query
+ * JSON, answer JSON (empty when none) and evidence JSON (empty when there is
+ * none). JSON text has no raw tab or line break inside a string, and the ones
+ * a runner may put between tokens are whitespace, so they become spaces.
+ */
+export function encodeTurn(record: TurnRecord): string {
+  const { declaredReads, declaredWrites, externalCalls, capabilityViolations } = record;
+  const evidence =
+    declaredReads || declaredWrites || externalCalls || capabilityViolations
+      ? JSON.stringify({ declaredReads, declaredWrites, externalCalls, capabilityViolations })
+      : '';
+  const answer = record.answerJson === undefined ? '' : oneLine(record.answerJson);
+  return `${record.tier}\t${record.sessionId}\t${record.turnNumber}\t${record.status}\t${record.queryJson}\t${answer}\t${evidence}\n`;
+}
+
+const JSON_LAYOUT = /[\t\n\r]/g;
+
+/** JSON text on one line without tabs; looked for first, as most answers have neither. */
+function oneLine(json: string): string {
+  return json.includes('\n') || json.includes('\t') || json.includes('\r') ? json.replace(JSON_LAYOUT, ' ') : json;
+}
+
+/** The turns of lines written by encodeTurn(). */
+export function decodeTurns(lines: string): TurnRecord[] {
+  const turns: TurnRecord[] = [];
+  let start = 0;
+  while (start < lines.length) {
+    const end = lines.indexOf('\n', start);
+    const [tier, sessionId, turnNumber, status, queryJson, answerJson, evidence] = lines.slice(start, end).split('\t') as [string, string, string, string, string, string, string];
+    start = end + 1;
+    const record: TurnRecord = { tier, sessionId, turnNumber: Number(turnNumber), status, queryJson };
+    if (answerJson !== '') record.answerJson = answerJson;
+    if (evidence !== '') Object.assign(record, JSON.parse(evidence) as Partial<TurnRecord>);
+    turns.push(record);
+  }
+  return turns;
+}
+
+/** The ledger input of a turn: its payloads hashed. */
+export function turnInput(record: TurnRecord): TurnInput {
+  return {
     sessionId: record.sessionId,
     turnNumber: record.turnNumber,
     queryHash: sha256(record.queryJson),
@@ -48,5 +88,5 @@ export function writeTurn(ledger: FileLedger, record: TurnRecord): Promise<unkno
     declaredWrites: record.declaredWrites,
     externalCalls: record.externalCalls,
     capabilityViolations: record.capabilityViolations,
-  });
+  };
 }

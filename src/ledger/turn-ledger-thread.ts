@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
-import type { FromLedgerThread, ToLedgerThread, TurnRecord } from './turn-ledger-protocol.js';
+import { encodeTurn, type FromLedgerThread, type ToLedgerThread, type TurnRecord } from './turn-ledger-protocol.js';
 
 /**
  * The compiled worker. Resolved from the package root so that it is the same file
@@ -38,7 +38,9 @@ export class TurnLedgerThread {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
   private nextId = 1;
-  private batch: TurnRecord[] = [];
+  /** Turns waiting to be posted, as lines (turn-ledger-protocol.ts). */
+  private batch = '';
+  private batched = 0;
   private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: TurnLedgerThreadOptions) {
@@ -53,8 +55,8 @@ export class TurnLedgerThread {
 
   /** Queues a turn; failures to write it are logged, never thrown. */
   record(turn: TurnRecord): void {
-    this.batch.push(turn);
-    if (this.batch.length >= MAX_BATCH) this.flush();
+    this.batch += encodeTurn(turn);
+    if (++this.batched >= MAX_BATCH) this.flush();
     else if (this.flushTimer === undefined) {
       this.flushTimer = setTimeout(() => this.flush(), BATCH_DELAY_MS);
       // close() posts what is queued; the timer alone must not keep the process alive.
@@ -84,10 +86,11 @@ export class TurnLedgerThread {
   private flush(): void {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (this.batch.length === 0) return;
-    const turns = this.batch;
-    this.batch = [];
-    this.post({ kind: 'turns', turns });
+    if (this.batched === 0) return;
+    const lines = this.batch;
+    this.batch = '';
+    this.batched = 0;
+    this.post({ kind: 'turns', lines });
   }
 
   private request(request: Request): Promise<void> {

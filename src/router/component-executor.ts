@@ -39,7 +39,7 @@ export class ComponentExecutor {
     // request; that one attempt is retried on a fresh sandbox. A request that may
     // have reached the script is never sent twice.
     for (let attempt = 1; ; attempt++) {
-      const lease = await this.acquire(pool, target);
+      const lease = this.hit(pool, target) ?? (await this.acquire(pool, target));
       try {
         return await this.call(pool, lease, target, requestId, body, traceId);
       } catch (error) {
@@ -47,6 +47,14 @@ export class ComponentExecutor {
         throw toUhlpError(error, target);
       }
     }
+  }
+
+  /** A sandbox with room at once, without a promise: most requests on a warm pool. */
+  private hit(pool: WarmPool, target: ExecutionTarget): Lease | undefined {
+    const started = performance.now();
+    const lease = pool.tryAcquire();
+    if (lease) this.metrics.sandboxAcquireSeconds.labels(target.appId, target.poolName, 'hit').observe((performance.now() - started) / 1000);
+    return lease;
   }
 
   private async acquire(pool: WarmPool, target: ExecutionTarget): Promise<Lease> {

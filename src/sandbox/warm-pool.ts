@@ -141,18 +141,25 @@ export class WarmPool {
     return this.idle.length + this.busy.size + this.starting;
   }
 
-  acquire(): Promise<Lease> {
-    if (this.closed) return Promise.reject(new UhlpError('UHLP_SHUTTING_DOWN', `pool ${this.label} is closed`));
+  /** A lease at once when a sandbox has room (a hit), else undefined: acquire() then waits for one. */
+  tryAcquire(): Lease | undefined {
+    if (this.closed) return undefined;
     while (this.idle.length > 0) {
       const sandbox = this.idle.pop()!;
       if (sandbox.gone) continue;
       const lease = this.take(sandbox, true);
       this.refill();
-      return Promise.resolve(lease);
+      return lease;
     }
     // An idle sandbox spreads the load across runners; only then a busy one takes a second execution.
     const shared = this.pool.concurrency > 1 ? this.leastLoaded() : undefined;
-    if (shared) return Promise.resolve(this.take(shared, true));
+    return shared ? this.take(shared, true) : undefined;
+  }
+
+  acquire(): Promise<Lease> {
+    if (this.closed) return Promise.reject(new UhlpError('UHLP_SHUTTING_DOWN', `pool ${this.label} is closed`));
+    const lease = this.tryAcquire();
+    if (lease) return Promise.resolve(lease);
     if (this.waiters.length >= this.pool.maxQueue) {
       return Promise.reject(
         new UhlpError('UHLP_POOL_QUEUE_FULL', `pool ${this.label} has ${this.waiters.length} requests waiting, its maxQueue`, {
