@@ -11,8 +11,8 @@
  *    same script. Each round waits until the previous containers are removed.
  * 2. Warm dispatch through the core against POST /execute sent directly to the
  *    same number of DockerDriver containers, with the same concurrency each, in
- *    each of DISPATCH_SHAPES; and through a bare Node forwarder to them (the
- *    floor of any Node core).
+ *    each of DISPATCH_SHAPES; and through a bare forwarder to them, built on the
+ *    core's own HTTP server and sandbox client (the floor of the core's design).
  * 3. Refill: a WarmPool (minWarm = maxSize = startConcurrency = 10) going from 0
  *    to 10 ready sandboxes, against 10 bare starts at once (first answer:
  *    GET /healthz, what the driver waits for).

@@ -1,9 +1,9 @@
 /**
  * Warm dispatch: the same JIT component called through the core (`uhlp dev`, HTTP
  * ingress -> pool -> runner), directly on runners (POST /execute on their Unix
- * sockets), and through a bare Node forwarder (the floor of any Node core), side
- * by side, in each of DISPATCH_SHAPES: both sides get the same
- * sandboxes, so neither queues for one.
+ * sockets), and through a bare forwarder built on the core's own HTTP server and
+ * sandbox client (the floor of the core's design), side by side, in each of
+ * DISPATCH_SHAPES: every path gets the same sandboxes, so none queues for one.
  */
 import { silentLogger } from '../src/logger.js';
 import { ProcessDriver } from '../src/sandbox/process-driver.js';

@@ -3,6 +3,7 @@
  * child processes: every result type, every bad input the core must survive,
  * and a clean stop that leaves no sandbox behind.
  */
+import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -135,6 +136,67 @@ describe('uhlp dev end to end', () => {
     expect(reply).toMatch(/^HTTP\/1.1 413/);
     expect(reply).toContain('"code":"UHLP_BODY_TOO_LARGE"');
     expect(reply).toMatch(/x-request-id: \S+/i);
+  });
+
+  it("serves one connection across the core's own paths and app routes, chunked uploads after 100 Continue, and names what it cannot read", async () => {
+    const { port, hostname } = new URL(core.url);
+    const socket = net.connect(Number(port), hostname);
+    await once(socket, 'connect');
+    let received = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    /** The next answer on the connection (framed by Content-Length), once it is whole. */
+    const nextAnswer = async (): Promise<{ status: number; head: string; body: string }> => {
+      let answer: { status: number; head: string; body: string } | undefined;
+      await waitFor(() => {
+        const text = received.toString('latin1');
+        const end = text.indexOf('\r\n\r\n');
+        if (end === -1) return false;
+        const head = text.slice(0, end);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        if (received.length < end + 4 + length) return false;
+        answer = { status: Number(head.slice(9, 12)), head, body: received.subarray(end + 4, end + 4 + length).toString() };
+        received = received.subarray(end + 4 + length);
+        return true;
+      }, { what: 'an answer' });
+      return answer!;
+    };
+    const get = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+
+    socket.write(get('/other/hello'));
+    expect(await nextAnswer()).toMatchObject({ status: 200, body: '{"hello":"world"}' });
+    // A core path hands the connection to fastify, which serves the app routes on it from then on.
+    socket.write(get('/readyz') + get('/other/hello'));
+    expect((await nextAnswer()).status).toBe(200);
+    expect(await nextAnswer()).toMatchObject({ status: 200, body: '{"hello":"world"}' });
+
+    const fresh = net.connect(Number(port), hostname);
+    await once(fresh, 'connect');
+    socket.destroy();
+    received = Buffer.alloc(0);
+    fresh.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    fresh.write('POST /j/echo/up HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n');
+    await waitFor(() => received.toString().startsWith('HTTP/1.1 100 Continue\r\n\r\n'), { what: '100 Continue' });
+    received = received.subarray('HTTP/1.1 100 Continue\r\n\r\n'.length);
+    fresh.write('5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n');
+    const echoed = await nextAnswer();
+    expect(JSON.parse(echoed.body).event.httpDetails).toMatchObject({ body: 'hello world', bodyEncoding: 'utf8' });
+
+    fresh.write(`GET /j/echo/h HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
+    const tooLarge = await nextAnswer();
+    expect(tooLarge.status).toBe(431);
+    expect(JSON.parse(tooLarge.body)).toMatchObject({ code: 'UHLP_REQUEST_HEAD_TOO_LARGE', requestId: expect.any(String) });
+    expect(tooLarge.head).toMatch(/connection: close/i);
+    fresh.destroy();
+
+    const old = net.connect(Number(port), hostname);
+    await once(old, 'connect');
+    received = Buffer.alloc(0);
+    old.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    old.write('GET /j/echo/v HTTP/1.7\r\nHost: x\r\n\r\n');
+    const version = await nextAnswer();
+    expect(version.status).toBe(505);
+    expect(JSON.parse(version.body)).toMatchObject({ code: 'UHLP_HTTP_VERSION_NOT_SUPPORTED', details: { field: 'request-line' } });
+    old.destroy();
   });
 
   it('maps a script exception to 500 without a stack trace, and an app error to its status', async () => {

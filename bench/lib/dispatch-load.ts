@@ -24,7 +24,7 @@ export async function loadDirect(driver: SandboxDriver, spec: SandboxSpec, shape
   );
 }
 
-/** The floor: the same sandboxes behind a bare Node forwarder (bare-forwarder.ts). */
+/** The floor: the same sandboxes behind a bare forwarder (bare-forwarder.ts). */
 export async function loadForwarded(driver: SandboxDriver, spec: SandboxSpec, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
   return withSandboxes(driver, spec, shape, async (handles) => {
     const forwarder = await startBareForwarder(handles.map((h) => h.endpoint));

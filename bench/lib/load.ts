@@ -90,7 +90,7 @@ export type DispatchPath = 'direct' | 'forwarder' | 'core';
 
 /** One warm-dispatch measurement: a path, the shape it ran in, and what it did. */
 export interface DispatchRow extends DispatchShape {
-  /** direct to the runners; through a bare Node forwarder (the floor of a Node core); through the core. */
+  /** direct to the runners; through a bare forwarder (the floor of the core's design, bare-forwarder.ts); through the core. */
   path: DispatchPath;
   /** The round with the median req/s: its figures stay together. */
   result: LoadResult;

@@ -323,15 +323,15 @@ describe('Http1Server', () => {
     { name: 'a value with CR LF', headers: { 'x-bad': 'a\r\nset-cookie: stolen=1' }, header: 'x-bad' },
     { name: 'a name that is not a token', headers: { 'x bad': '1' }, header: 'x bad' },
     { name: 'a framing header', headers: { 'content-length': '3' }, header: 'content-length' },
-  ])('answers a bare 500 and calls onAnswerError for $name, then closes', async ({ headers, header }) => {
+  ])('answers a bare 500 and calls onError for $name, then closes', async ({ headers, header }) => {
     const seen: Http1Request[] = [];
-    const answerErrors: HttpHeaderError[] = [];
+    const answerErrors: unknown[] = [];
     const { connect } = await serve({
       onRequest: (request, respond) => {
         seen.push(request);
         respond({ status: 200, headers, body: 'never sent' });
       },
-      onAnswerError: (error) => answerErrors.push(error),
+      onError: (error) => answerErrors.push(error),
     });
     const client = await connect();
     client.send(get('/bad') + get('/after'));
@@ -341,8 +341,24 @@ describe('Http1Server', () => {
     expect(client.answers).toHaveLength(1);
     expect(answerErrors).toHaveLength(1);
     expect(answerErrors[0]).toBeInstanceOf(HttpHeaderError);
-    expect(answerErrors[0]!.header).toBe(header);
+    expect((answerErrors[0] as HttpHeaderError).header).toBe(header);
     expect(seen).toHaveLength(1);
+  });
+
+  it('answers a bare 500 and calls onError when the handler throws, then closes', async () => {
+    const errors: unknown[] = [];
+    const { connect } = await serve({
+      onRequest: () => {
+        throw new Error('handler bug');
+      },
+      onError: (error) => errors.push(error),
+    });
+    const client = await connect();
+    client.send(get('/bad') + get('/after'));
+    expect(await client.answer(0)).toMatchObject({ status: 500 });
+    await client.until(() => client.ended, 'the server to end the connection');
+    expect(client.answers).toHaveLength(1);
+    expect(errors).toEqual([new Error('handler bug')]);
   });
 
   describe('hand-over', () => {

@@ -38,8 +38,11 @@ export interface Http1ServerOptions {
    * from then on.
    */
   readonly handOver?: (head: Http1Head) => ((socket: net.Socket) => void) | undefined;
-  /** Called when an answer's head cannot be built (a bad header); the client gets a bare 500. */
-  readonly onAnswerError?: (error: HttpHeaderError) => void;
+  /**
+   * Called when `onRequest` throws or an answer's head cannot be built (an
+   * HttpHeaderError); the client gets a bare 500 and the connection closes.
+   */
+  readonly onError?: (error: unknown) => void;
   /** An idle connection, or one that stops sending mid-request, is closed after this long. @defaultValue 72000 */
   readonly keepAliveTimeoutMs?: number;
   /** A request must arrive whole within this long of its first byte, else 408. @defaultValue 60000 */
@@ -47,7 +50,7 @@ export interface Http1ServerOptions {
 }
 
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
-const HEADER_FAILURE = 'HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n';
+const BARE_500 = 'HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n';
 
 export class Http1Server {
   readonly server: net.Server;
@@ -175,7 +178,13 @@ class Http1Connection {
    */
   private endSocket(): void {
     const socket = this.socket;
-    if (this.owner.isClosing) socket.once('finish', () => socket.destroy());
+    if (this.owner.isClosing) {
+      if (socket.writableFinished) {
+        socket.destroy();
+        return;
+      }
+      socket.once('finish', () => socket.destroy());
+    }
     socket.end();
   }
 
@@ -244,14 +253,28 @@ class Http1Connection {
     const keepAlive = request.keepAlive;
     const http10 = request.http10;
     const head = request.method === 'HEAD';
-    this.options.onRequest(request, (answer) => {
-      if (answered) return;
-      answered = true;
-      this.busy = false;
-      this.answer(answer, !keepAlive || this.owner.isClosing || this.ending, http10 && keepAlive, head);
-      this.pump();
-    });
+    try {
+      this.options.onRequest(request, (answer) => {
+        if (answered) return;
+        answered = true;
+        this.busy = false;
+        this.answer(answer, !keepAlive || this.owner.isClosing || this.ending, http10 && keepAlive, head);
+        this.pump();
+      });
+    } catch (error) {
+      if (!answered) this.fail(error);
+      return false;
+    }
     return true;
+  }
+
+  /** A bare 500 and the end of the connection: the request could not be answered properly. */
+  private fail(error: unknown): void {
+    this.options.onError?.(error);
+    this.ending = true;
+    if (this.socket.destroyed) return;
+    this.socket.write(BARE_500);
+    this.endSocket();
   }
 
   /** A request that keeps arriving past the request timeout is answered 408. */
@@ -274,10 +297,7 @@ class Http1Connection {
       head = responseHead(answer.status, answer.headers, { contentLength: length, close, http10KeepAlive });
     } catch (error) {
       if (!(error instanceof HttpHeaderError)) throw error;
-      this.options.onAnswerError?.(error);
-      this.ending = true;
-      socket.write(HEADER_FAILURE);
-      this.endSocket();
+      this.fail(error);
       return;
     }
     if (omitBody || length === 0 || bodyless(answer.status)) socket.write(head, 'latin1');

@@ -63,7 +63,7 @@ export class IngressServer {
       onRequest: (request, respond) => this.serve(request, respond),
       onBadRequest: (error) => this.badRequest(error),
       handOver: (head) => (isCorePath(head) ? (socket) => this.handOver(socket) : undefined),
-      onAnswerError: (error) => options.logger.error({ err: error.message }, 'an answer could not be written'),
+      onError: (error) => options.logger.error({ err: error }, 'a request could not be answered'),
     });
   }
 
@@ -121,6 +121,11 @@ export class IngressServer {
       .then((answer) => {
         respond(answer);
         this.options.metrics.requests.inc({ app: answer.route.app, route: answer.route.route, status: String(answer.status) });
+      })
+      // handle() answers every failure itself; this is for a bug past it, which must not take the core down.
+      .catch((error: unknown) => {
+        this.options.logger.error({ err: error, requestId }, 'a request could not be answered');
+        respond({ status: 500, headers: { [REQUEST_ID_HEADER]: requestId } });
       });
   }
 
