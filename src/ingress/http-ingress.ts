@@ -107,7 +107,7 @@ export class HttpIngress {
   }
 
   /** The error answer of a failure: its catalog status and body; anything unexpected is logged and internal. */
-  errorAnswer(error: unknown, requestId: string, headers: CoreHeaders = { [REQUEST_ID_HEADER]: requestId }): FinalResponse & { headers: Record<string, string> } {
+  private errorAnswer(error: unknown, requestId: string, headers: CoreHeaders): FinalResponse & { headers: Record<string, string> } {
     const uhlp = error instanceof UhlpError ? error : new UhlpError('UHLP_INTERNAL', 'internal error; see the core log for this request id', undefined, { cause: error });
     if (uhlp.statusCode >= 500 && uhlp.code !== 'UHLP_SHUTTING_DOWN') {
       this.deps.logger.error({ requestId, code: uhlp.code, err: error }, uhlp.message);
