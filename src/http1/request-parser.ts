@@ -362,8 +362,11 @@ function parseHeadText(text: string, limits: RequestLimits): Http1Head {
   };
 }
 
-/** Path and query of a request target: origin-form as is, absolute-form reduced to its path, `*` for OPTIONS. */
-function splitTarget(target: string, method: string): { path: string; query: string } {
+/**
+ * Path and query of a request target: origin-form as is, absolute-form reduced
+ * to its path, `*` for OPTIONS. Throws HttpRequestError (400) for anything else.
+ */
+export function splitTarget(target: string, method: string): { path: string; query: string } {
   let start = 0;
   if (target.charCodeAt(0) !== 0x2f) {
     if (target === '*' && method === 'OPTIONS') return { path: '*', query: '' };

@@ -5,7 +5,8 @@
  * core's own paths, on the core's Unix socket, and through `inject()` in tests.
  */
 import type { FastifyInstance } from 'fastify';
-import { splitUrl } from './http-details.js';
+import { UhlpError } from '../errors.js';
+import { HttpRequestError, splitTarget } from '../http1/request-parser.js';
 import { HTTP_METHODS, type HttpIngress, type RouteLabel } from './http-ingress.js';
 
 declare module 'fastify' {
@@ -20,7 +21,14 @@ export function registerIngressRoute(app: FastifyInstance, ingress: HttpIngress)
     method: HTTP_METHODS,
     url: '*',
     handler: async (request, reply) => {
-      const { path, query } = splitUrl(request.url);
+      let target: { path: string; query: string };
+      try {
+        target = splitTarget(request.url, request.method);
+      } catch (error) {
+        if (error instanceof HttpRequestError) throw new UhlpError('UHLP_BAD_REQUEST', error.message, { field: error.field });
+        throw error;
+      }
+      const { path, query } = target;
       const answer = await ingress.handle(
         { method: request.method, url: request.url, path, query, headers: request.headers, body: request.body as Buffer | undefined },
         request.id,

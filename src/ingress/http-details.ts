@@ -12,19 +12,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { HttpDetails, HttpMethod, RequestData } from '../contract/execute-contract.js';
 import { UhlpError } from '../errors.js';
 
-export interface SplitUrl {
-  path: string;
-  /** Without the leading `?`; empty when there is none. */
-  query: string;
-}
-
-export function splitUrl(url: string): SplitUrl {
-  const q = url.indexOf('?');
-  const hash = url.indexOf('#');
-  const end = hash === -1 ? url.length : hash;
-  return q === -1 || q > end ? { path: url.slice(0, end), query: '' } : { path: url.slice(0, q), query: url.slice(q + 1, end) };
-}
-
 /** The query's parameters, keys in code-unit order; a repeated key becomes an array of its values. */
 export function parseQuery(query: string): Record<string, string | string[]> {
   if (!query) return {};
