@@ -14,6 +14,8 @@
  * another HTTP server (`unconsumed()`).
  */
 
+import { isHeaderName, isHeaderValue } from './response-head.js';
+
 export type Http1Headers = Record<string, string>;
 
 export interface Http1Head {
@@ -68,9 +70,6 @@ export interface RequestLimits {
 const HEAD_END = Buffer.from('\r\n\r\n');
 /** Methods are upper-case letters here: every method HTTP defines is, and a lower-case `get` is a mistake, not a method. */
 const REQUEST_LINE = /^([A-Z]+) ([!-~]+) HTTP\/1\.([0-9])$/;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Visible characters, spaces and tabs: no CR, LF or other controls can reach a header value. */
-const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const DIGITS = /^[0-9]{1,15}$/;
 const CHUNK_SIZE = /^([0-9A-Fa-f]{1,12})[ \t]*(?:;.*)?$/;
 const EMPTY = Buffer.alloc(0);
@@ -276,7 +275,7 @@ export class Http1RequestParser {
 
 function validHeaderLine(line: string): boolean {
   const colon = line.indexOf(':');
-  return colon > 0 && TOKEN.test(line.slice(0, colon)) && FIELD_VALUE.test(line.slice(colon + 1));
+  return colon > 0 && isHeaderName(line.slice(0, colon)) && isHeaderValue(line.slice(colon + 1));
 }
 
 /** Parses a request head (without its final CRLFCRLF) and checks its framing. */
@@ -305,9 +304,9 @@ function parseHeadText(text: string, limits: RequestLimits): Http1Head {
     const colon = raw.indexOf(':');
     const name = colon > 0 ? raw.slice(0, colon) : '';
     // No whitespace before the colon, no folded continuation lines (RFC 9112, section 5).
-    if (!TOKEN.test(name)) throw new HttpRequestError(400, `header line ${line} is malformed`, `line ${line}`);
+    if (!isHeaderName(name)) throw new HttpRequestError(400, `header line ${line} is malformed`, `line ${line}`);
     const value = raw.slice(colon + 1).trim();
-    if (!FIELD_VALUE.test(value)) throw new HttpRequestError(400, `header "${name}" has a control character`, name.toLowerCase());
+    if (!isHeaderValue(value)) throw new HttpRequestError(400, `header "${name}" has a control character`, name.toLowerCase());
     const key = name.toLowerCase();
     switch (key) {
       case 'host':

@@ -72,8 +72,12 @@ const REASONS: Readonly<Record<number, string>> = {
   511: 'Network Authentication Required',
 };
 
+/** A header name (RFC 9110, section 5.1), for requests and answers alike. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Latin-1 without controls (tab excepted), as node:http allows: the head is written as Latin-1. */
+/**
+ * A header value: Latin-1 without controls (tab excepted), as node:http allows.
+ * No CR, LF or other control can end a line or start a header of its own.
+ */
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Written by the server from the body and the connection's state, never by a caller. */
 const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);

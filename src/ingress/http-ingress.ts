@@ -106,14 +106,13 @@ export class HttpIngress {
     }
   }
 
-  /** The error answer of a failure: its catalog status and body; anything unexpected is logged and internal. */
+  /** The error answer of a failure; anything not a UhlpError is logged and internal. */
   private errorAnswer(error: unknown, requestId: string, headers: CoreHeaders): FinalResponse & { headers: Record<string, string> } {
     const uhlp = error instanceof UhlpError ? error : new UhlpError('UHLP_INTERNAL', 'internal error; see the core log for this request id', undefined, { cause: error });
     if (uhlp.statusCode >= 500 && uhlp.code !== 'UHLP_SHUTTING_DOWN') {
       this.deps.logger.error({ requestId, code: uhlp.code, err: error }, uhlp.message);
     }
-    headers['content-type'] = JSON_TYPE;
-    return { status: uhlp.statusCode, headers, body: JSON.stringify(errorBody(uhlp, requestId)) };
+    return errorAnswer(uhlp, requestId, headers);
   }
 
   /** Rate limit, then the turn, once per Idempotency-Key when one is sent. */
@@ -255,4 +254,10 @@ export class HttpIngress {
       throw error;
     }
   }
+}
+
+/** The answer of a UhlpError: its status, and JSON `{code, message, requestId, details?}`. */
+export function errorAnswer(error: UhlpError, requestId: string, headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId }): FinalResponse & { headers: Record<string, string> } {
+  headers['content-type'] = JSON_TYPE;
+  return { status: error.statusCode, headers, body: JSON.stringify(errorBody(error, requestId)) };
 }

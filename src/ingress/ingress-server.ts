@@ -14,14 +14,13 @@ import type http from 'node:http';
 import type net from 'node:net';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import { RESERVED_PATH_PREFIXES } from '../definitions/validate-app-definition.js';
-import { errorBody, UhlpError, type ErrorCode } from '../errors.js';
+import { UhlpError, type ErrorCode } from '../errors.js';
 import { createHandOverServer } from '../http1/hand-over-server.js';
 import { Http1Server, type Http1Answer } from '../http1/http1-server.js';
 import type { Http1Head, Http1Request, HttpRequestError } from '../http1/request-parser.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { JSON_TYPE } from '../router/result-interpreter.js';
-import { HttpIngress } from './http-ingress.js';
+import { errorAnswer, HttpIngress } from './http-ingress.js';
 
 export interface IngressServerOptions {
   readonly ingress: HttpIngress;
@@ -133,11 +132,7 @@ export class IngressServer {
     const requestId = HttpIngress.requestId({});
     const uhlp = new UhlpError(BAD_REQUEST_CODES[error.status], error.message, error.field !== undefined ? { field: error.field } : undefined);
     this.options.metrics.requests.inc({ app: '', route: '', status: String(uhlp.statusCode) });
-    return {
-      status: uhlp.statusCode,
-      headers: { 'content-type': JSON_TYPE, [REQUEST_ID_HEADER]: requestId },
-      body: JSON.stringify(errorBody(uhlp, requestId)),
-    };
+    return errorAnswer(uhlp, requestId);
   }
 
   private handOver(socket: net.Socket): void {
