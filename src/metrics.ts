@@ -63,9 +63,14 @@ export interface Metrics {
   readonly mcpCallSeconds: Histogram<'app' | 'tool'>;
 }
 
+/** Every metric the core exports starts with this. */
+export const METRIC_PREFIX = 'uhlp_';
+
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'uhlp_process_' });
+  // prom-client's own names already start with process_ / nodejs_: the prefix is ours alone
+  // (uhlp_process_cpu_seconds_total, uhlp_nodejs_heap_size_used_bytes).
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   const registers = [registry];
   const poolCollectors = new Set<() => void>();
   const collectPools = (): void => {

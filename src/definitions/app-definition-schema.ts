@@ -12,9 +12,16 @@ export const API_VERSION = 'v1alpha1';
 export const APP_API_VERSION = `${API_GROUP}/${API_VERSION}`;
 export const APP_KIND = 'AppDefinition';
 
-/** DNS-1123 label: the appId, pool names and component ids all become resource names. */
+/** DNS-1123 label: the appId and pool names become resource names (SandboxPool objects, containers, pods). */
 const NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const Name = (description: string) => Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description });
+
+/**
+ * Kubernetes label-value syntax: component ids never name a resource, only label
+ * one (metrics, ledger, pod labels), so they take what users write (`outOfStock`, `v1.quote`).
+ */
+export const COMPONENT_ID_PATTERN = '^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$';
+const ComponentId = (description: string) => Type.String({ pattern: COMPONENT_ID_PATTERN, minLength: 1, maxLength: 63, description });
 
 /** A free-form JSON object, kept whole by the Kubernetes API server. */
 const FreeForm = (description: string): TUnsafe<Record<string, unknown>> =>
@@ -66,7 +73,7 @@ export type HandlerType = Static<typeof HandlerType>;
 
 export const ComponentSpec = Type.Object(
   {
-    id: Name('Component id, unique within the app.'),
+    id: ComponentId('Component id, unique within the app: letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit.'),
     handler: HandlerType,
     pool: Name('The pool whose sandboxes run this component.'),
     jit: Type.Optional(
@@ -113,7 +120,7 @@ export const HttpRouteSpec = Type.Object(
 export const RouteSpec = Type.Object(
   {
     http: Type.Optional(HttpRouteSpec),
-    component: Name('The component this route runs.'),
+    component: ComponentId('The component this route runs.'),
   },
   { additionalProperties: false },
 );

@@ -54,6 +54,9 @@ describe('validateAppDefinition', () => {
     ['a reserved prefix', doc({ ingress: { pathPrefix: '/metrics' } }), '/spec/ingress/pathPrefix', /reserved/],
     ['a name that is not the directory', doc({}, 'store'), '/metadata/name', /directory name "shop"/],
     ['an upper-case app name', doc({}, 'Shop'), '/metadata/name', /./],
+    ['an upper-case pool name', doc({ pools: [{ name: 'Node' }] }), '/spec/pools/0/name', /./],
+    ['a component id with a space', doc({ components: [{ id: 'out of stock', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } }] }), '/spec/components/0/id', /./],
+    ['a component id ending in a dot', doc({ components: [{ id: 'quote.', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } }] }), '/spec/components/0/id', /./],
   ];
   it.each(cases)('reports %s with its JSON path', (_name, input, path, reason) => {
     const result = validateAppDefinition(input, options);
@@ -63,5 +66,14 @@ describe('validateAppDefinition', () => {
     expect(problem, JSON.stringify(result.problems)).toBeDefined();
     expect(problem!.file).toBe('apps/shop/app.yaml');
     expect(problem!.reason).toMatch(reason);
+  });
+
+  it.each(['outOfStock', 'out_of_stock', 'v1.quote', 'Q', 'a-B_c.9'])('accepts the component id %s (label-value syntax)', (id) => {
+    const input = doc({
+      components: [{ id, handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } }],
+      routes: [{ http: { method: 'GET', path: '/greet/:name' }, component: id }],
+    });
+    const result = validateAppDefinition(input, options);
+    expect(result.ok ? [] : result.problems).toEqual([]);
   });
 });
