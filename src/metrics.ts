@@ -43,6 +43,8 @@ export interface Metrics {
   readonly definitionReloads: Counter<'outcome'>;
   /** AppDefinition files refused at load. */
   readonly definitionErrors: Gauge;
+  /** Apps invalid at the loaded revision that keep serving the revision they were last valid at. */
+  readonly appsHeldBack: Gauge;
   /** Apps currently loaded and routable. */
   readonly appsLoaded: Gauge;
   /** Operator reconciles, by resource kind (appdefinition, sandboxpool) and outcome (ok, error). */
@@ -147,13 +149,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     definitionReloads: new Counter({
       name: 'uhlp_definition_reloads_total',
-      help: 'Definitions reloads after a HEAD change, by outcome.',
+      help: 'Definitions reloads after a HEAD change, by outcome (applied, held-back: applied with some apps kept at their last valid revision, failed).',
       labelNames: ['outcome'],
       registers,
     }),
     definitionErrors: new Gauge({
       name: 'uhlp_definition_errors',
       help: 'AppDefinition files refused at the last load.',
+      registers,
+    }),
+    appsHeldBack: new Gauge({
+      name: 'uhlp_definition_apps_held_back',
+      help: 'Apps invalid at the loaded definitions revision that keep serving the revision they were last valid at.',
       registers,
     }),
     appsLoaded: new Gauge({

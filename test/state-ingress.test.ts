@@ -152,16 +152,23 @@ describe('hot reload of committed definitions', () => {
     expect((await inFlight).json.version).toBe('v1');
   });
 
-  it('refuses an invalid revision and keeps serving the previous one, saying so in /readyz and metrics', async () => {
+  it('keeps an app that a new commit breaks at its last valid revision, saying so in /readyz and metrics', async () => {
     const appYaml = path.join(defs, 'apps/counter/app.yaml');
     writeFileSync(appYaml, readFileSync(appYaml, 'utf8').replace('maxSize: 4', 'maxSize: many'));
     const bad = commitAll(defs, 'break the app');
-    await waitFor(async () => (await call('/readyz')).json.refusedRevision?.revision === bad, { timeoutMs: 10_000, what: 'refusal' });
+    await waitFor(async () => (await call('/readyz')).json.revision === bad, { timeoutMs: 10_000, what: 'the new revision loaded' });
     const ready = await call('/readyz');
-    expect(ready.json.refusedRevision.problems).toContainEqual(expect.objectContaining({ file: 'apps/counter/app.yaml', path: '/spec/pools/0/maxSize' }));
-    expect(ready.json.revision).not.toBe(bad);
+    expect(ready.status).toBe(200);
+    expect(ready.json.heldBack).toEqual([
+      {
+        app: 'counter',
+        servingRevision: expect.not.stringMatching(bad),
+        problems: [expect.objectContaining({ file: 'apps/counter/app.yaml', path: '/spec/pools/0/maxSize' })],
+      },
+    ]);
     expect((await call('/counter/version')).json.version).toBe('v2');
     const metrics = await (await fetch(`${core.url}/metrics`)).text();
-    expect(metrics).toMatch(/uhlp_definition_reloads_total\{outcome="refused"\} 1/);
+    expect(metrics).toMatch(/uhlp_definition_reloads_total\{outcome="held-back"\} 1/);
+    expect(metrics).toMatch(/uhlp_definition_apps_held_back 1/);
   });
 });

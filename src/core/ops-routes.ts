@@ -19,7 +19,6 @@ export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
     // A Kubernetes registry with no app yet has loaded too (an empty set is a valid state).
     const loaded = snapshot.revision !== '';
     const ready = loaded && sandboxes.ready && state.ok;
-    const refused = deps.registry.refused;
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'not-ready',
       revision: snapshot.revision,
@@ -28,8 +27,8 @@ export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
       state,
       pools: sandboxes.pools,
       definitionProblems: snapshot.problems,
-      // A newer HEAD that was refused: the revision above keeps serving until it is fixed.
-      refusedRevision: refused ?? null,
+      // Apps the revision above breaks: each keeps serving the revision it was last valid at until it is fixed.
+      heldBack: snapshot.heldBack,
     });
   });
 

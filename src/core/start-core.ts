@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { CoreConfig, LlmConfig } from '../config.js';
 import { openDefinitionsRepo } from '../definitions/definitions-repo.js';
+import { REVISIONS_DIR } from '../definitions/revision-paths.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
 import { createOpenAiCompatibleProvider } from '../llm/openai-compatible-provider.js';
 import { createScriptedProvider, loadScriptedProvider } from '../llm/scripted-provider.js';
@@ -75,7 +76,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
   const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
-  const revisionsRoot = path.join(config.dataDir, 'revisions');
+  const revisionsRoot = path.join(config.dataDir, REVISIONS_DIR);
   // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
   const coreSocket = path.join(path.dirname(config.spineSocket), 'mcp.sock');
   const mcpSocket = config.driver === 'docker' ? coreSocket : undefined;
@@ -122,7 +123,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           intervalMs: config.reloadIntervalMs,
           pull: config.pullRemote ? { remote: config.pullRemote, intervalMs: config.pullIntervalMs } : undefined,
           onChange: async () => {
-            await registry.load({ refuseInvalid: true }).catch((error: Error) => {
+            await registry.load().catch((error: Error) => {
               metrics.definitionReloads.labels('failed').inc();
               logger.error({ err: error.message }, 'definitions reload failed; the previous revision keeps serving');
             });

@@ -8,7 +8,8 @@
 import path from 'node:path';
 import { UhlpError } from '../errors.js';
 
-const APP_ID_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** An app id: a DNS-1123 label (the schema's appId pattern). */
+export const APP_ID_PATTERN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export function checkAppId(appId: string): void {
   if (typeof appId !== 'string' || appId.length > 63 || !APP_ID_PATTERN.test(appId)) {

@@ -1,8 +1,9 @@
 /**
  * The definitions directory as a Git repository. Apps are read from commits, never
- * from the working tree: a revision is materialized once into an immutable
- * directory `<revisionsRoot>/<commit>/apps/...` that runners import scripts from,
- * so every request runs against exactly one committed revision.
+ * from the working tree: each app of a commit is materialized once into an
+ * immutable directory `<revisionsRoot>/<appId>/<commit>/` (revision-paths.ts) that
+ * runners import scripts from, so every request runs against exactly one
+ * committed revision, and a sandbox mounts its own app's revisions only.
  *
  * The directory may be a whole repository or a subdirectory of one (then the apps
  * live under that prefix). A plain directory is `git init`ed and its content
@@ -12,7 +13,9 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { UhlpError } from '../errors.js';
-import { materializeTree } from './git-tree.js';
+import { APP_ID_PATTERN } from './definition-paths.js';
+import { listTreeDirectories, materializeTree } from './git-tree.js';
+import { appRevisionDir } from './revision-paths.js';
 
 export interface DefinitionsRepo {
   /** The directory the user named. */
@@ -22,14 +25,23 @@ export interface DefinitionsRepo {
   /** Path of `dir` inside the repository, `''` or ending with `/`. */
   readonly prefix: string;
   head(): Promise<string>;
-  /** Writes the revision's `apps/` tree under `<root>/<commit>/` once; returns that directory. */
+  /** Writes each app directory of the commit to `<root>/<appId>/<commit>/` once. */
   materialize(commit: string, root: string): Promise<MaterializedRevision>;
+}
+
+export interface MaterializedApp {
+  /** The directory's name under apps/: the appId it must declare. */
+  readonly name: string;
+  /** The app directory at this commit. */
+  readonly dir: string;
 }
 
 export interface MaterializedRevision {
   readonly commit: string;
-  readonly dir: string;
-  /** Tree entries that were not written because they are symlinks or submodules. */
+  readonly apps: readonly MaterializedApp[];
+  /** Directories under apps/ that cannot be an app id, so were not written (`apps/<name>`). */
+  readonly badNames: readonly string[];
+  /** Tree entries that were not written because they are symlinks or submodules (`apps/<name>/<path>`). */
   readonly skipped: readonly string[];
 }
 
@@ -75,7 +87,19 @@ async function initAndCommit(git: SimpleGit): Promise<void> {
 }
 
 async function materialize(topLevel: string, prefix: string, commit: string, root: string): Promise<MaterializedRevision> {
-  const dir = path.join(root, commit);
-  const { skipped } = await materializeTree({ repoDir: topLevel, commit, sourcePath: `${prefix}apps`, targetDir: dir, targetPath: 'apps' });
-  return { commit, dir, skipped };
+  const apps: MaterializedApp[] = [];
+  const badNames: string[] = [];
+  const skipped: string[] = [];
+  for (const name of await listTreeDirectories(topLevel, commit, `${prefix}apps`)) {
+    // The name becomes a path on this host: only what an app id may be.
+    if (!APP_ID_PATTERN.test(name)) {
+      badNames.push(`apps/${name}`);
+      continue;
+    }
+    const dir = appRevisionDir(root, name, commit);
+    const written = await materializeTree({ repoDir: topLevel, commit, sourcePath: `${prefix}apps/${name}`, targetDir: dir });
+    skipped.push(...written.skipped.map((file) => `apps/${name}/${file}`));
+    apps.push({ name, dir });
+  }
+  return { commit, apps, badNames, skipped };
 }

@@ -16,22 +16,22 @@ interface TreeEntry {
 }
 
 /**
- * Writes the tree at `<commit>:<sourcePath>` of a repository to `<targetDir>/<targetPath>`,
- * read-only, once: a `.complete` marker makes a second call a no-op, and the files are
- * staged and renamed so a reader never sees half a tree. Symlinks and submodules are
- * never written (they could point outside the revision); they are returned as skipped.
+ * Writes the tree at `<commit>:<sourcePath>` of a repository into `targetDir`,
+ * read-only, once. The files are staged beside it and renamed into place, so the
+ * directory exists only complete: a second call finds it and does nothing, and a
+ * reader never sees half a tree. No marker file is written inside it (an app may
+ * hold a file of any name). Symlinks and submodules are never written (they could
+ * point outside the revision); they are returned as skipped, relative to `sourcePath`.
  */
 export async function materializeTree(options: {
   repoDir: string;
   commit: string;
   sourcePath: string;
   targetDir: string;
-  targetPath: string;
 }): Promise<{ skipped: string[] }> {
   const { repoDir, commit, targetDir: dir } = options;
-  const marker = path.join(dir, '.complete');
   const skipped: string[] = [];
-  if (existsSync(marker)) return { skipped };
+  if (existsSync(dir)) return { skipped };
   const source = options.sourcePath.replace(/\/+$/, '');
 
   const listing = await runGit(repoDir, ['ls-tree', '-r', '-z', '--full-tree', commit, '--', source]);
@@ -40,7 +40,7 @@ export async function materializeTree(options: {
     if (!line) continue;
     const tab = line.indexOf('\t');
     const [mode, type, object] = line.slice(0, tab).split(' ') as [string, string, string];
-    const filePath = path.posix.join(options.targetPath, line.slice(tab + 1).slice(source.length + 1));
+    const filePath = line.slice(tab + 1).slice(source.length + 1);
     if (type !== 'blob' || mode === '120000') skipped.push(filePath);
     else entries.push({ mode, type, object, path: filePath });
   }
@@ -55,16 +55,28 @@ export async function materializeTree(options: {
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, blobs.get(entry.object)!, { mode: 0o444 });
   }
-  await writeFile(path.join(staging, '.complete'), `${commit}\n`);
-  await mkdir(path.dirname(dir), { recursive: true });
   try {
     await rename(staging, dir);
   } catch (error) {
-    // Another core (or a concurrent load) materialized the same commit first.
+    // Another core (or a concurrent load) materialized the same revision first.
     await rm(staging, { recursive: true, force: true });
-    if (!existsSync(marker)) throw error;
+    if (!existsSync(dir)) throw error;
   }
   return { skipped };
+}
+
+/** The names of the subdirectories of `<commit>:<treePath>` (one level, sorted as Git sorts them). */
+export async function listTreeDirectories(repoDir: string, commit: string, treePath: string): Promise<string[]> {
+  const tree = treePath.replace(/\/+$/, '');
+  const listing = await runGit(repoDir, ['ls-tree', '-z', '--full-tree', commit, '--', `${tree}/`]);
+  const names: string[] = [];
+  for (const line of listing.toString('utf8').split('\0')) {
+    if (!line) continue;
+    const tab = line.indexOf('\t');
+    const type = line.slice(0, tab).split(' ')[1];
+    if (type === 'tree') names.push(line.slice(tab + 1).slice(tree.length + 1));
+  }
+  return names;
 }
 
 /** Reads many blobs with one `git cat-file --batch`. */

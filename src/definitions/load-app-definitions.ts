@@ -1,32 +1,36 @@
 /**
- * Reads every `apps/<appId>/app.yaml` of a materialized revision. A broken file
- * is reported and skipped; it never keeps the other apps from loading.
+ * Reads the `app.yaml` of every app directory of a materialized revision. A
+ * broken file is reported and skipped; it never keeps the other apps from loading.
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { AppDefinitionDocument } from './app-definition-schema.js';
+import type { MaterializedRevision } from './definitions-repo.js';
 import { validateAppDefinition, type DefinitionProblem } from './validate-app-definition.js';
 
+export interface LoadedDefinition {
+  /** `apps/<appId>/app.yaml`. */
+  readonly file: string;
+  readonly document: AppDefinitionDocument;
+}
+
 export interface LoadedDefinitions {
-  readonly documents: ReadonlyArray<{ file: string; document: AppDefinitionDocument }>;
+  readonly documents: readonly LoadedDefinition[];
   readonly problems: readonly DefinitionProblem[];
 }
 
-export async function loadAppDefinitions(revisionDir: string): Promise<LoadedDefinitions> {
-  const appsDir = path.join(revisionDir, 'apps');
-  const documents: Array<{ file: string; document: AppDefinitionDocument }> = [];
-  const problems: DefinitionProblem[] = [];
-  if (!existsSync(appsDir)) return { documents, problems };
-
-  const names = (await readdir(appsDir, { withFileTypes: true }))
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort();
-  for (const name of names) {
+export async function loadAppDefinitions(revision: Pick<MaterializedRevision, 'apps' | 'badNames'>): Promise<LoadedDefinitions> {
+  const documents: LoadedDefinition[] = [];
+  const problems: DefinitionProblem[] = revision.badNames.map((dir) => ({
+    file: `${dir}/app.yaml`,
+    path: '/',
+    reason: `the directory name "${path.posix.basename(dir)}" is not an app id (lower-case letters, digits and "-", at most 63)`,
+  }));
+  for (const { name, dir: appDir } of revision.apps) {
     const file = `apps/${name}/app.yaml`;
-    const absolute = path.join(revisionDir, file);
+    const absolute = path.join(appDir, 'app.yaml');
     if (!existsSync(absolute)) {
       problems.push({ file, path: '/', reason: 'the app directory has no app.yaml' });
       continue;
@@ -41,7 +45,6 @@ export async function loadAppDefinitions(revisionDir: string): Promise<LoadedDef
       problems.push({ file, path: '/', reason: at ? `YAML line ${at.line} column ${at.col}: ${reason}` : `YAML: ${reason}` });
       continue;
     }
-    const appDir = path.join(appsDir, name);
     const result = validateAppDefinition(parsed.toJS(), {
       file,
       appDirName: name,

@@ -33,7 +33,7 @@ export interface ToolServices {
   llmFor(appId: string): LlmProvider;
   /** The endpoint spine; shell and web calls fail UHLP_ENDPOINT_UNAVAILABLE without it. */
   readonly spine: EndpointInvoker | undefined;
-  /** `<dataDir>/revisions`: revisions are materialized at `<root>/<commit>/apps/<appId>/`. */
+  /** Materialized revisions: an app's files at a revision are `<root>/<appId>/<revision>/` (revision-paths.ts). */
   readonly revisionsRoot: string;
   /** Writes to the definitions repository; undefined when apps do not come from one (Kubernetes). */
   readonly definitionStore?: GitDefinitionStore;

@@ -14,11 +14,11 @@ import { invokeTool } from './tool-invoker.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-tools-'));
 const revision = 'abc1234def';
-mkdirSync(path.join(root, 'revisions', revision, 'apps', 'alpha', 'prompts'), { recursive: true });
-writeFileSync(path.join(root, 'revisions', revision, 'apps', 'alpha', 'prompts', 'p.txt'), 'the prompt');
-writeFileSync(path.join(root, 'revisions', revision, 'apps', 'alpha', 'blob.bin'), Buffer.from([0xff, 0xfe, 0x00]));
-mkdirSync(path.join(root, 'revisions', revision, 'apps', 'beta'), { recursive: true });
-writeFileSync(path.join(root, 'revisions', revision, 'apps', 'beta', 'secret.txt'), 'beta only');
+mkdirSync(path.join(root, 'revisions', 'alpha', revision, 'prompts'), { recursive: true });
+writeFileSync(path.join(root, 'revisions', 'alpha', revision, 'prompts', 'p.txt'), 'the prompt');
+writeFileSync(path.join(root, 'revisions', 'alpha', revision, 'blob.bin'), Buffer.from([0xff, 0xfe, 0x00]));
+mkdirSync(path.join(root, 'revisions', 'beta', revision), { recursive: true });
+writeFileSync(path.join(root, 'revisions', 'beta', revision, 'secret.txt'), 'beta only');
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const invocations: Array<{ affordance: string; handle: string; payload: any; timeoutMs: number | undefined }> = [];

@@ -19,6 +19,22 @@ export interface LoadedApp {
   readonly pools: ReadonlyMap<string, PoolSpec>;
 }
 
+/** An app document and where it came from; an app may carry its own revision (apps from Kubernetes, apps held back). */
+export interface SnapshotDocument {
+  readonly file: string;
+  readonly document: AppDefinitionDocument;
+  /** The revision its files are read at; the snapshot's revision when omitted. */
+  readonly revision?: string;
+}
+
+/** An app that is invalid at the snapshot's revision and serves the revision it was last valid at. */
+export interface HeldBackApp {
+  readonly app: string;
+  readonly servingRevision: string;
+  /** Why the snapshot's revision of the app was not taken. */
+  readonly problems: readonly DefinitionProblem[];
+}
+
 export interface AppResolution {
   readonly app: LoadedApp;
   /** The path the app routes on: the full path for a host match, else the rest after the prefix. */
@@ -33,9 +49,10 @@ export class AppSnapshot {
 
   constructor(
     readonly revision: string,
-    /** An app may carry its own revision (apps from Kubernetes each have their source's); else `revision`. */
-    documents: ReadonlyArray<{ file: string; document: AppDefinitionDocument; revision?: string }>,
+    documents: readonly SnapshotDocument[],
     problems: readonly DefinitionProblem[],
+    /** Apps served at an older revision because this one breaks them. */
+    readonly heldBack: readonly HeldBackApp[] = [],
   ) {
     const apps = new Map<string, LoadedApp>();
     const allProblems = [...problems];

@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { APP_API_VERSION, APP_KIND, type AppDefinitionDocument } from '../definitions/app-definition-schema.js';
 import { materializeTree } from '../definitions/git-tree.js';
+import { appRevisionDir } from '../definitions/revision-paths.js';
 import { validateAppDefinition, type DefinitionProblem } from '../definitions/validate-app-definition.js';
 import { AppDefinitionWatcher, type ReadyAppDefinition } from '../k8s/app-definition-watcher.js';
 import type { Logger } from '../logger.js';
@@ -101,17 +102,10 @@ export class KubernetesAppSource {
     if (!git) return { problems: [{ file, path: '/spec/source/git', reason: 'an app served from Kubernetes must name the Git source of its files' }] };
     const sourcePath = git.path ?? `apps/${app.name}`;
     const commit = await this.sources.resolve(git.url, git.ref ?? 'HEAD');
-    // One revision directory per (commit, path, app): two apps of one repository never share one.
+    // One revision per (commit, path, app): two apps of one repository never share one.
     const revision = createHash('sha1').update(`${commit}\0${sourcePath}\0${app.name}`).digest('hex');
-    const revisionDir = path.join(this.options.revisionsRoot, revision);
-    await materializeTree({
-      repoDir: this.sources.repoDir(git.url),
-      commit,
-      sourcePath,
-      targetDir: revisionDir,
-      targetPath: `apps/${app.name}`,
-    });
-    const appDir = path.join(revisionDir, 'apps', app.name);
+    const appDir = appRevisionDir(this.options.revisionsRoot, app.name, revision);
+    await materializeTree({ repoDir: this.sources.repoDir(git.url), commit, sourcePath, targetDir: appDir });
     const result = validateAppDefinition(
       { apiVersion: APP_API_VERSION, kind: APP_KIND, metadata: { name: app.name }, spec: app.spec },
       {

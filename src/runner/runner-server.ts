@@ -31,7 +31,7 @@ const MAX_HEAD_BYTES = 16 * 1024;
 const KEEP_ALIVE_MS = 60_000;
 
 export interface RunnerServerOptions {
-  /** Root of the definitions revisions (read-only). */
+  /** The app's revisions, `<root>/<revision>/<app files>` (read-only). */
   definitionsRoot: string;
   /** Called with what the script threw outside of any await chain. */
   onFatal?: (error: unknown) => void;
@@ -147,7 +147,6 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
     let fn;
     try {
       fn = await loader.load({
-        appId: request.context.appId,
         revision: task.revision,
         script: task.script,
         exportName: task.function,

@@ -1,6 +1,7 @@
 /**
  * Finds and imports component scripts from an immutable definitions revision.
- * Revisions live at `<root>/<revision>/apps/<appId>/...`; because a revision
+ * The root is the sandbox's own app's revisions (the only app it can see), and
+ * a revision's files are at `<root>/<revision>/...`; because a revision
  * directory never changes, Node's module cache is exactly right: a script is
  * evaluated once per revision, and a new revision is a new URL.
  */
@@ -9,7 +10,6 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const REVISION_PATTERN = /^[0-9a-f]{7,64}$/;
-const APP_ID_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export class ScriptLoadError extends Error {
   constructor(
@@ -24,7 +24,6 @@ export class ScriptLoadError extends Error {
 export type ComponentFunction = (event: unknown, ctx: unknown) => unknown;
 
 export interface ScriptRef {
-  appId: string;
   revision: string;
   /** Path relative to the app directory. */
   script: string;
@@ -42,10 +41,7 @@ export class ScriptLoader {
     if (!REVISION_PATTERN.test(ref.revision)) {
       throw new ScriptLoadError('UHLP_EXECUTE_BAD_REQUEST', `revision "${ref.revision}" is not a commit id`);
     }
-    if (!APP_ID_PATTERN.test(ref.appId)) {
-      throw new ScriptLoadError('UHLP_EXECUTE_BAD_REQUEST', `appId "${ref.appId}" is not a valid app id`);
-    }
-    const appDir = path.resolve(this.root, ref.revision, 'apps', ref.appId);
+    const appDir = path.resolve(this.root, ref.revision);
     const file = path.resolve(appDir, ref.script);
     if (!file.startsWith(appDir + path.sep)) {
       throw new ScriptLoadError('UHLP_EXECUTE_BAD_REQUEST', `script "${ref.script}" leaves the app directory`);
@@ -63,7 +59,7 @@ export class ScriptLoader {
   async load(ref: ScriptRef): Promise<ComponentFunction> {
     const exportName = ref.exportName ?? 'default';
     // Length-prefixed parts: no two references share a key, whatever characters they hold.
-    const key = `${ref.revision.length}:${ref.revision}${ref.appId.length}:${ref.appId}${ref.script.length}:${ref.script}${exportName}`;
+    const key = `${ref.revision.length}:${ref.revision}${ref.script.length}:${ref.script}${exportName}`;
     const cached = this.functions.get(key);
     if (cached) return cached;
     const file = this.resolve(ref);

@@ -26,7 +26,7 @@ export type SandboxExitCause =
 export interface SandboxSpec {
   readonly appId: string;
   readonly pool: PoolSpec;
-  /** Directory holding the definitions revisions the runner reads scripts from. */
+  /** The app's revisions (`<revision>/<app files>`), the only definitions the sandbox may read. */
   readonly definitionsRoot: string;
   /**
    * The core's MCP endpoint as a Unix socket on this host. Drivers whose sandboxes

@@ -5,6 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { PoolSpec } from '../definitions/app-definition-schema.js';
+import { appRevisionsDir } from '../definitions/revision-paths.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { AppSnapshot } from '../registry/app-snapshot.js';
@@ -15,7 +16,7 @@ export interface SandboxManagerOptions {
   readonly driver: SandboxDriver;
   readonly metrics: Metrics;
   readonly logger: Logger;
-  /** Root of materialized definitions revisions, mounted read-only into sandboxes. */
+  /** Root of materialized revisions; each sandbox mounts its own app's directory of it, read-only. */
   readonly definitionsRoot: string;
   /** Identifies this core's sandboxes (the `uhlp.dev/instance` label). */
   readonly instanceId: string;
@@ -75,7 +76,7 @@ export class SandboxManager {
         sandboxSpec: {
           appId,
           pool: spec,
-          definitionsRoot: this.options.definitionsRoot,
+          definitionsRoot: appRevisionsDir(this.options.definitionsRoot, appId),
           mcpSocket: this.options.mcpSocket,
           labels: { 'uhlp.dev/app': appId, 'uhlp.dev/pool': spec.name, 'uhlp.dev/instance': this.options.instanceId },
         },

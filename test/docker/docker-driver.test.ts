@@ -24,7 +24,7 @@ const MiB = 1024 * 1024;
 function makeDefinitions(): string {
   const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-docker-test-'));
   chmodSync(root, 0o755);
-  const scripts = path.join(root, REVISION, 'apps', 'probe', 'scripts');
+  const scripts = path.join(root, REVISION, 'scripts');
   mkdirSync(scripts, { recursive: true });
   writeFileSync(
     path.join(scripts, 'probe.mjs'),

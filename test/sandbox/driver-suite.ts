@@ -20,7 +20,7 @@ export function makeSuiteDefinitions(): string {
   const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-driver-suite-'));
   // mkdtemp makes it private; container runners read it as a non-root uid of their own.
   chmodSync(root, 0o755);
-  const scripts = path.join(root, SUITE_REVISION, 'apps', 'suite', 'scripts');
+  const scripts = path.join(root, SUITE_REVISION, 'scripts');
   mkdirSync(scripts, { recursive: true });
   writeFileSync(
     path.join(scripts, 'behaviours.mjs'),

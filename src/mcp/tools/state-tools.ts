@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { normalizeAppPath } from '../../definitions/definition-paths.js';
+import { appRevisionDir } from '../../definitions/revision-paths.js';
 import { UhlpError } from '../../errors.js';
 import { defineTool } from '../tool-definition.js';
 
@@ -20,7 +21,7 @@ export const getDefinitionFileContent = defineTool({
     // The same refusals as the Git definition store (UHLP_DEFINITION_PATH_REFUSED). Materialized
     // revisions hold no symlinks, so this lexical check plus the prefix check below is the whole check.
     const relative = normalizeAppPath(args.path);
-    const appDir = path.resolve(services.revisionsRoot, grant.revision, 'apps', grant.appId);
+    const appDir = path.resolve(appRevisionDir(services.revisionsRoot, grant.appId, grant.revision));
     const file = path.resolve(appDir, relative);
     if (!file.startsWith(appDir + path.sep)) {
       throw new UhlpError('UHLP_DEFINITION_PATH_REFUSED', `path "${args.path}" leaves the app directory`, { field: 'path' });
