@@ -195,6 +195,22 @@ export const LlmCapability = Type.Object(
 );
 export type LlmCapability = Static<typeof LlmCapability>;
 
+/** An app-relative path glob (`data/**`, `prompts/*.njk`), matched with picomatch. */
+const PathGlob = Type.String({ minLength: 1, maxLength: 512, description: 'Glob of paths relative to the app directory (`data/**`, `prompts/*.njk`).' });
+
+export const StateCapability = Type.Object(
+  {
+    write: Type.Array(PathGlob, {
+      minItems: 1,
+      description:
+        "Globs of the app's files that core.state.applyStateDiff may create, change or delete. app.yaml, and every file that decides the app's capabilities, routes, hosts or pools, is never writable, whatever these say.",
+    }),
+    forbidden: Type.Array(PathGlob, { default: [], description: 'Globs never written, whatever write says (matched without regard to case).' }),
+  },
+  { additionalProperties: false },
+);
+export type StateCapability = Static<typeof StateCapability>;
+
 /**
  * What the app's sandboxes may ask the core to do through MCP. A missing key
  * means no such tool at all: the tool is not listed and a call is refused.
@@ -205,6 +221,7 @@ export const CapabilitiesSpec = Type.Object(
     web: Type.Optional(WebCapability),
     kv: Type.Optional(KvCapability),
     llm: Type.Optional(LlmCapability),
+    state: Type.Optional(StateCapability),
   },
   { additionalProperties: false },
 );

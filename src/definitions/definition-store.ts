@@ -59,6 +59,12 @@ export interface StateDiffInput {
   changes?: StateChange[];
   /** A unified diff (git or plain `diff -u`) with app-relative paths. Give this or `changes`. */
   unifiedDiff?: string;
+  /**
+   * Called with every app-relative path the commit would change (written, added
+   * or deleted, whatever form the change took) before anything is committed; a
+   * throw refuses the whole diff. The caller's write policy.
+   */
+  authorize?: (appPath: string) => void;
 }
 
 export interface AppliedStateDiff {
@@ -182,6 +188,8 @@ export class GitDefinitionStore {
     const changes = input.changes?.map((change, i) => ({ ...change, path: normalizeAppPath(change.path, `changes[${i}].path`) }));
     if (changes && changes.length === 0) throw diffInvalid('changes', 'changes must not be empty');
     const diffPaths = input.unifiedDiff === undefined ? [] : checkDiffPaths(input.unifiedDiff);
+    // Refused early on what the caller names; checked again below on what the commit would really change.
+    for (const named of changes?.map((change) => change.path) ?? diffPaths) input.authorize?.(named);
 
     return withRepositoryLock(this.repository, async () => {
       const base = await this.head();
@@ -199,6 +207,7 @@ export class GitDefinitionStore {
         }
 
         const changed = await this.changedEntries(index, base, root);
+        for (const repoPath of changed) input.authorize?.(repoPath.slice(root.length + 1));
         const tree = (await index.raw(['write-tree'])).trim();
         if (changed.length === 0) return { commit: base, previous: base, committed: false, changedPaths: [], worktreeSynced: true };
 

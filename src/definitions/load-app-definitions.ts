@@ -8,6 +8,7 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { AppDefinitionDocument } from './app-definition-schema.js';
 import type { MaterializedRevision } from './definitions-repo.js';
+import { APP_FILE } from './protected-paths.js';
 import { validateAppDefinition, type DefinitionProblem } from './validate-app-definition.js';
 
 export interface LoadedDefinition {
@@ -29,8 +30,8 @@ export async function loadAppDefinitions(revision: Pick<MaterializedRevision, 'a
     reason: `the directory name "${path.posix.basename(dir)}" is not an app id (lower-case letters, digits and "-", at most 63)`,
   }));
   for (const { name, dir: appDir } of revision.apps) {
-    const file = `apps/${name}/app.yaml`;
-    const absolute = path.join(appDir, 'app.yaml');
+    const file = `apps/${name}/${APP_FILE}`;
+    const absolute = path.join(appDir, APP_FILE);
     if (!existsSync(absolute)) {
       problems.push({ file, path: '/', reason: 'the app directory has no app.yaml' });
       continue;

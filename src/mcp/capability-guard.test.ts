@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KvCapability, LlmCapability, ShellCapability, WebCapability } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
-import { checkKv, checkLlm, checkShellArgv, checkWebRequest, requireCapability, shellEnvironment, shellLimits } from './capability-guard.js';
+import { checkKv, checkLlm, checkShellArgv, checkStateWrite, checkWebRequest, requireCapability, shellEnvironment, shellLimits } from './capability-guard.js';
 
 const shell: ShellCapability = { allow: [['git', 'status'], ['ls']], timeoutMs: 5000, maxStdoutBytes: 100, maxStderrBytes: 50, env: ['LANG', 'ABSENT'] };
 const web: WebCapability = { allowHosts: ['api.example.com', '*.example.org', '127.0.0.1'], methods: ['GET', 'POST'], timeoutMs: 3000, maxBodyBytes: 4096, allowPrivate: [] };
@@ -89,5 +89,41 @@ describe('capability checks', () => {
     expect(checkLlm(llm, 'large', 1000)).toEqual({ model: 'large', maxTokens: 256 });
     expect(checkLlm(llm, 'large', 10).maxTokens).toBe(10);
     expect(denial(() => checkLlm(llm, 'gpt-huge'))).toMatchObject({ capability: 'llm', rule: 'models', model: 'gpt-huge' });
+  });
+});
+
+describe('checkStateWrite', () => {
+  const state = { write: ['data/**', 'prompts/*.njk', 'App.yaml', '.gitattributes', 'scripts/**'], forbidden: ['data/secret/**', 'scripts/*.MJS'] };
+  it.each([
+    ['data/a.json', undefined],
+    ['data/deep/.hidden', undefined],
+    ['prompts/a.njk', undefined],
+    ['prompts/sub/a.njk', 'write'],
+    ['other.txt', 'write'],
+    ['data/secret/key', 'forbidden'],
+    ['scripts/x.mjs', 'forbidden'],
+    ['scripts/x.js', undefined],
+    // Whatever the globs say: the file that decides capabilities, and Git's own files.
+    ['app.yaml', 'protected'],
+    ['APP.YAML', 'protected'],
+    ['App.yaml', 'protected'],
+    ['.gitattributes', 'protected'],
+    ['data/.gitmodules', 'protected'],
+  ])('%s -> %s', (appPath, rule) => {
+    if (rule === undefined) {
+      expect(() => checkStateWrite(state, appPath)).not.toThrow();
+      return;
+    }
+    let thrown: unknown;
+    try {
+      checkStateWrite(state, appPath);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: 'UHLP_CAPABILITY_DENIED', details: { capability: 'state', rule, path: appPath } });
+  });
+
+  it('protects app.yaml even when a glob names it outright', () => {
+    expect(() => checkStateWrite({ write: ['**', 'app.yaml'], forbidden: [] }, 'app.yaml')).toThrow(/never written from a sandbox/);
   });
 });

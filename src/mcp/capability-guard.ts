@@ -3,16 +3,20 @@
  * The core runs them before anything is invoked; each refusal is a
  * UHLP_CAPABILITY_DENIED error whose details name the capability and the rule
  * that refused (`absent`, `allow`, `allowHosts`, `methods`, `prefixes`, `ops`,
- * `models`), so callers can count it and write it to evidence.
+ * `models`, `write`, `forbidden`, `protected`), so callers can count it and
+ * write it to evidence.
  */
+import picomatch from 'picomatch';
 import type {
   CapabilitiesSpec,
   KvCapability,
   KvOperation,
   LlmCapability,
   ShellCapability,
+  StateCapability,
   WebCapability,
 } from '../definitions/app-definition-schema.js';
+import { protectedPathReason } from '../definitions/protected-paths.js';
 import { UhlpError } from '../errors.js';
 import { bareHost, hostMatches } from '../net/host-pattern.js';
 
@@ -103,6 +107,36 @@ export function checkLlm(llm: LlmCapability, model: string | undefined, requeste
   const chosen = model ?? llm.models[0]!;
   if (!llm.models.includes(chosen)) throw capabilityDenied('llm', 'models', `model ${chosen} is not allowed by the llm capability`, { model: chosen });
   return { model: chosen, maxTokens: clamp(requestedMaxTokens, llm.maxTokens) };
+}
+
+type Matcher = (path: string) => boolean;
+const matchers = new WeakMap<StateCapability, { write: Matcher; forbidden: Matcher }>();
+
+/** The capability's globs, compiled once per capability object (one per loaded app). */
+function stateMatchers(state: StateCapability): { write: Matcher; forbidden: Matcher } {
+  let compiled = matchers.get(state);
+  if (compiled === undefined) {
+    // dot: `data/**` covers `data/.cache` too; forbidden ignores case, so it wins on any file system.
+    const write = state.write.length > 0 ? picomatch(state.write, { dot: true }) : () => false;
+    const forbidden = state.forbidden.length > 0 ? picomatch(state.forbidden, { dot: true, nocase: true }) : () => false;
+    compiled = { write, forbidden };
+    matchers.set(state, compiled);
+  }
+  return compiled;
+}
+
+/**
+ * Whether a sandbox may write `appPath` (normalized, app-relative): never a
+ * protected file, never a forbidden one, and only what a write glob names.
+ */
+export function checkStateWrite(state: StateCapability, appPath: string): void {
+  const protectedReason = protectedPathReason(appPath);
+  if (protectedReason !== undefined) {
+    throw capabilityDenied('state', 'protected', `${appPath} is never written from a sandbox: ${protectedReason}`, { path: appPath });
+  }
+  const { write, forbidden } = stateMatchers(state);
+  if (forbidden(appPath)) throw capabilityDenied('state', 'forbidden', `${appPath} matches a forbidden glob of the state capability`, { path: appPath });
+  if (!write(appPath)) throw capabilityDenied('state', 'write', `${appPath} matches no write glob of the state capability`, { path: appPath });
 }
 
 function clamp(requested: number | undefined, ceiling: number): number {

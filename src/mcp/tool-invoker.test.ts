@@ -82,9 +82,10 @@ describe('tool list per capability set', () => {
     ['shell', { shell: everything.shell! }, ['core.linux.executeCommand']],
     ['web', { web: everything.web! }, ['tool.web.fetch']],
     ['llm', { llm: everything.llm! }, ['core.llm.generate']],
+    ['state', { state: { write: ['data/**'], forbidden: [] } }, ['core.state.applyStateDiff']],
     ['everything', everything, ['core.llm.generate', 'core.linux.executeCommand', 'tool.web.fetch', 'core.kv.get', 'core.kv.set', 'core.kv.del']],
   ])('%s', (_name, capabilities, extra) => {
-    const base = ['core.state.getDefinitionFileContent', 'core.state.applyStateDiff', 'core.framework.getConfigValue', 'core.log'];
+    const base = ['core.state.getDefinitionFileContent', 'core.framework.getConfigValue', 'core.log'];
     expect(toolsFor(capabilities).map((tool) => tool.name).sort()).toEqual([...base, ...extra].sort());
   });
 });
@@ -131,8 +132,11 @@ describe('invokeTool', () => {
       expect(await call(g, 'core.state.getDefinitionFileContent', { path: escape })).toMatchObject({ isError: true, code: 'UHLP_DEFINITION_PATH_REFUSED', details: { field: 'path' } });
     }
     expect(await call(g, 'core.state.getDefinitionFileContent', { path: 'missing.txt' })).toMatchObject({ isError: true, code: 'UHLP_DEFINITION_FILE_NOT_FOUND', status: 404 });
-    // Without a Git state store (apps from Kubernetes) the write tool says so.
-    expect(await call(g, 'core.state.applyStateDiff', { diff: 'x', message: 'm' })).toMatchObject({ isError: true, code: 'UHLP_STATE_WRITE_NOT_AVAILABLE', status: 501 });
+    // Without the state capability there is no write tool at all.
+    expect(await call(g, 'core.state.applyStateDiff', { diff: 'x', message: 'm' })).toMatchObject({ isError: true, code: 'UHLP_CAPABILITY_DENIED', details: { capability: 'state', rule: 'absent' } });
+    // With it, but without a Git state store (apps from Kubernetes), the write tool says so.
+    const writer = grant('alpha', { state: { write: ['data/**'], forbidden: [] } });
+    expect(await call(writer, 'core.state.applyStateDiff', { diff: 'x', message: 'm' })).toMatchObject({ isError: true, code: 'UHLP_STATE_WRITE_NOT_AVAILABLE', status: 501 });
   });
 
   it('answers configuration values and logs', async () => {

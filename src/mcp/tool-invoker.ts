@@ -53,7 +53,7 @@ export async function invokeTool(
       const capability = String((error.details as { capability?: unknown }).capability);
       deps.metrics.capabilityRefusals.inc({ app: grant.appId, capability });
       const rule = String((error.details as { rule?: unknown }).rule);
-      grant.calls.recordViolation(describeOperation(toolLabel, args), `capabilities.${capability}.${rule}`, error.message);
+      grant.calls.recordViolation(describeOperation(toolLabel, args, error.details), `capabilities.${capability}.${rule}`, error.message);
       // The evidence line the ledger will take over: who asked for what, and which rule said no.
       deps.logger.warn({ app: grant.appId, component: grant.componentId, requestId: grant.requestId, tool: toolLabel, details: error.details }, 'capability refused');
     }
@@ -62,9 +62,12 @@ export async function invokeTool(
   }
 }
 
-/** A short description of what was attempted, for evidence: the tool and its main argument. */
-function describeOperation(tool: string, args: unknown): string {
+/** A short description of what was attempted, for evidence: the tool and its main argument (the refused path, when a refusal names one). */
+function describeOperation(tool: string, args: unknown, details: unknown): string {
   const record = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>;
-  const main = Array.isArray(record['argv']) ? record['argv'].join(' ') : (record['url'] ?? record['key'] ?? record['model'] ?? record['path']);
+  const refusedPath = (details as { path?: unknown } | undefined)?.path;
+  const main = Array.isArray(record['argv'])
+    ? record['argv'].join(' ')
+    : (refusedPath ?? record['url'] ?? record['key'] ?? record['model'] ?? record['path']);
   return typeof main === 'string' && main !== '' ? `${tool} ${main.slice(0, 200)}` : tool;
 }

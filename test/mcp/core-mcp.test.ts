@@ -21,6 +21,7 @@ import { waitFor } from '../helpers/wait-for.js';
 const run = promisify(execFile);
 
 let core: UhlpProcess;
+let defsDir: string;
 let web: http.Server;
 let webPort: number;
 /** A loopback port the web capability does not list: where the SSRF attempts aim. */
@@ -54,6 +55,7 @@ beforeAll(async () => {
   webPort = await listen(web);
 
   const dir = copyFixture('mcp');
+  defsDir = dir;
   const appFile = path.join(dir, 'apps', 'tooled', 'app.yaml');
   writeFileSync(appFile, readFileSync(appFile, 'utf8').replace('WEB_PORT', String(webPort)));
   // The core reads these from its environment; uhlp dev inherits the test's.
@@ -73,6 +75,10 @@ afterAll(async () => {
   web?.close();
   forbidden?.close();
 });
+
+async function git(...args: string[]): Promise<string> {
+  return (await run('git', args, { cwd: defsDir })).stdout;
+}
 
 async function mcpToken(appId: string): Promise<{ url: string; token: string }> {
   const { stdout } = await run(process.execPath, [UHLP_BIN, 'mcp', 'token', appId, '--url', core.url]);
@@ -103,7 +109,7 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   return result.isError ? { error: result.structuredContent } : result.structuredContent;
 }
 
-const BASE_TOOLS = ['core.framework.getConfigValue', 'core.log', 'core.state.applyStateDiff', 'core.state.getDefinitionFileContent'];
+const BASE_TOOLS = ['core.framework.getConfigValue', 'core.log', 'core.state.getDefinitionFileContent'];
 
 describe('CoreMCPServer with the official MCP client', () => {
   let tooled: Client;
@@ -117,7 +123,7 @@ describe('CoreMCPServer with the official MCP client', () => {
   it('lists only the tools the capabilities allow, each with an input schema', async () => {
     const all = (await tooled.listTools()).tools;
     expect(all.map((tool) => tool.name).sort()).toEqual(
-      [...BASE_TOOLS, 'core.kv.del', 'core.kv.get', 'core.kv.set', 'core.linux.executeCommand', 'core.llm.generate', 'tool.web.fetch'].sort(),
+      [...BASE_TOOLS, 'core.kv.del', 'core.kv.get', 'core.kv.set', 'core.linux.executeCommand', 'core.llm.generate', 'core.state.applyStateDiff', 'tool.web.fetch'].sort(),
     );
     for (const tool of all) expect(tool.inputSchema.type).toBe('object');
     expect((await bare.listTools()).tools.map((tool) => tool.name).sort()).toEqual([...BASE_TOOLS, 'core.kv.get'].sort());
@@ -158,6 +164,32 @@ describe('CoreMCPServer with the official MCP client', () => {
     expect(await call(tooled, 'core.state.applyStateDiff', { message: 'escape', changes: [{ path: '../bare/x.txt', content: 'x' }], expectedBase: applied.commit })).toMatchObject({
       error: { code: 'UHLP_DEFINITION_PATH_REFUSED' },
     });
+  });
+
+  it('writes only what the state capability allows, and never the file that grants capabilities', async () => {
+    const head = (await call(tooled, 'core.state.getDefinitionFileContent', { path: 'app.yaml' })) as { content: string };
+    const selfGrant = head.content.replace('shell: { allow: [[echo]', 'shell: { allow: [[id], [echo]');
+    const base = (await git('rev-parse', 'HEAD')).trim();
+    const attempts: Array<[string, Record<string, unknown>, string, string]> = [
+      ['app.yaml rewritten', { changes: [{ path: 'app.yaml', content: selfGrant }] }, 'protected', 'app.yaml'],
+      ['app.yaml deleted', { changes: [{ path: 'app.yaml', delete: true }] }, 'protected', 'app.yaml'],
+      ['app.yaml in another case', { changes: [{ path: 'APP.yaml', content: selfGrant }] }, 'protected', 'APP.yaml'],
+      ['app.yaml through a unified diff', { diff: `--- a/app.yaml\n+++ b/app.yaml\n@@ -1 +1 @@\n-apiVersion: uhlp.dev/v1alpha1\n+apiVersion: uhlp.dev/v1alpha1 \n` }, 'protected', 'app.yaml'],
+      ['a .gitattributes', { changes: [{ path: 'notes/.gitattributes', content: '* filter=x' }] }, 'protected', 'notes/.gitattributes'],
+      ['a forbidden path', { changes: [{ path: 'notes/private/key', content: 'x' }] }, 'forbidden', 'notes/private/key'],
+      ['a path no glob names', { changes: [{ path: 'scripts/use-tools.mjs', content: 'export const useTools = () => 1;' }] }, 'write', 'scripts/use-tools.mjs'],
+      ['one bad path among good ones', { changes: [{ path: 'notes/ok.txt', content: 'x' }, { path: 'app.yaml', content: selfGrant }] }, 'protected', 'app.yaml'],
+    ];
+    for (const [what, change, rule, refusedPath] of attempts) {
+      expect(await call(tooled, 'core.state.applyStateDiff', { message: what, expectedBase: base, ...change }), what).toMatchObject({
+        error: { code: 'UHLP_CAPABILITY_DENIED', status: 403, details: { capability: 'state', rule, path: refusedPath } },
+      });
+    }
+    // An app without the capability has no such tool at all.
+    expect(await call(bare, 'core.state.applyStateDiff', { message: 'grant', changes: [{ path: 'app.yaml', content: 'x' }] })).toMatchObject({
+      error: { code: 'UHLP_CAPABILITY_DENIED', details: { capability: 'state', rule: 'absent' } },
+    });
+    expect((await git('rev-parse', 'HEAD')).trim()).toBe(base);
   });
 
   it("answers the app's own configuration values and logs", async () => {

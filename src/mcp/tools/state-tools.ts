@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { normalizeAppPath } from '../../definitions/definition-paths.js';
 import { appRevisionDir } from '../../definitions/revision-paths.js';
 import { UhlpError } from '../../errors.js';
+import { checkStateWrite, requireCapability } from '../capability-guard.js';
 import { defineTool } from '../tool-definition.js';
 
 export const getDefinitionFileContent = defineTool({
@@ -51,7 +52,8 @@ export const getDefinitionFileContent = defineTool({
 export const applyStateDiff = defineTool({
   name: 'core.state.applyStateDiff',
   description:
-    "Applies changes to this app's definition files as one commit of the definitions repository, made against the execution's revision; refused when that revision is no longer HEAD.",
+    "Applies changes to this app's definition files as one commit of the definitions repository, made against the execution's revision; refused when that revision is no longer HEAD. Only the paths the app's state capability lets it write; never app.yaml.",
+  capability: 'state',
   inputSchema: Type.Object(
     {
       message: Type.String({ minLength: 1, maxLength: 4096, description: 'Commit message.' }),
@@ -88,8 +90,10 @@ export const applyStateDiff = defineTool({
       if (change.content === undefined) throw new UhlpError('UHLP_MCP_INVALID_ARGUMENTS', `change of "${change.path}" needs content or delete`, { field: 'changes' });
       return { path: change.path, content: change.content };
     });
+    const state = requireCapability(grant.capabilities, 'state');
     const applied = await store.applyStateDiff({
       appId: grant.appId,
+      authorize: (appPath) => checkStateWrite(state, appPath),
       expectedBase: args.expectedBase ?? grant.revision,
       author: { name: `uhlp app ${grant.appId}`, email: `${grant.appId}@apps.uhlp.invalid` },
       message: args.message,
