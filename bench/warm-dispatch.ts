@@ -5,9 +5,9 @@
  * sandbox client (the floor of the core's design), side by side, in each of
  * DISPATCH_SHAPES: every path gets the same sandboxes, so none queues for one.
  */
-import { silentLogger } from '../src/logger.js';
-import { ProcessDriver } from '../src/sandbox/process-driver.js';
+import type { ProcessDriver } from '../src/sandbox/process-driver.js';
 import type { SandboxSpec } from '../src/sandbox/sandbox-driver.js';
+import { makeProcessDriver } from '../test/helpers/process-driver.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
 import { writeHelloApp } from './lib/bench-app.js';
@@ -36,7 +36,7 @@ async function forwarded(shape: DispatchShape, durationMs: number): Promise<Load
 }
 
 async function onProcessRunners(use: (driver: ProcessDriver, spec: SandboxSpec) => Promise<LoadResult>): Promise<LoadResult> {
-  const driver = new ProcessDriver({ logger: silentLogger() });
+  const driver = await makeProcessDriver();
   const spec = { appId: 'suite', pool: suitePool({ limits: { memoryMb: 128, cpus: 1, timeoutMs: 5000 } }), definitionsRoot: makeSuiteDefinitions(), labels: {} };
   try {
     return await use(driver, spec);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares the real services the integration tests talk to: Docker Engine and Redis
-# (plus binutils, whose strip the sandbox image build uses).
+# (plus binutils, whose strip the sandbox image build uses, and bubblewrap, which
+# contains the process driver's sandboxes).
 #
 # Idempotent and safe to run concurrently: it installs Debian's docker.io and
 # redis-server only when missing, starts dockerd and redis-server only when they
@@ -44,6 +45,8 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # `uhlp images build` strips the Node binary it copies into the sandbox base image.
 command -v strip >/dev/null 2>&1 || missing+=(binutils)
+# The process driver runs every sandbox in bubblewrap's namespaces.
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -53,6 +53,13 @@ export interface CoreConfig {
   readonly spineSocket: string;
   /** The LLM provider behind `core.llm.generate`. */
   readonly llm: LlmConfig;
+  /**
+   * Run process sandboxes without namespaces when bubblewrap cannot run on this
+   * host (Node's permission model only). `uhlp dev` does so by default, loudly;
+   * `uhlp serve` refuses to start without it.
+   * @defaultValue `true` in dev mode, else `false` (`--unsafe-process-sandboxes`, `UHLP_UNSAFE_PROCESS_SANDBOXES=true`)
+   */
+  readonly unsafeProcessSandboxes: boolean;
 }
 
 /**
@@ -82,6 +89,7 @@ export interface ConfigFlags {
   'data-dir'?: string;
   driver?: string;
   'log-level'?: string;
+  'unsafe-process-sandboxes'?: boolean;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -109,7 +117,7 @@ export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   mode: { devMode: boolean } = { devMode: true },
 ): CoreConfig {
-  const pick = (flag: Exclude<keyof ConfigFlags, 'namespace'>, variable: string): { name: string; raw: string } | undefined => {
+  const pick = (flag: Exclude<keyof ConfigFlags, 'namespace' | 'unsafe-process-sandboxes'>, variable: string): { name: string; raw: string } | undefined => {
     if (flags[flag] !== undefined) return { name: `--${flag}`, raw: flags[flag]! };
     if (env[variable] !== undefined && env[variable] !== '') return { name: variable, raw: env[variable]! };
     return undefined;
@@ -144,6 +152,10 @@ export function loadConfig(
   // Unix socket paths are limited to 107 bytes.
   if (Buffer.byteLength(spineSocket) > 107) invalid('UHLP_SPINE_SOCKET', 'a socket path of at most 107 bytes (set it or use a shorter --data-dir)', spineSocket);
 
+  const unsafeEnv = env.UHLP_UNSAFE_PROCESS_SANDBOXES;
+  if (unsafeEnv !== undefined && unsafeEnv !== '' && unsafeEnv !== 'true' && unsafeEnv !== 'false') invalid('UHLP_UNSAFE_PROCESS_SANDBOXES', 'true or false', unsafeEnv);
+  const unsafeProcessSandboxes = flags['unsafe-process-sandboxes'] === true || unsafeEnv === 'true' || (mode.devMode && unsafeEnv !== 'false');
+
   const llmBaseUrl = env.UHLP_LLM_BASE_URL || undefined;
   if (llmBaseUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(llmBaseUrl)) invalid('UHLP_LLM_BASE_URL', 'an http(s) URL', llmBaseUrl);
   const llm: LlmConfig = Object.freeze({
@@ -175,5 +187,6 @@ export function loadConfig(
     pullIntervalMs: envInt('UHLP_GIT_PULL_INTERVAL_MS', 30_000, 100, 86400_000),
     spineSocket,
     llm,
+    unsafeProcessSandboxes,
   });
 }

@@ -8,10 +8,9 @@ import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from './helpers/wait-for.js';
-import { copyFixture, isAlive, startUhlpDev, type UhlpProcess } from './helpers/uhlp-process.js';
+import { copyFixture, descendants, isAlive, startUhlpDev, type UhlpProcess } from './helpers/uhlp-process.js';
 
 let core: UhlpProcess;
-const runnerPids = new Set<number>();
 
 beforeAll(async () => {
   core = await startUhlpDev(copyFixture('journey'));
@@ -61,7 +60,6 @@ describe('uhlp dev end to end', () => {
     });
     expect(details.headers['x-custom']).toBe('yes');
     expect(json).toMatchObject({ appId: 'journey', componentId: 'echo', configuration: { greeting: 'Hi' } });
-    runnerPids.add(json.pid);
   });
 
   it('sends a body that is not UTF-8 as base64, and UTF-8 as text', async () => {
@@ -216,17 +214,12 @@ describe('uhlp dev end to end', () => {
   });
 
   it('answers 504 for a script that never resolves, destroys that sandbox, and keeps serving', async () => {
-    const before = (await get('/j/pid')).json.pid;
     const started = Date.now();
     const { status, json } = await get('/j/hang');
     expect(status).toBe(504);
     expect(json.code).toBe('UHLP_SANDBOX_TIMEOUT');
     expect(Date.now() - started).toBeLessThan(3000);
     await waitFor(async () => (await get('/j/pid')).status === 200);
-    const pids = new Set<number>();
-    for (let i = 0; i < 4; i++) pids.add((await get('/j/pid')).json.pid);
-    for (const pid of pids) runnerPids.add(pid);
-    runnerPids.add(before);
   });
 
   it('answers 502 for a script that exits its process, and replaces the sandbox', async () => {
@@ -249,7 +242,6 @@ describe('uhlp dev end to end', () => {
     for (const e of events) peak = Math.max(peak, (running += e.d));
     expect(peak).toBeLessThanOrEqual(4);
     expect(peak).toBeGreaterThan(1);
-    for (const r of results) runnerPids.add(r.json.pid);
   });
 
   it('exports request, routing, sandbox and pool metrics', async () => {
@@ -265,9 +257,12 @@ describe('uhlp dev end to end', () => {
   });
 
   it('stops cleanly on SIGTERM and leaves no runner process behind', async () => {
-    expect(runnerPids.size).toBeGreaterThan(0);
+    // Runners report pids of their own PID namespace; their host processes are the core's descendants.
+    const runners = descendants(core.child.pid!);
+    expect(runners.length).toBeGreaterThan(0);
     const code = await core.stop('SIGTERM');
     expect(code).toBe(0);
-    for (const pid of runnerPids) expect(isAlive(pid), `runner ${pid}`).toBe(false);
+    // A sandbox's processes end with the core (PR_SET_PDEATHSIG), a moment after it.
+    await waitFor(() => runners.every((pid) => !isAlive(pid)), { timeoutMs: 5000, what: `runner processes ${runners.filter(isAlive).join(', ')} gone` });
   });
 });

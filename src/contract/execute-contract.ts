@@ -150,6 +150,12 @@ export const ExecuteContext = Type.Object(
       }),
     ),
     sessionId: Type.Optional(Type.String()),
+    /**
+     * The turn's writable directories (FR-RT-012), relative to the sandbox's work
+     * tree: the only places a script may write. The runner hands scripts their
+     * absolute paths (`ctx.workspace`) and points TMPDIR, TEMP and TMP at `tmpDir`.
+     */
+    workspace: Type.Optional(Type.Object({ tmpDir: Type.String({ minLength: 1 }), outputDir: Type.String({ minLength: 1 }) }, { additionalProperties: true })),
     configuration: Type.Record(Type.String(), Type.Unknown()),
     applicationInfo: Type.Object({ deploymentMode: DeploymentMode }, { additionalProperties: true }),
     taskDetails: Type.Optional(TaskDetails),

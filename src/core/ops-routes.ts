@@ -24,6 +24,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
       revision: snapshot.revision,
       apps: [...snapshot.apps.keys()],
       driver: deps.sandboxes.driverName,
+      isolation: deps.sandboxes.isolation,
       state,
       pools: sandboxes.pools,
       definitionProblems: snapshot.problems,

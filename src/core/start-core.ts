@@ -79,13 +79,18 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const revisionsRoot = path.join(config.dataDir, REVISIONS_DIR);
   // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
   const coreSocket = path.join(path.dirname(config.spineSocket), 'mcp.sock');
-  const mcpSocket = config.driver === 'docker' ? coreSocket : undefined;
   const sandboxes = new SandboxManager({
-    driver: createSandboxDriver(config.driver, { logger, instanceId: config.instanceId }),
+    driver: await createSandboxDriver(config.driver, {
+      logger,
+      instanceId: config.instanceId,
+      dataDir: config.dataDir,
+      allowUnisolatedProcesses: config.unsafeProcessSandboxes,
+    }),
     metrics,
     logger,
     definitionsRoot: revisionsRoot,
-    mcpSocket,
+    // Sandboxes have no network: tool calls reach the core through this socket, mounted in.
+    mcpSocket: coreSocket,
     instanceId: config.instanceId,
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });

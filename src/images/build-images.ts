@@ -11,15 +11,14 @@
  */
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { UhlpError } from '../errors.js';
 import { contextStream, packContext, type ContextEntry } from './build-context.js';
-import { importClosure } from './import-closure.js';
+import { PACKAGE_ROOT, runnerAppFiles } from './runner-files.js';
 import { IMAGE_NODE_PATH, findNodeRuntime } from './node-runtime.js';
 
 const run = promisify(execFile);
@@ -37,10 +36,6 @@ export const IMAGE_INPUTS_LABEL = 'dev.uhlp.image-inputs';
 
 /** Bumped whenever the layout below changes, so old tags stop matching. */
 const LAYOUT_VERSION = '1';
-/** The runner's compiled entry; the image carries exactly what it imports. */
-const RUNNER_ENTRY = 'dist/runner/main.js';
-/** Build output the runner does not load: source maps and type declarations. */
-const SKIPPED_FILE = /(\.map|\.d\.[cm]?ts|\.tsbuildinfo)$/;
 
 export interface BuildImagesOptions {
   /** Engine to build with. @defaultValue `new Docker()` (DOCKER_HOST or /var/run/docker.sock) */
@@ -75,8 +70,6 @@ export interface BuildImagesResult {
   readonly nodeBase: BuiltImage;
   readonly jitRunner: BuiltImage;
 }
-
-const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export async function buildImages(options: BuildImagesOptions = {}): Promise<BuildImagesResult> {
   const docker = options.docker ?? new Docker();
@@ -151,20 +144,8 @@ async function buildJitRunner(docker: Docker, baseReference: string, options: Bu
     `ENTRYPOINT ["${IMAGE_NODE_PATH}", "${IMAGE_APP_DIR}/dist/runner/main.js"]`,
     '',
   ].join('\n');
-  const entries: ContextEntry[] = [
-    { name: 'Dockerfile', content: Buffer.from(dockerfile) },
-    // dist/ is ESM; without "type": "module" next to it Node would read it as CommonJS.
-    { name: 'app/package.json', content: Buffer.from('{"name":"uhlp-jit-runner","private":true,"type":"module"}\n') },
-  ];
-  const closure = await importClosure(root, RUNNER_ENTRY).catch((error: NodeJS.ErrnoException) => {
-    throw new UhlpError(
-      'UHLP_IMAGE_BUILD_FAILED',
-      error.code === 'ENOENT' ? `${error.path ?? RUNNER_ENTRY} is missing; run \`npm run build\` (and npm ci) first` : error.message,
-      { root },
-    );
-  });
-  for (const file of closure.files) entries.push(...(await collectFiles(root, file, 'app')));
-  for (const dir of await packageDirs(root, closure.packages)) entries.push(...(await collectFiles(root, dir, 'app')));
+  const entries: ContextEntry[] = [{ name: 'Dockerfile', content: Buffer.from(dockerfile) }];
+  for (const file of await runnerAppFiles(root)) entries.push({ name: `app/${file.name}`, content: file.content });
 
   // The context is deterministic, so its hash is the hash of every input,
   // the base image reference included.
@@ -259,44 +240,6 @@ async function readHostFile(file: string): Promise<Buffer> {
   } catch (error) {
     throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `cannot read ${file}: ${(error as Error).message}`, { file });
   }
-}
-
-/** Files under `root/relative` (a file or a directory) as context entries under `prefix`. */
-async function collectFiles(root: string, relative: string, prefix: string): Promise<ContextEntry[]> {
-  const absolute = path.join(root, relative);
-  const info = await stat(absolute).catch(() => undefined);
-  if (!info) {
-    throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `${absolute} is missing; run \`npm run build\` (and npm ci) first`, { path: absolute });
-  }
-  const names = info.isDirectory()
-    ? (await readdir(absolute, { recursive: true })).map((name) => path.join(relative, name))
-    : [relative];
-  const entries: ContextEntry[] = [];
-  for (const name of names) {
-    if (SKIPPED_FILE.test(name)) continue;
-    const file = path.join(root, name);
-    const fileInfo = await stat(file);
-    if (!fileInfo.isFile()) continue;
-    entries.push({ name: `${prefix}/${name.split(path.sep).join('/')}`, content: await readFile(file) });
-  }
-  return entries;
-}
-
-/** node_modules directories of `packages` and everything they depend on, relative to root. */
-async function packageDirs(root: string, packages: readonly string[]): Promise<string[]> {
-  const found = new Set<string>();
-  const queue = [...packages];
-  while (queue.length > 0) {
-    const name = queue.shift()!;
-    const dir = path.join('node_modules', name);
-    if (found.has(dir)) continue;
-    found.add(dir);
-    const manifest = await readFile(path.join(root, dir, 'package.json'), 'utf8').catch(() => {
-      throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `package ${name} is not installed under ${root}; run npm ci`, { package: name });
-    });
-    queue.push(...Object.keys((JSON.parse(manifest) as { dependencies?: Record<string, string> }).dependencies ?? {}));
-  }
-  return [...found].sort();
 }
 
 function sha256(data: Buffer | string): string {

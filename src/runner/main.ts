@@ -5,12 +5,18 @@
  * requests, which is what drivers wait for.
  *
  *   node dist/runner/main.js --listen unix:/run/sb.sock|tcp:0.0.0.0:8080 --definitions DIR
- *                            [--concurrency N] [--mcp-socket PATH] [--exit-on-stdin-close]
+ *                            [--work-dir DIR] [--concurrency N] [--niceness N]
+ *                            [--mcp-socket PATH] [--exit-on-stdin-close]
  *
  * `--mcp-socket` sends tool calls to the core's MCP endpoint over that Unix socket
- * (containers have no network); without it they go to `context.mcp_endpoint` over TCP.
+ * (sandboxes have no network); without it they go to `context.mcp_endpoint` over TCP.
+ * `--work-dir` is the sandbox's writable tree: each execution's session directories
+ * (`tmp/<sid>/`, `output/<sid>/`) are under it. `--niceness` lowers the runner's own
+ * CPU priority before any script runs (a sandboxed runner cannot be reniced from outside
+ * reliably: its processes are forked inside the sandbox).
  */
 import { unlinkSync } from 'node:fs';
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createRunnerServer } from './runner-server.js';
 import { unixSocketFetch } from './unix-socket-fetch.js';
@@ -30,7 +36,9 @@ function main(): void {
       listen: { type: 'string' },
       definitions: { type: 'string' },
       'mcp-socket': { type: 'string' },
+      'work-dir': { type: 'string' },
       concurrency: { type: 'string', default: '1' },
+      niceness: { type: 'string', default: '0' },
       'exit-on-stdin-close': { type: 'boolean', default: false },
     },
     strict: true,
@@ -41,8 +49,16 @@ function main(): void {
   const target = parseListen(values.listen);
   const concurrency = Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be an integer >= 1, got "${values.concurrency}"`);
+  const niceness = Number(values.niceness);
+  if (!Number.isInteger(niceness) || niceness < 0 || niceness > 19) throw new Error(`--niceness must be an integer 0-19, got "${values.niceness}"`);
+  if (niceness > 0) os.setPriority(Math.min(19, os.getPriority() + niceness));
   const mcpSocket = values['mcp-socket'];
-  const runner = createRunnerServer({ definitionsRoot: values.definitions, mcpFetch: mcpSocket ? unixSocketFetch(mcpSocket) : undefined, concurrency });
+  const runner = createRunnerServer({
+    definitionsRoot: values.definitions,
+    workDir: values['work-dir'],
+    mcpFetch: mcpSocket ? unixSocketFetch(mcpSocket) : undefined,
+    concurrency,
+  });
 
   // A script that throws outside its promise chain leaves this process in an unknown
   // state: answer the request it belongs to, then exit so the pool replaces us.

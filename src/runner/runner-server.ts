@@ -17,6 +17,7 @@ import {
   type ExecuteResponse,
 } from '../contract/execute-contract.js';
 import type net from 'node:net';
+import path from 'node:path';
 import { Http1Server } from '../http1/http1-server.js';
 import type { Http1Request } from '../http1/request-parser.js';
 import { ScriptLoadError, ScriptLoader } from './script-loader.js';
@@ -33,6 +34,11 @@ const KEEP_ALIVE_MS = 60_000;
 export interface RunnerServerOptions {
   /** The app's revisions, `<root>/<revision>/<app files>` (read-only). */
   definitionsRoot: string;
+  /**
+   * The sandbox's writable tree; each execution's `context.workspace` names its
+   * directories in it. @defaultValue none: executions get no workspace
+   */
+  workDir?: string;
   /** Called with what the script threw outside of any await chain. */
   onFatal?: (error: unknown) => void;
   /** How tool calls reach the core; a Unix-socket fetch in containers. @defaultValue globalThis.fetch */
@@ -155,9 +161,27 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       if (error instanceof ScriptLoadError) return runnerErrorResult(error.code, error.message);
       throw error;
     }
-    // Scripts get the context as sent, plus `tools` (ctx.tools.call) bound to this execution's token.
-    const value = await fn(request.requestData, { ...request.context, tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) } });
+    const workspace = workspaceOf(request.context.workspace);
+    // Temporary files of the script (and of anything it uses) go to the turn's own directory.
+    // With concurrency above 1 executions share the process environment: the last one set wins.
+    if (workspace) process.env.TMPDIR = process.env.TEMP = process.env.TMP = workspace.tmpDir;
+    // Scripts get the context as sent, with `workspace` as absolute paths and `tools` (ctx.tools.call) bound to this execution's token.
+    const value = await fn(request.requestData, {
+      ...request.context,
+      ...(workspace ? { workspace } : {}),
+      tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) },
+    });
     return resultFromValue(value);
+  }
+
+  /** The execution's directories as absolute paths inside the work tree; none when either is missing or leaves it. */
+  function workspaceOf(sent: { tmpDir: string; outputDir: string } | undefined): { tmpDir: string; outputDir: string } | undefined {
+    const root = options.workDir;
+    if (!root || !sent) return undefined;
+    const tmpDir = path.resolve(root, sent.tmpDir);
+    const outputDir = path.resolve(root, sent.outputDir);
+    const inside = (dir: string): boolean => dir.startsWith(path.resolve(root) + path.sep);
+    return inside(tmpDir) && inside(outputDir) ? { tmpDir, outputDir } : undefined;
   }
 
   return {

@@ -5,6 +5,9 @@
  * Containers have no network unless the spec asks for one; the runner then listens
  * on a Unix socket in a per-sandbox host directory bind-mounted at /run/uhlp. With
  * a network, the runner listens on TCP and the port is published on 127.0.0.1 only.
+ * A container sees its own app's revisions (read-only, /definitions) and its own
+ * writable tree (/work, see work-tree.ts); its root is read-only and it has no
+ * other writable place, /tmp included.
  * Every container carries the uhlp.dev/app, /pool and /instance labels, so that a
  * restarted core adopts its containers instead of starting new ones.
  */
@@ -20,6 +23,7 @@ import { JIT_RUNNER_IMAGE, SANDBOX_UID } from '../images/build-images.js';
 import type { Logger } from '../logger.js';
 import { containerExitCause } from './container-exit-cause.js';
 import { SandboxClient } from './sandbox-client.js';
+import { createWorkTree, type WorkTree } from './work-tree.js';
 import type { SandboxDriver, SandboxEndpoint, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 
 export const LABEL_APP = 'uhlp.dev/app';
@@ -29,11 +33,14 @@ export const LABEL_INSTANCE = 'uhlp.dev/instance';
 export const LABEL_SOCKET_DIR = 'uhlp.dev/socket-dir';
 /** Hash of what the container was started with; adoption skips containers of another configuration. */
 export const LABEL_CONFIG = 'uhlp.dev/config-hash';
+/** Host directory of the container's writable tree; read back on adoption. */
+export const LABEL_WORK_DIR = 'uhlp.dev/work-dir';
 
 /** Where the socket directory is mounted inside the container. */
 const CONTAINER_SOCKET_DIR = '/run/uhlp';
 const CONTAINER_SOCKET = `${CONTAINER_SOCKET_DIR}/runner.sock`;
 const CONTAINER_DEFINITIONS = '/definitions';
+const CONTAINER_WORK = '/work';
 const CONTAINER_MCP_SOCKET = '/run/uhlp-core/mcp.sock';
 /** Runner port inside a networked container; published on 127.0.0.1 at a free port. */
 const CONTAINER_PORT = 8080;
@@ -51,10 +58,13 @@ export interface DockerDriverOptions {
    * @defaultValue `<tmpdir>/uhlp-dk-<hash of instanceId>`
    */
   readonly socketRoot?: string;
+  /**
+   * Host directory under which each container gets its writable tree (/work).
+   * @defaultValue `<tmpdir>/uhlp-dk-<hash of instanceId>-work`
+   */
+  readonly workRoot?: string;
   /** How long a container may take to answer GET /healthz after start, ms. @defaultValue 10000 */
   readonly startTimeoutMs?: number;
-  /** Size of the tmpfs on /tmp, MiB. @defaultValue 16 */
-  readonly tmpfsMb?: number;
   /** Process limit of a container. @defaultValue 128 */
   readonly pidsLimit?: number;
   /**
@@ -83,6 +93,7 @@ interface DockerHandle extends SandboxHandle {
   readonly container: Docker.Container;
   /** Host directory of the socket, when the runner listens on one. */
   readonly socketDir: string | undefined;
+  readonly workTree: WorkTree;
   /** The cause the pool gave when it destroyed us; wins over what the exit looks like, OOM excepted. */
   destroyCause?: SandboxExitCause;
   done: boolean;
@@ -90,9 +101,11 @@ interface DockerHandle extends SandboxHandle {
 
 export class DockerDriver implements SandboxDriver {
   readonly name = 'docker';
+  readonly isolation = 'container';
   private readonly docker: Docker;
   private readonly options: DockerDriverOptions;
   private readonly socketRoot: string;
+  private readonly workRoot: string;
   private readonly user: string;
   private readonly live = new Map<string, DockerHandle>();
   private readonly creating = new Set<Promise<void>>();
@@ -102,6 +115,7 @@ export class DockerDriver implements SandboxDriver {
     this.options = options;
     this.docker = options.docker ?? new Docker();
     this.socketRoot = options.socketRoot ?? defaultSocketRoot(options.instanceId);
+    this.workRoot = options.workRoot ?? `${defaultSocketRoot(options.instanceId)}-work`;
     this.user = options.user ?? defaultUser();
     if (/^0(:|$)/.test(this.user) || /^root(:|$)/.test(this.user)) {
       throw new UhlpError('UHLP_CONFIG_INVALID', `sandbox user must not be root, got "${this.user}"`, { field: 'user' });
@@ -126,11 +140,13 @@ export class DockerDriver implements SandboxDriver {
   private async createContainer(spec: SandboxSpec, signal: AbortSignal | undefined): Promise<SandboxHandle> {
     const id = randomBytes(6).toString('hex');
     const socketDir = spec.network ? undefined : await this.makeSocketDir(id);
+    const workDir = createWorkTree(this.workRoot, id, this.sandboxOwner()).hostDir;
     let container: Docker.Container;
     try {
-      container = await this.docker.createContainer(this.containerConfig(spec, id, socketDir));
+      container = await this.docker.createContainer(this.containerConfig(spec, id, socketDir, workDir));
     } catch (error) {
       if (socketDir) await rm(socketDir, { recursive: true, force: true });
+      await rm(workDir, { recursive: true, force: true });
       throw startError(spec, this.imageOf(spec), error);
     }
     // From here the container exists: any failure must remove it.
@@ -140,7 +156,7 @@ export class DockerDriver implements SandboxDriver {
       const endpoint = socketDir
         ? ({ kind: 'unix', socketPath: path.join(socketDir, 'runner.sock') } as const)
         : await publishedEndpoint(container);
-      handle = this.track(container, endpoint, socketDir);
+      handle = this.track(container, endpoint, socketDir, workDir);
       this.forward(handle, 0);
       await this.waitReady(handle, signal);
       // The CPU quota binds from here, before any script runs: Node's own start
@@ -155,6 +171,7 @@ export class DockerDriver implements SandboxDriver {
       else {
         await container.remove({ force: true }).catch(() => undefined);
         if (socketDir) await rm(socketDir, { recursive: true, force: true });
+        await rm(workDir, { recursive: true, force: true });
       }
       throw new UhlpError(
         'UHLP_SANDBOX_UNAVAILABLE',
@@ -176,6 +193,7 @@ export class DockerDriver implements SandboxDriver {
     });
     await sandbox.exited;
     if (sandbox.socketDir) await rm(sandbox.socketDir, { recursive: true, force: true });
+    await rm(sandbox.workTree.hostDir, { recursive: true, force: true });
   }
 
   async adopt(appId: string, poolName: string, spec?: SandboxSpec): Promise<SandboxHandle[]> {
@@ -191,6 +209,7 @@ export class DockerDriver implements SandboxDriver {
       if (this.live.has(info.Id)) continue;
       const container = this.docker.getContainer(info.Id);
       const socketDir = info.Labels[LABEL_SOCKET_DIR] || undefined;
+      const workDir = info.Labels[LABEL_WORK_DIR] || undefined;
       const port = info.Ports.find((p) => p.PrivatePort === CONTAINER_PORT && p.IP === '127.0.0.1')?.PublicPort;
       const endpoint: SandboxEndpoint | undefined = socketDir
         ? { kind: 'unix', socketPath: path.join(socketDir, 'runner.sock') }
@@ -202,14 +221,15 @@ export class DockerDriver implements SandboxDriver {
         (wantedConfig === undefined || info.Labels[LABEL_CONFIG] === wantedConfig) && (wantedImage === undefined || info.ImageID === wantedImage);
       const answers = client && current ? await client.probe(2000) : false;
       client?.close();
-      if (!endpoint || !answers) {
+      if (!endpoint || !answers || !workDir) {
         // Dead, deaf or outdated leftovers of this instance: remove them rather than leak them.
         this.options.logger.info({ sandbox: info.Id.slice(0, 12), state: info.State, current }, 'removing unusable labelled container');
         await container.remove({ force: true, v: true }).catch(() => undefined);
         if (socketDir) await rm(socketDir, { recursive: true, force: true });
+        if (workDir) await rm(workDir, { recursive: true, force: true });
         continue;
       }
-      const handle = this.track(container, endpoint, socketDir);
+      const handle = this.track(container, endpoint, socketDir, workDir);
       // Only what it prints from now on: earlier lines were logged by the previous core.
       this.forward(handle, Math.floor(Date.now() / 1000));
       adopted.push(handle);
@@ -222,11 +242,12 @@ export class DockerDriver implements SandboxDriver {
     this.closed = true;
     await Promise.all([...this.creating]);
     await Promise.all([...this.live.values()].map((handle) => this.destroy(handle, 'shutdown')));
-    // Only removes the root when it is empty: another driver of the same instance may share it.
+    // Only removes the roots when they are empty: another driver of the same instance may share them.
     await rmdir(this.socketRoot).catch(() => undefined);
+    await rmdir(this.workRoot).catch(() => undefined);
   }
 
-  private containerConfig(spec: SandboxSpec, id: string, socketDir: string | undefined): Docker.ContainerCreateOptions {
+  private containerConfig(spec: SandboxSpec, id: string, socketDir: string | undefined, workDir: string): Docker.ContainerCreateOptions {
     const memoryBytes = spec.pool.limits.memoryMb * 1024 * 1024;
     const heapMb = Math.max(8, Math.floor(spec.pool.limits.memoryMb * (this.options.heapShare ?? 0.5)));
     const labels: Record<string, string> = {
@@ -236,9 +257,11 @@ export class DockerDriver implements SandboxDriver {
       [LABEL_INSTANCE]: this.options.instanceId,
     };
     if (socketDir) labels[LABEL_SOCKET_DIR] = socketDir;
+    labels[LABEL_WORK_DIR] = workDir;
     labels[LABEL_CONFIG] = this.configHash(spec);
     const listen = socketDir ? `unix:${CONTAINER_SOCKET}` : `tcp:0.0.0.0:${CONTAINER_PORT}`;
-    const binds = [`${path.resolve(spec.definitionsRoot)}:${CONTAINER_DEFINITIONS}:ro`];
+    // The app's own revisions only: no container reads another app's files.
+    const binds = [`${path.resolve(spec.definitionsRoot)}:${CONTAINER_DEFINITIONS}:ro`, `${workDir}:${CONTAINER_WORK}`];
     if (socketDir) binds.push(`${socketDir}:${CONTAINER_SOCKET_DIR}`);
     // Tool calls reach the core through its MCP socket, mounted in: no network needed.
     const mcpArgs = spec.mcpSocket ? ['--mcp-socket', CONTAINER_MCP_SOCKET] : [];
@@ -246,15 +269,21 @@ export class DockerDriver implements SandboxDriver {
     return {
       name: `uhlp-${spec.appId}-${spec.pool.name}-${id}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
       Image: this.imageOf(spec),
-      Cmd: ['--listen', listen, '--definitions', CONTAINER_DEFINITIONS, '--concurrency', String(spec.pool.concurrency), ...mcpArgs],
+      Cmd: ['--listen', listen, '--definitions', CONTAINER_DEFINITIONS, '--work-dir', CONTAINER_WORK, '--concurrency', String(spec.pool.concurrency), ...mcpArgs],
       // Only what the runner needs: nothing of the core's environment goes in.
-      Env: [`NODE_OPTIONS=--max-old-space-size=${heapMb}`, 'NODE_ENV=production', 'TZ=UTC'],
+      Env: [
+        `NODE_OPTIONS=--max-old-space-size=${heapMb}`,
+        'NODE_ENV=production',
+        'TZ=UTC',
+        `HOME=${CONTAINER_WORK}`,
+        `TMPDIR=${CONTAINER_WORK}/tmp`,
+        'PYTHONDONTWRITEBYTECODE=1',
+      ],
       User: this.user,
       Labels: labels,
       ...(socketDir ? {} : { ExposedPorts: { [`${CONTAINER_PORT}/tcp`]: {} } }),
       HostConfig: {
         ReadonlyRootfs: true,
-        Tmpfs: { '/tmp': `rw,noexec,nosuid,nodev,size=${this.options.tmpfsMb ?? 16}m` },
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],
         PidsLimit: this.options.pidsLimit ?? 128,
@@ -287,7 +316,7 @@ export class DockerDriver implements SandboxDriver {
       mcpSocket: spec.mcpSocket ?? null,
       user: this.user,
       heapShare: this.options.heapShare ?? 0.5,
-      tmpfsMb: this.options.tmpfsMb ?? 16,
+      layout: 2,
       pidsLimit: this.options.pidsLimit ?? 128,
     };
     return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
@@ -298,18 +327,24 @@ export class DockerDriver implements SandboxDriver {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     // The runner creates its socket as the sandbox user: when the core runs as
     // root and the sandbox as 10001, the directory must be the sandbox's.
-    if (process.getuid?.() === 0) {
-      const [uid, gid] = this.user.split(':').map(Number);
-      await chown(dir, uid ?? SANDBOX_UID, gid ?? uid ?? SANDBOX_UID);
-    }
+    const owner = this.sandboxOwner();
+    if (owner) await chown(dir, owner.uid, owner.gid);
     return dir;
   }
 
+  /** The container user, as the owner of what it must write, when the core (as root) creates it. */
+  private sandboxOwner(): { uid: number; gid: number } | undefined {
+    if (process.getuid?.() !== 0) return undefined;
+    const [uid, gid] = this.user.split(':').map(Number);
+    return { uid: uid ?? SANDBOX_UID, gid: gid ?? uid ?? SANDBOX_UID };
+  }
+
   /** Registers a running container and starts watching for its exit. */
-  private track(container: Docker.Container, endpoint: SandboxEndpoint, socketDir: string | undefined): DockerHandle {
+  private track(container: Docker.Container, endpoint: SandboxEndpoint, socketDir: string | undefined, workDir: string): DockerHandle {
     let resolveExited!: (cause: SandboxExitCause) => void;
     const exited = new Promise<SandboxExitCause>((resolve) => (resolveExited = resolve));
-    const handle: DockerHandle = { id: container.id, endpoint, exited, container, socketDir, done: false };
+    const workTree = { hostDir: workDir, sandboxDir: CONTAINER_WORK };
+    const handle: DockerHandle = { id: container.id, endpoint, exited, container, socketDir, workTree, done: false };
     this.live.set(container.id, handle);
     void this.watch(handle).then((cause) => {
       handle.done = true;
@@ -431,12 +466,16 @@ export async function removeInstanceContainers(instanceId: string, options: Remo
         .catch((error: { statusCode?: number }) => {
           if (error.statusCode !== 404 && error.statusCode !== 409) throw error;
         });
-      const socketDir = info.Labels[LABEL_SOCKET_DIR];
-      if (socketDir) await rm(socketDir, { recursive: true, force: true });
+      for (const label of [LABEL_SOCKET_DIR, LABEL_WORK_DIR]) {
+        const dir = info.Labels[label];
+        if (dir) await rm(dir, { recursive: true, force: true });
+      }
     }),
   );
   // The socket roots too, once empty (a root another driver still uses is not).
-  const roots = new Set(found.map((info) => info.Labels[LABEL_SOCKET_DIR]).filter(Boolean).map((dir) => path.dirname(dir!)));
+  const roots = new Set(
+    found.flatMap((info) => [info.Labels[LABEL_SOCKET_DIR], info.Labels[LABEL_WORK_DIR]]).filter(Boolean).map((dir) => path.dirname(dir!)),
+  );
   await Promise.all([...roots].map((root) => rmdir(root).catch(() => undefined)));
   return found.length;
 }

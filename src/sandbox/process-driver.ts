@@ -1,29 +1,28 @@
 /**
  * The embedded-default driver: each sandbox is a child process running the
- * jit-runner on a Unix socket in a private directory. It gives no isolation
- * beyond a process (the Docker and pod drivers do that); it exists so that the
- * whole request path runs on a laptop with nothing installed.
+ * jit-runner on a Unix socket in a private directory, contained by the process
+ * sandbox of process-sandbox.ts (bubblewrap namespaces, seccomp and Node's
+ * permission model; or, when the operator accepted it, the permission model
+ * alone). Each sandbox gets a writable tree of its own (`<workRoot>/<id>/`, with
+ * `tmp/` and `output/`), mounted at /work; it can write nowhere else.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../logger.js';
+import { unisolatedEnv, type ProcessSandbox } from './process-sandbox.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
-
-/**
- * The compiled runner entry. Resolved from the package root so that it is the same
- * file whether this module runs from dist/ or, in tests, from src/.
- */
-export const RUNNER_ENTRY = fileURLToPath(new URL('../../dist/runner/main.js', import.meta.url));
+import { createWorkTree, type WorkTree } from './work-tree.js';
 
 export interface ProcessDriverOptions {
   readonly logger: Logger;
-  /** Runner entry script. @defaultValue RUNNER_ENTRY (dist/runner/main.js) */
-  readonly runnerEntry?: string;
+  /** How runners are contained (prepareProcessSandbox). */
+  readonly sandbox: ProcessSandbox;
+  /** Host directory under which each sandbox gets its writable tree. */
+  readonly workRoot: string;
   /** How long a runner may take to print its ready line, ms. @defaultValue 10000 */
   readonly startTimeoutMs?: number;
   /** Grace between SIGTERM and SIGKILL on destroy, ms. @defaultValue 2000 */
@@ -45,6 +44,8 @@ export const RUNNER_NICENESS = 10;
 
 interface ProcessHandle extends SandboxHandle {
   readonly child: ChildProcess;
+  readonly socketDir: string;
+  readonly workTree: WorkTree;
   /** The cause the pool gave when it destroyed us; wins over what the exit looks like. */
   destroyCause?: SandboxExitCause;
 }
@@ -64,24 +65,32 @@ export class ProcessDriver implements SandboxDriver {
     this.socketDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-'));
   }
 
+  get isolation(): ProcessSandbox['isolation'] {
+    return this.options.sandbox.isolation;
+  }
+
   create(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxHandle> {
     const id = `p-${randomBytes(6).toString('hex')}`;
-    const socketPath = path.join(this.socketDir, `${id}.sock`);
-    const args = [
-      `--max-old-space-size=${spec.pool.limits.memoryMb}`,
-      this.options.runnerEntry ?? RUNNER_ENTRY,
-      '--listen',
-      `unix:${socketPath}`,
-      '--definitions',
-      spec.definitionsRoot,
-      '--concurrency',
-      String(spec.pool.concurrency),
-      '--exit-on-stdin-close',
-    ];
+    // A directory per sandbox: a runner sees its own socket and nobody else's.
+    const socketDir = path.join(this.socketDir, id);
+    mkdirSync(socketDir, { mode: 0o700 });
+    const work = createWorkTree(this.options.workRoot, id);
+    const command = this.options.sandbox.launch({
+      socketDir,
+      definitionsDir: spec.definitionsRoot,
+      workDir: work.hostDir,
+      ...(spec.mcpSocket ? { mcpSocket: spec.mcpSocket } : {}),
+      memoryMb: spec.pool.limits.memoryMb,
+      concurrency: spec.pool.concurrency,
+      niceness: Math.min(19, this.options.niceness ?? RUNNER_NICENESS),
+    });
     // Only what the runner needs: the core's own environment (secrets, tokens) stays out.
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production', TZ: 'UTC' };
-    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env, cwd: this.socketDir });
-    this.lowerPriority(id, child);
+    const child = spawn(command.file, command.args, {
+      stdio: ['pipe', 'pipe', 'pipe', command.fd3 ? 'pipe' : 'ignore'],
+      env: this.options.sandbox.isolation === 'none' ? unisolatedEnv(work.hostDir) : {},
+      cwd: work.hostDir,
+    });
+    if (command.fd3) (child.stdio[3] as NodeJS.WritableStream).end(command.fd3);
     let stderrTail = '';
     const exited = new Promise<SandboxExitCause>((resolve) => {
       child.once('exit', (code, sig) => {
@@ -95,7 +104,14 @@ export class ProcessDriver implements SandboxDriver {
         resolve(cause);
       });
     });
-    const handle: ProcessHandle = { id, endpoint: { kind: 'unix', socketPath }, exited, child };
+    const handle: ProcessHandle = {
+      id,
+      endpoint: { kind: 'unix', socketPath: command.socketPath },
+      exited,
+      child,
+      socketDir,
+      workTree: { hostDir: work.hostDir, sandboxDir: command.workDir },
+    };
     this.live.add(handle);
     child.stdin!.on('error', () => undefined);
 
@@ -136,16 +152,6 @@ export class ProcessDriver implements SandboxDriver {
     });
   }
 
-  private lowerPriority(id: string, child: ChildProcess): void {
-    if (child.pid === undefined) return;
-    try {
-      os.setPriority(child.pid, Math.min(19, os.getPriority() + (this.options.niceness ?? RUNNER_NICENESS)));
-    } catch (error) {
-      // Raising a child's niceness is always allowed; failing here means it already exited.
-      this.options.logger.debug({ sandbox: id, err: (error as Error).message }, 'could not lower the runner priority');
-    }
-  }
-
   async destroy(handle: SandboxHandle, cause: SandboxExitCause): Promise<void> {
     const proc = handle as ProcessHandle;
     proc.destroyCause ??= cause;
@@ -159,7 +165,8 @@ export class ProcessDriver implements SandboxDriver {
       await proc.exited;
       clearTimeout(killer);
     }
-    rmSync((proc.endpoint as { socketPath: string }).socketPath, { force: true });
+    rmSync(proc.socketDir, { recursive: true, force: true });
+    rmSync(proc.workTree.hostDir, { recursive: true, force: true });
   }
 
   async close(): Promise<void> {

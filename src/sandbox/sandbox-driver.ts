@@ -4,6 +4,7 @@
  * destroys single sandboxes; counting, queuing and recycling live in the pool.
  */
 import type { PoolSpec } from '../definitions/app-definition-schema.js';
+import type { WorkTree } from './work-tree.js';
 
 /** Where a sandbox's runner answers HTTP: a Unix socket, or a loopback port. */
 export type SandboxEndpoint =
@@ -47,6 +48,8 @@ export interface SandboxHandle {
   /** Unique within the driver; a container id, a pid-based id, a pod name. */
   readonly id: string;
   readonly endpoint: SandboxEndpoint;
+  /** The sandbox's writable tree, where each turn's session directories are made and checked; none where the driver has no host view of it. */
+  readonly workTree?: WorkTree;
   /**
    * Resolves once, when the sandbox is gone for a reason the driver saw (the
    * process exited, the container died). The cause is the driver's best reading.
@@ -56,6 +59,8 @@ export interface SandboxHandle {
 
 export interface SandboxDriver {
   readonly name: string;
+  /** What contains a sandbox: `container`, `namespaces` (process sandboxes with bubblewrap) or `none`. */
+  readonly isolation: 'container' | 'namespaces' | 'none';
   /** Starts a sandbox and resolves once its runner answers; rejects if it cannot. */
   create(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxHandle>;
   /** Stops and removes the sandbox. Idempotent; never rejects for an already-gone sandbox. */

@@ -49,6 +49,10 @@ export class SandboxManager {
     return this.options.driver.name;
   }
 
+  get isolation(): SandboxDriver['isolation'] {
+    return this.options.driver.isolation;
+  }
+
   pool(appId: string, poolName: string): WarmPool | undefined {
     return this.pools.get(key(appId, poolName));
   }

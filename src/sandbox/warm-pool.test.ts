@@ -11,6 +11,7 @@ import { WarmPool, type Lease } from './warm-pool.js';
 /** A driver whose sandboxes exist only in memory; tests decide when they start and die. */
 class FakeDriver implements SandboxDriver {
   readonly name = 'fake';
+  readonly isolation = 'none';
   created = 0;
   live = new Map<string, { handle: SandboxHandle; exit(cause: SandboxExitCause): void }>();
   destroyed: Array<{ id: string; cause: SandboxExitCause }> = [];

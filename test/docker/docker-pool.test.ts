@@ -146,6 +146,7 @@ function frozenAfterWarmUp(inner: SandboxDriver): { driver: SandboxDriver; freez
   let frozen = false;
   const driver: SandboxDriver = {
     name: inner.name,
+    isolation: inner.isolation,
     create: (spec, signal) => (frozen ? new Promise(() => undefined) : inner.create(spec, signal)),
     destroy: async (handle, cause) => (frozen ? undefined : inner.destroy(handle, cause)),
     adopt: (appId, poolName) => inner.adopt!(appId, poolName),

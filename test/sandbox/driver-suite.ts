@@ -25,7 +25,8 @@ export function makeSuiteDefinitions(): string {
   writeFileSync(
     path.join(scripts, 'behaviours.mjs'),
     [
-      'export const hello = (event) => ({ hello: event.triggerDetails.payload.name, pid: process.pid });',
+      "import os from 'node:os';",
+      'export const hello = (event) => ({ hello: event.triggerDetails.payload.name, pid: process.pid, nice: os.getPriority() });',
       'export const exit = () => process.exit(7);',
       'export const hog = () => { const keep = []; for (;;) keep.push(new Array(1e6).fill(Math.random())); };',
       'export const slow = async () => { await new Promise((r) => setTimeout(r, 300)); return { pid: process.pid }; };',

@@ -1,0 +1,79 @@
+/**
+ * The files a jit-runner needs, whatever it runs in: the compiled modules its
+ * entry imports, the packages they name (and their dependencies), and a
+ * package.json that makes dist/ an ES module tree. The jit-runner image copies
+ * them to /app; the process sandbox stages them in a directory of their own and
+ * mounts that, so a runner never sees the rest of the installation.
+ */
+import { readFile, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { UhlpError } from '../errors.js';
+import { importClosure } from './import-closure.js';
+
+/** This package's root: it holds dist/ (after `npm run build`) and node_modules/. */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The runner's compiled entry, relative to the package root and to the runner's directory. */
+export const RUNNER_ENTRY = 'dist/runner/main.js';
+/** Build output the runner does not load: source maps and type declarations. */
+const SKIPPED_FILE = /(\.map|\.d\.[cm]?ts|\.tsbuildinfo)$/;
+
+export interface RunnerFile {
+  /** Path in the runner's directory, with `/` separators. */
+  readonly name: string;
+  readonly content: Buffer;
+}
+
+/** Every file of the runner's directory, sorted by name. */
+export async function runnerAppFiles(root: string = PACKAGE_ROOT): Promise<RunnerFile[]> {
+  // dist/ is ESM; without "type": "module" next to it Node would read it as CommonJS.
+  const files: RunnerFile[] = [{ name: 'package.json', content: Buffer.from('{"name":"uhlp-jit-runner","private":true,"type":"module"}\n') }];
+  const closure = await importClosure(root, RUNNER_ENTRY).catch((error: NodeJS.ErrnoException) => {
+    throw new UhlpError(
+      'UHLP_IMAGE_BUILD_FAILED',
+      error.code === 'ENOENT' ? `${error.path ?? RUNNER_ENTRY} is missing; run \`npm run build\` (and npm ci) first` : error.message,
+      { root },
+    );
+  });
+  for (const file of closure.files) files.push(...(await collectFiles(root, file)));
+  for (const dir of await packageDirs(root, closure.packages)) files.push(...(await collectFiles(root, dir)));
+  return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Files under `root/relative` (a file or a directory). */
+async function collectFiles(root: string, relative: string): Promise<RunnerFile[]> {
+  const absolute = path.join(root, relative);
+  const info = await stat(absolute).catch(() => undefined);
+  if (!info) {
+    throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `${absolute} is missing; run \`npm run build\` (and npm ci) first`, { path: absolute });
+  }
+  const names = info.isDirectory()
+    ? (await readdir(absolute, { recursive: true })).map((name) => path.join(relative, name))
+    : [relative];
+  const files: RunnerFile[] = [];
+  for (const name of names) {
+    if (SKIPPED_FILE.test(name)) continue;
+    const file = path.join(root, name);
+    const fileInfo = await stat(file);
+    if (!fileInfo.isFile()) continue;
+    files.push({ name: name.split(path.sep).join('/'), content: await readFile(file) });
+  }
+  return files;
+}
+
+/** node_modules directories of `packages` and everything they depend on, relative to root. */
+async function packageDirs(root: string, packages: readonly string[]): Promise<string[]> {
+  const found = new Set<string>();
+  const queue = [...packages];
+  while (queue.length > 0) {
+    const name = queue.shift()!;
+    const dir = path.join('node_modules', name);
+    if (found.has(dir)) continue;
+    found.add(dir);
+    const manifest = await readFile(path.join(root, dir, 'package.json'), 'utf8').catch(() => {
+      throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `package ${name} is not installed under ${root}; run npm ci`, { package: name });
+    });
+    queue.push(...Object.keys((JSON.parse(manifest) as { dependencies?: Record<string, string> }).dependencies ?? {}));
+  }
+  return [...found].sort();
+}

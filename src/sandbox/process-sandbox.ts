@@ -1,0 +1,304 @@
+/**
+ * How the process driver contains a runner: the command that starts one.
+ *
+ * With bubblewrap (Debian's `bubblewrap`), each runner gets its own user, PID,
+ * network, mount, IPC, UTS and cgroup namespaces and an empty root holding only
+ * what it needs, as the jit-runner image does:
+ *
+ *   /usr/local/bin/node + its libraries   read-only, from the host
+ *   /app                                  the runner's files (runner-root.ts), read-only
+ *   /definitions                          the app's own revisions, read-only
+ *   /work                                 the sandbox's writable tree (tmp/, output/)
+ *   /run/uhlp                             its socket directory (the core connects here)
+ *   /run/uhlp-core/mcp.sock               the core's MCP socket, its only way out
+ *   /proc, /dev                           its own PID namespace's, a minimal /dev
+ *
+ * It runs as uid 10001 in its namespace with no capability, no new privileges,
+ * a network namespace with nothing in it, and the seccomp filter of
+ * seccomp-filter.ts (no process creation). Inside, Node's permission model
+ * limits the runner's own file access to /app, /definitions and /work and
+ * refuses child processes, workers and native addons: a second fence behind the
+ * first, not the fence itself.
+ *
+ * Without bubblewrap there is no containment but Node's permission model; the
+ * driver then runs only when the operator accepted that (`uhlp dev` says so
+ * loudly, `uhlp serve` needs --unsafe-process-sandboxes).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { UhlpError } from '../errors.js';
+import { IMAGE_NODE_PATH, findNodeRuntime, type RuntimeFile } from '../images/node-runtime.js';
+import { stageRunnerRoot, type StagedRunner } from './runner-root.js';
+import { seccompFilter } from './seccomp-filter.js';
+
+/** Paths inside a bubblewrap sandbox. */
+export const SANDBOX_PATHS = {
+  app: '/app',
+  definitions: '/definitions',
+  work: '/work',
+  socketDir: '/run/uhlp',
+  mcpSocket: '/run/uhlp-core/mcp.sock',
+} as const;
+/** The uid and gid a runner has in its user namespace (the jit-runner image's `sandbox` user). */
+const SANDBOX_ID = '10001';
+
+/** The host side of one runner: where its files are, where it may write, where it listens. */
+export interface RunnerLaunch {
+  /** Host directory that holds the runner's socket. */
+  readonly socketDir: string;
+  /** The app's revisions on the host. */
+  readonly definitionsDir: string;
+  /** The sandbox's writable tree on the host. */
+  readonly workDir: string;
+  /** The core's MCP socket on the host. */
+  readonly mcpSocket?: string;
+  readonly memoryMb: number;
+  readonly concurrency: number;
+  /** How much nicer than the core the runner makes itself. */
+  readonly niceness: number;
+}
+
+export interface LaunchCommand {
+  readonly file: string;
+  readonly args: string[];
+  /** Bytes to write to the child's fd 3, then close (bubblewrap's seccomp program). */
+  readonly fd3?: Buffer;
+  /** The runner's socket, as the core reaches it. */
+  readonly socketPath: string;
+  /** The sandbox's writable tree as the runner names it. */
+  readonly workDir: string;
+}
+
+export type ProcessIsolation = 'namespaces' | 'none';
+
+export interface ProcessSandbox {
+  /** `namespaces` with bubblewrap; `none` when the operator accepted running without it. */
+  readonly isolation: ProcessIsolation;
+  /** One line for logs and /readyz. */
+  readonly summary: string;
+  launch(launch: RunnerLaunch): LaunchCommand;
+}
+
+export interface PrepareProcessSandboxOptions {
+  /** Where the runner's files are staged (`<dataDir>/runtime`). */
+  readonly stateDir: string;
+  /**
+   * Accept running without namespaces when bubblewrap cannot run here (the
+   * runner then has Node's permission model and nothing else).
+   * @defaultValue false: such a host refuses with UHLP_SANDBOX_UNAVAILABLE
+   */
+  readonly allowUnisolated?: boolean;
+  /** Use bubblewrap only if asked: `none` skips it even where it works (tests of the unisolated mode). @defaultValue `namespaces` */
+  readonly prefer?: ProcessIsolation;
+  /** bubblewrap's executable. @defaultValue the first `bwrap` on PATH, /usr/bin/bwrap */
+  readonly bwrapPath?: string;
+  /** Package root holding dist/ and node_modules/. @defaultValue this package */
+  readonly packageRoot?: string;
+}
+
+/** What a host lacks for namespaces, when it lacks something; `prepareProcessSandbox` reports it. */
+export class ProcessIsolationUnavailable extends UhlpError {
+  constructor(readonly reason: string) {
+    super('UHLP_SANDBOX_UNAVAILABLE', `process sandboxes cannot be isolated on this host: ${reason}`, { reason });
+  }
+}
+
+/**
+ * Stages the runner's files and checks that a contained runner can start here:
+ * resolves with the sandbox, or throws ProcessIsolationUnavailable unless
+ * `allowUnisolated` accepts running without namespaces.
+ */
+export async function prepareProcessSandbox(options: PrepareProcessSandboxOptions): Promise<ProcessSandbox> {
+  await mkdir(options.stateDir, { recursive: true });
+  const runner = await stageRunnerRoot(options.stateDir, options.packageRoot);
+  const permissions = nodePermissionFlags(process.version);
+  if ((options.prefer ?? 'namespaces') === 'namespaces') {
+    try {
+      const bwrap = options.bwrapPath ?? findBwrap();
+      const runtime = await findNodeRuntime(process.execPath);
+      const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runner, permissions);
+      await probe(sandbox, options.stateDir);
+      return sandbox;
+    } catch (error) {
+      const reason = error instanceof ProcessIsolationUnavailable ? error.reason : (error as Error).message;
+      if (!options.allowUnisolated) throw error instanceof ProcessIsolationUnavailable ? error : new ProcessIsolationUnavailable(reason);
+      return unisolatedSandbox(runner, permissions, `no namespaces (${reason}); only Node's permission model`);
+    }
+  }
+  if (!options.allowUnisolated) throw new ProcessIsolationUnavailable('namespaces were not asked for');
+  return unisolatedSandbox(runner, permissions, "no namespaces (not asked for); only Node's permission model");
+}
+
+function findBwrap(): string {
+  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(path.delimiter)) {
+    const candidate = path.join(dir, 'bwrap');
+    if (dir && existsSync(candidate)) return candidate;
+  }
+  throw new ProcessIsolationUnavailable('bubblewrap (bwrap) is not installed; on Debian or Ubuntu: apt-get install bubblewrap');
+}
+
+/** A sandbox and the command that runs any Node program in it (the runner, or the start-up probe). */
+interface SandboxBuilder extends ProcessSandbox {
+  command(launch: RunnerLaunch, program: (paths: RunnerPaths) => string[]): LaunchCommand;
+}
+
+function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], runner: StagedRunner, permissions: NodePermissionFlags): SandboxBuilder {
+  const seccomp = seccompFilter();
+  const entry = path.posix.join(SANDBOX_PATHS.app, path.relative(runner.dir, runner.entry).split(path.sep).join('/'));
+  return {
+    isolation: 'namespaces',
+    summary: 'bubblewrap: user, pid, net, mount, ipc, uts and cgroup namespaces, seccomp, Node permission model',
+    launch(launch) {
+      return this.command(launch, (paths) => runnerProgram(entry, launch, paths));
+    },
+    command(launch, program) {
+      const args = [
+        '--unshare-all',
+        '--die-with-parent',
+        '--new-session',
+        '--cap-drop', 'ALL',
+        '--uid', SANDBOX_ID,
+        '--gid', SANDBOX_ID,
+        '--hostname', 'sandbox',
+        '--clearenv',
+        ...env(SANDBOX_PATHS.work),
+        '--proc', '/proc',
+        '--dev', '/dev',
+      ];
+      for (const file of runtimeFiles) args.push('--ro-bind', file.hostPath, file.imagePath);
+      args.push('--ro-bind', runner.dir, SANDBOX_PATHS.app);
+      args.push('--ro-bind', launch.definitionsDir, SANDBOX_PATHS.definitions);
+      args.push('--bind', launch.workDir, SANDBOX_PATHS.work);
+      args.push('--bind', launch.socketDir, SANDBOX_PATHS.socketDir);
+      if (launch.mcpSocket) args.push('--bind', launch.mcpSocket, SANDBOX_PATHS.mcpSocket);
+      args.push('--chdir', SANDBOX_PATHS.work, '--seccomp', '3', '--', IMAGE_NODE_PATH);
+      const paths: RunnerPaths = {
+        read: [SANDBOX_PATHS.app, SANDBOX_PATHS.definitions, SANDBOX_PATHS.work],
+        write: [SANDBOX_PATHS.work],
+        socket: `${SANDBOX_PATHS.socketDir}/runner.sock`,
+        definitions: SANDBOX_PATHS.definitions,
+        work: SANDBOX_PATHS.work,
+        mcpSocket: launch.mcpSocket ? SANDBOX_PATHS.mcpSocket : undefined,
+      };
+      args.push(`--max-old-space-size=${launch.memoryMb}`, ...permissions.flags(paths.read, paths.write), ...program(paths));
+      return { file: bwrap, args, fd3: seccomp, socketPath: path.join(launch.socketDir, 'runner.sock'), workDir: SANDBOX_PATHS.work };
+    },
+  };
+}
+
+function unisolatedSandbox(runner: StagedRunner, permissions: NodePermissionFlags, summary: string): SandboxBuilder {
+  return {
+    isolation: 'none',
+    summary,
+    launch(launch) {
+      return this.command(launch, (paths) => runnerProgram(runner.entry, launch, paths));
+    },
+    command(launch, program) {
+      const paths: RunnerPaths = {
+        read: [runner.dir, launch.definitionsDir, launch.workDir],
+        write: [launch.workDir],
+        socket: path.join(launch.socketDir, 'runner.sock'),
+        definitions: launch.definitionsDir,
+        work: launch.workDir,
+        mcpSocket: launch.mcpSocket,
+      };
+      const args = [`--max-old-space-size=${launch.memoryMb}`, ...permissions.flags(paths.read, paths.write), ...program(paths)];
+      return { file: process.execPath, args, socketPath: paths.socket, workDir: launch.workDir };
+    },
+  };
+}
+
+/** The runner's environment: nothing of the core's; temporary files go to the writable tree until a turn names its own. */
+function env(work: string): string[] {
+  const values: Record<string, string> = { PATH: '/usr/local/bin', NODE_ENV: 'production', TZ: 'UTC', HOME: work, TMPDIR: `${work}/tmp`, PYTHONDONTWRITEBYTECODE: '1' };
+  return Object.entries(values).flatMap(([name, value]) => ['--setenv', name, value]);
+}
+
+/** Environment of an unisolated runner (no bubblewrap to clear it). */
+export function unisolatedEnv(workDir: string): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production', TZ: 'UTC', HOME: workDir, TMPDIR: path.join(workDir, 'tmp'), PYTHONDONTWRITEBYTECODE: '1' };
+}
+
+interface RunnerPaths {
+  read: string[];
+  write: string[];
+  socket: string;
+  definitions: string;
+  work: string;
+  mcpSocket: string | undefined;
+}
+
+/** The runner's entry and its arguments, with the paths as the runner sees them. */
+function runnerProgram(entry: string, launch: RunnerLaunch, paths: RunnerPaths): string[] {
+  return [
+    entry,
+    '--listen', `unix:${paths.socket}`,
+    '--definitions', paths.definitions,
+    '--work-dir', paths.work,
+    '--concurrency', String(launch.concurrency),
+    '--niceness', String(launch.niceness),
+    ...(paths.mcpSocket ? ['--mcp-socket', paths.mcpSocket] : []),
+    '--exit-on-stdin-close',
+  ];
+}
+
+interface NodePermissionFlags {
+  flags(read: readonly string[], write: readonly string[]): string[];
+}
+
+/**
+ * Node's permission model flags for this Node: `--permission` from 22 on,
+ * `--experimental-permission` before; one flag per path (the comma-separated
+ * form is refused by recent 20.x releases). The probe at start checks that
+ * they work.
+ */
+export function nodePermissionFlags(version: string): NodePermissionFlags {
+  const major = Number(/^v(\d+)/.exec(version)?.[1] ?? 0);
+  const enable = major >= 22 ? ['--permission'] : ['--experimental-permission', '--disable-warning=ExperimentalWarning'];
+  return {
+    flags: (read, write) => [...enable, ...read.map((p) => `--allow-fs-read=${p}`), ...write.map((p) => `--allow-fs-write=${p}`)],
+  };
+}
+
+/** Starts one contained Node that only checks its fences and exits; throws what stopped it. */
+async function probe(sandbox: SandboxBuilder, stateDir: string): Promise<void> {
+  const scratch = await mkdtemp(path.join(stateDir, 'probe-'));
+  try {
+    const dirs = { socketDir: path.join(scratch, 's'), definitionsDir: path.join(scratch, 'd'), workDir: path.join(scratch, 'w') };
+    for (const dir of Object.values(dirs)) await mkdir(dir);
+    const command = sandbox.command({ ...dirs, memoryMb: 64, concurrency: 1, niceness: 0 }, () => ['-e', PROBE_SCRIPT]);
+    await runWithFd3(command.file, command.args, command.fd3);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Exits 0 when the permission model refuses a file outside the allowed paths (one that exists in every sandbox). */
+const PROBE_SCRIPT = [
+  "const fs = require('node:fs');",
+  "let read = 'open'; try { fs.readFileSync('/proc/self/status'); } catch (e) { read = e.code; }",
+  "if (read !== 'ERR_ACCESS_DENIED') { console.error('the permission model did not refuse reading /proc/self/status: ' + read); process.exit(3); }",
+  "process.stdout.write('ok');",
+].join('\n');
+
+function runWithFd3(file: string, args: string[], fd3: Buffer | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe', fd3 ? 'pipe' : 'ignore'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    if (fd3) (child.stdio[3] as NodeJS.WritableStream).end(fd3);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new ProcessIsolationUnavailable(`${file}: ${error.message}`));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0 && output.endsWith('ok')) resolve();
+      else reject(new ProcessIsolationUnavailable(`a test sandbox failed (${signal ?? `exit ${code}`}): ${output.trim().split('\n').slice(-3).join(' | ').slice(0, 400)}`));
+    });
+  });
+}

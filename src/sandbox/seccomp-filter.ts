@@ -1,0 +1,146 @@
+/**
+ * The seccomp filter of process sandboxes, as the classic BPF program that
+ * bubblewrap's `--seccomp FD` loads right before it starts the runner.
+ *
+ * It is a deny list on top of the namespaces: a runner may create threads but no
+ * process (fork, vfork, and clone without CLONE_THREAD fail with EPERM; clone3
+ * answers ENOSYS, so the C library falls back to clone, whose flags a filter can
+ * read), and the calls that reach past a namespace or into the kernel's riskier
+ * corners (ptrace, mount, namespaces, BPF, kernel keyrings and modules,
+ * io_uring...) fail with EPERM. Node, libuv and V8 use none of them. A foreign
+ * ABI (x32, or 32-bit calls on a 64-bit kernel) kills the process: its syscall
+ * numbers would slip past this list.
+ */
+import { UhlpError } from '../errors.js';
+
+/** seccomp_data offsets (linux/seccomp.h). */
+const NR_OFFSET = 0;
+const ARCH_OFFSET = 4;
+/** Low 32 bits of args[0] on a little-endian machine. */
+const ARG0_LOW_OFFSET = 16;
+
+/** BPF opcodes (linux/bpf_common.h). */
+const LD_W_ABS = 0x20;
+const JEQ_K = 0x15;
+const JGE_K = 0x35;
+const JSET_K = 0x45;
+const RET_K = 0x06;
+
+const RET_ALLOW = 0x7fff0000;
+const RET_KILL_PROCESS = 0x80000000;
+const RET_ERRNO = 0x00050000;
+const EPERM = 1;
+const ENOSYS = 38;
+
+const CLONE_THREAD = 0x00010000;
+/** Syscall numbers at or above this are the x32 ABI on x86_64. */
+const X32_SYSCALL_BIT = 0x40000000;
+
+interface ArchTable {
+  /** AUDIT_ARCH_* of the architecture. */
+  readonly audit: number;
+  readonly clone: number;
+  readonly clone3: number;
+  /** Syscalls answered EPERM. */
+  readonly denied: Readonly<Record<string, number>>;
+  readonly hasX32: boolean;
+}
+
+/** Syscalls refused everywhere, by name; each table gives their numbers where the architecture has them. */
+const ARCHES: Readonly<Record<string, ArchTable>> = {
+  x64: {
+    audit: 0xc000003e,
+    clone: 56,
+    clone3: 435,
+    hasX32: true,
+    denied: {
+      fork: 57, vfork: 58, execveat: 322, ptrace: 101, process_vm_readv: 310, process_vm_writev: 311,
+      mount: 165, umount2: 166, pivot_root: 155, chroot: 161, unshare: 272, setns: 308,
+      open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, mount_setattr: 442,
+      bpf: 321, perf_event_open: 298, userfaultfd: 323, keyctl: 250, add_key: 248, request_key: 249,
+      kexec_load: 246, kexec_file_load: 320, init_module: 175, finit_module: 313, delete_module: 176,
+      io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
+      name_to_handle_at: 303, open_by_handle_at: 304, acct: 163, swapon: 167, swapoff: 168, reboot: 169, syslog: 103,
+      personality: 135, quotactl: 179, lookup_dcookie: 212,
+    },
+  },
+  arm64: {
+    audit: 0xc00000b7,
+    clone: 220,
+    clone3: 435,
+    hasX32: false,
+    denied: {
+      execveat: 281, ptrace: 117, process_vm_readv: 270, process_vm_writev: 271,
+      mount: 40, umount2: 39, pivot_root: 41, chroot: 51, unshare: 97, setns: 268,
+      open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, mount_setattr: 442,
+      bpf: 280, perf_event_open: 241, userfaultfd: 282, keyctl: 219, add_key: 217, request_key: 218,
+      kexec_load: 104, kexec_file_load: 294, init_module: 105, finit_module: 273, delete_module: 106,
+      io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
+      name_to_handle_at: 264, open_by_handle_at: 265, acct: 89, swapon: 224, swapoff: 225, reboot: 142, syslog: 116,
+      personality: 92, quotactl: 60, lookup_dcookie: 18,
+    },
+  },
+};
+
+/** The architectures the filter is written for (`process.arch` names). */
+export const SECCOMP_ARCHES: readonly string[] = Object.keys(ARCHES);
+
+/** One BPF instruction; a jump names its targets by label, resolved when the program is assembled. */
+interface Instruction {
+  readonly code: number;
+  readonly k: number;
+  readonly label?: string;
+  readonly jt?: string;
+  readonly jf?: string;
+}
+
+/**
+ * The filter for `arch` as bytes of `struct sock_filter[]`, ready for
+ * bubblewrap. Throws for an architecture it has no table for.
+ */
+export function seccompFilter(arch: string = process.arch): Buffer {
+  const table = ARCHES[arch];
+  if (table === undefined) {
+    throw new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `no seccomp filter for the ${arch} architecture; the process sandbox supports ${SECCOMP_ARCHES.join(', ')}`);
+  }
+  const program: Instruction[] = [
+    { code: LD_W_ABS, k: ARCH_OFFSET },
+    { code: JEQ_K, k: table.audit, jf: 'kill' },
+    { code: LD_W_ABS, k: NR_OFFSET },
+    ...(table.hasX32 ? [{ code: JGE_K, k: X32_SYSCALL_BIT, jt: 'kill' }] : []),
+    { code: JEQ_K, k: table.clone, jt: 'clone' },
+    { code: JEQ_K, k: table.clone3, jt: 'nosys' },
+    ...Object.values(table.denied).map((nr): Instruction => ({ code: JEQ_K, k: nr, jt: 'deny' })),
+    { code: RET_K, k: RET_ALLOW },
+    // clone: a thread may be made, a process may not.
+    { label: 'clone', code: LD_W_ABS, k: ARG0_LOW_OFFSET },
+    { code: JSET_K, k: CLONE_THREAD, jt: 'allow', jf: 'deny' },
+    { label: 'allow', code: RET_K, k: RET_ALLOW },
+    { label: 'deny', code: RET_K, k: RET_ERRNO | EPERM },
+    { label: 'nosys', code: RET_K, k: RET_ERRNO | ENOSYS },
+    { label: 'kill', code: RET_K, k: RET_KILL_PROCESS },
+  ];
+  return assemble(program);
+}
+
+/** Resolves labels to forward jump distances and writes the program as bytes. */
+function assemble(program: readonly Instruction[]): Buffer {
+  const labels = new Map<string, number>();
+  program.forEach((instruction, index) => instruction.label !== undefined && labels.set(instruction.label, index));
+  const distance = (from: number, label: string | undefined): number => {
+    if (label === undefined) return 0;
+    const target = labels.get(label);
+    const jump = target === undefined ? -1 : target - from - 1;
+    // Classic BPF jumps only forward, at most 255 instructions.
+    if (jump < 0 || jump > 255) throw new Error(`seccomp filter: cannot jump from ${from} to "${label}"`);
+    return jump;
+  };
+  const bytes = Buffer.alloc(program.length * 8);
+  program.forEach((instruction, index) => {
+    bytes.writeUInt16LE(instruction.code, index * 8);
+    bytes.writeUInt8(distance(index, instruction.jt), index * 8 + 2);
+    bytes.writeUInt8(distance(index, instruction.jf), index * 8 + 3);
+    bytes.writeUInt32LE(instruction.k >>> 0, index * 8 + 4);
+  });
+  return bytes;
+}
