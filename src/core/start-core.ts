@@ -87,6 +87,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     definitionsRoot: revisionsRoot,
     mcpSocket,
     instanceId: config.instanceId,
+    maxResponseBytes: config.maxSandboxResponseBytes,
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
   registry.onChange((snapshot) => sandboxes.sync(snapshot));
