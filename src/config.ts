@@ -27,6 +27,12 @@ export interface CoreConfig {
   readonly driver: DriverName;
   /** Largest request body accepted at ingress, bytes. @defaultValue 1048576 (`UHLP_BODY_LIMIT_BYTES`) */
   readonly bodyLimitBytes: number;
+  /**
+   * Largest /execute answer body the core reads from a sandbox, bytes; a larger one is
+   * `502 UHLP_SANDBOX_RESPONSE_TOO_LARGE` and its sandbox is destroyed.
+   * @defaultValue 8388608 (`UHLP_MAX_SANDBOX_RESPONSE_BYTES`, 1024 - 268435456)
+   */
+  readonly maxSandboxResponseBytes: number;
   /** @defaultValue `info` (`UHLP_LOG_LEVEL`) */
   readonly logLevel: LogLevel;
   /** Identifies this core's sandboxes (the `uhlp.dev/instance` label). @defaultValue `i-<hash of the data directory>` (`UHLP_INSTANCE_ID`) */
@@ -174,6 +180,8 @@ export function loadConfig(
     dataDir: resolvedDataDir,
     driver: driver ? oneOf(driver.name, driver.raw, DRIVERS) : 'process',
     bodyLimitBytes: bodyLimit ? integer(bodyLimit.name, bodyLimit.raw, 1, 1024 * 1024 * 1024) : 1024 * 1024,
+    // The answer becomes one string: past 256 MiB it nears V8's longest string.
+    maxSandboxResponseBytes: envInt('UHLP_MAX_SANDBOX_RESPONSE_BYTES', 8 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     logLevel: logLevel ? oneOf(logLevel.name, logLevel.raw, LOG_LEVELS) : 'info',
     instanceId,
     devMode: mode.devMode,

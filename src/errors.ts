@@ -20,6 +20,7 @@ export const ERROR_CATALOG = {
   UHLP_SANDBOX_BAD_RESPONSE: { status: 502, summary: 'The sandbox answered something that is not a valid /execute response.' },
   UHLP_SANDBOX_ERROR: { status: 502, summary: 'The sandbox runner answered with an HTTP error of its own.' },
   UHLP_SANDBOX_DIED: { status: 502, summary: 'The sandbox died or dropped the connection while executing.' },
+  UHLP_SANDBOX_RESPONSE_TOO_LARGE: { status: 502, summary: 'The sandbox answer is over UHLP_MAX_SANDBOX_RESPONSE_BYTES; the core stopped reading it and destroyed the sandbox.' },
   UHLP_POOL_EXHAUSTED: { status: 503, summary: 'Every sandbox of the pool stayed busy past the acquire wait.' },
   UHLP_POOL_QUEUE_FULL: { status: 503, summary: 'The pool wait queue is full; the request was not queued.' },
   UHLP_SANDBOX_UNAVAILABLE: { status: 503, summary: 'No sandbox could be started for the pool.' },
@@ -50,6 +51,7 @@ export const ERROR_CATALOG = {
 
   // Endpoint spine (Unix-socket JSON lines between the core and endpoint hosts)
   UHLP_SPINE_BAD_MESSAGE: { status: 400, summary: 'A spine line is not JSON, or not a known message with its required fields.' },
+  UHLP_SPINE_FORBIDDEN: { status: 403, summary: "A spine registration of a protected route (the std-body host's), or an exit, without the core's secret." },
   UHLP_ENDPOINT_UNAVAILABLE: { status: 503, summary: 'No connected host serves the endpoint, or its host disconnected during the invocation.' },
   UHLP_ENDPOINT_TIMEOUT: { status: 504, summary: 'The endpoint host did not answer the invocation within its timeout.' },
 

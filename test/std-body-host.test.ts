@@ -1,12 +1,14 @@
 // The real std-body host process against a real spine server, both on a Unix
-// socket in a temp dir: registration, invocation, reconnect after the core
-// restarts, and unavailability once the host is gone.
+// socket in a temp dir: registration with the secret read from the file beside
+// the socket, invocation, reconnect after the core restarts (with a new secret),
+// and unavailability once the host is gone.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newSpineSecret, spineSecretPath } from '../src/spine/spine-secret.js';
 import { type SpineServer, createSpineServer } from '../src/spine/spine-server.js';
 import { REPO_ROOT } from './helpers/uhlp-process.js';
 import { waitFor } from './helpers/wait-for.js';
@@ -28,7 +30,7 @@ describe('std-body host process', () => {
     // The host starts first and must wait for the core's socket to appear.
     host = spawn(process.execPath, [MAIN, '--socket', socketPath], { stdio: ['ignore', 'ignore', 'pipe'] });
     host.stderr?.on('data', (chunk: Buffer) => (hostLog += chunk.toString()));
-    server = createSpineServer({ socketPath });
+    server = createSpineServer({ socketPath, secret: newSpineSecret(), secretFile: spineSecretPath(socketPath) });
     await server.listen();
     await server.waitForRoute('tool.shell.exec', 'cap.std.shell', 20_000);
     await server.waitForRoute('tool.web.fetch', 'cap.std.web.fetch', 5_000);
@@ -55,9 +57,9 @@ describe('std-body host process', () => {
     expect(result).toMatchObject({ outcome: 'rejected', reason: 'refused', observation: { code: 'UHLP_WEB_ADDRESS_NOT_ALLOWED' } });
   });
 
-  it('registers again after the core restarts', async () => {
+  it('registers again after the core restarts, with the new core\'s secret', async () => {
     await server.close();
-    server = createSpineServer({ socketPath });
+    server = createSpineServer({ socketPath, secret: newSpineSecret(), secretFile: spineSecretPath(socketPath) });
     await server.listen();
     await server.waitForRoute('tool.shell.exec', 'cap.std.shell', 10_000);
     await server.waitForRoute('tool.web.fetch', 'cap.std.web.fetch', 5_000);

@@ -3,7 +3,9 @@
  * start spawns the core, waits (bounded) for its spine socket, spawns the
  * std-body host, and records pids, socket and start time; stop asks the core to
  * exit over its socket, waits a bounded grace, then ends the host; status reports
- * the liveness of each process and of the socket.
+ * the liveness of each process and of the socket. Both the host and `stop` prove
+ * themselves to the core with the secret it keeps beside its socket
+ * (spine-secret.ts): only the core's user can read it.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
@@ -20,6 +22,7 @@ import {
   type TrackedProcess,
 } from '../lifecycle/runtime-state.js';
 import { probeSpineSocket, sendSpineExit } from '../spine/spine-control.js';
+import { readSpineSecret, spineSecretPath } from '../spine/spine-secret.js';
 
 export const START_USAGE = 'uhlp start <definitions-dir> [--data-dir D] [--port N] [--host H] [--state URL] [--pull REMOTE]';
 export const STOP_USAGE = 'uhlp stop [--data-dir D]';
@@ -75,13 +78,18 @@ export async function startCommand(argv: string[]): Promise<number> {
     throw error;
   });
 
-  const stdBody = spawnDetached([STD_BODY_ENTRY, '--socket', config.spineSocket], path.join(logs, 'std-body.log'));
+  // The host reads the core's secret from the file beside the socket, on every connect.
+  const stdBody = spawnDetached(
+    [STD_BODY_ENTRY, '--socket', config.spineSocket, '--secret-file', spineSecretPath(config.spineSocket)],
+    path.join(logs, 'std-body.log'),
+  );
   await waitFor(HOST_READY_MS, async () => {
     if (!isProcessAlive(stdBody.pid)) throw new Error(`the std-body host exited during start; see ${stdBody.log}:\n${tail(stdBody.log)}`);
     return (readText(stdBody.log).match(/"event":"registered"/g)?.length ?? 0) >= 2 ? true : undefined;
   }).catch(async (error: Error) => {
     terminate(stdBody.pid);
-    await sendSpineExit(config.spineSocket);
+    const secret = readSpineSecret(spineSecretPath(config.spineSocket));
+    if (secret === undefined || !(await sendSpineExit(config.spineSocket, { secret }))) terminate(core.pid);
     throw error;
   });
 
@@ -107,8 +115,11 @@ export async function stopCommand(argv: string[]): Promise<number> {
     process.stdout.write('uhlp is not running (no runtime state)\n');
     return 0;
   }
-  const asked = await sendSpineExit(state.socketPath);
-  let coreExited = await waitGone(state.core.pid, EXIT_GRACE_MS);
+  // The core obeys an exit only with its secret; without one it is stopped by a signal at once.
+  const wasRunning = isProcessAlive(state.core.pid);
+  const secret = readSpineSecret(spineSecretPath(state.socketPath));
+  const asked = wasRunning && secret !== undefined && (await sendSpineExit(state.socketPath, { secret }));
+  let coreExited = asked ? await waitGone(state.core.pid, EXIT_GRACE_MS) : !isProcessAlive(state.core.pid);
   if (!coreExited) {
     // The core did not honour the exit message in time: fall back to a signal.
     terminate(state.core.pid);
@@ -121,7 +132,7 @@ export async function stopCommand(argv: string[]): Promise<number> {
   }
   clearRuntimeState(dataDir);
   process.stdout.write(
-    `uhlp stopped (core ${coreExited ? 'exited' : 'still running'}${asked ? '' : ', socket did not answer'}; std-body ${hostStopped ? 'stopped' : 'still running'})\n`,
+    `uhlp stopped (core ${coreExited ? 'exited' : 'still running'}${asked || !wasRunning ? '' : secret === undefined ? ', its secret was unreadable' : ', socket did not answer'}; std-body ${hostStopped ? 'stopped' : 'still running'})\n`,
   );
   return coreExited && hostStopped ? 0 : 1;
 }

@@ -20,6 +20,7 @@ import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../registry/application-registry.js';
 import { createSandboxDriver } from '../sandbox/create-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { newSpineSecret, spineSecretPath } from '../spine/spine-secret.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
 import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
 import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
@@ -92,6 +93,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     // Sandboxes have no network: tool calls reach the core through this socket, mounted in.
     mcpSocket: coreSocket,
     instanceId: config.instanceId,
+    maxResponseBytes: config.maxSandboxResponseBytes,
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
   registry.onChange((snapshot) => sandboxes.sync(snapshot));
@@ -136,13 +138,17 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           onError: (error) => logger.warn({ err: error.message }, 'definitions watch'),
         })
       : undefined;
+  // A new secret every start: a host or CLI holding an old one is refused.
+  const spineSecret = newSpineSecret();
   const spine = createSpineServer({
     socketPath: config.spineSocket,
+    secret: spineSecret,
+    secretFile: spineSecretPath(config.spineSocket),
     onExit: () => {
       logger.info('exit requested on the spine socket');
       options.onExitRequest?.();
     },
-    onProtocolError: (error) => logger.warn({ code: error.code }, error.message),
+    onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
   const mcp = createCoreMcpServer({
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
@@ -180,7 +186,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   };
   try {
     await spine.listen();
-    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, logger });
+    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, secret: spineSecret, logger });
     const built = await buildCore(
       {
         bodyLimitBytes: config.bodyLimitBytes,

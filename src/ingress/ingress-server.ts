@@ -6,8 +6,9 @@
  * one of the core's own paths (operations endpoints, /mcp, /_uhlp) hands its
  * connection to fastify, which serves that connection from then on: those
  * routes need node:http's request and response objects (the MCP SDK streams its
- * answers), and their traffic is light. The same fastify routes listen on a
- * Unix socket of their own, which containers (no network) reach /mcp through.
+ * answers), and their traffic is light. fastify's /mcp route also listens on a
+ * Unix socket of its own, which containers (no network) reach /mcp through;
+ * that socket serves /mcp and nothing else.
  */
 import { chmod, rm } from 'node:fs/promises';
 import type http from 'node:http';
@@ -20,6 +21,7 @@ import { Http1Server, type Http1Answer } from '../http1/http1-server.js';
 import type { Http1Head, Http1Request, HttpRequestError } from '../http1/request-parser.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import { MCP_PATH } from '../mcp/core-mcp-server.js';
 import { errorAnswer, HttpIngress } from './http-ingress.js';
 
 export interface IngressServerOptions {
@@ -51,12 +53,17 @@ const BAD_REQUEST_CODES: Readonly<Record<HttpRequestError['status'], ErrorCode>>
 
 export class IngressServer {
   private readonly http1: Http1Server;
-  /** fastify's routes: on the connections handed over, and on the core's Unix socket. */
+  /** fastify's routes: on the connections handed over, and /mcp alone on the core's Unix socket. */
   private readonly coreServer: http.Server;
+  /**
+   * Connections the TCP listener handed over, which may reach every core route.
+   * Any other connection of coreServer was accepted on the Unix socket.
+   */
+  private readonly handedOver = new WeakSet<net.Socket>();
 
   constructor(private readonly options: IngressServerOptions) {
     // Idle connections live as long as fastify's own would: longer than the usual load balancer's idle timeout.
-    this.coreServer = createHandOverServer(options.coreRoutes, 72_000);
+    this.coreServer = createHandOverServer((request, response) => this.serveCoreRoute(request, response), 72_000);
     this.http1 = new Http1Server({
       limits: { maxHeadBytes: MAX_HEAD_BYTES, maxBodyBytes: options.bodyLimitBytes },
       onRequest: (request, respond) => this.serve(request, respond),
@@ -67,10 +74,12 @@ export class IngressServer {
   }
 
   /**
-   * Serves fastify's routes on a Unix socket that any local user may connect to
-   * (MCP calls still need a token). Called before the first sandbox starts:
-   * containers have it mounted. Its listening also makes node:http track the
-   * connections handed over, so that closeCoreRoutes() can end them.
+   * Serves /mcp on a Unix socket that any local user may connect to (MCP calls
+   * still need a token); every other path there is 404 UHLP_ROUTE_NOT_FOUND, so
+   * that a container it is mounted into reaches neither the operations
+   * endpoints, nor /_uhlp, nor other apps. Called before the first sandbox
+   * starts: containers have it mounted. Its listening also makes node:http
+   * track the connections handed over, so that closeCoreRoutes() can end them.
    */
   async listenCoreSocket(socketPath: string): Promise<void> {
     await rm(socketPath, { force: true });
@@ -136,8 +145,30 @@ export class IngressServer {
   }
 
   private handOver(socket: net.Socket): void {
+    this.handedOver.add(socket);
     this.coreServer.emit('connection', socket);
   }
+
+  /** Every core route for a connection the TCP listener handed over; /mcp alone on the Unix socket. */
+  private serveCoreRoute(request: http.IncomingMessage, response: http.ServerResponse): void {
+    if (this.handedOver.has(request.socket) || isMcpTarget(request.url ?? '')) {
+      this.options.coreRoutes(request, response);
+      return;
+    }
+    const requestId = HttpIngress.requestId(request.headers);
+    const answer = errorAnswer(new UhlpError('UHLP_ROUTE_NOT_FOUND', "the core's Unix socket serves /mcp only"), requestId);
+    this.options.metrics.requests.inc({ app: '', route: '', status: String(answer.status) });
+    response.writeHead(answer.status, answer.headers).end(answer.body);
+  }
+}
+
+/**
+ * The MCP endpoint exactly as fastify routes it, with or without a query: no
+ * other spelling (`/mcp/`, `/%6dcp`, an absolute URL) is let through, whatever
+ * fastify would make of it.
+ */
+function isMcpTarget(target: string): boolean {
+  return target === MCP_PATH || target.startsWith(`${MCP_PATH}?`);
 }
 
 /** The core's own paths, which no app may take (the definitions validator refuses them as prefixes). */

@@ -3,8 +3,11 @@
  * command gives sandboxes working shell and web tools. (`uhlp start` runs the
  * host as its own process instead.) The child gets only PATH from the core's
  * environment: commands receive what `shell.env` lists, through the payload.
+ * The core's spine secret goes to it on a pipe at fd 3, so that it appears in
+ * neither its command line nor its environment.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.js';
 
@@ -13,6 +16,8 @@ export const STD_BODY_ENTRY = fileURLToPath(new URL('../../dist/std-body/main.js
 
 export interface StdBodyChildOptions {
   readonly socketPath: string;
+  /** The core's spine secret, without which the spine refuses the host's routes. */
+  readonly secret: string;
   readonly logger: Logger;
   /** @defaultValue STD_BODY_ENTRY */
   readonly entry?: string;
@@ -32,10 +37,14 @@ export interface StdBodyChild {
 }
 
 export function spawnStdBodyChild(options: StdBodyChildOptions): StdBodyChild {
-  const child: ChildProcess = spawn(process.execPath, [options.entry ?? STD_BODY_ENTRY, '--socket', options.socketPath], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const child: ChildProcess = spawn(process.execPath, [options.entry ?? STD_BODY_ENTRY, '--socket', options.socketPath, '--secret-fd', '3'], {
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
   });
+  const secretPipe = child.stdio[3] as Writable | null;
+  // A child that died at once closes its end; the 'exit' handler below reports that.
+  secretPipe?.on('error', () => undefined);
+  secretPipe?.end(options.secret);
   let stopping = false;
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {

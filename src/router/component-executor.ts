@@ -2,7 +2,7 @@
  * Runs one component execution in a sandbox: lease from the pool, POST /execute,
  * check the answer against the contract, release (or destroy) the sandbox. Every
  * sandbox failure becomes a UhlpError with the status the issue asks for:
- * 502 broken answer or dead sandbox, 503 no sandbox, 504 past timeoutMs.
+ * 502 broken, oversized answer or dead sandbox, 503 no sandbox, 504 past timeoutMs.
  */
 import { validateExecuteResponse, type ExecuteResponse } from '../contract/execute-contract.js';
 import { UhlpError } from '../errors.js';
@@ -103,8 +103,10 @@ export class ComponentExecutor {
       return { response: parsed.response, text };
     } catch (error) {
       if (error instanceof SandboxTransportError) {
-        outcome = error.failure === 'timeout' ? 'timeout' : 'crash';
-        metricOutcome = error.failure === 'timeout' ? 'timeout' : 'died';
+        // Whatever sent an answer the core refused (malformed, or past the size limit) is not reused.
+        const refused = error.failure === 'bad-response' || error.failure === 'too-large';
+        outcome = error.failure === 'timeout' ? 'timeout' : refused ? 'bad-response' : 'crash';
+        metricOutcome = error.failure === 'timeout' ? 'timeout' : refused ? 'bad-response' : 'died';
         if (error.failure !== 'connect') {
           this.logger.warn({ app: target.appId, pool: target.poolName, sandbox: lease.sandbox.handle.id, requestId, failure: error.failure }, error.message);
         }
@@ -151,6 +153,16 @@ function toUhlpError(error: unknown, target: ExecutionTarget): UhlpError {
       return new UhlpError('UHLP_SANDBOX_TIMEOUT', `the component ran past its timeout of ${target.timeoutMs} ms; the sandbox was destroyed`, {
         timeoutMs: target.timeoutMs,
       });
+    }
+    if (error.failure === 'too-large') {
+      return new UhlpError(
+        'UHLP_SANDBOX_RESPONSE_TOO_LARGE',
+        `the sandbox answer is over the limit of ${String(error.details?.['limitBytes'])} bytes (UHLP_MAX_SANDBOX_RESPONSE_BYTES); the sandbox was destroyed`,
+        error.details,
+      );
+    }
+    if (error.failure === 'bad-response') {
+      return new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', 'the sandbox answer is not HTTP/1.1 as the core reads it; the sandbox was destroyed');
     }
     return new UhlpError('UHLP_SANDBOX_DIED', `the sandbox died or dropped the connection (${error.failure})`);
   }

@@ -35,8 +35,8 @@ async function rawRunner(reply: (socket: net.Socket) => void): Promise<string> {
   return where;
 }
 
-function client(where: string): SandboxClient {
-  const c = new SandboxClient({ kind: 'unix', socketPath: where });
+function client(where: string, maxResponseBytes?: number): SandboxClient {
+  const c = new SandboxClient({ kind: 'unix', socketPath: where }, maxResponseBytes !== undefined ? { maxResponseBytes } : {});
   closers.push(() => c.close());
   return c;
 }
@@ -95,7 +95,7 @@ describe('SandboxClient', () => {
     const dropper = await rawRunner((socket) => socket.destroy());
     expect(await failure(client(dropper).execute('{}', 'r', 1000))).toBe('dropped');
     const garbage = await rawRunner((socket) => socket.write('SSH-2.0\r\n\r\n'));
-    expect(await failure(client(garbage).execute('{}', 'r', 1000))).toBe('dropped');
+    expect(await failure(client(garbage).execute('{}', 'r', 1000))).toBe('bad-response');
     const silent = await rawRunner(() => undefined);
     const started = performance.now();
     expect(await failure(client(silent).execute('{}', 'r', 150))).toBe('timeout');
@@ -128,5 +128,93 @@ describe('SandboxClient', () => {
     await new Promise((r) => setTimeout(r, 20));
     c.close();
     expect(await pending).toBe('dropped');
+  });
+  describe('answers over the size limit', () => {
+    const LIMIT = 256 * 1024;
+    /** Far past anything the client may take in: what an endless stream would reach if it were read on. */
+    const ENDLESS = 512 * 1024 * 1024;
+
+    /**
+     * A runner that answers with `head` and then writes body bytes as fast as the
+     * client reads them, until the connection goes or ENDLESS bytes are out.
+     */
+    async function floodingRunner(head: string, piece: (size: number) => Buffer): Promise<{ path: string; written: () => number; closed: Promise<void> }> {
+      let written = 0;
+      let markClosed!: () => void;
+      const closed = new Promise<void>((resolve) => (markClosed = resolve));
+      const where = await rawRunner((socket) => {
+        socket.on('error', () => undefined);
+        socket.once('close', () => markClosed());
+        socket.write(head);
+        const pump = (): void => {
+          while (!socket.destroyed && written < ENDLESS) {
+            const chunk = piece(64 * 1024);
+            written += chunk.length;
+            if (!socket.write(chunk)) {
+              socket.once('drain', pump);
+              return;
+            }
+          }
+        };
+        pump();
+      });
+      return { path: where, written: () => written, closed };
+    }
+
+    it('refuses a Content-Length over the limit from the head and stops reading', async () => {
+      const runner = await floodingRunner(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${300 * 1024 * 1024}\r\n\r\n`, (size) => Buffer.alloc(size, 0x78));
+      const error = await client(runner.path, LIMIT)
+        .execute('{}', 'r', 10_000)
+        .then(
+          () => undefined,
+          (e: unknown) => e as SandboxTransportError,
+        );
+      expect(error).toBeInstanceOf(SandboxTransportError);
+      expect(error).toMatchObject({ failure: 'too-large', details: { limitBytes: LIMIT, declaredBytes: 300 * 1024 * 1024 } });
+      await runner.closed;
+      // What the runner got out is what the kernel's socket buffers held, nowhere near the answer.
+      expect(runner.written()).toBeLessThan(32 * 1024 * 1024);
+    });
+
+    it('refuses a chunked answer as soon as it grows past the limit and stops reading', async () => {
+      const chunk = (size: number): Buffer => Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), Buffer.alloc(size, 0x79), Buffer.from('\r\n')]);
+      const runner = await floodingRunner('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', chunk);
+      const error = await client(runner.path, LIMIT)
+        .execute('{}', 'r', 10_000)
+        .then(
+          () => undefined,
+          (e: unknown) => e as SandboxTransportError,
+        );
+      expect(error).toMatchObject({ failure: 'too-large', details: { limitBytes: LIMIT } });
+      await runner.closed;
+      expect(runner.written()).toBeLessThan(32 * 1024 * 1024);
+    });
+
+    it("refuses a node:http runner's streamed answer past the limit, and takes one of exactly the limit", async () => {
+      const runner = await fakeRunner((req, res) => {
+        req.resume();
+        const size = req.headers['x-request-id'] === 'big' ? LIMIT + 1 : LIMIT;
+        // Streamed in pieces: node:http frames it chunked.
+        for (let sent = 0; sent < size; sent += 1000) res.write(Buffer.alloc(Math.min(1000, size - sent), 0x7a));
+        res.end();
+      });
+      const c = client(runner.path, LIMIT);
+      expect(await failure(c.execute('{}', 'big', 5000))).toBe('too-large');
+      const exact = await c.execute('{}', 'exact', 5000);
+      expect(exact.body.length).toBe(LIMIT);
+      // The refused answer's connection was dropped, not reused.
+      expect(runner.connections()).toBe(2);
+    });
+
+    it('reads answers up to 8 MiB by default', async () => {
+      const size = 8 * 1024 * 1024;
+      const runner = await fakeRunner((req, res) => {
+        req.resume();
+        res.end(Buffer.alloc(req.headers['x-request-id'] === 'over' ? size + 1 : size, 0x61));
+      });
+      const c = client(runner.path);
+      expect((await c.execute('{}', 'at', 5000)).body.length).toBe(size);
+      expect(await failure(c.execute('{}', 'over', 5000))).toBe('too-large');
+    });
   });
 });

@@ -6,10 +6,12 @@
  * pool allows, each on its own connection), the request written with one
  * system call, and the answer framed by http1-response-parser. Every failure
  * says whether the request can have reached the runner (`connect` cannot).
+ * An answer is never buffered past `maxResponseBytes`: the read stops there and
+ * the connection is dropped.
  */
 import net from 'node:net';
 import { EXECUTE_PATH, REQUEST_ID_HEADER } from '../contract/execute-contract.js';
-import { Http1ResponseParser, type ParsedResponse } from './http1-response-parser.js';
+import { Http1ResponseParser, ResponseTooLargeError, type ParsedResponse } from './http1-response-parser.js';
 import type { SandboxEndpoint } from './sandbox-driver.js';
 
 export interface RawResponse {
@@ -17,19 +19,40 @@ export interface RawResponse {
   body: Buffer;
 }
 
-/** Why a call to the runner did not produce an HTTP answer. */
-export type TransportFailure = 'timeout' | 'connect' | 'dropped';
+/**
+ * Why a call to the runner did not produce a usable HTTP answer: no answer in
+ * time, no connection, a dropped connection, an answer that is not HTTP/1.1 as
+ * the core reads it (`bad-response`), or one over the size limit (`too-large`).
+ */
+export type TransportFailure = 'timeout' | 'connect' | 'dropped' | 'bad-response' | 'too-large';
 
 export class SandboxTransportError extends Error {
+  /** Safe facts for the client's error answer (the limit of a `too-large` answer). */
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
   constructor(
     readonly failure: TransportFailure,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; details?: Readonly<Record<string, unknown>> },
   ) {
     super(message, options);
     this.name = 'SandboxTransportError';
+    this.details = options?.details;
   }
 }
+
+export interface SandboxClientOptions {
+  /**
+   * Largest answer body read from the runner, in bytes. A larger one fails as
+   * `too-large`: from its Content-Length before the body is read, or as soon as a
+   * chunked body passes it.
+   * @defaultValue DEFAULT_MAX_RESPONSE_BYTES (8 MiB)
+   */
+  readonly maxResponseBytes?: number;
+}
+
+/** What the core reads of one sandbox answer when nothing else is configured. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 /** Where every connection's reads land; each read is copied out before the next one (reads are synchronous callbacks). */
 const READ_BUFFER = Buffer.alloc(64 * 1024);
@@ -58,6 +81,7 @@ class Connection {
     endpoint: SandboxEndpoint,
     /** Called when an exchange ends with the connection reusable, or when the connection is gone. */
     private readonly settled: (connection: Connection) => void,
+    private readonly maxResponseBytes: number,
   ) {
     // Answers are read into one buffer shared by every connection and copied out,
     // rather than through the socket's stream: the hottest read of the core.
@@ -92,19 +116,20 @@ class Connection {
   begin(request: string, timeoutMs: number): Promise<RawResponse> {
     return new Promise<RawResponse>((resolve, reject) => {
       const timer = setTimeout(() => this.fail('timeout', `no answer within ${timeoutMs} ms`), timeoutMs);
-      this.exchange = { parser: new Http1ResponseParser(), resolve, reject, timer };
+      this.exchange = { parser: new Http1ResponseParser({ maxBodyBytes: this.maxResponseBytes }), resolve, reject, timer };
       this.socket.ref();
       this.socket.write(request);
     });
   }
 
-  fail(failure: TransportFailure, message: string, cause?: unknown): void {
+  fail(failure: TransportFailure, message: string, cause?: unknown, details?: Readonly<Record<string, unknown>>): void {
     const exchange = this.exchange;
     this.exchange = undefined;
+    // Destroying the socket is what stops the read: nothing more of the answer is taken in.
     if (!this.socket.destroyed) this.socket.destroy();
     if (exchange) {
       clearTimeout(exchange.timer);
-      exchange.reject(new SandboxTransportError(failure, message, { cause }));
+      exchange.reject(new SandboxTransportError(failure, message, { cause, ...(details !== undefined ? { details } : {}) }));
     }
     this.settled(this);
   }
@@ -117,7 +142,13 @@ class Connection {
     try {
       response = exchange.parser.push(chunk);
     } catch (error) {
-      return this.fail('dropped', `the answer is not HTTP/1.1: ${(error as Error).message}`, error);
+      if (error instanceof ResponseTooLargeError) {
+        return this.fail('too-large', error.message, error, {
+          limitBytes: error.limitBytes,
+          ...(error.declaredBytes !== undefined ? { declaredBytes: error.declaredBytes } : {}),
+        });
+      }
+      return this.fail('bad-response', `the answer is not HTTP/1.1 as the core reads it: ${(error as Error).message}`, error);
     }
     if (response) this.complete(exchange, response);
   }
@@ -153,7 +184,14 @@ export class SandboxClient {
   private readonly live = new Set<Connection>();
   private closed = false;
 
-  constructor(private readonly endpoint: SandboxEndpoint) {}
+  private readonly maxResponseBytes: number;
+
+  constructor(
+    private readonly endpoint: SandboxEndpoint,
+    options: SandboxClientOptions = {},
+  ) {
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  }
 
   /** Sends one /execute. Rejects with SandboxTransportError when no HTTP answer arrives in time. */
   execute(body: string, requestId: string, timeoutMs: number, traceId?: string): Promise<RawResponse> {
@@ -194,7 +232,7 @@ export class SandboxClient {
       if (!connection.socket.destroyed && now - connection.idleSince < IDLE_REUSE_MS) return connection;
       connection.fail('dropped', 'idle too long');
     }
-    const connection = new Connection(this.endpoint, (c) => this.settled(c));
+    const connection = new Connection(this.endpoint, (c) => this.settled(c), this.maxResponseBytes);
     this.live.add(connection);
     return connection;
   }

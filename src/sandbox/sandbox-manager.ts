@@ -24,6 +24,8 @@ export interface SandboxManagerOptions {
   readonly mcpSocket?: string;
   /** Sandboxes one pool starts at once. @defaultValue 4 */
   readonly startConcurrency?: number;
+  /** Largest /execute answer read from a sandbox, bytes. @defaultValue DEFAULT_MAX_RESPONSE_BYTES (8 MiB) */
+  readonly maxResponseBytes?: number;
 }
 
 export interface PoolReadiness {
@@ -77,6 +79,7 @@ export class SandboxManager {
         metrics: this.options.metrics,
         logger: this.options.logger,
         startConcurrency: this.options.startConcurrency,
+        maxResponseBytes: this.options.maxResponseBytes,
         sandboxSpec: {
           appId,
           pool: spec,

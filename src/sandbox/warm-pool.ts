@@ -53,6 +53,8 @@ export interface WarmPoolOptions {
   readonly probeAfterIdleMs?: number;
   /** Clock, for tests. @defaultValue Date.now */
   readonly now?: () => number;
+  /** Largest /execute answer read from a sandbox, bytes. @defaultValue DEFAULT_MAX_RESPONSE_BYTES (8 MiB) */
+  readonly maxResponseBytes?: number;
 }
 
 interface Waiter {
@@ -239,7 +241,7 @@ export class WarmPool {
   private track(handle: SandboxHandle): PooledSandbox {
     const sandbox: PooledSandbox = {
       handle,
-      client: new SandboxClient(handle.endpoint),
+      client: new SandboxClient(handle.endpoint, this.options.maxResponseBytes !== undefined ? { maxResponseBytes: this.options.maxResponseBytes } : {}),
       uses: 0,
       active: 0,
       idleSince: this.now(),

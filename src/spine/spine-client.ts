@@ -30,6 +30,14 @@ export interface SpineClientOptions {
   /** The core's spine socket. */
   readonly socketPath: string;
   /**
+   * The core's secret, sent with every registration: the core refuses protected
+   * routes (the std-body host's) without it. A function is asked again on every
+   * registration, so that a host outliving a core restart reads the new core's
+   * secret (from its file) instead of offering the old one.
+   * @defaultValue none (only unprotected routes can be registered)
+   */
+  readonly secret?: string | (() => string | undefined);
+  /**
    * First reconnect delay; it doubles per failed attempt, with jitter.
    * @defaultValue 100
    */
@@ -87,7 +95,13 @@ export function createSpineClient(options: SpineClientOptions): SpineClient {
   }
 
   function register(route: Route): void {
-    write({ type: 'endpoint_register', affordance_key: route.affordanceKey, capability_handle: route.capabilityHandle });
+    const secret = typeof options.secret === 'function' ? options.secret() : options.secret;
+    write({
+      type: 'endpoint_register',
+      affordance_key: route.affordanceKey,
+      capability_handle: route.capabilityHandle,
+      ...(secret !== undefined ? { secret } : {}),
+    });
   }
 
   function isReady(): boolean {

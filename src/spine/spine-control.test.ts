@@ -3,7 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { probeSpineSocket, sendSpineExit } from './spine-control.js';
+import { newSpineSecret } from './spine-secret.js';
 import { createSpineServer } from './spine-server.js';
+
+const SECRET = newSpineSecret();
+
+async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met within deadline');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 describe('spine control', () => {
   let dir: string;
@@ -20,11 +31,26 @@ describe('spine control', () => {
     const socketPath = join(dir, 'core.sock');
     let exited!: () => void;
     const exitCalled = new Promise<void>((resolve) => (exited = resolve));
-    const server = createSpineServer({ socketPath, onExit: () => exited() });
+    const refused: string[] = [];
+    let exits = 0;
+    const server = createSpineServer({
+      socketPath,
+      secret: SECRET,
+      onExit: () => {
+        exits += 1;
+        exited();
+      },
+      onProtocolError: (error) => refused.push(error.code),
+    });
     await server.listen();
     try {
       expect(await probeSpineSocket(socketPath)).toBe(true);
-      expect(await sendSpineExit(socketPath)).toBe(true);
+      // A wrong secret is delivered too, and refused.
+      expect(await sendSpineExit(socketPath, { secret: newSpineSecret() })).toBe(true);
+      await waitFor(() => refused.length === 1);
+      expect(refused).toEqual(['UHLP_SPINE_FORBIDDEN']);
+      expect(exits).toBe(0);
+      expect(await sendSpineExit(socketPath, { secret: SECRET })).toBe(true);
       await exitCalled;
     } finally {
       await server.close();
@@ -34,7 +60,7 @@ describe('spine control', () => {
 
   it('answers false for a missing socket and for a stale socket file', async () => {
     expect(await probeSpineSocket(join(dir, 'missing.sock'))).toBe(false);
-    expect(await sendSpineExit(join(dir, 'missing.sock'))).toBe(false);
+    expect(await sendSpineExit(join(dir, 'missing.sock'), { secret: SECRET })).toBe(false);
     const stale = join(dir, 'stale.sock');
     await writeFile(stale, '');
     expect(await probeSpineSocket(stale)).toBe(false);

@@ -1,7 +1,8 @@
 /**
  * The two things the lifecycle commands do to a core's spine socket without
  * being endpoint hosts: `uhlp status` asks whether something accepts
- * connections on it, and `uhlp stop` sends `{"type":"exit"}`.
+ * connections on it, and `uhlp stop` sends `{"type":"exit"}` with the core's
+ * secret (read from the file beside the socket: spine-secret.ts).
  */
 import net from 'node:net';
 import { encodeLine } from './json-lines.js';
@@ -22,13 +23,19 @@ export function probeSpineSocket(socketPath: string, options: SpineControlOption
   });
 }
 
+export interface SpineExitOptions extends SpineControlOptions {
+  /** The core's secret; a core refuses an exit without it. */
+  readonly secret: string;
+}
+
 /**
- * Sends `{"type":"exit"}` and closes. True when the message was written to a
- * listening core; false when nothing listens (the core is already gone).
+ * Sends `{"type":"exit","secret":…}` and closes. True when the message was
+ * written to a listening core; false when nothing listens (the core is already
+ * gone). Whether the core obeys is seen by watching it exit.
  */
-export function sendSpineExit(socketPath: string, options: SpineControlOptions = {}): Promise<boolean> {
+export function sendSpineExit(socketPath: string, options: SpineExitOptions): Promise<boolean> {
   return withSocket(socketPath, options.timeoutMs ?? 2000, (socket, done) => {
-    socket.end(encodeLine({ type: 'exit' }), () => done(true));
+    socket.end(encodeLine({ type: 'exit', secret: options.secret }), () => done(true));
   });
 }
 

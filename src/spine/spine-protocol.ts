@@ -28,6 +28,8 @@ export interface RegisterMessage {
   readonly type: 'endpoint_register';
   readonly affordance_key: string;
   readonly capability_handle: string;
+  /** The core's secret (spine-secret.ts); required for protected routes only. */
+  readonly secret?: string;
 }
 
 export interface RegisteredMessage {
@@ -55,6 +57,8 @@ export interface ResultMessage {
 
 export interface ExitMessage {
   readonly type: 'exit';
+  /** The core's secret; an exit without it is refused. */
+  readonly secret?: string;
 }
 
 export interface ErrorMessage {
@@ -63,6 +67,9 @@ export interface ErrorMessage {
   readonly message: string;
   /** The invocation the error is about, when there is one. */
   readonly invocation_id?: string;
+  /** The route a refused registration named. */
+  readonly affordance_key?: string;
+  readonly capability_handle?: string;
 }
 
 /** Messages an endpoint host (or the lifecycle CLI) sends to the core. */
@@ -82,6 +89,8 @@ export type ParseResult<T> = { readonly ok: true; readonly message: T } | ParseF
 
 /** Longest affordance key or capability handle accepted; they are identifiers, not data. */
 const MAX_KEY_LENGTH = 256;
+/** Longest secret accepted; the core issues 64 characters. */
+const MAX_SECRET_LENGTH = 1024;
 
 /** The key a route is registered and looked up under. */
 export function routeKey(affordanceKey: string, capabilityHandle: string): string {
@@ -96,12 +105,17 @@ export function parseToCoreMessage(line: string): ParseResult<ToCoreMessage> {
     case 'endpoint_register': {
       const keys = readRouteKeys(value);
       if (!keys.ok) return keys;
-      return { ok: true, message: { type: 'endpoint_register', ...keys.message } };
+      const secret = readSecret(value);
+      if (!secret.ok) return secret;
+      return { ok: true, message: { type: 'endpoint_register', ...keys.message, ...secret.message } };
     }
     case 'endpoint_result':
       return parseResult(value);
-    case 'exit':
-      return { ok: true, message: { type: 'exit' } };
+    case 'exit': {
+      const secret = readSecret(value);
+      if (!secret.ok) return secret;
+      return { ok: true, message: { type: 'exit', ...secret.message } };
+    }
     default:
       return unknownType(value['type']);
   }
@@ -136,7 +150,19 @@ export function parseToHostMessage(line: string): ParseResult<ToHostMessage> {
       const message = value['message'];
       if (typeof code !== 'string' || typeof message !== 'string') return fail('error needs string code and message', 'code');
       const id = value['invocation_id'];
-      return { ok: true, message: { type: 'error', code, message, ...(isId(id) ? { invocation_id: id } : {}) } };
+      const affordanceKey = value['affordance_key'];
+      const capabilityHandle = value['capability_handle'];
+      return {
+        ok: true,
+        message: {
+          type: 'error',
+          code,
+          message,
+          ...(isId(id) ? { invocation_id: id } : {}),
+          ...(isKey(affordanceKey) ? { affordance_key: affordanceKey } : {}),
+          ...(isKey(capabilityHandle) ? { capability_handle: capabilityHandle } : {}),
+        },
+      };
     }
     default:
       return unknownType(value['type']);
@@ -213,6 +239,16 @@ function readRouteKeys(value: Record<string, unknown>): ParseResult<{ affordance
     return fail(`capability_handle must be a string of 1-${MAX_KEY_LENGTH} characters without "/"`, 'capability_handle');
   }
   return { ok: true, message: { affordance_key: affordanceKey, capability_handle: capabilityHandle } };
+}
+
+/** An optional `secret`: absent, or a non-empty string of at most MAX_SECRET_LENGTH characters. */
+function readSecret(value: Record<string, unknown>): ParseResult<{ secret?: string }> {
+  const secret = value['secret'];
+  if (secret === undefined) return { ok: true, message: {} };
+  if (typeof secret !== 'string' || secret.length === 0 || secret.length > MAX_SECRET_LENGTH) {
+    return fail(`secret must be a string of 1-${MAX_SECRET_LENGTH} characters`, 'secret');
+  }
+  return { ok: true, message: { secret } };
 }
 
 function unknownType(type: unknown): ParseFailure {

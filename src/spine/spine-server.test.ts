@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +6,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UhlpError } from '../errors.js';
 import { LineSplitter } from './json-lines.js';
 import { type SpineClient, createSpineClient } from './spine-client.js';
+import { newSpineSecret } from './spine-secret.js';
 import { type SpineServer, createSpineServer } from './spine-server.js';
+
+const SECRET = newSpineSecret();
 
 /** A bare socket speaking JSON lines, to send what a well-behaved client never would. */
 class RawPeer {
@@ -66,6 +69,7 @@ describe('spine server and client', () => {
   let socketPath: string;
   let server: SpineServer;
   let exits: number;
+  let refusals: UhlpError[];
   const clients: SpineClient[] = [];
   const peers: RawPeer[] = [];
 
@@ -73,7 +77,8 @@ describe('spine server and client', () => {
     dir = await mkdtemp(join(tmpdir(), 'uhlp-spine-'));
     socketPath = join(dir, 'core.sock');
     exits = 0;
-    server = createSpineServer({ socketPath, onExit: () => (exits += 1), maxLineBytes: 4096 });
+    refusals = [];
+    server = createSpineServer({ socketPath, secret: SECRET, onExit: () => (exits += 1), maxLineBytes: 4096, onProtocolError: (error) => refusals.push(error) });
     await server.listen();
   });
 
@@ -146,7 +151,7 @@ describe('spine server and client', () => {
     await host.ready(2000);
     await server.close();
     await until(() => !host.isReady());
-    server = createSpineServer({ socketPath });
+    server = createSpineServer({ socketPath, secret: SECRET });
     await server.listen();
     await server.waitForRoute('tool.echo', 'cap.test', 3000);
     expect(connects).toBe(2);
@@ -209,9 +214,9 @@ describe('spine server and client', () => {
     expect(exits).toBe(0);
   });
 
-  it('calls onExit for {"type":"exit"}', async () => {
+  it('calls onExit for {"type":"exit"} carrying the secret', async () => {
     const raw = await peer();
-    raw.send('{"type":"exit"}\n');
+    raw.send(`${JSON.stringify({ type: 'exit', secret: SECRET })}\n`);
     await until(() => exits === 1);
   });
 
@@ -239,12 +244,12 @@ describe('spine server and client', () => {
   });
 
   it('refuses a socket path longer than a Unix socket address holds', async () => {
-    const long = createSpineServer({ socketPath: join(dir, 'x'.repeat(120), 'core.sock') });
+    const long = createSpineServer({ socketPath: join(dir, 'x'.repeat(120), 'core.sock'), secret: SECRET });
     await expect(long.listen()).rejects.toMatchObject({ code: 'UHLP_CONFIG_INVALID' });
   });
 
   it('refuses to listen on a socket another server holds, and replaces a stale socket file', async () => {
-    const second = createSpineServer({ socketPath });
+    const second = createSpineServer({ socketPath, secret: SECRET });
     await expect(second.listen()).rejects.toMatchObject({ code: 'UHLP_CONFIG_INVALID' });
     await second.close();
     expect(server.routes()).toEqual([]);
@@ -254,8 +259,132 @@ describe('spine server and client', () => {
 
     const stalePath = join(dir, 'stale.sock');
     await writeFile(stalePath, '');
-    const third = createSpineServer({ socketPath: stalePath });
+    const third = createSpineServer({ socketPath: stalePath, secret: SECRET });
     await third.listen();
     await third.close();
+  });
+  describe('protected routes and exit', () => {
+    const register = (affordance: string, capability: string, secret?: unknown): string =>
+      `${JSON.stringify({ type: 'endpoint_register', affordance_key: affordance, capability_handle: capability, ...(secret !== undefined ? { secret } : {}) })}\n`;
+
+    it.each([
+      ['shell without a secret', 'tool.shell.exec', 'cap.std.shell', undefined],
+      ['shell with a wrong secret', 'tool.shell.exec', 'cap.std.shell', newSpineSecret()],
+      ['shell with the secret one character off', 'tool.shell.exec', 'cap.std.shell', `${SECRET.slice(0, -1)}${SECRET.endsWith('0') ? '1' : '0'}`],
+      ['shell with a prefix of the secret', 'tool.shell.exec', 'cap.std.shell', SECRET.slice(0, 16)],
+      ['web without a secret', 'tool.web.fetch', 'cap.std.web.fetch', undefined],
+      ['web with a wrong secret', 'tool.web.fetch', 'cap.std.web.fetch', 'guess'],
+      ['the shell affordance under another capability', 'tool.shell.exec', 'cap.mine', undefined],
+      ['another affordance under the shell capability', 'tool.evil', 'cap.std.shell', undefined],
+      ['another affordance under the web capability', 'tool.evil', 'cap.std.web.fetch', 'nope'],
+    ])('refuses %s with UHLP_SPINE_FORBIDDEN, logs it, and keeps the connection', async (_name, affordance, capability, secret) => {
+      const rogue = await peer();
+      rogue.send(register(affordance, capability, secret));
+      expect(await rogue.next()).toMatchObject({ type: 'error', code: 'UHLP_SPINE_FORBIDDEN', affordance_key: affordance, capability_handle: capability });
+      expect(server.routes()).toEqual([]);
+      expect(refusals.map((error) => error.code)).toEqual(['UHLP_SPINE_FORBIDDEN']);
+      expect(JSON.stringify(refusals[0]!.details)).not.toContain(SECRET);
+      // Unprotected routes need no secret, on the same connection.
+      rogue.send(register('chat.reply.emit', 'cap.chat'));
+      expect(await rogue.next()).toMatchObject({ type: 'endpoint_registered', affordance_key: 'chat.reply.emit' });
+    });
+
+    it('answers a secret that is not a string as a bad message', async () => {
+      const rogue = await peer();
+      rogue.send(register('tool.shell.exec', 'cap.std.shell', 42));
+      expect(await rogue.next()).toMatchObject({ type: 'error', code: 'UHLP_SPINE_BAD_MESSAGE' });
+      rogue.send(`${JSON.stringify({ type: 'exit', secret: ['x'] })}\n`);
+      expect(await rogue.next()).toMatchObject({ type: 'error', code: 'UHLP_SPINE_BAD_MESSAGE' });
+      expect(exits).toBe(0);
+    });
+
+    it('registers protected routes with the secret, and a rogue can neither take them over nor disturb the host', async () => {
+      const host = createSpineClient({ socketPath, secret: SECRET, initialReconnectDelayMs: 20 });
+      clients.push(host);
+      const commands: unknown[] = [];
+      host.handle('tool.shell.exec', 'cap.std.shell', async (payload) => {
+        commands.push(payload);
+        return { outcome: 'applied', observation: { ran: true } };
+      });
+      let disconnects = 0;
+      host.on('disconnected', () => (disconnects += 1));
+      host.start();
+      await host.ready(2000);
+      const owner = server.routes()[0]!.connectionId;
+
+      const rogue = await peer();
+      for (const secret of [undefined, 'wrong', newSpineSecret()]) {
+        rogue.send(register('tool.shell.exec', 'cap.std.shell', secret));
+        expect(await rogue.next()).toMatchObject({ type: 'error', code: 'UHLP_SPINE_FORBIDDEN' });
+      }
+      rogue.send('{"type":"exit"}\n');
+      expect(await rogue.next()).toMatchObject({ type: 'error', code: 'UHLP_SPINE_FORBIDDEN' });
+
+      expect(server.routes()).toEqual([{ affordanceKey: 'tool.shell.exec', capabilityHandle: 'cap.std.shell', connectionId: owner }]);
+      const result = await server.invoke('tool.shell.exec', 'cap.std.shell', { argv: ['true'] }, { timeoutMs: 2000 });
+      expect(result.outcome).toBe('applied');
+      expect(commands).toEqual([{ argv: ['true'] }]);
+      expect(disconnects).toBe(0);
+      expect(host.isReady()).toBe(true);
+      expect(exits).toBe(0);
+      expect(refusals.every((error) => error.code === 'UHLP_SPINE_FORBIDDEN')).toBe(true);
+      expect(refusals).toHaveLength(4);
+    });
+
+    it('a client with a secret function offers what it reads at each registration', async () => {
+      let current: string | undefined = 'stale';
+      const host = createSpineClient({ socketPath, secret: () => current, initialReconnectDelayMs: 20 });
+      clients.push(host);
+      const errors: Array<{ code: string }> = [];
+      host.on('error-message', (message: { code: string }) => errors.push(message));
+      host.handle('tool.web.fetch', 'cap.std.web.fetch', async () => ({ outcome: 'applied' }));
+      host.start();
+      await until(() => errors.length === 1);
+      expect(errors[0]).toMatchObject({ code: 'UHLP_SPINE_FORBIDDEN' });
+      current = SECRET;
+      // A reconnect registers again, with the secret read anew.
+      for (const route of server.routes()) expect(route.affordanceKey).not.toBe('tool.web.fetch');
+      await server.close();
+      await until(() => !host.isReady());
+      server = createSpineServer({ socketPath, secret: SECRET });
+      await server.listen();
+      await server.waitForRoute('tool.web.fetch', 'cap.std.web.fetch', 3000);
+    });
+
+    it('refuses exit without the secret or with a wrong one, and obeys it with the secret', async () => {
+      const raw = await peer();
+      for (const line of ['{"type":"exit"}', JSON.stringify({ type: 'exit', secret: 'wrong' }), JSON.stringify({ type: 'exit', secret: SECRET.toUpperCase() })]) {
+        raw.send(`${line}\n`);
+        expect(await raw.next()).toMatchObject({ type: 'error', code: 'UHLP_SPINE_FORBIDDEN' });
+      }
+      expect(exits).toBe(0);
+      raw.send(`${JSON.stringify({ type: 'exit', secret: SECRET })}\n`);
+      await until(() => exits === 1);
+    });
+
+    it('writes the secret file 0600 only once the socket is free, makes the socket 0600, and removes the file on close', async () => {
+      const secretFile = join(dir, 'spine.secret');
+      const otherSocket = join(dir, 'other.sock');
+      const first = createSpineServer({ socketPath: otherSocket, secret: SECRET, secretFile });
+      await first.listen();
+      try {
+        expect((await readFile(secretFile, 'utf8')).trim()).toBe(SECRET);
+        expect((await stat(secretFile)).mode & 0o777).toBe(0o600);
+        expect((await stat(otherSocket)).mode & 0o777).toBe(0o600);
+        // A second core beside a live one fails without replacing the live one's secret.
+        const second = createSpineServer({ socketPath: otherSocket, secret: newSpineSecret(), secretFile });
+        await expect(second.listen()).rejects.toMatchObject({ code: 'UHLP_CONFIG_INVALID' });
+        await second.close();
+        expect((await readFile(secretFile, 'utf8')).trim()).toBe(SECRET);
+      } finally {
+        await first.close();
+      }
+      await expect(stat(secretFile)).rejects.toMatchObject({ code: 'ENOENT' });
+    });
+
+    it('refuses to start without a real secret', () => {
+      expect(() => createSpineServer({ socketPath, secret: '' })).toThrow(/secret/);
+      expect(() => createSpineServer({ socketPath, secret: 'short' })).toThrow(/secret/);
+    });
   });
 });

@@ -7,12 +7,21 @@
  * A route belongs to the connection that registered it last, so a host that
  * reconnects simply registers again; a route whose host is gone answers
  * UHLP_ENDPOINT_UNAVAILABLE at once instead of waiting for a timeout.
+ *
+ * Whoever serves `tool.shell.exec` receives every shell command an app runs,
+ * and whoever may send `exit` can stop the core: the socket's mode keeps other
+ * users out, and the core's secret (spine-secret.ts) keeps out everything else
+ * that runs as the core's user. Protected routes and `exit` need the secret;
+ * other routes (a chat client's) do not, but can never take a protected one.
  */
 import { randomUUID } from 'node:crypto';
 import { chmod, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import { UhlpError } from '../errors.js';
+import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
+import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
 import { LineSplitter, encodeLine } from './json-lines.js';
+import { secretMatches, writeSpineSecret } from './spine-secret.js';
 import {
   type EndpointResult,
   type ErrorMessage,
@@ -28,8 +37,31 @@ export interface SpineServerOptions {
   /** Path of the Unix socket to listen on. */
   readonly socketPath: string;
   /**
-   * Called when a client sends `{"type":"exit"}` (what `uhlp stop` does). The
-   * server keeps running; stopping the process is the hook's job.
+   * The secret the core issued for this run (spine-secret.ts). Registrations of
+   * protected routes and `exit` are obeyed only when they carry it.
+   */
+  readonly secret: string;
+  /**
+   * Where `listen()` writes the secret (mode 0600), once the socket is known not
+   * to belong to a live core; `close()` removes it. Not written when absent.
+   * @defaultValue none
+   */
+  readonly secretFile?: string;
+  /**
+   * Affordance keys that only a registration carrying the secret may take, with
+   * any capability handle.
+   * @defaultValue the std-body host's: `tool.shell.exec`, `tool.web.fetch`
+   */
+  readonly protectedAffordances?: readonly string[];
+  /**
+   * Capability handles that only a registration carrying the secret may take,
+   * with any affordance key.
+   * @defaultValue the std-body host's: `cap.std.shell`, `cap.std.web.fetch`
+   */
+  readonly protectedCapabilities?: readonly string[];
+  /**
+   * Called when a client sends `{"type":"exit"}` with the secret (what `uhlp
+   * stop` does). The server keeps running; stopping the process is the hook's job.
    * @defaultValue no-op
    */
   readonly onExit?: () => void;
@@ -45,8 +77,10 @@ export interface SpineServerOptions {
    */
   readonly defaultTimeoutMs?: number;
   /**
-   * Called for protocol errors a client caused (bad lines, unknown invocation ids),
-   * for logging. They are also answered on the wire.
+   * Called for protocol errors a client caused (bad lines, unknown invocation
+   * ids: UHLP_SPINE_BAD_MESSAGE) and for refusals (a protected route or `exit`
+   * without the secret: UHLP_SPINE_FORBIDDEN), for logging. They are also
+   * answered on the wire; the connection stays open.
    * @defaultValue no-op
    */
   readonly onProtocolError?: (error: UhlpError) => void;
@@ -102,12 +136,20 @@ interface Pending {
 }
 
 const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+const STD_BODY_AFFORDANCES = [SHELL_AFFORDANCE, WEB_AFFORDANCE];
+const STD_BODY_CAPABILITIES = [SHELL_CAPABILITY, WEB_CAPABILITY];
 const DEFAULT_TIMEOUT_MS = 30_000;
 const MAX_SOCKET_PATH_BYTES = 107;
 
 export function createSpineServer(options: SpineServerOptions): SpineServer {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // An empty secret would make every check meaningless; refuse it where the mistake is made.
+  if (typeof options.secret !== 'string' || options.secret.length < 16) {
+    throw new UhlpError('UHLP_CONFIG_INVALID', 'the spine server needs a secret of at least 16 characters', { name: 'secret' });
+  }
+  const protectedAffordances = new Set(options.protectedAffordances ?? STD_BODY_AFFORDANCES);
+  const protectedCapabilities = new Set(options.protectedCapabilities ?? STD_BODY_CAPABILITIES);
   const routes = new Map<string, { affordanceKey: string; capabilityHandle: string; connection: Connection }>();
   const connections = new Set<Connection>();
   const pending = new Map<string, Pending>();
@@ -136,6 +178,16 @@ export function createSpineServer(options: SpineServerOptions): SpineServer {
     send(connection, answer);
   }
 
+  /** Answers a refused message with UHLP_SPINE_FORBIDDEN; the connection stays open, nothing else changes. */
+  function refuse(connection: Connection, message: string, route?: { affordance_key: string; capability_handle: string }): void {
+    const error = new UhlpError('UHLP_SPINE_FORBIDDEN', message, {
+      connectionId: connection.id,
+      ...(route !== undefined ? { affordanceKey: route.affordance_key, capabilityHandle: route.capability_handle } : {}),
+    });
+    options.onProtocolError?.(error);
+    send(connection, { type: 'error', code: error.code, message, ...(route ?? {}) });
+  }
+
   function unavailable(route: string, why: string): UhlpError {
     return new UhlpError('UHLP_ENDPOINT_UNAVAILABLE', `endpoint ${route} is unavailable: ${why}`, { route });
   }
@@ -153,6 +205,14 @@ export function createSpineServer(options: SpineServerOptions): SpineServer {
     switch (message.type) {
       case 'endpoint_register': {
         const key = routeKey(message.affordance_key, message.capability_handle);
+        const guarded = protectedAffordances.has(message.affordance_key) || protectedCapabilities.has(message.capability_handle);
+        if (guarded && !secretMatches(options.secret, message.secret)) {
+          refuse(connection, `route ${key} is protected: registering it needs the core's secret`, {
+            affordance_key: message.affordance_key,
+            capability_handle: message.capability_handle,
+          });
+          return;
+        }
         // Last registration wins: a host that reconnected before the old socket
         // was noticed dead must not be locked out by its own ghost.
         routes.set(key, { affordanceKey: message.affordance_key, capabilityHandle: message.capability_handle, connection });
@@ -164,6 +224,10 @@ export function createSpineServer(options: SpineServerOptions): SpineServer {
         handleResult(connection, message);
         return;
       case 'exit':
+        if (!secretMatches(options.secret, message.secret)) {
+          refuse(connection, "exit needs the core's secret (uhlp stop reads it from the data directory)");
+          return;
+        }
         options.onExit?.();
         return;
     }
@@ -239,6 +303,8 @@ export function createSpineServer(options: SpineServerOptions): SpineServer {
         );
       }
       await removeStaleSocket(options.socketPath);
+      // Only now: a core that failed to start beside a live one must not replace its secret.
+      if (options.secretFile !== undefined) await writeSpineSecret(options.secretFile, options.secret);
       const listening = net.createServer(accept);
       await new Promise<void>((resolve, reject) => {
         listening.once('error', reject);
@@ -351,6 +417,7 @@ export function createSpineServer(options: SpineServerOptions): SpineServer {
       if (listening !== undefined) {
         await new Promise<void>((resolve) => listening.close(() => resolve()));
         await unlink(options.socketPath).catch(() => {});
+        if (options.secretFile !== undefined) await unlink(options.secretFile).catch(() => {});
       }
     },
   };

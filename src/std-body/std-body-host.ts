@@ -12,6 +12,8 @@ import { WEB_AFFORDANCE, WEB_CAPABILITY, handleWebFetch } from './web-fetch.js';
 export interface StdBodyHostOptions {
   /** The core's spine socket. */
   readonly socketPath: string;
+  /** The core's secret, or how to read it on each registration (see SpineClientOptions.secret). */
+  readonly secret: string | (() => string | undefined);
   /** Shell options (kill grace). @defaultValue {} */
   readonly shell?: ShellExecOptions;
   /** Web fetch dependencies (DNS lookup). @defaultValue {} */
@@ -26,6 +28,7 @@ export interface StdBodyHostOptions {
 export function createStdBodyHost(options: StdBodyHostOptions): SpineClient {
   const client = createSpineClient({
     socketPath: options.socketPath,
+    secret: options.secret,
     ...(options.initialReconnectDelayMs !== undefined ? { initialReconnectDelayMs: options.initialReconnectDelayMs } : {}),
     ...(options.maxReconnectDelayMs !== undefined ? { maxReconnectDelayMs: options.maxReconnectDelayMs } : {}),
   });
