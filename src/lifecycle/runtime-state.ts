@@ -47,12 +47,19 @@ export function clearRuntimeState(dataDir: string): void {
   rmSync(runtimeStatePath(dataDir), { force: true });
 }
 
+/** Whether `pid` runs: it exists (EPERM: someone else's) and is not a zombie, dead and waiting for its parent to reap it. */
 export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The state follows the command name, which may itself hold ")".
+    return stat.charAt(stat.lastIndexOf(')') + 2) !== 'Z';
+  } catch {
+    // No /proc (not Linux): kill(0) said it exists.
+    return true;
   }
 }

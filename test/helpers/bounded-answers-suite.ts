@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFixture, isAlive, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
+import { copyFixture, descendants, isAlive, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
 
 const ANSWER_BYTES = 300 * 1024 * 1024;
@@ -60,6 +60,8 @@ export function describeBoundedAnswers(options: BoundedAnswersOptions): void {
       await fetch(`${core.url}/bounded/no-such-route`);
       const pid = core.child.pid!;
       const before = memoryOf(pid);
+      // Runners report pids of their own PID namespace: the host's view is the core's process tree.
+      const processesBefore = descendants(pid);
 
       const response = await fetch(`${core.url}/bounded/huge`);
       expect(response.status).toBe(502);
@@ -72,7 +74,7 @@ export function describeBoundedAnswers(options: BoundedAnswersOptions): void {
       // The sandbox that sent it is gone, and the next request runs on a new one.
       const next = await who();
       expect(next.runner).not.toBe(first.runner);
-      if (options.driver === 'process') await waitFor(() => !isAlive(first.pid), { what: 'the sandbox process to exit' });
+      if (options.driver === 'process') await waitFor(() => processesBefore.some((p) => !isAlive(p)), { what: 'the sandbox processes to exit' });
       const destroyed = async (): Promise<boolean> =>
         /uhlp_sandbox_destroyed_total\{app="bounded",pool="main",cause="bad-response"\} 1\b/.test(await (await fetch(`${core.url}/metrics`)).text());
       await waitFor(destroyed, { timeoutMs: 20_000, what: 'the sandbox counted as destroyed for its answer' });

@@ -7,6 +7,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isProcessAlive } from '../../src/lifecycle/runtime-state.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const UHLP_BIN = path.join(REPO_ROOT, 'bin', 'uhlp.js');
@@ -103,17 +104,5 @@ export function descendants(pid: number): number[] {
   return found;
 }
 
-/** Whether `pid` is a live process (a zombie, dead and waiting to be reaped, is not). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
+/** Whether `pid` runs (a zombie, dead and waiting to be reaped, does not). */
+export const isAlive = isProcessAlive;
