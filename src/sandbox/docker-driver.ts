@@ -343,7 +343,8 @@ export class DockerDriver implements SandboxDriver {
   private track(container: Docker.Container, endpoint: SandboxEndpoint, socketDir: string | undefined, workDir: string): DockerHandle {
     let resolveExited!: (cause: SandboxExitCause) => void;
     const exited = new Promise<SandboxExitCause>((resolve) => (resolveExited = resolve));
-    const workTree = { hostDir: workDir, sandboxDir: CONTAINER_WORK };
+    const owner = this.sandboxOwner();
+    const workTree: WorkTree = { hostDir: workDir, sandboxDir: CONTAINER_WORK, ...(owner ? { owner } : {}) };
     const handle: DockerHandle = { id: container.id, endpoint, exited, container, socketDir, workTree, done: false };
     this.live.set(container.id, handle);
     void this.watch(handle).then((cause) => {

@@ -11,6 +11,8 @@ export interface WorkTree {
   readonly hostDir: string;
   /** The same tree as the runner names it (`/work` in a container or bubblewrap). */
   readonly sandboxDir: string;
+  /** Who must own what the core makes in it, when that is not the core's own user (a container's user). */
+  readonly owner?: { readonly uid: number; readonly gid: number };
 }
 
 /** The two directories of every tree. */
