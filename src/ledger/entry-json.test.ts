@@ -3,7 +3,7 @@ import { canonicalJson } from './canonical-json.js';
 import { evidenceEntryJson, execEntryJson } from './entry-json.js';
 import type { EvidenceEntry, ExecEntry } from './ledger-entry.js';
 
-const chain = { schema_version: 1, session_id: 'SES-20261122T000000000Z-ABCDEFGHJKMNPQRS', turn_number: 7, timestamp: '2026-11-22T00:00:00.000Z' };
+const chain = { schema_version: 1, session_id: 'SES-20261122T000000000Z-ABCDEFGHJKMNPQRSTVWX', turn_number: 7, timestamp: '2026-11-22T00:00:00.000Z' };
 
 describe('ledger entry JSON', () => {
   const execs: Array<[string, Omit<ExecEntry, 'entry_hash'>]> = [
