@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { UhlpError } from './errors.js';
+import { makeLedgerKey, readLedgerKeyFile, type LedgerKey } from './ledger/ledger-key.js';
 import type { LogLevel } from './logger.js';
 
 export type DriverName = 'process' | 'docker';
@@ -37,6 +38,13 @@ export interface CoreConfig {
   readonly statePrefix: string;
   /** Where turn ledgers go: `files` under the data directory, or `off`. @defaultValue `files` (`UHLP_LEDGER`) */
   readonly ledger: 'files' | 'off';
+  /**
+   * Seals ledger entries and checkpoints with HMAC-SHA256 under this key, so that
+   * rewriting a ledger file needs the key. At least 32 bytes: a file's bytes less a
+   * trailing line break (`UHLP_LEDGER_KEY_FILE`, e.g. a mounted Kubernetes Secret) or
+   * a string's UTF-8 bytes (`UHLP_LEDGER_KEY`). @defaultValue none: plain sha256 chains
+   */
+  readonly ledgerKey: LedgerKey | undefined;
   /** Life of a session after its last turn, seconds. @defaultValue 3600 (`UHLP_SESSION_TTL_SECONDS`) */
   readonly sessionTtlSeconds: number;
   /** How long a completed Idempotency-Key answer is replayed, seconds. @defaultValue 86400 (`UHLP_IDEMPOTENCY_TTL_SECONDS`) */
@@ -100,6 +108,18 @@ function integer(name: string, raw: string, min: number, max: number): number {
 function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
   if (!(allowed as readonly string[]).includes(raw)) invalid(name, `one of ${allowed.join(', ')}`, raw);
   return raw as T;
+}
+
+/**
+ * The ledger key from `UHLP_LEDGER_KEY_FILE` or `UHLP_LEDGER_KEY` (not both), or
+ * undefined. Shared by the core and `uhlp ledger verify`.
+ */
+export function loadLedgerKey(env: NodeJS.ProcessEnv = process.env): LedgerKey | undefined {
+  const file = env.UHLP_LEDGER_KEY_FILE || undefined;
+  const value = env.UHLP_LEDGER_KEY || undefined;
+  if (file !== undefined && value !== undefined) invalid('UHLP_LEDGER_KEY_FILE', 'unset when UHLP_LEDGER_KEY is set (one key source)', file);
+  if (file !== undefined) return readLedgerKeyFile(path.resolve(file));
+  return value === undefined ? undefined : makeLedgerKey(Buffer.from(value, 'utf8'), 'UHLP_LEDGER_KEY');
 }
 
 /** Flags win over environment variables; both are validated the same way. */
@@ -168,6 +188,7 @@ export function loadConfig(
     state: state?.raw ?? 'memory',
     statePrefix,
     ledger: ledger ? oneOf(ledger.name, ledger.raw, ['files', 'off'] as const) : 'files',
+    ledgerKey: loadLedgerKey(env),
     sessionTtlSeconds: envInt('UHLP_SESSION_TTL_SECONDS', 3600, 1, 30 * 86400),
     idempotencyTtlSeconds: envInt('UHLP_IDEMPOTENCY_TTL_SECONDS', 86400, 1, 30 * 86400),
     reloadIntervalMs: envInt('UHLP_RELOAD_INTERVAL_MS', 1000, 0, 3600_000),

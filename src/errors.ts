@@ -47,6 +47,7 @@ export const ERROR_CATALOG = {
 
   // Ledger
   UHLP_LEDGER_INTEGRITY: { status: 500, summary: 'A ledger entry does not verify (tampered, reordered, or missing its predecessor).' },
+  UHLP_LEDGER_KEY_REQUIRED: { status: 500, summary: 'A ledger is sealed with a ledger key (HMAC) and this core or command has no key to extend or check it.' },
 
   // Endpoint spine (Unix-socket JSON lines between the core and endpoint hosts)
   UHLP_SPINE_BAD_MESSAGE: { status: 400, summary: 'A spine line is not JSON, or not a known message with its required fields.' },
