@@ -44,6 +44,8 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # `uhlp images build` strips the Node binary it copies into the sandbox base image.
 command -v strip >/dev/null 2>&1 || missing+=(binutils)
+# The Git-source tests serve https with a certificate made at test time.
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

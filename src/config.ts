@@ -4,6 +4,8 @@
  * the rest of the core takes a `CoreConfig` and never looks at process.env.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { UhlpError } from './errors.js';
 import { makeLedgerKey, readLedgerKeyFile, type LedgerKey } from './ledger/ledger-key.js';
@@ -61,6 +63,24 @@ export interface CoreConfig {
   readonly spineSocket: string;
   /** The LLM provider behind `core.llm.generate`. */
   readonly llm: LlmConfig;
+  /** How the Git sources of Kubernetes apps (`spec.source.git`) are fetched. */
+  readonly gitSources: GitSourcesConfig;
+}
+
+/**
+ * Git sources are fetched through the same SSRF guard as `tool.web.fetch`: every
+ * address a source host resolves to must be public unless listed here.
+ */
+export interface GitSourcesConfig {
+  /**
+   * `host:port` pairs (`[::1]:443` for IPv6) that may resolve to loopback, private or
+   * link-local addresses: an in-cluster Git server, or a test server. A cloud-metadata
+   * address is reachable only when listed as an address, never through a name.
+   * @defaultValue [] (`UHLP_GIT_ALLOW_PRIVATE`, comma-separated)
+   */
+  readonly allowPrivate: readonly string[];
+  /** PEM bundle of the CAs that https sources are checked against, instead of the system's. @defaultValue the system's (`UHLP_GIT_CA_FILE`) */
+  readonly caFile?: string;
 }
 
 /**
@@ -151,6 +171,8 @@ export function loadConfig(
   const envInt = (name: string, fallback: number, min: number, max: number): number =>
     env[name] ? integer(name, env[name]!, min, max) : fallback;
   if (state && state.raw !== 'memory' && !/^rediss?:\/\/./.test(state.raw)) invalid(state.name, 'memory or a redis:// URL', state.raw);
+  // `git pull` hands its remote to `git fetch` without --end-of-options, so a leading "-" would be an option there.
+  if (pull && (pull.raw.startsWith('-') || /[\s\0]/.test(pull.raw))) invalid(pull.name, 'a remote name or URL (not starting with "-", no whitespace)', pull.raw);
   const statePrefix = env.UHLP_STATE_PREFIX ?? 'uhlp';
   if (!/^[A-Za-z0-9:_-]{1,64}$/.test(statePrefix)) invalid('UHLP_STATE_PREFIX', 'up to 64 letters, digits, ":", "_" or "-"', statePrefix);
   const bodyLimit = env.UHLP_BODY_LIMIT_BYTES ? { name: 'UHLP_BODY_LIMIT_BYTES', raw: env.UHLP_BODY_LIMIT_BYTES } : undefined;
@@ -196,5 +218,25 @@ export function loadConfig(
     pullIntervalMs: envInt('UHLP_GIT_PULL_INTERVAL_MS', 30_000, 100, 86400_000),
     spineSocket,
     llm,
+    gitSources: gitSourcesConfig(env),
   });
+}
+
+const HOST_PORT = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)):(\d{1,5})$/;
+
+function gitSourcesConfig(env: NodeJS.ProcessEnv): GitSourcesConfig {
+  const allowPrivate: string[] = [];
+  for (const raw of (env.UHLP_GIT_ALLOW_PRIVATE ?? '').split(',')) {
+    const entry = raw.trim().toLowerCase();
+    if (entry === '') continue;
+    const match = HOST_PORT.exec(entry);
+    const port = Number(match?.[3]);
+    if (!match || (match[1] !== undefined && !net.isIPv6(match[1])) || port < 1 || port > 65535) {
+      invalid('UHLP_GIT_ALLOW_PRIVATE', 'comma-separated host:port pairs ([v6]:port for IPv6)', raw.trim());
+    }
+    allowPrivate.push(entry);
+  }
+  const caFile = env.UHLP_GIT_CA_FILE ? path.resolve(env.UHLP_GIT_CA_FILE) : undefined;
+  if (caFile !== undefined && !existsSync(caFile)) invalid('UHLP_GIT_CA_FILE', 'an existing PEM file', env.UHLP_GIT_CA_FILE!);
+  return Object.freeze({ allowPrivate: Object.freeze(allowPrivate), ...(caFile !== undefined ? { caFile } : {}) });
 }

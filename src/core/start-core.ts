@@ -112,6 +112,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           registry,
           revisionsRoot,
           sourcesDir: path.join(config.dataDir, 'sources'),
+          allowPrivate: config.gitSources.allowPrivate,
+          ...(config.gitSources.caFile ? { caFile: config.gitSources.caFile } : {}),
           logger,
         })
       : undefined;
