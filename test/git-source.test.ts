@@ -124,6 +124,15 @@ describe('Git sources over https', () => {
     expect(server.requests.length).toBe(before);
   });
 
+  it('pins ssh to the checked address too, keeping the host key under the name', async () => {
+    // Nothing listens on port 1: the refusal names the address ssh was pinned to (git.test is unknown to DNS).
+    const cache = new GitSourceCache({ root: sourcesDir(), allowPrivate: ['git.test:1'], lookup: LOOPBACK });
+    await expect(cache.resolve('ssh://git@git.test:1/apps.git', 'main')).rejects.toMatchObject({
+      code: 'UHLP_DEFINITIONS_UNREADABLE',
+      message: expect.stringMatching(/connect to host 127\.0\.0\.1 port 1/) as string,
+    });
+  });
+
   describe('git itself, handed hostile values directly (defence in depth)', () => {
     let dir: string;
     beforeAll(() => {

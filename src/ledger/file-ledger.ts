@@ -14,7 +14,7 @@ import path from 'node:path';
 import { UhlpError } from '../errors.js';
 import { assertSessionId } from '../state/session-id.js';
 import { checkpointDistrust, latestCheckpoint, readCheckpoints, sealCheckpoint, type LedgerCheckpoint } from './ledger-checkpoints.js';
-import { parseJsonLines, verifyChain } from './ledger-chain.js';
+import { chainErrorCode, parseJsonLines, verifyChain } from './ledger-chain.js';
 import { evidenceEntryJson, execEntryJson } from './entry-json.js';
 import {
   LEDGER_SCHEMA_VERSION,
@@ -269,7 +269,7 @@ export class FileLedger {
       }
       const result = verifyChain(file, parseJsonLines(await this.readLedger(file, sessionId)), previous, { keys: this.keys });
       if (result.problem) {
-        throw new UhlpError('UHLP_LEDGER_INTEGRITY', `${file}:${result.problem.line}: ${result.problem.message}`, result.problem);
+        throw new UhlpError(chainErrorCode(result.problem), `${file}:${result.problem.line}: ${result.problem.message}`, result.problem);
       }
       if (result.lastHash === null) {
         throw new UhlpError('UHLP_STATE_INPUT_INVALID', `the ${ledger} ledger of ${sessionId} has no hashed entry to checkpoint`, { field: 'ledger' });

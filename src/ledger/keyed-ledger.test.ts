@@ -255,6 +255,11 @@ describe('keyed ledgers', () => {
       message: expect.stringContaining(`sealed with ledger key ${key.id}`) as string,
     });
     expect(await lines(execFile())).toHaveLength(5);
+    // Nor replay or checkpoint it: the key is missing, which is not the same as a tampered file.
+    await expect(keyless.checkpoint(sid, 'exec', {})).rejects.toMatchObject({ code: 'UHLP_LEDGER_KEY_REQUIRED', details: { line: 1, code: 'KEY_REQUIRED' } });
+    await expect(replayLedger({ dataDir, tier: 'production', sessionId: sid, ledger: 'exec', initial: 0, reduce: (n: number) => n + 1 })).rejects.toMatchObject({
+      code: 'UHLP_LEDGER_KEY_REQUIRED',
+    });
   });
 
   describe('checkpoints', () => {

@@ -226,6 +226,11 @@ function lineList(lines: number[]): string {
   return `${lines.length === 1 ? 'line' : 'lines'} ${parts.join(', ')}`;
 }
 
+/** The error code for a chain that does not verify: a missing key is not tampering. */
+export function chainErrorCode(problem: ChainProblem): 'UHLP_LEDGER_INTEGRITY' | 'UHLP_LEDGER_KEY_REQUIRED' {
+  return problem.code === 'KEY_REQUIRED' ? 'UHLP_LEDGER_KEY_REQUIRED' : 'UHLP_LEDGER_INTEGRITY';
+}
+
 function fail(result: ChainResult, file: string, line: number, code: ChainProblemCode, message: string): ChainResult {
   result.problem = { file, line, code, message };
   return result;

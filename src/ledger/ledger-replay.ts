@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UhlpError } from '../errors.js';
 import { checkpointDistrust, latestCheckpoint, readCheckpoints, type LedgerCheckpoint } from './ledger-checkpoints.js';
-import { parseJsonLines, verifyChain, type ChainWarning } from './ledger-chain.js';
+import { chainErrorCode, parseJsonLines, verifyChain, type ChainWarning } from './ledger-chain.js';
 import type { LedgerEntry, LedgerKind } from './ledger-entry.js';
 import type { LedgerKeyring } from './ledger-key.js';
 import { CHECKPOINT_FILE, LEDGER_FILES, sessionLedgerDir } from './ledger-paths.js';
@@ -61,7 +61,7 @@ export async function replayLedger<S>(options: ReplayLedgerOptions<S>): Promise<
   }
   const result = verifyChain(file, parseJsonLines(text), checkpoint, { keys: options.keys });
   if (result.problem) {
-    throw new UhlpError('UHLP_LEDGER_INTEGRITY', `${file}:${result.problem.line}: ${result.problem.message}`, result.problem);
+    throw new UhlpError(chainErrorCode(result.problem), `${file}:${result.problem.line}: ${result.problem.message}`, result.problem);
   }
   let state = checkpoint ? (structuredClone(checkpoint.state) as S) : options.initial;
   let replayed = 0;
