@@ -47,6 +47,8 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v strip >/dev/null 2>&1 || missing+=(binutils)
 # The process driver runs every sandbox in bubblewrap's namespaces.
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+# The Git-source tests serve https with a certificate made at test time.
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -4,8 +4,11 @@
  * the rest of the core takes a `CoreConfig` and never looks at process.env.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { UhlpError } from './errors.js';
+import { makeLedgerKey, readLedgerKeyFile, type LedgerKey } from './ledger/ledger-key.js';
 import type { LogLevel } from './logger.js';
 
 export type DriverName = 'process' | 'docker';
@@ -43,6 +46,13 @@ export interface CoreConfig {
   readonly statePrefix: string;
   /** Where turn ledgers go: `files` under the data directory, or `off`. @defaultValue `files` (`UHLP_LEDGER`) */
   readonly ledger: 'files' | 'off';
+  /**
+   * Seals ledger entries and checkpoints with HMAC-SHA256 under this key, so that
+   * rewriting a ledger file needs the key. At least 32 bytes: a file's bytes less a
+   * trailing line break (`UHLP_LEDGER_KEY_FILE`, e.g. a mounted Kubernetes Secret) or
+   * a string's UTF-8 bytes (`UHLP_LEDGER_KEY`). @defaultValue none: plain sha256 chains
+   */
+  readonly ledgerKey: LedgerKey | undefined;
   /** Life of a session after its last turn, seconds. @defaultValue 3600 (`UHLP_SESSION_TTL_SECONDS`) */
   readonly sessionTtlSeconds: number;
   /** How long a completed Idempotency-Key answer is replayed, seconds. @defaultValue 86400 (`UHLP_IDEMPOTENCY_TTL_SECONDS`) */
@@ -66,6 +76,24 @@ export interface CoreConfig {
    * @defaultValue `true` in dev mode, else `false` (`--unsafe-process-sandboxes`, `UHLP_UNSAFE_PROCESS_SANDBOXES=true`)
    */
   readonly unsafeProcessSandboxes: boolean;
+  /** How the Git sources of Kubernetes apps (`spec.source.git`) are fetched. */
+  readonly gitSources: GitSourcesConfig;
+}
+
+/**
+ * Git sources are fetched through the same SSRF guard as `tool.web.fetch`: every
+ * address a source host resolves to must be public unless listed here.
+ */
+export interface GitSourcesConfig {
+  /**
+   * `host:port` pairs (`[::1]:443` for IPv6) that may resolve to loopback, private or
+   * link-local addresses: an in-cluster Git server, or a test server. A cloud-metadata
+   * address is reachable only when listed as an address, never through a name.
+   * @defaultValue [] (`UHLP_GIT_ALLOW_PRIVATE`, comma-separated)
+   */
+  readonly allowPrivate: readonly string[];
+  /** PEM bundle of the CAs that https sources are checked against, instead of the system's. @defaultValue the system's (`UHLP_GIT_CA_FILE`) */
+  readonly caFile?: string;
 }
 
 /**
@@ -116,6 +144,18 @@ function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[
   return raw as T;
 }
 
+/**
+ * The ledger key from `UHLP_LEDGER_KEY_FILE` or `UHLP_LEDGER_KEY` (not both), or
+ * undefined. Shared by the core and `uhlp ledger verify`.
+ */
+export function loadLedgerKey(env: NodeJS.ProcessEnv = process.env): LedgerKey | undefined {
+  const file = env.UHLP_LEDGER_KEY_FILE || undefined;
+  const value = env.UHLP_LEDGER_KEY || undefined;
+  if (file !== undefined && value !== undefined) invalid('UHLP_LEDGER_KEY_FILE', 'unset when UHLP_LEDGER_KEY is set (one key source)', file);
+  if (file !== undefined) return readLedgerKeyFile(path.resolve(file));
+  return value === undefined ? undefined : makeLedgerKey(Buffer.from(value, 'utf8'), 'UHLP_LEDGER_KEY');
+}
+
 /** Flags win over environment variables; both are validated the same way. */
 export function loadConfig(
   definitionsDir: string | undefined,
@@ -145,6 +185,8 @@ export function loadConfig(
   const envInt = (name: string, fallback: number, min: number, max: number): number =>
     env[name] ? integer(name, env[name]!, min, max) : fallback;
   if (state && state.raw !== 'memory' && !/^rediss?:\/\/./.test(state.raw)) invalid(state.name, 'memory or a redis:// URL', state.raw);
+  // `git pull` hands its remote to `git fetch` without --end-of-options, so a leading "-" would be an option there.
+  if (pull && (pull.raw.startsWith('-') || /[\s\0]/.test(pull.raw))) invalid(pull.name, 'a remote name or URL (not starting with "-", no whitespace)', pull.raw);
   const statePrefix = env.UHLP_STATE_PREFIX ?? 'uhlp';
   if (!/^[A-Za-z0-9:_-]{1,64}$/.test(statePrefix)) invalid('UHLP_STATE_PREFIX', 'up to 64 letters, digits, ":", "_" or "-"', statePrefix);
   const bodyLimit = env.UHLP_BODY_LIMIT_BYTES ? { name: 'UHLP_BODY_LIMIT_BYTES', raw: env.UHLP_BODY_LIMIT_BYTES } : undefined;
@@ -188,6 +230,7 @@ export function loadConfig(
     state: state?.raw ?? 'memory',
     statePrefix,
     ledger: ledger ? oneOf(ledger.name, ledger.raw, ['files', 'off'] as const) : 'files',
+    ledgerKey: loadLedgerKey(env),
     sessionTtlSeconds: envInt('UHLP_SESSION_TTL_SECONDS', 3600, 1, 30 * 86400),
     idempotencyTtlSeconds: envInt('UHLP_IDEMPOTENCY_TTL_SECONDS', 86400, 1, 30 * 86400),
     reloadIntervalMs: envInt('UHLP_RELOAD_INTERVAL_MS', 1000, 0, 3600_000),
@@ -196,5 +239,25 @@ export function loadConfig(
     spineSocket,
     llm,
     unsafeProcessSandboxes,
+    gitSources: gitSourcesConfig(env),
   });
+}
+
+const HOST_PORT = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)):(\d{1,5})$/;
+
+function gitSourcesConfig(env: NodeJS.ProcessEnv): GitSourcesConfig {
+  const allowPrivate: string[] = [];
+  for (const raw of (env.UHLP_GIT_ALLOW_PRIVATE ?? '').split(',')) {
+    const entry = raw.trim().toLowerCase();
+    if (entry === '') continue;
+    const match = HOST_PORT.exec(entry);
+    const port = Number(match?.[3]);
+    if (!match || (match[1] !== undefined && !net.isIPv6(match[1])) || port < 1 || port > 65535) {
+      invalid('UHLP_GIT_ALLOW_PRIVATE', 'comma-separated host:port pairs ([v6]:port for IPv6)', raw.trim());
+    }
+    allowPrivate.push(entry);
+  }
+  const caFile = env.UHLP_GIT_CA_FILE ? path.resolve(env.UHLP_GIT_CA_FILE) : undefined;
+  if (caFile !== undefined && !existsSync(caFile)) invalid('UHLP_GIT_CA_FILE', 'an existing PEM file', env.UHLP_GIT_CA_FILE!);
+  return Object.freeze({ allowPrivate: Object.freeze(allowPrivate), ...(caFile !== undefined ? { caFile } : {}) });
 }

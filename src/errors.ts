@@ -48,6 +48,7 @@ export const ERROR_CATALOG = {
 
   // Ledger
   UHLP_LEDGER_INTEGRITY: { status: 500, summary: 'A ledger entry does not verify (tampered, reordered, or missing its predecessor).' },
+  UHLP_LEDGER_KEY_REQUIRED: { status: 500, summary: 'A ledger is sealed with a ledger key (HMAC) and this core or command has no key to extend or check it.' },
 
   // Endpoint spine (Unix-socket JSON lines between the core and endpoint hosts)
   UHLP_SPINE_BAD_MESSAGE: { status: 400, summary: 'A spine line is not JSON, or not a known message with its required fields.' },
@@ -88,6 +89,14 @@ export const ERROR_CATALOG = {
   // Definitions and configuration (reported in logs, /readyz and CLI exit codes)
   UHLP_DEFINITION_INVALID: { status: 422, summary: 'An AppDefinition file breaks the schema or references something missing.' },
   UHLP_DEFINITIONS_UNREADABLE: { status: 500, summary: 'The definitions directory cannot be read as a Git repository.' },
+  UHLP_GIT_SOURCE_INVALID: {
+    status: 422,
+    summary: 'spec.source.git names a URL other than https://, ssh:// or scp-like (a local path, file://, http://, a <transport>:: helper, a leading "-"), or a ref or path that is not plain data.',
+  },
+  UHLP_GIT_SOURCE_ADDRESS_NOT_ALLOWED: {
+    status: 403,
+    summary: 'The host of an app\'s Git source resolves to a loopback, private, link-local, metadata or other non-public address that UHLP_GIT_ALLOW_PRIVATE does not list.',
+  },
   UHLP_DEFINITION_PATH_REFUSED: { status: 400, summary: 'A definition path is absolute, leaves the app directory, or goes through a symlink.' },
   UHLP_DEFINITION_FILE_NOT_FOUND: { status: 404, summary: 'The file does not exist in the app directory at that revision.' },
   UHLP_DEFINITION_REVISION_NOT_FOUND: { status: 404, summary: 'The revision does not name a commit of the definitions repository.' },

@@ -21,12 +21,12 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   mcp: { run: mcpCommand, usage: MCP_USAGE },
   operator: { run: operatorCommand, usage: OPERATOR_USAGE },
   images: { run: imagesCommand, usage: IMAGES_USAGE },
-  ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full]' },
+  ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed]' },
 };
 
 async function ledgerCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub !== 'verify') throw new Error('usage: uhlp ledger verify [--data-dir D] [--full]');
+  if (sub !== 'verify') throw new Error('usage: uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed]');
   return runLedgerVerify(rest);
 }
 

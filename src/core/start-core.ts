@@ -110,7 +110,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const turns = new TurnKeeper({
     store,
     sessionTtlMs: config.sessionTtlSeconds * 1000,
-    ledger: config.ledger === 'files' ? new TurnLedgerThread({ dataDir: config.dataDir, logger }) : undefined,
+    ledger: config.ledger === 'files' ? new TurnLedgerThread({ dataDir: config.dataDir, logger, ...(config.ledgerKey ? { key: config.ledgerKey } : {}) }) : undefined,
   });
   const kubernetesApps =
     config.registry === 'kubernetes'
@@ -120,6 +120,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           registry,
           revisionsRoot,
           sourcesDir: path.join(config.dataDir, 'sources'),
+          allowPrivate: config.gitSources.allowPrivate,
+          ...(config.gitSources.caFile ? { caFile: config.gitSources.caFile } : {}),
           logger,
         })
       : undefined;

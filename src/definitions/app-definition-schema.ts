@@ -242,9 +242,14 @@ export const AppSpec = Type.Object(
         {
           git: Type.Object(
             {
-              url: Type.String({ minLength: 1, description: 'Repository holding the app files (scripts/, prompts/, workflows/); any URL git fetches.' }),
-              ref: Type.String({ minLength: 1, default: 'HEAD', description: 'Branch, tag or commit to serve.' }),
-              path: Type.Optional(Type.String({ minLength: 1, description: 'Directory of the app inside the repository; apps/<appId> when omitted.' })),
+              url: Type.String({
+                minLength: 1,
+                description:
+                  'Repository holding the app files (scripts/, prompts/, workflows/): https://host/path, ssh://[user@]host[:port]/path or user@host:path. ' +
+                  'Local paths, file://, http://, git:// and <transport>:: URLs are refused, and the host must resolve to public addresses unless the core allows it (UHLP_GIT_ALLOW_PRIVATE).',
+              }),
+              ref: Type.String({ minLength: 1, default: 'HEAD', description: 'HEAD, a branch or tag name (letters, digits, ".", "_", "/", "-"), or a full commit id.' }),
+              path: Type.Optional(Type.String({ minLength: 1, description: 'Directory of the app inside the repository (relative, no "." or ".." segments); apps/<appId> when omitted.' })),
             },
             { additionalProperties: false },
           ),

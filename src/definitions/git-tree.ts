@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UhlpError } from '../errors.js';
+import { gitEnv } from './git-env.js';
 
 interface TreeEntry {
   mode: string;
@@ -34,7 +35,8 @@ export async function materializeTree(options: {
   if (existsSync(dir)) return { skipped };
   const source = options.sourcePath.replace(/\/+$/, '');
 
-  const listing = await runGit(repoDir, ['ls-tree', '-r', '-z', '--full-tree', commit, '--', source]);
+  // The source path may come from an AppDefinition: after `--`, and a literal path (gitEnv), never a pathspec.
+  const listing = await runGit(repoDir, ['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', commit, '--', source]);
   const entries: TreeEntry[] = [];
   for (const line of listing.toString('utf8').split('\0')) {
     if (!line) continue;
@@ -83,7 +85,7 @@ export async function listTreeDirectories(repoDir: string, commit: string, treeP
 function readBlobs(cwd: string, objects: string[]): Promise<Map<string, Buffer>> {
   const unique = [...new Set(objects)];
   return new Promise((resolve, reject) => {
-    const child = spawn('git', ['cat-file', '--batch'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('git', ['cat-file', '--batch'], { cwd, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => chunks.push(c));
@@ -107,18 +109,35 @@ function readBlobs(cwd: string, objects: string[]): Promise<Map<string, Buffer>>
   });
 }
 
-export function runGit(cwd: string, args: string[]): Promise<Buffer> {
+export interface RunGitOptions {
+  /** The environment. @defaultValue gitEnv(): no GIT_* variables of the process, literal pathspecs, no prompts */
+  env?: Record<string, string>;
+  /** Kill git after this long (the failure says so). @defaultValue no limit */
+  timeoutMs?: number;
+}
+
+/**
+ * Runs git with arguments that are never parsed by a shell. Callers put values
+ * that come from apps or clients after `--end-of-options` or `--`.
+ */
+export function runGit(cwd: string, args: string[], options: RunGitOptions = {}): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('git', args, {
+      cwd,
+      env: options.env ?? gitEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const } : {}),
+    });
     const chunks: Buffer[] = [];
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => chunks.push(c));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0
-        ? resolve(Buffer.concat(chunks))
-        : reject(new UhlpError('UHLP_DEFINITIONS_UNREADABLE', `git ${args[0]} failed: ${stderr.trim()}`)),
-    );
+    child.on('close', (code, signal) => {
+      if (code === 0) return resolve(Buffer.concat(chunks));
+      const command = args.find((arg) => !arg.startsWith('-') && !arg.includes('=')) ?? 'command';
+      const why = signal === 'SIGKILL' && options.timeoutMs !== undefined ? `did not finish within ${options.timeoutMs} ms` : `failed: ${stderr.trim()}`;
+      reject(new UhlpError('UHLP_DEFINITIONS_UNREADABLE', `git ${command} ${why}`));
+    });
   });
 }

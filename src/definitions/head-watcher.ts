@@ -50,6 +50,10 @@ export class HeadWatcher {
   private refs: HeadRefReader | undefined;
 
   constructor(private readonly options: HeadWatcherOptions) {
+    // `git pull` passes the remote on to `git fetch` without --end-of-options: an option-like value would run as one.
+    for (const value of [options.pull?.remote, options.pull?.branch]) {
+      if (value !== undefined && (value.startsWith('-') || /[\s\0]/.test(value))) throw new Error(`refusing to pull "${value.slice(0, 80)}": not a remote or branch name`);
+    }
     this.git = simpleGit({ baseDir: options.dir }).env(gitEnv());
     this.intervalMs = options.intervalMs ?? 1000;
     this.pullIntervalMs = options.pull?.intervalMs ?? 30_000;

@@ -8,6 +8,7 @@ import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import path from 'node:path';
 import { AppDefinitionDocument } from './app-definition-schema.js';
+import { gitSourceProblems } from './git-source.js';
 import { compileRoutePattern, RoutePatternError } from '../routing/route-pattern.js';
 
 export interface DefinitionProblem {
@@ -114,6 +115,11 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     if (seenRoutes.has(key)) add(`${at}/http`, `duplicate route ${key}`);
     seenRoutes.add(key);
   });
+
+  // The Git source is handed to git: only URLs, refs and paths that cannot act as options or local access.
+  if (spec.source?.git) {
+    for (const problem of gitSourceProblems(spec.source.git)) add(`/spec/source/git/${problem.field}`, `${problem.code}: ${problem.message}`);
+  }
   return problems;
 }
 

@@ -3,13 +3,17 @@ import { canonicalJson } from './canonical-json.js';
 import { evidenceEntryJson, execEntryJson } from './entry-json.js';
 import type { EvidenceEntry, ExecEntry } from './ledger-entry.js';
 
-const chain = { schema_version: 1, session_id: 'SES-20261122T000000000Z-ABCDEFGHJKMNPQRS', turn_number: 7, timestamp: '2026-11-22T00:00:00.000Z' };
+const chain = { schema_version: 1, session_id: 'SES-20261122T000000000Z-ABCDEFGHJKMNPQRSTVWX', turn_number: 7, timestamp: '2026-11-22T00:00:00.000Z' };
 
 describe('ledger entry JSON', () => {
   const execs: Array<[string, Omit<ExecEntry, 'entry_hash'>]> = [
     ['first entry, failed turn', { ...chain, entry_type: 'L-EXEC', query_hash: 'sha256:q', result_hash: null, status: 'UHLP_SANDBOX_TIMEOUT', previous_hash: null }],
     ['chained, with a result', { ...chain, entry_type: 'L-EXEC', query_hash: 'sha256:q', result_hash: 'sha256:r', status: 'ok', previous_hash: 'sha256:p' }],
     ['a status JSON escapes', { ...chain, entry_type: 'L-EXEC', query_hash: 'sha256:q', result_hash: null, status: 'odd "status"\n\u2028', previous_hash: 'sha256:p' }],
+    [
+      'sealed with a ledger key',
+      { ...chain, entry_type: 'L-EXEC', hash_alg: 'hmac-sha256', key_id: '0123456789abcdef', query_hash: 'sha256:q', result_hash: null, status: 'ok', previous_hash: 'hmac-sha256:p' },
+    ],
   ];
   it.each(execs)('writes an exec entry as canonicalJson does: %s', (_name, entry) => {
     expect(execEntryJson(entry)).toBe(canonicalJson(entry));
@@ -32,6 +36,21 @@ describe('ledger entry JSON', () => {
         external_calls: [{ target: 'core.kv.get', kind: 'mcp', duration_ms: 1.5, status: 'ok' }],
         capability_violations: [{ operation: 'shell rm', capability: 'capabilities.shell', timestamp: 't', detail: 'no "rm"' }],
         previous_hash: 'sha256:p',
+      },
+    ],
+    [
+      'sealed with a ledger key',
+      {
+        ...chain,
+        entry_type: 'L-EVIDENCE',
+        hash_alg: 'hmac-sha256',
+        key_id: '0123456789abcdef',
+        status: 'ok',
+        declared_reads: [],
+        declared_writes: [],
+        external_calls: [{ target: 't', kind: 'mcp' }],
+        capability_violations: [],
+        previous_hash: null,
       },
     ],
   ];

@@ -13,8 +13,8 @@ import { mkdir, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UhlpError } from '../errors.js';
 import { assertSessionId } from '../state/session-id.js';
-import { latestCheckpoint, readCheckpoints, type LedgerCheckpoint } from './ledger-checkpoints.js';
-import { parseJsonLines, verifyChain } from './ledger-chain.js';
+import { checkpointDistrust, latestCheckpoint, readCheckpoints, sealCheckpoint, type LedgerCheckpoint } from './ledger-checkpoints.js';
+import { chainErrorCode, parseJsonLines, verifyChain } from './ledger-chain.js';
 import { evidenceEntryJson, execEntryJson } from './entry-json.js';
 import {
   LEDGER_SCHEMA_VERSION,
@@ -27,6 +27,7 @@ import {
   type LedgerEntry,
   type LedgerKind,
 } from './ledger-entry.js';
+import { KEYED_HASH_ALG, ledgerKeyring, type LedgerKey, type LedgerKeyring } from './ledger-key.js';
 import { CHECKPOINT_FILE, checkTier, LEDGER_FILES, sessionLedgerDir } from './ledger-paths.js';
 
 export interface FileLedgerOptions {
@@ -38,6 +39,12 @@ export interface FileLedgerOptions {
   now?: () => Date;
   /** fsync each append before it resolves (survives power loss, costs a disk flush per entry). @defaultValue false */
   sync?: boolean;
+  /**
+   * Seal entries and checkpoints with this key (HMAC-SHA256) instead of plain
+   * sha256, so that rewriting a ledger needs the key (ledger-key.ts).
+   * @defaultValue none: plain sha256
+   */
+  key?: LedgerKey;
 }
 
 export interface ExecInput {
@@ -79,6 +86,8 @@ export class FileLedger {
   private readonly tier: string;
   private readonly now: () => Date;
   private readonly sync: boolean;
+  private readonly key: LedgerKey | undefined;
+  private readonly keys: LedgerKeyring | undefined;
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly tails = new Map<string, Tail>();
   /** Lines waiting for the next write of their file (group commit). */
@@ -96,6 +105,8 @@ export class FileLedger {
     this.tier = options.tier;
     this.now = options.now ?? (() => new Date());
     this.sync = options.sync ?? false;
+    this.key = options.key;
+    this.keys = options.key === undefined ? undefined : ledgerKeyring([options.key]);
   }
 
   /** Creates the session's ledger directory and both ledger files (empty), if missing. */
@@ -148,7 +159,7 @@ export class FileLedger {
       status: input.status,
       previous_hash: previous,
     } as ExecEntry;
-    return seal(entry);
+    return seal(entry, this.key);
   }
 
   /** A hashed evidence entry; validates the input. */
@@ -168,7 +179,7 @@ export class FileLedger {
       previous_hash: previous,
     } as EvidenceEntry;
     if (input.workOrderId !== undefined) entry.work_order_id = input.workOrderId;
-    return seal(entry);
+    return seal(entry, this.key);
   }
 
   /**
@@ -248,22 +259,33 @@ export class FileLedger {
       await this.drain(file);
       const checkpointFile = path.join(dir, CHECKPOINT_FILE);
       const previous = latestCheckpoint(await readCheckpoints(checkpointFile), ledger);
-      const result = verifyChain(file, parseJsonLines(await this.readLedger(file, sessionId)), previous);
+      const distrust = previous && checkpointDistrust(previous, this.keys);
+      if (previous && distrust) {
+        throw new UhlpError('UHLP_LEDGER_INTEGRITY', `${checkpointFile}: the checkpoint of ${ledger} line ${previous.line} ${distrust}`, {
+          file: checkpointFile,
+          line: previous.line,
+          code: 'CHECKPOINT_MISMATCH',
+        });
+      }
+      const result = verifyChain(file, parseJsonLines(await this.readLedger(file, sessionId)), previous, { keys: this.keys });
       if (result.problem) {
-        throw new UhlpError('UHLP_LEDGER_INTEGRITY', `${file}:${result.problem.line}: ${result.problem.message}`, result.problem);
+        throw new UhlpError(chainErrorCode(result.problem), `${file}:${result.problem.line}: ${result.problem.message}`, result.problem);
       }
       if (result.lastHash === null) {
         throw new UhlpError('UHLP_STATE_INPUT_INVALID', `the ${ledger} ledger of ${sessionId} has no hashed entry to checkpoint`, { field: 'ledger' });
       }
       const last = result.entries[result.entries.length - 1]?.entry ?? (previous ? { timestamp: previous.entry_timestamp } : {});
-      const checkpoint: LedgerCheckpoint = {
-        ledger,
-        line: result.lastLine,
-        entry_hash: result.lastHash,
-        entry_timestamp: String(last.timestamp ?? ''),
-        created_at: this.now().toISOString(),
-        state,
-      };
+      const checkpoint = sealCheckpoint(
+        {
+          ledger,
+          line: result.lastLine,
+          entry_hash: result.lastHash,
+          entry_timestamp: String(last.timestamp ?? ''),
+          created_at: this.now().toISOString(),
+          state,
+        },
+        this.key,
+      );
       this.write(checkpointFile, `${JSON.stringify(checkpoint)}\n`);
       return checkpoint;
     });
@@ -363,6 +385,14 @@ export class FileLedger {
         line: last.line,
       });
     }
+    if (last.entry.hash_alg === KEYED_HASH_ALG && this.key === undefined) {
+      // Appending plain entries would downgrade the chain: whoever rewrites it later would need no key.
+      throw new UhlpError(
+        'UHLP_LEDGER_KEY_REQUIRED',
+        `${file} is sealed with ledger key ${String(last.entry.key_id)}; this core has no ledger key (UHLP_LEDGER_KEY_FILE or UHLP_LEDGER_KEY), so it does not append plain entries to it`,
+        { file, keyId: last.entry.key_id },
+      );
+    }
     const hash = last.entry.entry_hash;
     return { hash: typeof hash === 'string' ? hash : null, line: last.line };
   }
@@ -439,14 +469,19 @@ interface Sealed<E extends LedgerEntry> {
 }
 
 /**
- * Sets the entry's hash (over its canonical JSON without the hash) and makes its
+ * Sets the entry's hash (over its canonical JSON without the hash; an HMAC under
+ * the ledger key when there is one, which the entry then names) and makes its
  * line: that same canonical JSON with `entry_hash` added last, so the entry is
  * serialized once. Canonical JSON escapes newlines inside strings, so an entry is
  * always one line.
  */
-function seal<E extends LedgerEntry>(entry: E): Sealed<E> {
+function seal<E extends LedgerEntry>(entry: E, key: LedgerKey | undefined): Sealed<E> {
+  if (key !== undefined) {
+    entry.hash_alg = KEYED_HASH_ALG;
+    entry.key_id = key.id;
+  }
   const canonical = entry.entry_type === 'L-EXEC' ? execEntryJson(entry) : evidenceEntryJson(entry);
-  const hash = sha256(canonical);
+  const hash = key === undefined ? sha256(canonical) : key.seal(canonical);
   entry.entry_hash = hash;
   return { entry, line: `${canonical.slice(0, -1)},"entry_hash":"${hash}"}\n` };
 }

@@ -4,9 +4,17 @@
  * entry. A checkpoint is only written after the chain up to it verified, so
  * verification and replay can start there: they check that the checkpointed
  * entry still has its hash and go on from the next line.
+ *
+ * Verification trusts what a checkpoint says about the lines before it, so with
+ * a ledger key a checkpoint is sealed like an entry (`hash_alg`, `key_id`,
+ * `checkpoint_hash` over the rest), and a keyed verification ignores, and
+ * reports, one that is not: otherwise a forged checkpoint at the end of a
+ * re-hashed chain would vouch for it.
  */
 import { readFile } from 'node:fs/promises';
+import { canonicalJson } from './canonical-json.js';
 import type { LedgerKind } from './ledger-entry.js';
+import { KEYED_HASH_ALG, type LedgerKey, type LedgerKeyring } from './ledger-key.js';
 
 export interface LedgerCheckpoint {
   ledger: LedgerKind;
@@ -17,6 +25,36 @@ export interface LedgerCheckpoint {
   created_at: string;
   /** The replay state after the checkpointed entry. */
   state: unknown;
+  /** With a ledger key: `hmac-sha256`, the key's id, and the HMAC of the checkpoint without `checkpoint_hash`. */
+  hash_alg?: typeof KEYED_HASH_ALG;
+  key_id?: string;
+  checkpoint_hash?: string;
+}
+
+/** The checkpoint sealed with `key` (unchanged without one). */
+export function sealCheckpoint(checkpoint: LedgerCheckpoint, key: LedgerKey | undefined): LedgerCheckpoint {
+  if (key === undefined) return checkpoint;
+  const { checkpoint_hash: _old, ...fields } = { ...checkpoint, hash_alg: KEYED_HASH_ALG, key_id: key.id };
+  // Sealed as it will be read back: the state through a JSON round trip (dates, undefined, toJSON).
+  const rest = JSON.parse(JSON.stringify(fields)) as Omit<LedgerCheckpoint, 'checkpoint_hash'>;
+  return { ...rest, checkpoint_hash: key.seal(canonicalJson(rest)) };
+}
+
+/**
+ * Why a checkpoint cannot be trusted by a verification with these keys, or
+ * undefined when it can. Without keys, plain checkpoints are trusted as before
+ * and sealed ones cannot be checked; with keys, only a checkpoint sealed with
+ * one of them is.
+ */
+export function checkpointDistrust(checkpoint: LedgerCheckpoint, keys: LedgerKeyring | undefined): string | undefined {
+  const keyed = keys !== undefined && keys.size > 0;
+  if (checkpoint.hash_alg === undefined) return keyed ? 'is not sealed with the ledger key (written without it, or forged)' : undefined;
+  if (checkpoint.hash_alg !== KEYED_HASH_ALG) return `has an unknown hash_alg ${JSON.stringify(checkpoint.hash_alg).slice(0, 40)}`;
+  if (!keyed) return `is sealed with ledger key ${String(checkpoint.key_id)}, which was not given`;
+  const key = keys.get(String(checkpoint.key_id));
+  if (key === undefined) return `is sealed with key id ${String(checkpoint.key_id).slice(0, 40)}, not with the key given`;
+  const { checkpoint_hash: seal, ...rest } = checkpoint;
+  return key.seal(canonicalJson(rest)) === seal ? undefined : 'does not match its seal (checkpoint was changed)';
 }
 
 /** All checkpoints of a session, in file order; a missing file means none. Unreadable lines are skipped. */

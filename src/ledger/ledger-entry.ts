@@ -3,10 +3,13 @@
  * L-EVIDENCE entry per turn, each hash-chained within its file. `entry_hash` is
  * the sha256 of the canonical JSON of the entry without `entry_hash`; since that
  * includes `previous_hash`, changing, dropping or moving any entry breaks the
- * chain from that point on.
+ * chain from that point on. With a ledger key (ledger-key.ts) the hash is an
+ * HMAC instead, `hmac-sha256:<hex>`, and the entry says so in `hash_alg` and
+ * names the key in `key_id`; both are inside what the HMAC covers.
  */
 import { hash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
+import type { KEYED_HASH_ALG, LedgerKey } from './ledger-key.js';
 
 export const LEDGER_SCHEMA_VERSION = 1;
 
@@ -45,6 +48,10 @@ interface ChainFields {
   timestamp: string;
   previous_hash: string | null;
   entry_hash: string;
+  /** `hmac-sha256` when sealed with a ledger key; absent for plain sha256. */
+  hash_alg?: typeof KEYED_HASH_ALG;
+  /** The id of the ledger key (ledgerKeyId), with `hash_alg`. */
+  key_id?: string;
 }
 
 export interface ExecEntry extends ChainFields {
@@ -67,10 +74,11 @@ export interface EvidenceEntry extends ChainFields {
 
 export type LedgerEntry = ExecEntry | EvidenceEntry;
 
-/** `sha256:<hex>` of the entry without its `entry_hash`. */
-export function computeEntryHash(entry: Record<string, unknown>): string {
+/** `sha256:<hex>` of the entry without its `entry_hash`, or with `key` its `hmac-sha256:<hex>`. */
+export function computeEntryHash(entry: Record<string, unknown>, key?: LedgerKey): string {
   const { entry_hash: _ignored, ...rest } = entry;
-  return sha256(canonicalJson(rest));
+  const canonical = canonicalJson(rest);
+  return key === undefined ? sha256(canonical) : key.seal(canonical);
 }
 
 /** `sha256:<hex>` of a payload: bytes as they are, a string as UTF-8, anything else as canonical JSON. */

@@ -7,9 +7,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UhlpError } from '../errors.js';
-import { latestCheckpoint, readCheckpoints, type LedgerCheckpoint } from './ledger-checkpoints.js';
-import { parseJsonLines, verifyChain, type ChainWarning } from './ledger-chain.js';
+import { checkpointDistrust, latestCheckpoint, readCheckpoints, type LedgerCheckpoint } from './ledger-checkpoints.js';
+import { chainErrorCode, parseJsonLines, verifyChain, type ChainWarning } from './ledger-chain.js';
 import type { LedgerEntry, LedgerKind } from './ledger-entry.js';
+import type { LedgerKeyring } from './ledger-key.js';
 import { CHECKPOINT_FILE, LEDGER_FILES, sessionLedgerDir } from './ledger-paths.js';
 
 export interface ReplayLedgerOptions<S> {
@@ -23,6 +24,8 @@ export interface ReplayLedgerOptions<S> {
   initial: S;
   /** Folds one entry into the state. */
   reduce: (state: S, entry: LedgerEntry) => S;
+  /** Ledger keys: keyed entries and checkpoints are checked with them (ledger-chain.ts). @defaultValue none */
+  keys?: LedgerKeyring;
 }
 
 export interface ReplayResult<S> {
@@ -37,7 +40,16 @@ export interface ReplayResult<S> {
 export async function replayLedger<S>(options: ReplayLedgerOptions<S>): Promise<ReplayResult<S>> {
   const dir = sessionLedgerDir(options.dataDir, options.tier, options.sessionId);
   const file = path.join(dir, LEDGER_FILES[options.ledger]);
-  const checkpoint = latestCheckpoint(await readCheckpoints(path.join(dir, CHECKPOINT_FILE)), options.ledger, options.until);
+  const checkpointFile = path.join(dir, CHECKPOINT_FILE);
+  const checkpoint = latestCheckpoint(await readCheckpoints(checkpointFile), options.ledger, options.until);
+  const distrust = checkpoint && checkpointDistrust(checkpoint, options.keys);
+  if (checkpoint && distrust) {
+    throw new UhlpError('UHLP_LEDGER_INTEGRITY', `${checkpointFile}: the checkpoint of ${options.ledger} line ${checkpoint.line} ${distrust}`, {
+      file: checkpointFile,
+      line: checkpoint.line,
+      code: 'CHECKPOINT_MISMATCH',
+    });
+  }
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -47,9 +59,9 @@ export async function replayLedger<S>(options: ReplayLedgerOptions<S>): Promise<
     }
     throw error;
   }
-  const result = verifyChain(file, parseJsonLines(text), checkpoint);
+  const result = verifyChain(file, parseJsonLines(text), checkpoint, { keys: options.keys });
   if (result.problem) {
-    throw new UhlpError('UHLP_LEDGER_INTEGRITY', `${file}:${result.problem.line}: ${result.problem.message}`, result.problem);
+    throw new UhlpError(chainErrorCode(result.problem), `${file}:${result.problem.line}: ${result.problem.message}`, result.problem);
   }
   let state = checkpoint ? (structuredClone(checkpoint.state) as S) : options.initial;
   let replayed = 0;

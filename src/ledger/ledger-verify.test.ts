@@ -114,7 +114,7 @@ describe('ledger verification, checkpoints and replay', () => {
     await rewrite(execFile(), [...legacy, ...(await lines(execFile()))]);
     const { code, out, err } = await run(['--data-dir', dataDir]);
     expect(code).toBe(0);
-    expect(err).toEqual([`warning: ${execFile()}:1: legacy entry without entry_hash (written before hashing); not verifiable (2 legacy entries in all)`]);
+    expect(err).toEqual([`warning: ${execFile()}:1: legacy entries without entry_hash (written before hashing) at lines 1-2; not verifiable`]);
     expect(out).toEqual(['ledger verify ok: 1 sessions, 2 files, 10 entries checked, 0 problems, 1 warnings']);
     // A new append after legacy-only content starts a chain.
     const fresh = newId();

@@ -3,18 +3,25 @@
  * `<dataDir>/planes/<tier>/sessions/<sid>/ledger/` and reports, per file, the
  * first entry that does not verify. By default each file is checked from its
  * latest checkpoint (after confirming the checkpointed entry still has its hash);
- * `full` checks every line and every checkpoint.
+ * `full` checks every line and every checkpoint. With ledger keys, keyed entries
+ * and checkpoints are checked with them, and a checkpoint not sealed with one is
+ * reported and not started from (ledger-chain.ts, ledger-checkpoints.ts).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { latestCheckpoint, readCheckpoints } from './ledger-checkpoints.js';
+import { checkpointDistrust, latestCheckpoint, readCheckpoints, type LedgerCheckpoint } from './ledger-checkpoints.js';
 import { parseJsonLines, verifyChain, type ChainProblem, type ChainWarning } from './ledger-chain.js';
+import type { LedgerKeyring } from './ledger-key.js';
 import type { LedgerKind } from './ledger-entry.js';
 import { CHECKPOINT_FILE, LEDGER_FILES } from './ledger-paths.js';
 
 export interface VerifyLedgersOptions {
   /** Verify every line from the start and every checkpoint, not just from the latest checkpoint. @defaultValue false */
   full?: boolean;
+  /** Keys to check HMAC-sealed entries and checkpoints with. @defaultValue none */
+  keys?: LedgerKeyring;
+  /** With keys: accept chains that have no keyed entry (begun before the key), with a warning. @defaultValue false */
+  allowUnkeyed?: boolean;
 }
 
 export interface VerifyLedgersReport {
@@ -54,13 +61,20 @@ async function verifySession(dir: string, options: VerifyLedgersOptions, report:
     report.files += 1;
     const lines = parseJsonLines(text);
     turns.set(kind, turnLines(lines));
-    const latest = options.full ? undefined : latestCheckpoint(checkpoints, kind);
-    let result = verifyChain(file, lines, latest);
+    const chainOptions = { keys: options.keys, allowUnkeyed: options.allowUnkeyed };
+    let latest = options.full ? undefined : latestCheckpoint(checkpoints, kind);
+    const distrusted = latest && distrustProblem(file, latest, options.keys);
+    if (distrusted) {
+      // A checkpoint that cannot be trusted vouches for nothing: verify from the start.
+      report.problems.push(distrusted);
+      latest = undefined;
+    }
+    let result = verifyChain(file, lines, latest, chainOptions);
     if (result.problem?.code === 'CHECKPOINT_MISMATCH') {
       // The checkpoint no longer matches: report it, and find the first bad entry from the start.
       report.problems.push(result.problem);
       report.entriesChecked += result.entriesChecked;
-      result = verifyChain(file, lines);
+      result = verifyChain(file, lines, undefined, chainOptions);
     }
     report.entriesChecked += result.entriesChecked;
     report.warnings.push(...result.warnings);
@@ -69,7 +83,10 @@ async function verifySession(dir: string, options: VerifyLedgersOptions, report:
       // A full check also holds every checkpoint against the verified chain.
       const hashes = new Map(result.entries.map(({ line, entry }) => [line, entry.entry_hash]));
       for (const checkpoint of checkpoints) {
-        if (checkpoint.ledger !== kind || hashes.get(checkpoint.line) === checkpoint.entry_hash) continue;
+        if (checkpoint.ledger !== kind) continue;
+        const problem = distrustProblem(file, checkpoint, options.keys);
+        if (problem) report.problems.push(problem);
+        if (hashes.get(checkpoint.line) === checkpoint.entry_hash) continue;
         report.problems.push({
           file,
           line: checkpoint.line,
@@ -80,6 +97,19 @@ async function verifySession(dir: string, options: VerifyLedgersOptions, report:
     }
   }
   checkTurnsPaired(dir, turns, report);
+}
+
+/** The problem of a checkpoint these keys cannot trust, if any. */
+function distrustProblem(file: string, checkpoint: LedgerCheckpoint, keys: LedgerKeyring | undefined): ChainProblem | undefined {
+  const distrust = checkpointDistrust(checkpoint, keys);
+  if (distrust === undefined) return undefined;
+  const keyed = keys !== undefined && keys.size > 0;
+  return {
+    file,
+    line: checkpoint.line,
+    code: keyed ? 'CHECKPOINT_MISMATCH' : 'KEY_REQUIRED',
+    message: `the checkpoint of line ${checkpoint.line} ${distrust}${keyed ? '; verified from the start instead' : ': verifying it needs that key'}`,
+  };
 }
 
 /** turn_number -> first line, over every readable entry (cheap: no hashing). */

@@ -2,21 +2,24 @@
  * The ledger thread: hashes and appends the turns the core sends it, one
  * FileLedger per deployment tier. Hashing the query and both entries of every
  * turn is a sizeable part of a request's work, and here it runs beside the
- * core's event loop instead of on it.
+ * core's event loop instead of on it. With a ledger key, the thread gets the
+ * key's bytes and seals with HMAC-SHA256 (ledger-key.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { FileLedger } from './file-ledger.js';
+import { makeLedgerKey } from './ledger-key.js';
 import type { TurnInput } from './file-ledger.js';
 import { decodeTurns, turnInput, type FromLedgerThread, type ToLedgerThread } from './turn-ledger-protocol.js';
 
-const { dataDir } = workerData as { dataDir: string };
+const { dataDir, keySecret } = workerData as { dataDir: string; keySecret?: Uint8Array };
+const key = keySecret === undefined ? undefined : makeLedgerKey(keySecret, 'the ledger key');
 const ledgers = new Map<string, FileLedger>();
 const port = parentPort!;
 
 function ledgerOf(tier: string): FileLedger {
   let ledger = ledgers.get(tier);
   if (ledger === undefined) {
-    ledger = new FileLedger({ dataDir, tier });
+    ledger = new FileLedger({ dataDir, tier, ...(key ? { key } : {}) });
     ledgers.set(tier, ledger);
   }
   return ledger;

@@ -3,7 +3,7 @@ import { decodeTurns, encodeTurn, type TurnRecord } from './turn-ledger-protocol
 
 const base: TurnRecord = {
   tier: 'development',
-  sessionId: 'SES-20261122T000000000Z-ABCDEFGHJKMNPQRS',
+  sessionId: 'SES-20261122T000000000Z-ABCDEFGHJKMNPQRSTVWX',
   turnNumber: 3,
   status: 'ok',
   queryJson: '{"httpDetails":{"body":"a\\tb\\nc"},"source":"http"}',

@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
+import type { LedgerKey } from './ledger-key.js';
 import { encodeTurn, type FromLedgerThread, type ToLedgerThread, type TurnRecord } from './turn-ledger-protocol.js';
 
 /**
@@ -19,6 +20,8 @@ export interface TurnLedgerThreadOptions {
   /** The core's data directory; ledgers go under `planes/<tier>/sessions/`. */
   readonly dataDir: string;
   readonly logger: Logger;
+  /** Seal entries with HMAC-SHA256 under this key. @defaultValue none: plain sha256 */
+  readonly key?: LedgerKey;
   /** Worker entry script. @defaultValue LEDGER_WORKER_ENTRY */
   readonly entry?: string;
 }
@@ -107,7 +110,8 @@ export class TurnLedgerThread {
 
   private thread(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const worker = new Worker(this.options.entry ?? LEDGER_WORKER_ENTRY, { workerData: { dataDir: this.options.dataDir } });
+    const workerData = { dataDir: this.options.dataDir, ...(this.options.key ? { keySecret: this.options.key.secret() } : {}) };
+    const worker = new Worker(this.options.entry ?? LEDGER_WORKER_ENTRY, { workerData });
     // The core's servers keep the process alive; the ledger thread alone must not.
     worker.unref();
     worker.on('message', (message: FromLedgerThread) => this.onMessage(message));

@@ -7,12 +7,13 @@
  * a DNS answer that changes between check and connect (rebinding) cannot slip
  * through. Redirects are followed by hand and every hop is checked again.
  */
-import { lookup as dnsLookup } from 'node:dns/promises';
-import net from 'node:net';
+import type net from 'node:net';
 import { Agent, request } from 'undici';
 import { UhlpError } from '../errors.js';
-import { classifyAddress } from './address-classifier.js';
+import { defaultLookup, refusedAddress, resolveHost, type LookupAll, type ResolvedAddress } from './address-guard.js';
 import { bareHost, hostMatches } from './host-pattern.js';
+
+export type { LookupAll, ResolvedAddress } from './address-guard.js';
 
 /** What an app's `capabilities.web` allows, plus per-call limits. */
 export interface WebPolicy {
@@ -79,14 +80,6 @@ export interface GuardedResponse {
   readonly address: string;
 }
 
-export interface ResolvedAddress {
-  readonly address: string;
-  readonly family: number;
-}
-
-/** Resolves a host name to all of its addresses. */
-export type LookupAll = (hostname: string) => Promise<ResolvedAddress[]>;
-
 export interface GuardedFetchDependencies {
   /**
    * DNS resolution. Tests inject names that resolve to loopback here instead of
@@ -108,8 +101,6 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const DROPPED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
 /** Credentials that must not follow a redirect to another origin. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
-
-const defaultLookup: LookupAll = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 export async function guardedFetch(
   input: GuardedRequest,
@@ -202,27 +193,13 @@ function checkUrl(url: URL, policy: WebPolicy): void {
 async function resolveChecked(url: URL, policy: WebPolicy, lookup: LookupAll, signal: AbortSignal): Promise<ResolvedAddress[]> {
   const host = bareHost(url.hostname);
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-  const family = net.isIP(host);
-  const addresses = family !== 0 ? [{ address: host, family }] : await abortable(lookup(host), signal);
+  const addresses = await abortable(resolveHost(host, lookup), signal);
   if (addresses.length === 0) {
     throw new UhlpError('UHLP_WEB_NETWORK_ERROR', `host ${host} resolved to no address`, { host, cause: 'ENOTFOUND' });
   }
-  const allowPrivate = new Set((policy.allowPrivate ?? []).map((entry) => entry.toLowerCase()));
-  const hostAllowed = allowPrivate.has(`${hostPort(host, port)}`);
-  // Every address must pass, not just one: the connection may use any of them.
-  for (const { address } of addresses) {
-    const addressClass = classifyAddress(address);
-    const addressAllowed = allowPrivate.has(hostPort(address, port));
-    // A metadata endpoint hands out cloud credentials: listing a host name is not
-    // enough (its DNS could be pointed there), only the address itself is.
-    const nameAllowed = hostAllowed && addressClass !== 'cloud-metadata';
-    if (addressClass === 'public' || nameAllowed || addressAllowed) continue;
-    throw refusal('UHLP_WEB_ADDRESS_NOT_ALLOWED', `host ${host} resolves to a ${addressClass} address, which the web capability refuses`, {
-      host,
-      port,
-      address,
-      addressClass,
-    });
+  const refused = refusedAddress(host, port, addresses, policy.allowPrivate);
+  if (refused) {
+    throw refusal('UHLP_WEB_ADDRESS_NOT_ALLOWED', `host ${host} resolves to a ${refused.addressClass} address, which the web capability refuses`, { ...refused });
   }
   return addresses;
 }
@@ -301,10 +278,6 @@ function refusal(code: 'UHLP_WEB_HOST_NOT_ALLOWED' | 'UHLP_WEB_METHOD_NOT_ALLOWE
 }
 
 
-
-function hostPort(host: string, port: number): string {
-  return net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
-}
 
 function cleanHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
   const clean: Record<string, string> = {};

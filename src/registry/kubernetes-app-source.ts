@@ -10,10 +10,13 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { UhlpError } from '../errors.js';
 import { APP_API_VERSION, APP_KIND, type AppDefinitionDocument } from '../definitions/app-definition-schema.js';
+import { checkGitSourcePath } from '../definitions/git-source.js';
 import { materializeTree } from '../definitions/git-tree.js';
 import { appRevisionDir } from '../definitions/revision-paths.js';
 import { validateAppDefinition, type DefinitionProblem } from '../definitions/validate-app-definition.js';
+import type { LookupAll } from '../net/address-guard.js';
 import { AppDefinitionWatcher, type ReadyAppDefinition } from '../k8s/app-definition-watcher.js';
 import type { Logger } from '../logger.js';
 import { AppSnapshot } from './app-snapshot.js';
@@ -29,6 +32,12 @@ export interface KubernetesAppSourceOptions {
   readonly revisionsRoot: string;
   /** Where bare clones of app sources live. */
   readonly sourcesDir: string;
+  /** `host:port` pairs app sources may reach on non-public addresses (`UHLP_GIT_ALLOW_PRIVATE`). @defaultValue [] */
+  readonly allowPrivate?: readonly string[];
+  /** CA bundle for https sources (`UHLP_GIT_CA_FILE`). @defaultValue the system's */
+  readonly caFile?: string;
+  /** DNS resolution of source hosts. @defaultValue dns.lookup */
+  readonly lookup?: LookupAll;
   readonly logger: Logger;
 }
 
@@ -43,7 +52,12 @@ export class KubernetesAppSource {
       namespaces: [...options.namespaces],
       onError: (error) => options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'AppDefinition watch failed; retrying'),
     });
-    this.sources = new GitSourceCache(options.sourcesDir);
+    this.sources = new GitSourceCache({
+      root: options.sourcesDir,
+      ...(options.allowPrivate ? { allowPrivate: options.allowPrivate } : {}),
+      ...(options.caFile ? { caFile: options.caFile } : {}),
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    });
   }
 
   /** Resolves once the apps Ready at start are routable. */
@@ -88,7 +102,7 @@ export class KubernetesAppSource {
         if ('problems' in loaded) problems.push(...loaded.problems);
         else documents.push(loaded);
       } catch (error) {
-        problems.push({ file, path: '/spec/source/git', reason: (error as Error).message });
+        problems.push(sourceProblem(file, error));
       }
     }
     for (const problem of problems) this.options.logger.error({ code: 'UHLP_DEFINITION_INVALID', file: problem.file, path: problem.path }, problem.reason);
@@ -100,12 +114,12 @@ export class KubernetesAppSource {
   private async load(app: ReadyAppDefinition, file: string): Promise<{ file: string; document: AppDefinitionDocument; revision: string } | { problems: DefinitionProblem[] }> {
     const git = app.spec.source?.git;
     if (!git) return { problems: [{ file, path: '/spec/source/git', reason: 'an app served from Kubernetes must name the Git source of its files' }] };
-    const sourcePath = git.path ?? `apps/${app.name}`;
-    const commit = await this.sources.resolve(git.url, git.ref ?? 'HEAD');
+    const sourcePath = checkGitSourcePath(git.path ?? `apps/${app.name}`);
+    const { commit, repoDir } = await this.sources.resolve(git.url, git.ref ?? 'HEAD');
     // One revision per (commit, path, app): two apps of one repository never share one.
     const revision = createHash('sha1').update(`${commit}\0${sourcePath}\0${app.name}`).digest('hex');
     const appDir = appRevisionDir(this.options.revisionsRoot, app.name, revision);
-    await materializeTree({ repoDir: this.sources.repoDir(git.url), commit, sourcePath, targetDir: appDir });
+    await materializeTree({ repoDir, commit, sourcePath, targetDir: appDir });
     const result = validateAppDefinition(
       { apiVersion: APP_API_VERSION, kind: APP_KIND, metadata: { name: app.name }, spec: app.spec },
       {
@@ -119,4 +133,15 @@ export class KubernetesAppSource {
     );
     return result.ok ? { file, document: result.document, revision } : { problems: result.problems };
   }
+}
+
+/**
+ * A source that could not be loaded, as a problem of the field at fault
+ * (`/spec/source/git/url` for a refused URL or address) with the error's code.
+ */
+function sourceProblem(file: string, error: unknown): DefinitionProblem {
+  if (!(error instanceof UhlpError)) return { file, path: '/spec/source/git', reason: error instanceof Error ? error.message : String(error) };
+  const field = (error.details as { field?: unknown } | undefined)?.field;
+  const pointer = typeof field === 'string' && field.startsWith('spec.source.git.') ? `/spec/source/git/${field.slice('spec.source.git.'.length)}` : '/spec/source/git';
+  return { file, path: pointer, reason: `${error.code}: ${error.message}` };
 }

@@ -119,6 +119,12 @@ describe('HeadWatcher', () => {
     expect(await watcher.checkNow()).toBe(after);
   });
 
+  it('refuses a remote or branch that git pull would read as an option', () => {
+    for (const pull of [{ remote: '--upload-pack=touch /tmp/uhlp-pwned' }, { remote: 'origin', branch: '-uoption' }]) {
+      expect(() => new HeadWatcher({ dir: '.', onChange: () => {}, pull })).toThrow(/not a remote or branch name/);
+    }
+  });
+
   it('fails to start on a directory that is not a repository', async () => {
     const plain = tempDir('plain');
     cleanups.push(() => rmSync(plain, { recursive: true, force: true }));

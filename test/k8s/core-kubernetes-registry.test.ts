@@ -1,16 +1,21 @@
 /**
  * The core serving apps that exist only as AppDefinition resources
  * (`--registry kubernetes`), against the real API server, with the operator
- * judging them and the app's files fetched from the Git source the spec names.
+ * judging them and the app's files fetched from the Git source the spec names:
+ * a real https Git server on loopback, which the core reaches only because its
+ * configuration allows that address (UHLP_GIT_ALLOW_PRIVATE) and trusts the
+ * server's certificate (UHLP_GIT_CA_FILE). Sources that are not plain data are
+ * refused with the field named on the AppDefinition's status.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_DEFINITION, CustomResourceClient, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
 import { runOperator, type RunningOperator } from '../../src/operator/run-operator.js';
-import { commitAll, initRepo, writeFiles } from '../helpers/git-repo.js';
+import { commitAll, git, initRepo, writeFiles } from '../helpers/git-repo.js';
+import { startHttpsGitServer, type HttpsGitServer } from '../helpers/https-git-server.js';
 import { startUhlpDev, type UhlpProcess } from '../helpers/uhlp-process.js';
 import { FAST_LEASE, collectingLogger } from './fixtures.js';
 import { createNamespace, installCrds, kubeconfigPath, loadKubeConfig, removeApps, waitFor } from './kube-env.js';
@@ -21,6 +26,7 @@ describe('core with --registry kubernetes', () => {
   let client: CustomResourceClient;
   let operator: RunningOperator;
   let core: UhlpProcess;
+  let gitServer: HttpsGitServer;
   let sourceUrl: string;
 
   beforeAll(async () => {
@@ -29,26 +35,36 @@ describe('core with --registry kubernetes', () => {
     namespace = await createNamespace(kubeConfig, 'uhlp-core');
     client = new CustomResourceClient(kubeConfig, { fieldManager: 'uhlp-test' });
     operator = await runOperator({ kubeConfig, namespaces: [namespace.name], ...FAST_LEASE, logger: collectingLogger() });
-    const repo = initRepo(mkdtempSync(path.join(os.tmpdir(), 'uhlp-src-')));
+    const served = mkdtempSync(path.join(os.tmpdir(), 'uhlp-git-served-'));
+    const repo = path.join(served, 'work');
+    mkdirSync(repo);
+    initRepo(repo);
     writeFiles(repo, { 'apps/hello/scripts/hello.js': "export default (event, ctx) => ({ hello: ctx.configuration.who, app: ctx.appId });\n" });
     commitAll(repo, 'hello app files');
-    sourceUrl = `file://${repo}`;
-    core = await startUhlpDev('', ['--registry', 'kubernetes', '--namespace', namespace.name], 60_000, undefined, { KUBECONFIG: kubeconfigPath() });
+    git(served, 'clone', '-q', '--bare', repo, path.join(served, 'apps.git'));
+    gitServer = await startHttpsGitServer({ root: served });
+    sourceUrl = `${gitServer.origin}/apps.git`;
+    core = await startUhlpDev('', ['--registry', 'kubernetes', '--namespace', namespace.name], 60_000, undefined, {
+      KUBECONFIG: kubeconfigPath(),
+      UHLP_GIT_ALLOW_PRIVATE: `127.0.0.1:${gitServer.port}`,
+      UHLP_GIT_CA_FILE: gitServer.caFile,
+    });
   });
   afterAll(async () => {
     await core?.stop();
+    await gitServer?.close();
     if (namespace) await removeApps(kubeConfig, namespace.name);
     await operator?.stop();
     await namespace?.remove();
   });
 
-  const app = (): Record<string, unknown> => ({
+  const app = (name = 'hello', git: Record<string, unknown> = { url: sourceUrl }): Record<string, unknown> => ({
     apiVersion: 'uhlp.dev/v1alpha1',
     kind: 'AppDefinition',
-    metadata: { name: 'hello', namespace: namespace.name },
+    metadata: { name, namespace: namespace.name },
     spec: {
-      ingress: { pathPrefix: '/k8s-hello' },
-      source: { git: { url: sourceUrl } },
+      ingress: { pathPrefix: `/k8s-${name}` },
+      source: { git },
       pools: [{ name: 'main', minWarm: 1 }],
       components: [{ id: 'hello', handler: 'JIT', pool: 'main', jit: { script: 'scripts/hello.js' } }],
       routes: [{ http: { method: 'GET', path: '/hi' }, component: 'hello' }],
@@ -75,5 +91,40 @@ describe('core with --registry kubernetes', () => {
     const deletedAt = Date.now();
     await waitFor('hello unroutable', async () => (await fetch(`${core.url}/k8s-hello/hi`)).status === 404);
     expect(Date.now() - deletedAt).toBeLessThan(5000);
+  });
+
+  const ready = async (name: string): Promise<{ status?: string; reason?: string; message?: string } | undefined> =>
+    (await client.get<AppDefinitionResource>(APP_DEFINITION, namespace.name, name))?.status?.conditions?.find((c) => c.type === 'Ready');
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['file-url', { url: 'file:///etc' }, 'spec.source.git.url'],
+    ['local-path', { url: '/srv/apps.git' }, 'spec.source.git.url'],
+    ['relative-path', { url: './apps.git' }, 'spec.source.git.url'],
+    ['ext-helper', { url: 'ext::sh -c touch% /tmp/uhlp-pwned' }, 'spec.source.git.url'],
+    ['option-url', { url: '-uoption' }, 'spec.source.git.url'],
+    ['upload-pack-url', { url: '--upload-pack=touch /tmp/uhlp-pwned' }, 'spec.source.git.url'],
+    ['plain-http', { url: 'http://git.example.com/apps.git' }, 'spec.source.git.url'],
+    ['upload-pack-ref', { url: 'https://git.example.com/apps.git', ref: '--upload-pack=touch /tmp/uhlp-pwned' }, 'spec.source.git.ref'],
+  ])('shows a source that is not plain data (%s) on the status: Ready=False naming the field and the code', async (name, source, field) => {
+    await client.create(APP_DEFINITION, app(name, source) as unknown as AppDefinitionResource);
+    const condition = await waitFor(`${name} Ready=False`, async () => {
+      const found = await ready(name);
+      return found?.status === 'False' ? found : undefined;
+    });
+    expect(condition.reason).toBe('InvalidSpec');
+    expect(condition.message).toMatch(new RegExp(`^${field.replace(/\./g, '\\.')}: UHLP_GIT_SOURCE_INVALID: `));
+    expect((await fetch(`${core.url}/k8s-${name}/hi`)).status).toBe(404);
+    await client.delete(APP_DEFINITION, namespace.name, name);
+  });
+
+  it('does not fetch a well-formed source whose host is loopback unless the core allows that host and port', async () => {
+    const requests = gitServer.requests.length;
+    // localhost:<port> resolves to loopback; only 127.0.0.1:<port> is allowed, and only on the server's port.
+    await client.create(APP_DEFINITION, app('loopback', { url: `https://localhost:${gitServer.port + 1}/apps.git` }) as unknown as AppDefinitionResource);
+    await waitFor('loopback Ready (the form is fine)', async () => (await ready('loopback'))?.status === 'True');
+    await waitFor('the core refusing the address', () => core.stderr().includes('UHLP_GIT_SOURCE_ADDRESS_NOT_ALLOWED') || core.stdout().includes('UHLP_GIT_SOURCE_ADDRESS_NOT_ALLOWED'));
+    expect((await fetch(`${core.url}/k8s-loopback/hi`)).status).toBe(404);
+    expect(gitServer.requests.length).toBe(requests);
+    await client.delete(APP_DEFINITION, namespace.name, 'loopback');
   });
 });
