@@ -82,6 +82,8 @@ export const ERROR_CATALOG = {
   UHLP_MCP_INVALID_ARGUMENTS: { status: 400, summary: "A tool call's arguments break the tool's input schema; details name the field." },
   UHLP_MCP_TOOL_NOT_FOUND: { status: 404, summary: 'No MCP tool has this name.' },
   UHLP_CAPABILITY_DENIED: { status: 403, summary: "The app's capabilities do not allow the call; details name the capability and the rule." },
+  UHLP_DECLARED_OUTPUTS_INVALID: { status: 400, summary: 'The X-UHLP-Declared-Outputs header is not a list of {"path", "role"} with tmp/ or output/ paths.' },
+  UHLP_WRITE_SURFACE_MISMATCH: { status: 502, summary: "The turn wrote files it did not declare, or not the ones it declared; nothing was published, and details list both." },
   UHLP_STATE_WRITE_NOT_AVAILABLE: { status: 501, summary: 'Definition state cannot be written here: this core serves apps from Kubernetes, not a definitions repository.' },
   UHLP_MCP_CALL_FAILED: { status: 502, summary: 'A script\'s tool call failed outside the tool: the MCP endpoint was unreachable or answered no valid result.' },
   UHLP_DEV_MODE_ONLY: { status: 403, summary: 'The endpoint exists only in a core started by `uhlp dev`.' },

@@ -71,6 +71,18 @@ export type PoolSpec = Static<typeof PoolSpec>;
 export const HandlerType = Type.Union([Type.Literal('JIT'), Type.Literal('LLM'), Type.Literal('WORKFLOW')]);
 export type HandlerType = Static<typeof HandlerType>;
 
+export const DeclaredOutputSpec = Type.Object(
+  {
+    path: Type.String({
+      pattern: '^(tmp|output)/.',
+      maxLength: 512,
+      description: 'A file every turn writes: output/<path> (kept with the session) or tmp/<path> (scratch); a glob such as tmp/** allows any number of files, none included.',
+    }),
+    role: Type.String({ minLength: 1, maxLength: 64, description: 'What the file is for (report, scratch, ...).' }),
+  },
+  { additionalProperties: false },
+);
+
 export const ComponentSpec = Type.Object(
   {
     id: ComponentId('Component id, unique within the app: letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit.'),
@@ -100,6 +112,13 @@ export const ComponentSpec = Type.Object(
         { workflowId: Type.String({ minLength: 1, description: 'Workflow file name under workflows/, without extension.' }) },
         { additionalProperties: false },
       ),
+    ),
+    declaredOutputs: Type.Optional(
+      Type.Array(DeclaredOutputSpec, {
+        maxItems: 256,
+        description:
+          "The files each turn writes in its session directories. After the turn the core compares what was written with this list (and the request's X-UHLP-Declared-Outputs): an undeclared or missing write refuses the turn with UHLP_WRITE_SURFACE_MISMATCH. Without it, a turn may write nothing.",
+      }),
     ),
   },
   { additionalProperties: false },

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { AppDefinitionDocument } from './app-definition-schema.js';
 import { gitSourceProblems } from './git-source.js';
 import { compileRoutePattern, RoutePatternError } from '../routing/route-pattern.js';
+import { declaredPathProblem } from '../router/declared-outputs.js';
 
 export interface DefinitionProblem {
   /** File path relative to the definitions directory. */
@@ -84,6 +85,10 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     if (!pools.has(component.pool)) add(`${at}/pool`, `pool "${component.pool}" is not declared in spec.pools`);
     const handlerKey = { JIT: 'jit', LLM: 'llm', WORKFLOW: 'workflow' }[component.handler] as 'jit' | 'llm' | 'workflow';
     if (component[handlerKey] === undefined) add(`${at}/${handlerKey}`, `required for handler ${component.handler}`);
+    component.declaredOutputs?.forEach((declared, j) => {
+      const problem = declaredPathProblem(declared.path);
+      if (problem !== undefined) add(`${at}/declaredOutputs/${j}/path`, `"${declared.path}" ${problem}`);
+    });
     if (component.handler === 'JIT' && component.jit) {
       const script = component.jit.script;
       const normalized = path.posix.normalize(script);

@@ -108,6 +108,7 @@ export class TurnKeeper {
     const evidence = outcome.evidence;
     if (evidence?.declaredReads.length) record.declaredReads = evidence.declaredReads;
     if (evidence?.declaredWrites.length) record.declaredWrites = evidence.declaredWrites;
+    if (evidence?.realizedWrites.length) record.realizedWrites = evidence.realizedWrites;
     if (evidence?.externalCalls.length) record.externalCalls = evidence.externalCalls;
     if (evidence?.capabilityViolations.length) record.capabilityViolations = evidence.capabilityViolations;
     ledger.record(record);

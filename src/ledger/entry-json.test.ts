@@ -33,6 +33,10 @@ describe('ledger entry JSON', () => {
         work_order_id: 'WO-7',
         declared_reads: [{ path: 'a.txt', hash: 'sha256:a' }],
         declared_writes: [{ role: 'out', path: 'b.txt' }],
+        realized_writes: [
+          { path: 'output/b.txt', hash: 'sha256:b', size: 3, kind: 'file' },
+          { path: 'tmp/link', size: 0, kind: 'symlink' },
+        ],
         external_calls: [{ target: 'core.kv.get', kind: 'mcp', duration_ms: 1.5, status: 'ok' }],
         capability_violations: [{ operation: 'shell rm', capability: 'capabilities.shell', timestamp: 't', detail: 'no "rm"' }],
         previous_hash: 'sha256:p',

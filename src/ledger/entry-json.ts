@@ -27,7 +27,8 @@ export function evidenceEntryJson(entry: Omit<EvidenceEntry, 'entry_hash'>): str
   return (
     `{"capability_violations":${list(entry.capability_violations)},"declared_reads":${list(entry.declared_reads)},` +
     `"declared_writes":${list(entry.declared_writes)},"entry_type":"L-EVIDENCE","external_calls":${list(entry.external_calls)},` +
-    `${sealing(entry)}"previous_hash":${nullable(entry.previous_hash)},"schema_version":${canonicalJson(entry.schema_version)},"session_id":${quote(entry.session_id)},` +
+    `${sealing(entry)}"previous_hash":${nullable(entry.previous_hash)},` +
+    `${entry.realized_writes === undefined ? '' : `"realized_writes":${list(entry.realized_writes)},`}"schema_version":${canonicalJson(entry.schema_version)},"session_id":${quote(entry.session_id)},` +
     `"status":${quote(entry.status)},"timestamp":${quote(entry.timestamp)},"turn_number":${canonicalJson(entry.turn_number)}` +
     `${entry.work_order_id === undefined ? '' : `,"work_order_id":${quote(entry.work_order_id)}`}}`
   );

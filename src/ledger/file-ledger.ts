@@ -26,6 +26,7 @@ import {
   type ExternalCall,
   type LedgerEntry,
   type LedgerKind,
+  type RealizedWriteRef,
 } from './ledger-entry.js';
 import { KEYED_HASH_ALG, ledgerKeyring, type LedgerKey, type LedgerKeyring } from './ledger-key.js';
 import { CHECKPOINT_FILE, checkTier, LEDGER_FILES, sessionLedgerDir } from './ledger-paths.js';
@@ -65,6 +66,7 @@ export interface EvidenceInput {
   workOrderId?: string;
   declaredReads?: EvidenceRef[];
   declaredWrites?: EvidenceRef[];
+  realizedWrites?: RealizedWriteRef[];
   externalCalls?: ExternalCall[];
   capabilityViolations?: CapabilityViolationRecord[];
 }
@@ -179,6 +181,7 @@ export class FileLedger {
       previous_hash: previous,
     } as EvidenceEntry;
     if (input.workOrderId !== undefined) entry.work_order_id = input.workOrderId;
+    if (input.realizedWrites?.length) entry.realized_writes = input.realizedWrites;
     return seal(entry, this.key);
   }
 

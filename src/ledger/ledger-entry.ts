@@ -23,6 +23,17 @@ export interface EvidenceRef {
   role?: string;
 }
 
+/** A file the turn left in its writable directories (FR-RT-015), found by the core's walk after it answered. */
+export interface RealizedWriteRef {
+  /** `tmp/<path>` or `output/<path>` (the session directory left out), or where it was found outside them. */
+  path: string;
+  /** `sha256:<hex>` of a regular file. */
+  hash?: string;
+  size: number;
+  /** `file`, or `symlink`, `fifo`, `socket`, `other`, `over-limit`. */
+  kind: string;
+}
+
 /** A call that left the sandbox: MCP tool, LLM, web fetch, shell. */
 export interface ExternalCall {
   kind: string;
@@ -68,6 +79,8 @@ export interface EvidenceEntry extends ChainFields {
   status: string;
   declared_reads: EvidenceRef[];
   declared_writes: EvidenceRef[];
+  /** What the turn wrote, when it wrote anything (absent otherwise, which keeps most entries short). */
+  realized_writes?: RealizedWriteRef[];
   external_calls: ExternalCall[];
   capability_violations: CapabilityViolationRecord[];
 }

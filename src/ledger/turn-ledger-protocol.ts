@@ -4,7 +4,7 @@
  * turns a turn into the input of its two ledger entries, wherever it runs.
  */
 import type { TurnInput } from './file-ledger.js';
-import { hashPayload, sha256, type CapabilityViolationRecord, type EvidenceRef, type ExternalCall } from './ledger-entry.js';
+import { hashPayload, sha256, type CapabilityViolationRecord, type EvidenceRef, type ExternalCall, type RealizedWriteRef } from './ledger-entry.js';
 
 /**
  * One turn as the ingress saw it; hashed and written off the request thread.
@@ -22,6 +22,7 @@ export interface TurnRecord {
   status: string;
   declaredReads?: EvidenceRef[];
   declaredWrites?: EvidenceRef[];
+  realizedWrites?: RealizedWriteRef[];
   externalCalls?: ExternalCall[];
   capabilityViolations?: CapabilityViolationRecord[];
 }
@@ -44,10 +45,10 @@ export type FromLedgerThread =
  * a runner may put between tokens are whitespace, so they become spaces.
  */
 export function encodeTurn(record: TurnRecord): string {
-  const { declaredReads, declaredWrites, externalCalls, capabilityViolations } = record;
+  const { declaredReads, declaredWrites, realizedWrites, externalCalls, capabilityViolations } = record;
   const evidence =
-    declaredReads || declaredWrites || externalCalls || capabilityViolations
-      ? JSON.stringify({ declaredReads, declaredWrites, externalCalls, capabilityViolations })
+    declaredReads || declaredWrites || realizedWrites || externalCalls || capabilityViolations
+      ? JSON.stringify({ declaredReads, declaredWrites, realizedWrites, externalCalls, capabilityViolations })
       : '';
   const answer = record.answerJson === undefined ? '' : oneLine(record.answerJson);
   return `${record.tier}\t${record.sessionId}\t${record.turnNumber}\t${record.status}\t${record.queryJson}\t${answer}\t${evidence}\n`;
@@ -86,6 +87,7 @@ export function turnInput(record: TurnRecord): TurnInput {
     status: record.status,
     declaredReads: record.declaredReads,
     declaredWrites: record.declaredWrites,
+    realizedWrites: record.realizedWrites,
     externalCalls: record.externalCalls,
     capabilityViolations: record.capabilityViolations,
   };
