@@ -33,7 +33,7 @@ export interface IngressServerOptions {
 }
 
 /** Request line and headers, as node:http allows by default. */
-const MAX_HEAD_BYTES = 16 * 1024;
+export const MAX_HEAD_BYTES = 16 * 1024;
 
 /** How long a closing core waits for answers on fastify's routes (an MCP call of an ended execution, a scrape). */
 const CORE_ROUTES_GRACE_MS = 5_000;
