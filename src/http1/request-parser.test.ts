@@ -73,13 +73,14 @@ describe('Http1RequestParser', () => {
     expect(parser.next()?.body.toString()).toBe(body);
   });
 
-  it('shows a head before its body has arrived, and gives back every byte not consumed', () => {
+  it('shows a head before its body has arrived', () => {
     const parser = parserWith('POST /mcp HTTP/1.1\r\nhost: s\r\ncontent-length: 4\r\n\r\nab');
     expect(parser.head()).toMatchObject({ method: 'POST', path: '/mcp', bodyLength: 4 });
     expect(parser.next()).toBeUndefined();
+    expect(parser.head()).toMatchObject({ path: '/mcp' });
     parser.push(Buffer.from('cdGET / HTTP/1.1\r\n'));
-    expect(parser.unconsumed().toString()).toBe('POST /mcp HTTP/1.1\r\nhost: s\r\ncontent-length: 4\r\n\r\nabcdGET / HTTP/1.1\r\n');
-    expect(() => parser.next()).toThrow(HttpRequestError);
+    expect(parser.next()).toMatchObject({ path: '/mcp', body: Buffer.from('abcd') });
+    expect(parser.next()).toBeUndefined();
   });
 
   it('keeps HTTP/1.1 connections alive unless told to close, and HTTP/1.0 ones only when asked', () => {

@@ -20,8 +20,8 @@
  * (test/fixtures/http1-corpus/) and generated ones.
  *
  * A request's head can be looked at before its body is read (`head()`), so a
- * server can hand the connection, with every byte it has not consumed, to
- * another HTTP server (`unconsumed()`).
+ * server can decide who serves a request (and answer 100 Continue) before its
+ * body comes.
  */
 
 import { METHODS as NODE_METHODS } from 'node:http';
@@ -220,15 +220,6 @@ export class Http1RequestParser {
       if (error instanceof HttpRequestError) this.failed = error;
       throw error;
     }
-  }
-
-  /** Every byte not consumed yet, the pending request's head included. The parser is spent. */
-  unconsumed(): Buffer {
-    const rest = this.buffer;
-    this.buffer = EMPTY;
-    this.pending = undefined;
-    this.failed = new HttpRequestError(400, 'the connection was handed over');
-    return rest;
   }
 
   private parseHead(): { head: Http1Head; headBytes: number } | undefined {

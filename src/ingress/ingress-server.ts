@@ -3,15 +3,20 @@
  * HTTP/1.1 server (http1-server.ts) and the ingress, with no framework between
  * them: on a two-core machine, fastify and node:http's streams took more of each
  * request than routing, the sandbox call and the ledger together. A request for
- * one of the core's own paths (operations endpoints, /mcp, /_uhlp) hands its
- * connection to fastify, which serves that connection from then on: those
+ * one of the core's own paths (operations endpoints, /mcp, /_uhlp) is read like
+ * any other, then relayed to fastify as a connection of its own, and the
+ * client's connection ends with fastify's answer (`connection: close`): those
  * routes need node:http's request and response objects (the MCP SDK streams its
- * answers), and their traffic is light. The same fastify routes listen on a
- * Unix socket of their own, which containers (no network) reach /mcp through.
+ * answers), and their traffic is light. So every request on the core's port is
+ * framed by one parser, with one set of limits and one error answer; a client
+ * that sends an app request after a core path sends it on a fresh connection.
+ * The same fastify routes listen on a Unix socket of their own, which
+ * containers (no network) reach /mcp through.
  */
 import { chmod, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import type net from 'node:net';
+import type { Duplex } from 'node:stream';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import { RESERVED_PATH_PREFIXES } from '../definitions/validate-app-definition.js';
 import { UhlpError, type ErrorCode } from '../errors.js';
@@ -61,7 +66,7 @@ export class IngressServer {
       limits: { maxHeadBytes: MAX_HEAD_BYTES, maxBodyBytes: options.bodyLimitBytes },
       onRequest: (request, respond) => this.serve(request, respond),
       onBadRequest: (error) => this.badRequest(error),
-      handOver: (head) => (isCorePath(head) ? (socket) => this.handOver(socket) : undefined),
+      handOver: (head) => (isCorePath(head) ? (connection) => this.handOver(connection) : undefined),
       onError: (error) => options.logger.error({ err: error }, 'a request could not be answered'),
     });
   }
@@ -70,7 +75,7 @@ export class IngressServer {
    * Serves fastify's routes on a Unix socket that any local user may connect to
    * (MCP calls still need a token). Called before the first sandbox starts:
    * containers have it mounted. Its listening also makes node:http track the
-   * connections handed over, so that closeCoreRoutes() can end them.
+   * requests relayed to it, so that closeCoreRoutes() can end them.
    */
   async listenCoreSocket(socketPath: string): Promise<void> {
     await rm(socketPath, { force: true });
@@ -135,8 +140,8 @@ export class IngressServer {
     return errorAnswer(uhlp, requestId);
   }
 
-  private handOver(socket: net.Socket): void {
-    this.coreServer.emit('connection', socket);
+  private handOver(connection: Duplex): void {
+    this.coreServer.emit('connection', connection);
   }
 }
 
