@@ -217,6 +217,10 @@ function limitCases(): Case[] {
       divergence: extensionsDivergence,
     },
     { name: 'a chunk-size line of 5000 zeros', bytes: Buffer.from(chunked(`${'0'.repeat(5000)}1\r\nx\r\n0\r\n\r\n`), 'latin1'), divergence: 'the core reads at most 4 KiB of a chunk-size line; llhttp reads any number of leading zeros' },
+    // node:http counts trailers afresh, apart from the head; so does the core.
+    { name: 'a head near the limit, then trailers', bytes: Buffer.from(chunked(`1\r\nx\r\n0\r\nY: ${'t'.repeat(2000)}\r\n\r\n`).replace(H, `${H}X: ${'a'.repeat(15_000)}\r\n`), 'latin1') },
+    { name: 'a trailer just under the limit', bytes: Buffer.from(chunked(`0\r\nY: ${'t'.repeat(LIMITS.maxHeadBytes - 100)}\r\n\r\n`), 'latin1') },
+    { name: 'a trailer over the limit', bytes: Buffer.from(chunked(`0\r\nY: ${'t'.repeat(LIMITS.maxHeadBytes)}\r\n\r\n`), 'latin1') },
     { name: 'a trailer section over the limit', bytes: Buffer.from(chunked(`0\r\n${Array.from({ length: 400 }, (_, i) => `X-${i}: ${'t'.repeat(40)}\r\n`).join('')}\r\n`), 'latin1') },
     { name: 'a body of exactly the limit', bytes: Buffer.from(`POST / HTTP/1.1\r\n${H}Content-Length: ${LIMITS.maxBodyBytes}\r\n\r\n${'b'.repeat(LIMITS.maxBodyBytes)}`, 'latin1') },
     {
