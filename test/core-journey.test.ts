@@ -136,7 +136,7 @@ describe('uhlp dev end to end', () => {
     expect(reply).toMatch(/x-request-id: \S+/i);
   });
 
-  it("serves one connection across the core's own paths and app routes, chunked uploads after 100 Continue, and names what it cannot read", async () => {
+  it("serves the core's own paths and app routes on one port, chunked uploads after 100 Continue, and names what it cannot read", async () => {
     const { port, hostname } = new URL(core.url);
     const socket = net.connect(Number(port), hostname);
     await once(socket, 'connect');
@@ -162,10 +162,13 @@ describe('uhlp dev end to end', () => {
 
     socket.write(get('/other/hello'));
     expect(await nextAnswer()).toMatchObject({ status: 200, body: '{"hello":"world"}' });
-    // A core path hands the connection to fastify, which serves the app routes on it from then on.
+    // A core path is answered by fastify, and the connection ends with its answer: the app request after it is not read.
     socket.write(get('/readyz') + get('/other/hello'));
-    expect((await nextAnswer()).status).toBe(200);
-    expect(await nextAnswer()).toMatchObject({ status: 200, body: '{"hello":"world"}' });
+    const ready = await nextAnswer();
+    expect(ready.status).toBe(200);
+    expect(ready.head).toMatch(/connection: close/i);
+    await waitFor(() => socket.readableEnded, { what: 'the end of the connection' });
+    expect(received.length).toBe(0);
 
     const fresh = net.connect(Number(port), hostname);
     await once(fresh, 'connect');
@@ -195,6 +198,66 @@ describe('uhlp dev end to end', () => {
     expect(version.status).toBe(505);
     expect(JSON.parse(version.body)).toMatchObject({ code: 'UHLP_HTTP_VERSION_NOT_SUPPORTED', details: { field: 'request-line' } });
     old.destroy();
+  });
+
+  it('keeps its limits and error answers for an app request after a core path: it is read on a fresh connection, answered as on any other', async () => {
+    const { port, hostname } = new URL(core.url);
+    /** Sends the bytes on a new connection; the answers it gets (framed by Content-Length), until `count` or the end of the connection. */
+    const exchange = async (bytes: string, count: number): Promise<{ answers: { status: number; head: string; body: string }[]; ended: boolean }> => {
+      const socket = net.connect(Number(port), hostname);
+      await once(socket, 'connect');
+      let received = Buffer.alloc(0);
+      let ended = false;
+      socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+      socket.on('end', () => (ended = true));
+      socket.write(bytes);
+      const answers: { status: number; head: string; body: string }[] = [];
+      await waitFor(
+        () => {
+          for (;;) {
+            const end = received.indexOf('\r\n\r\n');
+            if (end === -1) break;
+            const head = received.toString('latin1', 0, end);
+            const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+            if (received.length < end + 4 + length) break;
+            answers.push({ status: Number(head.slice(9, 12)), head, body: received.toString('utf8', end + 4, end + 4 + length) });
+            received = received.subarray(end + 4 + length);
+          }
+          return answers.length >= count || ended;
+        },
+        { what: `${count} answers or the end of the connection` },
+      );
+      socket.destroy();
+      return { answers, ended };
+    };
+    /** What an answer says, without what differs from one request to the next (ids, dates). */
+    const gist = (answer: { status: number; head: string; body: string }): { status: number; code?: string; closes: boolean } => {
+      const code = answer.body.startsWith('{') ? (JSON.parse(answer.body) as { code?: string }).code : undefined;
+      return { status: answer.status, ...(code !== undefined ? { code } : {}), closes: /connection: close/i.test(answer.head) };
+    };
+    const oversize = `GET /other/hello HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`;
+    const malformed = 'GET /other/hello HTTP/1.1\r\nHost: x\r\nX-Bad : 1\r\n\r\n';
+    const normal = 'GET /other/hello HTTP/1.1\r\nHost: x\r\n\r\n';
+
+    for (const [name, bad, expected] of [
+      ['oversize', oversize, { status: 431, code: 'UHLP_REQUEST_HEAD_TOO_LARGE', closes: true }],
+      ['malformed', malformed, { status: 400, code: 'UHLP_BAD_REQUEST', closes: true }],
+    ] as const) {
+      // On a fresh connection: the core's own answer, and the connection ends with it.
+      const fresh = [...(await exchange(bad, 1)).answers, ...(await exchange(normal, 1)).answers].map(gist);
+      expect(fresh, name).toEqual([expected, { status: 200, closes: false }]);
+      // After a core path on the same connection: the core path is answered, the connection ends, and
+      // neither request after it is read by anyone.
+      const after = await exchange(`GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n${bad}${normal}`, 3);
+      expect(after.answers.map(gist), name).toEqual([{ status: 200, closes: true }]);
+      expect(after.ended, name).toBe(true);
+      // Sent again on a fresh connection, as a client must after `connection: close`: the same answers.
+      const again = [...(await exchange(bad, 1)).answers, ...(await exchange(normal, 1)).answers].map(gist);
+      expect(again, name).toEqual(fresh);
+    }
+    // A core path whose body is over the core's limit gets the core's 413, not fastify's.
+    const big = await exchange(`POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`, 1);
+    expect(big.answers.map(gist)).toEqual([{ status: 413, code: 'UHLP_BODY_TOO_LARGE', closes: true }]);
   });
 
   it('maps a script exception to 500 without a stack trace, and an app error to its status', async () => {

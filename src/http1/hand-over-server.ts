@@ -1,7 +1,8 @@
 /**
- * The node:http server that takes the connections an Http1Server hands over
- * (`handOver`). It serves them as if it had accepted them, with the same
- * expectations of a client as the Http1Server had: a client that half-closed
+ * The node:http server that takes the requests an Http1Server hands over
+ * (`handOver`), each as a connection of its own that ends with its answer, and
+ * serves its other listeners (the core's Unix socket) with the same
+ * expectations of a client as the Http1Server has: a client that half-closed
  * its side after its requests still gets its answers (node:http would end the
  * connection at once), and idle connections live as long.
  */

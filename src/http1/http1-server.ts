@@ -8,11 +8,13 @@
  * Requests on one connection are handed to `onRequest` one at a time and
  * answered in order (pipelined requests wait their turn). A request that cannot
  * be parsed gets `onBadRequest`'s answer and the connection is closed. A client
- * that does not read its answers is not read from. `handOver` gives a
- * connection, with the bytes not yet consumed, to another server (the core's
- * fastify routes) at the head of the request it asks for.
+ * that does not read its answers is not read from. `handOver` gives the requests
+ * it asks for to another server (the core's fastify routes), one request at a
+ * time: see Http1ServerOptions.handOver.
  */
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
+import { RelayedConnection, relayedRequest } from './relayed-connection.js';
 import { Http1RequestParser, HttpRequestError, type Http1Head, type Http1Request, type RequestLimits } from './request-parser.js';
 import { bodyless, HttpHeaderError, responseHead, type AnswerHeaders } from './response-head.js';
 
@@ -34,10 +36,19 @@ export interface Http1ServerOptions {
   readonly onBadRequest: (error: HttpRequestError) => Http1Answer;
   /**
    * Looks at each request's head before its body is read: a function returned
-   * here takes the connection, with every byte not consumed yet, and serves it
-   * from then on.
+   * here is given the request, once it is whole, as a connection of its own
+   * (emit it as node:http's `connection`), and the client's connection ends
+   * with that answer.
+   *
+   * Why not hand over the client's socket itself: the other server would then
+   * parse every later request on it with its own parser, limits and error
+   * answers. Relayed, it sees only the one request this server has read within
+   * its own limits, re-written with `connection: close`; a later request on the
+   * same connection is never read (RFC 9112 9.6: after `close`, a server reads
+   * no further request), so the client sends it again on a fresh connection,
+   * where this server's parser reads it like any other.
    */
-  readonly handOver?: (head: Http1Head) => ((socket: net.Socket) => void) | undefined;
+  readonly handOver?: (head: Http1Head) => ((connection: Duplex) => void) | undefined;
   /**
    * Called when `onRequest` throws or an answer's head cannot be built (an
    * HttpHeaderError); the client gets a bare 500 and the connection closes.
@@ -125,6 +136,8 @@ class Http1Connection {
   private readonly requestTimeoutMs: number;
   /** Reading stopped: the handler has the request, and what follows it already fills a head. */
   private heldBack = false;
+  /** Who takes the request being read (handOver's answer for its head); null: this server's handler; undefined: not asked yet. */
+  private taker: ((connection: Duplex) => void) | null | undefined;
   private readonly onData = (chunk: Buffer): void => {
     // After the last answer, what a client sends is not read.
     if (this.ending) return;
@@ -219,11 +232,7 @@ class Http1Connection {
     try {
       const head = this.parser.head();
       if (head !== undefined) {
-        const taker = this.options.handOver?.(head);
-        if (taker !== undefined) {
-          this.handOver(taker);
-          return false;
-        }
+        if (this.taker === undefined) this.taker = this.options.handOver?.(head) ?? null;
         request = this.parser.next();
         if (request === undefined && head.expectContinue && !this.continued) {
           this.continued = true;
@@ -248,6 +257,12 @@ class Http1Connection {
     }
     this.partialSince = 0;
     this.continued = false;
+    const taker = this.taker;
+    this.taker = undefined;
+    if (taker !== null && taker !== undefined) {
+      this.relay(request, taker);
+      return false;
+    }
     this.busy = true;
     let answered = false;
     const keepAlive = request.keepAlive;
@@ -312,27 +327,25 @@ class Http1Connection {
     if (close) this.endSocket();
   }
 
-  private handOver(taker: (socket: net.Socket) => void): void {
+  /** Gives the request to `taker` as a connection of its own; this connection ends with its answer. */
+  private relay(request: Http1Request, taker: (connection: Duplex) => void): void {
     const socket = this.socket;
-    socket.off('data', this.onData);
-    socket.off('end', this.onEnd);
-    socket.off('error', this.onError);
-    socket.setTimeout(0);
-    socket.off('timeout', this.onTimeout);
-    this.owner.release(this);
-    socket.pause();
-    const rest = this.parser.unconsumed();
-    if (this.peerEnded) {
-      // A stream that has ended takes nothing back (unshift would throw): the new
-      // owner is given the bytes and the end as they would have come.
-      taker(socket);
-      if (rest.length > 0) socket.emit('data', rest);
-      socket.emit('end');
-      return;
+    this.busy = true;
+    // Nothing after this request is read: what the client sends meanwhile is dropped, and the socket
+    // keeps being read, so that closing it does not reset the answer still on its way.
+    this.ending = true;
+    if (this.heldBack) {
+      this.heldBack = false;
+      socket.resume();
     }
-    if (rest.length > 0) socket.unshift(rest);
-    taker(socket);
-    socket.resume();
+    // The connection is the other server's to finish (Http1Server.close() does not wait for it).
+    this.owner.release(this);
+    const connection = new RelayedConnection(socket, relayedRequest(request), () => {
+      this.busy = false;
+      this.endSocket();
+    });
+    socket.once('close', () => connection.destroy());
+    taker(connection);
   }
 }
 

@@ -73,13 +73,14 @@ describe('Http1RequestParser', () => {
     expect(parser.next()?.body.toString()).toBe(body);
   });
 
-  it('shows a head before its body has arrived, and gives back every byte not consumed', () => {
+  it('shows a head before its body has arrived', () => {
     const parser = parserWith('POST /mcp HTTP/1.1\r\nhost: s\r\ncontent-length: 4\r\n\r\nab');
     expect(parser.head()).toMatchObject({ method: 'POST', path: '/mcp', bodyLength: 4 });
     expect(parser.next()).toBeUndefined();
+    expect(parser.head()).toMatchObject({ path: '/mcp' });
     parser.push(Buffer.from('cdGET / HTTP/1.1\r\n'));
-    expect(parser.unconsumed().toString()).toBe('POST /mcp HTTP/1.1\r\nhost: s\r\ncontent-length: 4\r\n\r\nabcdGET / HTTP/1.1\r\n');
-    expect(() => parser.next()).toThrow(HttpRequestError);
+    expect(parser.next()).toMatchObject({ path: '/mcp', body: Buffer.from('abcd') });
+    expect(parser.next()).toBeUndefined();
   });
 
   it('keeps HTTP/1.1 connections alive unless told to close, and HTTP/1.0 ones only when asked', () => {
@@ -141,6 +142,77 @@ describe('Http1RequestParser', () => {
     expect(parserWith('POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 1024\r\n\r\n', 'y'.repeat(1024)).next()?.body.length).toBe(1024);
     expect(failure('POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n400\r\n', 'y'.repeat(1024), '\r\n1\r\n')).toMatchObject({ status: 413 });
     expect(failure('POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n0\r\n', `x-t: ${'t'.repeat(300)}\r\n`)).toMatchObject({ status: 431 });
+  });
+
+  it('trims spaces and tabs around a value, and nothing else: a VT, FF or NBSP is refused or kept', () => {
+    expect(parserWith('GET / HTTP/1.1\r\nhost: s\r\nx-a: \t 1 2\t \r\n\r\n').next()?.headers['x-a']).toBe('1 2');
+    expect(parserWith('GET / HTTP/1.1\r\nhost: s\r\nx-a: 1\xa0\r\n\r\n').next()?.headers['x-a']).toBe('1\xa0');
+    expect(failure('GET / HTTP/1.1\r\nhost: s\r\nx-a: \x0b1\r\n\r\n')).toMatchObject({ status: 400, field: 'x-a' });
+    expect(failure('GET / HTTP/1.1\r\nhost: s\r\nx-a: 1\x0c\r\n\r\n')).toMatchObject({ status: 400, field: 'x-a' });
+    expect(failure('GET / HTTP/1.1\r\nhost: s\r\nx-a: 1\r\r\n\r\n')).toMatchObject({ status: 400, field: 'x-a' });
+    expect(failure('GET / HTTP/1.1\r\nhost: s\r\nx-a: 1\x7f\r\n\r\n')).toMatchObject({ status: 400, field: 'x-a' });
+    expect(failure('POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 1\x0b\r\n\r\nx')).toMatchObject({ status: 400, field: 'content-length' });
+  });
+
+  it("takes node:http's methods only, and no CONNECT", () => {
+    expect(parserWith('M-SEARCH / HTTP/1.1\r\nhost: s\r\n\r\n').next()).toMatchObject({ method: 'M-SEARCH' });
+    expect(parserWith('PROPFIND /a HTTP/1.1\r\nhost: s\r\n\r\n').next()).toMatchObject({ method: 'PROPFIND' });
+    expect(failure('FOO / HTTP/1.1\r\nhost: s\r\n\r\n')).toMatchObject({ status: 400, message: '"FOO" is not an HTTP method' });
+    expect(failure('CONNECT / HTTP/1.1\r\nhost: s\r\n\r\n')).toMatchObject({ status: 400, message: 'CONNECT is not supported' });
+    expect(failure('GET  / HTTP/1.1\r\nhost: s\r\n\r\n')).toMatchObject({ status: 400, field: 'request-line' });
+    expect(failure('GET / HTTP/1.1 \r\nhost: s\r\n\r\n')).toMatchObject({ status: 400, field: 'request-line' });
+    expect(failure('GET /\x80 HTTP/1.1\r\nhost: s\r\n\r\n')).toMatchObject({ status: 400, field: 'request-line' });
+  });
+
+  it('refuses Content-Length sent twice, even with one value, and one over the body limit however many digits it has', () => {
+    expect(failure('POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 1\r\ncontent-length: 1\r\n\r\nx')).toMatchObject({ status: 400, field: 'content-length' });
+    expect(failure('POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 99999999999999999999999\r\n\r\n')).toMatchObject({ status: 413, field: 'body' });
+    expect(failure('POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 1\t\r\n\r\nx')).toMatchObject({ status: 400, field: 'content-length' });
+    expect(parserWith('POST / HTTP/1.1\r\nhost: s\r\ncontent-length:\t0001 \r\n\r\nx').next()?.body.toString()).toBe('x');
+  });
+
+  it('takes chunked alone and once: no other coding, no list, no second header, no tab after it', () => {
+    for (const coding of ['chunked, chunked', 'gzip, chunked', ',chunked', 'chunked\t', '']) {
+      expect(failure(`POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: ${coding}\r\n\r\n0\r\n\r\n`)).toMatchObject({ status: 501 });
+    }
+    expect(failure('POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n')).toMatchObject({ status: 501 });
+    expect(parserWith('POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding:\tCHUNKED  \r\n\r\n0\r\n\r\n').next()?.bodyLength).toBe('chunked');
+  });
+
+  it('reads chunk sizes and extensions as RFC 9112 and llhttp both do', () => {
+    const body = (line: string): Buffer | undefined => parserWith(`POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n${line}\r\nhello\r\n0\r\n\r\n`).next()?.body;
+    for (const line of ['5', '0005', `${'0'.repeat(40)}5`, '5;a', '5;a=b', '5;a="b c"', '5;a="b\\"c"', '5;a=""', '5;a;b=c']) expect(body(line)?.toString()).toBe('hello');
+    for (const line of ['+5', '0x5', ' 5', '5 ', '5\t', '5;', '5; a', '5 ;a', '5;a =b', '5;a= b', '5;a=b;', '5;=b', '5;a=', '5;a="b', '5;a="b"c', '5;a\rb', '5\rhello']) {
+      expect(() => body(line), line).toThrow(HttpRequestError);
+    }
+    expect(failure('POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n')).toMatchObject({ status: 400 });
+    expect(failure('POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\n0\r\n\r\n')).toMatchObject({ status: 400, message: 'a chunk is not followed by CRLF' });
+    // Refused at the first byte that is not the CRLF after the data, before the rest arrives.
+    expect(failure('POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhelloX')).toMatchObject({ status: 400 });
+  });
+
+  it('refuses framing and connection trailers', () => {
+    for (const trailer of ['content-length: 5', 'Transfer-Encoding: chunked', 'connection: close', 'x-t : 1', 'x-t: \x00', ' folded']) {
+      expect(failure(`POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n0\r\n${trailer}\r\n\r\n`), trailer).toMatchObject({ status: 400 });
+    }
+  });
+
+  it('reads no request after an upgrade it does not take', () => {
+    expect(parserWith('GET / HTTP/1.1\r\nhost: s\r\nconnection: x, Upgrade\r\nupgrade: websocket\r\n\r\n').next()?.keepAlive).toBe(false);
+    expect(parserWith('GET / HTTP/1.1\r\nhost: s\r\nconnection: upgrade\r\nupgrade:\r\n\r\n').next()?.keepAlive).toBe(true);
+    expect(parserWith('GET / HTTP/1.1\r\nhost: s\r\nupgrade: websocket\r\n\r\n').next()?.keepAlive).toBe(true);
+  });
+
+  it('refuses more header lines than node:http hands its handler', () => {
+    const lines = (n: number): string => Array.from({ length: n }, (_, i) => `x-${i}: ${i}\r\n`).join('');
+    const limits = { maxHeadBytes: 64 * 1024, maxBodyBytes: 0 };
+    const parse = (n: number): Http1RequestParser => {
+      const parser = new Http1RequestParser(limits);
+      parser.push(Buffer.from(`GET / HTTP/1.1\r\nhost: s\r\n${lines(n)}\r\n`));
+      return parser;
+    };
+    expect(Object.keys(parse(999).next()!.headers)).toHaveLength(1000);
+    expect(() => parse(1000).next()).toThrow(expect.objectContaining({ status: 431 }));
   });
 
   it('keeps failing once a request could not be read', () => {

@@ -9,12 +9,23 @@
  * answer, after which the connection is closed: no framing is guessed, so no
  * request can be smuggled past it.
  *
+ * It is never looser than node:http's own parser (llhttp, strict mode): every
+ * request llhttp refuses, it refuses too. Only SP and HTAB are trimmed from a
+ * value; CR, LF, NUL and every other control inside one are refused; a bare LF
+ * or CR never ends a line; chunk sizes and extensions follow RFC 9112 with no
+ * whitespace, as llhttp reads them. Where llhttp takes something RFC 9112 does
+ * not (an empty chunk-extension name, two spaces in the request line, HTTP/0.9),
+ * this parser refuses it. test/http1/request-framing.test.ts proves the rule
+ * against node:http with a corpus of malformed requests
+ * (test/fixtures/http1-corpus/) and generated ones.
+ *
  * A request's head can be looked at before its body is read (`head()`), so a
- * server can hand the connection, with every byte it has not consumed, to
- * another HTTP server (`unconsumed()`).
+ * server can decide who serves a request (and answer 100 Continue) before its
+ * body comes.
  */
 
-import { isHeaderName, isHeaderValue } from './response-head.js';
+import { METHODS as NODE_METHODS } from 'node:http';
+import { FIELD_VALUE, HEX_VALUE, QDTEXT, QUOTED_PAIR, TARGET, TOKEN } from './byte-classes.js';
 
 export type Http1Headers = Record<string, string>;
 
@@ -68,13 +79,40 @@ export interface RequestLimits {
 }
 
 const HEAD_END = Buffer.from('\r\n\r\n');
-/** Methods are upper-case letters here: every method HTTP defines is, and a lower-case `get` is a mistake, not a method. */
-const REQUEST_LINE = /^([A-Z]+) ([!-~]+) HTTP\/1\.([0-9])$/;
-const DIGITS = /^[0-9]{1,15}$/;
-const CHUNK_SIZE = /^([0-9A-Fa-f]{1,12})[ \t]*(?:;.*)?$/;
 const EMPTY = Buffer.alloc(0);
+const HTAB = 0x09;
+const LF = 0x0a;
+const CR = 0x0d;
+const SP = 0x20;
+const QUOTE = 0x22;
+const COLON = 0x3a;
+const SEMICOLON = 0x3b;
+const EQUALS = 0x3d;
+const BACKSLASH = 0x5c;
+/** `chunked`, lower case. */
+const CHUNKED = Buffer.from('chunked');
 /** The longest chunk-size line read (size and extensions). */
 const MAX_CHUNK_LINE = 4096;
+/**
+ * Chunk-extension bytes one request may send in all. node:http allows 16 KiB
+ * per chunk; the core, 4 KiB per line (MAX_CHUNK_LINE) and this much per
+ * request, so that what it reads of them is bounded by the request rather than
+ * by its number of chunks.
+ */
+const MAX_CHUNK_EXTENSIONS = 16 * 1024;
+/**
+ * Header lines in one head. node:http hands its handler the first 1000 and
+ * drops the others without a word; the core refuses the request instead (431),
+ * so that no handler of either server sees a header the other would not.
+ */
+const MAX_HEADER_LINES = 1000;
+
+/**
+ * The methods node:http's parser (llhttp) takes in an HTTP/1.x request line,
+ * and no other: case-sensitive, so `get` is refused. CONNECT is refused
+ * besides: the core opens no tunnels.
+ */
+const METHODS: ReadonlySet<string> = new Set(NODE_METHODS.filter((method) => method !== 'CONNECT'));
 
 /** Headers whose repeats are dropped rather than joined, as node:http does. */
 const FIRST_ONLY = new Set([
@@ -105,7 +143,7 @@ export class Http1RequestParser {
   /** The next request's parsed head and its length in bytes, until its body is read. */
   private pending: { head: Http1Head; headBytes: number } | undefined;
   /** Chunked body: decoding state and the chunks decoded so far. */
-  private chunked: { state: Chunked; parts: Buffer[]; size: number; trailerBytes: number } | undefined;
+  private chunked: { state: Chunked; parts: Buffer[]; size: number; trailerBytes: number; extensionBytes: number } | undefined;
   private failed: HttpRequestError | undefined;
 
   constructor(private readonly limits: RequestLimits) {}
@@ -184,15 +222,6 @@ export class Http1RequestParser {
     }
   }
 
-  /** Every byte not consumed yet, the pending request's head included. The parser is spent. */
-  unconsumed(): Buffer {
-    const rest = this.buffer;
-    this.buffer = EMPTY;
-    this.pending = undefined;
-    this.failed = new HttpRequestError(400, 'the connection was handed over');
-    return rest;
-  }
-
   private parseHead(): { head: Http1Head; headBytes: number } | undefined {
     if (this.size === 0) return undefined;
     let buffer = this.buffer;
@@ -207,7 +236,7 @@ export class Http1RequestParser {
       if (buffer.length > this.limits.maxHeadBytes) throw new HttpRequestError(431, `the request head is over ${this.limits.maxHeadBytes} bytes`);
       return undefined;
     }
-    this.pending = { head: parseHeadText(buffer.toString('latin1', 0, end), this.limits), headBytes: end + 4 };
+    this.pending = { head: parseHead(buffer, end, this.limits), headBytes: end + 4 };
     return this.pending;
   }
 
@@ -222,7 +251,7 @@ export class Http1RequestParser {
   /** Decodes what has arrived of a chunked body; the body once its last chunk and trailers are in. */
   private readChunked(pending: { headBytes: number }): Buffer | undefined {
     if (!this.chunked) {
-      this.chunked = { state: { state: 'size' }, parts: [], size: 0, trailerBytes: 0 };
+      this.chunked = { state: { state: 'size' }, parts: [], size: 0, trailerBytes: 0, extensionBytes: 0 };
       this.buffer = this.buffer.subarray(pending.headBytes);
       pending.headBytes = 0;
     }
@@ -239,6 +268,15 @@ export class Http1RequestParser {
         if (state.remaining === 0) chunked.state = { state: 'data-end' };
         continue;
       }
+      if (state.state === 'data-end') {
+        // Exactly CRLF after the data: refused at the first byte that is not.
+        if (buffer.length === 0) return undefined;
+        if (buffer[0] !== CR || (buffer.length > 1 && buffer[1] !== LF)) throw new HttpRequestError(400, 'a chunk is not followed by CRLF', 'transfer-encoding');
+        if (buffer.length === 1) return undefined;
+        this.buffer = buffer.subarray(2);
+        chunked.state = { state: 'size' };
+        continue;
+      }
       const lineEnd = buffer.indexOf('\r\n');
       if (lineEnd === -1) {
         if (state.state === 'trailers' ? chunked.trailerBytes + buffer.length > this.limits.maxHeadBytes : buffer.length > MAX_CHUNK_LINE) {
@@ -246,79 +284,135 @@ export class Http1RequestParser {
         }
         return undefined;
       }
-      const line = buffer.toString('latin1', 0, lineEnd);
-      this.buffer = buffer.subarray(lineEnd + 2);
-      if (state.state === 'data-end') {
-        if (lineEnd !== 0) throw new HttpRequestError(400, 'a chunk is longer than its size', 'transfer-encoding');
-        chunked.state = { state: 'size' };
-      } else if (state.state === 'size') {
-        const match = CHUNK_SIZE.exec(line);
-        if (!match) throw new HttpRequestError(400, 'a chunk-size line is malformed', 'transfer-encoding');
-        const size = Number.parseInt(match[1]!, 16);
+      if (state.state === 'size') {
+        if (lineEnd > MAX_CHUNK_LINE) throw new HttpRequestError(400, 'a chunk-size line or trailer section is too long', 'transfer-encoding');
+        // chunk-size = 1*HEXDIG, leading zeros allowed, no sign, no prefix, no whitespace (RFC 9112, section 7.1).
+        let size = 0;
+        let i = 0;
+        for (; i < lineEnd; i++) {
+          const digit = HEX_VALUE[buffer[i]!]!;
+          if (digit === 255) break;
+          // Past the limit the digits still have to be digits; the value no longer matters.
+          if (size <= this.limits.maxBodyBytes) size = size * 16 + digit;
+        }
+        if (i === 0 || (i < lineEnd && buffer[i] !== SEMICOLON)) throw new HttpRequestError(400, 'a chunk-size line is malformed', 'transfer-encoding');
+        if (i < lineEnd) {
+          chunked.extensionBytes += lineEnd - i;
+          if (chunked.extensionBytes > MAX_CHUNK_EXTENSIONS) throw new HttpRequestError(413, `the chunk extensions are over ${MAX_CHUNK_EXTENSIONS} bytes`, 'transfer-encoding');
+          if (!validChunkExtensions(buffer, i, lineEnd)) throw new HttpRequestError(400, 'a chunk extension is malformed', 'transfer-encoding');
+        }
+        this.buffer = buffer.subarray(lineEnd + 2);
         chunked.size += size;
         if (chunked.size > this.limits.maxBodyBytes) throw new HttpRequestError(413, `the body is over ${this.limits.maxBodyBytes} bytes`, 'body');
         chunked.state = size === 0 ? { state: 'trailers' } : { state: 'data', remaining: size };
-      } else {
-        // Trailers are read and dropped: nothing downstream asks for them.
-        if (lineEnd === 0) {
-          const body = Buffer.concat(chunked.parts, chunked.size);
-          this.chunked = undefined;
-          return body;
-        }
-        chunked.trailerBytes += lineEnd + 2;
-        if (chunked.trailerBytes > this.limits.maxHeadBytes) throw new HttpRequestError(431, 'the trailer section is too long', 'transfer-encoding');
-        if (!validHeaderLine(line)) throw new HttpRequestError(400, 'a trailer line is malformed', 'transfer-encoding');
+        continue;
       }
+      // Trailers are checked, then dropped: nothing downstream asks for them.
+      if (lineEnd === 0) {
+        this.buffer = buffer.subarray(2);
+        const body = Buffer.concat(chunked.parts, chunked.size);
+        this.chunked = undefined;
+        return body;
+      }
+      chunked.trailerBytes += lineEnd + 2;
+      if (chunked.trailerBytes > this.limits.maxHeadBytes) throw new HttpRequestError(431, 'the trailer section is too long', 'transfer-encoding');
+      checkTrailerLine(buffer, 0, lineEnd);
+      this.buffer = buffer.subarray(lineEnd + 2);
     }
   }
 }
 
-function validHeaderLine(line: string): boolean {
-  const colon = line.indexOf(':');
-  return colon > 0 && isHeaderName(line.slice(0, colon)) && isHeaderValue(line.slice(colon + 1));
+/** The request line is not `METHOD target HTTP/1.x`. */
+function badRequestLine(): HttpRequestError {
+  return new HttpRequestError(400, 'the request line is not "METHOD target HTTP/1.x"', 'request-line');
 }
 
-/** Parses a request head (without its final CRLFCRLF) and checks its framing. */
-function parseHeadText(text: string, limits: RequestLimits): Http1Head {
-  let lineEnd = text.indexOf('\r\n');
-  const requestLine = REQUEST_LINE.exec(lineEnd === -1 ? text : text.slice(0, lineEnd));
-  if (!requestLine) throw new HttpRequestError(400, 'the request line is not "METHOD target HTTP/1.x"', 'request-line');
-  if (requestLine[3] !== '0' && requestLine[3] !== '1') throw new HttpRequestError(505, `HTTP/1.${requestLine[3]} is not supported`, 'request-line');
-  const http10 = requestLine[3] === '0';
-  const method = requestLine[1]!;
-  const target = requestLine[2]!;
+/**
+ * Parses a request head, `end` being the offset of its final CRLFCRLF, and
+ * checks its framing. One pass over the bytes, each checked against a table;
+ * the head is made a string once (Latin-1: one character per byte, at the same
+ * offsets), and names and values are slices of it.
+ */
+function parseHead(buffer: Buffer, end: number, limits: RequestLimits): Http1Head {
+  const text = buffer.toString('latin1', 0, end + 2);
+  // The request line: method SP request-target SP HTTP-version CRLF, one SP each (RFC 9112, section 3).
+  let i = 0;
+  while (TOKEN[buffer[i]!] === 1) i++;
+  if (i === 0 || buffer[i] !== SP) throw badRequestLine();
+  const method = text.slice(0, i);
+  if (!METHODS.has(method)) {
+    throw new HttpRequestError(400, method === 'CONNECT' ? 'CONNECT is not supported' : `"${method.slice(0, 32)}" is not an HTTP method`, 'request-line');
+  }
+  const targetStart = ++i;
+  while (TARGET[buffer[i]!] === 1) i++;
+  if (i === targetStart || buffer[i] !== SP) throw badRequestLine();
+  const target = text.slice(targetStart, i);
+  i++;
+  if (
+    i + 8 > end ||
+    buffer[i] !== 0x48 ||
+    buffer[i + 1] !== 0x54 ||
+    buffer[i + 2] !== 0x54 ||
+    buffer[i + 3] !== 0x50 ||
+    buffer[i + 4] !== 0x2f ||
+    buffer[i + 6] !== 0x2e ||
+    buffer[i + 8] !== CR ||
+    buffer[i + 9] !== LF
+  ) {
+    throw badRequestLine();
+  }
+  const major = buffer[i + 5]!;
+  const minor = buffer[i + 7]!;
+  if (major !== 0x31 || minor < 0x30 || minor > 0x39) throw badRequestLine();
+  if (minor > 0x31) throw new HttpRequestError(505, `HTTP/1.${minor - 0x30} is not supported`, 'request-line');
+  const http10 = minor === 0x30;
+  i += 10;
 
   // No prototype: a header named `constructor` or `__proto__` is a header like any other.
   const headers: Http1Headers = Object.create(null);
   let hosts = 0;
-  let contentLength: string | undefined;
-  let transferEncoding: string | undefined;
+  let contentLength = -1;
+  let transferEncodings = 0;
+  let chunked = false;
   let connection = '';
   let expect: string | undefined;
+  let upgrade = false;
   let line = 1;
-  while (lineEnd !== -1) {
-    const start = lineEnd + 2;
-    lineEnd = text.indexOf('\r\n', start);
-    const raw = lineEnd === -1 ? text.slice(start) : text.slice(start, lineEnd);
-    line++;
-    const colon = raw.indexOf(':');
-    const name = colon > 0 ? raw.slice(0, colon) : '';
-    // No whitespace before the colon, no folded continuation lines (RFC 9112, section 5).
-    if (!isHeaderName(name)) throw new HttpRequestError(400, `header line ${line} is malformed`, `line ${line}`);
-    const value = raw.slice(colon + 1).trim();
-    if (!isHeaderValue(value)) throw new HttpRequestError(400, `header "${name}" has a control character`, name.toLowerCase());
+  // Header lines up to the empty line at end + 2: name ":" OWS value OWS CRLF (RFC 9112, section 5).
+  while (i < end + 2) {
+    if (++line > MAX_HEADER_LINES + 1) throw new HttpRequestError(431, `the request has more than ${MAX_HEADER_LINES} header lines`);
+    const nameStart = i;
+    while (TOKEN[buffer[i]!] === 1) i++;
+    // No whitespace before the colon, and no folded continuation line (which starts with one).
+    if (i === nameStart || buffer[i] !== COLON) throw new HttpRequestError(400, `header line ${line} is malformed`, `line ${line}`);
+    const name = text.slice(nameStart, i);
+    i++;
+    // Only SP and HTAB are trimmed (RFC 9110, section 5.5); a VT, FF or NBSP is part of the value, or refused.
+    while (buffer[i] === SP || buffer[i] === HTAB) i++;
+    const valueStart = i;
+    let valueEnd = i;
+    let byte = buffer[i]!;
+    while (FIELD_VALUE[byte] === 1) {
+      i++;
+      if (byte !== SP && byte !== HTAB) valueEnd = i;
+      byte = buffer[i]!;
+    }
+    // A CR, LF, NUL or other control inside a value, or a CR not followed by LF: never a line end of ours.
+    if (byte !== CR || buffer[i + 1] !== LF) throw new HttpRequestError(400, `header "${name}" has a control character`, name.toLowerCase());
+    const value = text.slice(valueStart, valueEnd);
     const key = name.toLowerCase();
     switch (key) {
       case 'host':
         hosts++;
         break;
       case 'content-length':
-        if (!DIGITS.test(value)) throw new HttpRequestError(400, 'content-length is not a number', key);
-        if (contentLength !== undefined && contentLength !== value) throw new HttpRequestError(400, 'content-length is sent twice with different values', key);
-        contentLength = value;
+        // Sent twice is refused even with the same value, as llhttp does: one framing, stated once.
+        if (contentLength !== -1) throw new HttpRequestError(400, 'content-length is sent more than once', key);
+        contentLength = parseContentLength(buffer, valueStart, valueEnd, i, limits);
         break;
       case 'transfer-encoding':
-        transferEncoding = transferEncoding === undefined ? value : `${transferEncoding},${value}`;
+        transferEncodings++;
+        chunked = isChunked(buffer, valueStart, valueEnd, i);
         break;
       case 'connection':
         connection += `,${value.toLowerCase()}`;
@@ -326,28 +420,37 @@ function parseHeadText(text: string, limits: RequestLimits): Http1Head {
       case 'expect':
         expect = value.toLowerCase();
         break;
+      case 'upgrade':
+        upgrade = value !== '';
+        break;
     }
     const existing = headers[key];
     if (existing === undefined) headers[key] = value;
     else if (!FIRST_ONLY.has(key)) headers[key] = `${existing}${key === 'cookie' ? '; ' : ', '}${value}`;
+    i += 2;
   }
   if (hosts > 1) throw new HttpRequestError(400, 'the host header is sent more than once', 'host');
   if (hosts === 0 && !http10) throw new HttpRequestError(400, 'an HTTP/1.1 request needs a host header', 'host');
 
   let bodyLength: number | 'chunked' = 0;
-  if (transferEncoding !== undefined) {
-    if (contentLength !== undefined) throw new HttpRequestError(400, 'content-length and transfer-encoding are both sent', 'transfer-encoding');
+  if (transferEncodings > 0) {
+    if (contentLength !== -1) throw new HttpRequestError(400, 'content-length and transfer-encoding are both sent', 'transfer-encoding');
     if (http10) throw new HttpRequestError(400, 'transfer-encoding is not HTTP/1.0', 'transfer-encoding');
-    if (transferEncoding.trim().toLowerCase() !== 'chunked') throw new HttpRequestError(501, `transfer-encoding "${transferEncoding}" is not supported; send chunked or a content-length`, 'transfer-encoding');
+    // chunked, alone and once: no coding the core would have to undo, and no list to read two ways.
+    if (transferEncodings > 1 || !chunked) {
+      throw new HttpRequestError(501, `transfer-encoding "${headers['transfer-encoding']}" is not supported; send chunked or a content-length`, 'transfer-encoding');
+    }
     bodyLength = 'chunked';
-  } else if (contentLength !== undefined) {
-    bodyLength = Number(contentLength);
-    if (bodyLength > limits.maxBodyBytes) throw new HttpRequestError(413, `the body is over ${limits.maxBodyBytes} bytes`, 'body');
+  } else if (contentLength !== -1) {
+    bodyLength = contentLength;
   }
   if (expect !== undefined && expect !== '100-continue') throw new HttpRequestError(417, `expectation "${expect}" is not supported`, 'expect');
 
   const tokens = connection === '' ? [] : connection.split(',').map((token) => token.trim());
   const { path, query } = splitTarget(target, method);
+  // An upgrade the core does not take still ends the connection: what follows may be another protocol,
+  // and node:http reads nothing after it either.
+  const upgrades = upgrade && tokens.includes('upgrade');
   return {
     method,
     target,
@@ -355,10 +458,94 @@ function parseHeadText(text: string, limits: RequestLimits): Http1Head {
     query,
     http10,
     headers,
-    keepAlive: http10 ? tokens.includes('keep-alive') : !tokens.includes('close'),
+    keepAlive: !upgrades && (http10 ? tokens.includes('keep-alive') : !tokens.includes('close')),
     expectContinue: expect === '100-continue' && !http10 && bodyLength !== 0,
     bodyLength,
   };
+}
+
+/**
+ * A Content-Length value: digits, then spaces only (llhttp refuses a tab
+ * there). A length over the body limit is refused with 413 here, however many
+ * digits it has.
+ */
+function parseContentLength(buffer: Buffer, start: number, end: number, lineEnd: number, limits: RequestLimits): number {
+  let length = 0;
+  for (let i = start; i < end; i++) {
+    const digit = buffer[i]! - 0x30;
+    if (digit < 0 || digit > 9) throw new HttpRequestError(400, 'content-length is not a number', 'content-length');
+    // Past the limit the digits still have to be digits; the value no longer matters.
+    if (length <= limits.maxBodyBytes) length = length * 10 + digit;
+  }
+  if (start === end || hasTab(buffer, end, lineEnd)) throw new HttpRequestError(400, 'content-length is not a number', 'content-length');
+  if (length > limits.maxBodyBytes) throw new HttpRequestError(413, `the body is over ${limits.maxBodyBytes} bytes`, 'body');
+  return length;
+}
+
+/** A Transfer-Encoding value that is `chunked` in any case, then spaces only (llhttp refuses a tab there). */
+function isChunked(buffer: Buffer, start: number, end: number, lineEnd: number): boolean {
+  if (end - start !== CHUNKED.length) return false;
+  for (let i = 0; i < CHUNKED.length; i++) if ((buffer[start + i]! | 0x20) !== CHUNKED[i]) return false;
+  return !hasTab(buffer, end, lineEnd);
+}
+
+/** A tab among the spaces and tabs that end a value. */
+function hasTab(buffer: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (buffer[i] === HTAB) return true;
+  return false;
+}
+
+/**
+ * The extensions of a chunk-size line, from its first `;` to its CR:
+ * `*( ";" token [ "=" ( token / quoted-string ) ] )` with no whitespace
+ * anywhere, as RFC 9112 (section 7.1.1) and llhttp both read them. (RFC 9112
+ * allows whitespace around `;` and `=`; llhttp refuses it, so the core does.)
+ */
+function validChunkExtensions(buffer: Buffer, start: number, end: number): boolean {
+  let i = start;
+  while (i < end) {
+    // At a `;`.
+    const nameStart = ++i;
+    while (i < end && TOKEN[buffer[i]!] === 1) i++;
+    if (i === nameStart) return false;
+    if (i === end) return true;
+    if (buffer[i] === SEMICOLON) continue;
+    if (buffer[i] !== EQUALS) return false;
+    i++;
+    if (buffer[i] === QUOTE && i < end) {
+      i++;
+      for (;;) {
+        if (i >= end) return false;
+        const byte = buffer[i]!;
+        if (byte === QUOTE) break;
+        if (byte === BACKSLASH) {
+          i++;
+          if (i >= end || QUOTED_PAIR[buffer[i]!] !== 1) return false;
+        } else if (QDTEXT[byte] !== 1) return false;
+        i++;
+      }
+      i++;
+    } else {
+      const valueStart = i;
+      while (i < end && TOKEN[buffer[i]!] === 1) i++;
+      if (i === valueStart) return false;
+    }
+    if (i < end && buffer[i] !== SEMICOLON) return false;
+  }
+  return true;
+}
+
+/** A trailer line (`start` to its CR): a header line whose name is not one of framing or connection. */
+function checkTrailerLine(buffer: Buffer, start: number, end: number): void {
+  let i = start;
+  while (i < end && TOKEN[buffer[i]!] === 1) i++;
+  if (i === start || i === end || buffer[i] !== COLON) throw new HttpRequestError(400, 'a trailer line is malformed', 'transfer-encoding');
+  const name = buffer.toString('latin1', start, i).toLowerCase();
+  // llhttp refuses framing headers in trailers; the core refuses `connection` too rather than let a trailer close it.
+  if (name === 'content-length' || name === 'transfer-encoding' || name === 'connection') {
+    throw new HttpRequestError(400, `a ${name} trailer is not allowed`, 'transfer-encoding');
+  }
+  for (i++; i < end; i++) if (FIELD_VALUE[buffer[i]!] !== 1) throw new HttpRequestError(400, `trailer "${name}" has a control character`, 'transfer-encoding');
 }
 
 /**

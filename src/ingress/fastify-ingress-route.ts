@@ -1,8 +1,8 @@
 /**
  * The ingress as a fastify route. The core's own server serves app traffic
- * (ingress-server.ts); this route answers the app requests that reach fastify
- * anyway: on a connection handed over to it after a request for one of the
- * core's own paths, on the core's Unix socket, and through `inject()` in tests.
+ * (ingress-server.ts) and relays only the core's own paths to fastify; this
+ * route answers the app requests that reach fastify anyway: on the core's Unix
+ * socket, and through `inject()` in tests.
  */
 import type { FastifyInstance } from 'fastify';
 import { UhlpError } from '../errors.js';

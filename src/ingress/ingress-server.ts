@@ -3,16 +3,21 @@
  * HTTP/1.1 server (http1-server.ts) and the ingress, with no framework between
  * them: on a two-core machine, fastify and node:http's streams took more of each
  * request than routing, the sandbox call and the ledger together. A request for
- * one of the core's own paths (operations endpoints, /mcp, /_uhlp) hands its
- * connection to fastify, which serves that connection from then on: those
+ * one of the core's own paths (operations endpoints, /mcp, /_uhlp) is read like
+ * any other, then relayed to fastify as a connection of its own, and the
+ * client's connection ends with fastify's answer (`connection: close`): those
  * routes need node:http's request and response objects (the MCP SDK streams its
- * answers), and their traffic is light. fastify's /mcp route also listens on a
- * Unix socket of its own, which containers (no network) reach /mcp through;
- * that socket serves /mcp and nothing else.
+ * answers), and their traffic is light. So every request on the core's port is
+ * framed by one parser, with one set of limits and one error answer; a client
+ * that sends an app request after a core path sends it on a fresh connection.
+ * fastify's /mcp route also listens on a Unix socket of its own, which
+ * containers (no network) reach /mcp through; that socket serves /mcp and
+ * nothing else.
  */
 import { chmod, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import type net from 'node:net';
+import type { Duplex } from 'node:stream';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import { RESERVED_PATH_PREFIXES } from '../definitions/validate-app-definition.js';
 import { UhlpError, type ErrorCode } from '../errors.js';
@@ -35,7 +40,7 @@ export interface IngressServerOptions {
 }
 
 /** Request line and headers, as node:http allows by default. */
-const MAX_HEAD_BYTES = 16 * 1024;
+export const MAX_HEAD_BYTES = 16 * 1024;
 
 /** How long a closing core waits for answers on fastify's routes (an MCP call of an ended execution, a scrape). */
 const CORE_ROUTES_GRACE_MS = 5_000;
@@ -59,7 +64,7 @@ export class IngressServer {
    * Connections the TCP listener handed over, which may reach every core route.
    * Any other connection of coreServer was accepted on the Unix socket.
    */
-  private readonly handedOver = new WeakSet<net.Socket>();
+  private readonly handedOver = new WeakSet<object>();
 
   constructor(private readonly options: IngressServerOptions) {
     // Idle connections live as long as fastify's own would: longer than the usual load balancer's idle timeout.
@@ -68,7 +73,7 @@ export class IngressServer {
       limits: { maxHeadBytes: MAX_HEAD_BYTES, maxBodyBytes: options.bodyLimitBytes },
       onRequest: (request, respond) => this.serve(request, respond),
       onBadRequest: (error) => this.badRequest(error),
-      handOver: (head) => (isCorePath(head) ? (socket) => this.handOver(socket) : undefined),
+      handOver: (head) => (isCorePath(head) ? (connection) => this.handOver(connection) : undefined),
       onError: (error) => options.logger.error({ err: error }, 'a request could not be answered'),
     });
   }
@@ -76,10 +81,10 @@ export class IngressServer {
   /**
    * Serves /mcp on a Unix socket that any local user may connect to (MCP calls
    * still need a token); every other path there is 404 UHLP_ROUTE_NOT_FOUND, so
-   * that a container it is mounted into reaches neither the operations
-   * endpoints, nor /_uhlp, nor other apps. Called before the first sandbox
-   * starts: containers have it mounted. Its listening also makes node:http
-   * track the connections handed over, so that closeCoreRoutes() can end them.
+   * that a sandbox it is mounted into reaches neither the operations endpoints,
+   * nor /_uhlp, nor other apps. Called before the first sandbox starts:
+   * sandboxes have it mounted. Its listening also makes node:http track the
+   * requests relayed to it, so that closeCoreRoutes() can end them.
    */
   async listenCoreSocket(socketPath: string): Promise<void> {
     await rm(socketPath, { force: true });
@@ -144,9 +149,9 @@ export class IngressServer {
     return errorAnswer(uhlp, requestId);
   }
 
-  private handOver(socket: net.Socket): void {
-    this.handedOver.add(socket);
-    this.coreServer.emit('connection', socket);
+  private handOver(connection: Duplex): void {
+    this.handedOver.add(connection);
+    this.coreServer.emit('connection', connection);
   }
 
   /** Every core route for a connection the TCP listener handed over; /mcp alone on the Unix socket. */
