@@ -44,6 +44,7 @@ export const ERROR_CATALOG = {
   UHLP_IDEMPOTENCY_IN_FLIGHT: { status: 409, summary: 'A request with the same Idempotency-Key is still running.' },
   UHLP_IDEMPOTENCY_KEY_REUSED: { status: 422, summary: 'The Idempotency-Key was already used for a different request.' },
   UHLP_SESSION_NOT_FOUND: { status: 404, summary: 'The session does not exist or has expired.' },
+  UHLP_SESSION_OUTPUT_NOT_FOUND: { status: 404, summary: 'The session has no published output at that path.' },
   UHLP_SESSION_ID_INVALID: { status: 400, summary: 'A session id is not of the form SES-<timestamp>-<random>.' },
 
   // Ledger

@@ -17,6 +17,7 @@ import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { TurnKeeper } from '../ingress/turns.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { registerSessionOutputsRoute } from './session-outputs-route.js';
 
 export interface CoreDeps {
   readonly registry: ApplicationRegistry;
@@ -38,6 +39,8 @@ export interface BuildCoreOptions {
   readonly idempotencyTtlMs: number;
   /** Dev-only endpoints (the MCP token endpoint) answer. @defaultValue false */
   readonly devMode?: boolean;
+  /** Where declared outputs of stored sessions are kept and served from (`<dataDir>/output`). @defaultValue none: not kept */
+  readonly outputsRoot?: string;
 }
 
 /** The core's HTTP parts: the ingress, and fastify with the core's own routes (and the ingress as one more). */
@@ -89,6 +92,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   });
 
   registerOpsRoutes(app, deps);
+  if (options.outputsRoot !== undefined) registerSessionOutputsRoute(app, { store: deps.store, outputsRoot: options.outputsRoot });
   if (deps.mcp !== undefined) {
     deps.mcp.register(app);
     registerDevTokenRoute(app, { devMode: options.devMode ?? false, registry: deps.registry, mcp: deps.mcp, mcpEndpoint: options.mcpEndpoint });
@@ -103,6 +107,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     idempotencyTtlMs: options.idempotencyTtlMs,
     mcpEndpoint: options.mcpEndpoint,
     ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
+    ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
   });
   registerIngressRoute(app, ingress);
   return { app, ingress };

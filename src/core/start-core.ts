@@ -195,6 +195,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         mcpEndpoint: () => `${loopbackUrl(url)}/mcp`,
         idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
         devMode: config.devMode,
+        outputsRoot: path.join(config.dataDir, 'output'),
       },
       { registry, sandboxes, metrics, logger, store, turns, mcp },
     );

@@ -26,6 +26,7 @@ import type { ComponentExecutor } from '../router/component-executor.js';
 import { ExecuteContextWriter } from '../router/execute-context.js';
 import { interpretResult, JSON_TYPE, type FinalResponse } from '../router/result-interpreter.js';
 import { acceptRequestId, badPathError, httpRequestDataJson } from './http-details.js';
+import { DECLARED_OUTPUTS_HEADER, turnDeclaredOutputs } from '../router/declared-outputs.js';
 
 export const HTTP_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'];
 
@@ -42,6 +43,8 @@ export interface HttpIngressDeps {
   mcpEndpoint(): string;
   /** Mints each execution's MCP token. @defaultValue none: executions get no token */
   readonly mcp?: McpExecutions;
+  /** Where the declared outputs of stored sessions' turns are kept (`<dataDir>/output`). @defaultValue none: outputs are not kept */
+  readonly outputsRoot?: string;
 }
 
 /** One request as the ingress needs it, whichever server read it. */
@@ -190,6 +193,7 @@ export class HttpIngress {
   private async execute(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders): Promise<FinalResponse> {
     const { deps } = this;
     const { app, component, pool, match } = routed;
+    const declared = turnDeclaredOutputs(component.declaredOutputs, request.headers[DECLARED_OUTPUTS_HEADER]);
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, request.headers);
     const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
@@ -208,6 +212,7 @@ export class HttpIngress {
       body: request.body,
     });
     const turnEvidence = newTurnEvidence();
+    for (const output of declared) turnEvidence.declaredWrites.push({ path: output.path, role: output.role });
     // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
     const mcpToken = deps.mcp?.beginExecution(
       {
@@ -242,6 +247,8 @@ export class HttpIngress {
         requestId,
         body,
         typeof traceId === 'string' ? traceId : undefined,
+        // Outputs of an ambient session are checked but not kept: nobody could fetch them.
+        { sessionId: turn.sessionId, declared, outputsRoot: turn.ambient ? undefined : deps.outputsRoot, evidence: turnEvidence },
       );
       const mcpCalls = endMcp();
       // The core's own record wins over what the runner reported: the sandbox is not trusted to count.

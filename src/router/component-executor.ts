@@ -11,6 +11,8 @@ import type { Metrics } from '../metrics.js';
 import { SandboxTransportError } from '../sandbox/sandbox-client.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { Lease, ReleaseOutcome, WarmPool } from '../sandbox/warm-pool.js';
+import type { TurnEvidence } from '../ledger/turn-evidence.js';
+import { surfaceMatches, TurnWriteSurface, type DeclaredOutput } from './write-surface.js';
 
 export interface ExecutionTarget {
   readonly appId: string;
@@ -24,6 +26,17 @@ export interface ExecuteOutcome {
   readonly text: string;
 }
 
+/** The turn an execution is, for its write surface (write-surface.ts). */
+export interface TurnWrites {
+  readonly sessionId: string;
+  /** What the turn declares it writes: the component's declaredOutputs and the request's. */
+  readonly declared: readonly DeclaredOutput[];
+  /** Where the declared outputs of a matching turn are kept (`<dataDir>/output`); undefined: not kept (ambient sessions). */
+  readonly outputsRoot: string | undefined;
+  /** Receives the realized writes and any mismatch. */
+  readonly evidence: TurnEvidence;
+}
+
 export class ComponentExecutor {
   constructor(
     private readonly sandboxes: SandboxManager,
@@ -32,7 +45,7 @@ export class ComponentExecutor {
   ) {}
 
   /** Runs the /execute request `body` (JSON of an ExecuteRequest whose requestId is `requestId`). */
-  async execute(target: ExecutionTarget, requestId: string, body: string, traceId?: string): Promise<ExecuteOutcome> {
+  async execute(target: ExecutionTarget, requestId: string, body: string, traceId?: string, turn?: TurnWrites): Promise<ExecuteOutcome> {
     const pool = this.sandboxes.pool(target.appId, target.poolName);
     if (!pool) throw new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `pool ${target.appId}/${target.poolName} is not running`);
     // A sandbox that died while idle refuses the connection before it saw the
@@ -41,7 +54,7 @@ export class ComponentExecutor {
     for (let attempt = 1; ; attempt++) {
       const lease = this.hit(pool, target) ?? (await this.acquire(pool, target));
       try {
-        return await this.call(pool, lease, target, requestId, body, traceId);
+        return await this.call(pool, lease, target, requestId, body, traceId, turn);
       } catch (error) {
         if (attempt === 1 && error instanceof SandboxTransportError && error.failure === 'connect') continue;
         throw toUhlpError(error, target);
@@ -78,10 +91,13 @@ export class ComponentExecutor {
     requestId: string,
     body: string,
     traceId: string | undefined,
+    turn: TurnWrites | undefined,
   ): Promise<ExecuteOutcome> {
     const started = performance.now();
     let outcome: ReleaseOutcome = 'ok';
     let metricOutcome = 'ok';
+    const tree = lease.sandbox.handle.workTree;
+    const surface = turn !== undefined && tree !== undefined ? TurnWriteSurface.begin(tree, turn.sessionId) : undefined;
     try {
       const raw = await lease.sandbox.client.execute(body, requestId, target.timeoutMs, traceId);
       if (raw.status !== 200) {
@@ -100,6 +116,8 @@ export class ComponentExecutor {
         metricOutcome = 'bad-response';
         throw new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', `the sandbox answer breaks the /execute contract: ${parsed.violation}`);
       }
+      // Before the sandbox is released: no other turn writes in its tree while it is walked.
+      if (surface !== undefined) await settleWrites(surface, turn!, parsed.response.resultType === 'error');
       return { response: parsed.response, text };
     } catch (error) {
       if (error instanceof SandboxTransportError) {
@@ -113,12 +131,42 @@ export class ComponentExecutor {
       }
       throw error;
     } finally {
+      // A sandbox about to be destroyed takes its tree with it; one kept is emptied for the next turn.
+      if (surface !== undefined && outcome === 'ok') await surface.discard();
       pool.release(lease, outcome);
       this.metrics.sandboxExecuteSeconds
         .labels(target.appId, target.poolName, metricOutcome)
         .observe((performance.now() - started) / 1000);
     }
   }
+}
+
+/**
+ * Walks what the turn wrote into its evidence; publishes the declared outputs of
+ * a matching turn, and refuses a mismatch (UHLP_WRITE_SURFACE_MISMATCH) with
+ * nothing published. A turn that failed (resultType error) publishes nothing
+ * either, and its writes are only recorded.
+ */
+async function settleWrites(surface: TurnWriteSurface, turn: TurnWrites, failed: boolean): Promise<void> {
+  const check = await surface.check(turn.declared);
+  turn.evidence.realizedWrites.push(...check.realized);
+  if (failed) return;
+  if (surfaceMatches(check)) {
+    await surface.publish(check, turn.outputsRoot);
+    return;
+  }
+  const timestamp = new Date().toISOString();
+  for (const written of check.undeclared) {
+    turn.evidence.capabilityViolations.push({ operation: `write ${written}`, capability: 'declared_outputs', detail: 'written but not declared', timestamp });
+  }
+  for (const declared of check.missing) {
+    turn.evidence.capabilityViolations.push({ operation: `write ${declared}`, capability: 'declared_outputs', detail: 'declared but not written', timestamp });
+  }
+  throw new UhlpError(
+    'UHLP_WRITE_SURFACE_MISMATCH',
+    `the turn's writes do not match its declared outputs (${check.undeclared.length} undeclared, ${check.missing.length} missing); nothing was published`,
+    { undeclared: check.undeclared.slice(0, 50), missing: check.missing.slice(0, 50) },
+  );
 }
 
 function parseResponse(text: string, requestId: string): { response: ExecuteResponse } | { violation: string } {

@@ -22,6 +22,14 @@ export function declaredPathProblem(declared: string): string | undefined {
   return undefined;
 }
 
+const NONE: readonly DeclaredOutput[] = Object.freeze([]);
+
+/** What a turn declares: the component's declarations and the request's header; most turns declare nothing. */
+export function turnDeclaredOutputs(component: readonly DeclaredOutput[] | undefined, header: string | string[] | undefined): readonly DeclaredOutput[] {
+  if (header === undefined) return component ?? NONE;
+  return [...(component ?? NONE), ...requestDeclaredOutputs(header)];
+}
+
 /** The declarations of the request's header; a 400 naming the header when it is not a list of {path, role}. */
 export function requestDeclaredOutputs(header: string | string[] | undefined): DeclaredOutput[] {
   if (header === undefined) return [];

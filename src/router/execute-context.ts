@@ -10,6 +10,7 @@
 import type { ExecuteContext } from '../contract/execute-contract.js';
 import type { ComponentSpec } from '../definitions/app-definition-schema.js';
 import type { LoadedApp } from '../registry/app-snapshot.js';
+import { workspaceDirs } from './write-surface.js';
 
 export interface ContextOptions {
   /** URL of the core's MCP endpoint as sandboxes reach it. */
@@ -44,7 +45,10 @@ export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, op
     context.taskDetails!.function = component.jit.function;
   }
   if (component.workflow) context.workflowInfo = { workflowId: component.workflow.workflowId };
-  if (options.sessionId) context.sessionId = options.sessionId;
+  if (options.sessionId) {
+    context.sessionId = options.sessionId;
+    context.workspace = workspaceDirs(options.sessionId);
+  }
   return context;
 }
 
@@ -75,7 +79,10 @@ export class ExecuteContextWriter {
     }
     let text = serialized.open;
     if (options.mcpToken !== undefined) text += `,"mcp_token":${JSON.stringify(options.mcpToken)}`;
-    if (options.sessionId) text += `,"sessionId":${JSON.stringify(options.sessionId)}`;
+    if (options.sessionId) {
+      // Session ids are of a fixed alphabet (letters, digits, "-"): nothing to escape.
+      text += `,"sessionId":"${options.sessionId}","workspace":{"tmpDir":"tmp/${options.sessionId}","outputDir":"output/${options.sessionId}"}`;
+    }
     return `${text}}`;
   }
 }

@@ -83,6 +83,8 @@ export function workspaceDirs(sessionId: string): { tmpDir: string; outputDir: s
 
 export class TurnWriteSurface {
   private ended = false;
+  /** Whether the tree may hold anything but the session's empty directories; unknown until checked. */
+  private dirty = true;
 
   private constructor(
     private readonly tree: WorkTree,
@@ -113,6 +115,7 @@ export class TurnWriteSurface {
     const shared = (state.active.get(this.sessionId) ?? 0) > 1;
     const found: RealizedWrite[] = [];
     const budget = { files: 0, bytes: 0 };
+    let entries = 0;
     for (const top of TOP_DIRS) {
       const root = path.join(this.tree.hostDir, top);
       for (const name of listSync(root)) {
@@ -120,9 +123,10 @@ export class TurnWriteSurface {
         // Another session's directory while one of its turns runs here: that turn checks it.
         if (!own && state.active.has(name)) continue;
         const where = own ? top : `${top}/${name}`;
-        await walk(path.join(root, name), where, found, budget);
+        entries += await walk(path.join(root, name), where, found, budget, own);
       }
     }
+    this.dirty = entries > 0;
     // Turns of one session running at once on one runner see each other's files: the last one checks them.
     if (shared) return { realized: [], undeclared: [], missing: [] };
     return compare(found, declared);
@@ -159,6 +163,8 @@ export class TurnWriteSurface {
       return;
     }
     state.active.delete(this.sessionId);
+    // Nothing but the session's own empty directories: nothing to remove.
+    if (!this.dirty) return;
     for (const top of TOP_DIRS) {
       const root = path.join(this.tree.hostDir, top);
       for (const name of listSync(root)) {
@@ -196,23 +202,30 @@ interface Entry {
  * synchronously: a turn that wrote nothing costs a few system calls), at most
  * MAX_FILES entries; then hashes the regular files.
  */
-async function walk(dir: string, where: string, found: RealizedWrite[], budget: { files: number; bytes: number }): Promise<void> {
+/**
+ * Records the files under `dir`; answers how many entries it found (directories
+ * included), counting `dir` itself unless it is the session's own directory.
+ */
+async function walk(dir: string, where: string, found: RealizedWrite[], budget: { files: number; bytes: number }, own: boolean): Promise<number> {
   const entries: Entry[] = [];
-  collect(dir, where, entries);
+  const seen = collect(dir, where, entries) + (own ? 0 : 1);
   for (const entry of entries) await record(entry.file, entry.where, found, budget);
+  return seen;
 }
 
-function collect(dir: string, where: string, entries: Entry[]): void {
+/** Lists `dir` into `entries`; answers how many directory entries it saw, empty directories included. */
+function collect(dir: string, where: string, entries: Entry[]): number {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch (error) {
     // Not a directory: a file made where a session directory should be.
     if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') entries.push({ file: dir, where });
-    return;
+    return 0;
   }
+  let seen = names.length;
   for (const name of names.sort()) {
-    if (entries.length > MAX_FILES) return;
+    if (entries.length > MAX_FILES) return seen;
     const full = path.join(dir, name);
     const relative = `${where}/${name}`;
     let info;
@@ -221,9 +234,10 @@ function collect(dir: string, where: string, entries: Entry[]): void {
     } catch {
       continue;
     }
-    if (info.isDirectory()) collect(full, relative, entries);
+    if (info.isDirectory()) seen += collect(full, relative, entries);
     else entries.push({ file: full, where: relative });
   }
+  return seen;
 }
 
 async function record(file: string, where: string, found: RealizedWrite[], budget: { files: number; bytes: number }): Promise<void> {

@@ -19,7 +19,11 @@ import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
 import { UhlpError } from '../errors.js';
-import { JIT_RUNNER_IMAGE, SANDBOX_UID } from '../images/build-images.js';
+import { IMAGE_APP_DIR, JIT_RUNNER_IMAGE, SANDBOX_UID } from '../images/build-images.js';
+import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
+import { RUNNER_ENTRY } from '../images/runner-files.js';
+import { nodePermissionFlags } from './process-sandbox.js';
+import { dockerSeccompProfile } from './seccomp-filter.js';
 import type { Logger } from '../logger.js';
 import { containerExitCause } from './container-exit-cause.js';
 import { SandboxClient } from './sandbox-client.js';
@@ -269,6 +273,8 @@ export class DockerDriver implements SandboxDriver {
     return {
       name: `uhlp-${spec.appId}-${spec.pool.name}-${id}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
       Image: this.imageOf(spec),
+      // The image's Node and runner, with Node's permission model in front of the runner, as in a process sandbox.
+      Entrypoint: [IMAGE_NODE_PATH, ...nodePermissionFlags(process.version).flags([IMAGE_APP_DIR, CONTAINER_DEFINITIONS, CONTAINER_WORK], [CONTAINER_WORK]), `${IMAGE_APP_DIR}/${RUNNER_ENTRY}`],
       Cmd: ['--listen', listen, '--definitions', CONTAINER_DEFINITIONS, '--work-dir', CONTAINER_WORK, '--concurrency', String(spec.pool.concurrency), ...mcpArgs],
       // Only what the runner needs: nothing of the core's environment goes in.
       Env: [
@@ -285,14 +291,16 @@ export class DockerDriver implements SandboxDriver {
       HostConfig: {
         ReadonlyRootfs: true,
         CapDrop: ['ALL'],
-        SecurityOpt: ['no-new-privileges'],
+        // The sandboxes' one seccomp policy (seccomp-filter.ts): no process creation, none of the calls that reach past a namespace.
+        SecurityOpt: ['no-new-privileges', `seccomp=${dockerSeccompProfile()}`],
         PidsLimit: this.options.pidsLimit ?? 128,
         Memory: memoryBytes,
         // Equal to Memory: no swap, so the memory limit is the real one.
         MemorySwap: memoryBytes,
         // Set once the runner answers (see create); 0 = no quota until then.
         NanoCpus: 0,
-        Init: true,
+        // No init process: the runner is PID 1 and handles its signals, and the seccomp policy lets nothing fork (an init would).
+        Init: false,
         NetworkMode: socketDir ? 'none' : 'bridge',
         ...(socketDir ? {} : { PortBindings: { [`${CONTAINER_PORT}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: '' }] } }),
         Binds: binds,
@@ -316,7 +324,7 @@ export class DockerDriver implements SandboxDriver {
       mcpSocket: spec.mcpSocket ?? null,
       user: this.user,
       heapShare: this.options.heapShare ?? 0.5,
-      layout: 2,
+      layout: 3,
       pidsLimit: this.options.pidsLimit ?? 128,
     };
     return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);

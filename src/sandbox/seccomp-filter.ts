@@ -1,6 +1,7 @@
 /**
- * The seccomp filter of process sandboxes, as the classic BPF program that
- * bubblewrap's `--seccomp FD` loads right before it starts the runner.
+ * The seccomp policy of every sandbox, in the two forms that load it: the
+ * classic BPF program bubblewrap's `--seccomp FD` loads right before it starts a
+ * process sandbox's runner, and the JSON profile Docker gives a container.
  *
  * It is a deny list on top of the namespaces: a runner may create threads but no
  * process (fork, vfork, and clone without CLONE_THREAD fail with EPERM; clone3
@@ -39,6 +40,8 @@ const X32_SYSCALL_BIT = 0x40000000;
 interface ArchTable {
   /** AUDIT_ARCH_* of the architecture. */
   readonly audit: number;
+  /** libseccomp's name of it, for Docker. */
+  readonly scmp: string;
   readonly clone: number;
   readonly clone3: number;
   /** Syscalls answered EPERM. */
@@ -50,6 +53,7 @@ interface ArchTable {
 const ARCHES: Readonly<Record<string, ArchTable>> = {
   x64: {
     audit: 0xc000003e,
+    scmp: 'SCMP_ARCH_X86_64',
     clone: 56,
     clone3: 435,
     hasX32: true,
@@ -62,10 +66,13 @@ const ARCHES: Readonly<Record<string, ArchTable>> = {
       io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
       name_to_handle_at: 303, open_by_handle_at: 304, acct: 163, swapon: 167, swapoff: 168, reboot: 169, syslog: 103,
       personality: 135, quotactl: 179, lookup_dcookie: 212,
+      clock_settime: 227, clock_adjtime: 305, settimeofday: 164, ioperm: 173, iopl: 172, kcmp: 312,
+      mbind: 237, move_pages: 279, set_mempolicy: 238, get_mempolicy: 239, uselib: 134, ustat: 136, sysfs: 139, _sysctl: 156,
     },
   },
   arm64: {
     audit: 0xc00000b7,
+    scmp: 'SCMP_ARCH_AARCH64',
     clone: 220,
     clone3: 435,
     hasX32: false,
@@ -78,6 +85,7 @@ const ARCHES: Readonly<Record<string, ArchTable>> = {
       io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
       name_to_handle_at: 264, open_by_handle_at: 265, acct: 89, swapon: 224, swapoff: 225, reboot: 142, syslog: 116,
       personality: 92, quotactl: 60, lookup_dcookie: 18,
+      clock_settime: 112, clock_adjtime: 266, settimeofday: 170, kcmp: 272, mbind: 235, move_pages: 239, set_mempolicy: 237, get_mempolicy: 236,
     },
   },
 };
@@ -99,10 +107,7 @@ interface Instruction {
  * bubblewrap. Throws for an architecture it has no table for.
  */
 export function seccompFilter(arch: string = process.arch): Buffer {
-  const table = ARCHES[arch];
-  if (table === undefined) {
-    throw new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `no seccomp filter for the ${arch} architecture; the process sandbox supports ${SECCOMP_ARCHES.join(', ')}`);
-  }
+  const table = archTable(arch);
   const program: Instruction[] = [
     { code: LD_W_ABS, k: ARCH_OFFSET },
     { code: JEQ_K, k: table.audit, jf: 'kill' },
@@ -121,6 +126,33 @@ export function seccompFilter(arch: string = process.arch): Buffer {
     { label: 'kill', code: RET_K, k: RET_KILL_PROCESS },
   ];
   return assemble(program);
+}
+
+function archTable(arch: string): ArchTable {
+  const table = ARCHES[arch];
+  if (table === undefined) {
+    throw new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `no seccomp policy for the ${arch} architecture; sandboxes support ${SECCOMP_ARCHES.join(', ')}`);
+  }
+  return table;
+}
+
+/**
+ * The same policy as a Docker seccomp profile (SecurityOpt `seccomp=<json>`).
+ * Everything else is allowed, as in the BPF program; a call of another ABI
+ * is refused, since only this architecture is listed.
+ */
+export function dockerSeccompProfile(arch: string = process.arch): string {
+  const table = archTable(arch);
+  return JSON.stringify({
+    defaultAction: 'SCMP_ACT_ALLOW',
+    architectures: [table.scmp],
+    syscalls: [
+      { names: Object.keys(table.denied).sort(), action: 'SCMP_ACT_ERRNO', errnoRet: EPERM },
+      // Flags without CLONE_THREAD: a process, not a thread.
+      { names: ['clone'], action: 'SCMP_ACT_ERRNO', errnoRet: EPERM, args: [{ index: 0, value: CLONE_THREAD, valueTwo: 0, op: 'SCMP_CMP_MASKED_EQ' }] },
+      { names: ['clone3'], action: 'SCMP_ACT_ERRNO', errnoRet: ENOSYS },
+    ],
+  });
 }
 
 /** Resolves labels to forward jump distances and writes the program as bytes. */
