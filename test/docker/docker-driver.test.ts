@@ -109,7 +109,7 @@ describe('docker driver on the real engine', () => {
     expect(host.Tmpfs ?? {}).toEqual({});
     expect(host.CapDrop).toEqual(['ALL']);
     expect(host.SecurityOpt).toContain('no-new-privileges');
-    expect(host.SecurityOpt?.find((opt) => opt.startsWith('seccomp='))).toMatch(/"clone3"/);
+    expect(host.SecurityOpt?.find((opt: string) => opt.startsWith('seccomp='))).toMatch(/"clone3"/);
     expect(host.PidsLimit).toBeGreaterThanOrEqual(64);
     expect(host.Memory).toBe(96 * MiB);
     expect(host.MemorySwap).toBe(96 * MiB);

@@ -1,0 +1,114 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createWorkTree, type WorkTree } from '../sandbox/work-tree.js';
+import { surfaceMatches, TurnWriteSurface, workspaceDirs } from './write-surface.js';
+
+const SID = 'SES-20261122T000000000Z-ABCDEFGHJKMNPQRSTVWX';
+const OTHER = 'SES-20261122T000000000Z-0123456789ABCDEFGHJK';
+
+function tree(): WorkTree & { root: string } {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-ws-'));
+  const { hostDir } = createWorkTree(root, 's1');
+  return { root, hostDir, sandboxDir: '/work' };
+}
+
+function write(work: WorkTree, relative: string, content = 'x'): void {
+  const file = path.join(work.hostDir, relative);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, content);
+}
+
+describe('TurnWriteSurface', () => {
+  it('makes the turn directories, and finds nothing after a turn that wrote nothing', async () => {
+    const work = tree();
+    const surface = TurnWriteSurface.begin(work, SID);
+    expect(workspaceDirs(SID)).toEqual({ tmpDir: `tmp/${SID}`, outputDir: `output/${SID}` });
+    expect(existsSync(path.join(work.hostDir, 'tmp', SID))).toBe(true);
+    expect(existsSync(path.join(work.hostDir, 'output', SID))).toBe(true);
+    const check = await surface.check([]);
+    expect(check).toEqual({ realized: [], undeclared: [], missing: [] });
+    expect(surfaceMatches(check)).toBe(true);
+    await surface.discard();
+    // Kept for the session's next turn.
+    expect(readdirSync(path.join(work.hostDir, 'tmp'))).toEqual([SID]);
+  });
+
+  it('hashes every file, matches declarations (globs for scratch), and publishes the declared outputs', async () => {
+    const work = tree();
+    const outputs = mkdtempSync(path.join(os.tmpdir(), 'uhlp-out-'));
+    const surface = TurnWriteSurface.begin(work, SID);
+    write(work, `output/${SID}/report.json`, '{"total":42}');
+    write(work, `tmp/${SID}/a/b/scratch.txt`, 'scratch');
+    const check = await surface.check([
+      { path: 'output/report.json', role: 'report' },
+      { path: 'tmp/**', role: 'scratch' },
+    ]);
+    const sha = (text: string): string => `sha256:${execFileSync('sha256sum', { input: text }).toString().split(' ')[0]}`;
+    expect(check.realized).toEqual([
+      { path: 'tmp/a/b/scratch.txt', hash: sha('scratch'), size: 7, kind: 'file' },
+      { path: 'output/report.json', hash: sha('{"total":42}'), size: 12, kind: 'file' },
+    ]);
+    expect(surfaceMatches(check)).toBe(true);
+    const kept = await surface.publish(check, outputs);
+    expect(kept).toEqual([{ path: 'output/report.json', hash: sha('{"total":42}') }]);
+    expect(readFileSync(path.join(outputs, SID, 'report.json'), 'utf8')).toBe('{"total":42}');
+    // The tree is empty again, the session's directories kept.
+    expect(readdirSync(path.join(work.hostDir, 'tmp', SID))).toEqual([]);
+    expect(readdirSync(path.join(work.hostDir, 'output', SID))).toEqual([]);
+  });
+
+  it('reports undeclared and missing writes, strays outside the turn directories included', async () => {
+    const work = tree();
+    const surface = TurnWriteSurface.begin(work, SID);
+    write(work, `output/${SID}/extra.txt`);
+    write(work, 'tmp/stray.txt');
+    write(work, `output/${OTHER}/theirs.txt`);
+    const check = await surface.check([{ path: 'output/report.json', role: 'report' }]);
+    expect(check.undeclared.sort()).toEqual(['output/extra.txt', `output/${OTHER}/theirs.txt`, 'tmp/stray.txt'].sort());
+    expect(check.missing).toEqual(['output/report.json']);
+    expect(surfaceMatches(check)).toBe(false);
+    await surface.discard();
+    expect(readdirSync(path.join(work.hostDir, 'tmp'))).toEqual([SID]);
+    expect(readdirSync(path.join(work.hostDir, 'output'))).toEqual([SID]);
+  });
+
+  it('never follows a link or opens what is not a regular file', async () => {
+    const work = tree();
+    const outside = mkdtempSync(path.join(os.tmpdir(), 'uhlp-outside-'));
+    writeFileSync(path.join(outside, 'secret'), 'host secret');
+    const surface = TurnWriteSurface.begin(work, SID);
+    symlinkSync(path.join(outside, 'secret'), path.join(work.hostDir, 'output', SID, 'report.json'));
+    symlinkSync(outside, path.join(work.hostDir, 'tmp', SID, 'dir-link'));
+    execFileSync('mkfifo', [path.join(work.hostDir, 'tmp', SID, 'pipe')]);
+    const check = await surface.check([{ path: 'output/report.json', role: 'report' }, { path: 'tmp/**', role: 'scratch' }]);
+    expect(check.realized).toEqual(
+      expect.arrayContaining([
+        { path: 'output/report.json', size: 0, kind: 'symlink' },
+        { path: 'tmp/dir-link', size: 0, kind: 'symlink' },
+        { path: 'tmp/pipe', size: 0, kind: 'fifo' },
+      ]),
+    );
+    expect(check.undeclared.sort()).toEqual(['output/report.json (symlink)', 'tmp/dir-link (symlink)', 'tmp/pipe (fifo)']);
+    // A declared path that is a link is not the file that was declared.
+    expect(check.missing).toEqual([]);
+    await surface.discard();
+    expect(readFileSync(path.join(outside, 'secret'), 'utf8')).toBe('host secret');
+  });
+
+  it('lets turns of one session that share a runner check their directories once, when the last one ends', async () => {
+    const work = tree();
+    const first = TurnWriteSurface.begin(work, SID);
+    const second = TurnWriteSurface.begin(work, SID);
+    write(work, `tmp/${SID}/one.txt`);
+    expect(await first.check([])).toEqual({ realized: [], undeclared: [], missing: [] });
+    await first.discard();
+    expect(existsSync(path.join(work.hostDir, 'tmp', SID, 'one.txt'))).toBe(true);
+    const last = await second.check([]);
+    expect(last.undeclared).toEqual(['tmp/one.txt']);
+    await second.discard();
+    expect(readdirSync(path.join(work.hostDir, 'tmp', SID))).toEqual([]);
+  });
+});
