@@ -67,7 +67,7 @@ describe('TurnWriteSurface', () => {
     write(work, 'tmp/stray.txt');
     write(work, `output/${OTHER}/theirs.txt`);
     const check = await surface.check([{ path: 'output/report.json', role: 'report' }]);
-    expect(check.undeclared.sort()).toEqual(['output/extra.txt', `output/${OTHER}/theirs.txt`, 'tmp/stray.txt'].sort());
+    expect([...check.undeclared].sort()).toEqual(['output/extra.txt', `output/${OTHER}/theirs.txt`, 'tmp/stray.txt'].sort());
     expect(check.missing).toEqual(['output/report.json']);
     expect(surfaceMatches(check)).toBe(false);
     await surface.discard();
@@ -91,7 +91,7 @@ describe('TurnWriteSurface', () => {
         { path: 'tmp/pipe', size: 0, kind: 'fifo' },
       ]),
     );
-    expect(check.undeclared.sort()).toEqual(['output/report.json (symlink)', 'tmp/dir-link (symlink)', 'tmp/pipe (fifo)']);
+    expect([...check.undeclared].sort()).toEqual(['output/report.json (symlink)', 'tmp/dir-link (symlink)', 'tmp/pipe (fifo)']);
     // A declared path that is a link is not the file that was declared.
     expect(check.missing).toEqual([]);
     await surface.discard();
