@@ -76,6 +76,8 @@ export interface CoreConfig {
    * @defaultValue `true` in dev mode, else `false` (`--unsafe-process-sandboxes`, `UHLP_UNSAFE_PROCESS_SANDBOXES=true`)
    */
   readonly unsafeProcessSandboxes: boolean;
+  /** bubblewrap's executable, for process sandboxes. @defaultValue the first `bwrap` on PATH (`UHLP_BWRAP`) */
+  readonly bwrapPath?: string;
   /** How the Git sources of Kubernetes apps (`spec.source.git`) are fetched. */
   readonly gitSources: GitSourcesConfig;
 }
@@ -239,6 +241,7 @@ export function loadConfig(
     spineSocket,
     llm,
     unsafeProcessSandboxes,
+    ...(env.UHLP_BWRAP ? { bwrapPath: path.resolve(env.UHLP_BWRAP) } : {}),
     gitSources: gitSourcesConfig(env),
   });
 }

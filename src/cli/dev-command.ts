@@ -15,6 +15,15 @@ const CORE_FLAGS = '<definitions-dir>|--registry kubernetes [--namespace NS]... 
 export const DEV_USAGE = `uhlp dev ${CORE_FLAGS}`;
 export const SERVE_USAGE = `uhlp serve ${CORE_FLAGS}`;
 
+/** Said once a core serves scripts that nothing contains but Node's permission model. */
+const UNISOLATED_BANNER = [
+  '',
+  '!!! UNSAFE: sandboxes are NOT isolated on this host (bubblewrap cannot run here).',
+  '!!! Scripts can reach the network and other processes of this machine.',
+  '!!! Install bubblewrap (apt-get install bubblewrap) or use --driver docker; see docs/security.md.',
+  '',
+].join('\n');
+
 /** How long `uhlp dev` waits for warm pools before it serves anyway. */
 const READY_WAIT_MS = 60_000;
 
@@ -84,6 +93,7 @@ async function runCore(argv: string[], mode: { devMode: boolean; usage: string }
   }
   if (!stopping) {
     const apps = [...core.registry.snapshot.apps.keys()];
+    if (core.sandboxes.isolation === 'none') process.stderr.write(UNISOLATED_BANNER);
     process.stdout.write(`uhlp is ready at ${core.url} (apps: ${apps.join(', ') || 'none'})\n`);
   }
   return stopped;

@@ -86,6 +86,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       instanceId: config.instanceId,
       dataDir: config.dataDir,
       allowUnisolatedProcesses: config.unsafeProcessSandboxes,
+      ...(config.bwrapPath !== undefined ? { bwrapPath: config.bwrapPath } : {}),
     }),
     metrics,
     logger,

@@ -22,6 +22,8 @@ export interface CreateDriverOptions {
    * (Node's permission model only), saying so loudly. @defaultValue false: such a host refuses to start
    */
   readonly allowUnisolatedProcesses?: boolean;
+  /** bubblewrap's executable. @defaultValue the first `bwrap` on PATH */
+  readonly bwrapPath?: string;
   /** Image for pools that name none (Docker only). @defaultValue uhlp/jit-runner:latest */
   readonly image?: string;
 }
@@ -33,6 +35,7 @@ export async function createSandboxDriver(name: SandboxDriverName, options: Crea
       const sandbox = await prepareProcessSandbox({
         stateDir: path.join(options.dataDir, 'runtime'),
         allowUnisolated: options.allowUnisolatedProcesses ?? false,
+        ...(options.bwrapPath !== undefined ? { bwrapPath: options.bwrapPath } : {}),
       });
       if (sandbox.isolation === 'none') {
         options.logger.error(

@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -63,6 +63,8 @@ export class ProcessDriver implements SandboxDriver {
     this.options = options;
     // Unix socket paths are limited to ~108 bytes: keep the directory short.
     this.socketDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-'));
+    // Trees of an earlier run's sandboxes: their processes died with that core.
+    for (const stale of listDir(options.workRoot)) if (stale.startsWith('p-')) rmSync(path.join(options.workRoot, stale), { recursive: true, force: true });
   }
 
   get isolation(): ProcessSandbox['isolation'] {
@@ -172,6 +174,14 @@ export class ProcessDriver implements SandboxDriver {
   async close(): Promise<void> {
     await Promise.all([...this.live].map((handle) => this.destroy(handle, 'shutdown')));
     rmSync(this.socketDir, { recursive: true, force: true });
+  }
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
   }
 }
 

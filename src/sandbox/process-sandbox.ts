@@ -101,7 +101,11 @@ export interface PrepareProcessSandboxOptions {
 /** What a host lacks for namespaces, when it lacks something; `prepareProcessSandbox` reports it. */
 export class ProcessIsolationUnavailable extends UhlpError {
   constructor(readonly reason: string) {
-    super('UHLP_SANDBOX_UNAVAILABLE', `process sandboxes cannot be isolated on this host: ${reason}`, { reason });
+    super(
+      'UHLP_SANDBOX_UNAVAILABLE',
+      `process sandboxes cannot be isolated on this host: ${reason}. Install bubblewrap, use --driver docker, or accept running scripts unisolated with --unsafe-process-sandboxes`,
+      { reason },
+    );
   }
 }
 
@@ -117,6 +121,7 @@ export async function prepareProcessSandbox(options: PrepareProcessSandboxOption
   if ((options.prefer ?? 'namespaces') === 'namespaces') {
     try {
       const bwrap = options.bwrapPath ?? findBwrap();
+      if (!existsSync(bwrap)) throw new ProcessIsolationUnavailable(`bubblewrap is not at ${bwrap}`);
       const runtime = await findNodeRuntime(process.execPath);
       const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runner, permissions);
       await probe(sandbox, options.stateDir);

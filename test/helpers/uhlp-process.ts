@@ -29,7 +29,19 @@ export function copyFixture(name: string): string {
   return dir;
 }
 
-export async function startUhlpDev(
+export function startUhlpDev(
+  definitionsDir: string,
+  extraArgs: string[] = [],
+  timeoutMs = 30_000,
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-')),
+  extraEnv: Record<string, string> = {},
+): Promise<UhlpProcess> {
+  return startUhlpCore('dev', definitionsDir, extraArgs, timeoutMs, dataDir, extraEnv);
+}
+
+/** `uhlp dev` or `uhlp serve` on a free port; resolves once it prints its URL. */
+export async function startUhlpCore(
+  command: 'dev' | 'serve',
   definitionsDir: string,
   extraArgs: string[] = [],
   timeoutMs = 30_000,
@@ -38,7 +50,7 @@ export async function startUhlpDev(
 ): Promise<UhlpProcess> {
   // An empty definitions directory means apps come from elsewhere (--registry kubernetes).
   const positional = definitionsDir ? [definitionsDir] : [];
-  const child = spawn(process.execPath, [UHLP_BIN, 'dev', ...positional, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
+  const child = spawn(process.execPath, [UHLP_BIN, command, ...positional, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, UHLP_LOG_LEVEL: process.env.UHLP_LOG_LEVEL ?? 'warn', ...extraEnv },
   });
@@ -49,7 +61,7 @@ export async function startUhlpDev(
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`uhlp dev printed no URL within ${timeoutMs} ms; stderr:\n${err}`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(`uhlp ${command} printed no URL within ${timeoutMs} ms; stderr:\n${err}`)), timeoutMs);
     const onData = (): void => {
       const match = /ready at (http:\/\/\S+)/.exec(out);
       if (match) {
@@ -61,7 +73,7 @@ export async function startUhlpDev(
     child.stdout!.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`uhlp dev exited with ${code} before it was ready; stderr:\n${err}`));
+      reject(new Error(`uhlp ${command} exited with ${code} before it was ready; stderr:\n${err}`));
     });
   });
 
