@@ -18,8 +18,8 @@ function benchApp(shape: DispatchShape): string {
   return writeHelloApp(`minWarm: ${shape.sandboxes}, maxSize: ${shape.sandboxes}, concurrency: ${shape.concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 }`);
 }
 
-async function throughCore(shape: DispatchShape, durationMs: number): Promise<LoadResult> {
-  const core = await startUhlpDev(benchApp(shape), ['--log-level', 'error']);
+async function throughCore(shape: DispatchShape, durationMs: number, env: Record<string, string> = {}): Promise<LoadResult> {
+  const core = await startUhlpDev(benchApp(shape), ['--log-level', 'error'], undefined, undefined, env);
   try {
     return await loadThroughCore(core.url, '/bench/hello/{{id}}', shape.connections, durationMs);
   } finally {
@@ -47,7 +47,13 @@ async function onProcessRunners(use: (driver: ProcessDriver, spec: SandboxSpec) 
 
 export function benchWarmDispatch(durationMs: number, rounds: number): Promise<DispatchRow[]> {
   return measureDispatch(
-    { direct: (shape) => direct(shape, durationMs), forwarder: (shape) => forwarded(shape, durationMs), core: (shape) => throughCore(shape, durationMs) },
+    {
+      direct: (shape) => direct(shape, durationMs),
+      forwarder: (shape) => forwarded(shape, durationMs),
+      core: (shape) => throughCore(shape, durationMs),
+      // No bubblewrap (dev mode then serves unisolated): the same core, without the namespaces and seccomp.
+      'core-unisolated': (shape) => throughCore(shape, durationMs, { UHLP_BWRAP: '/nonexistent/bwrap' }),
+    },
     rounds,
   );
 }

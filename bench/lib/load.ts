@@ -86,11 +86,13 @@ export function shapeLabel(shape: DispatchShape): string {
   return `c${shape.connections} ${shape.sandboxes}x${shape.concurrency}`;
 }
 
-export type DispatchPath = 'direct' | 'forwarder' | 'core';
+export type DispatchPath = 'direct' | 'forwarder' | 'core' | 'core-unisolated';
+/** The order paths run in within a round, and are listed in. */
+const PATH_ORDER: readonly DispatchPath[] = ['direct', 'forwarder', 'core', 'core-unisolated'];
 
 /** One warm-dispatch measurement: a path, the shape it ran in, and what it did. */
 export interface DispatchRow extends DispatchShape {
-  /** direct to the runners; through a bare forwarder (the floor of the core's design, bare-forwarder.ts); through the core. */
+  /** direct to the runners; through a bare forwarder (the floor of the core's design, bare-forwarder.ts); through the core; through the core with process sandboxes unisolated (what their containment costs). */
   path: DispatchPath;
   /** The round with the median req/s: its figures stay together. */
   result: LoadResult;
@@ -104,18 +106,19 @@ export interface DispatchRow extends DispatchShape {
  * rather than one. Each row keeps the round with the median req/s.
  */
 export async function measureDispatch(
-  paths: Record<DispatchPath, (shape: DispatchShape) => Promise<LoadResult>>,
+  paths: Partial<Record<DispatchPath, (shape: DispatchShape) => Promise<LoadResult>>>,
   rounds: number,
 ): Promise<DispatchRow[]> {
   const rows: DispatchRow[] = [];
+  const measured = PATH_ORDER.filter((path) => paths[path] !== undefined);
   for (const shape of DISPATCH_SHAPES) {
-    const runs: Record<DispatchPath, LoadResult[]> = { direct: [], forwarder: [], core: [] };
+    const runs = new Map<DispatchPath, LoadResult[]>(measured.map((path) => [path, []]));
     for (let round = 0; round < rounds; round++) {
-      for (const path of ['direct', 'forwarder', 'core'] as const) runs[path].push(await paths[path](shape));
+      for (const path of measured) runs.get(path)!.push(await paths[path]!(shape));
     }
-    for (const path of ['direct', 'forwarder', 'core'] as const) {
-      const byRps = [...runs[path]].sort((a, b) => a.rps - b.rps);
-      rows.push({ path, ...shape, result: byRps[Math.floor((byRps.length - 1) / 2)]!, rounds: runs[path] });
+    for (const path of measured) {
+      const byRps = [...runs.get(path)!].sort((a, b) => a.rps - b.rps);
+      rows.push({ path, ...shape, result: byRps[Math.floor((byRps.length - 1) / 2)]!, rounds: runs.get(path)! });
     }
   }
   return rows;

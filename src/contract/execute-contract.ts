@@ -107,6 +107,14 @@ export const TaskDetails = Type.Object(
     script: Type.Optional(Type.String()),
     function: Type.Optional(Type.String()),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+    /**
+     * An LLM task: the component's `llm` block as the AppDefinition gives it
+     * (defaults applied). File paths in it are read through
+     * core.state.getDefinitionFileContent at `revision`.
+     */
+    llm: Type.Optional(Type.Object({ prompt: Type.String({ minLength: 1 }) }, { additionalProperties: true })),
+    /** The files the turn declared it writes, for the prompt header. */
+    declaredOutputs: Type.Optional(Type.Array(Type.Object({ path: Type.String(), role: Type.String() }))),
   },
   { additionalProperties: true },
 );
@@ -150,6 +158,8 @@ export const ExecuteContext = Type.Object(
       }),
     ),
     sessionId: Type.Optional(Type.String()),
+    /** The turn of the session this execution is (1-based). */
+    turnNumber: Type.Optional(Type.Integer({ minimum: 1 })),
     /**
      * The turn's writable directories (FR-RT-012), relative to the sandbox's work
      * tree: the only places a script may write. The runner hands scripts their

@@ -77,6 +77,12 @@ export function toStructuralSchema(schema: Record<string, unknown>, path = '<roo
     }
     out.type = type === 'number' && literals.every((value) => Number.isInteger(value)) ? 'integer' : type;
     out.enum = literals as JsonValue[];
+  } else if (schema.anyOf !== undefined && schema['x-kubernetes-preserve-unknown-fields'] === true) {
+    // A union the server cannot type (a path or an object): any JSON value is kept, and the
+    // core's own validation of the TypeBox union judges it. Its members say nothing here.
+    const kept: StructuralSchema = { 'x-kubernetes-preserve-unknown-fields': true };
+    if (typeof schema.description === 'string') kept.description = schema.description;
+    return kept;
   } else if (schema.anyOf !== undefined) {
     throw new NonStructuralSchemaError(path, 'a union other than of literals is not structural');
   } else if (typeof schema.type === 'string') {

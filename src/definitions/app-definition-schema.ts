@@ -71,6 +71,50 @@ export type PoolSpec = Static<typeof PoolSpec>;
 export const HandlerType = Type.Union([Type.Literal('JIT'), Type.Literal('LLM'), Type.Literal('WORKFLOW')]);
 export type HandlerType = Static<typeof HandlerType>;
 
+/**
+ * An LLM-interpreted component: the llm-orchestrator renders its templates
+ * (nunjucks, Jinja2 syntax) read through core.state.getDefinitionFileContent,
+ * calls core.llm.generate, validates the answer and re-asks with the errors.
+ */
+export const LlmComponentSpec = Type.Object(
+  {
+    prompt: Type.String({ minLength: 1, description: 'User message template (nunjucks / Jinja2 syntax), relative to the app directory.' }),
+    system: Type.Optional(Type.String({ minLength: 1, description: 'System message template, relative to the app directory.' })),
+    model: Type.Optional(Type.String({ minLength: 1, description: "One of the llm capability's models; its first when omitted." })),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, description: "Sampling temperature; the provider's default when omitted." })),
+    maxTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000, description: "Completion tokens per call; clamped by the llm capability's maxTokens." })),
+    outputSchema: Type.Optional(
+      Type.Union([Type.String({ minLength: 1 }), Type.Object({}, { additionalProperties: true })], {
+        description:
+          'The JSON Schema (2020-12) the answer must satisfy: a file relative to the app directory, or the schema inline. The answer is then JSON (a fenced ```json block is accepted); without it the answer is {"text": ...}.',
+        'x-kubernetes-preserve-unknown-fields': true,
+      }),
+    ),
+    maxAttempts: Type.Integer({ minimum: 1, maximum: 10, default: 3, description: 'Answers that fail the schema are re-asked, with the errors, up to this many attempts in all.' }),
+    tools: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description: "MCP tools the model may call (OpenAI tool calling); each must be allowed by the app's capabilities.",
+    }),
+    maxToolCalls: Type.Integer({ minimum: 0, maximum: 100, default: 8, description: 'Tool calls one turn may make; past it the turn fails with UHLP_LLM_TOOL_LOOP_LIMIT.' }),
+    respond: Type.Union([Type.Literal('generic'), Type.Literal('httpResponse')], {
+      default: 'generic',
+      description: 'generic: the output is the JSON answer; httpResponse: the output must be {statusCode, headers?, body} and is proxied.',
+    }),
+    cache: Type.Optional(
+      Type.Object(
+        { ttlSeconds: Type.Integer({ minimum: 1, maximum: 30 * 86400, description: 'How long an answer is reused for the same rendered request.' }) },
+        { additionalProperties: false, description: 'Exact-match answer cache; only used at temperature 0.' },
+      ),
+    ),
+    header: Type.Boolean({
+      default: false,
+      description: 'Prepend a header block (session_id, turn_number, declared inputs and outputs, context_as_of, work_order_id) to the user message.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type LlmComponentSpec = Static<typeof LlmComponentSpec>;
+
 export const DeclaredOutputSpec = Type.Object(
   {
     path: Type.String({
@@ -97,16 +141,7 @@ export const ComponentSpec = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    llm: Type.Optional(
-      Type.Object(
-        {
-          prompt: Type.String({ minLength: 1, description: 'Prompt template path relative to the app directory.' }),
-          model: Type.Optional(Type.String({ minLength: 1 })),
-          outputSchema: Type.Optional(FreeForm('JSON schema the LLM answer must satisfy.')),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    llm: Type.Optional(LlmComponentSpec),
     workflow: Type.Optional(
       Type.Object(
         { workflowId: Type.String({ minLength: 1, description: 'Workflow file name under workflows/, without extension.' }) },
@@ -209,6 +244,9 @@ export const LlmCapability = Type.Object(
   {
     models: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Models the app may call; the first is used when a call names none.' }),
     maxTokens: Type.Integer({ minimum: 1, maximum: 1000000, default: 1024, description: 'Ceiling of completion tokens per call.' }),
+    tokensPerDay: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Tokens (prompt and completion) the app may spend per UTC day; past it calls get 429 UHLP_LLM_BUDGET_EXCEEDED with Retry-After.' }),
+    ),
   },
   { additionalProperties: false },
 );

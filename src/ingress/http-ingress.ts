@@ -237,6 +237,7 @@ export class HttpIngress {
       mcpEndpoint: deps.mcpEndpoint(),
       timeoutMs: pool.limits.timeoutMs,
       sessionId: turn.sessionId,
+      turnNumber: turn.turnNumber,
       mcpToken,
     });
     const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestData},"context":${context}}`;

@@ -19,6 +19,7 @@ export interface ContextOptions {
   mcpToken?: string;
   timeoutMs: number;
   sessionId?: string;
+  turnNumber?: number;
 }
 
 export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, options: ContextOptions): ExecuteContext {
@@ -44,11 +45,14 @@ export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, op
     context.taskDetails!.script = component.jit.script;
     context.taskDetails!.function = component.jit.function;
   }
+  if (component.llm) context.taskDetails!.llm = component.llm;
+  if (component.declaredOutputs) context.taskDetails!.declaredOutputs = component.declaredOutputs;
   if (component.workflow) context.workflowInfo = { workflowId: component.workflow.workflowId };
   if (options.sessionId) {
     context.sessionId = options.sessionId;
     context.workspace = workspaceDirs(options.sessionId);
   }
+  if (options.turnNumber !== undefined) context.turnNumber = options.turnNumber;
   return context;
 }
 
@@ -83,6 +87,7 @@ export class ExecuteContextWriter {
       // Session ids are of a fixed alphabet (letters, digits, "-"): nothing to escape.
       text += `,"sessionId":"${options.sessionId}","workspace":{"tmpDir":"tmp/${options.sessionId}","outputDir":"output/${options.sessionId}"}`;
     }
+    if (options.turnNumber !== undefined) text += `,"turnNumber":${options.turnNumber}`;
     return `${text}}`;
   }
 }
