@@ -2,7 +2,7 @@
  * Reads the `app.yaml` of every app directory of a materialized revision. A
  * broken file is reported and skipped; it never keeps the other apps from loading.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
@@ -20,6 +20,17 @@ export interface LoadedDefinition {
 export interface LoadedDefinitions {
   readonly documents: readonly LoadedDefinition[];
   readonly problems: readonly DefinitionProblem[];
+}
+
+/** A file of the app directory as text; undefined when it leaves the directory or cannot be read. */
+export function readInside(appDir: string, relative: string): string | undefined {
+  const target = path.resolve(appDir, relative);
+  if (!target.startsWith(appDir + path.sep)) return undefined;
+  try {
+    return readFileSync(target, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 export async function loadAppDefinitions(revision: Pick<MaterializedRevision, 'apps' | 'badNames'>): Promise<LoadedDefinitions> {
@@ -53,6 +64,7 @@ export async function loadAppDefinitions(revision: Pick<MaterializedRevision, 'a
         const target = path.resolve(appDir, relative);
         return target.startsWith(appDir + path.sep) && existsSync(target);
       },
+      readFile: (relative) => readInside(appDir, relative),
     });
     if (result.ok) documents.push({ file, document: result.document });
     else problems.push(...result.problems);

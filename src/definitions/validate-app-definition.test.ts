@@ -76,4 +76,57 @@ describe('validateAppDefinition', () => {
     const result = validateAppDefinition(input, options);
     expect(result.ok ? [] : result.problems).toEqual([]);
   });
+
+  describe('LLM components', () => {
+    const files: Record<string, string> = {
+      'scripts/greet.js': '',
+      'prompts/triage.njk': 'Triage {{ body }}',
+      'schemas/triage.json': '{"type":"object","properties":{"category":{"type":"string"}},"required":["category"]}',
+      'schemas/broken.json': '{"type": "objekt"}',
+      'schemas/not-json.json': '{nope',
+    };
+    const llmOptions = { ...options, fileExists: (p: string) => p in files, readFile: (p: string) => files[p] };
+    function llmDoc(llm: Record<string, unknown>, extra: Record<string, unknown> = {}): unknown {
+      return doc({
+        pools: [{ name: 'node' }, { name: 'brain', runner: 'llm' }],
+        components: [
+          { id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } },
+          { id: 'triage', handler: 'LLM', pool: 'brain', llm: { prompt: 'prompts/triage.njk', ...llm } },
+        ],
+        capabilities: { llm: { models: ['small', 'large'] }, kv: { prefixes: ['t:'], ops: ['get'] } },
+        ...extra,
+      });
+    }
+
+    it('accepts a component with a schema file, an inline schema, tools the app may use, and applies the defaults', () => {
+      for (const outputSchema of ['schemas/triage.json', { type: 'object' }]) {
+        const result = validateAppDefinition(llmDoc({ outputSchema, model: 'large', tools: ['core.kv.get'] }), llmOptions);
+        expect(result.ok ? [] : result.problems).toEqual([]);
+        if (!result.ok) return;
+        expect(result.document.spec.components[1]!.llm).toMatchObject({ maxAttempts: 3, maxToolCalls: 8, respond: 'generic', header: false, tools: ['core.kv.get'] });
+      }
+    });
+
+    const cases: Array<[string, unknown, string, RegExp]> = [
+      ['a missing template', llmDoc({ prompt: 'prompts/none.njk' }), '/spec/components/1/llm/prompt', /does not exist/],
+      ['a missing system template', llmDoc({ system: 'prompts/sys.njk' }), '/spec/components/1/llm/system', /does not exist/],
+      ['a schema file that is not JSON', llmDoc({ outputSchema: 'schemas/not-json.json' }), '/spec/components/1/llm/outputSchema', /is not JSON/],
+      ['a schema that does not compile', llmDoc({ outputSchema: 'schemas/broken.json' }), '/spec/components/1/llm/outputSchema', /not a JSON Schema/],
+      ['an inline schema that does not compile', llmDoc({ outputSchema: { type: 12 } }), '/spec/components/1/llm/outputSchema', /not a JSON Schema/],
+      ['a model the capability does not list', llmDoc({ model: 'huge' }), '/spec/components/1/llm/model', /not one of/],
+      ['a tool the capabilities do not allow', llmDoc({ tools: ['core.linux.executeCommand'] }), '/spec/components/1/llm/tools/0', /do not allow/],
+      ['a tool that does not exist', llmDoc({ tools: ['core.nope'] }), '/spec/components/1/llm/tools/0', /no tool named/],
+      ['httpResponse without a schema', llmDoc({ respond: 'httpResponse' }), '/spec/components/1/llm/respond', /needs an outputSchema/],
+      ['no llm capability', llmDoc({}, { capabilities: {} }), '/spec/components/1/handler', /needs the llm capability/],
+      ['an LLM component on a jit pool', llmDoc({}, { pools: [{ name: 'node' }, { name: 'brain' }] }), '/spec/components/1/pool', /runner: llm/],
+    ];
+    it.each(cases)('reports %s with its JSON path', (_name, input, path, reason) => {
+      const result = validateAppDefinition(input, llmOptions);
+      expect(result.ok).toBe(false);
+      if (result.ok) return;
+      const problem = result.problems.find((p) => p.path === path);
+      expect(problem, JSON.stringify(result.problems)).toBeDefined();
+      expect(problem!.reason).toMatch(reason);
+    });
+  });
 });

@@ -11,6 +11,7 @@ import { AppDefinitionDocument } from './app-definition-schema.js';
 import { gitSourceProblems } from './git-source.js';
 import { compileRoutePattern, RoutePatternError } from '../routing/route-pattern.js';
 import { declaredPathProblem } from '../router/declared-outputs.js';
+import { llmComponentProblems } from './validate-llm-component.js';
 
 export interface DefinitionProblem {
   /** File path relative to the definitions directory. */
@@ -36,6 +37,8 @@ export interface ValidateOptions {
   appDirName: string;
   /** Tells whether an app-relative file exists in the revision. */
   fileExists(appRelativePath: string): boolean;
+  /** Reads an app-relative file of the revision (output schemas are checked); undefined when it cannot. */
+  readFile?(appRelativePath: string): string | undefined;
 }
 
 export function validateAppDefinition(raw: unknown, options: ValidateOptions): ValidationResult {
@@ -71,6 +74,7 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
   }
 
   const pools = new Map<string, number>();
+  const runners = new Map(spec.pools.map((pool) => [pool.name, pool.runner]));
   spec.pools.forEach((pool, i) => {
     if (pools.has(pool.name)) add(`/spec/pools/${i}/name`, `duplicate pool name "${pool.name}"`);
     pools.set(pool.name, i);
@@ -83,6 +87,12 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     if (components.has(component.id)) add(`${at}/id`, `duplicate component id "${component.id}"`);
     components.add(component.id);
     if (!pools.has(component.pool)) add(`${at}/pool`, `pool "${component.pool}" is not declared in spec.pools`);
+    else {
+      // JIT scripts run in the jit-runner; prompts and workflows in the llm-orchestrator.
+      const wanted = component.handler === 'JIT' ? 'jit' : 'llm';
+      if (runners.get(component.pool) !== wanted) add(`${at}/pool`, `a ${component.handler} component runs in a pool with runner: ${wanted}; pool "${component.pool}" has runner: ${runners.get(component.pool)}`);
+    }
+    if (component.handler === 'LLM') for (const [where, reason] of llmComponentProblems(spec, component, at, options)) add(where, reason);
     const handlerKey = { JIT: 'jit', LLM: 'llm', WORKFLOW: 'workflow' }[component.handler] as 'jit' | 'llm' | 'workflow';
     if (component[handlerKey] === undefined) add(`${at}/${handlerKey}`, `required for handler ${component.handler}`);
     component.declaredOutputs?.forEach((declared, j) => {

@@ -179,7 +179,7 @@ export class HttpIngress {
     if (!match) throw new UhlpError('UHLP_ROUTE_NOT_FOUND', `app "${app.id}" has no route for ${method} ${appPath}`, { app: app.id, method, path: appPath });
 
     const component = app.components.get(match.route.componentId)!;
-    if (component.handler !== 'JIT') {
+    if (component.handler === 'WORKFLOW') {
       throw new UhlpError('UHLP_HANDLER_NOT_SUPPORTED', `component "${component.id}" has handler ${component.handler}, which this core does not run yet`, {
         component: component.id,
         handler: component.handler,

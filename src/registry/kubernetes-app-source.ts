@@ -15,6 +15,7 @@ import { APP_API_VERSION, APP_KIND, type AppDefinitionDocument } from '../defini
 import { checkGitSourcePath } from '../definitions/git-source.js';
 import { materializeTree } from '../definitions/git-tree.js';
 import { appRevisionDir } from '../definitions/revision-paths.js';
+import { readInside } from '../definitions/load-app-definitions.js';
 import { validateAppDefinition, type DefinitionProblem } from '../definitions/validate-app-definition.js';
 import type { LookupAll } from '../net/address-guard.js';
 import { AppDefinitionWatcher, type ReadyAppDefinition } from '../k8s/app-definition-watcher.js';
@@ -129,6 +130,7 @@ export class KubernetesAppSource {
           const target = path.resolve(appDir, relative);
           return target.startsWith(appDir + path.sep) && existsSync(target);
         },
+        readFile: (relative) => readInside(appDir, relative),
       },
     );
     return result.ok ? { file, document: result.document, revision } : { problems: result.problems };

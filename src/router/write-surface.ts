@@ -112,7 +112,11 @@ export class TurnWriteSurface {
    */
   async check(declared: readonly DeclaredOutput[]): Promise<SurfaceCheck> {
     const state = stateOf(this.tree);
-    const shared = (state.active.get(this.sessionId) ?? 0) > 1;
+    // Turns of one session running at once on one runner see each other's files: the last one checks them.
+    if ((state.active.get(this.sessionId) ?? 0) > 1) {
+      this.dirty = false;
+      return { realized: [], undeclared: [], missing: [] };
+    }
     const found: RealizedWrite[] = [];
     const budget = { files: 0, bytes: 0 };
     let entries = 0;
@@ -127,8 +131,6 @@ export class TurnWriteSurface {
       }
     }
     this.dirty = entries > 0;
-    // Turns of one session running at once on one runner see each other's files: the last one checks them.
-    if (shared) return { realized: [], undeclared: [], missing: [] };
     return compare(found, declared);
   }
 
