@@ -29,14 +29,9 @@ export function copyFixture(name: string): string {
   return dir;
 }
 
-export function startUhlpDev(
-  definitionsDir: string,
-  extraArgs: string[] = [],
-  timeoutMs = 30_000,
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-')),
-  extraEnv: Record<string, string> = {},
-): Promise<UhlpProcess> {
-  return startUhlpCore('dev', definitionsDir, extraArgs, timeoutMs, dataDir, extraEnv);
+/** `uhlp dev` on a free port (see startUhlpCore). */
+export function startUhlpDev(...args: Parameters<typeof startUhlpCore> extends [unknown, ...infer Rest] ? Rest : never): Promise<UhlpProcess> {
+  return startUhlpCore('dev', ...args);
 }
 
 /** `uhlp dev` or `uhlp serve` on a free port; resolves once it prints its URL. */
