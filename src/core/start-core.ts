@@ -281,6 +281,10 @@ async function createLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
       baseUrl: llm.baseUrl,
       ...(llm.apiKey !== undefined ? { apiKey: llm.apiKey } : {}),
       ...(llm.model !== undefined ? { model: llm.model } : {}),
+      stream: llm.stream,
+      structuredOutput: llm.structuredOutput,
+      timeoutMs: llm.timeoutMs,
+      maxRetries: llm.maxRetries,
     });
   }
   if (llm.scriptFile !== undefined) return loadScriptedProvider(llm.scriptFile);
