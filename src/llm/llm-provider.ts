@@ -140,10 +140,22 @@ export function normalizeRequest(request: LlmGenerateRequest, defaultModel?: str
   };
 }
 
+/** The fields each role may carry besides `role`; any other field is a caller's mistake worth naming. */
+const ROLE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  system: ['content'],
+  user: ['content'],
+  assistant: ['content', 'toolCalls'],
+  tool: ['toolCallId', 'content'],
+};
+
 /** Only the fields of the message's role go upstream: anything else a caller attached is not ours to forward. */
 function normalizeMessage(raw: unknown, field: string): LlmMessage {
   if (typeof raw !== 'object' || raw === null) throw invalid(field, 'each message must be an object');
   const message = raw as Record<string, unknown>;
+  const stray = Object.keys(message).find((key) => key !== 'role' && !(ROLE_FIELDS[String(message['role'])] ?? []).includes(key));
+  if (stray !== undefined && ROLE_FIELDS[String(message['role'])] !== undefined) {
+    throw invalid(`${field}.${stray}`, `a ${String(message['role'])} message has no ${stray}`);
+  }
   switch (message['role']) {
     case 'system':
     case 'user':

@@ -157,6 +157,8 @@ default: { toolCalls: [{ name: fallback_tool, arguments: {} }] }
     ['neither messages nor prompt', { maxTokens: 5 }, 'messages'],
     ['both messages and prompt', { prompt: 'a', messages: [{ role: 'user', content: 'b' }], maxTokens: 5 }, 'messages'],
     ['an unknown role', { messages: [{ role: 'robot', content: 'b' }], maxTokens: 5 }, 'messages[0].role'],
+    ['a user message with tool calls', { messages: [{ role: 'user', content: 'b', toolCalls: [] }], maxTokens: 5 }, 'messages[0].toolCalls'],
+    ['a tool message with tool calls', { messages: [{ role: 'tool', toolCallId: 'c', content: 'b', toolCalls: [] }], maxTokens: 5 }, 'messages[0].toolCalls'],
     ['a tool message without its call id', { messages: [{ role: 'tool', content: 'b' }], maxTokens: 5 }, 'messages[0].toolCallId'],
     [
       'a tool message answering no earlier call',

@@ -149,6 +149,12 @@ export function describeLlmGenerate(name: string, makeStore: () => Promise<LlmSt
       expect(await generate(grant(LLM), { messages: [{ role: 'tool', toolCallId: 'nope', content: '{}' }] })).toMatchObject({
         error: { code: 'UHLP_LLM_INVALID_REQUEST', details: { field: 'messages[0].toolCallId' } },
       });
+      expect(await generate(grant(LLM), { messages: [{ role: 'robot', content: 'x' }] })).toMatchObject({
+        error: { code: 'UHLP_LLM_INVALID_REQUEST', message: expect.stringContaining('system, user, assistant or tool'), details: { field: 'messages[0].role' } },
+      });
+      expect(await generate(grant(LLM), { messages: [{ role: 'user', content: 'x', toolCallId: 'c' }] })).toMatchObject({
+        error: { code: 'UHLP_LLM_INVALID_REQUEST', details: { field: 'messages[0].toolCallId' } },
+      });
       expect(llm.requests).toHaveLength(0);
     });
 

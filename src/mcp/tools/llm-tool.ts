@@ -21,18 +21,20 @@ const ToolCall = Type.Object(
 /** Longest cache TTL a call may ask: a week. */
 const MAX_CACHE_TTL_SECONDS = 7 * 86_400;
 
-const Message = Type.Union([
-  Type.Object({ role: Type.Union([Type.Literal('system'), Type.Literal('user')]), content: Type.String() }, { additionalProperties: false }),
-  Type.Object(
-    {
-      role: Type.Literal('assistant'),
-      content: Type.Union([Type.String(), Type.Null()]),
-      toolCalls: Type.Optional(Type.Array(ToolCall)),
-    },
-    { additionalProperties: false },
-  ),
-  Type.Object({ role: Type.Literal('tool'), toolCallId: Type.String({ minLength: 1, maxLength: 256 }), content: Type.String() }, { additionalProperties: false }),
-]);
+/**
+ * One object for every role rather than a union per role: a union's error says
+ * only "Expected union value", while normalizeRequest names what a role lacks
+ * (`messages[2].toolCallId: a tool message needs the toolCallId it answers`).
+ */
+const Message = Type.Object(
+  {
+    role: Type.String({ enum: ['system', 'user', 'assistant', 'tool'], description: 'system | user | assistant | tool' }),
+    content: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'A string; null only for an assistant message with toolCalls.' })),
+    toolCalls: Type.Optional(Type.Array(ToolCall, { description: 'assistant only: the calls the model made.' })),
+    toolCallId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'tool only: the id of the call this message answers.' })),
+  },
+  { additionalProperties: false },
+);
 
 export const llmGenerate = defineTool({
   name: 'core.llm.generate',
