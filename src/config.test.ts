@@ -26,9 +26,26 @@ describe('loadConfig', () => {
     [{}, { UHLP_MAX_SANDBOX_RESPONSE_BYTES: '1073741824' }, /UHLP_MAX_SANDBOX_RESPONSE_BYTES must be an integer/],
     [{ pull: '--upload-pack=touch /tmp/x' }, {}, /--pull must be a remote name or URL \(not starting with "-"/],
     [{}, { UHLP_GIT_PULL_REMOTE: '-uoption' }, /UHLP_GIT_PULL_REMOTE must be a remote name or URL/],
+    [{}, { UHLP_LLM_STREAM: 'yes' }, /UHLP_LLM_STREAM must be one of true, false, got "yes"/],
+    [{}, { UHLP_LLM_STRUCTURED_OUTPUT: 'guided' }, /UHLP_LLM_STRUCTURED_OUTPUT must be one of json_schema, json_object, none, got "guided"/],
+    [{}, { UHLP_LLM_TIMEOUT_MS: '10' }, /UHLP_LLM_TIMEOUT_MS must be an integer 100-600000, got "10"/],
+    [{}, { UHLP_LLM_MAX_RETRIES: '-1' }, /UHLP_LLM_MAX_RETRIES must be an integer 0-10/],
   ];
   it.each(bad)('names the bad value %j %j', (flags, env, message) => {
     expect(() => loadConfig('d', flags, env)).toThrow(message);
+  });
+
+  it('reads the LLM provider settings, with offline defaults', () => {
+    expect(loadConfig('d', {}, {}).llm).toEqual({ stream: false, structuredOutput: 'json_schema', timeoutMs: 60_000, maxRetries: 3 });
+    const llm = loadConfig('d', {}, {
+      UHLP_LLM_BASE_URL: 'http://127.0.0.1:11434/v1',
+      UHLP_LLM_MODEL: 'llama3.2',
+      UHLP_LLM_STREAM: 'true',
+      UHLP_LLM_STRUCTURED_OUTPUT: 'json_object',
+      UHLP_LLM_TIMEOUT_MS: '5000',
+      UHLP_LLM_MAX_RETRIES: '0',
+    }).llm;
+    expect(llm).toEqual({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2', stream: true, structuredOutput: 'json_object', timeoutMs: 5000, maxRetries: 0 });
   });
 
   it('reads the sandbox answer limit', () => {

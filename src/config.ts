@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { UhlpError } from './errors.js';
 import { makeLedgerKey, readLedgerKeyFile, type LedgerKey } from './ledger/ledger-key.js';
+import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai-chat-wire.js';
 import type { LogLevel } from './logger.js';
 
 export type DriverName = 'process' | 'docker';
@@ -112,6 +113,18 @@ export interface LlmConfig {
   readonly model?: string;
   /** Scripted answers file (YAML or JSON). @defaultValue none (`UHLP_LLM_SCRIPT_FILE`) */
   readonly scriptFile?: string;
+  /** Ask `baseUrl` for streamed answers (SSE) and assemble them. @defaultValue false (`UHLP_LLM_STREAM`, true or false) */
+  readonly stream: boolean;
+  /**
+   * How a call's response schema reaches `baseUrl`: `json_schema` (OpenAI, vLLM,
+   * Ollama, llama.cpp), `json_object` (JSON mode only), `none`.
+   * @defaultValue `json_schema` (`UHLP_LLM_STRUCTURED_OUTPUT`)
+   */
+  readonly structuredOutput: StructuredOutputMode;
+  /** Time one attempt at `baseUrl` may take, the whole answer included, ms. @defaultValue 60000 (`UHLP_LLM_TIMEOUT_MS`, 100 - 600000) */
+  readonly timeoutMs: number;
+  /** Retries of a 429, a 5xx or a connection error at `baseUrl`. @defaultValue 3 (`UHLP_LLM_MAX_RETRIES`, 0 - 10) */
+  readonly maxRetries: number;
 }
 
 export interface ConfigFlags {
@@ -213,6 +226,10 @@ export function loadConfig(
     ...(env.UHLP_LLM_API_KEY ? { apiKey: env.UHLP_LLM_API_KEY } : {}),
     ...(env.UHLP_LLM_MODEL ? { model: env.UHLP_LLM_MODEL } : {}),
     ...(env.UHLP_LLM_SCRIPT_FILE ? { scriptFile: path.resolve(env.UHLP_LLM_SCRIPT_FILE) } : {}),
+    stream: env.UHLP_LLM_STREAM ? oneOf('UHLP_LLM_STREAM', env.UHLP_LLM_STREAM, ['true', 'false'] as const) === 'true' : false,
+    structuredOutput: env.UHLP_LLM_STRUCTURED_OUTPUT ? oneOf('UHLP_LLM_STRUCTURED_OUTPUT', env.UHLP_LLM_STRUCTURED_OUTPUT, STRUCTURED_OUTPUT_MODES) : 'json_schema',
+    timeoutMs: envInt('UHLP_LLM_TIMEOUT_MS', 60_000, 100, 600_000),
+    maxRetries: envInt('UHLP_LLM_MAX_RETRIES', 3, 0, 10),
   });
 
   return Object.freeze({

@@ -68,12 +68,13 @@ export const ERROR_CATALOG = {
   UHLP_WEB_TIMEOUT: { status: 504, summary: 'The fetch, redirects and body included, ran past its timeout.' },
 
   // LLM providers
-  UHLP_LLM_INVALID_REQUEST: { status: 400, summary: 'An LLM generate call has neither messages nor prompt, or a bad maxTokens or temperature.' },
+  UHLP_LLM_INVALID_REQUEST: { status: 400, summary: 'An LLM generate call has neither messages nor prompt, or a bad message, tool, response schema, maxTokens or temperature; details name the field.' },
+  UHLP_LLM_BUDGET_EXCEEDED: { status: 429, summary: "The app has spent capabilities.llm.tokensPerDay for this UTC day; details.retryAfterSeconds says when the day ends." },
   UHLP_LLM_REQUEST_REJECTED: { status: 422, summary: 'The LLM provider refused the request as invalid (4xx other than 401, 403, 429).' },
   UHLP_LLM_RATE_LIMITED: { status: 429, summary: 'The LLM provider kept answering 429 through every retry.' },
   UHLP_LLM_AUTH_FAILED: { status: 502, summary: 'The LLM provider refused the configured API key (401 or 403).' },
   UHLP_LLM_UPSTREAM_ERROR: { status: 502, summary: 'The LLM provider kept failing with 5xx, or could not be reached, through every retry.' },
-  UHLP_LLM_BAD_RESPONSE: { status: 502, summary: 'The LLM provider answered something that is not a chat completion.' },
+  UHLP_LLM_BAD_RESPONSE: { status: 502, summary: 'The LLM provider answered something that is not a chat completion (not JSON, no message, a broken or cut stream, a tool call without a name, over the size limit).' },
   UHLP_LLM_TIMEOUT: { status: 504, summary: 'The LLM provider did not answer within the timeout.' },
   UHLP_LLM_SCRIPT_INVALID: { status: 500, summary: "The scripted provider's answers file cannot be read or breaks its format." },
   UHLP_LLM_NO_SCRIPTED_ANSWER: { status: 500, summary: 'No entry of the scripted answers file matches the prompt and the file has no default.' },

@@ -53,10 +53,18 @@ export interface Metrics {
   readonly operatorReconcileSeconds: Histogram<'kind'>;
   /** 1 while this operator holds the leader Lease, else 0. */
   readonly operatorLeader: Gauge;
-  /** LLM tokens spent, by app, model and kind (`prompt` or `completion`). */
-  readonly llmTokens: Counter<'app' | 'model' | 'kind'>;
-  /** Whole LLM generate call, retries included, by outcome (`ok` or the error code). */
-  readonly llmRequestSeconds: Histogram<'app' | 'model' | 'outcome'>;
+  /**
+   * LLM tokens spent, by app, component, model and kind (`prompt` or
+   * `completion`). The model is the one the app's capability lists and the call
+   * named (not the version string a server answers), so labels stay bounded.
+   */
+  readonly llmTokens: Counter<'app' | 'component' | 'model' | 'kind'>;
+  /** `core.llm.generate` calls past the capability check, by outcome: `ok`, or the error code (budget refusals included). Cache hits are counted apart. */
+  readonly llmCalls: Counter<'app' | 'component' | 'model' | 'outcome'>;
+  /** One call to the LLM provider, retries included (not cache hits or budget refusals). */
+  readonly llmCallSeconds: Histogram<'app' | 'component' | 'model'>;
+  /** `core.llm.generate` calls answered from the answer cache. */
+  readonly llmCacheHits: Counter<'app' | 'component'>;
   /** Calls refused by an app's capabilities (shell, web, kv, llm). */
   readonly capabilityRefusals: Counter<'app' | 'capability'>;
   /** MCP tool calls, by app, tool and outcome (`ok` or the error code). */
@@ -189,15 +197,27 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     llmTokens: new Counter({
       name: 'uhlp_llm_tokens_total',
       help: 'LLM tokens spent, by kind (prompt, completion).',
-      labelNames: ['app', 'model', 'kind'],
+      labelNames: ['app', 'component', 'model', 'kind'],
       registers,
     }),
-    llmRequestSeconds: new Histogram({
-      name: 'uhlp_llm_request_duration_seconds',
-      help: 'Duration of an LLM generate call, retries included.',
-      labelNames: ['app', 'model', 'outcome'],
+    llmCalls: new Counter({
+      name: 'uhlp_llm_calls_total',
+      help: 'core.llm.generate calls past the capability check, by outcome (ok or the error code); cache hits are counted in uhlp_llm_cache_hits_total.',
+      labelNames: ['app', 'component', 'model', 'outcome'],
+      registers,
+    }),
+    llmCallSeconds: new Histogram({
+      name: 'uhlp_llm_call_duration_seconds',
+      help: 'Duration of one call to the LLM provider, retries included.',
+      labelNames: ['app', 'component', 'model'],
       // LLM calls take seconds, not milliseconds: the latency buckets above stop too early.
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120],
+      registers,
+    }),
+    llmCacheHits: new Counter({
+      name: 'uhlp_llm_cache_hits_total',
+      help: 'core.llm.generate calls answered from the exact-match answer cache (no tokens spent).',
+      labelNames: ['app', 'component'],
       registers,
     }),
     capabilityRefusals: new Counter({

@@ -157,6 +157,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store,
     llm: await createLlmProvider(config.llm),
+    // Token budgets and cached answers live beside kv, shared by every replica on Redis.
+    llmState: store,
     spine,
     revisionsRoot,
     definitionStore: repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined,
@@ -279,6 +281,10 @@ async function createLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
       baseUrl: llm.baseUrl,
       ...(llm.apiKey !== undefined ? { apiKey: llm.apiKey } : {}),
       ...(llm.model !== undefined ? { model: llm.model } : {}),
+      stream: llm.stream,
+      structuredOutput: llm.structuredOutput,
+      timeoutMs: llm.timeoutMs,
+      maxRetries: llm.maxRetries,
     });
   }
   if (llm.scriptFile !== undefined) return loadScriptedProvider(llm.scriptFile);

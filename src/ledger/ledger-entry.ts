@@ -36,10 +36,23 @@ export interface RealizedWriteRef {
 
 /** A call that left the sandbox: MCP tool, LLM, web fetch, shell. */
 export interface ExternalCall {
+  /** `mcp`, `llm`, ... */
   kind: string;
+  /** The tool, or for `llm` the provider (`openai-compatible`, `scripted`). */
   target: string;
+  /** `ok` or the error code. */
   status?: string;
   duration_ms?: number;
+  /** LLM calls: the model the call named (one of the app's capability models). */
+  model?: string;
+  /** LLM calls: `sha256:<hex>` of the canonical JSON of the messages sent. */
+  prompt_hash?: string;
+  /** LLM calls: `sha256:<hex>` of the canonical JSON of the answer, `{text, toolCalls}`; absent when there was none. */
+  answer_hash?: string;
+  /** LLM calls: tokens spent (0 and 0 for a cache hit). */
+  tokens?: { prompt: number; completion: number };
+  /** LLM calls: answered from the core's answer cache, not by the model. */
+  cached?: boolean;
 }
 
 /** A blocked operation (FR-RT-010/011). */

@@ -1,14 +1,19 @@
 /**
  * An LLM provider for any server speaking OpenAI's chat-completions API
- * (OpenAI, vLLM, llama.cpp, Ollama, LiteLLM, ...). Transient failures (429,
- * 5xx, connection errors) are retried with exponential backoff and jitter,
- * honouring the server's Retry-After; everything else fails at once with a
- * stable code. The API key never appears in an error.
+ * (OpenAI, vLLM, llama.cpp, Ollama, LiteLLM, ...): messages with tool calls and
+ * tool results, function tools, structured output (openai-chat-wire.ts), and
+ * optionally streaming (openai-chat-stream.ts), which yields the same result.
+ * Transient failures (429, 5xx, connection errors) are retried with
+ * exponential backoff and jitter, honouring the server's Retry-After;
+ * everything else fails at once with a stable code. The API key never appears
+ * in an error.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request as undiciRequest } from 'undici';
 import { UhlpError } from '../errors.js';
-import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, normalizeRequest } from './llm-provider.js';
+import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, type NormalizedLlmRequest, normalizeRequest } from './llm-provider.js';
+import { ChatCompletionStream } from './openai-chat-stream.js';
+import { type StructuredOutputMode, chatRequestBody, parseChatCompletion, upstreamMessage } from './openai-chat-wire.js';
 
 export interface OpenAiCompatibleProviderOptions {
   /** Base URL up to the API version, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. */
@@ -18,7 +23,19 @@ export interface OpenAiCompatibleProviderOptions {
   /** Model used when a request names none. @defaultValue none: requests must name one */
   readonly model?: string;
   /**
-   * Time one attempt may take, body included.
+   * Ask for a streamed answer (`stream: true`, `stream_options.include_usage`)
+   * and assemble it. The result is the same; what changes is that a server
+   * behind a proxy with a short idle timeout keeps the connection busy.
+   * @defaultValue false
+   */
+  readonly stream?: boolean;
+  /**
+   * How a request's `responseSchema` is sent (see StructuredOutputMode).
+   * @defaultValue 'json_schema'
+   */
+  readonly structuredOutput?: StructuredOutputMode;
+  /**
+   * Time one attempt may take, the whole body (or stream) included.
    * @defaultValue 60000
    */
   readonly timeoutMs?: number;
@@ -42,6 +59,12 @@ export interface OpenAiCompatibleProviderOptions {
    * @defaultValue 30000
    */
   readonly maxRetryAfterMs?: number;
+  /**
+   * Largest answer body read, bytes; a larger one is UHLP_LLM_BAD_RESPONSE (a
+   * broken or hostile server must not fill the core's memory).
+   * @defaultValue 16777216
+   */
+  readonly maxResponseBytes?: number;
   /** undici dispatcher (connection pool). @defaultValue undici's global dispatcher */
   readonly dispatcher?: Dispatcher;
   /** Waits between attempts; tests record the delays instead of sleeping. @defaultValue timers/promises setTimeout */
@@ -50,8 +73,8 @@ export interface OpenAiCompatibleProviderOptions {
   readonly random?: () => number;
 }
 
-/** How much of an upstream error body is kept in error details. */
-const UPSTREAM_MESSAGE_CHARS = 500;
+/** Bytes of an error answer kept for its message. */
+const ERROR_BODY_BYTES = 64 * 1024;
 
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProviderOptions): LlmProvider {
   let endpoint: URL;
@@ -63,11 +86,14 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
   if (endpoint.protocol !== 'http:' && endpoint.protocol !== 'https:') {
     throw new UhlpError('UHLP_CONFIG_INVALID', `LLM base URL must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`, { field: 'baseUrl' });
   }
+  const stream = options.stream ?? false;
+  const structuredOutput = options.structuredOutput ?? 'json_schema';
   const timeoutMs = options.timeoutMs ?? 60_000;
   const maxRetries = options.maxRetries ?? 3;
   const initialBackoffMs = options.initialBackoffMs ?? 500;
   const maxBackoffMs = options.maxBackoffMs ?? 10_000;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
+  const maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
   const delay = options.delay ?? ((ms: number, signal?: AbortSignal) => sleep(ms, undefined, signal === undefined ? {} : { signal }));
   const random = options.random ?? Math.random;
 
@@ -79,25 +105,53 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
     return Math.round(ceiling / 2 + random() * (ceiling / 2));
   }
 
-  async function attempt(body: string, signal: AbortSignal | undefined): Promise<Attempt> {
+  async function attempt(body: string, request: NormalizedLlmRequest, signal: AbortSignal | undefined): Promise<Attempt> {
     const attemptSignal = signal === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]);
     try {
       const response = await undiciRequest(endpoint, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          accept: 'application/json',
+          accept: stream ? 'text/event-stream, application/json' : 'application/json',
           ...(options.apiKey !== undefined ? { authorization: `Bearer ${options.apiKey}` } : {}),
         },
         body,
         signal: attemptSignal,
         ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
       });
-      const text = await response.body.text();
+      const ok = response.statusCode >= 200 && response.statusCode < 300;
+      const contentType = String(response.headers['content-type'] ?? '');
+      // A server that ignores `stream` answers plain JSON: read it as such.
+      if (ok && stream && contentType.includes('text/event-stream')) {
+        const assembler = new ChatCompletionStream(request, redact);
+        let bytes = 0;
+        for await (const chunk of response.body as AsyncIterable<Buffer>) {
+          bytes += chunk.length;
+          if (bytes > maxResponseBytes) throw tooLarge(maxResponseBytes);
+          assembler.push(chunk);
+        }
+        return { kind: 'result', result: assembler.end() };
+      }
+      // An error body is only quoted (its first 500 characters): past a little of it, the rest is dropped.
+      const limit = ok ? maxResponseBytes : ERROR_BODY_BYTES;
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        bytes += chunk.length;
+        if (bytes > limit) {
+          if (ok) throw tooLarge(maxResponseBytes);
+          chunks.push(chunk.subarray(0, chunk.length - (bytes - limit)));
+          break;
+        }
+        chunks.push(chunk);
+      }
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (ok) return { kind: 'result', result: parseChatCompletion(text, request, redact) };
       return { kind: 'response', status: response.statusCode, headers: response.headers, text };
     } catch (error) {
       if (signal?.aborted === true) throw signal.reason;
       if (attemptSignal.aborted) return { kind: 'timeout' };
+      if (error instanceof UhlpError) throw error;
       const code = (error as { code?: unknown }).code;
       return { kind: 'network', code: typeof code === 'string' ? code : 'UNKNOWN' };
     }
@@ -109,21 +163,14 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
 
     async generate(request: LlmGenerateRequest): Promise<LlmGenerateResult> {
       const normalized = normalizeRequest(request, options.model);
-      const body = JSON.stringify({
-        model: normalized.model,
-        messages: normalized.messages,
-        max_tokens: normalized.maxTokens,
-        ...(normalized.temperature !== undefined ? { temperature: normalized.temperature } : {}),
-      });
+      const body = chatRequestBody(normalized, { stream, structuredOutput });
       for (let retry = 0; ; retry++) {
-        const outcome = await attempt(body, request.signal);
+        const outcome = await attempt(body, normalized, request.signal);
         const attempts = retry + 1;
+        if (outcome.kind === 'result') return outcome.result;
         if (outcome.kind === 'timeout') {
           // Not retried: a slow model stays slow, and each attempt already had the full budget.
           throw new UhlpError('UHLP_LLM_TIMEOUT', `LLM provider did not answer within ${timeoutMs} ms`, { timeoutMs, attempts });
-        }
-        if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
-          return parseCompletion(outcome.text, normalized.model, redact);
         }
         const failure = classify(outcome, attempts, redact);
         if (failure.retryable && retry < maxRetries) {
@@ -142,13 +189,18 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
   };
 }
 
+function tooLarge(limit: number): UhlpError {
+  return new UhlpError('UHLP_LLM_BAD_RESPONSE', `LLM provider answer is over ${limit} bytes`, { maxResponseBytes: limit });
+}
+
 type Attempt =
+  | { readonly kind: 'result'; readonly result: LlmGenerateResult }
   | { readonly kind: 'response'; readonly status: number; readonly headers: Record<string, string | string[] | undefined>; readonly text: string }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'network'; readonly code: string };
 
 function classify(
-  outcome: Exclude<Attempt, { kind: 'timeout' }>,
+  outcome: Exclude<Attempt, { kind: 'timeout' } | { kind: 'result' }>,
   attempts: number,
   redact: (text: string) => string,
 ): { retryable: boolean; error: UhlpError } {
@@ -171,31 +223,6 @@ function classify(
   return { retryable: false, error: new UhlpError('UHLP_LLM_REQUEST_REJECTED', `LLM provider rejected the request (${outcome.status})`, details) };
 }
 
-function parseCompletion(text: string, requestedModel: string, redact: (text: string) => string): LlmGenerateResult {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new UhlpError('UHLP_LLM_BAD_RESPONSE', 'LLM provider answered something that is not JSON', { upstreamMessage: redact(upstreamMessage(text)) });
-  }
-  const completion = value as {
-    model?: unknown;
-    choices?: Array<{ message?: { content?: unknown } }>;
-    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
-  };
-  const content = Array.isArray(completion.choices) ? completion.choices[0]?.message?.content : undefined;
-  if (typeof content !== 'string') {
-    throw new UhlpError('UHLP_LLM_BAD_RESPONSE', 'LLM provider answer has no choices[0].message.content string', {
-      upstreamMessage: redact(upstreamMessage(text)),
-    });
-  }
-  return {
-    text: content,
-    model: typeof completion.model === 'string' && completion.model !== '' ? completion.model : requestedModel,
-    usage: { prompt: count(completion.usage?.prompt_tokens), completion: count(completion.usage?.completion_tokens) },
-  };
-}
-
 /**
  * Retry-After in milliseconds: OpenAI's `retry-after-ms`, else the standard
  * header as seconds or an HTTP date. Undefined when absent or unreadable.
@@ -212,19 +239,4 @@ export function retryAfterMs(headers: Record<string, string | string[] | undefin
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0;
-}
-
-/** The upstream's error message if it sent OpenAI's error shape, else the start of the body. */
-function upstreamMessage(text: string): string {
-  try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown } };
-    if (typeof parsed.error?.message === 'string') return parsed.error.message.slice(0, UPSTREAM_MESSAGE_CHARS);
-  } catch {
-    // not JSON: fall through to the raw text
-  }
-  return text.slice(0, UPSTREAM_MESSAGE_CHARS);
 }

@@ -12,6 +12,7 @@ const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-mcp-server-'));
 const store = new MemoryRuntimeStore();
 const mcp = createCoreMcpServer({
   kv: store,
+  llmState: store,
   llm: createScriptedProvider({ entries: [] }),
   revisionsRoot: path.join(root, 'revisions'),
   scratchRoot: path.join(root, 'scratch'),

@@ -13,7 +13,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UhlpError, errorBody, isUhlpError } from '../errors.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
-import { withLlmMetrics } from '../llm/metered-provider.js';
+import { createLlmService, type LlmStateStore } from '../llm/llm-service.js';
 import type { GitDefinitionStore } from '../definitions/definition-store.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -29,8 +29,10 @@ const SERVER_INFO = { name: 'uhlp-core', version: '0.1.0' };
 
 export interface CoreMcpServerOptions {
   readonly kv: KvStore;
-  /** The provider behind core.llm.generate; wrapped per app to count tokens. */
+  /** The provider behind core.llm.generate. */
   readonly llm: LlmProvider;
+  /** Where LLM token budgets and cached answers live: the core's runtime store (memory or Redis). */
+  readonly llmState: LlmStateStore;
   /** The endpoint spine for shell and web tools. @defaultValue none: those calls fail UHLP_ENDPOINT_UNAVAILABLE */
   readonly spine?: EndpointInvoker;
   /** `<dataDir>/revisions`. */
@@ -70,7 +72,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
   };
 
   const tokens = new McpTokenService({ onDrop: removeScratch });
-  const meteredLlm = new Map<string, LlmProvider>();
+  const llm = createLlmService({ provider: options.llm, store: options.llmState, metrics: options.metrics, logger: options.logger });
 
   const services: ToolServices = {
     kv: options.kv,
@@ -79,14 +81,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     definitionStore: options.definitionStore,
     hostEnv: options.hostEnv ?? {},
     logger: options.logger,
-    llmFor(appId) {
-      let provider = meteredLlm.get(appId);
-      if (provider === undefined) {
-        provider = withLlmMetrics(options.llm, options.metrics, appId);
-        meteredLlm.set(appId, provider);
-      }
-      return provider;
-    },
+    llm,
     scratchDir(grant) {
       let dir = scratchDirs.get(grant);
       // A call still running when its execution ends must not leave a scratch directory behind.

@@ -25,4 +25,17 @@ describe('ToolCallRecorder', () => {
     expect(snapshot.droppedEvidence).toBe(6);
     expect(snapshot.calls).toEqual([{ tool: 'core.log', count: MAX_EVIDENCE_ENTRIES + 5, total_duration_ms: MAX_EVIDENCE_ENTRIES + 5 }]);
   });
+
+  it('keeps the LLM calls a tool made in order with the tool calls, under the same cap', () => {
+    const recorder = new ToolCallRecorder();
+    const llm = { kind: 'llm', target: 'scripted', status: 'ok', model: 'small', prompt_hash: 'sha256:p', answer_hash: 'sha256:a', tokens: { prompt: 3, completion: 4 }, cached: false };
+    recorder.recordExternal(llm);
+    // A call whose tool never finished still leaves its LLM call in the evidence.
+    expect(recorder.snapshot().externalCalls).toEqual([llm]);
+    recorder.record('core.llm.generate', 10, { prompt: 3, completion: 4 });
+    expect(recorder.snapshot().externalCalls.map((call) => call.kind)).toEqual(['llm', 'mcp']);
+    for (let i = 0; i < MAX_EVIDENCE_ENTRIES; i++) recorder.recordExternal(llm);
+    expect(recorder.snapshot().externalCalls).toHaveLength(MAX_EVIDENCE_ENTRIES);
+    expect(recorder.snapshot().droppedEvidence).toBe(2);
+  });
 });

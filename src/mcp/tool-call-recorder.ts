@@ -13,7 +13,11 @@ export type { McpCallSummary, TokenUsage };
 export interface McpExecutionRecord {
   /** Per tool, for `metrics.mcp_calls`. */
   readonly calls: McpCallSummary[];
-  /** Each call in order (`kind: "mcp"`, the tool, `ok` or the error code), for the ledger's evidence. */
+  /**
+   * Each call in order, for the ledger's evidence: every tool call (`kind: "mcp"`,
+   * the tool, `ok` or the error code), and before the `core.llm.generate` that
+   * made it, every LLM call (`kind: "llm"`, model, hashes, tokens).
+   */
   readonly externalCalls: ExternalCall[];
   /** Each capability refusal, for the ledger's evidence. */
   readonly capabilityViolations: CapabilityViolationRecord[];
@@ -48,6 +52,11 @@ export class ToolCallRecorder {
     this.keep(this.external, { kind: 'mcp', target: tool, status, duration_ms: Math.round(durationMs * 1000) / 1000 });
   }
 
+  /** Records a call a tool made on the sandbox's behalf (an LLM call), in order with the tool calls. */
+  recordExternal(call: ExternalCall): void {
+    this.keep(this.external, call);
+  }
+
   /** Records a refusal: `capability` as `capabilities.<name>.<rule>`. */
   recordViolation(operation: string, capability: string, detail: string): void {
     this.keep(this.violations, { operation, capability, detail, timestamp: new Date().toISOString() });
@@ -59,7 +68,7 @@ export class ToolCallRecorder {
 
   /** Everything recorded, for the end of the execution. */
   snapshot(): McpExecutionRecord {
-    if (this.totals === undefined && this.violations.length === 0 && this.dropped === 0) return NOTHING;
+    if (this.totals === undefined && this.external.length === 0 && this.violations.length === 0 && this.dropped === 0) return NOTHING;
     return { calls: this.summary(), externalCalls: [...this.external], capabilityViolations: [...this.violations], droppedEvidence: this.dropped };
   }
 

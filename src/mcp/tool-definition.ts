@@ -8,7 +8,7 @@ import type { Static, TObject } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
-import type { LlmProvider } from '../llm/llm-provider.js';
+import type { LlmService } from '../llm/llm-service.js';
 import type { GitDefinitionStore } from '../definitions/definition-store.js';
 import type { Logger } from '../logger.js';
 import type { CapabilityName } from './capability-guard.js';
@@ -29,8 +29,8 @@ export interface EndpointInvoker {
 /** The core services tools use. */
 export interface ToolServices {
   readonly kv: KvStore;
-  /** The provider behind core.llm.generate, already counting tokens into metrics. */
-  llmFor(appId: string): LlmProvider;
+  /** The LLM layer behind core.llm.generate: provider, budget, cache, metrics, evidence. */
+  readonly llm: LlmService;
   /** The endpoint spine; shell and web calls fail UHLP_ENDPOINT_UNAVAILABLE without it. */
   readonly spine: EndpointInvoker | undefined;
   /** Materialized revisions: an app's files at a revision are `<root>/<appId>/<revision>/` (revision-paths.ts). */

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
+import { createLlmService } from '../llm/llm-service.js';
 import { createScriptedProvider } from '../llm/scripted-provider.js';
 import { silentLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
@@ -36,10 +37,17 @@ afterAll(() => tokens.close());
 const kv = new MemoryRuntimeStore();
 afterAll(() => kv.close());
 
+const llm = createLlmService({
+  provider: createScriptedProvider({ entries: [{ match: 'hello', answer: 'hi there' }] }),
+  store: kv,
+  metrics,
+  logger: silentLogger(),
+});
+
 function services(overrides: Partial<ToolServices> = {}): ToolServices {
   return {
     kv,
-    llmFor: () => createScriptedProvider({ entries: [{ match: 'hello', answer: 'hi there' }] }),
+    llm,
     spine,
     revisionsRoot: path.join(root, 'revisions'),
     scratchDir: async () => path.join(root, 'scratch'),

@@ -20,6 +20,7 @@ const store = new MemoryRuntimeStore();
 beforeAll(async () => {
   mcp = createCoreMcpServer({
     kv: store,
+    llmState: store,
     llm: createScriptedProvider({ entries: [], default: 'scripted answer' }),
     revisionsRoot: '/nonexistent',
     scratchRoot: '/nonexistent',
@@ -112,6 +113,8 @@ describe('ExecutionTools', () => {
     expect(record.externalCalls.map((call) => [call.kind, call.target, call.status])).toEqual([
       ['mcp', 'core.kv.get', 'ok'],
       ['mcp', 'core.kv.get', 'UHLP_CAPABILITY_DENIED'],
+      // The LLM call the tool made, then the tool call that made it.
+      ['llm', 'scripted', 'ok'],
       ['mcp', 'core.llm.generate', 'ok'],
     ]);
     expect(record.capabilityViolations).toEqual([

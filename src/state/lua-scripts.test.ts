@@ -17,6 +17,7 @@ describe('loadLuaScripts', () => {
       'leaseAcquire',
       'leaseRelease',
       'leaseRenew',
+      'llmTokensAdd',
       'rateLimit',
       'sessionCreate',
       'sessionNextTurn',

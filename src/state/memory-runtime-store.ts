@@ -8,7 +8,9 @@ import { UhlpError } from '../errors.js';
 import { RuntimeKeys } from './runtime-keys.js';
 import {
   checkCounterDelta,
+  checkDay,
   checkKey,
+  checkNonNegativeInteger,
   checkPositiveInteger,
   checkPrefix,
   checkStatusCode,
@@ -57,6 +59,8 @@ export class MemoryRuntimeStore implements RuntimeStore {
   private readonly idempotency = new Map<string, Expiring<IdempotencyEntry>>();
   private readonly rates = new Map<string, Expiring<number>>();
   private readonly oracle = new Map<string, OracleCounters>();
+  private readonly llmTokens = new Map<string, Expiring<number>>();
+  private readonly llmCache = new Map<string, Expiring<string>>();
   // Tuples become keys through the same builder Redis uses, so both agree on identity.
   private readonly keys = new RuntimeKeys('');
   private readonly sweeper: NodeJS.Timeout;
@@ -296,6 +300,45 @@ export class MemoryRuntimeStore implements RuntimeStore {
     this.oracle.delete(this.keys.oracleCounters(appId, componentId));
   }
 
+  async getLlmTokens(appId: string, day: string): Promise<number> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkDay('day', day);
+    return this.live(this.llmTokens, this.keys.llmTokens(appId, day))?.value ?? 0;
+  }
+
+  async addLlmTokens(appId: string, day: string, tokens: number, ttlMs: number): Promise<number> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkDay('day', day);
+    checkNonNegativeInteger('tokens', tokens);
+    checkTtl('ttlMs', ttlMs);
+    const id = this.keys.llmTokens(appId, day);
+    const entry = this.live(this.llmTokens, id);
+    if (entry) {
+      entry.value += tokens;
+      return entry.value;
+    }
+    this.llmTokens.set(id, { value: tokens, expiresAt: this.now() + ttlMs });
+    return tokens;
+  }
+
+  async getLlmCached(appId: string, key: string): Promise<string | undefined> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('key', key);
+    return this.live(this.llmCache, this.keys.llmCache(appId, key))?.value;
+  }
+
+  async setLlmCached(appId: string, key: string, value: string, ttlMs: number): Promise<void> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('key', key);
+    if (typeof value !== 'string') throw new UhlpError('UHLP_STATE_INPUT_INVALID', 'value must be a string', { field: 'value' });
+    checkTtl('ttlMs', ttlMs);
+    this.llmCache.set(this.keys.llmCache(appId, key), { value, expiresAt: this.now() + ttlMs });
+  }
+
   async ping(): Promise<void> {
     this.assertOpen();
   }
@@ -322,7 +365,7 @@ export class MemoryRuntimeStore implements RuntimeStore {
 
   private sweep(): void {
     const now = this.now();
-    for (const map of [this.sessions, this.kv, this.leases, this.idempotency, this.rates] as Map<string, Expiring<unknown>>[]) {
+    for (const map of [this.sessions, this.kv, this.leases, this.idempotency, this.rates, this.llmTokens, this.llmCache] as Map<string, Expiring<unknown>>[]) {
       for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
     }
   }

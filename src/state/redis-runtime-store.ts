@@ -18,7 +18,9 @@ import { MAX_LIMIT_PER_SECOND } from './rate-limit-gcra.js';
 import { escapeGlob, RuntimeKeys } from './runtime-keys.js';
 import {
   checkCounterDelta,
+  checkDay,
   checkKey,
+  checkNonNegativeInteger,
   checkPositiveInteger,
   checkPrefix,
   checkStatusCode,
@@ -328,6 +330,34 @@ export class RedisRuntimeStore implements RuntimeStore {
     checkKey('appId', appId);
     checkKey('componentId', componentId);
     await this.call(() => this.redis.del(this.keys.oracleCounters(appId, componentId)));
+  }
+
+  async getLlmTokens(appId: string, day: string): Promise<number> {
+    checkKey('appId', appId);
+    checkDay('day', day);
+    return Number((await this.call(() => this.redis.get(this.keys.llmTokens(appId, day)))) ?? 0);
+  }
+
+  async addLlmTokens(appId: string, day: string, tokens: number, ttlMs: number): Promise<number> {
+    checkKey('appId', appId);
+    checkDay('day', day);
+    checkNonNegativeInteger('tokens', tokens);
+    checkTtl('ttlMs', ttlMs);
+    return Number(await this.script('llmTokensAdd', [this.keys.llmTokens(appId, day)], [tokens, ttlMs]));
+  }
+
+  async getLlmCached(appId: string, key: string): Promise<string | undefined> {
+    checkKey('appId', appId);
+    checkKey('key', key);
+    return (await this.call(() => this.redis.get(this.keys.llmCache(appId, key)))) ?? undefined;
+  }
+
+  async setLlmCached(appId: string, key: string, value: string, ttlMs: number): Promise<void> {
+    checkKey('appId', appId);
+    checkKey('key', key);
+    if (typeof value !== 'string') throw new UhlpError('UHLP_STATE_INPUT_INVALID', 'value must be a string', { field: 'value' });
+    checkTtl('ttlMs', ttlMs);
+    await this.call(() => this.redis.set(this.keys.llmCache(appId, key), value, 'PX', ttlMs));
   }
 
   async ping(): Promise<void> {

@@ -43,6 +43,16 @@ export class RuntimeKeys {
     return `${this.prefix}oracle:${encode(appId)}:${encode(componentId)}`;
   }
 
+  /** An app's LLM token count of one UTC day (`YYYY-MM-DD`). */
+  llmTokens(appId: string, day: string): string {
+    return `${this.prefix}llm:tokens:${encode(appId)}:${encode(day)}`;
+  }
+
+  /** One cached LLM answer of an app, by the hash of its request. */
+  llmCache(appId: string, key: string): string {
+    return `${this.prefix}llm:cache:${encode(appId)}:${encode(key)}`;
+  }
+
   /** A SCAN MATCH pattern for every key under the prefix (cleanup in tests and tools). */
   everything(): string {
     return `${escapeGlob(this.prefix)}*`;

@@ -43,3 +43,16 @@ export function checkStatusCode(field: string, value: number): void {
     throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be an HTTP status 100-599, got ${String(value)}`, { field });
   }
 }
+
+/** A UTC day as `YYYY-MM-DD`, the unit of LLM token budgets. */
+export function checkDay(field: string, value: string): void {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be a UTC day as YYYY-MM-DD, got ${JSON.stringify(String(value)).slice(0, 40)}`, { field });
+  }
+}
+
+export function checkNonNegativeInteger(field: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be an integer of 0 or more, got ${String(value)}`, { field });
+  }
+}

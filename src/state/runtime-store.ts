@@ -1,6 +1,7 @@
 /**
  * The runtime state of a core: sessions, kv, sandbox leases, idempotency records,
- * per-app rate-limit counters and the optimization oracle's counters. Two
+ * per-app rate-limit counters, the optimization oracle's counters, and the LLM
+ * layer's daily token counts and answer cache. Two
  * implementations pass one shared test suite: `MemoryRuntimeStore` (the embedded
  * default) and `RedisRuntimeStore` (production, shared by every core replica).
  *
@@ -135,6 +136,19 @@ export interface RuntimeStore {
   incrOracleCounters(appId: string, componentId: string, deltas: Partial<OracleCounters>): Promise<OracleCounters>;
   getOracleCounters(appId: string, componentId: string): Promise<OracleCounters>;
   resetOracleCounters(appId: string, componentId: string): Promise<void>;
+
+  /** Tokens (prompt and completion) an app has spent on one UTC day (`YYYY-MM-DD`); 0 when none. */
+  getLlmTokens(appId: string, day: string): Promise<number>;
+  /**
+   * Adds `tokens` to the app's count of `day` atomically and returns the new
+   * count. The count expires `ttlMs` after its first tokens (the caller sets it
+   * past the day's end), so old days clean themselves up.
+   */
+  addLlmTokens(appId: string, day: string, tokens: number, ttlMs: number): Promise<number>;
+  /** A cached LLM answer of an app by its request hash (the caller's JSON text); undefined when absent or expired. */
+  getLlmCached(appId: string, key: string): Promise<string | undefined>;
+  /** Stores an LLM answer of an app for `ttlMs`, replacing any earlier one. */
+  setLlmCached(appId: string, key: string, value: string, ttlMs: number): Promise<void>;
 
   /** Resolves when the store answers; rejects with `UHLP_STATE_UNAVAILABLE` otherwise. For /readyz. */
   ping(): Promise<void>;

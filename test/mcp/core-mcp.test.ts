@@ -288,7 +288,9 @@ describe('CoreMCPServer with the official MCP client', () => {
       expect(text).toMatch(new RegExp(`uhlp_capability_refusals_total\\{app="tooled",capability="${capability}"\\} [1-9]`));
     }
     expect(text).toMatch(/uhlp_mcp_calls_total\{app="tooled",tool="core.kv.get",outcome="ok"\} [1-9]/);
-    expect(text).toMatch(/uhlp_llm_tokens_total\{app="tooled",model="scripted-small",kind="completion"\} [1-9]/);
+    // Calls from the dev token carry its component, dev-client.
+    expect(text).toMatch(/uhlp_llm_tokens_total\{app="tooled",component="dev-client",model="scripted-small",kind="completion"\} [1-9]/);
+    expect(text).toMatch(/uhlp_llm_calls_total\{app="tooled",component="dev-client",model="scripted-small",outcome="ok"\} [1-9]/);
   });
 });
 

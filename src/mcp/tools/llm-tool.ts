@@ -1,47 +1,110 @@
 /**
- * `core.llm.generate`: one completion through the core's LLM provider, with
- * the model and token ceiling of the app's llm capability.
+ * `core.llm.generate`: one completion through the core's LLM service, within
+ * the app's llm capability (its models, its maxTokens ceiling, its daily token
+ * budget). The conversation may carry tool calls and tool results, offer
+ * function tools and ask for structured output; the answer is the model's text
+ * and/or tool calls. The shapes are the contract between the core and the
+ * llm-orchestrator runner (docs/mcp.md).
  */
 import { Type } from '@sinclair/typebox';
-import type { LlmMessage } from '../../llm/llm-provider.js';
+import type { LlmMessage, LlmResponseSchema, LlmToolSpec } from '../../llm/llm-provider.js';
+import { MAX_TOOLS } from '../../llm/llm-provider.js';
 import { checkLlm, requireCapability } from '../capability-guard.js';
 import { defineTool } from '../tool-definition.js';
 
+/** OpenAI's rule for function names, which the orchestrator's mapping of MCP names (core_kv_get) follows. */
+const FunctionName = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
+const ToolCall = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 256 }), name: FunctionName, arguments: Type.String({ description: 'The JSON text the model wrote.' }) },
+  { additionalProperties: false },
+);
+/** Longest cache TTL a call may ask: a week. */
+const MAX_CACHE_TTL_SECONDS = 7 * 86_400;
+
+/**
+ * One object for every role rather than a union per role: a union's error says
+ * only "Expected union value", while normalizeRequest names what a role lacks
+ * (`messages[2].toolCallId: a tool message needs the toolCallId it answers`).
+ */
+const Message = Type.Object(
+  {
+    role: Type.String({ enum: ['system', 'user', 'assistant', 'tool'], description: 'system | user | assistant | tool' }),
+    content: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'A string; null only for an assistant message with toolCalls.' })),
+    toolCalls: Type.Optional(Type.Array(ToolCall, { description: 'assistant only: the calls the model made.' })),
+    toolCallId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'tool only: the id of the call this message answers.' })),
+  },
+  { additionalProperties: false },
+);
+
 export const llmGenerate = defineTool({
   name: 'core.llm.generate',
-  description: 'Generates a completion. Give `prompt` or `messages`; model and maxTokens are limited by the llm capability.',
+  description:
+    'Generates a completion. Give `prompt` or `messages` (with `system` placed first); offer `tools` and ask for a `responseSchema`. ' +
+    'Answers {text, toolCalls, finishReason, model, usage, cached}. Model, maxTokens and the daily token budget are limited by the llm capability.',
   capability: 'llm',
   inputSchema: Type.Object(
     {
-      prompt: Type.Optional(Type.String({ minLength: 1 })),
-      messages: Type.Optional(
-        Type.Array(
-          Type.Object(
-            { role: Type.Union([Type.Literal('system'), Type.Literal('user'), Type.Literal('assistant')]), content: Type.String() },
-            { additionalProperties: false },
-          ),
-          { minItems: 1 },
-        ),
-      ),
       model: Type.Optional(Type.String({ minLength: 1, description: 'One of the capability models; the first when omitted.' })),
+      system: Type.Optional(Type.String({ minLength: 1, description: 'A system message placed first.' })),
+      prompt: Type.Optional(Type.String({ minLength: 1, description: 'One user message; or give messages.' })),
+      messages: Type.Optional(Type.Array(Message, { minItems: 1 })),
       maxTokens: Type.Optional(Type.Integer({ minimum: 1, description: "Clamped to the capability's maxTokens." })),
       temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+      tools: Type.Optional(
+        Type.Array(
+          Type.Object(
+            { name: FunctionName, description: Type.Optional(Type.String()), parameters: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of the arguments.' }) },
+            { additionalProperties: false },
+          ),
+          { maxItems: MAX_TOOLS, description: 'Functions offered to the model, OpenAI style.' },
+        ),
+      ),
+      responseSchema: Type.Optional(
+        Type.Object(
+          { name: FunctionName, schema: Type.Record(Type.String(), Type.Unknown()) },
+          { additionalProperties: false, description: 'Ask for structured output where the provider supports it; the caller still validates.' },
+        ),
+      ),
+      cacheTtlSeconds: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: MAX_CACHE_TTL_SECONDS, description: 'Exact-match answer cache of the whole request; used only when temperature is 0.' }),
+      ),
     },
     { additionalProperties: false },
   ),
   async run(args, { grant, services, signal }) {
-    const { model, maxTokens } = checkLlm(requireCapability(grant.capabilities, 'llm'), args.model, args.maxTokens);
-    const result = await services.llmFor(grant.appId).generate({
-      model,
-      maxTokens,
-      signal,
-      ...(args.prompt !== undefined ? { prompt: args.prompt } : {}),
-      ...(args.messages !== undefined ? { messages: args.messages as LlmMessage[] } : {}),
-      ...(args.temperature !== undefined ? { temperature: args.temperature } : {}),
-    });
+    const capability = requireCapability(grant.capabilities, 'llm');
+    const { model, maxTokens } = checkLlm(capability, args.model, args.maxTokens);
+    const answer = await services.llm.generate(
+      {
+        model,
+        maxTokens,
+        signal,
+        ...(args.system !== undefined ? { system: args.system } : {}),
+        ...(args.prompt !== undefined ? { prompt: args.prompt } : {}),
+        ...(args.messages !== undefined ? { messages: args.messages as LlmMessage[] } : {}),
+        ...(args.temperature !== undefined ? { temperature: args.temperature } : {}),
+        ...(args.tools !== undefined ? { tools: args.tools as LlmToolSpec[] } : {}),
+        ...(args.responseSchema !== undefined ? { responseSchema: args.responseSchema as LlmResponseSchema } : {}),
+      },
+      {
+        appId: grant.appId,
+        componentId: grant.componentId,
+        ...(capability.tokensPerDay !== undefined ? { tokensPerDay: capability.tokensPerDay } : {}),
+        ...(args.cacheTtlSeconds !== undefined ? { cacheTtlSeconds: args.cacheTtlSeconds } : {}),
+        record: (call) => grant.calls.recordExternal(call),
+      },
+    );
+    const usage = { prompt: answer.usage.prompt, completion: answer.usage.completion };
     return {
-      content: { text: result.text, model: result.model, usage: { prompt: result.usage.prompt, completion: result.usage.completion } },
-      usage: result.usage,
+      content: {
+        text: answer.text,
+        toolCalls: answer.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })),
+        finishReason: answer.finishReason,
+        model: answer.model,
+        usage,
+        cached: answer.cached,
+      },
+      usage,
     };
   },
 });

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
+import { chargeLlmBudget, checkLlmBudget, msUntilUtcDayEnds, utcDay } from './llm-budget.js';
+
+describe('LLM budget days', () => {
+  it.each([
+    ['2026-05-04T00:00:00.000Z', '2026-05-04', 86_400_000],
+    ['2026-05-04T23:59:59.999Z', '2026-05-04', 1],
+    ['2026-05-04T12:00:00.000Z', '2026-05-04', 43_200_000],
+    ['2028-02-29T23:00:00.000Z', '2028-02-29', 3_600_000],
+  ])('%s is in day %s, which ends in %d ms', (instant, day, left) => {
+    const now = Date.parse(instant);
+    expect(utcDay(now)).toBe(day);
+    expect(msUntilUtcDayEnds(now)).toBe(left);
+  });
+
+  it('keeps a count until an hour after its day ends, and rounds Retry-After seconds up', async () => {
+    let now = Date.parse('2026-05-04T23:59:59.200Z');
+    const store = new MemoryRuntimeStore({ now: () => now });
+    await chargeLlmBudget(store, 'shop', '2026-05-04', 10, now);
+    await expect(checkLlmBudget(store, 'shop', 10, now)).rejects.toMatchObject({ code: 'UHLP_LLM_BUDGET_EXCEEDED', details: { retryAfterSeconds: 1 } });
+    now = Date.parse('2026-05-05T00:59:59.000Z');
+    expect(await store.getLlmTokens('shop', '2026-05-04')).toBe(10);
+    now = Date.parse('2026-05-05T01:00:00.200Z');
+    expect(await store.getLlmTokens('shop', '2026-05-04')).toBe(0);
+    await store.close();
+  });
+});
