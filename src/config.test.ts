@@ -36,7 +36,7 @@ describe('loadConfig', () => {
   });
 
   it('reads the LLM provider settings, with offline defaults', () => {
-    expect(loadConfig('d', {}, {}).llm).toEqual({ stream: false, structuredOutput: 'json_schema', timeoutMs: 60_000, maxRetries: 3 });
+    expect(loadConfig('d', {}, {}).llm).toEqual({ stream: false, structuredOutput: 'json_schema', timeoutMs: 60_000, maxRetries: 3, models: {} });
     const llm = loadConfig('d', {}, {
       UHLP_LLM_BASE_URL: 'http://127.0.0.1:11434/v1',
       UHLP_LLM_MODEL: 'llama3.2',
@@ -45,7 +45,13 @@ describe('loadConfig', () => {
       UHLP_LLM_TIMEOUT_MS: '5000',
       UHLP_LLM_MAX_RETRIES: '0',
     }).llm;
-    expect(llm).toEqual({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2', stream: true, structuredOutput: 'json_object', timeoutMs: 5000, maxRetries: 0 });
+    expect(llm).toEqual({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2', stream: true, structuredOutput: 'json_object', timeoutMs: 5000, maxRetries: 0, models: {} });
+  });
+
+  it('reads the map of model names', () => {
+    expect(loadConfig('d', {}, {}).llm.models).toEqual({});
+    expect(loadConfig('d', {}, { UHLP_LLM_MODELS: 'small=llama3.2:3b, large=qwen2.5:14b' }).llm.models).toEqual({ small: 'llama3.2:3b', large: 'qwen2.5:14b' });
+    expect(() => loadConfig('d', {}, { UHLP_LLM_MODELS: 'small' })).toThrow(/UHLP_LLM_MODELS must be comma-separated name=model pairs/);
   });
 
   it('reads the sandbox answer limit', () => {

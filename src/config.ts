@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { UhlpError } from './errors.js';
 import { makeLedgerKey, readLedgerKeyFile, type LedgerKey } from './ledger/ledger-key.js';
+import { parseModelMap } from './llm/model-map.js';
 import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai-chat-wire.js';
 import type { LogLevel } from './logger.js';
 
@@ -125,6 +126,11 @@ export interface LlmConfig {
   readonly timeoutMs: number;
   /** Retries of a 429, a 5xx or a connection error at `baseUrl`. @defaultValue 3 (`UHLP_LLM_MAX_RETRIES`, 0 - 10) */
   readonly maxRetries: number;
+  /**
+   * The server's name of each model an app's capability names, e.g. `{small: "llama3.2:3b"}`;
+   * names not listed are sent as they are. @defaultValue {} (`UHLP_LLM_MODELS="small=llama3.2:3b,large=qwen2.5:14b"`)
+   */
+  readonly models: Readonly<Record<string, string>>;
 }
 
 export interface ConfigFlags {
@@ -230,6 +236,7 @@ export function loadConfig(
     structuredOutput: env.UHLP_LLM_STRUCTURED_OUTPUT ? oneOf('UHLP_LLM_STRUCTURED_OUTPUT', env.UHLP_LLM_STRUCTURED_OUTPUT, STRUCTURED_OUTPUT_MODES) : 'json_schema',
     timeoutMs: envInt('UHLP_LLM_TIMEOUT_MS', 60_000, 100, 600_000),
     maxRetries: envInt('UHLP_LLM_MAX_RETRIES', 3, 0, 10),
+    models: Object.freeze(env.UHLP_LLM_MODELS ? (parseModelMap(env.UHLP_LLM_MODELS) ?? invalid('UHLP_LLM_MODELS', 'comma-separated name=model pairs', env.UHLP_LLM_MODELS)) : {}),
   });
 
   return Object.freeze({

@@ -11,6 +11,7 @@ import type { CoreConfig, LlmConfig } from '../config.js';
 import { openDefinitionsRepo } from '../definitions/definitions-repo.js';
 import { REVISIONS_DIR } from '../definitions/revision-paths.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
+import { withModelMap } from '../llm/model-map.js';
 import { createOpenAiCompatibleProvider } from '../llm/openai-compatible-provider.js';
 import { createScriptedProvider, loadScriptedProvider } from '../llm/scripted-provider.js';
 import { createLogger, type Logger } from '../logger.js';
@@ -276,6 +277,10 @@ async function waitForStdBody(spine: SpineServer, stdBody: StdBodyChild, logger:
 }
 
 async function createLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
+  return withModelMap(await createBaseLlmProvider(llm), llm.models);
+}
+
+async function createBaseLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
   if (llm.baseUrl !== undefined) {
     return createOpenAiCompatibleProvider({
       baseUrl: llm.baseUrl,
