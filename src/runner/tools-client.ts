@@ -49,8 +49,13 @@ export class ToolCallError extends Error {
   }
 }
 
+/** A client that also lists the app's tools (the llm-orchestrator offers them to the model). */
+export interface McpToolsClient extends ToolsClient {
+  listTools(): Promise<ListedTool[]>;
+}
+
 /** One execution's client, and what it recorded. */
-export class ExecutionTools implements ToolsClient {
+export class ExecutionTools implements McpToolsClient {
   private readonly totals = new McpCallTotals();
   private nextId = 1;
 
