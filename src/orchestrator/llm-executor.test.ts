@@ -150,6 +150,15 @@ describe('the llm executor', () => {
     });
   });
 
+  it('finds a compiled schema by its source: two schemas of one component at one revision are two schemas', async () => {
+    const executor = createLlmExecutor({ now: () => NOW });
+    const tools = new FakeTools({ files: { 'p.njk': 'x' }, tools: answering('{"a":1}') });
+    const first = await executor(llmRequest({ prompt: 'p.njk', outputSchema: { type: 'object', required: ['a'] } }), tools as unknown as ExecutionTools);
+    const second = await executor(llmRequest({ prompt: 'p.njk', outputSchema: { type: 'object', required: ['b'] }, maxAttempts: 1 }), tools as unknown as ExecutionTools).catch(resultFromThrown);
+    expect(first).toEqual({ resultType: 'generic', data: { a: 1 } });
+    expect(second).toMatchObject({ resultType: 'error', data: { code: 'UHLP_LLM_OUTPUT_INVALID' } });
+  });
+
   it('asks for no cache unless the temperature is 0', async () => {
     const { tools } = await run(llmRequest({ prompt: 'p.njk', cache: { ttlSeconds: 600 } }), { files: { 'p.njk': 'x' }, tools: answering('ok') });
     expect(tools.callsOf(GENERATE_TOOL)[0]).not.toHaveProperty('cacheTtlSeconds');

@@ -60,7 +60,7 @@ export function createLlmExecutor(options: LlmExecutorOptions = {}): Executor {
     const [system, prompt, schema, offered] = await Promise.all([
       spec.system !== undefined ? render(spec.system) : undefined,
       render(spec.prompt),
-      spec.outputSchema !== undefined ? schemas.get(spec.outputSchema, { ...scope, componentId }) : undefined,
+      spec.outputSchema !== undefined ? schemas.get(spec.outputSchema, scope) : undefined,
       modelTools.offer(spec.maxToolCalls > 0 ? spec.tools : [], scope),
     ]);
 

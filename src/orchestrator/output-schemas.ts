@@ -1,6 +1,8 @@
 /**
  * The output schema of an LLM component, compiled once per app revision:
- * inline in the component, or a JSON file of the app read through MCP. It is
+ * inline in the component, or a JSON file of the app read through MCP. A
+ * compiled schema is found again by its source (the file's path, or the inline
+ * schema's JSON), never by the component alone. It is
  * compiled by the same ajv setup (JSON Schema 2020-12, standard formats) the
  * core uses to check it when the app loads (src/definitions/output-schema.ts).
  */
@@ -22,12 +24,11 @@ export interface CompiledOutputSchema {
 export interface SchemaScope {
   readonly appId: string;
   readonly revision: string;
-  readonly componentId: string;
   readonly tools: ToolsClient;
 }
 
 export class OutputSchemas {
-  /** `<app>\0<revision>` -> component -> compiled schema. */
+  /** `<app>\0<revision>` -> the schema's source -> compiled schema. */
   private readonly revisions = new Map<string, Map<string, Promise<CompiledOutputSchema>>>();
 
   constructor(private readonly files: DefinitionFiles) {}
@@ -35,21 +36,22 @@ export class OutputSchemas {
   /** The component's compiled schema; throws LlmTaskError UHLP_LLM_OUTPUT_SCHEMA_INVALID. */
   get(outputSchema: string | Record<string, unknown>, scope: SchemaScope): Promise<CompiledOutputSchema> {
     const key = `${scope.appId}\0${scope.revision}`;
-    let components = this.revisions.get(key);
-    if (components === undefined) {
-      components = new Map();
-      this.revisions.set(key, components);
+    let sources = this.revisions.get(key);
+    if (sources === undefined) {
+      sources = new Map();
+      this.revisions.set(key, sources);
       for (const old of this.revisions.keys()) {
         if (this.revisions.size <= KEPT_REVISIONS) break;
         this.revisions.delete(old);
       }
     }
-    let compiled = components.get(scope.componentId);
+    const source = typeof outputSchema === 'string' ? `file:${outputSchema}` : `inline:${JSON.stringify(outputSchema)}`;
+    let compiled = sources.get(source);
     if (compiled === undefined) {
       compiled = this.compile(outputSchema, scope);
-      components.set(scope.componentId, compiled);
+      sources.set(source, compiled);
       // Only a schema that compiled is kept; a read that failed is tried again next time.
-      compiled.catch(() => components.delete(scope.componentId));
+      compiled.catch(() => sources.delete(source));
     }
     return compiled;
   }
