@@ -40,6 +40,11 @@ describe('PromptTemplates', () => {
     expect(tools.calls.length).toBe(reads);
   });
 
+  it('drops one line break at the end of a file, as Jinja2 does', async () => {
+    const { render } = setup({ 'p.njk': 'a\n{% include "q.njk" %}\nc\n', 'q.njk': 'b\n' });
+    expect(await render('p.njk')).toBe('a\nb\nc');
+  });
+
   it('reads a file named by a variable, and one included with "ignore missing" when it exists', async () => {
     const { render } = setup({ 'p.njk': '{% for part in parts %}{% include "parts/" ~ part ~ ".njk" %}{% endfor %}{% include "opt.njk" ignore missing %}{% include "none.njk" ignore missing %}', 'parts/a.njk': 'A', 'parts/b.njk': 'B', 'opt.njk': '!' });
     expect(await render('p.njk', { parts: ['a', 'b', 'a'] })).toBe('ABA!');

@@ -12,6 +12,9 @@
  * side effects (the variables are frozen), so running it again is safe; after
  * the first request of a revision every file is at hand and a render runs once.
  *
+ * As in Jinja2 (keep_trailing_newline off), one line break at the end of a
+ * file is not part of the template: an included file does not add an empty line.
+ *
  * Every file is checked before nunjucks sees it: it must parse, compile and
  * pass the template sandbox (template-sandbox.ts). A failure names the file, the
  * line (1-based, when nunjucks knows it) and the cause: PromptTemplateError.
@@ -149,6 +152,7 @@ class RevisionTemplates {
           this.sources.set(name, { missing: error.message });
           return;
         }
+        src = src.replace(/\r?\n$/, '');
         const problem = this.check(name, src);
         this.sources.set(name, problem ? { problem } : { src });
       }),
