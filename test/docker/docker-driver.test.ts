@@ -166,8 +166,9 @@ describe('docker driver on the real engine', () => {
       const handle = await loud.create(spec());
       await call(handle.endpoint, 'shout');
       const tag = handle.id.slice(0, 12);
+      // The two streams are forwarded apart: either line may come first.
       await waitFor(() => lines.some((l) => l.sandbox === tag && l.stream === 'stderr' && l.msg === 'and its stderr'), { what: 'stderr line' });
-      expect(lines).toContainEqual(expect.objectContaining({ sandbox: tag, stream: 'stdout', msg: 'hello from the sandbox' }));
+      await waitFor(() => lines.some((l) => l.sandbox === tag && l.stream === 'stdout' && l.msg === 'hello from the sandbox'), { what: 'stdout line' });
       expect(lines.some((l) => l.msg?.includes('"event":"ready"'))).toBe(false);
     } finally {
       await loud.close();
