@@ -134,7 +134,7 @@ export async function benchDocker(options: DockerBenchOptions = {}): Promise<Doc
 
 /** One bare and one driver container, compared on what isolates them; also the untimed first starts. */
 async function checkHardening(env: Env): Promise<string[]> {
-  const driver = new DockerDriver({ logger: silentLogger(), instanceId: env.instanceId, docker: env.docker, image: env.image });
+  const driver = new DockerDriver({ logger: silentLogger(), instanceId: env.instanceId, docker: env.docker, images: { jit: env.image } });
   try {
     const bare = await bareStart(env.bare);
     const handle = await driver.create(suiteSpec(env, 1));
@@ -259,7 +259,7 @@ async function forwarded(env: Env, shape: DispatchShape, durationMs: number): Pr
 }
 
 async function onContainers(env: Env, use: (driver: DockerDriver) => Promise<LoadResult>): Promise<LoadResult> {
-  const driver = new DockerDriver({ logger: silentLogger(), instanceId: env.instanceId, docker: env.docker, image: env.image });
+  const driver = new DockerDriver({ logger: silentLogger(), instanceId: env.instanceId, docker: env.docker, images: { jit: env.image } });
   env.cleanups.push(() => driver.close());
   try {
     return await use(driver);
@@ -269,7 +269,7 @@ async function onContainers(env: Env, use: (driver: DockerDriver) => Promise<Loa
 }
 
 async function benchRefill(env: Env, rounds: number): Promise<DockerBenchReport['refill']> {
-  const driver = new DockerDriver({ logger: silentLogger(), instanceId: env.instanceId, docker: env.docker, image: env.image });
+  const driver = new DockerDriver({ logger: silentLogger(), instanceId: env.instanceId, docker: env.docker, images: { jit: env.image } });
   env.cleanups.push(() => driver.close());
   const spec = suiteSpec(env, REFILL_SIZE, { minWarm: REFILL_SIZE });
   const metrics = createMetrics({ defaultMetrics: false });

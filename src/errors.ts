@@ -36,6 +36,10 @@ export const ERROR_CATALOG = {
   UHLP_SCRIPT_LOAD_FAILED: { status: 500, summary: 'The script could not be imported (syntax error, failing top-level code).' },
   UHLP_SCRIPT_EXCEPTION: { status: 500, summary: 'The script threw an error without a string code.' },
   UHLP_SCRIPT_BAD_RESULT: { status: 500, summary: 'The script returned a value that cannot be answered (bad statusCode, not JSON).' },
+  UHLP_PROMPT_TEMPLATE_ERROR: { status: 500, summary: 'A prompt template of an LLM component cannot be read, is refused by the template sandbox, or fails to render; details name the file, the line and the cause.' },
+  UHLP_LLM_OUTPUT_SCHEMA_INVALID: { status: 500, summary: 'The output schema of an LLM component cannot be read, is not JSON, or does not compile.' },
+  UHLP_LLM_OUTPUT_INVALID: { status: 502, summary: "The model's answer failed the component's output schema (or is no HTTP response) after maxAttempts answers; details hold the errors." },
+  UHLP_LLM_TOOL_LOOP_LIMIT: { status: 502, summary: "The model asked for more tool calls than the component's maxToolCalls." },
 
   // Runtime state (sessions, kv, leases, idempotency, rate limits)
   UHLP_STATE_UNAVAILABLE: { status: 503, summary: 'The runtime state store (Redis) cannot be reached; the request failed fast.' },

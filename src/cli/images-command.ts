@@ -1,6 +1,6 @@
 /**
  * `uhlp images build [--force] [--prune]`: builds the sandbox images locally
- * (FROM scratch + the host's Node and its libraries, then the jit-runner), tagged
+ * (FROM scratch + the host's Node and its libraries, then the jit-runner and the llm-orchestrator), tagged
  * by a hash of their inputs and rebuilt only when an input changed.
  */
 import { parseArgs } from 'node:util';

@@ -1,13 +1,15 @@
 /**
  * `uhlp images build`: the sandbox images, built locally with no registry.
  *
- *   uhlp/node-base:<hash>   FROM scratch: the host's Node (stripped), exactly the
- *                           libraries it links, /etc/passwd with a non-root user.
- *   uhlp/jit-runner:<hash>  the base plus the compiled files the jit-runner
- *                           imports and the packages they name (@sinclair/typebox).
+ *   uhlp/node-base:<hash>         FROM scratch: the host's Node (stripped), exactly the
+ *                                 libraries it links, /etc/passwd with a non-root user.
+ *   uhlp/jit-runner:<hash>        the base plus the compiled files the jit-runner
+ *                                 imports and the packages they name (@sinclair/typebox).
+ *   uhlp/llm-orchestrator:<hash>  the base plus the files the llm-orchestrator imports
+ *                                 and their packages (nunjucks, ajv, @sinclair/typebox).
  *
  * Each tag is a hash of the image's inputs, so a build only happens when an input
- * changed; `:latest` follows the newest build. Neither image has a shell.
+ * changed; `:latest` follows the newest build. No image has a shell.
  */
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
@@ -18,18 +20,23 @@ import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { UhlpError } from '../errors.js';
 import { contextStream, packContext, type ContextEntry } from './build-context.js';
-import { PACKAGE_ROOT, runnerAppFiles } from './runner-files.js';
+import { PACKAGE_ROOT, RUNNER_PROGRAMS, runnerAppFiles, type RunnerKind } from './runner-files.js';
 import { IMAGE_NODE_PATH, findNodeRuntime } from './node-runtime.js';
 
 const run = promisify(execFile);
 
 export const NODE_BASE_REPOSITORY = 'uhlp/node-base';
 export const JIT_RUNNER_REPOSITORY = 'uhlp/jit-runner';
-/** The image the Docker driver runs when a pool names none. */
-export const JIT_RUNNER_IMAGE = `${JIT_RUNNER_REPOSITORY}:latest`;
+export const LLM_ORCHESTRATOR_REPOSITORY = 'uhlp/llm-orchestrator';
+/** The repository of each runner's image. */
+export const RUNNER_REPOSITORIES: Readonly<Record<RunnerKind, string>> = { jit: JIT_RUNNER_REPOSITORY, llm: LLM_ORCHESTRATOR_REPOSITORY };
+/** The image the Docker driver runs for a pool of `runner` that names none. */
+export const RUNNER_IMAGES: Readonly<Record<RunnerKind, string>> = { jit: `${JIT_RUNNER_REPOSITORY}:latest`, llm: `${LLM_ORCHESTRATOR_REPOSITORY}:latest` };
+/** The image the Docker driver runs when a jit pool names none. */
+export const JIT_RUNNER_IMAGE = RUNNER_IMAGES.jit;
 /** The non-root user every sandbox runs as, unless the driver picks the core's own uid. */
 export const SANDBOX_UID = 10001;
-/** Where the runner files sit inside the jit-runner image. */
+/** Where the runner files sit inside a runner image. */
 export const IMAGE_APP_DIR = '/app';
 /** Label carrying the full input hash (tags carry a prefix of it). */
 export const IMAGE_INPUTS_LABEL = 'dev.uhlp.image-inputs';
@@ -47,7 +54,7 @@ export interface BuildImagesOptions {
   /** Build even when the input-hash tag exists. @defaultValue false */
   readonly force?: boolean;
   /**
-   * Remove older hashed tags of the two repositories after a build. An image a
+   * Remove older hashed tags of the repositories after a build. An image a
    * container still uses is kept (the engine refuses to remove it).
    * @defaultValue false
    */
@@ -69,18 +76,21 @@ export interface BuiltImage {
 export interface BuildImagesResult {
   readonly nodeBase: BuiltImage;
   readonly jitRunner: BuiltImage;
+  readonly llmOrchestrator: BuiltImage;
 }
 
 export async function buildImages(options: BuildImagesOptions = {}): Promise<BuildImagesResult> {
   const docker = options.docker ?? new Docker();
   const nodeBase = await buildNodeBase(docker, options);
-  const jitRunner = await buildJitRunner(docker, nodeBase.reference, options);
+  const jitRunner = await buildRunnerImage(docker, nodeBase.reference, 'jit', options);
+  const llmOrchestrator = await buildRunnerImage(docker, nodeBase.reference, 'llm', options);
   if (options.prune) {
-    // The runner first: older runner images are what keep older bases in use.
+    // The runners first: older runner images are what keep older bases in use.
     await pruneOlder(docker, JIT_RUNNER_REPOSITORY, jitRunner.reference);
+    await pruneOlder(docker, LLM_ORCHESTRATOR_REPOSITORY, llmOrchestrator.reference);
     await pruneOlder(docker, NODE_BASE_REPOSITORY, nodeBase.reference);
   }
-  return { nodeBase, jitRunner };
+  return { nodeBase, jitRunner, llmOrchestrator };
 }
 
 /**
@@ -134,24 +144,25 @@ async function buildNodeBase(docker: Docker, options: BuildImagesOptions): Promi
   });
 }
 
-async function buildJitRunner(docker: Docker, baseReference: string, options: BuildImagesOptions): Promise<BuiltImage> {
+/** The base plus one runner's files, hardened alike: same user, no shell, only the runner's own code. */
+async function buildRunnerImage(docker: Docker, baseReference: string, runner: RunnerKind, options: BuildImagesOptions): Promise<BuiltImage> {
   const root = options.packageRoot ?? PACKAGE_ROOT;
   const dockerfile = [
     `FROM ${baseReference}`,
     `COPY app/ ${IMAGE_APP_DIR}/`,
     `WORKDIR ${IMAGE_APP_DIR}`,
     `USER ${SANDBOX_UID}:${SANDBOX_UID}`,
-    `ENTRYPOINT ["${IMAGE_NODE_PATH}", "${IMAGE_APP_DIR}/dist/runner/main.js"]`,
+    `ENTRYPOINT ["${IMAGE_NODE_PATH}", "${IMAGE_APP_DIR}/${RUNNER_PROGRAMS[runner].entry}"]`,
     '',
   ].join('\n');
   const entries: ContextEntry[] = [{ name: 'Dockerfile', content: Buffer.from(dockerfile) }];
-  for (const file of await runnerAppFiles(root)) entries.push({ name: `app/${file.name}`, content: file.content });
+  for (const file of await runnerAppFiles(runner, root)) entries.push({ name: `app/${file.name}`, content: file.content });
 
   // The context is deterministic, so its hash is the hash of every input,
   // the base image reference included.
   const context = await packContext(entries);
   const digest = sha256(context);
-  return ensureImage(docker, `${JIT_RUNNER_REPOSITORY}:${digest.slice(0, 16)}`, digest, options, async () => context);
+  return ensureImage(docker, `${RUNNER_REPOSITORIES[runner]}:${digest.slice(0, 16)}`, digest, options, async () => context);
 }
 
 /** Builds `reference` from the context `makeContext` gives, unless it exists; points :latest at it. */

@@ -1,9 +1,10 @@
 /**
- * The files a jit-runner needs, whatever it runs in: the compiled modules its
- * entry imports, the packages they name (and their dependencies), and a
- * package.json that makes dist/ an ES module tree. The jit-runner image copies
- * them to /app; the process sandbox stages them in a directory of their own and
- * mounts that, so a runner never sees the rest of the installation.
+ * The runners a pool can run (`runner: jit | llm`), and the files each needs,
+ * whatever it runs in: the compiled modules its entry imports, the packages
+ * they name (and their dependencies), and a package.json that makes dist/ an
+ * ES module tree. A runner's image copies them to /app; the process sandbox
+ * stages them in a directory of their own and mounts that, so a runner never
+ * sees the rest of the installation, nor the other runner's code.
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,8 +14,27 @@ import { importClosure } from './import-closure.js';
 
 /** This package's root: it holds dist/ (after `npm run build`) and node_modules/. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** The runner's compiled entry, relative to the package root and to the runner's directory. */
-export const RUNNER_ENTRY = 'dist/runner/main.js';
+/** A pool's `runner`. */
+export type RunnerKind = 'jit' | 'llm';
+
+export interface RunnerProgramInfo {
+  /** The program's name: its image repository is `uhlp/<name>`. */
+  readonly name: 'jit-runner' | 'llm-orchestrator';
+  /** The compiled entry, relative to the package root and to the runner's directory. */
+  readonly entry: string;
+  /**
+   * It reads app files from a mounted revisions directory (`--definitions`);
+   * the llm-orchestrator reads them through MCP and gets no such mount.
+   */
+  readonly readsDefinitions: boolean;
+}
+
+export const RUNNER_PROGRAMS: Readonly<Record<RunnerKind, RunnerProgramInfo>> = {
+  jit: { name: 'jit-runner', entry: 'dist/runner/main.js', readsDefinitions: true },
+  llm: { name: 'llm-orchestrator', entry: 'dist/orchestrator/main.js', readsDefinitions: false },
+};
+
+export const RUNNER_KINDS: readonly RunnerKind[] = ['jit', 'llm'];
 /** Build output the runner does not load: source maps and type declarations. */
 const SKIPPED_FILE = /(\.map|\.d\.[cm]?ts|\.tsbuildinfo)$/;
 
@@ -25,13 +45,14 @@ export interface RunnerFile {
 }
 
 /** Every file of the runner's directory, sorted by name. */
-export async function runnerAppFiles(root: string = PACKAGE_ROOT): Promise<RunnerFile[]> {
+export async function runnerAppFiles(runner: RunnerKind, root: string = PACKAGE_ROOT): Promise<RunnerFile[]> {
+  const program = RUNNER_PROGRAMS[runner];
   // dist/ is ESM; without "type": "module" next to it Node would read it as CommonJS.
-  const files: RunnerFile[] = [{ name: 'package.json', content: Buffer.from('{"name":"uhlp-jit-runner","private":true,"type":"module"}\n') }];
-  const closure = await importClosure(root, RUNNER_ENTRY).catch((error: NodeJS.ErrnoException) => {
+  const files: RunnerFile[] = [{ name: 'package.json', content: Buffer.from(`{"name":"uhlp-${program.name}","private":true,"type":"module"}\n`) }];
+  const closure = await importClosure(root, program.entry).catch((error: NodeJS.ErrnoException) => {
     throw new UhlpError(
       'UHLP_IMAGE_BUILD_FAILED',
-      error.code === 'ENOENT' ? `${error.path ?? RUNNER_ENTRY} is missing; run \`npm run build\` (and npm ci) first` : error.message,
+      error.code === 'ENOENT' ? `${error.path ?? program.entry} is missing; run \`npm run build\` (and npm ci) first` : error.message,
       { root },
     );
   });

@@ -2,7 +2,9 @@
  * Turns a sandbox's validated /execute answer into the HTTP response the client
  * gets: `httpResponse` is proxied exactly, `generic` becomes JSON, `error` becomes
  * the app's own error code with the status it asked for (422 when that is not a
- * 4xx/5xx). A pure function, so the whole mapping is one table-driven test. An
+ * 4xx/5xx), with a `Retry-After` header when its details say when to retry
+ * (`retryAfterSeconds`, as core.llm.generate's budget refusal gives it). A pure
+ * function, so the whole mapping is one table-driven test. An
  * httpResponse that cannot be sent as it is (an interim status, a header that
  * could end a line) breaks the contract: UHLP_SANDBOX_BAD_RESPONSE.
  */
@@ -72,7 +74,18 @@ function fromError(data: ErrorData, requestId: string): FinalResponse {
   const status = typeof data.status === 'number' && data.status >= 400 && data.status <= 599 ? data.status : 422;
   const body: Record<string, unknown> = { code: data.code, message: data.message, requestId };
   if (data.details !== undefined) body.details = data.details;
-  return { status, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify(body) };
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE };
+  const retryAfter = retryAfterSeconds(data.details);
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+  return { status, headers, body: JSON.stringify(body) };
+}
+
+/** Whole seconds from `details.retryAfterSeconds` (rounded up: never earlier than asked), when it is a number >= 0. */
+function retryAfterSeconds(details: unknown): number | undefined {
+  if (typeof details !== 'object' || details === null) return undefined;
+  const seconds = (details as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) return undefined;
+  return Math.ceil(seconds);
 }
 
 function badResponse(violation: string): UhlpError {

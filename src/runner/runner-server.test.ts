@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Http1ResponseParser, type ParsedResponse } from '../sandbox/http1-response-parser.js';
+import { createJitExecutor } from './jit-executor.js';
 import { createRunnerServer, type RunnerServer } from './runner-server.js';
 
 let runner: RunnerServer;
@@ -11,7 +12,7 @@ let socketPath: string;
 
 beforeEach(async () => {
   socketPath = path.join(mkdtempSync(path.join(os.tmpdir(), 'uhlp-rs-')), 'r.sock');
-  runner = createRunnerServer({ definitionsRoot: mkdtempSync(path.join(os.tmpdir(), 'uhlp-rs-defs-')) });
+  runner = createRunnerServer({ executor: createJitExecutor({ definitionsRoot: mkdtempSync(path.join(os.tmpdir(), 'uhlp-rs-defs-')) }) });
   await new Promise<void>((resolve) => runner.server.listen(socketPath, resolve));
 });
 afterEach(async () => {

@@ -1,8 +1,10 @@
 /**
- * The jit-runner's HTTP server: `POST /execute` per the contract, `GET /healthz`
+ * A runner's HTTP server: `POST /execute` per the contract, `GET /healthz`
  * for readiness probes. The pool leases a sandbox to at most `concurrency`
  * executions at once; one more is refused with 429, the contract's "overloaded"
- * answer.
+ * answer. What an execution does is the runner's executor (executor.ts): the
+ * jit-runner's and the llm-orchestrator's share this server, so both answer
+ * the contract the same way.
  *
  * It runs on the product's own HTTP/1.1 server (src/http1), not node:http:
  * every request through the core costs one exchange here, and node:http's
@@ -17,11 +19,10 @@ import {
   type ExecuteResponse,
 } from '../contract/execute-contract.js';
 import type net from 'node:net';
-import path from 'node:path';
 import { Http1Server } from '../http1/http1-server.js';
 import type { Http1Request } from '../http1/request-parser.js';
-import { ScriptLoadError, ScriptLoader } from './script-loader.js';
-import { resultFromThrown, resultFromValue, runnerErrorResult, type ScriptResult } from './script-result.js';
+import type { Executor } from './executor.js';
+import { resultFromThrown, type ScriptResult } from './script-result.js';
 import { ExecutionTools } from './tools-client.js';
 
 /** Largest /execute body the runner reads; the core's ingress limit is far below it. */
@@ -32,15 +33,8 @@ const MAX_HEAD_BYTES = 16 * 1024;
 const KEEP_ALIVE_MS = 60_000;
 
 export interface RunnerServerOptions {
-  /** The app's revisions, `<root>/<revision>/<app files>` (read-only). */
-  definitionsRoot: string;
-  /**
-   * The sandbox's writable tree; each execution's `context.workspace` names its
-   * directories in it. @defaultValue none: executions get no workspace
-   */
-  workDir?: string;
-  /** Called with what the script threw outside of any await chain. */
-  onFatal?: (error: unknown) => void;
+  /** Runs each execution the server accepted. */
+  executor: Executor;
   /** How tool calls reach the core; a Unix-socket fetch in containers. @defaultValue globalThis.fetch */
   mcpFetch?: typeof fetch;
   /** Executions run at once; one more gets 429. @defaultValue 1 */
@@ -63,7 +57,6 @@ interface InFlight {
 }
 
 export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
-  const loader = new ScriptLoader(options.definitionsRoot);
   const concurrency = options.concurrency ?? 1;
   const inFlight = new Set<InFlight>();
 
@@ -142,46 +135,13 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       },
     };
     inFlight.add(current);
-    run(request, tools).then(current.settle, (thrown: unknown) => current.settle(resultFromThrown(thrown)));
-  }
-
-  async function run(request: ExecuteRequest, tools: ExecutionTools): Promise<ScriptResult> {
-    const task = request.context.taskDetails;
-    if (!task || task.handler !== 'JIT' || !task.script) {
-      return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails must name a JIT script');
-    }
-    let fn;
+    let running: Promise<ScriptResult>;
     try {
-      fn = await loader.load({
-        revision: task.revision,
-        script: task.script,
-        exportName: task.function,
-      });
-    } catch (error) {
-      if (error instanceof ScriptLoadError) return runnerErrorResult(error.code, error.message);
-      throw error;
+      running = options.executor(request, tools);
+    } catch (thrown) {
+      running = Promise.reject(thrown);
     }
-    const workspace = workspaceOf(request.context.workspace);
-    // Temporary files of the script (and of anything it uses) go to the turn's own directory.
-    // With concurrency above 1 executions share the process environment: the last one set wins.
-    if (workspace) process.env.TMPDIR = process.env.TEMP = process.env.TMP = workspace.tmpDir;
-    // Scripts get the context as sent, with `workspace` as absolute paths and `tools` (ctx.tools.call) bound to this execution's token.
-    const value = await fn(request.requestData, {
-      ...request.context,
-      ...(workspace ? { workspace } : {}),
-      tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) },
-    });
-    return resultFromValue(value);
-  }
-
-  /** The execution's directories as absolute paths inside the work tree; none when either is missing or leaves it. */
-  function workspaceOf(sent: { tmpDir: string; outputDir: string } | undefined): { tmpDir: string; outputDir: string } | undefined {
-    const root = options.workDir;
-    if (!root || !sent) return undefined;
-    const tmpDir = path.resolve(root, sent.tmpDir);
-    const outputDir = path.resolve(root, sent.outputDir);
-    const inside = (dir: string): boolean => dir.startsWith(path.resolve(root) + path.sep);
-    return inside(tmpDir) && inside(outputDir) ? { tmpDir, outputDir } : undefined;
+    running.then(current.settle, (thrown: unknown) => current.settle(resultFromThrown(thrown)));
   }
 
   return {

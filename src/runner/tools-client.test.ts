@@ -74,6 +74,18 @@ describe('ExecutionTools', () => {
     expect(await tools.call('core.llm.generate', { prompt: 'hi' })).toMatchObject({ text: 'scripted answer', model: 'm' });
   });
 
+  it("lists the app's tools with their argument schemas, and does not count the listing as a call", async () => {
+    const tools = new ExecutionTools({ endpoint, token: mint() });
+    const listed = await tools.listTools();
+    const names = listed.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(['core.kv.get', 'core.kv.set', 'core.llm.generate', 'core.state.getDefinitionFileContent']));
+    // Tools of capabilities the app lacks are not listed.
+    expect(names).not.toContain('core.linux.executeCommand');
+    expect(listed.find((tool) => tool.name === 'core.kv.get')).toMatchObject({ description: expect.any(String), inputSchema: { type: 'object', properties: { key: expect.any(Object) } } });
+    expect(tools.metrics()).toEqual([]);
+    await expect(new ExecutionTools({ endpoint, token: undefined }).listTools()).rejects.toMatchObject({ code: 'UHLP_MCP_UNAUTHORIZED' });
+  });
+
   it("throws the core's code, status and details for a refusal", async () => {
     const tools = new ExecutionTools({ endpoint, token: mint() });
     const error = await thrown(tools.call('core.kv.get', { key: 'secret:a' }));

@@ -19,6 +19,14 @@ export interface ToolsClient {
   call(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
+/** One tool of the MCP `tools/list` answer: the tools of the execution's app. */
+export interface ListedTool {
+  readonly name: string;
+  readonly description?: string;
+  /** JSON Schema of the tool's arguments. */
+  readonly inputSchema: Record<string, unknown>;
+}
+
 export interface ToolsClientOptions {
   /** `context.mcp_endpoint`. */
   readonly endpoint: string;
@@ -41,8 +49,13 @@ export class ToolCallError extends Error {
   }
 }
 
+/** A client that also lists the app's tools (the llm-orchestrator offers them to the model). */
+export interface McpToolsClient extends ToolsClient {
+  listTools(): Promise<ListedTool[]>;
+}
+
 /** One execution's client, and what it recorded. */
-export class ExecutionTools implements ToolsClient {
+export class ExecutionTools implements McpToolsClient {
   private readonly totals = new McpCallTotals();
   private nextId = 1;
 
@@ -66,7 +79,23 @@ export class ExecutionTools implements ToolsClient {
     return this.totals.summary();
   }
 
-  private async post(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  /**
+   * The tools the execution's app may call, with their argument schemas (MCP
+   * `tools/list`). Not counted in `metrics()`: it is no tool call.
+   */
+  async listTools(): Promise<ListedTool[]> {
+    const result = await this.rpc('tools/list', {}, 'tools/list');
+    const tools = result?.['tools'];
+    if (!Array.isArray(tools)) throw new ToolCallError('UHLP_MCP_CALL_FAILED', 'tools/list: the answer has no tools', 502);
+    return tools.flatMap((tool: unknown): ListedTool[] => {
+      const entry = tool as { name?: unknown; description?: unknown; inputSchema?: unknown };
+      if (typeof entry?.name !== 'string' || typeof entry.inputSchema !== 'object' || entry.inputSchema === null) return [];
+      return [{ name: entry.name, inputSchema: entry.inputSchema as Record<string, unknown>, ...(typeof entry.description === 'string' ? { description: entry.description } : {}) }];
+    });
+  }
+
+  /** One JSON-RPC request to the endpoint; its `result`, or a ToolCallError naming `label`. */
+  private async rpc(method: string, params: Record<string, unknown>, label: string): Promise<Record<string, unknown> | undefined> {
     if (this.options.token === undefined) throw new ToolCallError('UHLP_MCP_UNAUTHORIZED', 'this execution has no MCP token', 401);
     const id = this.nextId++;
     let response: Response;
@@ -79,7 +108,7 @@ export class ExecutionTools implements ToolsClient {
           authorization: `Bearer ${this.options.token}`,
           'mcp-protocol-version': MCP_PROTOCOL_VERSION,
         },
-        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
       });
     } catch (error) {
       throw new ToolCallError('UHLP_MCP_CALL_FAILED', `MCP endpoint unreachable: ${error instanceof Error ? error.message : String(error)}`, 502);
@@ -93,9 +122,14 @@ export class ExecutionTools implements ToolsClient {
     const rpcError = body?.['error'] as { message?: unknown } | undefined;
     if (!response.ok || body === undefined || rpcError !== undefined) {
       const why = typeof rpcError?.message === 'string' ? rpcError.message : `HTTP ${response.status}`;
-      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `${name}: ${why}`, 502);
+      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `${label}: ${why}`, 502);
     }
-    const result = body['result'] as { isError?: unknown; structuredContent?: unknown } | undefined;
+    const result = body['result'];
+    return typeof result === 'object' && result !== null && !Array.isArray(result) ? (result as Record<string, unknown>) : undefined;
+  }
+
+  private async post(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const result = (await this.rpc('tools/call', { name, arguments: args }, name)) as { isError?: unknown; structuredContent?: unknown } | undefined;
     const content = result?.structuredContent;
     if (typeof content !== 'object' || content === null || Array.isArray(content)) {
       throw new ToolCallError('UHLP_MCP_CALL_FAILED', `${name}: the result has no structured content`, 502);

@@ -3,6 +3,7 @@
  * `uhlp dev --driver docker` and the server's configuration select it the same way.
  */
 import path from 'node:path';
+import type { RunnerKind } from '../images/runner-files.js';
 import type { Logger } from '../logger.js';
 import { DockerDriver } from './docker-driver.js';
 import { ProcessDriver } from './process-driver.js';
@@ -24,8 +25,8 @@ export interface CreateDriverOptions {
   readonly allowUnisolatedProcesses?: boolean;
   /** bubblewrap's executable. @defaultValue the first `bwrap` on PATH */
   readonly bwrapPath?: string;
-  /** Image for pools that name none (Docker only). @defaultValue uhlp/jit-runner:latest */
-  readonly image?: string;
+  /** Image per runner for pools that name none (Docker only). @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest */
+  readonly images?: Readonly<Partial<Record<RunnerKind, string>>>;
 }
 
 export async function createSandboxDriver(name: SandboxDriverName, options: CreateDriverOptions): Promise<SandboxDriver> {
@@ -48,6 +49,6 @@ export async function createSandboxDriver(name: SandboxDriverName, options: Crea
       return new ProcessDriver({ logger: options.logger, sandbox, workRoot });
     }
     case 'docker':
-      return new DockerDriver({ logger: options.logger, instanceId: options.instanceId, image: options.image, workRoot });
+      return new DockerDriver({ logger: options.logger, instanceId: options.instanceId, images: options.images, workRoot });
   }
 }

@@ -1,13 +1,15 @@
 /**
- * The Docker driver: each sandbox is a hardened container of the jit-runner image
- * (see src/images), created, watched and removed through dockerode.
+ * The Docker driver: each sandbox is a hardened container of its pool's runner
+ * image (the jit-runner's or the llm-orchestrator's, see src/images; or the
+ * pool's own `image`), created, watched and removed through dockerode.
  *
  * Containers have no network unless the spec asks for one; the runner then listens
  * on a Unix socket in a per-sandbox host directory bind-mounted at /run/uhlp. With
  * a network, the runner listens on TCP and the port is published on 127.0.0.1 only.
- * A container sees its own app's revisions (read-only, /definitions) and its own
- * writable tree (/work, see work-tree.ts); its root is read-only and it has no
- * other writable place, /tmp included.
+ * A jit-runner container sees its own app's revisions (read-only, /definitions);
+ * an llm-orchestrator container reads app files through MCP and gets no such
+ * mount. Every container has its own writable tree (/work, see work-tree.ts);
+ * its root is read-only and it has no other writable place, /tmp included.
  * Every container carries the uhlp.dev/app, /pool and /instance labels, so that a
  * restarted core adopts its containers instead of starting new ones.
  */
@@ -19,9 +21,9 @@ import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
 import { UhlpError } from '../errors.js';
-import { IMAGE_APP_DIR, JIT_RUNNER_IMAGE, SANDBOX_UID } from '../images/build-images.js';
+import { IMAGE_APP_DIR, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
-import { RUNNER_ENTRY } from '../images/runner-files.js';
+import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { nodePermissionFlags } from './process-sandbox.js';
 import { dockerSeccompProfile } from './seccomp-filter.js';
 import type { Logger } from '../logger.js';
@@ -54,8 +56,11 @@ export interface DockerDriverOptions {
   readonly instanceId: string;
   /** Engine client. @defaultValue `new Docker()` (DOCKER_HOST or /var/run/docker.sock) */
   readonly docker?: Docker;
-  /** Image for pools that name none. @defaultValue JIT_RUNNER_IMAGE (uhlp/jit-runner:latest) */
-  readonly image?: string;
+  /**
+   * Image per runner for pools that name none.
+   * @defaultValue RUNNER_IMAGES: uhlp/jit-runner:latest and uhlp/llm-orchestrator:latest
+   */
+  readonly images?: Readonly<Partial<Record<RunnerKind, string>>>;
   /**
    * Host directory under which each sandbox gets a socket directory. Unix socket
    * paths are limited to 108 bytes, so keep it short.
@@ -264,8 +269,11 @@ export class DockerDriver implements SandboxDriver {
     labels[LABEL_WORK_DIR] = workDir;
     labels[LABEL_CONFIG] = this.configHash(spec);
     const listen = socketDir ? `unix:${CONTAINER_SOCKET}` : `tcp:0.0.0.0:${CONTAINER_PORT}`;
-    // The app's own revisions only: no container reads another app's files.
-    const binds = [`${path.resolve(spec.definitionsRoot)}:${CONTAINER_DEFINITIONS}:ro`, `${workDir}:${CONTAINER_WORK}`];
+    const program = RUNNER_PROGRAMS[spec.pool.runner];
+    // The app's own revisions only, and only for a runner that reads them: no container reads another app's files.
+    const binds = [`${workDir}:${CONTAINER_WORK}`];
+    if (program.readsDefinitions) binds.unshift(`${path.resolve(spec.definitionsRoot)}:${CONTAINER_DEFINITIONS}:ro`);
+    const readable = program.readsDefinitions ? [IMAGE_APP_DIR, CONTAINER_DEFINITIONS, CONTAINER_WORK] : [IMAGE_APP_DIR, CONTAINER_WORK];
     if (socketDir) binds.push(`${socketDir}:${CONTAINER_SOCKET_DIR}`);
     // Tool calls reach the core through its MCP socket, mounted in: no network needed.
     const mcpArgs = spec.mcpSocket ? ['--mcp-socket', CONTAINER_MCP_SOCKET] : [];
@@ -274,8 +282,17 @@ export class DockerDriver implements SandboxDriver {
       name: `uhlp-${spec.appId}-${spec.pool.name}-${id}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
       Image: this.imageOf(spec),
       // The image's Node and runner, with Node's permission model in front of the runner, as in a process sandbox.
-      Entrypoint: [IMAGE_NODE_PATH, ...nodePermissionFlags(process.version).flags([IMAGE_APP_DIR, CONTAINER_DEFINITIONS, CONTAINER_WORK], [CONTAINER_WORK]), `${IMAGE_APP_DIR}/${RUNNER_ENTRY}`],
-      Cmd: ['--listen', listen, '--definitions', CONTAINER_DEFINITIONS, '--work-dir', CONTAINER_WORK, '--concurrency', String(spec.pool.concurrency), ...mcpArgs],
+      Entrypoint: [IMAGE_NODE_PATH, ...nodePermissionFlags(process.version).flags(readable, [CONTAINER_WORK]), `${IMAGE_APP_DIR}/${program.entry}`],
+      Cmd: [
+        '--listen',
+        listen,
+        ...(program.readsDefinitions ? ['--definitions', CONTAINER_DEFINITIONS] : []),
+        '--work-dir',
+        CONTAINER_WORK,
+        '--concurrency',
+        String(spec.pool.concurrency),
+        ...mcpArgs,
+      ],
       // Only what the runner needs: nothing of the core's environment goes in.
       Env: [
         `NODE_OPTIONS=--max-old-space-size=${heapMb}`,
@@ -311,12 +328,13 @@ export class DockerDriver implements SandboxDriver {
 
   /** What decides how a sandbox behaves; a change means its containers are not reused. */
   private imageOf(spec: SandboxSpec): string {
-    return spec.pool.image ?? this.options.image ?? JIT_RUNNER_IMAGE;
+    return spec.pool.image ?? this.options.images?.[spec.pool.runner] ?? RUNNER_IMAGES[spec.pool.runner];
   }
 
   private configHash(spec: SandboxSpec): string {
     const config = {
       image: this.imageOf(spec),
+      runner: spec.pool.runner,
       limits: spec.pool.limits,
       concurrency: spec.pool.concurrency,
       network: spec.network ?? false,
@@ -324,7 +342,7 @@ export class DockerDriver implements SandboxDriver {
       mcpSocket: spec.mcpSocket ?? null,
       user: this.user,
       heapShare: this.options.heapShare ?? 0.5,
-      layout: 3,
+      layout: 4,
       pidsLimit: this.options.pidsLimit ?? 128,
     };
     return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);

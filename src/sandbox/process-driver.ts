@@ -1,6 +1,7 @@
 /**
  * The embedded-default driver: each sandbox is a child process running the
- * jit-runner on a Unix socket in a private directory, contained by the process
+ * runner its pool names (the jit-runner or the llm-orchestrator, each staged in
+ * a directory of its own) on a Unix socket in a private directory, contained by the process
  * sandbox of process-sandbox.ts (bubblewrap namespaces, seccomp and Node's
  * permission model; or, when the operator accepted it, the permission model
  * alone). Each sandbox gets a writable tree of its own (`<workRoot>/<id>/`, with
@@ -78,6 +79,7 @@ export class ProcessDriver implements SandboxDriver {
     mkdirSync(socketDir, { mode: 0o700 });
     const work = createWorkTree(this.options.workRoot, id);
     const command = this.options.sandbox.launch({
+      runner: spec.pool.runner,
       socketDir,
       definitionsDir: spec.definitionsRoot,
       workDir: work.hostDir,

@@ -1,13 +1,15 @@
 /**
- * How the process driver contains a runner: the command that starts one.
+ * How the process driver contains a runner: the command that starts one, for
+ * the runner its pool names (the jit-runner or the llm-orchestrator).
  *
  * With bubblewrap (Debian's `bubblewrap`), each runner gets its own user, PID,
  * network, mount, IPC, UTS and cgroup namespaces and an empty root holding only
- * what it needs, as the jit-runner image does:
+ * what it needs, as the runner images do:
  *
  *   /usr/local/bin/node + its libraries   read-only, from the host
  *   /app                                  the runner's files (runner-root.ts), read-only
- *   /definitions                          the app's own revisions, read-only
+ *   /definitions                          the app's own revisions, read-only (the jit-runner
+ *                                         only: the llm-orchestrator reads them through MCP)
  *   /work                                 the sandbox's writable tree (tmp/, output/)
  *   /run/uhlp                             its socket directory (the core connects here)
  *   /run/uhlp-core/mcp.sock               the core's MCP socket, its only way out
@@ -16,7 +18,7 @@
  * It runs as uid 10001 in its namespace with no capability, no new privileges,
  * a network namespace with nothing in it, and the seccomp filter of
  * seccomp-filter.ts (no process creation). Inside, Node's permission model
- * limits the runner's own file access to /app, /definitions and /work and
+ * limits the runner's own file access to /app, /definitions (if mounted) and /work and
  * refuses child processes, workers and native addons: a second fence behind the
  * first, not the fence itself.
  *
@@ -30,6 +32,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { UhlpError } from '../errors.js';
 import { IMAGE_NODE_PATH, findNodeRuntime, type RuntimeFile } from '../images/node-runtime.js';
+import { RUNNER_KINDS, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { stageRunnerRoot, type StagedRunner } from './runner-root.js';
 import { seccompFilter } from './seccomp-filter.js';
 
@@ -44,11 +47,13 @@ export const SANDBOX_PATHS = {
 /** The uid and gid a runner has in its user namespace (the jit-runner image's `sandbox` user). */
 const SANDBOX_ID = '10001';
 
-/** The host side of one runner: where its files are, where it may write, where it listens. */
+/** The host side of one runner: which it is, where its files are, where it may write, where it listens. */
 export interface RunnerLaunch {
+  /** The pool's runner. */
+  readonly runner: RunnerKind;
   /** Host directory that holds the runner's socket. */
   readonly socketDir: string;
-  /** The app's revisions on the host. */
+  /** The app's revisions on the host; mounted only for runners that read them. */
   readonly definitionsDir: string;
   /** The sandbox's writable tree on the host. */
   readonly workDir: string;
@@ -82,7 +87,7 @@ export interface ProcessSandbox {
 }
 
 export interface PrepareProcessSandboxOptions {
-  /** Where the runner's files are staged (`<dataDir>/runtime`). */
+  /** Where the runners' files are staged (`<dataDir>/runtime`). */
   readonly stateDir: string;
   /**
    * Accept running without namespaces when bubblewrap cannot run here (the
@@ -110,30 +115,31 @@ export class ProcessIsolationUnavailable extends UhlpError {
 }
 
 /**
- * Stages the runner's files and checks that a contained runner can start here:
+ * Stages the runners' files and checks that a contained runner can start here:
  * resolves with the sandbox, or throws ProcessIsolationUnavailable unless
  * `allowUnisolated` accepts running without namespaces.
  */
 export async function prepareProcessSandbox(options: PrepareProcessSandboxOptions): Promise<ProcessSandbox> {
   await mkdir(options.stateDir, { recursive: true });
-  const runner = await stageRunnerRoot(options.stateDir, options.packageRoot);
+  const runners = {} as Record<RunnerKind, StagedRunner>;
+  for (const kind of RUNNER_KINDS) runners[kind] = await stageRunnerRoot(options.stateDir, kind, options.packageRoot);
   const permissions = nodePermissionFlags(process.version);
   if ((options.prefer ?? 'namespaces') === 'namespaces') {
     try {
       const bwrap = options.bwrapPath ?? findBwrap();
       if (!existsSync(bwrap)) throw new ProcessIsolationUnavailable(`bubblewrap is not at ${bwrap}`);
       const runtime = await findNodeRuntime(process.execPath);
-      const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runner, permissions);
+      const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runners, permissions);
       await probe(sandbox, options.stateDir);
       return sandbox;
     } catch (error) {
       const reason = error instanceof ProcessIsolationUnavailable ? error.reason : (error as Error).message;
       if (!options.allowUnisolated) throw error instanceof ProcessIsolationUnavailable ? error : new ProcessIsolationUnavailable(reason);
-      return unisolatedSandbox(runner, permissions, `no namespaces (${reason}); only Node's permission model`);
+      return unisolatedSandbox(runners, permissions, `no namespaces (${reason}); only Node's permission model`);
     }
   }
   if (!options.allowUnisolated) throw new ProcessIsolationUnavailable('namespaces were not asked for');
-  return unisolatedSandbox(runner, permissions, "no namespaces (not asked for); only Node's permission model");
+  return unisolatedSandbox(runners, permissions, "no namespaces (not asked for); only Node's permission model");
 }
 
 function findBwrap(): string {
@@ -149,13 +155,14 @@ interface SandboxBuilder extends ProcessSandbox {
   command(launch: RunnerLaunch, program: (paths: RunnerPaths) => string[]): LaunchCommand;
 }
 
-function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], runner: StagedRunner, permissions: NodePermissionFlags): SandboxBuilder {
+function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], runners: Readonly<Record<RunnerKind, StagedRunner>>, permissions: NodePermissionFlags): SandboxBuilder {
   const seccomp = seccompFilter();
-  const entry = path.posix.join(SANDBOX_PATHS.app, path.relative(runner.dir, runner.entry).split(path.sep).join('/'));
   return {
     isolation: 'namespaces',
     summary: 'bubblewrap: user, pid, net, mount, ipc, uts and cgroup namespaces, seccomp, Node permission model',
     launch(launch) {
+      const runner = runners[launch.runner];
+      const entry = path.posix.join(SANDBOX_PATHS.app, path.relative(runner.dir, runner.entry).split(path.sep).join('/'));
       return this.command(launch, (paths) => runnerProgram(entry, launch, paths));
     },
     command(launch, program) {
@@ -172,18 +179,19 @@ function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], 
         '--proc', '/proc',
         '--dev', '/dev',
       ];
+      const readsDefinitions = RUNNER_PROGRAMS[launch.runner].readsDefinitions;
       for (const file of runtimeFiles) args.push('--ro-bind', file.hostPath, file.imagePath);
-      args.push('--ro-bind', runner.dir, SANDBOX_PATHS.app);
-      args.push('--ro-bind', launch.definitionsDir, SANDBOX_PATHS.definitions);
+      args.push('--ro-bind', runners[launch.runner].dir, SANDBOX_PATHS.app);
+      if (readsDefinitions) args.push('--ro-bind', launch.definitionsDir, SANDBOX_PATHS.definitions);
       args.push('--bind', launch.workDir, SANDBOX_PATHS.work);
       args.push('--bind', launch.socketDir, SANDBOX_PATHS.socketDir);
       if (launch.mcpSocket) args.push('--bind', launch.mcpSocket, SANDBOX_PATHS.mcpSocket);
       args.push('--chdir', SANDBOX_PATHS.work, '--seccomp', '3', '--', IMAGE_NODE_PATH);
       const paths: RunnerPaths = {
-        read: [SANDBOX_PATHS.app, SANDBOX_PATHS.definitions, SANDBOX_PATHS.work],
+        read: readsDefinitions ? [SANDBOX_PATHS.app, SANDBOX_PATHS.definitions, SANDBOX_PATHS.work] : [SANDBOX_PATHS.app, SANDBOX_PATHS.work],
         write: [SANDBOX_PATHS.work],
         socket: `${SANDBOX_PATHS.socketDir}/runner.sock`,
-        definitions: SANDBOX_PATHS.definitions,
+        definitions: readsDefinitions ? SANDBOX_PATHS.definitions : undefined,
         work: SANDBOX_PATHS.work,
         mcpSocket: launch.mcpSocket ? SANDBOX_PATHS.mcpSocket : undefined,
       };
@@ -193,19 +201,21 @@ function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], 
   };
 }
 
-function unisolatedSandbox(runner: StagedRunner, permissions: NodePermissionFlags, summary: string): SandboxBuilder {
+function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, permissions: NodePermissionFlags, summary: string): SandboxBuilder {
   return {
     isolation: 'none',
     summary,
     launch(launch) {
-      return this.command(launch, (paths) => runnerProgram(runner.entry, launch, paths));
+      return this.command(launch, (paths) => runnerProgram(runners[launch.runner].entry, launch, paths));
     },
     command(launch, program) {
+      const runner = runners[launch.runner];
+      const readsDefinitions = RUNNER_PROGRAMS[launch.runner].readsDefinitions;
       const paths: RunnerPaths = {
-        read: [runner.dir, launch.definitionsDir, launch.workDir],
+        read: readsDefinitions ? [runner.dir, launch.definitionsDir, launch.workDir] : [runner.dir, launch.workDir],
         write: [launch.workDir],
         socket: path.join(launch.socketDir, 'runner.sock'),
-        definitions: launch.definitionsDir,
+        definitions: readsDefinitions ? launch.definitionsDir : undefined,
         work: launch.workDir,
         mcpSocket: launch.mcpSocket,
       };
@@ -230,7 +240,8 @@ interface RunnerPaths {
   read: string[];
   write: string[];
   socket: string;
-  definitions: string;
+  /** Undefined for a runner that reads no mounted definitions. */
+  definitions: string | undefined;
   work: string;
   mcpSocket: string | undefined;
 }
@@ -240,7 +251,7 @@ function runnerProgram(entry: string, launch: RunnerLaunch, paths: RunnerPaths):
   return [
     entry,
     '--listen', `unix:${paths.socket}`,
-    '--definitions', paths.definitions,
+    ...(paths.definitions !== undefined ? ['--definitions', paths.definitions] : []),
     '--work-dir', paths.work,
     '--concurrency', String(launch.concurrency),
     '--niceness', String(launch.niceness),
@@ -273,7 +284,7 @@ async function probe(sandbox: SandboxBuilder, stateDir: string): Promise<void> {
   try {
     const dirs = { socketDir: path.join(scratch, 's'), definitionsDir: path.join(scratch, 'd'), workDir: path.join(scratch, 'w') };
     for (const dir of Object.values(dirs)) await mkdir(dir);
-    const command = sandbox.command({ ...dirs, memoryMb: 64, concurrency: 1, niceness: 0 }, () => ['-e', PROBE_SCRIPT]);
+    const command = sandbox.command({ ...dirs, runner: 'jit', memoryMb: 64, concurrency: 1, niceness: 0 }, () => ['-e', PROBE_SCRIPT]);
     await runWithFd3(command.file, command.args, command.fd3);
   } finally {
     await rm(scratch, { recursive: true, force: true });

@@ -1,14 +1,14 @@
 /**
- * The jit-runner's files staged once in a directory of their own
- * (`<dir>/runner-<hash>/`), read-only, for process sandboxes to mount or read:
- * the same files the jit-runner image carries, and nothing else of the
- * installation (not its source, not the data directory).
+ * A runner's files staged once in a directory of their own
+ * (`<dir>/<runner name>-<hash>/`), read-only, for process sandboxes to mount or
+ * read: the same files the runner's image carries, and nothing else of the
+ * installation (not its source, not the data directory, not the other runner).
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PACKAGE_ROOT, RUNNER_ENTRY, runnerAppFiles } from '../images/runner-files.js';
+import { PACKAGE_ROOT, RUNNER_PROGRAMS, runnerAppFiles, type RunnerKind } from '../images/runner-files.js';
 
 export interface StagedRunner {
   /** The runner's directory. */
@@ -17,13 +17,14 @@ export interface StagedRunner {
   readonly entry: string;
 }
 
-/** Writes the runner's files under `parent` unless the same files are already there. */
-export async function stageRunnerRoot(parent: string, packageRoot: string = PACKAGE_ROOT): Promise<StagedRunner> {
-  const files = await runnerAppFiles(packageRoot);
+/** Writes the files of `runner` under `parent` unless the same files are already there. */
+export async function stageRunnerRoot(parent: string, runner: RunnerKind, packageRoot: string = PACKAGE_ROOT): Promise<StagedRunner> {
+  const program = RUNNER_PROGRAMS[runner];
+  const files = await runnerAppFiles(runner, packageRoot);
   const hash = createHash('sha256');
   for (const file of files) hash.update(`${file.name}\0${createHash('sha256').update(file.content).digest('hex')}\n`);
-  const dir = path.join(parent, `runner-${hash.digest('hex').slice(0, 16)}`);
-  const staged = { dir, entry: path.join(dir, RUNNER_ENTRY) };
+  const dir = path.join(parent, `${program.name}-${hash.digest('hex').slice(0, 16)}`);
+  const staged = { dir, entry: path.join(dir, program.entry) };
   if (existsSync(dir)) return staged;
 
   const staging = `${dir}.tmp-${process.pid}-${Date.now()}`;

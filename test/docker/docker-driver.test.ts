@@ -93,7 +93,7 @@ describe('docker driver on the real engine', () => {
   beforeAll(async () => {
     image = (await testImages()).jitRunner.reference;
     definitionsRoot = makeDefinitions();
-    driver = new DockerDriver({ logger: silentLogger(), instanceId, docker, image });
+    driver = new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: image } });
   });
   afterAll(async () => {
     await driver?.close();
@@ -161,13 +161,14 @@ describe('docker driver on the real engine', () => {
     const lines: Array<{ sandbox?: string; stream?: string; msg?: string }> = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const own = uniqueInstanceId('output');
-    const loud = new DockerDriver({ logger, instanceId: own, docker, image });
+    const loud = new DockerDriver({ logger, instanceId: own, docker, images: { jit: image } });
     try {
       const handle = await loud.create(spec());
       await call(handle.endpoint, 'shout');
       const tag = handle.id.slice(0, 12);
+      // The two streams are forwarded apart: either line may come first.
       await waitFor(() => lines.some((l) => l.sandbox === tag && l.stream === 'stderr' && l.msg === 'and its stderr'), { what: 'stderr line' });
-      expect(lines).toContainEqual(expect.objectContaining({ sandbox: tag, stream: 'stdout', msg: 'hello from the sandbox' }));
+      await waitFor(() => lines.some((l) => l.sandbox === tag && l.stream === 'stdout' && l.msg === 'hello from the sandbox'), { what: 'stdout line' });
       expect(lines.some((l) => l.msg?.includes('"event":"ready"'))).toBe(false);
     } finally {
       await loud.close();
@@ -183,7 +184,7 @@ describe('docker driver on the real engine', () => {
 
   it('removes a container whose runner does not answer in time, or whose start is aborted', async () => {
     const own = uniqueInstanceId('late');
-    const impatient = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, image, startTimeoutMs: 1 });
+    const impatient = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, images: { jit: image }, startTimeoutMs: 1 });
     await expect(impatient.create(spec())).rejects.toMatchObject({ code: 'UHLP_SANDBOX_UNAVAILABLE', message: /GET \/healthz within 1 ms/ });
     const aborted = new AbortController();
     aborted.abort();
@@ -196,7 +197,7 @@ describe('docker driver on the real engine', () => {
   it('leaves no container and no socket directory after destroy and close', async () => {
     const socketRoot = mkdtempSync(path.join(os.tmpdir(), 'uhlp-dk-'));
     const own = uniqueInstanceId('leak');
-    const leakDriver = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, image, socketRoot });
+    const leakDriver = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, images: { jit: image }, socketRoot });
     const handles = await Promise.all([leakDriver.create(spec()), leakDriver.create(spec()), leakDriver.create(spec())]);
     await leakDriver.destroy(handles[0]!, 'recycled');
     expect((await containersOf(own)).map((c) => c.Id).sort()).toEqual([handles[1]!.id, handles[2]!.id].sort());
@@ -222,7 +223,7 @@ describe('docker driver adoption', () => {
 
   it('hands a restarted core its running containers, not duplicates, and clears dead ones', async () => {
     const poolSpec = (name: string): SandboxSpec => ({ appId: 'probe', pool: suitePool({ name }), definitionsRoot, labels: {} });
-    const before = new DockerDriver({ logger: silentLogger(), instanceId, docker, image });
+    const before = new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: image } });
     const kept = await Promise.all([before.create(poolSpec('main')), before.create(poolSpec('main'))]);
     const other = await before.create(poolSpec('other'));
     const dead = await before.create(poolSpec('main'));
@@ -230,10 +231,10 @@ describe('docker driver adoption', () => {
     expect(await dead.exited).toBe('crash');
     // `before` is dropped without close(), as a killed core would be.
 
-    const stranger = new DockerDriver({ logger: silentLogger(), instanceId: uniqueInstanceId('stranger'), docker, image });
+    const stranger = new DockerDriver({ logger: silentLogger(), instanceId: uniqueInstanceId('stranger'), docker, images: { jit: image } });
     expect(await stranger.adopt('probe', 'main')).toEqual([]);
 
-    const after = new DockerDriver({ logger: silentLogger(), instanceId, docker, image });
+    const after = new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: image } });
     const adopted = await after.adopt('probe', 'main', poolSpec('main'));
     expect(adopted.map((h) => h.id).sort()).toEqual(kept.map((h) => h.id).sort());
     for (const handle of adopted) expect(await call(handle.endpoint, 'hello')).toEqual({ hello: 'docker' });
@@ -259,9 +260,9 @@ describe('docker driver adoption', () => {
       definitionsRoot,
       labels: {},
     });
-    const before = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, image });
+    const before = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, images: { jit: image } });
     await before.create(poolSpec(64));
-    const after = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, image });
+    const after = new DockerDriver({ logger: silentLogger(), instanceId: own, docker, images: { jit: image } });
     expect(await after.adopt('probe', 'main', poolSpec(96))).toEqual([]);
     expect(await containersOf(own)).toEqual([]);
     await after.close();

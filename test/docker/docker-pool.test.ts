@@ -36,7 +36,7 @@ describe('warm pool on the docker driver', () => {
 
   it('replaces a container killed under load while requests keep succeeding', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
-    const driver = new DockerDriver({ logger: silentLogger(), instanceId, docker, image });
+    const driver = new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: image } });
     const warm = makePool(driver, metrics);
     await warm.start();
     await warm.whenReady();
@@ -87,7 +87,7 @@ describe('warm pool on the docker driver', () => {
   });
 
   it('adopts the containers of the same instance after a restart instead of starting new ones', async () => {
-    const dead = frozenAfterWarmUp(new DockerDriver({ logger: silentLogger(), instanceId, docker, image }));
+    const dead = frozenAfterWarmUp(new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: image } }));
     const first = makePool(dead.driver);
     await first.start();
     await first.whenReady();
@@ -96,7 +96,7 @@ describe('warm pool on the docker driver', () => {
     // The first core dies without closing its pool: from here on it does nothing.
     dead.freeze();
 
-    const secondDriver = new DockerDriver({ logger: silentLogger(), instanceId, docker, image });
+    const secondDriver = new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: image } });
     const second = makePool(secondDriver);
     await second.start();
     expect(second.stats().idle).toBe(pool.minWarm);
@@ -120,13 +120,13 @@ describe('warm pool on the docker driver', () => {
     const reference = `${repo}:${tag}`;
     await docker.getImage(images.jitRunner.reference).tag({ repo, tag });
     try {
-      const first = new DockerDriver({ logger: silentLogger(), instanceId, docker, image: reference });
+      const first = new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: reference } });
       const handle = await first.create(sandboxSpec);
       expect((await containersOf(instanceId)).map((c) => c.Id)).toContain(handle.id);
       // A rebuild moves the tag to another image (here: the node base the runner is built on).
       await docker.getImage(images.nodeBase.reference).tag({ repo, tag });
 
-      const second = new DockerDriver({ logger: silentLogger(), instanceId, docker, image: reference });
+      const second = new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: reference } });
       expect(await second.adopt('suite', pool.name, sandboxSpec)).toEqual([]);
       await waitFor(async () => !(await containersOf(instanceId)).some((c) => c.Id === handle.id), { timeoutMs: 10_000, what: 'outdated container removed' });
       await first.close();

@@ -2,7 +2,7 @@
  * `uhlp images build` on the real engine: the images are FROM scratch (no shell),
  * run Node as a non-root user, and are rebuilt only when an input changes.
  */
-import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,8 +27,11 @@ describe('sandbox images', () => {
     const again = await buildImages({ docker });
     expect(again.nodeBase).toEqual({ ...images.nodeBase, built: false });
     expect(again.jitRunner).toEqual({ ...images.jitRunner, built: false });
+    expect(again.llmOrchestrator).toEqual({ ...images.llmOrchestrator, built: false });
     expect((await docker.getImage('uhlp/jit-runner:latest').inspect()).Id).toBe(images.jitRunner.id);
+    expect((await docker.getImage('uhlp/llm-orchestrator:latest').inspect()).Id).toBe(images.llmOrchestrator.id);
     expect(images.jitRunner.reference).toMatch(/^uhlp\/jit-runner:[0-9a-f]{16}$/);
+    expect(images.llmOrchestrator.reference).toMatch(/^uhlp\/llm-orchestrator:[0-9a-f]{16}$/);
   });
 
   it('makes images with Node, a non-root user and no shell', async () => {
@@ -39,28 +42,56 @@ describe('sandbox images', () => {
 
     const runNode = await runToEnd(images.jitRunner.reference, ['/usr/local/bin/node', '-e', 'console.log(process.getuid(), process.version)']);
     expect(runNode).toEqual({ exitCode: 0, output: `10001 ${process.version}` });
-    const runShell = docker.createContainer({ Image: images.jitRunner.reference, Entrypoint: ['/bin/sh'], Cmd: ['-c', 'true'] });
-    const shell = await runShell;
-    await expect(shell.start()).rejects.toMatchObject({ statusCode: expect.any(Number) });
-    await shell.remove({ force: true });
+    for (const runner of [images.jitRunner, images.llmOrchestrator]) {
+      const shell = await docker.createContainer({ Image: runner.reference, Entrypoint: ['/bin/sh'], Cmd: ['-c', 'true'] });
+      await expect(shell.start()).rejects.toMatchObject({ statusCode: expect.any(Number) });
+      await shell.remove({ force: true });
+    }
   });
 
-  it('rebuilds the runner image, and only it, when a file the runner imports changes', async () => {
+  it("builds the llm-orchestrator on the same base, with the orchestrator's files and not the jit-runner's", async () => {
+    const orchestrator = await docker.getImage(images.llmOrchestrator.reference).inspect();
+    const base = await docker.getImage(images.nodeBase.reference).inspect();
+    expect(orchestrator.Config.User).toBe('10001:10001');
+    expect(orchestrator.RootFS.Layers?.slice(0, base.RootFS.Layers?.length)).toEqual(base.RootFS.Layers);
+    const listing = await runToEnd(images.llmOrchestrator.reference, [
+      '/usr/local/bin/node',
+      '-e',
+      "const fs = require('fs'); console.log(['dist/orchestrator/main.js', 'node_modules/nunjucks/package.json', 'node_modules/ajv/package.json', 'dist/runner/script-loader.js', 'dist/core'].map((f) => f + '=' + fs.existsSync('/app/' + f)).join(' '))",
+    ]);
+    expect(listing).toEqual({
+      exitCode: 0,
+      output: 'dist/orchestrator/main.js=true node_modules/nunjucks/package.json=true node_modules/ajv/package.json=true dist/runner/script-loader.js=false dist/core=false',
+    });
+  });
+
+  it('rebuilds a runner image, and only it, when a file that runner imports changes', async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-images-'));
     try {
       cpSync(path.join(PACKAGE_ROOT, 'dist'), path.join(root, 'dist'), { recursive: true });
-      cpSync(path.join(PACKAGE_ROOT, 'node_modules', '@sinclair'), path.join(root, 'node_modules', '@sinclair'), { recursive: true });
-      // A file the runner does not import is not in the image: nothing to build.
+      symlinkSync(path.join(PACKAGE_ROOT, 'node_modules'), path.join(root, 'node_modules'));
+      // A file no runner imports is in no image: nothing to build.
       writeFileSync(path.join(root, 'dist', 'runner', 'extra.js'), 'export const unused = true;\n');
       const unchanged = await buildImages({ docker, packageRoot: root });
       expect(unchanged.jitRunner).toEqual({ ...images.jitRunner, built: false });
+      expect(unchanged.llmOrchestrator).toEqual({ ...images.llmOrchestrator, built: false });
 
-      appendFileSync(path.join(root, 'dist', 'runner', 'script-result.js'), '\n// changed\n');
-      const changed = await buildImages({ docker, packageRoot: root });
-      removeAfter.push(changed.jitRunner.reference);
-      expect(changed.nodeBase.built).toBe(false);
-      expect(changed.jitRunner.built).toBe(true);
-      expect(changed.jitRunner.reference).not.toBe(images.jitRunner.reference);
+      // Only the jit-runner loads scripts.
+      appendFileSync(path.join(root, 'dist', 'runner', 'script-loader.js'), '\n// changed\n');
+      const jitChanged = await buildImages({ docker, packageRoot: root });
+      removeAfter.push(jitChanged.jitRunner.reference);
+      expect(jitChanged.nodeBase.built).toBe(false);
+      expect(jitChanged.jitRunner.built).toBe(true);
+      expect(jitChanged.jitRunner.reference).not.toBe(images.jitRunner.reference);
+      expect(jitChanged.llmOrchestrator).toEqual({ ...images.llmOrchestrator, built: false });
+
+      // Only the orchestrator renders templates.
+      appendFileSync(path.join(root, 'dist', 'orchestrator', 'template-sandbox.js'), '\n// changed\n');
+      const llmChanged = await buildImages({ docker, packageRoot: root });
+      removeAfter.push(llmChanged.llmOrchestrator.reference);
+      expect(llmChanged.jitRunner).toEqual({ ...jitChanged.jitRunner, built: false });
+      expect(llmChanged.llmOrchestrator.built).toBe(true);
+      expect(llmChanged.llmOrchestrator.reference).not.toBe(images.llmOrchestrator.reference);
     } finally {
       rmSync(root, { recursive: true, force: true });
       // Point :latest back at the real runner for the tests that follow.

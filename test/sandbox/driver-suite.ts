@@ -1,17 +1,19 @@
 /**
  * The behaviour every sandbox driver must have, as one suite each driver runs
- * (process, Docker, ...): start a runner that answers /execute, report how a
- * sandbox died, destroy idempotently, and leave nothing behind on close.
+ * (process, Docker, ...) for each runner (the jit-runner, the llm-orchestrator):
+ * start a runner that answers /execute per the contract, report how a sandbox
+ * died, destroy idempotently, and leave nothing behind on close.
  */
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ExecuteRequest } from '../../src/contract/execute-contract.js';
+import { validateExecuteResponse, type ExecuteRequest } from '../../src/contract/execute-contract.js';
 import type { PoolSpec } from '../../src/definitions/app-definition-schema.js';
 import { poolSpec } from '../helpers/pool-spec.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
 import type { SandboxDriver, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
+import type { RunnerProfile, RunnerSetup } from './runner-profiles.js';
 
 export const SUITE_REVISION = 'a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0';
 
@@ -58,6 +60,8 @@ export function executeBody(requestId: string, fn: string, name = 'x'): string {
 
 export interface DriverSuiteOptions {
   makeDriver(): SandboxDriver | Promise<SandboxDriver>;
+  /** The runner the suite's sandboxes run (runner-profiles.ts). */
+  runner: RunnerProfile;
   /** Labels the driver should attach. */
   labels?: Record<string, string>;
   /** The cause a runner that blows its V8 heap or memory limit is reported with. */
@@ -65,47 +69,83 @@ export interface DriverSuiteOptions {
 }
 
 export function describeSandboxDriver(name: string, options: DriverSuiteOptions): void {
-  describe(`${name} driver`, () => {
+  const { runner } = options;
+  describe(`${name} driver, ${runner.runner} runner`, () => {
     let driver: SandboxDriver;
     let spec: SandboxSpec;
+    let setup: RunnerSetup;
 
     beforeAll(async () => {
       driver = await options.makeDriver();
-      spec = { appId: 'suite', pool: suitePool(), definitionsRoot: makeSuiteDefinitions(), labels: options.labels ?? {} };
+      setup = await runner.prepare();
+      spec = {
+        appId: 'suite',
+        pool: suitePool({ runner: runner.runner }),
+        definitionsRoot: setup.definitionsRoot,
+        ...(setup.mcpSocket ? { mcpSocket: setup.mcpSocket } : {}),
+        labels: options.labels ?? {},
+      };
     });
     afterAll(async () => {
       await driver?.close();
+      await setup?.close();
     });
 
-    it('starts a sandbox whose runner answers /execute', async () => {
+    it('starts a sandbox whose runner answers /execute per the contract', async () => {
       const handle = await driver.create(spec);
       const client = new SandboxClient(handle.endpoint);
       expect(await client.probe(2000)).toBe(true);
-      const response = await client.execute(executeBody('r-1', 'hello', 'ada'), 'r-1', 3000);
+      const response = await client.execute(setup.body('r-1', 'hello', 'ada'), 'r-1', 3000);
       expect(response.status).toBe(200);
-      expect(JSON.parse(response.body.toString())).toMatchObject({ requestId: 'r-1', resultType: 'generic', data: { hello: 'ada' } });
+      const answer = JSON.parse(response.body.toString()) as unknown;
+      expect(validateExecuteResponse(answer)).toBeUndefined();
+      expect(answer).toMatchObject({ requestId: 'r-1', resultType: 'generic', data: setup.hello('ada'), metrics: { execution_time_ms: expect.any(Number) } });
       client.close();
       await driver.destroy(handle, 'shutdown');
       expect(await handle.exited).toBe('shutdown');
     });
 
-    it('reports a sandbox whose script exits as a crash', async () => {
+    it('answers a request it cannot run with an error result, and one that breaks the contract with 400', async () => {
       const handle = await driver.create(spec);
       const client = new SandboxClient(handle.endpoint);
-      await expect(client.execute(executeBody('r-2', 'exit'), 'r-2', 3000)).rejects.toMatchObject({ name: 'SandboxTransportError' });
-      expect(await handle.exited).toBe('crash');
+      // A task for the other runner: the contract holds, the answer is an error result.
+      const foreign = JSON.parse(setup.body('f-1', 'hello')) as ExecuteRequest;
+      foreign.context.taskDetails = runner.runner === 'jit' ? { handler: 'LLM', revision: SUITE_REVISION, llm: { prompt: 'p.njk' } } : { handler: 'JIT', revision: SUITE_REVISION, script: 'scripts/behaviours.mjs' };
+      const refused = await client.execute(JSON.stringify(foreign), 'f-1', 3000);
+      expect(refused.status).toBe(200);
+      const answer = JSON.parse(refused.body.toString()) as unknown;
+      expect(validateExecuteResponse(answer)).toBeUndefined();
+      expect(answer).toMatchObject({ requestId: 'f-1', resultType: 'error', data: { code: 'UHLP_EXECUTE_BAD_REQUEST' } });
+      const mismatched = await client.execute(setup.body('f-2', 'hello'), 'f-3', 3000);
+      expect(mismatched.status).toBe(400);
+      expect(JSON.parse(mismatched.body.toString())).toMatchObject({ error: 'UHLP_EXECUTE_BAD_REQUEST' });
+      const broken = await client.execute('{"requestId":"f-4"}', 'f-4', 3000);
+      expect(broken.status).toBe(400);
       client.close();
-      await driver.destroy(handle, 'crash');
+      await driver.destroy(handle, 'shutdown');
     });
 
-    it(`reports memory exhaustion as ${options.memoryExhaustionCause}`, async () => {
-      const handle = await driver.create(spec);
-      const client = new SandboxClient(handle.endpoint);
-      await expect(client.execute(executeBody('r-3', 'hog'), 'r-3', 20_000)).rejects.toMatchObject({ name: 'SandboxTransportError' });
-      expect(await handle.exited).toBe(options.memoryExhaustionCause);
-      client.close();
-      await driver.destroy(handle, options.memoryExhaustionCause);
-    });
+    if (runner.behaviours.has('exit')) {
+      it('reports a sandbox whose script exits as a crash', async () => {
+        const handle = await driver.create(spec);
+        const client = new SandboxClient(handle.endpoint);
+        await expect(client.execute(setup.body('r-2', 'exit'), 'r-2', 3000)).rejects.toMatchObject({ name: 'SandboxTransportError' });
+        expect(await handle.exited).toBe('crash');
+        client.close();
+        await driver.destroy(handle, 'crash');
+      });
+    }
+
+    if (runner.behaviours.has('hog')) {
+      it(`reports memory exhaustion as ${options.memoryExhaustionCause}`, async () => {
+        const handle = await driver.create(spec);
+        const client = new SandboxClient(handle.endpoint);
+        await expect(client.execute(setup.body('r-3', 'hog'), 'r-3', 20_000)).rejects.toMatchObject({ name: 'SandboxTransportError' });
+        expect(await handle.exited).toBe(options.memoryExhaustionCause);
+        client.close();
+        await driver.destroy(handle, options.memoryExhaustionCause);
+      });
+    }
 
     it('destroys a timed-out sandbox at once, and destroy is idempotent', async () => {
       const handle = await driver.create(spec);
@@ -120,17 +160,17 @@ export function describeSandboxDriver(name: string, options: DriverSuiteOptions)
     });
 
     it("runs the pool's concurrency of executions at once on one sandbox, and refuses one more with 429", async () => {
-      const handle = await driver.create({ ...spec, pool: suitePool({ concurrency: 2 }) });
+      const handle = await driver.create({ ...spec, pool: suitePool({ runner: runner.runner, concurrency: 2 }) });
       const client = new SandboxClient(handle.endpoint);
       const started = performance.now();
-      const both = Promise.all(['s-1', 's-2'].map((id) => client.execute(executeBody(id, 'slow'), id, 3000)));
+      const both = Promise.all(['s-1', 's-2'].map((id) => client.execute(setup.body(id, 'slow'), id, 3000)));
       await new Promise((r) => setTimeout(r, 100));
-      const third = await client.execute(executeBody('s-3', 'slow'), 's-3', 3000);
+      const third = await client.execute(setup.body('s-3', 'slow'), 's-3', 3000);
       expect(third.status).toBe(429);
       expect(JSON.parse(third.body.toString())).toMatchObject({ error: 'UHLP_RUNNER_BUSY' });
       const answers = await both;
       expect(answers.map((a) => a.status)).toEqual([200, 200]);
-      expect(new Set(answers.map((a) => JSON.parse(a.body.toString()).data.pid)).size).toBe(1);
+      if (setup.pidOf) expect(new Set(answers.map((a) => setup.pidOf!(JSON.parse(a.body.toString()).data))).size).toBe(1);
       // Side by side, not one after the other.
       expect(performance.now() - started).toBeLessThan(580);
       client.close();
@@ -140,15 +180,15 @@ export function describeSandboxDriver(name: string, options: DriverSuiteOptions)
     it('starts sandboxes concurrently, each with its own endpoint', async () => {
       const handles = await Promise.all(Array.from({ length: 4 }, () => driver.create(spec)));
       expect(new Set(handles.map((h) => JSON.stringify(h.endpoint))).size).toBe(4);
-      const pids = await Promise.all(
+      const answers = await Promise.all(
         handles.map(async (handle, i) => {
           const client = new SandboxClient(handle.endpoint);
-          const response = await client.execute(executeBody(`c-${i}`, 'hello'), `c-${i}`, 3000);
+          const response = await client.execute(setup.body(`c-${i}`, 'hello', `n${i}`), `c-${i}`, 3000);
           client.close();
-          return JSON.parse(response.body.toString()).data.pid as number;
+          return JSON.parse(response.body.toString()).data as unknown;
         }),
       );
-      expect(pids).toHaveLength(4);
+      answers.forEach((data, i) => expect(data).toMatchObject(setup.hello(`n${i}`)));
       await Promise.all(handles.map((h) => driver.destroy(h, 'shutdown')));
     });
   });

@@ -4,16 +4,21 @@ import { RUNNER_NICENESS } from '../../src/sandbox/process-driver.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
 import { makeProcessDriver } from '../helpers/process-driver.js';
 import { describeSandboxDriver, executeBody, makeSuiteDefinitions, suitePool } from './driver-suite.js';
+import { RUNNER_PROFILES } from './runner-profiles.js';
 
-describeSandboxDriver('process (bubblewrap)', {
-  makeDriver: () => makeProcessDriver({ isolation: 'namespaces' }),
-  memoryExhaustionCause: 'heap-limit',
-});
+for (const runner of RUNNER_PROFILES) {
+  describeSandboxDriver('process (bubblewrap)', {
+    makeDriver: () => makeProcessDriver({ isolation: 'namespaces' }),
+    runner,
+    memoryExhaustionCause: 'heap-limit',
+  });
 
-describeSandboxDriver('process (unisolated)', {
-  makeDriver: () => makeProcessDriver({ isolation: 'none' }),
-  memoryExhaustionCause: 'heap-limit',
-});
+  describeSandboxDriver('process (unisolated)', {
+    makeDriver: () => makeProcessDriver({ isolation: 'none' }),
+    runner,
+    memoryExhaustionCause: 'heap-limit',
+  });
+}
 
 describe('process driver priority', () => {
   it.each(['namespaces', 'none'] as const)('runs runners (%s) at a lower CPU priority than the core, and the script sees it', async (isolation) => {

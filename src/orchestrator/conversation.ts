@@ -1,0 +1,92 @@
+/**
+ * One LLM turn's conversation with the model: ask, run the tools the model
+ * calls and give it their results until it answers without tool calls, judge
+ * the answer, and re-ask with the judge's errors until an answer passes or the
+ * attempts run out.
+ *
+ * - Tool calls go through MCP with the execution's token. A refusal of the core
+ *   (a capability, a bad argument) or an unknown function goes back to the model
+ *   as that call's error result: the model may recover from it; the turn does
+ *   not fail. Each call counts against `maxToolCalls` (all attempts together);
+ *   the model asking for more is UHLP_LLM_TOOL_LOOP_LIMIT (502).
+ * - An answer that fails the judge is re-asked: the model's answer and a user
+ *   message with the errors are appended, up to `maxAttempts` answers in all;
+ *   then UHLP_LLM_OUTPUT_INVALID (502) with the errors of the last answer.
+ * - An error of core.llm.generate ends the turn with that error as it came
+ *   (code, status, details such as retryAfterSeconds).
+ */
+import { ToolCallError } from '../runner/tools-client.js';
+import { feedbackMessage, type Verdict } from './answer-judge.js';
+import type { ChatMessage, Generate, GenerateRequest, ModelToolCall } from './generate-client.js';
+import { LlmTaskError } from './llm-task-error.js';
+import type { OfferedTools } from './model-tools.js';
+
+export interface ConversationOptions {
+  readonly generate: Generate;
+  /** Calls an MCP tool; throws ToolCallError for the core's refusals. */
+  readonly callTool: (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
+  /** The request's fixed part: model, maxTokens, temperature, responseSchema, cacheTtlSeconds. */
+  readonly request: Omit<GenerateRequest, 'messages' | 'tools'>;
+  /** The system (optional) and user messages. */
+  readonly messages: readonly ChatMessage[];
+  readonly tools: OfferedTools;
+  readonly maxToolCalls: number;
+  readonly maxAttempts: number;
+  readonly judge: (text: string | null) => Verdict;
+}
+
+/** Runs the conversation; resolves with the judged output, or throws (see above). */
+export async function converse(options: ConversationOptions): Promise<unknown> {
+  const messages: ChatMessage[] = [...options.messages];
+  // With no call allowed, no function is offered: the model is not invited to fail.
+  const functions = options.maxToolCalls > 0 ? options.tools.functions : [];
+  let toolCalls = 0;
+  for (let attempt = 1; ; attempt++) {
+    let answer = await options.generate({ ...options.request, messages, ...(functions.length > 0 ? { tools: functions } : {}) });
+    while (answer.toolCalls.length > 0) {
+      toolCalls += answer.toolCalls.length;
+      if (toolCalls > options.maxToolCalls) {
+        throw new LlmTaskError('UHLP_LLM_TOOL_LOOP_LIMIT', `the model asked for more than ${options.maxToolCalls} tool calls`, 502, {
+          maxToolCalls: options.maxToolCalls,
+          requested: toolCalls,
+        });
+      }
+      messages.push({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls });
+      // One after the other, in the model's order: calls may depend on each other's effects.
+      for (const call of answer.toolCalls) messages.push({ role: 'tool', toolCallId: call.id, content: await runToolCall(call, options) });
+      answer = await options.generate({ ...options.request, messages, ...(functions.length > 0 ? { tools: functions } : {}) });
+    }
+    const verdict = options.judge(answer.text);
+    if ('output' in verdict) return verdict.output;
+    if (attempt >= options.maxAttempts) {
+      throw new LlmTaskError('UHLP_LLM_OUTPUT_INVALID', `the answer failed the output schema after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${verdict.errors[0]}`, 502, {
+        attempts: attempt,
+        errors: verdict.errors,
+      });
+    }
+    messages.push({ role: 'assistant', content: answer.text ?? '' }, { role: 'user', content: feedbackMessage(verdict.errors) });
+  }
+}
+
+/** The content of a tool's result message: its structured content, or the error it ended with, as JSON. */
+async function runToolCall(call: ModelToolCall, options: ConversationOptions): Promise<string> {
+  const tool = options.tools.names.toolOf(call.name);
+  if (tool === undefined) return toolError('UHLP_MCP_TOOL_NOT_FOUND', `no tool named "${call.name}" was offered`);
+  let args: unknown;
+  try {
+    args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+  } catch (error) {
+    return toolError('UHLP_MCP_INVALID_ARGUMENTS', `the arguments are not JSON: ${(error as Error).message}`);
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return toolError('UHLP_MCP_INVALID_ARGUMENTS', 'the arguments must be a JSON object');
+  try {
+    return JSON.stringify(await options.callTool(tool, args as Record<string, unknown>));
+  } catch (error) {
+    if (error instanceof ToolCallError) return toolError(error.code, error.message, error.details);
+    throw error;
+  }
+}
+
+function toolError(code: string, message: string, details?: unknown): string {
+  return JSON.stringify({ error: { code, message, ...(details !== undefined ? { details } : {}) } });
+}

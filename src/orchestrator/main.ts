@@ -1,0 +1,18 @@
+/**
+ * Entry point of the llm-orchestrator, the program inside every sandbox of a
+ * pool with `runner: llm` (a child process of the core, or a container): the
+ * shared runner process (src/runner/runner-process.ts) with the executor that
+ * runs LLM tasks. It reads app files through MCP, so it takes no --definitions.
+ *
+ *   node dist/orchestrator/main.js --listen unix:/run/sb.sock|tcp:0.0.0.0:8080
+ *                                  [--work-dir DIR] [--concurrency N] [--niceness N]
+ *                                  [--mcp-socket PATH] [--exit-on-stdin-close]
+ */
+import { runRunnerProgram } from '../runner/runner-process.js';
+import { createLlmExecutor } from './llm-executor.js';
+
+runRunnerProgram({
+  name: 'llm-orchestrator',
+  readsDefinitions: false,
+  createExecutor: () => createLlmExecutor(),
+});

@@ -1,0 +1,63 @@
+/**
+ * The jit-runner's executor: imports the component's script from the mounted
+ * revision (script-loader.ts) and calls its function with the request data and
+ * the context, `ctx.tools` bound to the execution's token and `ctx.workspace`
+ * as absolute paths in the sandbox's writable tree.
+ */
+import path from 'node:path';
+import type { Executor } from './executor.js';
+import { ScriptLoadError, ScriptLoader } from './script-loader.js';
+import { resultFromValue, runnerErrorResult } from './script-result.js';
+
+export interface JitExecutorOptions {
+  /** The app's revisions, `<root>/<revision>/<app files>` (read-only). */
+  readonly definitionsRoot: string;
+  /**
+   * The sandbox's writable tree; each execution's `context.workspace` names its
+   * directories in it. @defaultValue none: executions get no workspace
+   */
+  readonly workDir?: string;
+}
+
+export function createJitExecutor(options: JitExecutorOptions): Executor {
+  const loader = new ScriptLoader(options.definitionsRoot);
+
+  /** The execution's directories as absolute paths inside the work tree; none when either is missing or leaves it. */
+  function workspaceOf(sent: { tmpDir: string; outputDir: string } | undefined): { tmpDir: string; outputDir: string } | undefined {
+    const root = options.workDir;
+    if (!root || !sent) return undefined;
+    const tmpDir = path.resolve(root, sent.tmpDir);
+    const outputDir = path.resolve(root, sent.outputDir);
+    const inside = (dir: string): boolean => dir.startsWith(path.resolve(root) + path.sep);
+    return inside(tmpDir) && inside(outputDir) ? { tmpDir, outputDir } : undefined;
+  }
+
+  return async (request, tools) => {
+    const task = request.context.taskDetails;
+    if (!task || task.handler !== 'JIT' || !task.script) {
+      return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails must name a JIT script');
+    }
+    let fn;
+    try {
+      fn = await loader.load({
+        revision: task.revision,
+        script: task.script,
+        exportName: task.function,
+      });
+    } catch (error) {
+      if (error instanceof ScriptLoadError) return runnerErrorResult(error.code, error.message);
+      throw error;
+    }
+    const workspace = workspaceOf(request.context.workspace);
+    // Temporary files of the script (and of anything it uses) go to the turn's own directory.
+    // With concurrency above 1 executions share the process environment: the last one set wins.
+    if (workspace) process.env.TMPDIR = process.env.TEMP = process.env.TMP = workspace.tmpDir;
+    // Scripts get the context as sent, with `workspace` as absolute paths and `tools` (ctx.tools.call) bound to this execution's token.
+    const value = await fn(request.requestData, {
+      ...request.context,
+      ...(workspace ? { workspace } : {}),
+      tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) },
+    });
+    return resultFromValue(value);
+  };
+}

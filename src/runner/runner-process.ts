@@ -1,0 +1,124 @@
+/**
+ * The process around a runner's server, shared by every runner program (the
+ * jit-runner, the llm-orchestrator): the command line, the listener, the ready
+ * line drivers wait for, signals, and what happens when an execution throws
+ * outside its promise chain.
+ *
+ *   node <entry> --listen unix:/run/sb.sock|tcp:0.0.0.0:8080 [--definitions DIR]
+ *                [--work-dir DIR] [--concurrency N] [--niceness N]
+ *                [--mcp-socket PATH] [--exit-on-stdin-close]
+ *
+ * It prints one JSON line `{"event":"ready"}` to stdout once it accepts
+ * requests. `--definitions` is taken only by runners that read app files from a
+ * mounted revision (the jit-runner); the llm-orchestrator reads them through
+ * MCP and refuses it. `--mcp-socket` sends tool calls to the core's MCP
+ * endpoint over that Unix socket (sandboxes have no network); without it they
+ * go to `context.mcp_endpoint` over TCP. `--work-dir` is the sandbox's writable
+ * tree. `--niceness` lowers the runner's own CPU priority before any execution
+ * runs (a sandboxed runner cannot be reniced from outside reliably: its
+ * processes are forked inside the sandbox).
+ */
+import { unlinkSync } from 'node:fs';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import type { Executor } from './executor.js';
+import { createRunnerServer } from './runner-server.js';
+import { unixSocketFetch } from './unix-socket-fetch.js';
+
+export interface RunnerProgram {
+  /** The runner's name in its messages (`jit-runner`, `llm-orchestrator`). */
+  readonly name: string;
+  /** Whether the runner reads app files from a mounted revisions directory (`--definitions`, then required). */
+  readonly readsDefinitions: boolean;
+  createExecutor(paths: { readonly definitionsRoot: string | undefined; readonly workDir: string | undefined }): Executor;
+}
+
+type ListenTarget = { path: string } | { host: string; port: number };
+
+function parseListen(value: string): ListenTarget {
+  if (value.startsWith('unix:')) return { path: value.slice('unix:'.length) };
+  const tcp = /^tcp:(.+):(\d+)$/.exec(value);
+  if (tcp) return { host: tcp[1]!, port: Number(tcp[2]) };
+  throw new Error(`--listen must be unix:<path> or tcp:<host>:<port>, got "${value}"`);
+}
+
+function start(program: RunnerProgram): void {
+  const { values } = parseArgs({
+    options: {
+      listen: { type: 'string' },
+      ...(program.readsDefinitions ? { definitions: { type: 'string' } } : {}),
+      'mcp-socket': { type: 'string' },
+      'work-dir': { type: 'string' },
+      concurrency: { type: 'string', default: '1' },
+      niceness: { type: 'string', default: '0' },
+      'exit-on-stdin-close': { type: 'boolean', default: false },
+    },
+    strict: true,
+  }) as { values: Record<string, string | boolean | undefined> };
+  const text = (name: string): string | undefined => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const listen = text('listen');
+  const definitions = text('definitions');
+  if (!listen || (program.readsDefinitions && !definitions)) {
+    throw new Error(`usage: ${program.name} --listen unix:<path>|tcp:<host>:<port>${program.readsDefinitions ? ' --definitions <dir>' : ''} [--exit-on-stdin-close]`);
+  }
+  const target = parseListen(listen);
+  const concurrency = Number(text('concurrency'));
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`--concurrency must be an integer >= 1, got "${text('concurrency')}"`);
+  const niceness = Number(text('niceness'));
+  if (!Number.isInteger(niceness) || niceness < 0 || niceness > 19) throw new Error(`--niceness must be an integer 0-19, got "${text('niceness')}"`);
+  if (niceness > 0) os.setPriority(Math.min(19, os.getPriority() + niceness));
+  const mcpSocket = text('mcp-socket');
+  const runner = createRunnerServer({
+    executor: program.createExecutor({ definitionsRoot: definitions, workDir: text('work-dir') }),
+    mcpFetch: mcpSocket ? unixSocketFetch(mcpSocket) : undefined,
+    concurrency,
+  });
+
+  // An execution that throws outside its promise chain leaves this process in an unknown
+  // state: answer the request it belongs to, then exit so the pool replaces us.
+  process.on('uncaughtException', (error) => {
+    process.stderr.write(`${program.name}: uncaught exception: ${error instanceof Error ? error.message : String(error)}\n`);
+    runner.failInFlight(error);
+    setTimeout(() => process.exit(70), 20).unref();
+  });
+  process.on('unhandledRejection', (reason) => {
+    process.stderr.write(`${program.name}: unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}\n`);
+    runner.failInFlight(reason);
+  });
+
+  const stop = (): void => {
+    runner.server.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  if (values['exit-on-stdin-close'] === true) {
+    // The parent holds our stdin open; when it dies, the pipe closes and we follow,
+    // so a killed core never leaves runners behind.
+    process.stdin.on('end', stop);
+    process.stdin.on('error', stop);
+    process.stdin.resume();
+  }
+
+  if ('path' in target) {
+    try {
+      unlinkSync(target.path);
+    } catch {
+      // No stale socket: nothing to remove.
+    }
+  }
+  runner.server.listen(target, () => {
+    const address = runner.server.address();
+    process.stdout.write(`${JSON.stringify({ event: 'ready', pid: process.pid, address })}\n`);
+  });
+}
+
+/** Starts the runner; a bad command line exits 64 with the reason on stderr. */
+export function runRunnerProgram(program: RunnerProgram): void {
+  try {
+    start(program);
+  } catch (error) {
+    process.stderr.write(`${program.name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(64);
+  }
+}

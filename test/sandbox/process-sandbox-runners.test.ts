@@ -1,0 +1,52 @@
+/**
+ * The command a process sandbox starts per runner: the jit-runner gets its app's
+ * revisions (mounted and readable), the llm-orchestrator does not; each gets
+ * only its own staged files, behind the same fences.
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { prepareProcessSandbox, type RunnerLaunch } from '../../src/sandbox/process-sandbox.js';
+
+const launch = (runner: RunnerLaunch['runner']): RunnerLaunch => ({
+  runner,
+  socketDir: '/host/socket',
+  definitionsDir: '/host/definitions',
+  workDir: '/host/work',
+  mcpSocket: '/host/mcp.sock',
+  memoryMb: 64,
+  concurrency: 1,
+  niceness: 10,
+});
+
+describe('process sandbox commands per runner', () => {
+  it('with bubblewrap: the same fences for both, the definitions mount for the jit-runner only', async () => {
+    const sandbox = await prepareProcessSandbox({ stateDir: mkdtempSync(path.join(os.tmpdir(), 'uhlp-psr-')) });
+    expect(sandbox.isolation).toBe('namespaces');
+    const jit = sandbox.launch(launch('jit')).args;
+    const llm = sandbox.launch(launch('llm')).args;
+    for (const args of [jit, llm]) {
+      expect(args).toEqual(expect.arrayContaining(['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL', '--seccomp', '3', '--clearenv']));
+      expect(args.some((arg) => /^--(experimental-)?permission$/.test(arg))).toBe(true);
+      expect(args).toContain('--allow-fs-write=/work');
+      expect(args.join(' ')).toContain('--bind /host/mcp.sock /run/uhlp-core/mcp.sock');
+    }
+    expect(jit.join(' ')).toContain('--ro-bind /host/definitions /definitions');
+    expect(jit).toEqual(expect.arrayContaining(['--allow-fs-read=/definitions', '--definitions', '/app/dist/runner/main.js']));
+    expect(llm.join(' ')).not.toContain('/definitions');
+    expect(llm).toContain('/app/dist/orchestrator/main.js');
+    // Each runner's own staged directory at /app, not the other's.
+    const appDir = (args: string[]): string => args[args.indexOf('/app') - 1]!;
+    expect(path.basename(appDir(jit))).toMatch(/^jit-runner-[0-9a-f]{16}$/);
+    expect(path.basename(appDir(llm))).toMatch(/^llm-orchestrator-[0-9a-f]{16}$/);
+  });
+
+  it('unisolated: the permission model reads no definitions for the llm-orchestrator', async () => {
+    const sandbox = await prepareProcessSandbox({ stateDir: mkdtempSync(path.join(os.tmpdir(), 'uhlp-psr-')), prefer: 'none', allowUnisolated: true });
+    const llm = sandbox.launch(launch('llm')).args;
+    expect(llm.join(' ')).not.toContain('/host/definitions');
+    expect(llm.some((arg) => arg.endsWith(path.join('dist', 'orchestrator', 'main.js')))).toBe(true);
+    expect(sandbox.launch(launch('jit')).args).toEqual(expect.arrayContaining(['--allow-fs-read=/host/definitions', '--definitions', '/host/definitions']));
+  });
+});
