@@ -12,11 +12,14 @@
  *
  * Warm dispatch runs BENCH_DISPATCH_ROUNDS (3) rounds of every path and shape,
  * interleaved; each row shows the round with the median req/s, and lists all.
+ * The LLM benchmark (bench/llm-dispatch.ts) runs the same way; BENCH_ONLY=dispatch
+ * or BENCH_ONLY=llm runs one of the two.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
-import { dispatchRatios, dispatchTable } from './lib/load.js';
+import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './lib/load.js';
+import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -47,21 +50,53 @@ async function dockerBench(): Promise<void> {
 }
 
 async function processBench(): Promise<void> {
-  const dispatch = await benchWarmDispatch(seconds * 1000, dispatchRounds);
+  const started = machine();
+  const dispatch = only('dispatch') ? await benchWarmDispatch(seconds * 1000, dispatchRounds) : [];
+  const llm = only('llm') ? await benchLlmDispatch(seconds * 1000, dispatchRounds) : [];
   const report = {
-    machine: machine(),
+    machine: started,
+    loadAverageAfter: machine().loadAverage,
     seconds,
     dispatchRounds,
     warmDispatch: dispatch,
     ratios: dispatchRatios(dispatch),
+    llmDispatch: llm,
+    llmAddedMs: addedMs(llm),
   };
 
   mkdirSync('bench/results', { recursive: true });
   writeFileSync(`bench/results/bench-${Date.now()}.json`, JSON.stringify(report, null, 2));
-  process.stdout.write(`${JSON.stringify(report)}\n\n`);
-  process.stdout.write(
-    `${dispatchTable(dispatch)}\n\ncore/direct: ${Object.entries(report.ratios)
-      .map(([c, r]) => `${c} p50 x${r.p50} p99 x${r.p99} rps x${r.rps} (bare forwarder p50 x${r.forwarderP50})`)
-      .join('; ')}\n`,
-  );
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  if (dispatch.length > 0) {
+    process.stdout.write(
+      `\nWarm dispatch of a JIT component\n${dispatchTable(dispatch)}\n\ncore/direct: ${Object.entries(report.ratios)
+        .map(([c, r]) => `${c} p50 x${r.p50} p99 x${r.p99} rps x${r.rps} (bare forwarder p50 x${r.forwarderP50})`)
+        .join('; ')}\n`,
+    );
+  }
+  if (llm.length > 0) {
+    process.stdout.write(
+      `\nAn LLM component through the core vs the same completion sent to the server\n${dispatchTable(llm)}\n\ncore - direct: ${Object.entries(report.llmAddedMs)
+        .map(([c, r]) => `${c} p50 +${r.p50} ms, p99 +${r.p99} ms`)
+        .join('; ')}\n`,
+    );
+  }
+}
+
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm (both by default). */
+function only(name: string): boolean {
+  const wanted = process.env.BENCH_ONLY;
+  return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);
+}
+
+/** What the core adds to the direct path, per shape, in ms. */
+function addedMs(rows: readonly DispatchRow[]): Record<string, { p50: number; p99: number }> {
+  const out: Record<string, { p50: number; p99: number }> = {};
+  for (const core of rows.filter((r) => r.path === 'core')) {
+    const direct = rows.find((r) => r.path === 'direct' && shapeLabel(r) === shapeLabel(core));
+    if (direct === undefined) continue;
+    const diff = (key: 'p50Ms' | 'p99Ms'): number => Math.round((core.result[key] - direct.result[key]) * 1000) / 1000;
+    out[shapeLabel(core)] = { p50: diff('p50Ms'), p99: diff('p99Ms') };
+  }
+  return out;
 }

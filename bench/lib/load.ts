@@ -108,10 +108,11 @@ export interface DispatchRow extends DispatchShape {
 export async function measureDispatch(
   paths: Partial<Record<DispatchPath, (shape: DispatchShape) => Promise<LoadResult>>>,
   rounds: number,
+  shapes: readonly DispatchShape[] = DISPATCH_SHAPES,
 ): Promise<DispatchRow[]> {
   const rows: DispatchRow[] = [];
   const measured = PATH_ORDER.filter((path) => paths[path] !== undefined);
-  for (const shape of DISPATCH_SHAPES) {
+  for (const shape of shapes) {
     const runs = new Map<DispatchPath, LoadResult[]>(measured.map((path) => [path, []]));
     for (let round = 0; round < rounds; round++) {
       for (const path of measured) runs.get(path)!.push(await paths[path]!(shape));

@@ -154,8 +154,13 @@ export interface OpenAiTestServer {
 
 const CHAT_PATH = '/v1/chat/completions';
 
+export interface OpenAiTestServerOptions {
+  /** Keep every request in `requests`; a benchmark under load turns it off. @defaultValue true */
+  readonly record?: boolean;
+}
+
 /** Starts a server on 127.0.0.1 with a free port. */
-export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
+export async function startOpenAiTestServer(options: OpenAiTestServerOptions = {}): Promise<OpenAiTestServer> {
   const queue: TestReply[] = [];
   let handler: ReplyHandler | undefined;
   let requests: RecordedRequest[] = [];
@@ -168,7 +173,7 @@ export async function startOpenAiTestServer(): Promise<OpenAiTestServer> {
     req.on('end', () => {
       const rawBody = Buffer.concat(chunks).toString('utf8');
       const recorded = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: parseBody(rawBody), rawBody, disconnected: false };
-      requests.push(recorded);
+      if (options.record !== false) requests.push(recorded);
       res.on('close', () => {
         if (!res.writableFinished) recorded.disconnected = true;
       });
@@ -246,8 +251,9 @@ function parseBody(text: string): ChatRequestBody {
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  res.end(text);
 }
 
 function answer(res: http.ServerResponse, request: ChatRequestBody, chosen: TestReply, id: string): void {
