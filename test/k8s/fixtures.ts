@@ -17,6 +17,8 @@ export function appDefinition(namespace: string, name: string, spec: Record<stri
         { http: { method: 'GET', path: '/hello' }, component: 'hello' },
         { http: { method: 'POST', path: '/chat' }, component: 'chat' },
       ],
+      // An LLM component needs the llm capability.
+      capabilities: { llm: { models: ['small'] } },
       ...spec,
     } satisfies Partial<Record<keyof AppSpec, unknown>>,
   };
