@@ -40,6 +40,13 @@ describe('PromptTemplates', () => {
     expect(tools.calls.length).toBe(reads);
   });
 
+  it('renders the same templates for executions that start at once, each include read once', async () => {
+    const { render, tools } = setup({ 'p.njk': '<{% include "a.njk" %}{% include "b.njk" %}>', 'a.njk': 'A{% include "c.njk" %}', 'b.njk': 'B', 'c.njk': 'C' });
+    const texts = await Promise.all(Array.from({ length: 8 }, () => render('p.njk')));
+    expect(texts).toEqual(Array(8).fill('<ACB>'));
+    expect(tools.callsOf(READ_TOOL).map((args) => args['path']).sort()).toEqual(['a.njk', 'b.njk', 'c.njk', 'p.njk']);
+  });
+
   it('drops one line break at the end of a file, as Jinja2 does', async () => {
     const { render } = setup({ 'p.njk': 'a\n{% include "q.njk" %}\nc\n', 'q.njk': 'b\n' });
     expect(await render('p.njk')).toBe('a\nb\nc');

@@ -77,8 +77,14 @@ type Source = { src: string } | { problem: PromptTemplateError } | { missing: st
 /** The templates of one revision of one app: their sources, checks and one nunjucks environment. */
 class RevisionTemplates {
   private readonly sources = new Map<string, Source>();
-  /** Files a render asked for that are not read yet. */
+  /**
+   * Files a render asked for that are not read yet. Shared by the renders of the
+   * revision that run at once (one runner serves several executions): a name
+   * leaves it only once it is read, so no render loses another's request.
+   */
   private readonly wanted = new Set<string>();
+  /** Reads under way, so that renders asking for the same file at once read it once. */
+  private readonly reading = new Map<string, Promise<void>>();
   private readonly env: nunjucks.Environment;
 
   constructor(private readonly files: DefinitionFiles) {
@@ -112,7 +118,6 @@ class RevisionTemplates {
     for (;;) {
       const outcome = await this.renderOnce(root.path, variables);
       const unread = [...this.wanted].filter((name) => !this.sources.has(name));
-      this.wanted.clear();
       if (unread.length > 0) {
         if (this.sources.size + unread.length > MAX_TEMPLATE_FILES) {
           throw new PromptTemplateError(root.path, null, `the templates use more than ${MAX_TEMPLATE_FILES} files`);
@@ -141,22 +146,36 @@ class RevisionTemplates {
   /** Reads and checks `names`; a failure that may pass is thrown, the others are kept as the file's state. */
   private async read(names: readonly string[], scope: RenderScope): Promise<void> {
     await Promise.all(
-      names.map(async (name) => {
-        if (this.sources.has(name)) return;
-        let src: string;
-        try {
-          src = await this.files.read(scope.appId, scope.revision, name, scope.tools);
-        } catch (error) {
-          if (!(error instanceof DefinitionFileError)) throw error;
-          if (!error.permanent) throw new PromptTemplateError(name, null, `cannot be read: ${error.message}`);
-          this.sources.set(name, { missing: error.message });
-          return;
+      names.map((name) => {
+        if (this.sources.has(name)) return undefined;
+        let reading = this.reading.get(name);
+        if (reading === undefined) {
+          reading = this.readOne(name, scope).finally(() => this.reading.delete(name));
+          this.reading.set(name, reading);
         }
-        src = src.replace(/\r?\n$/, '');
-        const problem = this.check(name, src);
-        this.sources.set(name, problem ? { problem } : { src });
+        return reading;
       }),
     );
+  }
+
+  private async readOne(name: string, scope: RenderScope): Promise<void> {
+    let src: string;
+    try {
+      src = await this.files.read(scope.appId, scope.revision, name, scope.tools);
+    } catch (error) {
+      if (!(error instanceof DefinitionFileError)) throw error;
+      if (!error.permanent) throw new PromptTemplateError(name, null, `cannot be read: ${error.message}`);
+      this.settle(name, { missing: error.message });
+      return;
+    }
+    src = src.replace(/\r?\n$/, '');
+    const problem = this.check(name, src);
+    this.settle(name, problem ? { problem } : { src });
+  }
+
+  private settle(name: string, source: Source): void {
+    this.sources.set(name, source);
+    this.wanted.delete(name);
   }
 
   /** Why `src` cannot be used as the template `name`, or undefined. */

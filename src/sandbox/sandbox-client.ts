@@ -205,11 +205,18 @@ export class SandboxClient {
 
   /** GET /healthz; true when the runner answers 200 in time. */
   async probe(timeoutMs: number): Promise<boolean> {
+    return (await this.health(timeoutMs)) !== undefined;
+  }
+
+  /** GET /healthz: how many executions the runner is running; undefined when it does not answer 200 in time. */
+  async health(timeoutMs: number): Promise<{ running: number; busy: boolean } | undefined> {
     try {
       const response = await this.send('GET /healthz HTTP/1.1\r\nhost: sandbox\r\n\r\n', timeoutMs);
-      return response.status === 200;
+      if (response.status !== 200) return undefined;
+      const body = JSON.parse(response.body.toString('utf8')) as { running?: unknown; busy?: unknown };
+      return { running: typeof body.running === 'number' ? body.running : 0, busy: body.busy === true };
     } catch {
-      return false;
+      return undefined;
     }
   }
 

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateExecuteResponse, type ExecuteRequest } from '../../src/contract/execute-contract.js';
 import type { PoolSpec } from '../../src/definitions/app-definition-schema.js';
 import { poolSpec } from '../helpers/pool-spec.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
 import type { SandboxDriver, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
 import type { RunnerProfile, RunnerSetup } from './runner-profiles.js';
@@ -164,7 +165,10 @@ export function describeSandboxDriver(name: string, options: DriverSuiteOptions)
       const client = new SandboxClient(handle.endpoint);
       const started = performance.now();
       const both = Promise.all(['s-1', 's-2'].map((id) => client.execute(setup.body(id, 'slow'), id, 3000)));
-      await new Promise((r) => setTimeout(r, 100));
+      // Both running before the third arrives, however slow the machine is to start them.
+      const health = new SandboxClient(handle.endpoint);
+      await waitFor(async () => (await health.health(1000))?.running === 2, { timeoutMs: 2000, intervalMs: 5, what: 'two executions running' });
+      health.close();
       const third = await client.execute(setup.body('s-3', 'slow'), 's-3', 3000);
       expect(third.status).toBe(429);
       expect(JSON.parse(third.body.toString())).toMatchObject({ error: 'UHLP_RUNNER_BUSY' });
