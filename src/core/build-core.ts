@@ -5,16 +5,17 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import { errorBody, UhlpError } from '../errors.js';
-import { registerIngressRoute } from '../ingress/fastify-ingress-route.js';
-import { HttpIngress } from '../ingress/http-ingress.js';
+import { registerIngressRoute } from '../sources/http/fastify-ingress-route.js';
+import { HttpIngress } from '../sources/http/http-ingress.js';
 import type { Logger } from '../logger.js';
 import type { CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { registerDevTokenRoute } from '../mcp/dev-token-route.js';
 import type { Metrics } from '../metrics.js';
 import type { ApplicationRegistry } from '../registry/application-registry.js';
-import { ComponentExecutor } from '../router/component-executor.js';
+import { ComponentExecutor } from '../execution/component-executor.js';
+import { TurnPipeline } from '../turns/turn-pipeline.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
-import type { TurnKeeper } from '../ingress/turns.js';
+import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { registerSessionOutputsRoute } from './session-outputs-route.js';
@@ -47,6 +48,8 @@ export interface BuildCoreOptions {
 export interface BuiltCore {
   readonly app: FastifyInstance;
   readonly ingress: HttpIngress;
+  /** The turn pipeline every source runs its events through. */
+  readonly pipeline: TurnPipeline;
 }
 
 export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Promise<BuiltCore> {
@@ -97,20 +100,19 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     deps.mcp.register(app);
     registerDevTokenRoute(app, { devMode: options.devMode ?? false, registry: deps.registry, mcp: deps.mcp, mcpEndpoint: options.mcpEndpoint });
   }
-  const ingress = new HttpIngress({
-    registry: deps.registry,
+  const pipeline = new TurnPipeline({
     executor: new ComponentExecutor(deps.sandboxes, deps.metrics, deps.logger),
     metrics: deps.metrics,
     store: deps.store,
     turns: deps.turns,
-    logger: deps.logger,
     idempotencyTtlMs: options.idempotencyTtlMs,
     mcpEndpoint: options.mcpEndpoint,
     ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
     ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
   });
+  const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger });
   registerIngressRoute(app, ingress);
-  return { app, ingress };
+  return { app, ingress, pipeline };
 }
 
 /** Fastify's own errors (body too large, bad content) become catalog codes; anything else is internal. */

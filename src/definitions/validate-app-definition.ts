@@ -9,8 +9,8 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import path from 'node:path';
 import { AppDefinitionDocument } from './app-definition-schema.js';
 import { gitSourceProblems } from './git-source.js';
-import { compileRoutePattern, RoutePatternError } from '../routing/route-pattern.js';
-import { declaredPathProblem } from '../router/declared-outputs.js';
+import { compileRoutePattern, RoutePatternError } from '../sources/http/route-pattern.js';
+import { declaredPathProblem } from '../execution/declared-outputs.js';
 import { llmComponentProblems } from './validate-llm-component.js';
 
 export interface DefinitionProblem {

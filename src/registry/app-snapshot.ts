@@ -5,7 +5,7 @@
  */
 import type { AppDefinitionDocument, ComponentSpec, PoolSpec } from '../definitions/app-definition-schema.js';
 import type { DefinitionProblem } from '../definitions/validate-app-definition.js';
-import { RouteTable } from '../routing/route-table.js';
+import { RouteTable } from '../sources/http/route-table.js';
 
 export interface LoadedApp {
   readonly id: string;

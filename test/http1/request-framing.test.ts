@@ -17,7 +17,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_HEAD_BYTES } from '../../src/ingress/ingress-server.js';
+import { MAX_HEAD_BYTES } from '../../src/sources/http/ingress-server.js';
 import { FramingObserver, type Framing, type SeenRequest } from './framing-observer.js';
 import { mutatedRequests } from './request-mutations.js';
 

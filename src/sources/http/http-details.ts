@@ -9,8 +9,8 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { HttpDetails, HttpMethod, RequestData } from '../contract/execute-contract.js';
-import { UhlpError } from '../errors.js';
+import type { HttpDetails, HttpMethod, RequestData } from '../../contract/execute-contract.js';
+import { UhlpError } from '../../errors.js';
 
 /** The query's parameters, keys in code-unit order; a repeated key becomes an array of its values. */
 export function parseQuery(query: string): Record<string, string | string[]> {

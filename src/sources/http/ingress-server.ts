@@ -18,15 +18,15 @@ import { chmod, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
-import { RESERVED_PATH_PREFIXES } from '../definitions/validate-app-definition.js';
-import { UhlpError, type ErrorCode } from '../errors.js';
-import { createHandOverServer } from '../http1/hand-over-server.js';
-import { Http1Server, type Http1Answer } from '../http1/http1-server.js';
-import type { Http1Head, Http1Request, HttpRequestError } from '../http1/request-parser.js';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import { MCP_PATH } from '../mcp/core-mcp-server.js';
+import { REQUEST_ID_HEADER } from '../../contract/execute-contract.js';
+import { RESERVED_PATH_PREFIXES } from '../../definitions/validate-app-definition.js';
+import { UhlpError, type ErrorCode } from '../../errors.js';
+import { createHandOverServer } from '../../http1/hand-over-server.js';
+import { Http1Server, type Http1Answer } from '../../http1/http1-server.js';
+import type { Http1Head, Http1Request, HttpRequestError } from '../../http1/request-parser.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics.js';
+import { MCP_PATH } from '../../mcp/core-mcp-server.js';
 import { errorAnswer, HttpIngress } from './http-ingress.js';
 
 export interface IngressServerOptions {

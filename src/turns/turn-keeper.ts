@@ -9,6 +9,7 @@
  * answer, failures included.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { SessionChoice } from './turn-event.js';
 import { UhlpError } from '../errors.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import type { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
@@ -19,6 +20,15 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 export const SESSION_REQUEST_HEADER = 'x-uhlp-session';
 export const SESSION_ID_HEADER = 'x-uhlp-session-id';
 export const TURN_HEADER = 'x-uhlp-turn';
+
+/** The session an HTTP request names: `X-UHLP-Session-ID: SES-…` continues one, `X-UHLP-Session: new` opens one, neither is ambient. */
+export function sessionChoiceOf(headers: IncomingHttpHeaders): SessionChoice {
+  const requested = headers[SESSION_ID_HEADER];
+  if (typeof requested === 'string') return { continue: requested };
+  return headers[SESSION_REQUEST_HEADER] === 'new' ? OPEN : undefined;
+}
+
+const OPEN = Object.freeze({ open: true as const });
 
 export interface Turn {
   readonly sessionId: string;
@@ -66,20 +76,20 @@ export class TurnKeeper {
    * is known at once, and is returned as it is rather than in a promise: that is
    * most requests.
    */
-  begin(appId: string, tier: string, headers: IncomingHttpHeaders): Turn | Promise<Turn> {
-    if (typeof headers[SESSION_ID_HEADER] !== 'string' && headers[SESSION_REQUEST_HEADER] !== 'new') {
+  begin(appId: string, tier: string, choice: SessionChoice): Turn | Promise<Turn> {
+    if (choice === undefined) {
       const session = this.ambientSession(appId, tier);
       const turn: Turn = { sessionId: session.id, turnNumber: ++session.turns, tier, ambient: true };
       return session.started ? turn : session.ready.then(() => turn);
     }
-    return this.beginStored(appId, tier, headers);
+    return this.beginStored(appId, tier, choice);
   }
 
-  private async beginStored(appId: string, tier: string, headers: IncomingHttpHeaders): Promise<Turn> {
+  private async beginStored(appId: string, tier: string, choice: NonNullable<SessionChoice>): Promise<Turn> {
     const { store, sessionTtlMs } = this.options;
-    const requested = headers[SESSION_ID_HEADER];
+    const requested = 'continue' in choice ? choice.continue : undefined;
     let turn: Turn;
-    if (typeof requested === 'string') {
+    if (requested !== undefined) {
       const session = await store.touchSession(requested, sessionTtlMs);
       if (!session || session.appId !== appId) {
         throw new UhlpError('UHLP_SESSION_NOT_FOUND', `session "${requested}" does not exist for app "${appId}" or has expired`, {

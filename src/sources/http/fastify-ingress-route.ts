@@ -5,8 +5,8 @@
  * socket, and through `inject()` in tests.
  */
 import type { FastifyInstance } from 'fastify';
-import { UhlpError } from '../errors.js';
-import { HttpRequestError, splitTarget } from '../http1/request-parser.js';
+import { UhlpError } from '../../errors.js';
+import { HttpRequestError, splitTarget } from '../../http1/request-parser.js';
 import { HTTP_METHODS, type HttpIngress, type RouteLabel } from './http-ingress.js';
 
 declare module 'fastify' {

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { UhlpError } from '../errors.js';
-import type { FinalResponse } from '../router/result-interpreter.js';
+import type { FinalResponse } from '../execution/result-interpreter.js';
 import { waitForIdempotentCompletion } from '../state/idempotency-wait.js';
 import type { RuntimeStore, StoredResponse } from '../state/runtime-store.js';
 

@@ -1,0 +1,169 @@
+/**
+ * The HTTP source: every request that is not an operations endpoint is resolved
+ * to an app (by Host, then by path prefix), matched to a route, turned into a
+ * turn event (the contract's httpDetails, the session, the declared outputs, the
+ * Idempotency-Key) and run by the turn pipeline; its answer is the response. It
+ * knows no HTTP server: the core's own server (ingress-server.ts) and its
+ * fastify routes (fastify-ingress-route.ts) both hand it requests and write what
+ * it answers.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { REQUEST_ID_HEADER, type HttpMethod } from '../../contract/execute-contract.js';
+import type { ComponentSpec, PoolSpec } from '../../definitions/app-definition-schema.js';
+import { errorBody, UhlpError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics.js';
+import type { LoadedApp } from '../../registry/app-snapshot.js';
+import type { ApplicationRegistry } from '../../registry/application-registry.js';
+import type { RouteMatch } from './route-table.js';
+import { checkIdempotencyKey, IDEMPOTENCY_HEADER, requestFingerprint } from '../../turns/idempotency.js';
+import { sessionChoiceOf } from '../../turns/turn-keeper.js';
+import type { TurnPipeline } from '../../turns/turn-pipeline.js';
+import { PathDecodeError } from './route-pattern.js';
+import { JSON_TYPE, type FinalResponse } from '../../execution/result-interpreter.js';
+import { acceptRequestId, badPathError, httpRequestDataJson } from './http-details.js';
+import { DECLARED_OUTPUTS_HEADER, turnDeclaredOutputs } from '../../execution/declared-outputs.js';
+
+export const HTTP_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'];
+
+export interface HttpIngressDeps {
+  readonly registry: ApplicationRegistry;
+  readonly pipeline: TurnPipeline;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}
+
+/** One request as the ingress needs it, whichever server read it. */
+export interface IngressRequest {
+  readonly method: string;
+  /** The request target as sent (path and query); part of the Idempotency-Key fingerprint. */
+  readonly url: string;
+  readonly path: string;
+  /** Without the leading `?`; empty when there is none. */
+  readonly query: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer | undefined;
+}
+
+/** What the request resolved to, for the request metrics. */
+export interface RouteLabel {
+  readonly app: string;
+  readonly route: string;
+}
+
+export interface IngressAnswer extends FinalResponse {
+  /** The answer's headers, X-Request-ID and the core's own (session, Retry-After, replay) included. */
+  readonly headers: Record<string, string | string[]>;
+  readonly route: RouteLabel;
+}
+
+const UNROUTED: RouteLabel = { app: '', route: '' };
+
+interface Routed {
+  app: LoadedApp;
+  component: ComponentSpec;
+  pool: PoolSpec;
+  appPath: string;
+  match: RouteMatch;
+}
+
+/** The core's own headers on an answer, beside the ones the result maps to. */
+type CoreHeaders = Record<string, string>;
+
+export class HttpIngress {
+  constructor(private readonly deps: HttpIngressDeps) {}
+
+  /** The request id of a request: the client's X-Request-ID when it is acceptable, else a new one. */
+  static requestId(headers: IncomingHttpHeaders): string {
+    return acceptRequestId(headers[REQUEST_ID_HEADER]) ?? randomUUID();
+  }
+
+  /** Answers one request; never rejects (every failure is an error answer with its code). */
+  async handle(request: IngressRequest, requestId: string): Promise<IngressAnswer> {
+    const coreHeaders: CoreHeaders = { [REQUEST_ID_HEADER]: requestId };
+    const resolved = { label: UNROUTED };
+    try {
+      const routed = this.route(request, resolved);
+      const final = await this.run(request, requestId, routed, coreHeaders);
+      return { status: final.status, headers: Object.assign(final.headers, coreHeaders), body: final.body, route: resolved.label };
+    } catch (error) {
+      return { ...this.errorAnswer(error, requestId, coreHeaders), route: resolved.label };
+    }
+  }
+
+  /** The error answer of a failure; anything not a UhlpError is logged and internal. */
+  private errorAnswer(error: unknown, requestId: string, headers: CoreHeaders): FinalResponse & { headers: Record<string, string> } {
+    const uhlp = error instanceof UhlpError ? error : new UhlpError('UHLP_INTERNAL', 'internal error; see the core log for this request id', undefined, { cause: error });
+    if (uhlp.statusCode >= 500 && uhlp.code !== 'UHLP_SHUTTING_DOWN') {
+      this.deps.logger.error({ requestId, code: uhlp.code, err: error }, uhlp.message);
+    }
+    return errorAnswer(uhlp, requestId, headers);
+  }
+
+  /** The turn the request is, run by the pipeline. */
+  private run(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders): Promise<FinalResponse> {
+    const { app, component, pool, match } = routed;
+    const key = checkIdempotencyKey(request.headers[IDEMPOTENCY_HEADER]);
+    const traceId = request.headers['x-trace-id'];
+    return this.deps.pipeline.run(
+      {
+        app,
+        component,
+        pool,
+        requestId,
+        // Canonical JSON by construction: the sandbox gets it, and the ledger hashes it.
+        requestDataJson: httpRequestDataJson({
+          method: request.method,
+          appPath: routed.appPath,
+          query: request.query,
+          routePattern: match.route.pattern.source,
+          pathParameters: match.pathParameters,
+          headers: request.headers,
+          body: request.body,
+        }),
+        session: sessionChoiceOf(request.headers),
+        declaredOutputs: turnDeclaredOutputs(component.declaredOutputs, request.headers[DECLARED_OUTPUTS_HEADER]),
+        ...(typeof traceId === 'string' ? { traceId } : {}),
+        ...(key !== undefined ? { once: { key, fingerprint: requestFingerprint(request.method, request.url, request.body) } } : {}),
+      },
+      coreHeaders,
+    );
+  }
+
+  /** Finds app, route and component, and labels the request with what it found; throws the 404/400/501 the request deserves. */
+  private route(request: IngressRequest, resolved: { label: RouteLabel }): Routed {
+    const arrived = performance.now();
+    const { path, method } = request;
+    const host = request.headers.host;
+    const resolution = this.deps.registry.snapshot.resolve(host, path);
+    if (!resolution) throw new UhlpError('UHLP_APP_NOT_FOUND', `no application serves ${host ?? ''}${path}`, { host, path });
+    const { app, appPath } = resolution;
+
+    let match: RouteMatch | undefined;
+    try {
+      match = app.routes.match(method, appPath);
+    } catch (error) {
+      if (error instanceof PathDecodeError) throw badPathError(error.segment);
+      throw error;
+    }
+    resolved.label = { app: app.id, route: match?.route.pattern.source ?? '' };
+    if (!match) throw new UhlpError('UHLP_ROUTE_NOT_FOUND', `app "${app.id}" has no route for ${method} ${appPath}`, { app: app.id, method, path: appPath });
+
+    const component = app.components.get(match.route.componentId)!;
+    if (component.handler === 'WORKFLOW') {
+      throw new UhlpError('UHLP_HANDLER_NOT_SUPPORTED', `component "${component.id}" has handler ${component.handler}, which this core does not run yet`, {
+        component: component.id,
+        handler: component.handler,
+      });
+    }
+    this.deps.metrics.routingSeconds.labels(app.id).observe((performance.now() - arrived) / 1000);
+    return { app, component, pool: app.pools.get(component.pool)!, appPath, match };
+  }
+}
+
+/** The answer of a UhlpError: its status, and JSON `{code, message, requestId, details?}`. */
+export function errorAnswer(error: UhlpError, requestId: string, headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId }): FinalResponse & { headers: Record<string, string> } {
+  headers['content-type'] = JSON_TYPE;
+  return { status: error.statusCode, headers, body: JSON.stringify(errorBody(error, requestId)) };
+}

@@ -1,0 +1,33 @@
+/**
+ * A turn as every source hands it to the turn pipeline: the contract's event
+ * (its `requestData`, already canonical JSON) and what the turn needs of its
+ * source, which is all the pipeline knows of it. An HTTP request and a cron run
+ * are the same turn from here on.
+ */
+import type { ComponentSpec, PoolSpec } from '../definitions/app-definition-schema.js';
+import type { DeclaredOutput } from '../execution/write-surface.js';
+import type { LoadedApp } from '../registry/app-snapshot.js';
+
+/** How a turn names its session: none (the app's ambient session), a new stored one, or one to continue. */
+export type SessionChoice = undefined | { readonly open: true } | { readonly continue: string };
+
+export interface TurnEvent {
+  readonly app: LoadedApp;
+  readonly component: ComponentSpec;
+  readonly pool: PoolSpec;
+  /** The execution's id: the `/execute` requestId and the answer's X-Request-ID. */
+  readonly requestId: string;
+  /** The contract's `requestData` as canonical JSON: the sandbox gets it and the ledger hashes it. */
+  readonly requestDataJson: string;
+  readonly session: SessionChoice;
+  /** What the turn declares it writes (the component's and the source's). */
+  readonly declaredOutputs: readonly DeclaredOutput[];
+  /** Carried to the sandbox as `x-trace-id`. */
+  readonly traceId?: string;
+  /**
+   * Runs at most once per key: an HTTP request's Idempotency-Key, a delivery's
+   * invocation id. A repeat gets the stored answer. `fingerprint` tells a repeat
+   * from another request that reuses the key.
+   */
+  readonly once?: { readonly key: string; readonly fingerprint: string };
+}

@@ -1,0 +1,153 @@
+/**
+ * The one turn pipeline every source runs its events through: the app's rate
+ * limit, once-only runs (an Idempotency-Key, an invocation id), the session and
+ * its turn, the execution's MCP token, the execution in a sandbox with its write
+ * surface, the ledger's exec and evidence entries, and the answer the contract's
+ * result maps to. Sources only turn their input into a TurnEvent and the answer
+ * into what they owe their caller (an HTTP response, a queue acknowledgement).
+ */
+import { UhlpError } from '../errors.js';
+import type { ComponentExecutor } from '../execution/component-executor.js';
+import { ExecuteContextWriter } from '../execution/execute-context.js';
+import { interpretResult, type FinalResponse } from '../execution/result-interpreter.js';
+import { newTurnEvidence } from '../ledger/turn-evidence.js';
+import type { McpExecutions } from '../mcp/mcp-executions.js';
+import type { McpCallSummary } from '../mcp/tool-call-recorder.js';
+import type { Metrics } from '../metrics.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
+import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
+import type { TurnEvent } from './turn-event.js';
+import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.js';
+
+export interface TurnPipelineDeps {
+  readonly executor: ComponentExecutor;
+  readonly metrics: Metrics;
+  readonly store: RuntimeStore;
+  readonly turns: TurnKeeper;
+  /** How long completed once-only answers are replayed, ms. */
+  readonly idempotencyTtlMs: number;
+  /** The MCP endpoint URL given to sandboxes; known once the core listens. */
+  mcpEndpoint(): string;
+  /** Mints each execution's MCP token. @defaultValue none: executions get no token */
+  readonly mcp?: McpExecutions;
+  /** Where the declared outputs of stored sessions' turns are kept (`<dataDir>/output`). @defaultValue none: outputs are not kept */
+  readonly outputsRoot?: string;
+}
+
+/**
+ * What the pipeline says about the turn beside its answer, as answer headers:
+ * the session and turn (stored sessions only), Retry-After, a replay. The HTTP
+ * source sends them; other sources read what they need.
+ */
+export type TurnNotes = Record<string, string>;
+
+/** How long an execution's MCP token outlives the execution's own timeout, at most; it is revoked when the execution ends. */
+const MCP_TOKEN_GRACE_MS = 10_000;
+
+export class TurnPipeline {
+  private readonly contexts = new ExecuteContextWriter();
+
+  constructor(private readonly deps: TurnPipelineDeps) {}
+
+  /** Runs one turn; rejects with the UhlpError its caller answers (rate limit, session, sandbox failures). */
+  run(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
+    // Most events have neither a limit nor a key: straight to the turn, with no promise of their own here.
+    if (event.once === undefined && event.app.document.spec.limits?.requestsPerSecond === undefined) return this.execute(event, notes);
+    return this.runLimited(event, notes);
+  }
+
+  private async runLimited(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
+    const { app, pool, once } = event;
+    const limit = app.document.spec.limits?.requestsPerSecond;
+    if (limit !== undefined) {
+      const decision = await this.deps.store.hitRateLimit(app.id, limit);
+      if (!decision.allowed) {
+        this.deps.metrics.rateLimited.labels(app.id).inc();
+        notes['retry-after'] = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
+        throw new UhlpError('UHLP_RATE_LIMITED', `app "${app.id}" accepts ${limit} requests per second`, { limit, retryAfterMs: decision.retryAfterMs });
+      }
+    }
+    if (once === undefined) return this.execute(event, notes);
+
+    const outcome = await runIdempotent(
+      {
+        store: this.deps.store,
+        appId: app.id,
+        key: once.key,
+        fingerprint: once.fingerprint,
+        ttlMs: this.deps.idempotencyTtlMs,
+        inFlightTtlMs: pool.acquireTimeoutMs + pool.limits.timeoutMs + 30_000,
+        waitMs: pool.acquireTimeoutMs + pool.limits.timeoutMs,
+      },
+      () => this.execute(event, notes),
+    );
+    if (outcome.replayed) {
+      this.deps.metrics.idempotentReplays.labels(app.id).inc();
+      notes[REPLAYED_HEADER] = 'true';
+    }
+    // A stored answer is shared by every replay: each gets headers of its own.
+    return outcome.replayed ? { ...outcome.response, headers: { ...outcome.response.headers } } : outcome.response;
+  }
+
+  /** One turn: session, /execute in a sandbox, ledger, result mapping. */
+  private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
+    const { deps } = this;
+    const { app, component, pool, requestId, requestDataJson } = event;
+    const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session);
+    const turn = begun instanceof Promise ? await begun : begun;
+    // An ambient session cannot be continued by the client, so it is not named to it.
+    if (!turn.ambient) {
+      notes[SESSION_ID_HEADER] = turn.sessionId;
+      notes[TURN_HEADER] = String(turn.turnNumber);
+    }
+    const turnEvidence = newTurnEvidence();
+    for (const output of event.declaredOutputs) turnEvidence.declaredWrites.push({ path: output.path, role: output.role });
+    // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
+    const mcpToken = deps.mcp?.beginExecution(
+      {
+        appId: app.id,
+        componentId: component.id,
+        requestId,
+        revision: app.revision,
+        capabilities: app.document.spec.capabilities ?? {},
+        configuration: app.document.spec.configuration ?? {},
+      },
+      pool.limits.timeoutMs + MCP_TOKEN_GRACE_MS,
+    );
+    /** Revokes the token and moves the execution's MCP calls and refusals into the turn's evidence. */
+    const endMcp = (): McpCallSummary[] => {
+      if (mcpToken === undefined) return [];
+      const record = deps.mcp!.endExecution(mcpToken);
+      turnEvidence.externalCalls.push(...record.externalCalls);
+      turnEvidence.capabilityViolations.push(...record.capabilityViolations);
+      return record.calls;
+    };
+    const context = this.contexts.json(app, component, {
+      mcpEndpoint: deps.mcpEndpoint(),
+      timeoutMs: pool.limits.timeoutMs,
+      sessionId: turn.sessionId,
+      turnNumber: turn.turnNumber,
+      mcpToken,
+    });
+    const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestDataJson},"context":${context}}`;
+    try {
+      const { response, text } = await deps.executor.execute(
+        { appId: app.id, poolName: pool.name, timeoutMs: pool.limits.timeoutMs },
+        requestId,
+        body,
+        event.traceId,
+        // Outputs of an ambient session are checked but not kept: nobody could fetch them.
+        { sessionId: turn.sessionId, declared: event.declaredOutputs, outputsRoot: turn.ambient ? undefined : deps.outputsRoot, evidence: turnEvidence },
+      );
+      const mcpCalls = endMcp();
+      // The core's own record wins over what the runner reported: the sandbox is not trusted to count.
+      if (mcpCalls.length > 0) response.metrics = { ...response.metrics, mcp_calls: mcpCalls };
+      deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
+      return interpretResult(response, requestId);
+    } catch (error) {
+      endMcp();
+      deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
+      throw error;
+    }
+  }
+}
