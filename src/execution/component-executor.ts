@@ -12,7 +12,7 @@ import { SandboxTransportError } from '../sandbox/sandbox-client.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { Lease, ReleaseOutcome, WarmPool } from '../sandbox/warm-pool.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
-import { surfaceMatches, TurnWriteSurface, type DeclaredOutput } from './write-surface.js';
+import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceCheck } from './write-surface.js';
 
 export interface ExecutionTarget {
   readonly appId: string;
@@ -117,7 +117,11 @@ export class ComponentExecutor {
         throw new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', `the sandbox answer breaks the /execute contract: ${parsed.violation}`);
       }
       // Before the sandbox is released: no other turn writes in its tree while it is walked.
-      if (surface !== undefined) await settleWrites(surface, turn!, parsed.response.resultType === 'error');
+      if (surface !== undefined) {
+        // No promise (and no wait) for a turn that wrote nothing: most turns.
+        const settled = settleWrites(surface, turn!, parsed.response.resultType === 'error');
+        if (settled !== undefined) await settled;
+      }
       return { response: parsed.response, text };
     } catch (error) {
       if (error instanceof SandboxTransportError) {
@@ -132,7 +136,10 @@ export class ComponentExecutor {
       throw error;
     } finally {
       // A sandbox about to be destroyed takes its tree with it; one kept is emptied for the next turn.
-      if (surface !== undefined && outcome === 'ok') await surface.discard();
+      if (surface !== undefined && outcome === 'ok') {
+        const discarded = surface.discard();
+        if (discarded !== undefined) await discarded;
+      }
       pool.release(lease, outcome);
       this.metrics.sandboxExecuteSeconds
         .labels(target.appId, target.poolName, metricOutcome)
@@ -147,14 +154,15 @@ export class ComponentExecutor {
  * nothing published. A turn that failed (resultType error) publishes nothing
  * either, and its writes are only recorded.
  */
-async function settleWrites(surface: TurnWriteSurface, turn: TurnWrites, failed: boolean): Promise<void> {
-  const check = await surface.check(turn.declared);
-  turn.evidence.realizedWrites.push(...check.realized);
+function settleWrites(surface: TurnWriteSurface, turn: TurnWrites, failed: boolean): void | Promise<void> {
+  const check = surface.check(turn.declared);
+  return check instanceof Promise ? check.then((checked) => settleChecked(surface, turn, failed, checked)) : settleChecked(surface, turn, failed, check);
+}
+
+function settleChecked(surface: TurnWriteSurface, turn: TurnWrites, failed: boolean, check: SurfaceCheck): void | Promise<void> {
+  if (check.realized.length > 0) turn.evidence.realizedWrites.push(...check.realized);
   if (failed) return;
-  if (surfaceMatches(check)) {
-    await surface.publish(check, turn.outputsRoot);
-    return;
-  }
+  if (surfaceMatches(check)) return check.realized.length === 0 ? undefined : surface.publish(check, turn.outputsRoot).then(() => undefined);
   const timestamp = new Date().toISOString();
   for (const written of check.undeclared) {
     turn.evidence.capabilityViolations.push({ operation: `write ${written}`, capability: 'declared_outputs', detail: 'written but not declared', timestamp });

@@ -59,10 +59,11 @@ const MAX_FILES = 1000;
 const MAX_BYTES = 256 * 1024 * 1024;
 const TOP_DIRS = ['tmp', 'output'] as const;
 
-/** Per tree: the session directories made and the turns in flight per session. */
+/** Per tree: the session directories made, the turns in flight per session, and the two roots on the host. */
 interface TreeState {
   readonly prepared: Set<string>;
   readonly active: Map<string, number>;
+  readonly roots: ReadonlyArray<{ readonly top: (typeof TOP_DIRS)[number]; readonly dir: string }>;
 }
 
 const trees = new WeakMap<WorkTree, TreeState>();
@@ -70,11 +71,14 @@ const trees = new WeakMap<WorkTree, TreeState>();
 function stateOf(tree: WorkTree): TreeState {
   let state = trees.get(tree);
   if (state === undefined) {
-    state = { prepared: new Set(), active: new Map() };
+    state = { prepared: new Set(), active: new Map(), roots: TOP_DIRS.map((top) => ({ top, dir: path.join(tree.hostDir, top) })) };
     trees.set(tree, state);
   }
   return state;
 }
+
+/** The check of a turn that wrote nothing: most turns; shared, never written to. */
+const NOTHING_WRITTEN: SurfaceCheck = Object.freeze({ realized: Object.freeze([]), undeclared: Object.freeze([]), missing: Object.freeze([]) }) as SurfaceCheck;
 
 /** The turn's directories as the context names them, relative to the tree. */
 export function workspaceDirs(sessionId: string): { tmpDir: string; outputDir: string } {
@@ -108,30 +112,29 @@ export class TurnWriteSurface {
 
   /**
    * Walks the tree and compares it with `declared`. Does not clean up: call
-   * `publish` or `discard` after.
+   * `publish` or `discard` after. Synchronous (no promise) when nothing was
+   * written, which is most turns: listing is synchronous, only hashing is not.
    */
-  async check(declared: readonly DeclaredOutput[]): Promise<SurfaceCheck> {
+  check(declared: readonly DeclaredOutput[]): SurfaceCheck | Promise<SurfaceCheck> {
     const state = stateOf(this.tree);
     // Turns of one session running at once on one runner see each other's files: the last one checks them.
     if ((state.active.get(this.sessionId) ?? 0) > 1) {
       this.dirty = false;
-      return { realized: [], undeclared: [], missing: [] };
+      return NOTHING_WRITTEN;
     }
-    const found: RealizedWrite[] = [];
-    const budget = { files: 0, bytes: 0 };
+    const files: Entry[] = [];
     let entries = 0;
-    for (const top of TOP_DIRS) {
-      const root = path.join(this.tree.hostDir, top);
-      for (const name of listSync(root)) {
+    for (const { top, dir } of state.roots) {
+      for (const name of listSync(dir)) {
         const own = name === this.sessionId;
         // Another session's directory while one of its turns runs here: that turn checks it.
         if (!own && state.active.has(name)) continue;
-        const where = own ? top : `${top}/${name}`;
-        entries += await walk(path.join(root, name), where, found, budget, own);
+        entries += collect(`${dir}/${name}`, own ? top : `${top}/${name}`, files) + (own ? 0 : 1);
       }
     }
     this.dirty = entries > 0;
-    return compare(found, declared);
+    if (files.length === 0) return declared.length === 0 ? NOTHING_WRITTEN : compare([], declared);
+    return hashAll(files).then((found) => compare(found, declared));
   }
 
   /**
@@ -154,8 +157,11 @@ export class TurnWriteSurface {
     return kept;
   }
 
-  /** Empties the turn's part of the tree (and whatever strays the check found) and counts the turn out. */
-  async discard(): Promise<void> {
+  /**
+   * Empties the turn's part of the tree (and whatever strays the check found)
+   * and counts the turn out; synchronous when there is nothing to remove.
+   */
+  discard(): void | Promise<void> {
     if (this.ended) return;
     this.ended = true;
     const state = stateOf(this.tree);
@@ -167,8 +173,11 @@ export class TurnWriteSurface {
     state.active.delete(this.sessionId);
     // Nothing but the session's own empty directories: nothing to remove.
     if (!this.dirty) return;
-    for (const top of TOP_DIRS) {
-      const root = path.join(this.tree.hostDir, top);
+    return this.empty(state);
+  }
+
+  private async empty(state: TreeState): Promise<void> {
+    for (const { dir: root } of state.roots) {
       for (const name of listSync(root)) {
         if (state.active.has(name)) continue;
         const entry = path.join(root, name);
@@ -204,15 +213,12 @@ interface Entry {
  * synchronously: a turn that wrote nothing costs a few system calls), at most
  * MAX_FILES entries; then hashes the regular files.
  */
-/**
- * Records the files under `dir`; answers how many entries it found (directories
- * included), counting `dir` itself unless it is the session's own directory.
- */
-async function walk(dir: string, where: string, found: RealizedWrite[], budget: { files: number; bytes: number }, own: boolean): Promise<number> {
-  const entries: Entry[] = [];
-  const seen = collect(dir, where, entries) + (own ? 0 : 1);
-  for (const entry of entries) await record(entry.file, entry.where, found, budget);
-  return seen;
+/** Hashes the files found, in the order found, within the turn's budget. */
+async function hashAll(files: readonly Entry[]): Promise<RealizedWrite[]> {
+  const found: RealizedWrite[] = [];
+  const budget = { files: 0, bytes: 0 };
+  for (const entry of files) await record(entry.file, entry.where, found, budget);
+  return found;
 }
 
 /** Lists `dir` into `entries`; answers how many directory entries it saw, empty directories included. */
