@@ -68,16 +68,15 @@ build() {
 # Certificates, service-account keys and the admin token are made once per run dir.
 generate_credentials() {
   local pki="$run_dir/pki"
-  [[ -s "$pki/token" ]] && return
+  if [[ -s "$pki/token" ]]; then
+    issue_apiserver_cert
+    return
+  fi
   command -v openssl > /dev/null || die "openssl is not installed"
   mkdir -p "$pki" && chmod 700 "$pki"
   openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=uhlp-test-ca" \
     -keyout "$pki/ca.key" -out "$pki/ca.crt" 2> /dev/null
-  openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
-    -keyout "$pki/apiserver.key" -out "$pki/apiserver.csr" 2> /dev/null
-  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n' > "$pki/apiserver.ext"
-  openssl x509 -req -in "$pki/apiserver.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
-    -days 3650 -extfile "$pki/apiserver.ext" -out "$pki/apiserver.crt" 2> /dev/null
+  issue_apiserver_cert
   openssl genrsa -out "$pki/sa.key" 2048 2> /dev/null
   openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2> /dev/null
   local token
@@ -85,6 +84,24 @@ generate_credentials() {
   # The admin token's user is in system:masters, which RBAC lets do everything.
   echo "$token,uhlp-admin,uhlp-admin,\"system:masters\"" > "$pki/tokens.csv"
   echo "$token" > "$pki/token"
+}
+
+# The serving certificate names every address clients use: loopback, and the
+# `kubernetes` Service (10.96.0.1, the first of --service-cluster-ip-range) that pods
+# of scripts/k8s-node.sh connect to. A certificate from before the Service address
+# was added is issued again; the API server reloads the files while it runs.
+issue_apiserver_cert() {
+  local pki="$run_dir/pki"
+  if [[ -s "$pki/apiserver.crt" ]] && openssl x509 -in "$pki/apiserver.crt" -noout -text | grep -q 'IP Address:10.96.0.1'; then
+    return
+  fi
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
+    -keyout "$pki/apiserver.key.new" -out "$pki/apiserver.csr" 2> /dev/null
+  printf 'subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\n' > "$pki/apiserver.ext"
+  openssl x509 -req -in "$pki/apiserver.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$pki/apiserver.ext" -out "$pki/apiserver.crt.new" 2> /dev/null
+  mv "$pki/apiserver.key.new" "$pki/apiserver.key"
+  mv "$pki/apiserver.crt.new" "$pki/apiserver.crt"
 }
 
 write_kubeconfig() {

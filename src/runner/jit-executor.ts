@@ -4,6 +4,7 @@
  * the context, `ctx.tools` bound to the execution's token and `ctx.workspace`
  * as absolute paths in the sandbox's writable tree.
  */
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Executor } from './executor.js';
 import { ScriptLoadError, ScriptLoader } from './script-loader.js';
@@ -17,7 +18,17 @@ export interface JitExecutorOptions {
    * directories in it. @defaultValue none: executions get no workspace
    */
   readonly workDir?: string;
+  /**
+   * `definitionsRoot` is a writable cache, not a mount: a script missing there is
+   * read through `core.state.getDefinitionFileContent` (with the execution's token,
+   * bound to its revision) and written there before it is imported. Pods use it:
+   * they share no file system with the core. Only the script file itself is
+   * fetched; a script that imports sibling files needs the mount. @defaultValue false
+   */
+  readonly definitionsViaMcp?: boolean;
 }
+
+const READ_TOOL = 'core.state.getDefinitionFileContent';
 
 export function createJitExecutor(options: JitExecutorOptions): Executor {
   const loader = new ScriptLoader(options.definitionsRoot);
@@ -37,12 +48,13 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     if (!task || task.handler !== 'JIT' || !task.script) {
       return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails must name a JIT script');
     }
+    const ref = { revision: task.revision, script: task.script, exportName: task.function };
     let fn;
     try {
-      fn = await loader.load({
-        revision: task.revision,
-        script: task.script,
-        exportName: task.function,
+      fn = await loader.load(ref).catch(async (error: unknown) => {
+        if (!options.definitionsViaMcp || !(error instanceof ScriptLoadError) || error.code !== 'UHLP_SCRIPT_NOT_FOUND') throw error;
+        await fetchScript(loader.resolve(ref), ref.script, ref.revision, tools);
+        return loader.load(ref);
       });
     } catch (error) {
       if (error instanceof ScriptLoadError) return runnerErrorResult(error.code, error.message);
@@ -60,4 +72,26 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     });
     return resultFromValue(value);
   };
+}
+
+/** Reads the script through MCP at the execution's revision and keeps it at `file` (written whole, then renamed: a concurrent import never sees half). */
+async function fetchScript(file: string, script: string, revision: string, tools: { call(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>> }): Promise<void> {
+  let answer: Record<string, unknown>;
+  try {
+    answer = await tools.call(READ_TOOL, { path: script });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'UHLP_DEFINITION_FILE_NOT_FOUND') {
+      throw new ScriptLoadError('UHLP_SCRIPT_NOT_FOUND', `script "${script}" does not exist in revision ${revision.slice(0, 12)}`);
+    }
+    throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `script "${script}" could not be read from the core: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (answer.revision !== revision || typeof answer.content !== 'string') {
+    throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `the core answered script "${script}" for another revision or without content`);
+  }
+  const bytes = answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8');
+  await mkdir(path.dirname(file), { recursive: true });
+  const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.part`;
+  await writeFile(partial, bytes, { mode: 0o444 });
+  await rename(partial, file);
 }

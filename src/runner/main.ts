@@ -4,7 +4,7 @@
  * (runner-process.ts) with the executor that imports and calls component
  * scripts from the mounted revisions.
  *
- *   node dist/runner/main.js --listen unix:/run/sb.sock|tcp:0.0.0.0:8080 --definitions DIR
+ *   node dist/runner/main.js --listen unix:/run/sb.sock|tcp:0.0.0.0:8080 --definitions DIR [--definitions-via-mcp]
  *                            [--work-dir DIR] [--concurrency N] [--niceness N]
  *                            [--mcp-socket PATH] [--exit-on-stdin-close]
  */
@@ -14,5 +14,5 @@ import { runRunnerProgram } from './runner-process.js';
 runRunnerProgram({
   name: 'jit-runner',
   readsDefinitions: true,
-  createExecutor: ({ definitionsRoot, workDir }) => createJitExecutor({ definitionsRoot: definitionsRoot!, workDir }),
+  createExecutor: ({ definitionsRoot, workDir, definitionsViaMcp }) => createJitExecutor({ definitionsRoot: definitionsRoot!, workDir, definitionsViaMcp }),
 });

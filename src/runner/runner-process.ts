@@ -4,19 +4,24 @@
  * line drivers wait for, signals, and what happens when an execution throws
  * outside its promise chain.
  *
- *   node <entry> --listen unix:/run/sb.sock|tcp:0.0.0.0:8080 [--definitions DIR]
+ *   node <entry> --listen unix:/run/sb.sock|tcp:0.0.0.0:8080 [--definitions DIR [--definitions-via-mcp]]
  *                [--work-dir DIR] [--concurrency N] [--niceness N]
- *                [--mcp-socket PATH] [--exit-on-stdin-close]
+ *                [--mcp-socket PATH] [--exit-on-stdin-close] [--drain-on-sigterm]
  *
  * It prints one JSON line `{"event":"ready"}` to stdout once it accepts
  * requests. `--definitions` is taken only by runners that read app files from a
  * mounted revision (the jit-runner); the llm-orchestrator reads them through
- * MCP and refuses it. `--mcp-socket` sends tool calls to the core's MCP
+ * MCP and refuses it. `--definitions-via-mcp` makes `--definitions` a writable
+ * cache instead of a mount: a script missing there is read through
+ * `core.state.getDefinitionFileContent` at the execution's revision and kept
+ * (pods, which share no file system with the core). `--mcp-socket` sends tool calls to the core's MCP
  * endpoint over that Unix socket (sandboxes have no network); without it they
  * go to `context.mcp_endpoint` over TCP. `--work-dir` is the sandbox's writable
  * tree. `--niceness` lowers the runner's own CPU priority before any execution
  * runs (a sandboxed runner cannot be reniced from outside reliably: its
- * processes are forked inside the sandbox).
+ * processes are forked inside the sandbox). `--drain-on-sigterm` makes SIGTERM a
+ * graceful stop (pods: a deleted pod gets SIGTERM and a grace period): no new
+ * connection is taken, and the process exits once the executions running end.
  */
 import { unlinkSync } from 'node:fs';
 import os from 'node:os';
@@ -30,7 +35,12 @@ export interface RunnerProgram {
   readonly name: string;
   /** Whether the runner reads app files from a mounted revisions directory (`--definitions`, then required). */
   readonly readsDefinitions: boolean;
-  createExecutor(paths: { readonly definitionsRoot: string | undefined; readonly workDir: string | undefined }): Executor;
+  createExecutor(paths: {
+    readonly definitionsRoot: string | undefined;
+    readonly workDir: string | undefined;
+    /** `--definitions-via-mcp`: definitionsRoot is a cache filled through MCP. */
+    readonly definitionsViaMcp: boolean;
+  }): Executor;
 }
 
 type ListenTarget = { path: string } | { host: string; port: number };
@@ -46,12 +56,13 @@ function start(program: RunnerProgram): void {
   const { values } = parseArgs({
     options: {
       listen: { type: 'string' },
-      ...(program.readsDefinitions ? { definitions: { type: 'string' } } : {}),
+      ...(program.readsDefinitions ? { definitions: { type: 'string' }, 'definitions-via-mcp': { type: 'boolean', default: false } } : {}),
       'mcp-socket': { type: 'string' },
       'work-dir': { type: 'string' },
       concurrency: { type: 'string', default: '1' },
       niceness: { type: 'string', default: '0' },
       'exit-on-stdin-close': { type: 'boolean', default: false },
+      'drain-on-sigterm': { type: 'boolean', default: false },
     },
     strict: true,
   }) as { values: Record<string, string | boolean | undefined> };
@@ -69,7 +80,7 @@ function start(program: RunnerProgram): void {
   if (niceness > 0) os.setPriority(Math.min(19, os.getPriority() + niceness));
   const mcpSocket = text('mcp-socket');
   const runner = createRunnerServer({
-    executor: program.createExecutor({ definitionsRoot: definitions, workDir: text('work-dir') }),
+    executor: program.createExecutor({ definitionsRoot: definitions, workDir: text('work-dir'), definitionsViaMcp: values['definitions-via-mcp'] === true }),
     mcpFetch: mcpSocket ? unixSocketFetch(mcpSocket) : undefined,
     concurrency,
   });
@@ -90,7 +101,10 @@ function start(program: RunnerProgram): void {
     runner.server.close();
     process.exit(0);
   };
-  process.on('SIGTERM', stop);
+  const drain = (): void => {
+    void runner.drain().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', values['drain-on-sigterm'] === true ? drain : stop);
   process.on('SIGINT', stop);
   if (values['exit-on-stdin-close'] === true) {
     // The parent holds our stdin open; when it dies, the pipe closes and we follow,

@@ -49,6 +49,8 @@ export interface RunnerServer {
    * exits; which of the executions threw cannot be told, so all of them fail.
    */
   failInFlight(error: unknown): boolean;
+  /** Takes no new connection, ends idle ones, and resolves once the executions running have answered. */
+  drain(): Promise<void>;
 }
 
 interface InFlight {
@@ -151,6 +153,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       for (const execution of [...inFlight]) execution.settle(resultFromThrown(error));
       return true;
     },
+    drain: () => http1.close(),
   };
 }
 

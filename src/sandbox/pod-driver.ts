@@ -1,0 +1,444 @@
+/**
+ * The pod driver: each sandbox is a pod of its pool's runner image (sandbox-pod.ts)
+ * in one namespace of a Kubernetes cluster, reached at its pod IP.
+ *
+ * Who owns what: the operator keeps each SandboxPool's warm pods (label
+ * `uhlp.dev/sandbox-state=warm`), so warm capacity follows `spec.replicas` (kubectl
+ * scale, an HPA) and exists before any core asks; this driver only *claims* them. A
+ * claim is a merge patch of the pod's labels (`claimed`, `claimed-by=<instance>`)
+ * carrying the resourceVersion the driver saw, so the API server refuses it (409)
+ * when another core claimed or the operator deleted the pod first: two cores never
+ * get one pod. With no warm pod ready, the driver creates one on demand, already
+ * claimed (a pool miss), owned by the SandboxPool so that its deletion takes the pod
+ * along. The pods a core holds are its alone until it lets go: an idle pod or one
+ * of a clean shutdown goes back to `warm` (the operator then counts it), anything
+ * else (recycled, crashed, timed out) is deleted and the operator makes a new one.
+ *
+ * A pod's death is read from its container status (pod-exit-cause.ts). A restarted
+ * core adopts the pods claimed under its instance id (adopt), as the Docker driver
+ * adopts its labelled containers.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  ApiException,
+  CoreV1Api,
+  PatchStrategy,
+  makeInformer,
+  setHeaderOptions,
+  type Informer,
+  type KubeConfig,
+  type ObjectCache,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { APP_API_VERSION } from '../definitions/app-definition-schema.js';
+import { SANDBOX_POOL_KIND } from '../definitions/sandbox-pool-schema.js';
+import { UhlpError } from '../errors.js';
+import { CustomResourceClient, SANDBOX_POOL, type SandboxPoolResource } from '../k8s/custom-resources.js';
+import type { RunnerKind } from '../images/runner-files.js';
+import type { Logger } from '../logger.js';
+import { podExitCause } from './pod-exit-cause.js';
+import { SandboxClient } from './sandbox-client.js';
+import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
+import {
+  POD_LABEL_APP,
+  POD_LABEL_CLAIMED_BY,
+  POD_LABEL_CONFIG,
+  POD_LABEL_POOL,
+  POD_LABEL_ROLE,
+  POD_LABEL_SANDBOX_POOL,
+  POD_LABEL_STATE,
+  POD_ROLE_SANDBOX,
+  POD_RUNNER_PORT,
+  podConfigHash,
+  sandboxPod,
+  type OwnerRef,
+  type SandboxPodInput,
+} from './sandbox-pod.js';
+
+/** The core's instance label, as on Docker containers. */
+const LABEL_INSTANCE = 'uhlp.dev/instance';
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export interface PodDriverOptions {
+  readonly logger: Logger;
+  /** The core's instance id: claimed pods are labelled with it, and adopted by it. */
+  readonly instanceId: string;
+  readonly kubeConfig: KubeConfig;
+  /** The namespace of the SandboxPools and their pods. */
+  readonly namespace: string;
+  /** Image per runner for pools that name none. @defaultValue RUNNER_IMAGES (uhlp/jit-runner:latest, ...) */
+  readonly images?: Readonly<Partial<Record<RunnerKind, string>>>;
+  /** How long a pod created on demand may take to answer, ms. @defaultValue 60000 */
+  readonly startTimeoutMs?: number;
+  /** Share of the pool's memory limit given to the V8 heap. @defaultValue 0.5 */
+  readonly heapShare?: number;
+}
+
+interface PodHandle extends SandboxHandle {
+  readonly name: string;
+  /** The pod belongs to a SandboxPool: it can go back to warm instead of being deleted. */
+  readonly pooled: boolean;
+  destroyCause?: SandboxExitCause;
+  resolveExited(cause: SandboxExitCause): void;
+  done: boolean;
+}
+
+type PodInformer = Informer<V1Pod> & ObjectCache<V1Pod>;
+
+export class PodDriver implements SandboxDriver {
+  readonly name = 'pod';
+  readonly isolation = 'container';
+  private readonly api: CoreV1Api;
+  private readonly pools: CustomResourceClient;
+  private readonly informer: PodInformer;
+  private watching: Promise<void> | undefined;
+  private readonly live = new Map<string, PodHandle>();
+  /** Pods created on demand and not yet answering: their events wake the waiter. */
+  private readonly waiters = new Map<string, () => void>();
+  private closed = false;
+
+  constructor(private readonly options: PodDriverOptions) {
+    this.api = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.pools = new CustomResourceClient(options.kubeConfig, { fieldManager: `uhlp-core-${options.instanceId}` });
+    const selector = `${POD_LABEL_ROLE}=${POD_ROLE_SANDBOX}`;
+    const namespace = options.namespace;
+    this.informer = makeInformer<V1Pod>(
+      options.kubeConfig,
+      `/api/v1/namespaces/${namespace}/pods`,
+      () => this.api.listNamespacedPod({ namespace, labelSelector: selector }),
+      selector,
+    ) as PodInformer;
+    const onChange = (pod: V1Pod, deleted: boolean): void => {
+      const name = pod.metadata?.name ?? '';
+      this.waiters.get(name)?.();
+      const handle = this.live.get(name);
+      if (handle) this.observe(handle, pod, deleted);
+    };
+    this.informer.on('add', (pod) => onChange(pod, false));
+    this.informer.on('update', (pod) => onChange(pod, false));
+    this.informer.on('delete', (pod) => onChange(pod, true));
+    this.informer.on('error', () => {
+      // The watch broke (API server restart, dropped connection): start it again.
+      if (this.closed) return;
+      setTimeout(() => {
+        if (!this.closed) this.informer.start().catch(() => undefined);
+      }, 1000).unref();
+    });
+  }
+
+  create(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxHandle> {
+    if (this.closed) {
+      return Promise.reject(new UhlpError('UHLP_SHUTTING_DOWN', 'the pod driver is closed', { app: spec.appId, pool: spec.pool.name }));
+    }
+    return this.claimOrCreate(spec, signal);
+  }
+
+  /** A warm pod of the pool, claimed; else a pod made for this claim. */
+  private async claimOrCreate(spec: SandboxSpec, signal: AbortSignal | undefined): Promise<SandboxHandle> {
+    await this.watch();
+    const input = this.podInput(spec);
+    const hash = podConfigHash(input);
+    for (const pod of this.warmPods(spec, hash)) {
+      const claimed = await this.claim(pod);
+      if (claimed) return this.track(claimed, true);
+    }
+    return this.createOnDemand(spec, input, signal);
+  }
+
+  /** Ready warm pods of the pool made with this configuration, in random order (cores claiming at once rarely collide). */
+  private warmPods(spec: SandboxSpec, hash: string): V1Pod[] {
+    const found = this.informer.list(this.options.namespace).filter((pod) => {
+      const labels = pod.metadata?.labels ?? {};
+      return (
+        labels[POD_LABEL_APP] === spec.appId &&
+        labels[POD_LABEL_POOL] === spec.pool.name &&
+        labels[POD_LABEL_STATE] === 'warm' &&
+        labels[POD_LABEL_CONFIG] === hash &&
+        !pod.metadata?.deletionTimestamp &&
+        isReady(pod)
+      );
+    });
+    for (let i = found.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [found[i], found[j]] = [found[j]!, found[i]!];
+    }
+    return found;
+  }
+
+  /** The compare-and-swap: the claimed pod, or undefined when someone else changed it first. */
+  private async claim(pod: V1Pod): Promise<V1Pod | undefined> {
+    const { name, resourceVersion } = pod.metadata!;
+    try {
+      return await this.api.patchNamespacedPod(
+        {
+          name: name!,
+          namespace: this.options.namespace,
+          body: {
+            metadata: {
+              resourceVersion,
+              labels: { [POD_LABEL_STATE]: 'claimed', [POD_LABEL_CLAIMED_BY]: this.options.instanceId, [LABEL_INSTANCE]: this.options.instanceId },
+            },
+          },
+        },
+        MERGE_PATCH,
+      );
+    } catch (error) {
+      if (status(error) === 409 || status(error) === 404) return undefined;
+      throw sandboxUnavailable(`claiming pod ${name} failed: ${errorText(error)}`);
+    }
+  }
+
+  private async createOnDemand(spec: SandboxSpec, input: SandboxPodInput, signal: AbortSignal | undefined): Promise<SandboxHandle> {
+    const owner = await this.ownerOf(spec);
+    const manifest = sandboxPod(input, {
+      state: 'claimed',
+      claimedBy: this.options.instanceId,
+      labels: { ...spec.labels, [LABEL_INSTANCE]: this.options.instanceId },
+      ...(owner ? { owner } : {}),
+    });
+    let created: V1Pod;
+    try {
+      created = await this.api.createNamespacedPod({ namespace: this.options.namespace, body: manifest as V1Pod });
+    } catch (error) {
+      throw sandboxUnavailable(`cannot create a sandbox pod for ${spec.appId}/${spec.pool.name}: ${errorText(error)}`, spec);
+    }
+    const name = created.metadata!.name!;
+    const timeoutMs = this.options.startTimeoutMs ?? 60_000;
+    try {
+      const running = await this.waitRunning(name, timeoutMs, signal);
+      const handle = this.track(running, owner !== undefined);
+      await this.waitAnswering(handle, timeoutMs, signal);
+      return handle;
+    } catch (error) {
+      const live = this.live.get(name);
+      if (live) await this.destroy(live, 'start-failed');
+      else await this.deletePod(name).catch(() => undefined);
+      throw error instanceof UhlpError ? error : sandboxUnavailable(`sandbox pod ${name} did not start: ${errorText(error)}`, spec);
+    }
+  }
+
+  /** Waits until the pod has an IP and its runner container runs; fails when it ended or cannot start. */
+  private async waitRunning(name: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<V1Pod> {
+    const deadline = Date.now() + timeoutMs;
+    try {
+      for (;;) {
+        if (signal?.aborted) throw new Error('aborted');
+        const pod = this.informer.get(name, this.options.namespace);
+        if (pod) {
+          const container = pod.status?.containerStatuses?.[0];
+          if (container?.state?.terminated || pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') {
+            throw new Error(`its runner ended: ${container?.state?.terminated?.reason ?? pod.status?.phase} (exit ${container?.state?.terminated?.exitCode ?? '?'})`);
+          }
+          const waiting = container?.state?.waiting;
+          if (waiting && /ErrImageNeverPull|ErrImagePull|InvalidImageName|CreateContainerError|CreateContainerConfigError/.test(waiting.reason ?? '')) {
+            throw new Error(`${waiting.reason}: ${waiting.message ?? ''}`);
+          }
+          if (pod.status?.podIP && container?.state?.running) return pod;
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`not running within ${timeoutMs} ms`);
+        // Woken by the pod's next event; the timeout covers a missed one.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(left, 500));
+          this.waiters.set(name, () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+    } finally {
+      this.waiters.delete(name);
+    }
+  }
+
+  /** Polls GET /healthz at the pod IP: the runner answers before the kubelet's readiness probe says so. */
+  private async waitAnswering(handle: PodHandle, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const client = new SandboxClient(handle.endpoint);
+    try {
+      for (;;) {
+        if (signal?.aborted) throw new Error('aborted');
+        if (handle.done) throw new Error('the pod ended during start');
+        if (await client.probe(Math.max(1, Math.min(1000, deadline - Date.now())))) return;
+        if (Date.now() >= deadline) throw new Error(`no answer to GET /healthz within ${timeoutMs} ms`);
+        await delay(5);
+      }
+    } finally {
+      client.close();
+    }
+  }
+
+  async destroy(handle: SandboxHandle, cause: SandboxExitCause): Promise<void> {
+    const pod = handle as PodHandle;
+    pod.destroyCause ??= cause;
+    if (!pod.done && pod.pooled && (cause === 'idle' || cause === 'shutdown') && (await this.release(pod))) {
+      this.finish(pod, pod.destroyCause);
+      return;
+    }
+    await this.deletePod(pod.name);
+    // Deleted from the API at once; the kubelet stops the runner a moment later.
+    // Wait for that, so a destroyed sandbox never answers again.
+    const client = new SandboxClient(handle.endpoint);
+    const deadline = Date.now() + 5000;
+    try {
+      while (Date.now() < deadline && (await client.probe(300))) await delay(50);
+    } finally {
+      client.close();
+    }
+    this.finish(pod, pod.destroyCause);
+    await pod.exited;
+  }
+
+  /** Hands a healthy pod back to its pool as warm; false when it changed meanwhile (then it is deleted). */
+  private async release(handle: PodHandle): Promise<boolean> {
+    const pod = this.informer.get(handle.name, this.options.namespace);
+    if (!pod || pod.metadata?.deletionTimestamp || !isReady(pod)) return false;
+    try {
+      await this.api.patchNamespacedPod(
+        {
+          name: handle.name,
+          namespace: this.options.namespace,
+          body: {
+            metadata: {
+              resourceVersion: pod.metadata?.resourceVersion,
+              labels: { [POD_LABEL_STATE]: 'warm', [POD_LABEL_CLAIMED_BY]: null, [LABEL_INSTANCE]: null },
+            },
+          },
+        },
+        MERGE_PATCH,
+      );
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async adopt(appId: string, poolName: string, spec?: SandboxSpec): Promise<SandboxHandle[]> {
+    await this.watch();
+    const hash = spec ? podConfigHash(this.podInput(spec)) : undefined;
+    const adopted: SandboxHandle[] = [];
+    for (const pod of this.informer.list(this.options.namespace)) {
+      const labels = pod.metadata?.labels ?? {};
+      const name = pod.metadata?.name ?? '';
+      if (labels[POD_LABEL_CLAIMED_BY] !== this.options.instanceId || labels[POD_LABEL_APP] !== appId || labels[POD_LABEL_POOL] !== poolName) continue;
+      if (this.live.has(name) || pod.metadata?.deletionTimestamp) continue;
+      const current = hash === undefined || labels[POD_LABEL_CONFIG] === hash;
+      const endpoint = pod.status?.podIP ? { kind: 'tcp' as const, host: pod.status.podIP, port: POD_RUNNER_PORT } : undefined;
+      const client = endpoint && current ? new SandboxClient(endpoint) : undefined;
+      const answers = client ? await client.probe(2000) : false;
+      client?.close();
+      if (!answers) {
+        this.options.logger.info({ pod: name, current }, 'deleting unusable claimed sandbox pod');
+        await this.deletePod(name).catch(() => undefined);
+        continue;
+      }
+      adopted.push(this.track(pod, labels[POD_LABEL_SANDBOX_POOL] !== undefined));
+    }
+    if (adopted.length > 0) this.options.logger.info({ app: appId, pool: poolName, count: adopted.length }, 'adopted sandbox pods');
+    return adopted;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.live.values()].map((handle) => this.destroy(handle, 'shutdown').catch(() => undefined)));
+    if (this.watching) await this.informer.stop();
+  }
+
+  /** Starts the pod watch once; every claim reads warm pods from its cache. */
+  private watch(): Promise<void> {
+    this.watching ??= this.informer.start().catch((error: unknown) => {
+      this.watching = undefined;
+      throw sandboxUnavailable(`cannot watch pods in namespace ${this.options.namespace}: ${errorText(error)}`);
+    });
+    return this.watching;
+  }
+
+  private podInput(spec: SandboxSpec): SandboxPodInput {
+    return {
+      namespace: this.options.namespace,
+      appId: spec.appId,
+      pool: spec.pool,
+      ...(this.options.images ? { images: this.options.images } : {}),
+      ...(this.options.heapShare !== undefined ? { heapShare: this.options.heapShare } : {}),
+    };
+  }
+
+  /** The pool's SandboxPool as an owner, when the operator made one (`<app>-<pool>`). */
+  private async ownerOf(spec: SandboxSpec): Promise<OwnerRef | undefined> {
+    const name = `${spec.appId}-${spec.pool.name}`;
+    const pool = await this.pools.get<SandboxPoolResource>(SANDBOX_POOL, this.options.namespace, name).catch(() => undefined);
+    if (!pool?.metadata.uid) return undefined;
+    return { apiVersion: APP_API_VERSION, kind: SANDBOX_POOL_KIND, name, uid: pool.metadata.uid };
+  }
+
+  private track(pod: V1Pod, pooled: boolean): PodHandle {
+    const name = pod.metadata!.name!;
+    let resolveExited!: (cause: SandboxExitCause) => void;
+    const exited = new Promise<SandboxExitCause>((resolve) => (resolveExited = resolve));
+    const handle: PodHandle = {
+      id: name,
+      name,
+      pooled,
+      endpoint: { kind: 'tcp', host: pod.status!.podIP!, port: POD_RUNNER_PORT },
+      exited,
+      resolveExited,
+      done: false,
+    };
+    this.live.set(name, handle);
+    return handle;
+  }
+
+  /** Reads a pod event of a held sandbox: a runner that ended, or a pod being deleted, ends the sandbox. */
+  private observe(handle: PodHandle, pod: V1Pod, deleted: boolean): void {
+    if (handle.done) return;
+    const status = pod.status?.containerStatuses?.[0];
+    const terminated = status?.state?.terminated ?? undefined;
+    if (terminated || pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') {
+      const cause = podExitCause(terminated, handle.destroyCause);
+      if (cause !== handle.destroyCause) {
+        this.options.logger.warn({ sandbox: handle.name, cause, exitCode: terminated?.exitCode, reason: terminated?.reason }, 'sandbox pod exited');
+      }
+      this.finish(handle, cause);
+    } else if (deleted || pod.metadata?.deletionTimestamp) {
+      // Deleted by someone else (kubectl, the operator, a node drain): the runner
+      // finishes what it runs (--drain-on-sigterm), but takes nothing new.
+      this.finish(handle, handle.destroyCause ?? 'crash');
+    }
+  }
+
+  private finish(handle: PodHandle, cause: SandboxExitCause): void {
+    if (handle.done) return;
+    handle.done = true;
+    this.live.delete(handle.name);
+    handle.resolveExited(cause);
+  }
+
+  private async deletePod(name: string): Promise<void> {
+    try {
+      await this.api.deleteNamespacedPod({ name, namespace: this.options.namespace, gracePeriodSeconds: 0 });
+    } catch (error) {
+      if (status(error) !== 404) throw error;
+    }
+  }
+}
+
+function isReady(pod: V1Pod): boolean {
+  return pod.status?.phase === 'Running' && !!pod.status.podIP && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+function status(error: unknown): number | undefined {
+  return error instanceof ApiException ? error.code : undefined;
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof ApiException) {
+    const body = typeof error.body === 'string' ? error.body : JSON.stringify(error.body);
+    const message = /"message":"([^"]*)"/.exec(body ?? '')?.[1];
+    return `HTTP ${error.code}${message ? `: ${message}` : ''}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function sandboxUnavailable(message: string, spec?: SandboxSpec): UhlpError {
+  return new UhlpError('UHLP_SANDBOX_UNAVAILABLE', message, spec ? { app: spec.appId, pool: spec.pool.name } : {});
+}

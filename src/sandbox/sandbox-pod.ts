@@ -1,0 +1,180 @@
+/**
+ * The pod of one sandbox, as one pure function, so that the operator (which keeps
+ * each SandboxPool's warm pods) and the core's pod driver (which creates a pod on a
+ * pool miss) make exactly the same pod, and tell by one hash whether a pod was made
+ * for the pool as it is now.
+ *
+ * A sandbox pod runs its pool's runner image as the image's non-root user with a
+ * read-only root, no capabilities, the runtime's default seccomp profile, no
+ * service-account token, no Service environment, and the pool's memory and CPU
+ * limits. Its one writable place is an emptyDir at /work. It reaches the core only
+ * over the network (the core's MCP URL, sent in every request), and a jit-runner
+ * reads its scripts through MCP into /work (`--definitions-via-mcp`): a pod shares
+ * no file system with the core.
+ */
+import { createHash } from 'node:crypto';
+import type { PoolSpec } from '../definitions/app-definition-schema.js';
+import { IMAGE_APP_DIR, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
+import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
+import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
+import { nodePermissionFlags } from './process-sandbox.js';
+
+/** Every sandbox pod: the NetworkPolicy and the drivers select on it. */
+export const POD_LABEL_ROLE = 'uhlp.dev/role';
+export const POD_ROLE_SANDBOX = 'sandbox';
+export const POD_LABEL_APP = 'uhlp.dev/app';
+export const POD_LABEL_POOL = 'uhlp.dev/pool';
+/** `warm` (the operator's, free to claim) or `claimed` (a core's). */
+export const POD_LABEL_STATE = 'uhlp.dev/sandbox-state';
+/** The instance id of the core that claimed the pod; a restarted core adopts the pods it names. */
+export const POD_LABEL_CLAIMED_BY = 'uhlp.dev/claimed-by';
+/** podConfigHash of what the pod was made with: a core claims only pods of its pool as it is now. */
+export const POD_LABEL_CONFIG = 'uhlp.dev/config-hash';
+/** The SandboxPool the pod belongs to, when it has one. */
+export const POD_LABEL_SANDBOX_POOL = 'uhlp.dev/sandbox-pool';
+
+export type PodState = 'warm' | 'claimed';
+
+/** The runner's port in the pod. */
+export const POD_RUNNER_PORT = 8080;
+const POD_WORK = '/work';
+const POD_DEFINITIONS = `${POD_WORK}/.definitions`;
+
+export interface SandboxPodInput {
+  readonly namespace: string;
+  readonly appId: string;
+  readonly pool: PoolSpec;
+  /** Image per runner for pools that name none. @defaultValue RUNNER_IMAGES */
+  readonly images?: Readonly<Partial<Record<RunnerKind, string>>>;
+  /** Share of the memory limit given to the V8 heap. @defaultValue 0.5 */
+  readonly heapShare?: number;
+}
+
+export interface OwnerRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+export interface PodPlacement {
+  readonly state: PodState;
+  /** The claiming core's instance id (claimed pods). */
+  readonly claimedBy?: string;
+  /** The SandboxPool that owns the pod: its deletion takes the pod along. */
+  readonly owner?: OwnerRef;
+  /** Extra labels (the core's `uhlp.dev/instance`, ...). */
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+export function podImage(input: SandboxPodInput): string {
+  return input.pool.image ?? input.images?.[input.pool.runner] ?? RUNNER_IMAGES[input.pool.runner];
+}
+
+/** What decides how a sandbox pod behaves; pods with another hash are never claimed. */
+export function podConfigHash(input: SandboxPodInput): string {
+  const { runner, limits, concurrency } = input.pool;
+  const config = { image: podImage(input), runner, limits, concurrency, heapShare: input.heapShare ?? 0.5, layout: 1 };
+  return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
+}
+
+/** The label selector of a pool's pods (all states). */
+export function poolPodSelector(appId: string, poolName: string): string {
+  return `${POD_LABEL_ROLE}=${POD_ROLE_SANDBOX},${POD_LABEL_APP}=${appId},${POD_LABEL_POOL}=${poolName}`;
+}
+
+/** A pod name prefix that is a valid DNS label prefix: the API server appends 5 characters. */
+function generateName(appId: string, poolName: string): string {
+  return `sb-${appId}-${poolName}`.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 50).replace(/-*$/, '-');
+}
+
+/** The pod manifest (a plain object the API takes as a V1Pod). */
+export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Record<string, unknown> {
+  const { pool } = input;
+  const program = RUNNER_PROGRAMS[pool.runner];
+  const heapMb = Math.max(8, Math.floor(pool.limits.memoryMb * (input.heapShare ?? 0.5)));
+  const readable = [IMAGE_APP_DIR, POD_WORK];
+  const labels: Record<string, string> = {
+    ...placement.labels,
+    [POD_LABEL_ROLE]: POD_ROLE_SANDBOX,
+    [POD_LABEL_APP]: input.appId,
+    [POD_LABEL_POOL]: pool.name,
+    [POD_LABEL_STATE]: placement.state,
+    [POD_LABEL_CONFIG]: podConfigHash(input),
+  };
+  if (placement.claimedBy) labels[POD_LABEL_CLAIMED_BY] = placement.claimedBy;
+  if (placement.owner) labels[POD_LABEL_SANDBOX_POOL] = placement.owner.name;
+  const memory = `${pool.limits.memoryMb}Mi`;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      generateName: generateName(input.appId, pool.name),
+      namespace: input.namespace,
+      labels,
+      ...(placement.owner
+        ? { ownerReferences: [{ ...placement.owner, controller: true, blockOwnerDeletion: true }] }
+        : {}),
+    },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      // A deleted pod finishes the executions it runs (--drain-on-sigterm), within the pool's timeout.
+      terminationGracePeriodSeconds: Math.ceil(pool.limits.timeoutMs / 1000) + 2,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: SANDBOX_UID,
+        runAsGroup: SANDBOX_UID,
+        fsGroup: SANDBOX_UID,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      containers: [
+        {
+          name: 'runner',
+          image: podImage(input),
+          // Images come from local builds imported into the node (`uhlp images save`); no registry.
+          imagePullPolicy: 'Never',
+          command: [IMAGE_NODE_PATH, ...nodePermissionFlags(process.version).flags(readable, [POD_WORK]), `${IMAGE_APP_DIR}/${program.entry}`],
+          args: [
+            '--listen',
+            `tcp:0.0.0.0:${POD_RUNNER_PORT}`,
+            ...(program.readsDefinitions ? ['--definitions', POD_DEFINITIONS, '--definitions-via-mcp'] : []),
+            '--work-dir',
+            POD_WORK,
+            '--concurrency',
+            String(pool.concurrency),
+            '--drain-on-sigterm',
+          ],
+          env: [
+            { name: 'NODE_OPTIONS', value: `--max-old-space-size=${heapMb}` },
+            { name: 'NODE_ENV', value: 'production' },
+            { name: 'TZ', value: 'UTC' },
+            { name: 'HOME', value: POD_WORK },
+            { name: 'TMPDIR', value: `${POD_WORK}/tmp` },
+          ],
+          ports: [{ name: 'runner', containerPort: POD_RUNNER_PORT, protocol: 'TCP' }],
+          readinessProbe: {
+            httpGet: { path: '/healthz', port: POD_RUNNER_PORT },
+            periodSeconds: 1,
+            timeoutSeconds: 1,
+            failureThreshold: 2,
+          },
+          resources: {
+            limits: { memory, cpu: String(pool.limits.cpus) },
+            // A small CPU request: warm pods mostly wait, and the pool's CPU share is its limit.
+            requests: { memory, cpu: '10m' },
+          },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            privileged: false,
+            capabilities: { drop: ['ALL'] },
+          },
+          volumeMounts: [{ name: 'work', mountPath: POD_WORK }],
+        },
+      ],
+      volumes: [{ name: 'work', emptyDir: { sizeLimit: '256Mi' } }],
+    },
+  };
+}
