@@ -79,17 +79,26 @@ have_all() {
 # Same rules as the control plane's build: once per version, niced, into a temporary
 # directory moved into place only when complete, under a lock, with a build log.
 go_build() {
-  local what=$1 module=$2 dest=$3 log_file=$4
-  shift 4
+  local what=$1 module=$2 dest=$3 log_file=$4 ldflags=$5
+  shift 5
   local tmp="$dest.tmp.$$" started=$SECONDS
   rm -rf "$tmp" && mkdir -p "$tmp"
   log "building $what into $dest (once; slow)"
   (
     cd "$module"
-    GOFLAGS="-trimpath -buildvcs=false -mod=readonly" CGO_ENABLED=0 nice -n 10 go build -ldflags='-s -w' -o "$tmp/" "$@"
+    GOFLAGS="-trimpath -buildvcs=false -mod=readonly" CGO_ENABLED=0 nice -n 10 go build -ldflags="-s -w $ldflags" -o "$tmp/" "$@"
   ) > "$log_file" 2>&1 || { rm -rf "$tmp"; tail -20 "$log_file" >&2; die "build failed; see $log_file"; }
   rm -rf "$dest" && mv "$tmp" "$dest"
   log "built $what in $((SECONDS - started))s"
+}
+
+# The kubelet reports its version to the API server (kubectl get nodes); without
+# these the module build says v0.0.0-master.
+version_ldflags() {
+  local minor=${version#v1.}
+  minor=${minor%%.*}
+  local pkg=k8s.io/component-base/version
+  echo "-X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 }
 
 build() {
@@ -99,7 +108,7 @@ build() {
     exec 8> "$cache_dir/$version/node-build.lock"
     flock 8
     have_all "$node_bin_dir" "${node_binaries[@]}" pause ||
-      go_build "${node_binaries[*]} pause $version" "$module_dir" "$node_bin_dir" "$cache_dir/$version/node-build.log" \
+      go_build "${node_binaries[*]} pause $version" "$module_dir" "$node_bin_dir" "$cache_dir/$version/node-build.log" "$(version_ldflags)" \
         k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy ./pause
     exec 8>&-
   fi
@@ -109,7 +118,7 @@ build() {
     exec 8> "$cache_dir/coredns-$dns_version/build.lock"
     flock 8
     have_all "$dns_bin_dir" k8s-dns ||
-      go_build "CoreDNS $dns_version" "$dns_module_dir" "$dns_bin_dir" "$cache_dir/coredns-$dns_version/build.log" .
+      go_build "CoreDNS $dns_version" "$dns_module_dir" "$dns_bin_dir" "$cache_dir/coredns-$dns_version/build.log" "" .
     exec 8>&-
   fi
 }
@@ -163,6 +172,11 @@ wait_for() {
 kubectl_() { "$control_bin_dir/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 ctr_() { ctr --address "$containerd_sock" --namespace k8s.io "$@"; }
 
+all_running() {
+  local name
+  for name in "${components[@]}"; do running_pid "$name" > /dev/null || return 1; done
+}
+
 containerd_answers() { ctr --address "$containerd_sock" version > /dev/null 2>&1; }
 node_ready() {
   [[ "$(kubectl_ get node "$node_name" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2> /dev/null)" == True ]]
@@ -194,7 +208,9 @@ state = "$sock_dir/containerd-state"
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
-  restrict_oom_score_adj = false
+  # This machine refuses to lower oom_score_adj below the daemon's own (runc's init
+  # fails "can't get final child's PID from pipe" on the pause container's -998).
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -240,7 +256,7 @@ EOF
   cat > "$node_dir/kubelet/config.yaml" << EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $gateway
 port: $kubelet_port
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -320,9 +336,18 @@ setup_network() {
   iptables -C FORWARD -j UHLP-K8S-FORWARD 2> /dev/null || iptables -I FORWARD 1 -j UHLP-K8S-FORWARD
   iptables -C UHLP-K8S-FORWARD -i "$bridge" -j ACCEPT 2> /dev/null || iptables -A UHLP-K8S-FORWARD -i "$bridge" -j ACCEPT
   iptables -C UHLP-K8S-FORWARD -o "$bridge" -j ACCEPT 2> /dev/null || iptables -A UHLP-K8S-FORWARD -o "$bridge" -j ACCEPT
+  # The kubelet listens on the bridge address (the API server reaches it at the node's
+  # InternalIP for logs and exec) and lets anonymous callers in: pods must not reach it.
+  iptables -N UHLP-K8S-INPUT 2> /dev/null || true
+  iptables -C INPUT -j UHLP-K8S-INPUT 2> /dev/null || iptables -I INPUT 1 -j UHLP-K8S-INPUT
+  iptables -C UHLP-K8S-INPUT -i "$bridge" -p tcp --dport "$kubelet_port" -j DROP 2> /dev/null ||
+    iptables -A UHLP-K8S-INPUT -i "$bridge" -p tcp --dport "$kubelet_port" -j DROP
 }
 
 teardown_network() {
+  iptables -D INPUT -j UHLP-K8S-INPUT 2> /dev/null || true
+  iptables -F UHLP-K8S-INPUT 2> /dev/null || true
+  iptables -X UHLP-K8S-INPUT 2> /dev/null || true
   iptables -D FORWARD -j UHLP-K8S-FORWARD 2> /dev/null || true
   iptables -F UHLP-K8S-FORWARD 2> /dev/null || true
   iptables -X UHLP-K8S-FORWARD 2> /dev/null || true
@@ -339,7 +364,7 @@ check_apiserver_cert() {
 # The `kubernetes` Service points at the relay: the API server runs with
 # --endpoint-reconciler-type none, so nothing else writes these endpoints.
 publish_apiserver_endpoints() {
-  kubectl_ apply -f - > /dev/null << EOF
+  kubectl_ apply -f - > /dev/null 2>&1 << EOF
 apiVersion: v1
 kind: Endpoints
 metadata:
@@ -352,13 +377,14 @@ EOF
 }
 
 import_pause() {
-  ctr_ images ls -q 2> /dev/null | grep -qx "docker.io/$pause_image" && return
+  ctr_ images ls -q 2> /dev/null | grep -qxF "$pause_image" && return
   command -v docker > /dev/null || die "docker is needed once to package the pause image"
   local context
   context=$(mktemp -d)
   cp "$node_bin_dir/pause" "$context/pause"
   printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' > "$context/Dockerfile"
-  docker build -q -t "$pause_image" "$context" > /dev/null
+  docker build -q -t "$pause_image" "$context" > "$run_dir/logs/node-pause-build.log" 2>&1 ||
+    { cat "$run_dir/logs/node-pause-build.log" >&2; die "building the pause image failed"; }
   rm -rf "$context"
   import_images "$pause_image"
 }
@@ -379,7 +405,7 @@ up() {
   build
   mkdir -p "$run_dir/pids" "$run_dir/logs"
   check_apiserver_cert
-  if running_pid kubelet > /dev/null && node_ready && running_pid kube-proxy > /dev/null && running_pid coredns > /dev/null; then
+  if all_running && node_ready; then
     echo "KUBECONFIG=$kubeconfig"
     return
   fi
@@ -398,7 +424,7 @@ up() {
     --secure-port "$scheduler_port" --profiling=false
   start kubelet --config "$node_dir/kubelet/config.yaml" --kubeconfig "$kubeconfig" \
     --root-dir "$node_dir/kubelet/root" --cert-dir "$node_dir/kubelet/pki" \
-    --hostname-override "$node_name" --node-ip 127.0.0.1
+    --hostname-override "$node_name" --node-ip "$gateway"
   start kube-proxy --config "$node_dir/kube-proxy.yaml"
   wait_for "node $node_name" node_ready
   wait_for kube-proxy proxy_ready

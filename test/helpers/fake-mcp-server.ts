@@ -37,12 +37,14 @@ export interface FakeMcpServerOptions {
   readonly tools?: Readonly<Record<string, FakeToolHandler>>;
   /** What tools/list answers. @defaultValue every tool with a handler, with an open object schema */
   readonly listed?: ReadonlyArray<{ name: string; description?: string; inputSchema: Record<string, unknown> }>;
+  /** Address the TCP listener binds (pods reach the host at the node's bridge address). @defaultValue 127.0.0.1 */
+  readonly tcpHost?: string;
 }
 
 export interface FakeMcpServer {
   /** The socket to give drivers as `mcpSocket`. */
   readonly socketPath: string;
-  /** `http://127.0.0.1:<port>/mcp`, for runners that reach MCP over TCP. */
+  /** `http://<tcpHost>:<port>/mcp`, for runners that reach MCP over TCP. */
   readonly url: string;
   readonly calls: Array<{ name: string; args: Record<string, unknown> }>;
   /** The largest number of tools/call requests that were in flight at once. */
@@ -120,11 +122,12 @@ export async function startFakeMcpServer(options: FakeMcpServerOptions): Promise
   await new Promise<void>((resolve) => server.listen(socketPath, resolve));
   await chmod(socketPath, 0o666);
   const tcp = http.createServer(server.listeners('request')[0] as http.RequestListener);
-  await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+  const tcpHost = options.tcpHost ?? '127.0.0.1';
+  await new Promise<void>((resolve) => tcp.listen(0, tcpHost, resolve));
 
   return {
     socketPath,
-    url: `http://127.0.0.1:${(tcp.address() as AddressInfo).port}/mcp`,
+    url: `http://${tcpHost}:${(tcp.address() as AddressInfo).port}/mcp`,
     calls,
     get maxInFlight() {
       return maxInFlight;
