@@ -13,7 +13,7 @@ import { parseModelMap } from './llm/model-map.js';
 import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai-chat-wire.js';
 import type { LogLevel } from './logger.js';
 
-export type DriverName = 'process' | 'docker';
+export type DriverName = 'process' | 'docker' | 'pod';
 
 export interface CoreConfig {
   /** Where apps come from: a definitions repository (`git`) or AppDefinition resources (`kubernetes`). @defaultValue `git` (`--registry`, `UHLP_REGISTRY`) */
@@ -28,7 +28,7 @@ export interface CoreConfig {
   readonly port: number;
   /** Where the core keeps its state (materialized revisions, ledgers). @defaultValue `./.uhlp` (`UHLP_DATA_DIR`) */
   readonly dataDir: string;
-  /** Sandbox driver: `process` (child processes) or `docker` (hardened containers). @defaultValue `process` (`--driver`, `UHLP_DRIVER`) */
+  /** Sandbox driver: `process` (child processes), `docker` (hardened containers) or `pod` (pods claimed from the operator's warm pools). @defaultValue `process` (`--driver`, `UHLP_DRIVER`) */
   readonly driver: DriverName;
   /** Largest request body accepted at ingress, bytes. @defaultValue 1048576 (`UHLP_BODY_LIMIT_BYTES`) */
   readonly bodyLimitBytes: number;
@@ -82,6 +82,27 @@ export interface CoreConfig {
   readonly bwrapPath?: string;
   /** How the Git sources of Kubernetes apps (`spec.source.git`) are fetched. */
   readonly gitSources: GitSourcesConfig;
+  /** Settings of the `pod` driver (and sandbox images of any container driver). */
+  readonly pods: PodsConfig;
+}
+
+/**
+ * Pods share no socket with the core: they reach it over the network, at an
+ * address the core cannot know by itself (its Service, or its pod IP).
+ */
+export interface PodsConfig {
+  /**
+   * The core's MCP URL as sandboxes reach it, sent to them as `context.mcp_endpoint`.
+   * @defaultValue the core's own listening URL + `/mcp` (`UHLP_MCP_URL`, an http(s) URL)
+   */
+  readonly mcpUrl?: string;
+  /**
+   * Namespace of the SandboxPools whose pods the core claims.
+   * @defaultValue the first of `namespaces`, else the core's own (the service account's), else `default` (`UHLP_POD_NAMESPACE`)
+   */
+  readonly namespace?: string;
+  /** Runner images for pools that name none; the operator's must be the same. @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`) */
+  readonly images: Readonly<{ jit?: string; llm?: string }>;
 }
 
 /**
@@ -148,7 +169,7 @@ export interface ConfigFlags {
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const DRIVERS: readonly DriverName[] = ['process', 'docker'];
+const DRIVERS: readonly DriverName[] = ['process', 'docker', 'pod'];
 
 function invalid(name: string, expected: string, got: string): never {
   throw new UhlpError('UHLP_CONFIG_INVALID', `${name} must be ${expected}, got "${got}"`, { name, value: got });
@@ -267,7 +288,25 @@ export function loadConfig(
     unsafeProcessSandboxes,
     ...(env.UHLP_BWRAP ? { bwrapPath: path.resolve(env.UHLP_BWRAP) } : {}),
     gitSources: gitSourcesConfig(env),
+    pods: podsConfig(env),
   });
+}
+
+const IMAGE_REFERENCE = /^[a-z0-9][a-z0-9._/:@-]{0,254}$/i;
+
+function podsConfig(env: NodeJS.ProcessEnv): PodsConfig {
+  const mcpUrl = env.UHLP_MCP_URL || undefined;
+  if (mcpUrl !== undefined && !/^https?:\/\/[^\s/]+\/\S*$/.test(mcpUrl)) invalid('UHLP_MCP_URL', 'an http(s) URL with a path, e.g. http://10.96.0.20:8080/mcp', mcpUrl);
+  const namespace = env.UHLP_POD_NAMESPACE || undefined;
+  if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) invalid('UHLP_POD_NAMESPACE', 'a namespace name (DNS label)', namespace);
+  const images: { jit?: string; llm?: string } = {};
+  for (const [name, runner] of [['UHLP_IMAGE_JIT', 'jit'], ['UHLP_IMAGE_LLM', 'llm']] as const) {
+    const value = env[name] || undefined;
+    if (value === undefined) continue;
+    if (!IMAGE_REFERENCE.test(value)) invalid(name, 'an image reference', value);
+    images[runner] = value;
+  }
+  return Object.freeze({ ...(mcpUrl ? { mcpUrl } : {}), ...(namespace ? { namespace } : {}), images: Object.freeze(images) });
 }
 
 const HOST_PORT = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)):(\d{1,5})$/;

@@ -9,13 +9,23 @@ import { UhlpError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
 import { runOperator } from '../operator/run-operator.js';
+import type { SandboxPodsOptions } from '../operator/sandbox-pool-pods.js';
 
-export const OPERATOR_USAGE = 'uhlp operator [--namespace NS]... [--metrics-port N]';
+export const OPERATOR_USAGE =
+  'uhlp operator [--namespace NS]... [--metrics-port N] [--sandbox-pods [--jit-image REF] [--llm-image REF] [--core-selector k=v,...] [--core-port N]]';
 
 export async function operatorCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { namespace: { type: 'string', multiple: true }, 'metrics-port': { type: 'string' } },
+    options: {
+      namespace: { type: 'string', multiple: true },
+      'metrics-port': { type: 'string' },
+      'sandbox-pods': { type: 'boolean', default: false },
+      'jit-image': { type: 'string' },
+      'llm-image': { type: 'string' },
+      'core-selector': { type: 'string' },
+      'core-port': { type: 'string' },
+    },
   });
   const logger = createLogger(process.env.UHLP_LOG_LEVEL === 'debug' ? 'debug' : 'info');
   const metrics = createMetrics();
@@ -25,6 +35,7 @@ export async function operatorCommand(argv: string[]): Promise<number> {
   }
   const operator = await runOperator({
     namespaces: values.namespace ?? [],
+    ...(values['sandbox-pods'] ? { sandboxPods: sandboxPodsOptions(values) } : {}),
     metrics,
     logger: { info: (message, fields) => logger.info(fields ?? {}, message), error: (message, fields) => logger.error(fields ?? {}, message) },
   });
@@ -52,4 +63,31 @@ export async function operatorCommand(argv: string[]): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+/**
+ * The warm-pod settings of `--sandbox-pods`: runner images (they must be the cores'
+ * images too, or cores never claim the pods; UHLP_IMAGE_JIT / UHLP_IMAGE_LLM as for
+ * the core) and where the core's pods are, for the pools' NetworkPolicy.
+ */
+function sandboxPodsOptions(values: { 'jit-image'?: string; 'llm-image'?: string; 'core-selector'?: string; 'core-port'?: string }): SandboxPodsOptions {
+  const jit = values['jit-image'] ?? process.env.UHLP_IMAGE_JIT;
+  const llm = values['llm-image'] ?? process.env.UHLP_IMAGE_LLM;
+  const core: { selector?: Record<string, string>; port?: number } = {};
+  const selector = values['core-selector'];
+  if (selector !== undefined) {
+    const pairs = selector.split(',').map((pair) => pair.trim().split('='));
+    if (pairs.some((pair) => pair.length !== 2 || !pair[0] || !pair[1])) {
+      throw new UhlpError('UHLP_CONFIG_INVALID', `--core-selector must be comma-separated key=value pairs, got "${selector}"`, { name: '--core-selector' });
+    }
+    core.selector = Object.fromEntries(pairs);
+  }
+  const port = values['core-port'];
+  if (port !== undefined) {
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+      throw new UhlpError('UHLP_CONFIG_INVALID', `--core-port must be a port number, got "${port}"`, { name: '--core-port' });
+    }
+    core.port = Number(port);
+  }
+  return { images: { ...(jit ? { jit } : {}), ...(llm ? { llm } : {}) }, core };
 }

@@ -88,6 +88,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       dataDir: config.dataDir,
       allowUnisolatedProcesses: config.unsafeProcessSandboxes,
       ...(config.bwrapPath !== undefined ? { bwrapPath: config.bwrapPath } : {}),
+      ...(Object.keys(config.pods.images).length > 0 ? { images: config.pods.images } : {}),
+      ...(config.driver === 'pod' ? { podNamespace: config.pods.namespace ?? config.namespaces[0] } : {}),
     }),
     metrics,
     logger,
@@ -196,7 +198,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     const built = await buildCore(
       {
         bodyLimitBytes: config.bodyLimitBytes,
-        mcpEndpoint: () => `${loopbackUrl(url)}/mcp`,
+        // Pods reach the core at an address it cannot know by itself (UHLP_MCP_URL).
+        mcpEndpoint: config.pods.mcpUrl !== undefined ? () => config.pods.mcpUrl! : () => `${loopbackUrl(url)}/mcp`,
         idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),

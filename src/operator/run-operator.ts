@@ -3,7 +3,7 @@
  * namespaces and runs one reconciler per resource kind. Only the leader watches and
  * acts; a candidate that loses or gives up the lease stops both.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import type { Metrics } from '../metrics.js';
 import { APP_LABEL } from '../definitions/sandbox-pool-schema.js';
 import {
@@ -13,11 +13,14 @@ import {
   type AppDefinitionResource,
   type SandboxPoolResource,
 } from '../k8s/custom-resources.js';
+import { PodInformer } from '../k8s/pod-informer.js';
 import { ResourceInformer } from '../k8s/resource-informer.js';
+import { POD_LABEL_ROLE, POD_LABEL_SANDBOX_POOL, POD_ROLE_SANDBOX } from '../sandbox/sandbox-pod.js';
 import { AppDefinitionReconciler } from './app-definition-reconciler.js';
 import { Controller, objectKey } from './controller.js';
 import { LeaderElector } from './leader-election.js';
 import { SandboxPoolReconciler } from './sandbox-pool-reconciler.js';
+import type { SandboxPodsOptions } from './sandbox-pool-pods.js';
 
 export interface OperatorLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -49,6 +52,12 @@ export interface OperatorOptions {
   logger?: OperatorLogger;
   /** Metrics to record reconciles and leadership in (uhlp_operator_*). @defaultValue none recorded */
   metrics?: Metrics;
+  /**
+   * Keep each SandboxPool's warm sandbox pods (and its NetworkPolicy) in the pool's
+   * namespace, which cores then claim (the pod driver). `uhlp operator` turns it on
+   * with `--sandbox-pods`. @defaultValue undefined: SandboxPool status only, no pods
+   */
+  sandboxPods?: SandboxPodsOptions;
 }
 
 export interface RunningOperator {
@@ -75,6 +84,7 @@ function errorText(error: unknown): string {
 class Term {
   private readonly apps: ResourceInformer<AppDefinitionResource>;
   private readonly pools: ResourceInformer<SandboxPoolResource>;
+  private readonly pods: PodInformer | undefined;
   private readonly appController: Controller;
   private readonly poolController: Controller;
 
@@ -90,7 +100,24 @@ class Term {
     const onError = (name: string, key: string, error: unknown): void =>
       logger.error('reconcile failed; requeued', { controller: name, key, error: errorText(error) });
     const appReconciler = new AppDefinitionReconciler({ client, apps: this.apps, pools: this.pools });
-    const poolReconciler = new SandboxPoolReconciler({ client, pools: this.pools });
+    this.pods = options.sandboxPods
+      ? new PodInformer(kubeConfig, { namespaces: informerOptions.namespaces, labelSelector: `${POD_LABEL_ROLE}=${POD_ROLE_SANDBOX}`, onError: informerOptions.onError })
+      : undefined;
+    const poolReconciler = new SandboxPoolReconciler({
+      client,
+      pools: this.pools,
+      ...(this.pods && options.sandboxPods
+        ? {
+            pods: {
+              core: kubeConfig.makeApiClient(CoreV1Api),
+              networking: kubeConfig.makeApiClient(NetworkingV1Api),
+              cache: this.pods,
+              options: options.sandboxPods,
+              fieldManager: identity,
+            },
+          }
+        : {}),
+    });
     const workers = options.workers ?? 2;
     const metrics = options.metrics;
     const onReconciled = (kind: string, outcome: 'ok' | 'error', seconds: number): void => {
@@ -107,17 +134,22 @@ class Term {
       const app = pool.metadata.labels?.[APP_LABEL];
       if (app && event !== 'resync') this.appController.queue.add(`${pool.metadata.namespace}/${app}`);
     });
+    // A pod that became ready, was claimed, released, ended or deleted changes its pool's counts.
+    this.pods?.on((_event, pod) => {
+      const pool = pod.metadata?.labels?.[POD_LABEL_SANDBOX_POOL];
+      if (pool) this.poolController.queue.add(`${pod.metadata?.namespace ?? ''}/${pool}`);
+    });
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.apps.start(), this.pools.start()]);
+    await Promise.all([this.apps.start(), this.pools.start(), this.pods?.start()]);
     this.appController.start();
     this.poolController.start();
   }
 
   async stop(): Promise<void> {
     await Promise.all([this.appController.stop(), this.poolController.stop()]);
-    await Promise.all([this.apps.stop(), this.pools.stop()]);
+    await Promise.all([this.apps.stop(), this.pools.stop(), this.pods?.stop()]);
   }
 }
 

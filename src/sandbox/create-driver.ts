@@ -2,15 +2,18 @@
  * The one place a driver name from the configuration becomes a driver, so that
  * `uhlp dev --driver docker` and the server's configuration select it the same way.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { RunnerKind } from '../images/runner-files.js';
 import type { Logger } from '../logger.js';
 import { DockerDriver } from './docker-driver.js';
+import { PodDriver } from './pod-driver.js';
 import { ProcessDriver } from './process-driver.js';
 import { prepareProcessSandbox } from './process-sandbox.js';
 import type { SandboxDriver } from './sandbox-driver.js';
 
-export type SandboxDriverName = 'process' | 'docker';
+export type SandboxDriverName = 'process' | 'docker' | 'pod';
 
 export interface CreateDriverOptions {
   readonly logger: Logger;
@@ -25,8 +28,21 @@ export interface CreateDriverOptions {
   readonly allowUnisolatedProcesses?: boolean;
   /** bubblewrap's executable. @defaultValue the first `bwrap` on PATH */
   readonly bwrapPath?: string;
-  /** Image per runner for pools that name none (Docker only). @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest */
+  /** Image per runner for pools that name none (Docker and pods). @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest */
   readonly images?: Readonly<Partial<Record<RunnerKind, string>>>;
+  /** Namespace of the pods the pod driver claims. @defaultValue the core's own (its service account's), else `default` */
+  readonly podNamespace?: string;
+  /** Cluster access of the pod driver. @defaultValue `KubeConfig.loadFromDefault()` */
+  readonly kubeConfig?: KubeConfig;
+}
+
+/** The namespace this process runs in, when it runs in a pod with a service account. */
+function ownNamespace(): string | undefined {
+  try {
+    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function createSandboxDriver(name: SandboxDriverName, options: CreateDriverOptions): Promise<SandboxDriver> {
@@ -50,5 +66,12 @@ export async function createSandboxDriver(name: SandboxDriverName, options: Crea
     }
     case 'docker':
       return new DockerDriver({ logger: options.logger, instanceId: options.instanceId, images: options.images, workRoot });
+    case 'pod': {
+      const kubeConfig = options.kubeConfig ?? new KubeConfig();
+      if (!options.kubeConfig) kubeConfig.loadFromDefault();
+      const namespace = options.podNamespace ?? ownNamespace() ?? 'default';
+      options.logger.info({ driver: 'pod', namespace }, 'sandboxes are pods claimed from the SandboxPools of this namespace');
+      return new PodDriver({ logger: options.logger, instanceId: options.instanceId, kubeConfig, namespace, ...(options.images ? { images: options.images } : {}) });
+    }
   }
 }

@@ -88,6 +88,7 @@ type PodInformer = Informer<V1Pod> & ObjectCache<V1Pod>;
 export class PodDriver implements SandboxDriver {
   readonly name = 'pod';
   readonly isolation = 'container';
+  readonly warmedElsewhere = true;
   private readonly api: CoreV1Api;
   private readonly pools: CustomResourceClient;
   private readonly informer: PodInformer;

@@ -61,6 +61,12 @@ export interface SandboxDriver {
   readonly name: string;
   /** What contains a sandbox: `container`, `namespaces` (process sandboxes with bubblewrap) or `none`. */
   readonly isolation: 'container' | 'namespaces' | 'none';
+  /**
+   * Warm sandboxes are kept outside the core (the operator's warm pods, which
+   * `create` claims): the core's pools then hold no idle spares of their own
+   * (minWarm 0) and keep only what they used until its idle TTL. @defaultValue false
+   */
+  readonly warmedElsewhere?: boolean;
   /** Starts a sandbox and resolves once its runner answers; rejects if it cannot. */
   create(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxHandle>;
   /** Stops and removes the sandbox. Idempotent; never rejects for an already-gone sandbox. */

@@ -63,7 +63,11 @@ export class SandboxManager {
   async sync(snapshot: AppSnapshot): Promise<void> {
     const wanted = new Map<string, { appId: string; spec: PoolSpec }>();
     for (const app of snapshot.apps.values()) {
-      for (const spec of app.pools.values()) wanted.set(key(app.id, spec.name), { appId: app.id, spec });
+      for (const declared of app.pools.values()) {
+        // The operator keeps the warm spares of such a driver: ours would be a second set.
+        const spec = this.options.driver.warmedElsewhere ? { ...declared, minWarm: 0 } : declared;
+        wanted.set(key(app.id, spec.name), { appId: app.id, spec });
+      }
     }
     for (const [k, pool] of this.pools) {
       const next = wanted.get(k);
