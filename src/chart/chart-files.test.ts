@@ -36,7 +36,7 @@ describe('charts/uhlp generated files', () => {
     const schema = JSON.parse(generated.get('values.schema.json')!) as Record<string, unknown>;
     const open: string[] = [];
     const walk = (node: Record<string, unknown>, where: string): void => {
-      if (node.type === 'object' && node.properties !== undefined && Object.keys(node.properties).length > 0 && node.additionalProperties !== false) open.push(where);
+      if (node.type === 'object' && Object.keys((node.properties ?? {}) as object).length > 0 && node.additionalProperties !== false) open.push(where);
       for (const [key, child] of Object.entries((node.properties ?? {}) as Record<string, Record<string, unknown>>)) walk(child, `${where}.${key}`);
       if (node.items) walk(node.items as Record<string, unknown>, `${where}[]`);
     };
