@@ -1,5 +1,5 @@
 /**
- * `uhlp operator [--namespace NS]... [--metrics-port N]`: runs the operator
+ * `uhlp operator [--namespace NS]... [--lease-namespace NS] [--metrics-port N]`: runs the operator
  * against $KUBECONFIG, ~/.kube/config or the in-cluster service account, until
  * SIGINT/SIGTERM, when it releases its Lease so another operator takes over at once.
  */
@@ -12,13 +12,14 @@ import { runOperator } from '../operator/run-operator.js';
 import type { SandboxPodsOptions } from '../operator/sandbox-pool-pods.js';
 
 export const OPERATOR_USAGE =
-  'uhlp operator [--namespace NS]... [--metrics-port N] [--sandbox-pods [--jit-image REF] [--llm-image REF] [--core-selector k=v,...] [--core-port N]]';
+  'uhlp operator [--namespace NS]... [--lease-namespace NS] [--metrics-port N] [--sandbox-pods [--jit-image REF] [--llm-image REF] [--core-selector k=v,...] [--core-port N]]';
 
 export async function operatorCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
       namespace: { type: 'string', multiple: true },
+      'lease-namespace': { type: 'string' },
       'metrics-port': { type: 'string' },
       'sandbox-pods': { type: 'boolean', default: false },
       'jit-image': { type: 'string' },
@@ -33,8 +34,14 @@ export async function operatorCommand(argv: string[]): Promise<number> {
   if (metricsPort !== undefined && !/^\d{1,5}$/.test(metricsPort)) {
     throw new UhlpError('UHLP_CONFIG_INVALID', `--metrics-port must be a port number, got "${metricsPort}"`, { name: '--metrics-port' });
   }
+  const leaseNamespace = values['lease-namespace'];
+  // The Helm chart keeps the Lease in the release namespace, apart from the namespaces it serves.
+  if (leaseNamespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(leaseNamespace)) {
+    throw new UhlpError('UHLP_CONFIG_INVALID', `--lease-namespace must be a namespace name, got "${leaseNamespace}"`, { name: '--lease-namespace' });
+  }
   const operator = await runOperator({
     namespaces: values.namespace ?? [],
+    ...(leaseNamespace !== undefined ? { leaseNamespace } : {}),
     ...(values['sandbox-pods'] ? { sandboxPods: sandboxPodsOptions(values) } : {}),
     metrics,
     logger: { info: (message, fields) => logger.info(fields ?? {}, message), error: (message, fields) => logger.error(fields ?? {}, message) },

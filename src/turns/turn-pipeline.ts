@@ -93,6 +93,7 @@ export class TurnPipeline {
   private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
     const { app, component, pool, requestId, requestDataJson } = event;
+    const started = performance.now();
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session);
     const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
@@ -143,10 +144,12 @@ export class TurnPipeline {
       // The core's own record wins over what the runner reported: the sandbox is not trusted to count.
       if (mcpCalls.length > 0) response.metrics = { ...response.metrics, mcp_calls: mcpCalls };
       deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
+      deps.metrics.turnSeconds.labels(app.id, component.id, response.resultType === 'error' ? 'error' : 'ok').observe((performance.now() - started) / 1000);
       return interpretResult(response, requestId);
     } catch (error) {
       endMcp();
       deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
+      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
       throw error;
     }
   }
