@@ -5,6 +5,9 @@
  *
  *   BENCH_SECONDS=5 npm run bench
  *
+ * With BENCH_DRIVER=pod (or --k8s; `npm run bench:k8s`), the pod driver's benchmarks
+ * of bench/k8s-dispatch.ts on the single-node cluster (scripts/k8s-node.sh up first).
+ *
  * With BENCH_DRIVER=docker (or --docker; `npm run bench:docker`), the Docker
  * benchmarks of bench/docker-dispatch.ts instead: pool miss vs a bare start, warm
  * dispatch through the core vs direct to the same containers, refill vs bare
@@ -18,6 +21,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
+import { benchK8s, k8sBenchTable, writeK8sReport } from './k8s-dispatch.js';
 import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './lib/load.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
@@ -33,7 +37,21 @@ const machine = (): Record<string, unknown> => ({
 });
 
 if (process.env.BENCH_DRIVER === 'docker' || process.argv.includes('--docker')) await dockerBench();
+else if (process.env.BENCH_DRIVER === 'pod' || process.argv.includes('--k8s')) await k8sBench();
 else await processBench();
+
+async function k8sBench(): Promise<void> {
+  const before = machine();
+  const k8s = await benchK8s({
+    claims: Number(process.env.BENCH_CLAIMS ?? 20),
+    direct: Number(process.env.BENCH_DIRECT ?? 50),
+    missRounds: Number(process.env.BENCH_MISS_ROUNDS ?? 5),
+    refillRounds: Number(process.env.BENCH_REFILL_ROUNDS ?? 2),
+  });
+  const report = { driver: 'pod', machine: before, loadAverageAfter: machine().loadAverage, ...k8s };
+  writeK8sReport(report);
+  process.stdout.write(`${JSON.stringify(report)}\n\n${k8sBenchTable(k8s)}`);
+}
 
 async function dockerBench(): Promise<void> {
   const before = machine();

@@ -409,7 +409,10 @@ up() {
     echo "KUBECONFIG=$kubeconfig"
     return
   fi
-  local started=$SECONDS
+  local started=$SECONDS name
+  # A pid file left by a component that has since ended (a restarted machine, a killed
+  # run) is dropped, so waiting for the others does not take it for a fresh failure.
+  for name in "${components[@]}"; do running_pid "$name" > /dev/null || rm -f "$(pid_file "$name")"; done
   write_configs
   setup_network
   start containerd --config "$node_dir/containerd/config.toml" --log-level warn

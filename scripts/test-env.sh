@@ -53,6 +53,14 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # loopback) and loads the chart's alert rules with promtool; policy-rc.d below keeps the
 # package's own service from starting.
 command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+# The single-node cluster (scripts/k8s-node.sh): its own containerd with the CRI plugin
+# (never Docker's), runc, the CNI plugins (bridge, host-local, portmap, firewall), and
+# socat, which relays the API server to pods; policy-rc.d keeps containerd's service off.
+command -v containerd >/dev/null 2>&1 || missing+=(containerd)
+command -v runc >/dev/null 2>&1 || missing+=(runc)
+[ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] || missing+=(containernetworking-plugins)
+command -v socat >/dev/null 2>&1 || missing+=(socat)
+command -v iptables >/dev/null 2>&1 || missing+=(iptables)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

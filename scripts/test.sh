@@ -14,11 +14,17 @@ echo "== services"
 scripts/test-env.sh
 # A real Kubernetes API server (built once from Go modules, cached under ~/.cache/uhlp/k8s).
 # One that was already running is used and left running; one started here is stopped at the end.
-if ! scripts/k8s-env.sh env >/dev/null 2>&1; then
-  trap 'scripts/k8s-env.sh down >/dev/null 2>&1 || true' EXIT
-fi
+stop_at_exit=()
+if ! scripts/k8s-env.sh env >/dev/null 2>&1; then stop_at_exit+=(scripts/k8s-env.sh); fi
+# The node first, then the control plane: each only when this run started it.
+trap 'for s in "${stop_at_exit[@]}"; do "$s" down >/dev/null 2>&1 || true; done' EXIT
 kube_line="$(scripts/k8s-env.sh up | tail -n 1)"
 case "$kube_line" in KUBECONFIG=*) export "$kube_line" ;; *) echo "k8s-env: unexpected last line: $kube_line" >&2; exit 1 ;; esac
+# One node on this machine (kubelet, kube-scheduler, kube-proxy and CoreDNS built once
+# from Go modules beside the API server; Debian's containerd, runc and CNI): the pod
+# driver's tests and the helm journey run pods on it. Started here, stopped at the end.
+if ! scripts/k8s-node.sh env >/dev/null 2>&1; then stop_at_exit=(scripts/k8s-node.sh "${stop_at_exit[@]}"); fi
+scripts/k8s-node.sh up >/dev/null
 # helm, built once from Go modules (cached under ~/.cache/uhlp/helm) before any test times it.
 scripts/helm-env.sh >/dev/null
 

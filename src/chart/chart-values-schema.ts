@@ -124,11 +124,19 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
     port: int('Container port of app traffic, /healthz, /readyz and /metrics.', 8080, 1024, 65535),
     bodyLimitBytes: int('Largest request body accepted.', 1048576, 1, 1073741824),
     sandboxes: section('How the core runs sandboxes.', {
-      driver: oneOf('Sandbox driver. `process`: child processes of the core, in its pod.', ['process'], 'process'),
+      driver: oneOf(
+        'Sandbox driver. `process`: child processes of the core, in its pod. `pod`: a pod per sandbox, claimed from the warm pods the operator keeps for each SandboxPool (the operator runs with `--sandbox-pods`).',
+        ['process', 'pod'],
+        'process',
+      ),
       unsafeProcessSandboxes: bool(
         'Run process sandboxes without namespaces (bubblewrap cannot run in a pod): the pod is their only boundary. The core refuses to start with `process` unless this is true.',
         false,
       ),
+      runnerImages: section('Runner images of sandbox pods (driver `pod`), loaded into the nodes like the others; pods never pull them (`imagePullPolicy: Never`). The core and the operator get the same references.', {
+        jit: str('The jit-runner image.', 'uhlp/jit-runner:latest', { minLength: 1 }),
+        llm: str('The llm-orchestrator image.', 'uhlp/llm-orchestrator:latest', { minLength: 1 }),
+      }),
     }),
     ledger: section('The hash-chained turn ledger, under the data volume.', {
       mode: oneOf('`files` or `off`.', ['files', 'off'], 'files'),

@@ -33,3 +33,9 @@ export async function importImages(references: readonly string[]): Promise<void>
 }
 
 export const REPO_ROOT = path.resolve(path.dirname(NODE_SCRIPT), '..');
+
+/** ctr against the node's containerd (namespace k8s.io), e.g. to kill a container as the kernel would. */
+export async function nodeCtr(args: readonly string[]): Promise<string> {
+  const { stdout } = await run(NODE_SCRIPT, ['ctr', ...args], { maxBuffer: 1 << 20 });
+  return stdout;
+}

@@ -28,10 +28,12 @@ export interface HttpsGitServerOptions {
   readonly root: string;
   /** Answer every request with a 302 to this origin instead of serving it. */
   readonly redirectTo?: string;
+  /** IPv4 address to listen on (also named by the certificate), e.g. a cluster node's bridge address. @defaultValue 127.0.0.1 */
+  readonly host?: string;
 }
 
 /** A self-signed certificate and key in a fresh temp directory. */
-export function makeCertificate(): { certFile: string; keyFile: string } {
+export function makeCertificate(extraIp?: string): { certFile: string; keyFile: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-tls-'));
   const certFile = path.join(dir, 'cert.pem');
   const keyFile = path.join(dir, 'key.pem');
@@ -40,7 +42,7 @@ export function makeCertificate(): { certFile: string; keyFile: string } {
     [
       'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
       '-subj', '/CN=uhlp test git server',
-      '-addext', 'subjectAltName=DNS:localhost,DNS:git.test,IP:127.0.0.1,IP:::1',
+      '-addext', `subjectAltName=DNS:localhost,DNS:git.test,IP:127.0.0.1,IP:::1${extraIp ? `,IP:${extraIp}` : ''}`,
       '-keyout', keyFile, '-out', certFile,
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
@@ -49,7 +51,8 @@ export function makeCertificate(): { certFile: string; keyFile: string } {
 }
 
 export async function startHttpsGitServer(options: HttpsGitServerOptions): Promise<HttpsGitServer> {
-  const { certFile, keyFile } = makeCertificate();
+  const host = options.host ?? '127.0.0.1';
+  const { certFile, keyFile } = makeCertificate(host === '127.0.0.1' ? undefined : host);
   const requests: string[] = [];
   const server = https.createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://placeholder');
@@ -95,10 +98,10 @@ export async function startHttpsGitServer(options: HttpsGitServerOptions): Promi
     });
     req.pipe(cgi.stdin);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    origin: `https://127.0.0.1:${port}`,
+    origin: `https://${host}:${port}`,
     port,
     caFile: certFile,
     requests,

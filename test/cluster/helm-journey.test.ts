@@ -1,0 +1,249 @@
+/**
+ * The end-to-end journey on the real single-node cluster (scripts/k8s-node.sh): the
+ * chart installed with helm (core, operator, Redis) from images built here and
+ * imported into the node, an AppDefinition applied with kubectl, its SandboxPool's
+ * warm pods, HTTP through the core's Service, a sandbox pod killed under load,
+ * `kubectl scale sandboxpool`, a new commit of the app's Git source, and an
+ * uninstall that leaves nothing behind. It fails, never skips, without the node.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildClusterImages } from '../../src/images/cluster-images.js';
+import { docker, testImages } from '../docker/docker-env.js';
+import { commitAll, git, initRepo, writeFiles } from '../helpers/git-repo.js';
+import { startHttpsGitServer, type HttpsGitServer } from '../helpers/https-git-server.js';
+import { CHART, helm, helmOk } from '../helm/helm-env.js';
+import { createNamespace, kubectl, waitFor } from '../k8s/kube-env.js';
+import { importImages, NODE_GATEWAY, nodeCtr, requireNode } from './node-env.js';
+
+const release = 'journey';
+const fullname = `${release}-uhlp`;
+const MINUTE = 60_000;
+
+interface PodList {
+  items: Array<{
+    metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string; finalizers?: string[] };
+    status?: { phase?: string; podIP?: string; conditions?: Array<{ type: string; status: string }> };
+  }>;
+}
+
+const isReady = (pod: PodList['items'][number]): boolean =>
+  !pod.metadata.deletionTimestamp && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+function splitReference(reference: string): { repository: string; tag: string } {
+  const colon = reference.lastIndexOf(':');
+  return { repository: reference.slice(0, colon), tag: reference.slice(colon + 1) };
+}
+
+describe('helm install → kubectl apply → HTTP through the Service → kill, scale, new commit → uninstall', () => {
+  let namespace: { name: string; remove: () => Promise<void> };
+  let gitServer: HttpsGitServer;
+  let work: string;
+  let bare: string;
+  let base: string;
+  let installed = false;
+  const files: string[] = [];
+
+  const get = async <T>(args: string[]): Promise<T> => JSON.parse(await kubectl([...args, '-n', namespace.name, '-o', 'json'])) as T;
+  const poolPods = async (): Promise<PodList['items']> =>
+    (await get<PodList>(['get', 'pods', '-l', 'uhlp.dev/role=sandbox,uhlp.dev/app=shop,uhlp.dev/pool=main'])).items;
+  const pool = (): Promise<{ spec: { replicas?: number }; status?: { replicas?: number; readyReplicas?: number; busyReplicas?: number } }> =>
+    get(['get', 'sandboxpool', 'shop-main']);
+  const apply = async (name: string, manifest: unknown): Promise<void> => {
+    const file = path.join(work, `${name}.json`);
+    writeFileSync(file, JSON.stringify(manifest));
+    await kubectl(['apply', '-n', namespace.name, '-f', file]);
+  };
+  const app = (ref: string): Record<string, unknown> => ({
+    apiVersion: 'uhlp.dev/v1alpha1',
+    kind: 'AppDefinition',
+    metadata: { name: 'shop' },
+    spec: {
+      ingress: { pathPrefix: '/shop' },
+      source: { git: { url: `${gitServer.origin}/apps.git`, ref } },
+      pools: [{ name: 'main', minWarm: 2, maxSize: 10, maxUses: 50 }],
+      components: [{ id: 'hello', handler: 'JIT', pool: 'main', jit: { script: 'scripts/hello.js' } }],
+      routes: [{ http: { method: 'GET', path: '/hello' }, component: 'hello' }],
+    },
+  });
+  const hello = async (): Promise<{ status: number; body: string }> => {
+    const response = await fetch(`${base}/shop/hello`, { signal: AbortSignal.timeout(30_000) });
+    return { status: response.status, body: await response.text() };
+  };
+
+  beforeAll(async () => {
+    const kubeConfig = await requireNode();
+    namespace = await createNamespace(kubeConfig, 'uhlp-journey');
+    work = mkdtempSync(path.join(os.tmpdir(), 'uhlp-journey-'));
+
+    // The app's Git source, served over https on the node's bridge address (pods reach the host there).
+    const repo = path.join(work, 'repo');
+    mkdirSync(repo);
+    initRepo(repo);
+    writeFiles(repo, { 'apps/shop/scripts/hello.js': "export default () => ({ hello: 'v1' });\n" });
+    commitAll(repo, 'v1');
+    bare = path.join(work, 'served', 'apps.git');
+    git(work, 'clone', '-q', '--bare', repo, bare);
+    gitServer = await startHttpsGitServer({ root: path.dirname(bare), host: NODE_GATEWAY });
+    files.push(repo);
+    await kubectl(['create', 'configmap', 'git-ca', '-n', namespace.name, `--from-file=ca.crt=${gitServer.caFile}`]);
+
+    // The images, built here (or found by their input hash) and imported into the node.
+    const cluster = await buildClusterImages({ docker });
+    const { jitRunner, llmOrchestrator } = await testImages();
+    await importImages([cluster.core.reference, cluster.redis.reference, jitRunner.reference, llmOrchestrator.reference]);
+    const core = splitReference(cluster.core.reference);
+    const redis = splitReference(cluster.redis.reference);
+
+    await helmOk([
+      'install', release, CHART, '-n', namespace.name, '--take-ownership', '--wait', '--timeout', '5m',
+      '--set', `image.repository=${core.repository},image.tag=${core.tag},image.pullPolicy=Never`,
+      '--set', `redis.bundled.enabled=true,redis.bundled.image.repository=${redis.repository},redis.bundled.image.tag=${redis.tag},redis.bundled.image.pullPolicy=Never`,
+      '--set', 'operator.replicaCount=1,core.sandboxes.driver=pod',
+      '--set', `core.sandboxes.runnerImages.jit=${jitRunner.reference},core.sandboxes.runnerImages.llm=${llmOrchestrator.reference}`,
+      '--set', `core.git.allowPrivate={${NODE_GATEWAY}:${gitServer.port}},core.git.caBundle.configMap=git-ca`,
+    ]);
+    installed = true;
+    const service = await get<{ spec: { clusterIP: string; ports: Array<{ port: number }> } }>(['get', 'service', `${fullname}-core`]);
+    base = `http://${service.spec.clusterIP}:${service.spec.ports[0]!.port}`;
+  }, 15 * MINUTE);
+
+  afterAll(async () => {
+    if (installed) {
+      // A failed run: the apps first (the operator holds their finalizers), then the release.
+      await kubectl(['delete', 'appdefinitions', '--all', '-n', namespace.name, '--wait=true', '--timeout=60s']).catch(() => undefined);
+      await helm(['uninstall', release, '-n', namespace.name, '--wait']);
+    }
+    await namespace?.remove();
+    await gitServer?.close();
+  }, 3 * MINUTE);
+
+  it('runs the core, the operator and Redis Ready', async () => {
+    const pods = (await get<PodList>(['get', 'pods', '-l', `app.kubernetes.io/instance=${release}`])).items;
+    const components = pods.filter(isReady).map((pod) => pod.metadata.labels?.['app.kubernetes.io/component']).sort();
+    expect(components).toEqual(['core', 'operator', 'redis']);
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  });
+
+  it('serves an applied AppDefinition through the core Service, from warm sandbox pods', async () => {
+    await apply('app-v1', app('main'));
+    await waitFor('shop Ready', async () => {
+      const resource = await get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(['get', 'appdefinition', 'shop']);
+      return resource.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    }, 2 * MINUTE);
+    await waitFor('2 warm pods Ready', async () => (await poolPods()).filter(isReady).length >= 2 && (await pool()).status?.readyReplicas === 2, 3 * MINUTE);
+
+    // The pods are hardened, and the pool's NetworkPolicy lets them talk to the core's pods only.
+    const warm = (await get<{ items: Array<{ spec: Record<string, any> }> }>(['get', 'pods', '-l', 'uhlp.dev/app=shop'])).items[0]!.spec;
+    expect(warm.automountServiceAccountToken).toBe(false);
+    expect(warm.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(warm.containers[0].securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    expect(warm.containers[0].resources.limits).toMatchObject({ memory: expect.any(String), cpu: expect.any(String) });
+    expect(warm.containers[0].imagePullPolicy).toBe('Never');
+    const policy = (await get<{ spec: Record<string, any> }>(['get', 'networkpolicy', 'shop-main-sandboxes'])).spec;
+    const corePeer = [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'uhlp', 'app.kubernetes.io/instance': release, 'app.kubernetes.io/component': 'core' } } }];
+    expect(policy.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(policy.ingress).toEqual([{ from: corePeer, ports: [{ protocol: 'TCP', port: 8080 }] }]);
+    expect(policy.egress).toEqual([{ to: corePeer, ports: [{ protocol: 'TCP', port: 8080 }] }]);
+
+    const first = await waitFor('shop answering', async () => {
+      const answer = await hello().catch(() => undefined);
+      return answer?.status === 200 ? answer : undefined;
+    }, 2 * MINUTE);
+    expect(JSON.parse(first.body)).toEqual({ hello: 'v1' });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => hello()));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+  }, 8 * MINUTE);
+
+  it('replaces a sandbox pod killed under load while every request succeeds', async () => {
+    const before = await poolPods();
+    const victim = before.find((pod) => pod.metadata.labels?.['uhlp.dev/sandbox-state'] === 'claimed') ?? before.find(isReady)!;
+    const failures: string[] = [];
+    let served = 0;
+    let stop = false;
+    const load = Promise.all(
+      Array.from({ length: 3 }, async () => {
+        while (!stop) {
+          const answer = await hello().catch((error: unknown) => ({ status: 0, body: String(error) }));
+          if (answer.status === 200) served += 1;
+          else failures.push(`${answer.status} ${answer.body}`);
+        }
+      }),
+    );
+    try {
+      await waitFor('load running', () => served >= 10, MINUTE);
+      await kubectl(['delete', 'pod', victim.metadata.name, '-n', namespace.name, '--wait=false']);
+      await waitFor('the killed pod replaced', async () => {
+        const pods = await poolPods();
+        return !pods.some((pod) => pod.metadata.name === victim.metadata.name) && pods.filter(isReady).length >= 2;
+      }, 3 * MINUTE);
+      const after = served;
+      await waitFor('requests after the replacement', () => served >= after + 10, MINUTE);
+    } finally {
+      stop = true;
+      await load;
+    }
+    expect(failures).toEqual([]);
+  }, 8 * MINUTE);
+
+  it('adopts the pods it holds when the core restarts', async () => {
+    const corePod = async (): Promise<{ metadata: { name: string }; status: { containerStatuses: Array<{ containerID: string; restartCount: number; ready: boolean }> } }> =>
+      (await get<{ items: Array<never> }>(['get', 'pods', '-l', `app.kubernetes.io/instance=${release},app.kubernetes.io/component=core`])).items[0]!;
+    const claimed = async (core: string): Promise<string[]> =>
+      (await poolPods()).filter((pod) => pod.metadata.labels?.['uhlp.dev/claimed-by'] === core && !pod.metadata.deletionTimestamp).map((pod) => pod.metadata.name).sort();
+    const before = await corePod();
+    const held = await claimed(before.metadata.name);
+    expect(held.length).toBeGreaterThan(0);
+    // The kernel's kill of the core's process: the kubelet restarts the container in the same pod.
+    await nodeCtr(['tasks', 'kill', '-s', 'SIGKILL', before.status.containerStatuses[0]!.containerID.replace(/^containerd:\/\//, '')]);
+    await waitFor('the core restarted and Ready', async () => {
+      const now = await corePod();
+      return now.status.containerStatuses[0]!.restartCount > before.status.containerStatuses[0]!.restartCount && now.status.containerStatuses[0]!.ready;
+    }, 3 * MINUTE);
+    for (let i = 0; i < 5; i++) expect((await hello()).status).toBe(200);
+    // Served by the pods it held before: nothing newly claimed, nothing left claimed by a dead core.
+    expect(await claimed(before.metadata.name)).toEqual(held);
+  }, 5 * MINUTE);
+
+  it('follows kubectl scale sandboxpool: more warm pods, then fewer', async () => {
+    await kubectl(['scale', 'sandboxpool', 'shop-main', '--replicas=4', '-n', namespace.name]);
+    await waitFor('4 warm pods', async () => (await pool()).status?.readyReplicas === 4 && (await poolPods()).filter(isReady).length >= 4, 3 * MINUTE);
+    await kubectl(['scale', 'sandboxpool', 'shop-main', '--replicas=1', '-n', namespace.name]);
+    await waitFor('1 warm pod', async () => (await pool()).status?.readyReplicas === 1, 2 * MINUTE);
+    // The scale subresource is what kubectl scale and an HPA read and write.
+    const scale = JSON.parse(await kubectl(['get', '--raw', `/apis/uhlp.dev/v1alpha1/namespaces/${namespace.name}/sandboxpools/shop-main/scale`])) as {
+      spec: { replicas: number };
+      status: { replicas: number; selector: string };
+    };
+    expect(scale.spec.replicas).toBe(1);
+    expect((await hello()).status).toBe(200);
+  }, 8 * MINUTE);
+
+  it('serves a new commit of the Git source once the AppDefinition names it', async () => {
+    const repo = files[0]!;
+    writeFiles(repo, { 'apps/shop/scripts/hello.js': "export default () => ({ hello: 'v2' });\n" });
+    const commit = commitAll(repo, 'v2');
+    git(repo, 'push', '-q', bare, 'HEAD:main');
+    await apply('app-v2', app(commit));
+    await waitFor('v2 served', async () => {
+      const answer = await hello().catch(() => undefined);
+      return answer?.status === 200 && JSON.parse(answer.body).hello === 'v2';
+    }, 2 * MINUTE);
+  }, 4 * MINUTE);
+
+  it('leaves no pod, no resource and no finalizer behind after helm uninstall and the namespace deletion', async () => {
+    // The apps go while the operator runs: it holds their finalizers and deletes their pools.
+    await kubectl(['delete', 'appdefinition', 'shop', '-n', namespace.name, '--wait=true', '--timeout=120s']);
+    await helmOk(['uninstall', release, '-n', namespace.name, '--wait', '--timeout', '3m']);
+    installed = false;
+    await kubectl(['delete', 'namespace', namespace.name, '--wait=true', '--timeout=180s']);
+    expect((await kubectl(['get', 'namespace', namespace.name, '--ignore-not-found', '-o', 'name'])).trim()).toBe('');
+    // Nothing of the namespace anywhere: no pod, no pool, no app (so no finalizer held), no policy.
+    const ours = JSON.parse(await kubectl(['get', 'pods,sandboxpools,appdefinitions,networkpolicies', '-A', '-o', 'json'])) as {
+      items: Array<{ metadata: { namespace?: string; name: string; finalizers?: string[] } }>;
+    };
+    expect(ours.items.filter((item) => item.metadata.namespace === namespace.name)).toEqual([]);
+  }, 6 * MINUTE);
+});
