@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SandboxPoolResource } from '../k8s/custom-resources.js';
-import { sandboxPoolStatus } from './sandbox-pool-reconciler.js';
+import { sandboxNetworkPolicy } from './sandbox-pool-pods.js';
+import { clientNetworkPolicy, sandboxPoolStatus } from './sandbox-pool-reconciler.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 function pool(replicas: number, maxSize: number, status?: SandboxPoolResource['status']): SandboxPoolResource {
@@ -31,5 +32,18 @@ describe('sandboxPoolStatus', () => {
 
   it('keeps the counts the runtime reported', () => {
     expect(sandboxPoolStatus(pool(2, 4, { readyReplicas: 1, busyReplicas: 1 }), now)).toMatchObject({ readyReplicas: 1, busyReplicas: 1 });
+  });
+});
+
+describe('clientNetworkPolicy', () => {
+  it("spells each ingress rule's peers as the API client sends them, so they are not dropped", () => {
+    const manifest = sandboxNetworkPolicy({ ...pool(1, 2), metadata: { name: 'shop-main', namespace: 'ns', uid: 'u1' } }, {});
+    const policy = clientNetworkPolicy(manifest);
+    const rule = policy.spec!.ingress![0]!;
+    expect(rule._from).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/component': 'core' } } }]);
+    expect('from' in rule).toBe(false);
+    expect(policy.spec!.egress![0]!.to).toEqual(rule._from);
+    // The manifest itself is left as it was.
+    expect((manifest.spec as { ingress: Array<Record<string, unknown>> }).ingress[0]!['from']).toEqual(rule._from);
   });
 });

@@ -106,7 +106,7 @@ export class SandboxPoolReconciler {
 
   private async ensureNetworkPolicy(pool: SandboxPoolResource, pods: SandboxPoolPods): Promise<void> {
     const { namespace } = pool.metadata;
-    const body = sandboxNetworkPolicy(pool, pods.options) as V1NetworkPolicy;
+    const body = clientNetworkPolicy(sandboxNetworkPolicy(pool, pods.options));
     const name = networkPolicyName(pool);
     const existing = await pods.networking.readNamespacedNetworkPolicy({ name, namespace }).catch((error: unknown) => {
       if (apiStatus(error) === 404) return undefined;
@@ -118,8 +118,34 @@ export class SandboxPoolReconciler {
       });
       return;
     }
-    if (JSON.stringify(existing.spec) !== JSON.stringify(body.spec)) {
+    if (canonicalJson(existing.spec) !== canonicalJson(body.spec)) {
       await pods.networking.replaceNamespacedNetworkPolicy({ name, namespace, body: { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: existing.metadata?.resourceVersion } }, fieldManager: pods.fieldManager });
     }
   }
+}
+
+/**
+ * The manifest as the API client's models spell it: they name an ingress rule's
+ * `from` `_from` (a reserved word where they are generated) and send only the
+ * fields they know, so a plain `from` would be dropped and the rule would admit
+ * every peer.
+ */
+export function clientNetworkPolicy(manifest: Record<string, unknown>): V1NetworkPolicy {
+  const policy = structuredClone(manifest) as { spec?: { ingress?: Array<Record<string, unknown>> } };
+  for (const rule of policy.spec?.ingress ?? []) {
+    if ('from' in rule) {
+      rule['_from'] = rule['from'];
+      delete rule['from'];
+    }
+  }
+  return policy as V1NetworkPolicy;
+}
+
+/** JSON with sorted keys and no undefined members: the client's models and a manifest list keys in different orders. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, member: unknown) =>
+    member && typeof member === 'object' && !Array.isArray(member)
+      ? Object.fromEntries(Object.entries(member as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : member,
+  );
 }

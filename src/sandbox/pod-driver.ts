@@ -80,6 +80,8 @@ interface PodHandle extends SandboxHandle {
   readonly pooled: boolean;
   destroyCause?: SandboxExitCause;
   resolveExited(cause: SandboxExitCause): void;
+  /** Resolves `retiring`: the pod is being deleted by someone else and drains. */
+  retire(): void;
   done: boolean;
 }
 
@@ -376,6 +378,8 @@ export class PodDriver implements SandboxDriver {
     const name = pod.metadata!.name!;
     let resolveExited!: (cause: SandboxExitCause) => void;
     const exited = new Promise<SandboxExitCause>((resolve) => (resolveExited = resolve));
+    let retire!: () => void;
+    const retiring = new Promise<void>((resolve) => (retire = resolve));
     const handle: PodHandle = {
       id: name,
       name,
@@ -383,6 +387,8 @@ export class PodDriver implements SandboxDriver {
       endpoint: { kind: 'tcp', host: pod.status!.podIP!, port: POD_RUNNER_PORT },
       exited,
       resolveExited,
+      retiring,
+      retire,
       done: false,
     };
     this.live.set(name, handle);
@@ -400,10 +406,13 @@ export class PodDriver implements SandboxDriver {
         this.options.logger.warn({ sandbox: handle.name, cause, exitCode: terminated?.exitCode, reason: terminated?.reason }, 'sandbox pod exited');
       }
       this.finish(handle, cause);
-    } else if (deleted || pod.metadata?.deletionTimestamp) {
-      // Deleted by someone else (kubectl, the operator, a node drain): the runner
-      // finishes what it runs (--drain-on-sigterm), but takes nothing new.
+    } else if (deleted) {
       this.finish(handle, handle.destroyCause ?? 'crash');
+    } else if (pod.metadata?.deletionTimestamp) {
+      // Deleted by someone else (kubectl, the operator, a node drain): the runner
+      // finishes what it runs (--drain-on-sigterm) but takes nothing new, so the pool
+      // stops giving it work and lets its executions answer; the container's end ends it.
+      handle.retire();
     }
   }
 

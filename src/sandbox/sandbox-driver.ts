@@ -55,6 +55,13 @@ export interface SandboxHandle {
    * process exited, the container died). The cause is the driver's best reading.
    */
   readonly exited: Promise<SandboxExitCause>;
+  /**
+   * Resolves when the sandbox is being stopped from outside but finishes what it
+   * runs first (a pod being deleted drains on SIGTERM): the pool gives it no new
+   * work and destroys it once idle, so its executions in flight still answer.
+   * @defaultValue never (drivers whose sandboxes only end at once)
+   */
+  readonly retiring?: Promise<void>;
 }
 
 export interface SandboxDriver {

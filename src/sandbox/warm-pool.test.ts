@@ -13,7 +13,7 @@ class FakeDriver implements SandboxDriver {
   readonly name = 'fake';
   readonly isolation = 'none';
   created = 0;
-  live = new Map<string, { handle: SandboxHandle; exit(cause: SandboxExitCause): void }>();
+  live = new Map<string, { handle: SandboxHandle; exit(cause: SandboxExitCause): void; retire(): void }>();
   destroyed: Array<{ id: string; cause: SandboxExitCause }> = [];
   failStarts = false;
   /** When set, create() waits for release() before it resolves. */
@@ -27,8 +27,10 @@ class FakeDriver implements SandboxDriver {
     const id = `fake-${this.created}`;
     let exit!: (cause: SandboxExitCause) => void;
     const exited = new Promise<SandboxExitCause>((resolve) => (exit = resolve));
-    const handle: SandboxHandle = { id, endpoint: { kind: 'unix', socketPath: `/nonexistent/${id}.sock` }, exited };
-    this.live.set(id, { handle, exit });
+    let retire!: () => void;
+    const retiring = new Promise<void>((resolve) => (retire = resolve));
+    const handle: SandboxHandle = { id, endpoint: { kind: 'unix', socketPath: `/nonexistent/${id}.sock` }, exited, retiring };
+    this.live.set(id, { handle, exit, retire });
     this.maxLive = Math.max(this.maxLive, this.live.size);
     return handle;
   }
@@ -46,6 +48,11 @@ class FakeDriver implements SandboxDriver {
     const entry = this.live.get(id);
     this.live.delete(id);
     entry?.exit('crash');
+  }
+
+  /** Simulates a sandbox stopped from outside that drains first (a pod being deleted). */
+  retire(id: string): void {
+    this.live.get(id)?.retire();
   }
 
   async close(): Promise<void> {}
@@ -234,6 +241,27 @@ describe('WarmPool', () => {
     await waitFor(() => driver.created === 3 && pool.stats().idle === 2, { what: 'replacement' });
     const ids = [(await pool.acquire()).sandbox.handle.id, (await pool.acquire()).sandbox.handle.id];
     expect(ids).not.toContain('fake-1');
+  });
+
+  it('gives a retiring sandbox no new work, lets its execution finish, and destroys it once released', async () => {
+    const { pool, driver } = makePool({ minWarm: 2, maxSize: 3 });
+    await pool.start();
+    await pool.whenReady();
+    const busy = await pool.acquire();
+    const busyId = busy.sandbox.handle.id;
+    const idleId = busyId === 'fake-1' ? 'fake-2' : 'fake-1';
+    driver.retire(busyId);
+    driver.retire(idleId);
+    // The idle one goes at once; the busy one stays until its execution releases it.
+    await waitFor(() => driver.destroyed.some((d) => d.id === idleId), { what: 'idle retiring sandbox destroyed' });
+    expect(driver.destroyed.find((d) => d.id === idleId)?.cause).toBe('recycled');
+    expect(driver.live.has(busyId)).toBe(true);
+    const next = await pool.acquire();
+    expect([busyId, idleId]).not.toContain(next.sandbox.handle.id);
+    pool.release(busy, 'ok');
+    await waitFor(() => driver.destroyed.some((d) => d.id === busyId), { what: 'busy retiring sandbox destroyed once released' });
+    expect(driver.destroyed.find((d) => d.id === busyId)?.cause).toBe('recycled');
+    pool.release(next, 'ok');
   });
 
   it('destroys a sandbox released as broken and starts a fresh one', async () => {

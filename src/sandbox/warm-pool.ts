@@ -27,6 +27,8 @@ export interface PooledSandbox {
   checkedAt: number;
   /** Set once the driver reported the sandbox gone, or the pool decided to destroy it. */
   gone: boolean;
+  /** Set once the driver reported it retiring: no new work, destroyed when idle. */
+  retiring: boolean;
 }
 
 export interface Lease {
@@ -202,7 +204,9 @@ export class WarmPool {
     // A failed execution destroys the sandbox, and with it any other execution running there.
     if (outcome !== 'ok' && !sandbox.gone) this.destroy(sandbox, outcome);
     else if (sandbox.gone) this.refill();
-    else if (sandbox.uses + sandbox.active >= this.pool.maxUses) {
+    else if (sandbox.retiring) {
+      if (drained) this.destroy(sandbox, 'recycled');
+    } else if (sandbox.uses + sandbox.active >= this.pool.maxUses) {
       if (drained) this.destroy(sandbox, 'recycled');
     } else if (this.closed) {
       if (drained) this.destroy(sandbox, 'shutdown');
@@ -249,6 +253,7 @@ export class WarmPool {
       idleSince: this.now(),
       checkedAt: this.now(),
       gone: false,
+      retiring: false,
     };
     // Every sandbox is counted once, when it is gone, with the cause its driver read
     // from the exit: the pool's own reason for a destroy (timeout, recycled, ...)
@@ -257,6 +262,7 @@ export class WarmPool {
       this.countGone(sandbox, cause);
       this.onExited(sandbox, cause);
     });
+    void handle.retiring?.then(() => this.onRetiring(sandbox));
     return sandbox;
   }
 
@@ -280,7 +286,7 @@ export class WarmPool {
   }
 
   private canTake(sandbox: PooledSandbox): boolean {
-    return !sandbox.gone && sandbox.active < this.pool.concurrency && sandbox.uses + sandbox.active < this.pool.maxUses;
+    return !sandbox.gone && !sandbox.retiring && sandbox.active < this.pool.concurrency && sandbox.uses + sandbox.active < this.pool.maxUses;
   }
 
   /** Starts one execution on the sandbox. */
@@ -393,6 +399,14 @@ export class WarmPool {
     // A busy sandbox stays leased: its request sees the dropped connection and releases it.
     if (this.removeIdle(sandbox)) void this.driver.destroy(sandbox.handle, cause).catch(() => undefined);
     this.refill();
+  }
+
+  /** A sandbox stopped from outside that drains first: idle, it goes now; busy, when its executions release it. */
+  private onRetiring(sandbox: PooledSandbox): void {
+    if (sandbox.gone || sandbox.retiring) return;
+    sandbox.retiring = true;
+    if (this.removeIdle(sandbox)) this.destroy(sandbox, 'recycled');
+    else this.refill();
   }
 
   private removeIdle(sandbox: PooledSandbox): boolean {
