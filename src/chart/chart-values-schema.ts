@@ -192,7 +192,7 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
           },
           { additionalProperties: false },
         ),
-        { description: 'Hosts and paths routed to the core, e.g. `[{host: apps.example.com, paths: [{path: /, pathType: Prefix}]}]`.', default: [] },
+        { description: 'Hosts and paths routed to the core, e.g. `[{host: apps.example.com, paths: [{path: /, pathType: Prefix}]}]`; none: the Ingress sends every host and path to the core.', default: [] },
       ),
       tls: passThroughList('Ingress TLS entries, e.g. `[{hosts: [apps.example.com], secretName: apps-tls}]`.'),
     }),

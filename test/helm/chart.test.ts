@@ -159,6 +159,19 @@ describe('helm lint and template', () => {
     expect(env.find((e) => e.name === 'UHLP_LEDGER_KEY_FILE')?.value).toBe('/etc/uhlp/ledger-key/key');
   });
 
+  it('renders an Ingress with no hosts as a default backend to the core, which the API server accepts', async () => {
+    const manifest = await helmOk(['template', 'rel', CHART, '-n', 'default', '--set', 'core.ingress.enabled=true', '--show-only', 'templates/core-ingress.yaml']);
+    const [ingress] = objects(manifest);
+    expect(ingress!.spec).toEqual({ defaultBackend: { service: { name: 'rel-uhlp-core', port: { name: 'http' } } } });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-ingress-'));
+    try {
+      writeFileSync(path.join(dir, 'ingress.yaml'), manifest);
+      expect(await kubectl(['apply', '--dry-run=server', '-n', 'default', '-f', path.join(dir, 'ingress.yaml')])).toMatch(/ingress.networking.k8s.io\/rel-uhlp-core created \(server dry run\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a misspelt value, and a value of the wrong kind, naming it', async () => {
     const typo = await helm(['template', 'rel', CHART, '--set', 'core.replicas=2']);
     expect(typo.code).not.toBe(0);
