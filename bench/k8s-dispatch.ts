@@ -84,10 +84,14 @@ async function freePort(host: string): Promise<number> {
 
 async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000, intervalMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let last: unknown;
   for (;;) {
-    const value = await check().catch(() => undefined);
+    const value = await check().catch((error: unknown) => {
+      last = error;
+      return undefined;
+    });
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `; last error: ${last.message}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
@@ -190,7 +194,7 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
     const createBare = async (): Promise<string> =>
       (await api.createNamespacedPod({ namespace, body: sandboxPod(input, { state: 'warm' }) as V1Pod })).metadata!.name!;
     const execute = async (ip: string, id: string): Promise<void> => {
-      const response = await fetch(`http://${ip}:${POD_RUNNER_PORT}/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(id) });
+      const response = await fetch(`http://${ip}:${POD_RUNNER_PORT}/execute`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': id }, body: body(id) });
       const text = await response.text();
       if (response.status !== 200 || !text.includes('"hello"')) throw new Error(`the pod answered ${response.status}: ${text.slice(0, 300)}`);
     };
