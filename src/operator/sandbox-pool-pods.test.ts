@@ -1,0 +1,61 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import type { SandboxPoolResource } from '../k8s/custom-resources.js';
+import { podConfigHash } from '../sandbox/sandbox-pod.js';
+import { planPods, poolInput } from './sandbox-pool-pods.js';
+
+function pool(replicas: number, maxSize: number): SandboxPoolResource {
+  return {
+    apiVersion: 'uhlp.dev/v1alpha1',
+    kind: 'SandboxPool',
+    metadata: { name: 'shop-main', namespace: 'ns', uid: 'u1', generation: 1 },
+    spec: { appName: 'shop', poolName: 'main', replicas, runner: 'jit', minWarm: 1, maxSize, maxUses: 1, concurrency: 1, idleTtlSeconds: 1, maxQueue: 1, acquireTimeoutMs: 1, limits: { memoryMb: 128, cpus: 1, timeoutMs: 1 } },
+  };
+}
+
+const hash = podConfigHash(poolInput(pool(1, 1), {}));
+
+function pod(name: string, state: 'warm' | 'claimed', options: { ready?: boolean; phase?: string; config?: string; deleting?: boolean } = {}): V1Pod {
+  return {
+    metadata: {
+      name,
+      resourceVersion: `rv-${name}`,
+      labels: { 'uhlp.dev/sandbox-state': state, 'uhlp.dev/config-hash': options.config ?? hash },
+      ...(options.deleting ? { deletionTimestamp: new Date() } : {}),
+    },
+    status: { phase: options.phase ?? 'Running', conditions: [{ type: 'Ready', status: options.ready === false ? 'False' : 'True' }] },
+  };
+}
+
+describe('planPods', () => {
+  it('creates the missing warm pods up to spec.replicas', () => {
+    expect(planPods(pool(3, 5), [pod('a', 'warm')], {})).toMatchObject({ create: 2, remove: [], ready: 1, busy: 0, target: 3 });
+  });
+
+  it('holds warm pods within what maxSize leaves beside the claimed ones, and never touches a live claimed pod', () => {
+    const plan = planPods(pool(4, 5), [pod('c1', 'claimed'), pod('c2', 'claimed'), pod('w1', 'warm')], {});
+    expect(plan).toMatchObject({ create: 2, busy: 2, target: 3 });
+    expect(plan.remove).toEqual([]);
+  });
+
+  it('removes extra warm pods, the not-yet-Ready first, with the resourceVersion it saw', () => {
+    const plan = planPods(pool(1, 5), [pod('r1', 'warm'), pod('n1', 'warm', { ready: false }), pod('r2', 'warm')], {});
+    expect(plan.create).toBe(0);
+    expect(plan.remove.map((r) => r.name)).toEqual(['n1', 'r1']);
+    expect(plan.remove[0]!.resourceVersion).toBe('rv-n1');
+  });
+
+  it('replaces warm pods of another configuration and ended pods, and ignores pods being deleted', () => {
+    const plan = planPods(
+      pool(2, 5),
+      [pod('old', 'warm', { config: 'other' }), pod('dead', 'warm', { phase: 'Failed' }), pod('gone', 'claimed', { phase: 'Succeeded' }), pod('leaving', 'warm', { deleting: true }), pod('ok', 'warm')],
+      {},
+    );
+    expect(plan.remove.map((r) => r.name).sort()).toEqual(['dead', 'gone', 'old']);
+    expect(plan).toMatchObject({ create: 1, ready: 1, busy: 0, target: 2 });
+  });
+
+  it('scales to zero', () => {
+    expect(planPods(pool(0, 5), [pod('w', 'warm')], {}).remove.map((r) => r.name)).toEqual(['w']);
+  });
+});
