@@ -239,6 +239,13 @@ export const ExecuteMetrics = Type.Object(
   {
     execution_time_ms: Type.Optional(Type.Number({ minimum: 0 })),
     mcp_calls: Type.Optional(Type.Array(McpCallMetric)),
+    /**
+     * llm-orchestrator, optimized components only: the paths of the template
+     * variables the templates read (`[["body", "text"], ["params", "id"]]`), the
+     * inputs of the optimization oracle's samples. Typed loosely here: the core
+     * checks it where it is used, and a bad one loses a sample, not the answer.
+     */
+    template_inputs: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: true },
 );
