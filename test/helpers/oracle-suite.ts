@@ -7,6 +7,8 @@
  * repository holds, and what `uhlp optimize status` reports.
  */
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from './git-repo.js';
 import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './openai-test-server.js';
@@ -184,6 +186,15 @@ export function describeOptimizationOracle(options: OracleSuiteOptions): void {
       expect(metrics).toMatch(/uhlp_oracle_candidates_total\{app="shop",component="good",outcome="passed"\} 1/);
       expect(metrics).toMatch(/uhlp_oracle_tokens_total\{app="shop",component="good",kind="prompt"\} 900/);
       expect(metrics).toMatch(/uhlp_oracle_tokens_saved_total\{app="shop",component="good"\} [1-9]/);
+
+      // The decisions are in the app's ledger: the promotion's turn carries the code generation's model call.
+      const evidence = (): string =>
+        readdirSync(core.dataDir, { recursive: true, encoding: 'utf8' })
+          .filter((file) => file.endsWith('evidence.jsonl'))
+          .map((file) => readFileSync(path.join(core.dataDir, file), 'utf8'))
+          .join('');
+      await waitFor(() => /"kind":"llm"[^\n]*"tokens":\{"completion":120,"prompt":900\}/.test(evidence()), { timeoutMs: 10_000, what: 'the promotion in the ledger' });
+      expect(execFileSync(process.execPath, [UHLP_BIN, 'ledger', 'verify', '--data-dir', core.dataDir], { encoding: 'utf8' })).toBeDefined();
     }, 180_000);
 
     it('refuses a candidate that hard-codes its training samples, on the held-back split', async () => {
