@@ -95,7 +95,8 @@ export class TurnPipeline {
   /** One turn: session, /execute in a sandbox (or, as the oracle plans it, two), ledger, result mapping. */
   private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
-    const { app, requestId, requestDataJson } = event;
+    const { app, component, requestId, requestDataJson } = event;
+    const started = performance.now();
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session);
     const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
@@ -110,9 +111,11 @@ export class TurnPipeline {
       const { response, text } =
         plan === undefined ? await this.executeView(event, turn, event, turnEvidence) : await plan.run((view) => this.executeView(event, turn, view, view.background ? newTurnEvidence() : turnEvidence));
       deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
+      deps.metrics.turnSeconds.labels(app.id, component.id, response.resultType === 'error' ? 'error' : 'ok').observe((performance.now() - started) / 1000);
       return interpretResult(response, requestId);
     } catch (error) {
       deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
+      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
       throw error;
     }
   }
