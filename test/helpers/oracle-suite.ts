@@ -268,6 +268,14 @@ export function describeOptimizationOracle(options: OracleSuiteOptions): void {
       execFileSync(process.execPath, [UHLP_BIN, 'optimize', 'promote', 'shop/idea', '--url', core.url], { encoding: 'utf8' });
       await until('idea', 'promoted by the operator and in shadow', (s) => s.stage === 'shadow' && s.handler === 'JIT');
       expect(git(repo, 'log', '-1', '--format=%s')).toMatch(/^oracle: promote generated code for shop\/idea/);
+
+      // And roll it back: a revert commit, the LLM again.
+      const rollback = await fetch(`${core.url}/_uhlp/oracle/rollback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ app: 'shop', component: 'idea' }) });
+      expect(rollback.status).toBe(200);
+      expect(await rollback.json()).toMatchObject({ stage: 'rolled-back', rollback: { reason: expect.stringContaining('uhlp optimize rollback') } });
+      await until('idea', 'served by the LLM again', (s) => s.handler === 'LLM');
+      expect(git(repo, 'log', '-1', '--format=%s')).toMatch(/^oracle: revert generated code of shop\/idea/);
+      expect(appYaml()).not.toMatch(/generated\/idea-/);
     }, 120_000);
 
     it('answers bad operator requests with stable codes', async () => {
