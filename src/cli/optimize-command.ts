@@ -7,7 +7,9 @@
  *
  * status shows, per optimized component: its stage, the samples (held, seen,
  * repeats, unstable, per minute), the live agreement of the stage, the
- * candidate in force and the tokens saved; and the candidates judged.
+ * candidate in force and the tokens saved; and the candidates judged. Asked
+ * for one component, it also prints the module of the candidate in force (or
+ * of the newest one judged).
  */
 import { parseArgs } from 'node:util';
 import { UhlpError } from '../errors.js';
@@ -94,6 +96,12 @@ export function statusText(components: readonly ComponentStatus[]): string {
     lines.push(`  tokens:     ${c.totals.tokensSaved} saved by ${c.totals.hits} answers of the code; code generation spent ${c.codegen.tokens} in ${c.codegen.attempts} attempts`);
     for (const candidate of c.candidates) {
       lines.push(`  - ${candidate.hash.slice(0, 12)} attempt ${candidate.attempt} ${candidate.verdict} agreement ${candidate.agreement} coverage ${candidate.coverage}${candidate.reason ? `: ${candidate.reason}` : ''}`);
+    }
+    // Asked for one component: the module in force (or the newest judged), to read before it is promoted or applied by hand.
+    const shown = c.candidates.find((candidate) => candidate.hash === c.candidate?.hash) ?? c.candidates[0];
+    if (shown?.source !== undefined) {
+      lines.push(`  module ${shown.script} (${shown.hash.slice(0, 12)}):`);
+      for (const line of shown.source.trimEnd().split('\n')) lines.push(`    ${line}`);
     }
   }
   return `${lines.join('\n')}\n`;

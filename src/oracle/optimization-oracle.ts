@@ -85,7 +85,11 @@ export interface ComponentStatus {
   readonly live: { readonly compared: number; readonly agreements: number; readonly disagreements: number; readonly declines: number; readonly agreement: number | null };
   readonly totals: OracleCounters;
   readonly codegen: { readonly attempts: number; readonly tokens: number };
-  readonly candidates: ReadonlyArray<Omit<CandidateRecord, 'source' | 'disagreements'>>;
+  /**
+   * The candidates judged, newest first; asked for one component, each with its
+   * module (`source`) and the samples it got wrong, to be read before a promotion.
+   */
+  readonly candidates: ReadonlyArray<Omit<CandidateRecord, 'source' | 'disagreements'> & Partial<Pick<CandidateRecord, 'source' | 'disagreements'>>>;
 }
 
 export type OracleCommand = 'promote' | 'reject' | 'rollback';
@@ -489,8 +493,10 @@ export class OptimizationOracle {
         }
         const candidates = (await store.listOracleCandidates(app.id, component.id)).flatMap((json) => {
           try {
-            const { source: _source, disagreements: _d, ...figures } = JSON.parse(json) as CandidateRecord;
-            return [record?.rejected?.includes(figures.hash) ? { ...figures, verdict: 'rejected' as never } : figures];
+            const kept = JSON.parse(json) as CandidateRecord;
+            const { source: _source, disagreements: _d, ...figures } = kept;
+            const shown = componentId !== undefined ? kept : figures;
+            return [record?.rejected?.includes(figures.hash) ? { ...shown, verdict: 'rejected' as never } : shown];
           } catch {
             return [];
           }

@@ -265,6 +265,7 @@ export function describeOptimizationOracle(options: OracleSuiteOptions): void {
       const shown = execFileSync(process.execPath, [UHLP_BIN, 'optimize', 'status', 'shop/idea', '--url', core.url], { encoding: 'utf8' });
       expect(shown).toMatch(/shop\/idea {2}suggested/);
       expect(shown).toMatch(/on branch uhlp\/optimize\/shop\/idea/);
+      expect(shown).toMatch(/module generated\/idea-[0-9a-f]{12}\.js[\s\S]*export default async function \(event\)/);
       execFileSync(process.execPath, [UHLP_BIN, 'optimize', 'promote', 'shop/idea', '--url', core.url], { encoding: 'utf8' });
       await until('idea', 'promoted by the operator and in shadow', (s) => s.stage === 'shadow' && s.handler === 'JIT');
       expect(git(repo, 'log', '-1', '--format=%s')).toMatch(/^oracle: promote generated code for shop\/idea/);
