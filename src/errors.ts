@@ -95,7 +95,7 @@ export const ERROR_CATALOG = {
   UHLP_DEV_MODE_ONLY: { status: 403, summary: 'The endpoint exists only in a core started by `uhlp dev`.' },
 
   // Optimization oracle (generated code for LLM components, `uhlp optimize`)
-  UHLP_ORACLE_DECLINED: { status: 502, summary: 'Generated code declined the input (ctx.fallback()) and the component has no llm fallback to answer it.' },
+  UHLP_ORACLE_DECLINED: { status: 502, summary: 'Generated code declined the input (ctx.fallback()) and no llm fallback answers it (the component has none, or the oracle is off: UHLP_ORACLE=off).' },
   UHLP_ORACLE_PROMOTION_REFUSED: {
     status: 409,
     summary: 'A promotion or revert cannot be committed: the app comes from Kubernetes (its spec is not in a definitions repository), or app.yaml at HEAD no longer holds the component as it was judged.',
