@@ -124,7 +124,8 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     const pods = (await get<PodList>(['get', 'pods', '-l', `app.kubernetes.io/instance=${release}`])).items;
     const components = pods.filter(isReady).map((pod) => pod.metadata.labels?.['app.kubernetes.io/component']).sort();
     expect(components).toEqual(['core', 'operator', 'redis']);
-    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    // kube-proxy programs the Service a moment after its endpoints are Ready.
+    await waitFor('the core Service answering', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, MINUTE);
   });
 
   it('serves an applied AppDefinition through the core Service, from warm sandbox pods', async () => {
@@ -158,8 +159,6 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
   }, 8 * MINUTE);
 
   it('replaces a sandbox pod killed under load while every request succeeds', async () => {
-    const before = await poolPods();
-    const victim = before.find((pod) => pod.metadata.labels?.['uhlp.dev/sandbox-state'] === 'claimed') ?? before.find(isReady)!;
     const failures: string[] = [];
     let served = 0;
     let stop = false;
@@ -174,7 +173,15 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     );
     try {
       await waitFor('load running', () => served >= 10, MINUTE);
-      await kubectl(['delete', 'pod', victim.metadata.name, '-n', namespace.name, '--wait=false']);
+      // A pod the core holds (a warm one when none is held), deleted as kubectl does; one that
+      // went meanwhile (recycled after maxUses) is passed over for another.
+      const victim = await waitFor('a sandbox pod deleted', async () => {
+        const pods = (await poolPods()).filter(isReady);
+        const pick = pods.find((pod) => pod.metadata.labels?.['uhlp.dev/sandbox-state'] === 'claimed') ?? pods[0];
+        if (!pick) return undefined;
+        const deleted = await kubectl(['delete', 'pod', pick.metadata.name, '-n', namespace.name, '--wait=false', '--ignore-not-found']);
+        return deleted.includes(pick.metadata.name) ? pick : undefined;
+      }, MINUTE);
       await waitFor('the killed pod replaced', async () => {
         const pods = await poolPods();
         return !pods.some((pod) => pod.metadata.name === victim.metadata.name) && pods.filter(isReady).length >= 2;
