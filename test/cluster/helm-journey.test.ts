@@ -6,7 +6,7 @@
  * `kubectl scale sandboxpool`, a new commit of the app's Git source, and an
  * uninstall that leaves nothing behind. It fails, never skips, without the node.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +31,25 @@ interface PodList {
 
 const isReady = (pod: PodList['items'][number]): boolean =>
   !pod.metadata.deletionTimestamp && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+/** The last lines the core wrote, from the kubelet's log files (`kubectl logs` cannot reach this node by name). */
+function coreLog(namespace: string): string {
+  const root = '/var/log/pods';
+  const dirs = existsSync(root) ? readdirSync(root).filter((dir) => dir.startsWith(`${namespace}_${fullname}-core-`)) : [];
+  return dirs
+    .flatMap((dir) => (existsSync(path.join(root, dir, 'core')) ? readdirSync(path.join(root, dir, 'core')).map((file) => path.join(root, dir, 'core', file)) : []))
+    .map((file) => `${file}:\n${readFileSync(file, 'utf8').split('\n').slice(-40).join('\n')}`)
+    .join('\n');
+}
+
+/** Runs `step`; when it fails, the core's log is added to the failure. */
+async function withCoreLog<T>(namespace: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- core log ---\n${coreLog(namespace)}`);
+  }
+}
 
 function splitReference(reference: string): { repository: string; tag: string } {
   const colon = reference.lastIndexOf(':');
@@ -63,7 +82,9 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     spec: {
       ingress: { pathPrefix: '/shop' },
       source: { git: { url: `${gitServer.origin}/apps.git`, ref } },
-      pools: [{ name: 'main', minWarm: 2, maxSize: 10, maxUses: 50 }],
+      // maxUses high: under this test's load a pod recycled every 50 uses outruns the refill on a
+      // 2-core machine (waits past acquireTimeoutMs); churn is what bench:k8s measures.
+      pools: [{ name: 'main', minWarm: 2, maxSize: 10, maxUses: 1000 }],
       components: [{ id: 'hello', handler: 'JIT', pool: 'main', jit: { script: 'scripts/hello.js' } }],
       routes: [{ http: { method: 'GET', path: '/hello' }, component: 'hello' }],
     },
@@ -125,8 +146,10 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     const components = pods.filter(isReady).map((pod) => pod.metadata.labels?.['app.kubernetes.io/component']).sort();
     expect(components).toEqual(['core', 'operator', 'redis']);
     // kube-proxy programs the Service a moment after its endpoints are Ready.
-    await waitFor('the core Service answering', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, MINUTE);
-  });
+    await withCoreLog(namespace.name, () =>
+      waitFor('the core Service answering', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 2 * MINUTE),
+    );
+  }, 3 * MINUTE);
 
   it('serves an applied AppDefinition through the core Service, from warm sandbox pods', async () => {
     await apply('app-v1', app('main'));
@@ -149,10 +172,12 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     expect(policy.ingress).toEqual([{ from: corePeer, ports: [{ protocol: 'TCP', port: 8080 }] }]);
     expect(policy.egress).toEqual([{ to: corePeer, ports: [{ protocol: 'TCP', port: 8080 }] }]);
 
-    const first = await waitFor('shop answering', async () => {
-      const answer = await hello().catch(() => undefined);
-      return answer?.status === 200 ? answer : undefined;
-    }, 2 * MINUTE);
+    const first = await withCoreLog(namespace.name, () =>
+      waitFor('shop answering', async () => {
+        const answer = await hello().catch(() => undefined);
+        return answer?.status === 200 ? answer : undefined;
+      }, 2 * MINUTE),
+    );
     expect(JSON.parse(first.body)).toEqual({ hello: 'v1' });
     const answers = await Promise.all(Array.from({ length: 20 }, () => hello()));
     expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
