@@ -35,6 +35,10 @@ import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { buildCore } from './build-core.js';
+import { createDeliveryStore } from '../state/create-delivery-store.js';
+import type { DeliveryStore } from '../state/delivery-store.js';
+import { DeliverySources } from '../sources/delivery-sources.js';
+import { loadSourcesKey } from '../sources/signed-token.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -47,6 +51,8 @@ export interface RunningCore {
   /** The endpoint spine endpoint hosts (std-body, chat clients) register on. */
   readonly spine: SpineServer;
   readonly store: RuntimeStore;
+  /** Queues, cron, callbacks and internal triggers. */
+  readonly sources: DeliverySources;
   /** The MCP server at /mcp: tokens, tools, capabilities. */
   readonly mcp: CoreMcpServer;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
@@ -109,6 +115,26 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       lastStateError = Date.now();
     },
   });
+  const deliveryStore: DeliveryStore = await createDeliveryStore({
+    state: config.state,
+    keyPrefix: config.statePrefix,
+    onConnectionError: (error: Error) => {
+      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
+      lastStateError = Date.now();
+    },
+  });
+  const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
+  const sources = new DeliverySources({
+    store: deliveryStore,
+    metrics,
+    logger,
+    key: sourcesKey,
+    // One consumer per core process: a restarted core is a new consumer, and takes its old messages over after their lease.
+    consumer: `${config.instanceId}-${process.pid}`,
+    publicUrl: () => config.publicUrl ?? loopbackUrl(url),
+  });
+  // After the pools: a new route's consumer may run a message at once.
+  registry.onChange((snapshot) => sources.follow(snapshot));
   const turns = new TurnKeeper({
     store,
     sessionTtlMs: config.sessionTtlSeconds * 1000,
@@ -168,26 +194,32 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     hostEnv: process.env,
     metrics,
     logger,
+    sources,
   });
 
   let url = '';
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
   let stdBody: StdBodyChild | undefined;
+  let invocations: { drain(waitMs: number): Promise<void> } | undefined;
   // The one order of teardown, for a failed start and for close(): stop taking work
   // (watchers, listeners, in-flight requests, whose scripts may still call /mcp,
   // then fastify's routes), then sandboxes, then what they used.
   const shutdown = async (): Promise<void> => {
     await watcher?.stop();
     await kubernetesApps?.stop();
+    // No new deliveries; those running finish while their sandboxes and /mcp are still up.
+    await sources.close();
     await server?.close();
     await app?.close();
+    await invocations?.drain(10_000);
     await server?.closeCoreRoutes();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
     await spine.close();
     await turns.close();
+    await deliveryStore.close();
     await store.close();
   };
   try {
@@ -201,9 +233,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),
       },
-      { registry, sandboxes, metrics, logger, store, turns, mcp },
+      { registry, sandboxes, metrics, logger, store, turns, mcp, sources: { delivery: sources, key: sourcesKey } },
     );
     app = built.app;
+    invocations = built.invocations;
     await app.ready();
     server = new IngressServer({ ingress: built.ingress, metrics, logger, coreRoutes: app.routing, bodyLimitBytes: config.bodyLimitBytes });
     // It must exist before the first container starts.
@@ -212,6 +245,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     else await registry.load();
     await watcher?.start();
     url = await server.listen(config.host, config.port);
+    // Once the core listens: a delivery's script may call /mcp at once.
+    await sources.start(built.pipeline, registry.snapshot);
     logger.info(`core listening on ${url}`);
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
@@ -230,6 +265,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     logger,
     spine,
     store,
+    sources,
     mcp,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
