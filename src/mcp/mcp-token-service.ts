@@ -91,6 +91,7 @@ export class McpTokenService {
       revision: binding.revision,
       capabilities: binding.capabilities,
       configuration: binding.configuration,
+      triggerDepth: binding.triggerDepth ?? 0,
       expiresAt: this.now() + ttlMs,
       calls: new ToolCallRecorder(),
       ended: false,

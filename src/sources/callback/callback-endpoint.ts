@@ -17,15 +17,16 @@ export const CALLBACKS_PATH = '/_uhlp/callbacks';
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host']);
 
 export function registerCallbackEndpoint(app: FastifyInstance, sources: DeliverySources): void {
-  app.route<{ Params: { token: string } }>({
+  app.route<{ Params: { '*': string } }>({
     method: ['POST', 'PUT', 'GET', 'PATCH'],
-    url: `${CALLBACKS_PATH}/:token`,
+    // A wildcard, not a parameter: an over-long token must reach the check that refuses it, not the route limit.
+    url: `${CALLBACKS_PATH}/*`,
     handler: async (request, reply) => {
       const body = request.body as Buffer | undefined;
       const utf8 = body === undefined || isUtf8(body);
       const headers = flattenHeaders(request.headers);
       for (const name of Object.keys(headers)) if (HOP_HEADERS.has(name)) delete headers[name];
-      const invocationId = await sources.acceptCallback(request.params.token, {
+      const invocationId = await sources.acceptCallback(request.params['*'], {
         headers,
         body: body === undefined ? '' : utf8 ? body.toString('utf8') : body.toString('base64'),
         bodyEncoding: utf8 ? 'utf8' : 'base64',
