@@ -357,6 +357,12 @@ export const CapabilitiesSpec = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    callback: Type.Optional(
+      Type.Object(
+        { create: Type.Array(Type.String({ pattern: '^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$' }), { minItems: 1, description: "This app's callback routes core.callback.create may make URLs for." }) },
+        { additionalProperties: false },
+      ),
+    ),
     trigger: Type.Optional(
       Type.Object(
         { emit: Type.Array(Type.String({ pattern: '^[A-Za-z0-9][-A-Za-z0-9_.]{0,127}$' }), { minItems: 1, description: 'Internal events core.trigger.emit may emit.' }) },

@@ -158,3 +158,8 @@ export function checkQueuePublish(queue: NonNullable<CapabilitiesSpec['queue']>,
 export function checkTriggerEmit(trigger: NonNullable<CapabilitiesSpec['trigger']>, event: string): void {
   if (!trigger.emit.includes(event)) throw capabilityDenied('trigger', 'emit', `event "${event}" is not in trigger.emit`, { event });
 }
+
+/** A callback route an app may make URLs for. */
+export function checkCallbackCreate(callback: NonNullable<CapabilitiesSpec['callback']>, name: string): void {
+  if (!callback.create.includes(name)) throw capabilityDenied('callback', 'create', `callback "${name}" is not in callback.create`, { callback: name });
+}

@@ -11,6 +11,7 @@ describe('loadLuaScripts', () => {
     const scripts = loadLuaScripts();
     expect(scripts.get('rateLimit')?.numberOfKeys).toBe(1);
     expect([...scripts.keys()].sort()).toEqual([
+      'cronFire',
       'idempotencyAbandon',
       'idempotencyBegin',
       'idempotencyComplete',
@@ -18,6 +19,10 @@ describe('loadLuaScripts', () => {
       'leaseRelease',
       'leaseRenew',
       'llmTokensAdd',
+      'queueDeadLetter',
+      'queuePromote',
+      'queueRedrive',
+      'queueRetry',
       'rateLimit',
       'sessionCreate',
       'sessionNextTurn',

@@ -1,12 +1,12 @@
 /**
  * The tools of the delivery sources: `core.queue.publish` (capability
- * `queue.publish`), `core.callback.create` (any app, for its own callback
- * routes) and `core.trigger.emit` (capability `trigger.emit`). Messages they
+ * `queue.publish`), `core.callback.create` (capability `callback.create`, for
+ * the app's own callback routes) and `core.trigger.emit` (capability `trigger.emit`). Messages they
  * publish are delivered with the one delivery contract (docs/sources.md).
  */
 import { Type } from '@sinclair/typebox';
 import { UhlpError } from '../../errors.js';
-import { checkQueuePublish, checkTriggerEmit, requireCapability } from '../capability-guard.js';
+import { checkCallbackCreate, checkQueuePublish, checkTriggerEmit, requireCapability } from '../capability-guard.js';
 import { defineTool, type ToolServices } from '../tool-definition.js';
 
 const QueueTarget = Type.String({ pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$', maxLength: 127 });
@@ -35,11 +35,13 @@ export const queuePublish = defineTool({
 export const callbackCreate = defineTool({
   name: 'core.callback.create',
   description: "Creates a single-use callback URL for one of this app's callback routes; a request to it runs the route's component with callbackDetails.",
+  capability: 'callback',
   inputSchema: Type.Object(
     { name: Type.String({ minLength: 1, maxLength: 63 }), correlation: Type.String({ maxLength: 512, default: '' }) },
     { additionalProperties: false },
   ),
   async run(args, { grant, services }) {
+    checkCallbackCreate(requireCapability(grant.capabilities, 'callback'), args.name);
     const sources = sourcesOf(services);
     const created = sources.createCallback(grant.appId, args.name, args.correlation ?? '');
     return { content: { url: `${sources.publicUrl()}${created.path}`, path: created.path, expiresAt: created.expiresAt } };
