@@ -13,6 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSourcesKey, signToken } from '../../src/sources/signed-token.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
 
@@ -52,6 +53,22 @@ export async function queuesCli(core: UhlpProcess, args: string[]): Promise<stri
   return stdout;
 }
 
+/**
+ * A token signed with the core's sources key (from its data directory), as the
+ * CLI signs them; for the polls, which would start a CLI process each time.
+ */
+export async function signedBy(core: UhlpProcess, purpose: 'queue-publish' | 'queue-admin', app: string, name: string): Promise<string> {
+  const key = await loadSourcesKey(core.dataDir, undefined);
+  return signToken(key, { purpose, app, name, expiresAt: Math.floor(Date.now() / 1000) + 300 });
+}
+
+/** GET on a core's queue admin endpoints (what `uhlp queues ls|dlq --json` prints). */
+export async function adminJson(core: UhlpProcess, target: string): Promise<any> {
+  const response = await fetch(`${core.url}${target}`, { headers: { authorization: `Bearer ${await signedBy(core, 'queue-admin', '*', '*')}` } });
+  if (response.status !== 200) throw new Error(`GET ${target} answered ${response.status}`);
+  return response.json();
+}
+
 export function describeSources(name: string, options: SourcesSuiteOptions): void {
   describe(`delivery sources through uhlp dev: ${name}`, () => {
     let core: UhlpProcess;
@@ -73,7 +90,7 @@ export function describeSources(name: string, options: SourcesSuiteOptions): voi
       return { status: response.status, json: await response.json() };
     };
     const queueStats = async (queue: string): Promise<any> => {
-      const listed = JSON.parse(await queuesCli(core, ['ls', '--json'])) as { queues: any[] };
+      const listed = (await adminJson(core, '/_uhlp/queues')) as { queues: any[] };
       return listed.queues.find((q) => q.source === 'queue' && q.name === queue);
     };
 
@@ -104,7 +121,7 @@ export function describeSources(name: string, options: SourcesSuiteOptions): voi
     });
 
     it('publishes through POST /_uhlp/queues with a token, runs a repeated Idempotency-Key once, and refuses bad requests', async () => {
-      const ordersToken = (await queuesCli(core, ['token', 'shop', 'orders'])).trim();
+      const ordersToken = await signedBy(core, 'queue-publish', 'shop', 'orders');
       const auth = { authorization: `Bearer ${ordersToken}` };
       const first = await publishEndpoint('orders', '{"order":2}', { ...auth, 'idempotency-key': 'order-2' });
       expect(first.status).toBe(202);
@@ -121,15 +138,16 @@ export function describeSources(name: string, options: SourcesSuiteOptions): voi
       expect(await codeOf(await publishEndpoint('orders', '{}', { authorization: `Bearer ${publishToken}` }))).toEqual([401, 'UHLP_SOURCE_UNAUTHORIZED']);
       expect(await codeOf(await publishEndpoint('orders', '{}', { authorization: `Bearer ${ordersToken.slice(0, -2)}xx` }))).toEqual([401, 'UHLP_SOURCE_UNAUTHORIZED']);
       expect(await codeOf(await publishEndpoint('orders', 'not json', auth))).toEqual([400, 'UHLP_BAD_REQUEST']);
-      const unknownToken = (await queuesCli(core, ['token', 'shop', 'nope'])).trim();
+      const unknownToken = await signedBy(core, 'queue-publish', 'shop', 'nope');
       expect(await codeOf(await publishEndpoint('nope', '{}', { authorization: `Bearer ${unknownToken}` }))).toEqual([404, 'UHLP_SOURCE_ROUTE_NOT_FOUND']);
-    });
+    }, 120_000);
 
     it('retries a poison message with backoff, dead-letters it after maxAttempts, and redrives it', async () => {
       const published = await publishEndpoint('poison', '{"bad":true}', { authorization: `Bearer ${publishToken}` });
       expect(published.status).toBe(202);
       const { invocationId } = (await published.json()) as { invocationId: string };
-      await waitFor(async () => JSON.parse(await queuesCli(core, ['dlq', 'shop', 'poison', '--json'])).deadLetters.length === 1, { timeoutMs: 15_000, what: 'a dead letter' });
+      const deadLetters = async (queue: string): Promise<any[]> => (await adminJson(core, `/_uhlp/queues/shop/${queue}/dead`)).deadLetters;
+      await waitFor(async () => (await deadLetters('poison')).length === 1, { timeoutMs: 15_000, what: 'a dead letter' });
       const attempts = (await readLog(core, 'shop', 'poison')).filter((e) => e.invocationId === invocationId).map((e) => e.attempt);
       expect(attempts).toEqual([1, 2, 3]);
       const dead = JSON.parse(await queuesCli(core, ['dlq', 'shop', 'poison', '--json'])).deadLetters[0];
@@ -138,20 +156,21 @@ export function describeSources(name: string, options: SourcesSuiteOptions): voi
 
       expect(await queuesCli(core, ['redrive', 'shop', 'poison'])).toContain('redriven 1 message(s)');
       await waitFor(async () => (await readLog(core, 'shop', 'poison')).filter((e) => e.invocationId === invocationId).length === 6, { timeoutMs: 15_000, what: 'the redriven attempts' });
-      await waitFor(async () => JSON.parse(await queuesCli(core, ['dlq', 'shop', 'poison', '--json'])).deadLetters.length === 1, { timeoutMs: 10_000, what: 'dead again' });
+      await waitFor(async () => (await deadLetters('poison')).length === 1, { timeoutMs: 10_000, what: 'dead again' });
       const metrics = await (await fetch(`${core.url}/metrics`)).text();
       expect(metrics).toMatch(/uhlp_dead_letters_total\{app="shop",source="queue",reason="failed"\} 2/);
       expect(metrics).toMatch(/uhlp_deliveries_total\{app="shop",source="queue",outcome="retry"\} [1-9]/);
-    });
+    }, 120_000);
 
     it('dead-letters a message older than maxAgeSeconds without running it', async () => {
-      const token = (await queuesCli(core, ['token', 'shop', 'stale'])).trim();
+      const token = await signedBy(core, 'queue-publish', 'shop', 'stale');
       const auth = { authorization: `Bearer ${token}` };
       // The first holds the route (concurrency 1) past the second's maxAgeSeconds.
       await publishEndpoint('stale', '{"n":1,"waitMs":1800}', auth);
       await publishEndpoint('stale', '{"n":2,"waitMs":10}', auth);
-      await waitFor(async () => JSON.parse(await queuesCli(core, ['dlq', 'shop', 'stale', '--json'])).deadLetters.length === 1, { timeoutMs: 15_000, what: 'the expired message' });
-      const dead = JSON.parse(await queuesCli(core, ['dlq', 'shop', 'stale', '--json'])).deadLetters[0];
+      const deadLetters = async (): Promise<any[]> => (await adminJson(core, '/_uhlp/queues/shop/stale/dead')).deadLetters;
+      await waitFor(async () => (await deadLetters()).length === 1, { timeoutMs: 15_000, what: 'the expired message' });
+      const dead = (await deadLetters())[0];
       expect(dead).toMatchObject({ reason: 'expired', attempts: 1, payload: { n: 2 } });
       const entries = await readLog(core, 'shop', 'stale');
       expect(entries.map((e) => [e.phase, e.payload.n])).toEqual([
@@ -258,7 +277,7 @@ export function describeSources(name: string, options: SourcesSuiteOptions): voi
       expect(listed).toMatch(/^ROUTE\s+SOURCE\s+DEPTH\s+PENDING\s+RETRYING\s+OLDEST_S\s+DEAD/);
       expect(listed).toMatch(/shop\/poison\s+queue\s+\d+\s+\d+\s+\d+\s+[\d.]+\s+1/);
       expect(listed).toMatch(/shop\/tick\s+cron/);
-    });
+    }, 120_000);
   });
 }
 
