@@ -14,12 +14,19 @@
  * interleaved; each row shows the round with the median req/s, and lists all.
  * The LLM benchmark (bench/llm-dispatch.ts) runs the same way; BENCH_ONLY=dispatch
  * or BENCH_ONLY=llm runs one of the two.
+ *
+ * The queue benchmark (bench/queue-dispatch.ts, BENCH_ONLY=queue; it needs Redis,
+ * UHLP_TEST_REDIS_URL or 127.0.0.1:6379) runs queue throughput and XADD-to-script
+ * latency through the core beside a bare consumer-group loop on the same sandbox.
+ * BENCH_QUEUE_MESSAGES (5000), BENCH_QUEUE_RATE (200 a second for BENCH_SECONDS),
+ * BENCH_QUEUE_CONCURRENCY (8) and BENCH_QUEUE_ROUNDS (3) shape it.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
 import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './lib/load.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
+import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -53,6 +60,15 @@ async function processBench(): Promise<void> {
   const started = machine();
   const dispatch = only('dispatch') ? await benchWarmDispatch(seconds * 1000, dispatchRounds) : [];
   const llm = only('llm') ? await benchLlmDispatch(seconds * 1000, dispatchRounds) : [];
+  const queue = only('queue')
+    ? await benchQueue({
+        messages: Number(process.env.BENCH_QUEUE_MESSAGES ?? 5000),
+        rate: Number(process.env.BENCH_QUEUE_RATE ?? 200),
+        latencyMs: seconds * 1000,
+        concurrency: Number(process.env.BENCH_QUEUE_CONCURRENCY ?? 8),
+        rounds: Number(process.env.BENCH_QUEUE_ROUNDS ?? 3),
+      })
+    : [];
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -62,6 +78,8 @@ async function processBench(): Promise<void> {
     ratios: dispatchRatios(dispatch),
     llmDispatch: llm,
     llmAddedMs: addedMs(llm),
+    queue,
+    queueRatio: queueRatio(queue),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -81,9 +99,12 @@ async function processBench(): Promise<void> {
         .join('; ')}\n`,
     );
   }
+  if (queue.length > 0) {
+    process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
+  }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm (both by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,queue (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);
