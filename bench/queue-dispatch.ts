@@ -10,7 +10,7 @@
  *
  * - throughput: BENCH_QUEUE_MESSAGES (5000) messages XADDed at once, timed from the
  *   first XADD until the stream is empty (every message settled);
- * - latency: BENCH_QUEUE_RATE (200) messages a second for BENCH_SECONDS, each
+ * - latency: BENCH_QUEUE_RATE (100) messages a second for BENCH_SECONDS, each
  *   carrying the time it was XADDed; the script takes its arrival time, so the
  *   figures are XADD-to-script (p50/p99), read back from the script afterwards.
  *

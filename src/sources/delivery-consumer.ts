@@ -12,6 +12,12 @@
  *
  * Each run is a turn like an HTTP request, once-only by the message's invocation id
  * (a success is kept, so a message settled twice never runs twice after success).
+ *
+ * Two things keep round trips to the store off a message's path: the loop reads
+ * up to `readAhead` messages beyond its free slots (a slot freed starts the next
+ * one at once), and a success frees its slot before its acknowledgement is
+ * answered (an acknowledgement lost with its core only means a redelivery,
+ * which the once-only record answers without running the component again).
  */
 import { randomUUID } from 'node:crypto';
 import { UhlpError } from '../errors.js';
@@ -44,6 +50,10 @@ const MAINTENANCE_MS = 500;
 export class DeliveryConsumer {
   private readonly reader: DeliveryReader;
   private readonly running = new Set<Promise<void>>();
+  /** Messages read ahead of a free slot, oldest first. */
+  private readonly ready: DeliveryMessage[] = [];
+  /** Acknowledgements not answered yet. */
+  private readonly acks = new Set<Promise<void>>();
   private stopped = false;
   private loop: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -75,8 +85,11 @@ export class DeliveryConsumer {
     await this.reader.close();
     await this.loop;
     let timer: NodeJS.Timeout | undefined;
+    // Messages read ahead and not started stay pending: another core takes them over after their lease.
+    this.ready.length = 0;
     await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
+    await Promise.allSettled([...this.acks]);
   }
 
   private async readLoop(): Promise<void> {
@@ -84,8 +97,9 @@ export class DeliveryConsumer {
     while (!this.stopped) {
       const found = this.deps.lookup(this.address);
       if (!found) return;
-      const free = found.route.policy.concurrency - this.running.size;
-      if (free <= 0) {
+      const { concurrency, readAhead } = found.route.policy;
+      const wanted = concurrency + readAhead - this.running.size - this.ready.length;
+      if (wanted <= 0) {
         await new Promise<void>((resolve) => (this.slotFreed = resolve));
         continue;
       }
@@ -94,8 +108,10 @@ export class DeliveryConsumer {
           await this.deps.store.ensureGroup(this.address);
           grouped = true;
         }
-        const messages = await this.reader.read(this.address, this.deps.consumer, free, BLOCK_MS);
-        for (const message of messages) this.run(message);
+        const messages = await this.reader.read(this.address, this.deps.consumer, wanted, BLOCK_MS);
+        if (this.stopped) return;
+        this.ready.push(...messages);
+        this.startReady(concurrency);
       } catch (error) {
         this.reportError(error, 'read');
         // The store is down: wait before asking again rather than spin.
@@ -114,7 +130,8 @@ export class DeliveryConsumer {
     try {
       const now = Date.now();
       await store.promoteDue(this.address, now, 100);
-      const free = policy.concurrency - this.running.size;
+      // Takes over only what this core can start now: messages read ahead come first.
+      const free = policy.concurrency - this.running.size - this.ready.length;
       if (free > 0) for (const message of await store.reclaim(this.address, this.deps.consumer, policy.leaseMs, free)) this.run(message);
       const stats = await store.stats(this.address, now);
       metrics.queueDepth.set(labels, stats.depth);
@@ -124,11 +141,20 @@ export class DeliveryConsumer {
     }
   }
 
+  /** Starts messages read ahead while slots are free. */
+  private startReady(concurrency: number): void {
+    while (this.running.size < concurrency && this.ready.length > 0) this.run(this.ready.shift()!);
+  }
+
   private run(message: DeliveryMessage): void {
     const running = this.deliver(message)
       .catch((error: unknown) => this.reportError(error, 'settle'))
       .finally(() => {
         this.running.delete(running);
+        if (!this.stopped) {
+          const found = this.deps.lookup(this.address);
+          if (found) this.startReady(found.route.policy.concurrency);
+        }
         const wake = this.slotFreed;
         this.slotFreed = undefined;
         wake?.();
@@ -185,7 +211,11 @@ export class DeliveryConsumer {
       }
     }
     if (failure === undefined) {
-      await store.ack(this.address, message.id);
+      const acked = store
+        .ack(this.address, message.id)
+        .catch((error: unknown) => this.reportError(error, 'ack'))
+        .finally(() => this.acks.delete(acked));
+      this.acks.add(acked);
       outcome('ok');
       return;
     }

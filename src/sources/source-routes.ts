@@ -26,6 +26,12 @@ export interface DeliveryPolicy {
   readonly deadLetter: boolean;
   /** How long a delivered message stays with its core before another core takes it over. */
   readonly leaseMs: number;
+  /**
+   * Messages a core reads ahead of its free slots, so that a slot freed starts
+   * the next message without a round trip to the store: the route's concurrency
+   * when the lease covers a wait for one slot and a run after it, else none.
+   */
+  readonly readAhead: number;
 }
 
 export interface SourceRoute {
@@ -112,6 +118,7 @@ export function minimumLeaseMs(pool: PoolSpec): number {
 }
 
 function deliveryPolicy(spec: QueueRouteSpec | CronRouteSpec | CallbackRouteSpec | TriggerRouteSpec, pool: PoolSpec): DeliveryPolicy {
+  const leaseMs = spec.leaseSeconds !== undefined ? spec.leaseSeconds * 1000 : minimumLeaseMs(pool) + LEASE_MARGIN_MS;
   return {
     concurrency: spec.concurrency,
     maxAttempts: spec.maxAttempts,
@@ -119,7 +126,9 @@ function deliveryPolicy(spec: QueueRouteSpec | CronRouteSpec | CallbackRouteSpec
     maxBackoffMs: spec.backoff.maxMs,
     maxAgeMs: spec.maxAgeSeconds === undefined ? undefined : spec.maxAgeSeconds * 1000,
     deadLetter: spec.deadLetter,
-    leaseMs: spec.leaseSeconds !== undefined ? spec.leaseSeconds * 1000 : minimumLeaseMs(pool) + LEASE_MARGIN_MS,
+    leaseMs,
+    // A message read ahead waits for one run to end, then runs: both within its lease, or it could be taken over while it runs.
+    readAhead: leaseMs >= 2 * minimumLeaseMs(pool) ? spec.concurrency : 0,
   };
 }
 
