@@ -17,6 +17,8 @@ import { TurnPipeline } from '../turns/turn-pipeline.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
+import type { OptimizationOracle } from '../oracle/optimization-oracle.js';
+import { registerOracleRoutes } from '../oracle/oracle-routes.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { AsyncInvocations } from '../sources/http/async-invocations.js';
 import { registerCallbackEndpoint } from '../sources/callback/callback-endpoint.js';
@@ -35,6 +37,8 @@ export interface CoreDeps {
   readonly mcp?: CoreMcpServer;
   /** Queues, cron, callbacks and triggers, with the key their tokens are signed with. @defaultValue none: no /_uhlp/queues, /_uhlp/callbacks, async invocations */
   readonly sources?: { readonly delivery: DeliverySources; readonly key: Buffer };
+  /** The optimization oracle: its part in turns, and /_uhlp/oracle. @defaultValue none: the oracle is off */
+  readonly oracle?: OptimizationOracle;
 }
 
 export interface BuildCoreOptions {
@@ -103,6 +107,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   });
 
   registerOpsRoutes(app, deps);
+  registerOracleRoutes(app, deps.oracle);
   if (options.outputsRoot !== undefined) registerSessionOutputsRoute(app, { store: deps.store, outputsRoot: options.outputsRoot });
   if (deps.mcp !== undefined) {
     deps.mcp.register(app);
@@ -117,6 +122,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     mcpEndpoint: options.mcpEndpoint,
     ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
     ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
+    ...(deps.oracle !== undefined ? { oracle: deps.oracle.turns } : {}),
   });
   let invocations: AsyncInvocations | undefined;
   if (deps.sources !== undefined) {

@@ -34,6 +34,8 @@ import { TurnKeeper } from '../turns/turn-keeper.js';
 import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
+import { GitPromotions } from '../oracle/git-promotion.js';
+import { OptimizationOracle } from '../oracle/optimization-oracle.js';
 import { buildCore } from './build-core.js';
 import { createDeliveryStore } from '../state/create-delivery-store.js';
 import type { DeliveryStore } from '../state/delivery-store.js';
@@ -55,6 +57,8 @@ export interface RunningCore {
   readonly sources: DeliverySources;
   /** The MCP server at /mcp: tokens, tools, capabilities. */
   readonly mcp: CoreMcpServer;
+  /** The optimization oracle; undefined when it is off (UHLP_ORACLE=off). */
+  readonly oracle: OptimizationOracle | undefined;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -76,6 +80,8 @@ export interface StartCoreOptions {
 
 /** How long start-up waits for the std-body child to register its routes. */
 const STD_BODY_READY_MS = 10_000;
+/** A scrape waits at most this long for the state store's ping (Redis answers in well under 1 ms). */
+const STATE_PROBE_TIMEOUT_MS = 1000;
 
 export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
   // A first run on a fresh machine has neither directory yet.
@@ -135,10 +141,20 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
   // After the pools: a new route's consumer may run a message at once.
   registry.onChange((snapshot) => sources.follow(snapshot));
+  // uhlp_state_up: the store is pinged at each scrape, so an outage shows without traffic.
+  const probeState = async (): Promise<void> => {
+    const up = await withTimeout(store.ping(), STATE_PROBE_TIMEOUT_MS).then(
+      () => 1,
+      () => 0,
+    );
+    metrics.stateUp.set({ kind: store.kind }, up);
+  };
+  metrics.stateProbes.add(probeState);
   const turns = new TurnKeeper({
     store,
     sessionTtlMs: config.sessionTtlSeconds * 1000,
-    ledger: config.ledger === 'files' ? new TurnLedgerThread({ dataDir: config.dataDir, logger, ...(config.ledgerKey ? { key: config.ledgerKey } : {}) }) : undefined,
+    ledger: config.ledger === 'files' ? new TurnLedgerThread({ dataDir: config.dataDir, logger, metrics, ...(config.ledgerKey ? { key: config.ledgerKey } : {}) }) : undefined,
+    metrics,
   });
   const kubernetesApps =
     config.registry === 'kubernetes'
@@ -180,15 +196,18 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
+  // One provider and one definition store: the MCP tools and the oracle share them.
+  const llmProvider = await createLlmProvider(config.llm);
+  const definitionStore = repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined;
   const mcp = createCoreMcpServer({
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store,
-    llm: await createLlmProvider(config.llm),
+    llm: llmProvider,
     // Token budgets and cached answers live beside kv, shared by every replica on Redis.
     llmState: store,
     spine,
     revisionsRoot,
-    definitionStore: repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined,
+    definitionStore,
     scratchRoot: path.join(config.dataDir, 'scratch'),
     // Read only for the variables an app's shell.env lists, at the time of a call.
     hostEnv: process.env,
@@ -198,6 +217,25 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
 
   let url = '';
+  const mcpEndpoint = (): string => `${loopbackUrl(url)}/mcp`;
+  const oracle = config.oracle.enabled
+    ? new OptimizationOracle({
+        config: config.oracle,
+        registry,
+        store,
+        sandboxes,
+        metrics,
+        logger,
+        provider: llmProvider,
+        revisionsRoot,
+        mcp,
+        mcpEndpoint,
+        // Apps from Kubernetes have no definitions repository: their promotions are refused, with the reason.
+        ...(definitionStore !== undefined ? { promotions: new GitPromotions(definitionStore) } : {}),
+        turns,
+        instanceId: config.instanceId,
+      })
+    : undefined;
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
   let stdBody: StdBodyChild | undefined;
@@ -214,12 +252,15 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await app?.close();
     await invocations?.drain(10_000);
     await server?.closeCoreRoutes();
+    // Generations and comparisons still under way use sandboxes: they end first.
+    await oracle?.close();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
     await spine.close();
     await turns.close();
     await deliveryStore.close();
+    metrics.stateProbes.delete(probeState);
     await store.close();
   };
   try {
@@ -228,12 +269,12 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     const built = await buildCore(
       {
         bodyLimitBytes: config.bodyLimitBytes,
-        mcpEndpoint: () => `${loopbackUrl(url)}/mcp`,
+        mcpEndpoint,
         idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),
       },
-      { registry, sandboxes, metrics, logger, store, turns, mcp, sources: { delivery: sources, key: sourcesKey } },
+      { registry, sandboxes, metrics, logger, store, turns, mcp, sources: { delivery: sources, key: sourcesKey }, ...(oracle !== undefined ? { oracle } : {}) },
     );
     app = built.app;
     invocations = built.invocations;
@@ -248,6 +289,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     // Once the core listens: a delivery's script may call /mcp at once.
     await sources.start(built.pipeline, registry.snapshot);
     logger.info(`core listening on ${url}`);
+    oracle?.start();
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
     await shutdown();
@@ -267,6 +309,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     store,
     sources,
     mcp,
+    oracle,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
@@ -293,6 +336,24 @@ function loadKubeConfig(): KubeConfig {
 }
 
 /** Sandboxes on this machine reach a wildcard listener through loopback. */
+/** Rejects when `promise` has not settled within `ms`; the timer never holds the process open. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
 function loopbackUrl(url: string): string {
   return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
 }
