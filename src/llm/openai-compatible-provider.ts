@@ -10,6 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request as undiciRequest } from 'undici';
+import { backoffDelay } from '../backoff.js';
 import { UhlpError } from '../errors.js';
 import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, type NormalizedLlmRequest, normalizeRequest } from './llm-provider.js';
 import { ChatCompletionStream } from './openai-chat-stream.js';
@@ -100,10 +101,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
   // Some servers echo the key they refused; it must not reach error details.
   const redact = (text: string): string => (options.apiKey ? text.replaceAll(options.apiKey, '[redacted]') : text);
 
-  function backoff(retry: number): number {
-    const ceiling = Math.min(maxBackoffMs, initialBackoffMs * 2 ** retry);
-    return Math.round(ceiling / 2 + random() * (ceiling / 2));
-  }
+  const backoff = (retry: number): number => backoffDelay(retry, { initialMs: initialBackoffMs, maxMs: maxBackoffMs, random });
 
   async function attempt(body: string, request: NormalizedLlmRequest, signal: AbortSignal | undefined): Promise<Attempt> {
     const attemptSignal = signal === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]);
