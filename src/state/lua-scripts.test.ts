@@ -19,6 +19,8 @@ describe('loadLuaScripts', () => {
       'leaseRenew',
       'llmTokensAdd',
       'rateLimit',
+      'runCreate',
+      'runUpdate',
       'sessionCreate',
       'sessionNextTurn',
       'sessionTouch',

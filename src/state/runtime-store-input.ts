@@ -56,3 +56,10 @@ export function checkNonNegativeInteger(field: string, value: number): void {
     throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be an integer of 0 or more, got ${String(value)}`, { field });
   }
 }
+
+/** A run record is JSON text the run service made; anything else is a bug worth refusing. */
+export function checkRunJson(value: string): void {
+  if (typeof value !== 'string' || !value.startsWith('{')) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', 'a run record is the JSON text of an object', { field: 'json' });
+  }
+}
