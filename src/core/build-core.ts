@@ -19,6 +19,8 @@ import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { registerSessionOutputsRoute } from './session-outputs-route.js';
+import { registerRunsRoutes } from '../workflows/runs-routes.js';
+import type { WorkflowTurns } from '../workflows/workflow-turns.js';
 
 export interface CoreDeps {
   readonly registry: ApplicationRegistry;
@@ -29,6 +31,8 @@ export interface CoreDeps {
   readonly turns: TurnKeeper;
   /** The MCP server at /mcp. @defaultValue none: no /mcp, executions get no token */
   readonly mcp?: CoreMcpServer;
+  /** Workflow runs: WORKFLOW components and /_uhlp/runs. @defaultValue none: WORKFLOW components get 501 */
+  readonly workflows?: WorkflowTurns;
 }
 
 export interface BuildCoreOptions {
@@ -109,7 +113,12 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     mcpEndpoint: options.mcpEndpoint,
     ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
     ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
+    ...(deps.workflows !== undefined ? { workflows: deps.workflows } : {}),
   });
+  if (deps.workflows !== undefined) {
+    deps.workflows.attach(pipeline);
+    registerRunsRoutes(app, deps.workflows);
+  }
   const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger });
   registerIngressRoute(app, ingress);
   return { app, ingress, pipeline };

@@ -35,6 +35,10 @@ import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { buildCore } from './build-core.js';
+import { localEmbedder, openAiEmbedder } from '../llm/embedder.js';
+import { RunService } from '../workflows/run-service.js';
+import { WorkflowCatalog } from '../workflows/workflow-catalog.js';
+import { WorkflowTurns } from '../workflows/workflow-turns.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -154,7 +158,16 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
+  const workflows = new WorkflowTurns({
+    runs: new RunService({ store, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes }),
+    catalog: new WorkflowCatalog({ revisionsRoot, registry }),
+    logger,
+    stateKind: store.kind,
+    instanceId: config.instanceId,
+  });
   const mcp = createCoreMcpServer({
+    embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
+    workflows,
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store,
     llm: await createLlmProvider(config.llm),
@@ -178,6 +191,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   // (watchers, listeners, in-flight requests, whose scripts may still call /mcp,
   // then fastify's routes), then sandboxes, then what they used.
   const shutdown = async (): Promise<void> => {
+    workflows.stopSweeping();
     await watcher?.stop();
     await kubernetesApps?.stop();
     await server?.close();
@@ -201,7 +215,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),
       },
-      { registry, sandboxes, metrics, logger, store, turns, mcp },
+      { registry, sandboxes, metrics, logger, store, turns, mcp, workflows },
     );
     app = built.app;
     await app.ready();
@@ -213,6 +227,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await watcher?.start();
     url = await server.listen(config.host, config.port);
     logger.info(`core listening on ${url}`);
+    // Runs whose core stopped (Redis state) go on here once nobody holds them.
+    workflows.startSweeping();
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
     await shutdown();

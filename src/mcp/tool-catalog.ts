@@ -9,6 +9,8 @@ import { getConfigValue, log } from './tools/framework-tools.js';
 import { kvDel, kvGet, kvSet } from './tools/kv-tools.js';
 import { llmGenerate } from './tools/llm-tool.js';
 import { applyStateDiff, getDefinitionFileContent } from './tools/state-tools.js';
+import { llmEmbed } from './tools/embed-tool.js';
+import { componentInvoke, workflowCheckpoint, workflowEmit, workflowLoad } from './tools/workflow-tools.js';
 
 export const CORE_TOOLS: readonly McpTool[] = [
   getDefinitionFileContent,
@@ -21,6 +23,11 @@ export const CORE_TOOLS: readonly McpTool[] = [
   kvSet,
   kvDel,
   log,
+  llmEmbed,
+  workflowLoad,
+  workflowCheckpoint,
+  workflowEmit,
+  componentInvoke,
 ] as unknown as readonly McpTool[];
 
 const BY_NAME = new Map(CORE_TOOLS.map((tool) => [tool.name, tool]));

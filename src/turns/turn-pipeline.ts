@@ -12,12 +12,14 @@ import { ExecuteContextWriter } from '../execution/execute-context.js';
 import { interpretResult, type FinalResponse } from '../execution/result-interpreter.js';
 import { newTurnEvidence } from '../ledger/turn-evidence.js';
 import type { McpExecutions } from '../mcp/mcp-executions.js';
+import type { GrantBinding } from '../mcp/mcp-token-service.js';
 import type { McpCallSummary } from '../mcp/tool-call-recorder.js';
 import type { Metrics } from '../metrics.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
+import type { LoadedApp } from '../registry/app-snapshot.js';
 import type { TurnEvent } from './turn-event.js';
-import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.js';
+import { SESSION_ID_HEADER, TURN_HEADER, type Turn, type TurnKeeper } from './turn-keeper.js';
 
 export interface TurnPipelineDeps {
   readonly executor: ComponentExecutor;
@@ -32,6 +34,16 @@ export interface TurnPipelineDeps {
   readonly mcp?: McpExecutions;
   /** Where the declared outputs of stored sessions' turns are kept (`<dataDir>/output`). @defaultValue none: outputs are not kept */
   readonly outputsRoot?: string;
+  /** Runs the turns of WORKFLOW components (src/workflows/workflow-turns.ts). @defaultValue none: they get 501 */
+  readonly workflows?: WorkflowTurnsPort;
+}
+
+/** What the pipeline asks of the workflow runtime. */
+export interface WorkflowTurnsPort {
+  /** Runs a WORKFLOW component's turn as a run: `attempt` executes one turn of it (again after a sandbox died). */
+  run(event: TurnEvent, notes: TurnNotes, attempt: (event: TurnEvent) => Promise<FinalResponse>): Promise<FinalResponse>;
+  /** Tools the app marks risk_level: critical. */
+  criticalTools(app: LoadedApp): ReadonlySet<string>;
 }
 
 /**
@@ -93,6 +105,14 @@ export class TurnPipeline {
   private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
     const { app, component, pool, requestId, requestDataJson } = event;
+    if (component.handler === 'WORKFLOW' && event.workflowRun === undefined) {
+      if (deps.workflows === undefined) {
+        throw new UhlpError('UHLP_HANDLER_NOT_SUPPORTED', `component "${component.id}" has handler WORKFLOW, which this core does not run`, { component: component.id, handler: 'WORKFLOW' });
+      }
+      return deps.workflows.run(event, notes, (attempt) => this.execute(attempt, notes));
+    }
+    // A workflow run's execution lasts as long as the run has time left, not the pool's timeout.
+    const timeoutMs = event.workflowRun?.timeoutMs ?? pool.limits.timeoutMs;
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session);
     const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
@@ -103,16 +123,17 @@ export class TurnPipeline {
     const turnEvidence = newTurnEvidence();
     for (const output of event.declaredOutputs) turnEvidence.declaredWrites.push({ path: output.path, role: output.role });
     // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
+    const binding = {
+      appId: app.id,
+      componentId: component.id,
+      requestId,
+      revision: app.revision,
+      capabilities: app.document.spec.capabilities ?? {},
+      configuration: app.document.spec.configuration ?? {},
+    };
     const mcpToken = deps.mcp?.beginExecution(
-      {
-        appId: app.id,
-        componentId: component.id,
-        requestId,
-        revision: app.revision,
-        capabilities: app.document.spec.capabilities ?? {},
-        configuration: app.document.spec.configuration ?? {},
-      },
-      pool.limits.timeoutMs + MCP_TOKEN_GRACE_MS,
+      event.workflowRun === undefined && event.stream === undefined && app.document.spec.tools === undefined ? binding : this.workflowBinding(binding, event, turn),
+      timeoutMs + MCP_TOKEN_GRACE_MS,
     );
     /** Revokes the token and moves the execution's MCP calls and refusals into the turn's evidence. */
     const endMcp = (): McpCallSummary[] => {
@@ -124,15 +145,16 @@ export class TurnPipeline {
     };
     const context = this.contexts.json(app, component, {
       mcpEndpoint: deps.mcpEndpoint(),
-      timeoutMs: pool.limits.timeoutMs,
+      timeoutMs,
       sessionId: turn.sessionId,
       turnNumber: turn.turnNumber,
       mcpToken,
+      ...(event.workflowRun?.owner === true ? { workflowRunId: event.workflowRun.runId } : {}),
     });
     const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestDataJson},"context":${context}}`;
     try {
       const { response, text } = await deps.executor.execute(
-        { appId: app.id, poolName: pool.name, timeoutMs: pool.limits.timeoutMs },
+        { appId: app.id, poolName: pool.name, timeoutMs },
         requestId,
         body,
         event.traceId,
@@ -143,11 +165,25 @@ export class TurnPipeline {
       // The core's own record wins over what the runner reported: the sandbox is not trusted to count.
       if (mcpCalls.length > 0) response.metrics = { ...response.metrics, mcp_calls: mcpCalls };
       deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
-      return interpretResult(response, requestId);
+      const final = interpretResult(response, requestId);
+      if (event.keepResult === true) final.result = { resultType: response.resultType, data: response.data };
+      return final;
     } catch (error) {
       endMcp();
       deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
       throw error;
     }
+  }
+
+  /** The token binding of a workflow's execution (or of one with a stream, or of an app that marks critical tools). */
+  private workflowBinding(binding: GrantBinding, event: TurnEvent, turn: Turn): GrantBinding {
+    const critical = event.app.document.spec.tools !== undefined ? this.deps.workflows?.criticalTools(event.app) : undefined;
+    return {
+      ...binding,
+      ...(event.workflowRun !== undefined ? { run: { id: event.workflowRun.runId, owner: event.workflowRun.owner } } : {}),
+      ...(event.workflowRun !== undefined && !turn.ambient ? { sessionId: turn.sessionId } : {}),
+      ...(critical !== undefined && critical.size > 0 ? { criticalTools: critical } : {}),
+      ...(event.stream !== undefined ? { stream: event.stream } : {}),
+    };
   }
 }
