@@ -5,11 +5,15 @@
  * model is sent (feedback, skills, redacted input), what the client gets (JSON,
  * 202 and resume, SSE), and what the run record and its trace say.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
-import { copyFixture, descendants, startUhlpDev, type UhlpProcess } from './helpers/uhlp-process.js';
+import { copyFixture, descendants, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
+
+const execFileAsync = promisify(execFile);
 import { waitFor } from './helpers/wait-for.js';
 
 /** The user message of a chat request. */
@@ -116,6 +120,12 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     expect(steps[3].action).toMatchObject({ score: 0.3, passed: false });
     const one = await call(`/_uhlp/runs/${runId}/trace?step=${steps[2].index}`);
     expect(one.json).toMatchObject({ node: 'answer', output: 'draft 1' });
+
+    const printed = await execFileAsync(process.execPath, [UHLP_BIN, 'runs', 'trace', runId, '--url', core.url]);
+    const lines = printed.stdout.trim().split('\n');
+    expect(lines[0]).toContain(`run ${runId}  workflow support  status completed`);
+    expect(lines[1]).toContain('generated_by test-model-1  confidence_score 0.82');
+    expect(lines.filter((line) => line.startsWith('#'))).toHaveLength(7);
   });
 
   it('gives up after the evaluator fails more than max_retries times', async () => {
@@ -172,6 +182,34 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     const answer = await call('/flow/guarded', post({ items: [1] }));
     expect(answer.status).toBe(403);
     expect(answer.json.code).toBe('UHLP_TOOL_APPROVAL_REQUIRED');
+  });
+
+  it('lets a run call a critical tool once its approval node granted it', async () => {
+    const paused = await call('/flow/granted', post({}));
+    expect(paused.status).toBe(202);
+    const runId = paused.headers.get('x-uhlp-run-id')!;
+    const resumed = await call(`/_uhlp/runs/${runId}/resume`, post({ approved: true }));
+    expect(resumed.status).toBe(200);
+    expect((await call(`/_uhlp/runs/${runId}`)).json.approvals.approve).toMatchObject({ approved: true });
+
+    const rejected = await call('/flow/granted', post({}));
+    const no = await call(`/_uhlp/runs/${rejected.headers.get('x-uhlp-run-id')}/resume`, post({ approved: false, comment: 'not today' }));
+    expect(no.status).toBe(409);
+    expect(no.json).toMatchObject({ code: 'UHLP_WORKFLOW_REJECTED' });
+  });
+
+  it('streams an LLM component over SSE as the provider produces its tokens', async () => {
+    llm.enqueue(reply.text('{"category":"bug"}', { chunkChars: 5 }));
+    const response = await fetch(`${core.url}/flow/triage`, { ...post({ text: 'crash' }), headers: { 'content-type': 'application/json', accept: 'text/event-stream' } });
+    const events = parseSse(await response.text());
+    expect(events[0]).toMatchObject({ event: 'STREAM_START', data: { stream_id: 'default', content_type: 'text/plain' } });
+    const chunks = events.filter((e) => e.event === 'NODE_STREAM');
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.map((e) => e.data.chunk).join('')).toBe('{"category":"bug"}');
+    expect(chunks[0]!.data.node).toBe('triage');
+    expect(events.at(-2)).toMatchObject({ event: 'STREAM_END', data: { stream_id: 'default' } });
+    expect(events.at(-1)).toMatchObject({ event: 'RESULT', data: { status: 200, body: { category: 'bug' } } });
+    expect(llm.requests[0]!.body.stream).toBe(true);
   });
 
   it('retries a failed step with backoff and records the retry', async () => {
