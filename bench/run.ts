@@ -12,8 +12,10 @@
  *
  * Warm dispatch runs BENCH_DISPATCH_ROUNDS (3) rounds of every path and shape,
  * interleaved; each row shows the round with the median req/s, and lists all.
- * The LLM benchmark (bench/llm-dispatch.ts) runs the same way; BENCH_ONLY=dispatch
- * or BENCH_ONLY=llm runs one of the two.
+ * The LLM benchmark (bench/llm-dispatch.ts) runs the same way. The workflow
+ * benchmark (bench/workflow-bench.ts) measures the engine's overhead per step and
+ * the time to the first streamed byte, over BENCH_WORKFLOW_RUNS (20) runs.
+ * BENCH_ONLY=dispatch,llm,workflow picks the parts (all by default).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +23,7 @@ import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
 import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './lib/load.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
+import { benchWorkflow } from './workflow-bench.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const dispatchRounds = Number(process.env.BENCH_DISPATCH_ROUNDS ?? 3);
@@ -53,6 +56,7 @@ async function processBench(): Promise<void> {
   const started = machine();
   const dispatch = only('dispatch') ? await benchWarmDispatch(seconds * 1000, dispatchRounds) : [];
   const llm = only('llm') ? await benchLlmDispatch(seconds * 1000, dispatchRounds) : [];
+  const workflow = only('workflow') ? await benchWorkflow(Number(process.env.BENCH_WORKFLOW_RUNS ?? 20)) : undefined;
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -62,6 +66,7 @@ async function processBench(): Promise<void> {
     ratios: dispatchRatios(dispatch),
     llmDispatch: llm,
     llmAddedMs: addedMs(llm),
+    ...(workflow !== undefined ? { workflow } : {}),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -81,9 +86,19 @@ async function processBench(): Promise<void> {
         .join('; ')}\n`,
     );
   }
+  if (workflow !== undefined) {
+    const { workflow20, direct20, firstByte } = workflow;
+    process.stdout.write(
+      `\nWorkflow engine (${workflow.runs} runs)\n` +
+        `20 no-op JIT steps in a workflow: p50 ${workflow20.p50Ms} ms, p90 ${workflow20.p90Ms} ms\n` +
+        `20 direct JIT calls:              p50 ${direct20.p50Ms} ms, p90 ${direct20.p90Ms} ms\n` +
+        `overhead per step (p50):          ${workflow.perStepOverheadP50Ms} ms (target <= 5 ms); a JIT step's invoke in the trace p50 ${workflow.jitStepInTrace.p50Ms} ms\n` +
+        `first streamed byte: through the core p50 ${firstByte.throughCore.p50Ms} ms, the provider's own p50 ${firstByte.provider.p50Ms} ms (its whole answer p50 ${firstByte.providerWholeAnswer.p50Ms} ms)\n`,
+    );
+  }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm (both by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,workflow (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

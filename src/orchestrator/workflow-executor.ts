@@ -11,7 +11,11 @@
  *    once (parallel: `next` lists branches, `join` waits for them). After each
  *    node (each wave in parallel mode) a checkpoint goes to the core with the
  *    state and the trace steps (SimulationStep), so a new execution after a
- *    sandbox death goes on from there: a completed node never runs twice.
+ *    sandbox death goes on from there: a completed node never runs twice. The
+ *    checkpoint is sent before the next node does anything outside the run:
+ *    with the next JIT step's call (the core applies it before it runs the
+ *    component), or on its own; only routers, approvals and ends, which touch
+ *    nothing outside the blackboard, may run before it is sent.
  * 4. A failed step (429 or 5xx) is retried with backoff up to max_retries;
  *    the run stops at its time (504, timed_out), at an approval node with no
  *    decision yet (paused), at an end node (completed) or on an error (failed).
@@ -55,6 +59,8 @@ export const INVOKE_TOOL = 'core.component.invoke';
 
 /** Longest NODE_STREAM chunk a JIT node's result is sent as. */
 const MAX_CHUNK_CHARS = 64 * 1024;
+/** Nodes before which a pending checkpoint need not be sent on its own (see step 3 above). */
+const DEFERRING: ReadonlySet<string> = new Set(['jit', 'router', 'approval', 'end']);
 /** Codes a step is never retried on: retrying cannot change them. */
 const FINAL_CODES = new Set([
   'UHLP_WORKFLOW_TIMEOUT',
@@ -148,10 +154,30 @@ export function createWorkflowExecutor(options: WorkflowExecutorOptions = {}): E
       if (problem !== undefined) return runner.fail(problem);
     }
 
-    const deps: NodeDeps = { request, tools, scope, workflow, components, templates, schemas, modelTools, skills, files, state, workflowId: run.workflowId, approvals: run.approvals };
+    const deps: NodeDeps = {
+      request,
+      tools,
+      scope,
+      workflow,
+      components,
+      templates,
+      schemas,
+      modelTools,
+      skills,
+      files,
+      state,
+      workflowId: run.workflowId,
+      approvals: run.approvals,
+      takePending: () => runner.take(),
+    };
 
     while (state.position.frontier.length > 0) {
       const wave = workflow.policy.execution_mode === 'parallel' ? [...state.position.frontier] : [state.position.frontier[0]!];
+      // The checkpoint of the nodes before rides with the next JIT step's call (applied before it runs), or
+      // with the run's last checkpoint after a node that touches nothing outside the blackboard (router,
+      // approval, end); before an LLM or tool call it is sent on its own.
+      const next = wave.length === 1 ? workflow.nodes[wave[0]!]!.type : undefined;
+      if (next === undefined || !DEFERRING.has(next)) await runner.flush();
       const results = await Promise.all(
         wave.map(async (id) => {
           const started = performance.now();
@@ -203,7 +229,7 @@ export function createWorkflowExecutor(options: WorkflowExecutorOptions = {}): E
         await runner.checkpoint({ steps, emit, status: 'paused', paused: pause });
         return { resultType: 'generic', data: { status: 'paused', node: pause.node } };
       }
-      await runner.checkpoint({ steps, emit });
+      runner.defer(steps, emit);
     }
     return runner.fail({ code: 'UHLP_WORKFLOW_INVALID', message: 'the run has no node left to run and reached no end node', status: 500 });
   };
@@ -236,6 +262,8 @@ function advance(workflow: WorkflowDefinition, state: MutableState, frontier: st
 class RunDriver {
   private nextIndex: number;
   private readonly deadline: number;
+  /** Steps (and packets) of completed nodes not sent to the core yet. */
+  private pending: { steps: SimulationStep[]; emit: StreamPacket[] } | undefined;
 
   constructor(
     private readonly request: ExecuteRequest,
@@ -266,9 +294,33 @@ class RunDriver {
     };
   }
 
+  /** Keeps a wave's steps for the next checkpoint: the next call to the core takes them. */
+  defer(steps: SimulationStep[], emit: StreamPacket[]): void {
+    this.pending ??= { steps: [], emit: [] };
+    this.pending.steps.push(...steps);
+    this.pending.emit.push(...emit);
+  }
+
+  /** The pending checkpoint (state, steps, packets), for a call that applies it; none when nothing is pending. */
+  take(): Record<string, unknown> | undefined {
+    const pending = this.pending;
+    if (pending === undefined) return undefined;
+    this.pending = undefined;
+    return { state: structuredClone(this.state), steps: pending.steps, ...(pending.emit.length > 0 ? { emit: pending.emit.slice(0, 256) } : {}) };
+  }
+
+  /** Sends the pending checkpoint on its own. */
+  async flush(): Promise<void> {
+    if (this.pending !== undefined) await this.checkpoint({ steps: [] });
+  }
+
   async checkpoint(extra: { steps: SimulationStep[]; emit?: StreamPacket[]; status?: string; result?: unknown; error?: RunError; paused?: { node: string; prompt: string } }): Promise<void> {
-    const { emit, ...rest } = extra;
-    await this.tools.call(CHECKPOINT_TOOL, { state: this.state, ...rest, ...(emit !== undefined && emit.length > 0 ? { emit: emit.slice(0, 256) } : {}) });
+    const { emit = [], steps, ...rest } = extra;
+    const pending = this.pending;
+    this.pending = undefined;
+    const allSteps = pending !== undefined ? [...pending.steps, ...steps] : steps;
+    const allEmit = pending !== undefined ? [...pending.emit, ...emit] : emit;
+    await this.tools.call(CHECKPOINT_TOOL, { state: this.state, steps: allSteps, ...rest, ...(allEmit.length > 0 ? { emit: allEmit.slice(0, 256) } : {}) });
   }
 
   /** Ends the run failed (timed_out for a timeout) and answers its error. */
@@ -309,6 +361,8 @@ interface NodeDeps {
   readonly files: DefinitionFiles;
   readonly state: MutableState;
   readonly approvals: RunView['approvals'];
+  /** The checkpoint still to send, taken by the next JIT step's call. */
+  readonly takePending: () => Record<string, unknown> | undefined;
 }
 
 /** Runs a node, again after a failure that may pass (429, 5xx), with backoff, up to its max_retries. */
@@ -452,7 +506,8 @@ async function askModel(
 async function runJit(id: string, node: { component: string; inputs_map?: Record<string, string>; output?: string; stream?: string; content_type?: string; next?: string | string[] }, deps: NodeDeps): Promise<NodeOutcome> {
   const board = deps.state.blackboard;
   const input = node.inputs_map !== undefined ? mapInputs(board, node.inputs_map) : (board['input'] ?? null);
-  const answer = await deps.tools.call(INVOKE_TOOL, { component: node.component, input, node: id });
+  const checkpoint = deps.takePending();
+  const answer = await deps.tools.call(INVOKE_TOOL, { component: node.component, input, node: id, ...(checkpoint !== undefined ? { checkpoint } : {}) });
   const data = answer['data'] ?? null;
   if (node.output !== undefined) writePath(board, node.output, data);
   const emit: StreamPacket[] = [];
