@@ -77,6 +77,8 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
   /** Who holds this core's run leases: one owner per process, so a restarted core waits for the old holds to lapse. */
   private readonly leaseOwner: string;
   private sweeper: NodeJS.Timeout | undefined;
+  /** The core is stopping: runs it drives are left running for the next core (Redis) rather than failed. */
+  private stopping = false;
   private readonly driving = new Set<string>();
   private warnedPersistence = new Set<string>();
 
@@ -283,6 +285,7 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
   }
 
   stopSweeping(): void {
+    this.stopping = true;
     clearInterval(this.sweeper);
     this.sweeper = undefined;
   }
@@ -344,6 +347,8 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
           const record = await runs.get(runId);
           if (record.status !== 'running') return this.answer(record, undefined, chain, event.requestId);
           if (runs.remainingMs(record) <= 0) return this.timedOut(await runs.finish(runId, 'timed_out', timeoutError(record)), event.requestId);
+          // A stopping core's sandboxes go away under its runs: a run that survives a restart waits for the next core.
+          if (this.stopping && record.persistence.actual === 'redis') throw error;
           if (!(error instanceof UhlpError) || !RESUMABLE.has(error.code) || resumes >= MAX_RESUMES) {
             await runs.finish(runId, 'failed', runErrorOf(error));
             throw error;
