@@ -252,6 +252,21 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     for (const request of llm.requests) expect(prompt(request)).not.toContain('REFUND-SKILL');
   });
 
+  it('runs app JIT components as request and response interceptors, on every packet and on the result', async () => {
+    // Chunks of seven characters: "secret!", "DROP!!!", "fine...".
+    llm.handle(() => reply.text('secret!DROP!!!fine...', { chunkChars: 7 }));
+    const response = await fetch(`${core.url}/flow/masked`, { ...post({ text: 'tell me' }), headers: { 'content-type': 'application/json', accept: 'text/event-stream' } });
+    const events = parseSse(await response.text());
+    expect(prompt(llm.requests[0]!)).toContain('Answer the customer: TELL ME');
+    const chunks = events.filter((e) => e.event === 'NODE_STREAM').map((e) => e.data.chunk as string);
+    expect(chunks.join('')).not.toContain('secret');
+    expect(chunks.join('')).not.toContain('DROP');
+    expect(chunks).toEqual(['******!', 'fine...']);
+    expect(events.at(-1)).toMatchObject({ event: 'RESULT', data: { status: 200, body: '******!!!!fine...' } });
+    const run = await call(`/_uhlp/runs/${events.at(-1)!.data.headers['x-uhlp-run-id']}`);
+    expect(run.json.blackboard.input).toMatchObject({ text: 'TELL ME', seenRequestId: expect.any(String) });
+  });
+
   it('times out a run past timeout_seconds with 504 and marks it timed_out', async () => {
     llm.handle(() => reply.hang());
     const started = Date.now();
