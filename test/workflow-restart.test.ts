@@ -65,7 +65,7 @@ describe('a workflow run across a core restart (Redis state)', () => {
     const redis = new Redis(TEST_REDIS_URL);
     let runId: string;
     try {
-      const active = await redis.zrange(`${prefix}runs:active`, 0, -1);
+      const active = await redis.zrange(`${prefix}runs:active`, '0', '-1');
       expect(active).toHaveLength(1);
       runId = active[0]!;
     } finally {
@@ -75,11 +75,11 @@ describe('a workflow run across a core restart (Redis state)', () => {
 
     second = await startUhlpDev(definitions, ['--driver', 'process'], 60_000, undefined, env());
     // The new core picks the run up by itself and drives it to its end.
-    await waitFor(async () => (await (await fetch(`${second!.url}/_uhlp/runs/${runId}`)).json()).status === 'completed', { timeoutMs: 40_000 });
-    const run = await (await fetch(`${second.url}/_uhlp/runs/${runId}`)).json();
+    await waitFor(async () => ((await (await fetch(`${second!.url}/_uhlp/runs/${runId}`)).json()) as { status: string }).status === 'completed', { timeoutMs: 40_000 });
+    const run = (await (await fetch(`${second.url}/_uhlp/runs/${runId}`)).json()) as { result: unknown };
     expect(run.result).toEqual({ first: 'first done', copied: { first: 'first done' }, second: 'second done' });
     expect(llm.requests.filter((request) => prompt(request).startsWith('Step one'))).toHaveLength(1);
-    const trace = await (await fetch(`${second.url}/_uhlp/runs/${runId}/trace`)).json();
-    expect(trace.steps.map((step: { node: string }) => step.node)).toEqual(['first', 'copy', 'second', 'done']);
+    const trace = (await (await fetch(`${second.url}/_uhlp/runs/${runId}/trace`)).json()) as { steps: Array<{ node: string }> };
+    expect(trace.steps.map((step) => step.node)).toEqual(['first', 'copy', 'second', 'done']);
   }, 120_000);
 });
