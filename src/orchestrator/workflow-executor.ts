@@ -37,7 +37,7 @@ import { mapInputs, readPath, writePath, type Blackboard } from '../workflows/bl
 import { checkConstraints } from '../workflows/preflight.js';
 import type { EngineState, RunError, RunView, SimulationStep } from '../workflows/run-record.js';
 import type { StreamPacket } from '../workflows/stream-packets.js';
-import { readWorkflow, type WorkflowAppView } from '../workflows/validate-workflow.js';
+import { readWorkflow, type WorkflowAppView, type WorkflowRead } from '../workflows/validate-workflow.js';
 import type { AgentNode, Constraint, EvaluatorNode, WorkflowDefinition, WorkflowNode } from '../workflows/workflow-schema.js';
 import { nextOf } from '../workflows/workflow-schema.js';
 import { answerJson, judgeAnswer } from './answer-judge.js';
@@ -57,6 +57,8 @@ export const CHECKPOINT_TOOL = 'core.workflow.checkpoint';
 export const EMIT_TOOL = 'core.workflow.emit';
 export const INVOKE_TOOL = 'core.component.invoke';
 
+/** Validated workflows kept per sandbox (app, revision, file). */
+const KEPT_WORKFLOWS = 32;
 /** Longest NODE_STREAM chunk a JIT node's result is sent as. */
 const MAX_CHUNK_CHARS = 64 * 1024;
 /** Nodes before which a pending checkpoint need not be sent on its own (see step 3 above). */
@@ -117,6 +119,7 @@ export function createWorkflowExecutor(options: WorkflowExecutorOptions = {}): E
   const skills = new SkillIndex(files);
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const stateSchemas = new Map<string, ReturnType<typeof compileOutputSchema>>();
+  const workflows = new Map<string, WorkflowRead>();
 
   return async (request, tools): Promise<ScriptResult> => {
     const info = request.context.workflowInfo;
@@ -132,9 +135,20 @@ export function createWorkflowExecutor(options: WorkflowExecutorOptions = {}): E
 
     let workflow: WorkflowDefinition;
     try {
-      const text = await files.read(appId, run.revision, String(loaded['workflowFile']), tools);
-      const view: WorkflowAppView = { componentHandler: (id) => components[id]?.handler };
-      const read = readWorkflow(text, view);
+      const file = String(loaded['workflowFile']);
+      const key = `${appId}\0${run.revision}\0${file}`;
+      // A revision never changes: its workflow is parsed and validated once per sandbox.
+      let read = workflows.get(key);
+      if (read === undefined) {
+        const text = await files.read(appId, run.revision, file, tools);
+        const view: WorkflowAppView = { componentHandler: (id) => components[id]?.handler };
+        read = readWorkflow(text, view);
+        workflows.set(key, read);
+        for (const old of workflows.keys()) {
+          if (workflows.size <= KEPT_WORKFLOWS) break;
+          workflows.delete(old);
+        }
+      }
       if (!read.ok) throw new WorkflowRunError('UHLP_WORKFLOW_INVALID', `workflows/${run.workflowId}.yaml is invalid: ${read.problems[0]!.path}: ${read.problems[0]!.reason}`, 500, { problems: read.problems });
       workflow = read.workflow;
     } catch (error) {
@@ -147,6 +161,10 @@ export function createWorkflowExecutor(options: WorkflowExecutorOptions = {}): E
     if (stateSchema === undefined && workflow.state.schema !== undefined) {
       stateSchema = compileOutputSchema(workflow.state.schema);
       stateSchemas.set(schemaKey, stateSchema);
+      for (const old of stateSchemas.keys()) {
+        if (stateSchemas.size <= KEPT_WORKFLOWS) break;
+        stateSchemas.delete(old);
+      }
     }
 
     if (run.fresh) {
