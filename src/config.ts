@@ -84,6 +84,8 @@ export interface CoreConfig {
   readonly gitSources: GitSourcesConfig;
   /** Workflow run records. */
   readonly runs: RunsConfig;
+  /** The optimization oracle (docs/oracle.md). */
+  readonly oracle: OracleConfig;
 }
 
 /** Workflow run records in the runtime store. */
@@ -92,6 +94,23 @@ export interface RunsConfig {
   readonly ttlSeconds: number;
   /** Largest run record (blackboard, trace, result), bytes; a checkpoint past it fails the run. @defaultValue 1048576 (`UHLP_RUN_MAX_BYTES`, 4096 - 67108864) */
   readonly maxBytes: number;
+}
+
+/** The optimization oracle: what it may spend and how often it looks. Per component settings are in `llm.optimize`. */
+export interface OracleConfig {
+  /** Run the oracle (components still opt in with llm.optimize). @defaultValue true (`UHLP_ORACLE`, on or off) */
+  readonly enabled: boolean;
+  /**
+   * The model that writes candidates: a name the provider takes (UHLP_LLM_MODELS maps it like any).
+   * @defaultValue UHLP_LLM_MODEL, else the component's own model (`UHLP_ORACLE_CODEGEN_MODEL`)
+   */
+  readonly codegenModel?: string;
+  /** Completion tokens of one code-generation answer. @defaultValue 4096 (`UHLP_ORACLE_CODEGEN_MAX_TOKENS`, 256 - 200000) */
+  readonly codegenMaxTokens: number;
+  /** How often optimized components are checked for being hot and stable, ms. @defaultValue 5000 (`UHLP_ORACLE_INTERVAL_MS`, 50 - 3600000) */
+  readonly intervalMs: number;
+  /** Live comparisons of code and LLM running at once; more are skipped. @defaultValue 8 (`UHLP_ORACLE_MAX_COMPARISONS`, 1 - 1000) */
+  readonly maxComparisons: number;
 }
 
 /**
@@ -293,6 +312,13 @@ export function loadConfig(
     runs: Object.freeze({
       ttlSeconds: envInt('UHLP_RUN_TTL_SECONDS', 7 * 86400, 60, 365 * 86400),
       maxBytes: envInt('UHLP_RUN_MAX_BYTES', 1024 * 1024, 4096, 64 * 1024 * 1024),
+    }),
+    oracle: Object.freeze({
+      enabled: env.UHLP_ORACLE ? oneOf('UHLP_ORACLE', env.UHLP_ORACLE, ['on', 'off'] as const) === 'on' : true,
+      ...(env.UHLP_ORACLE_CODEGEN_MODEL ? { codegenModel: env.UHLP_ORACLE_CODEGEN_MODEL } : {}),
+      codegenMaxTokens: envInt('UHLP_ORACLE_CODEGEN_MAX_TOKENS', 4096, 256, 200_000),
+      intervalMs: envInt('UHLP_ORACLE_INTERVAL_MS', 5000, 50, 3600_000),
+      maxComparisons: envInt('UHLP_ORACLE_MAX_COMPARISONS', 8, 1, 1000),
     }),
   });
 }

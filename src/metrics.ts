@@ -71,6 +71,52 @@ export interface Metrics {
   readonly mcpCalls: Counter<'app' | 'tool' | 'outcome'>;
   /** Duration of one MCP tool call inside the core. */
   readonly mcpCallSeconds: Histogram<'app' | 'tool'>;
+  /**
+   * LLM answers offered to the oracle's sample reservoirs, by outcome: added,
+   * replaced, passed, repeat, unstable (a repeat that answered differently),
+   * or why none was taken (no-inputs, bad-inputs, too-large, invalid-output).
+   */
+  readonly oracleSamples: Counter<'app' | 'component' | 'outcome'>;
+  /** Candidates judged, by outcome: passed, disagreed, declined, error, timeout, capability, invalid. */
+  readonly oracleCandidates: Counter<'app' | 'component' | 'outcome'>;
+  /** The oracle's stage of a component: 0 sampling, 1 generating, 2 suggested, 3 shadow, 4 canary, 5 full; -1 rolled back, -2 rejected, -3 failed, -4 refused. */
+  readonly oracleStage: Gauge<'app' | 'component'>;
+  /** Live comparisons of generated code with the LLM, by stage and outcome (agree, disagree, declined, skipped). */
+  readonly oracleComparisons: Counter<'app' | 'component' | 'stage' | 'outcome'>;
+  /** Live comparisons where the code answered otherwise than the LLM (or failed), by stage. */
+  readonly oracleDisagreements: Counter<'app' | 'component' | 'stage'>;
+  /** LLM tokens the generated code's answers saved (the component's mean tokens per LLM answer, per answer of the code). */
+  readonly oracleTokensSaved: Counter<'app' | 'component'>;
+  /** Tokens code generation spent, by kind (prompt, completion): counted apart from the apps' own LLM tokens and budgets. */
+  readonly oracleTokens: Counter<'app' | 'component' | 'kind'>;
+  /**
+   * One turn from the pipeline's start to the component's answer, by app, component and
+   * outcome: `ok` (an answer), `error` (the component answered an error result), `failed`
+   * (no answer: timeout, dead sandbox, pool exhausted, ...). Every source's turns. A HotHistogram.
+   */
+  readonly turnSeconds: HotHistogram<'app' | 'component' | 'outcome'>;
+  /** Requests refused for want of a sandbox: every one stayed busy past the acquire wait (UHLP_POOL_EXHAUSTED) or too many waited (UHLP_POOL_QUEUE_FULL). */
+  readonly poolExhausted: Counter<'app' | 'pool'>;
+  /**
+   * Probes run at every scrape, before uhlp_state_up is read: the core registers
+   * one that pings its runtime store.
+   */
+  readonly stateProbes: Set<() => Promise<void>>;
+  /** 1 when the runtime state store (memory or Redis) answered its last probe, else 0. */
+  readonly stateUp: Gauge<'kind'>;
+  /** Turns handed to the ledger, by plane (the app's deployment mode). */
+  readonly ledgerTurns: Counter<'plane'>;
+  /** Ledger writes that failed (the turn's entries are missing from its ledger). */
+  readonly ledgerWriteErrors: Counter;
+  /** Share of an app's `tokensPerDay` spent on the current UTC day, as of its last LLM call. */
+  readonly llmBudgetUsedRatio: Gauge<'app'>;
+  /**
+   * Called at every scrape, before the operator's queue gauge is read: the
+   * operator's controllers report their queue lengths then.
+   */
+  readonly operatorQueueCollectors: Set<() => void>;
+  /** Keys waiting in an operator work queue for a worker, by resource kind. */
+  readonly operatorQueueDepth: Gauge<'kind'>;
 }
 
 /** Every metric the core exports starts with this. */
@@ -86,9 +132,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const collectPools = (): void => {
     for (const collect of poolCollectors) collect();
   };
+  const stateProbes = new Set<() => Promise<void>>();
+  const operatorQueueCollectors = new Set<() => void>();
   return {
     registry,
     poolCollectors,
+    stateProbes,
+    operatorQueueCollectors,
     requests: new Counter({
       name: 'uhlp_http_requests_total',
       help: 'HTTP requests answered at ingress.',
@@ -239,6 +289,97 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       // Tools span kv lookups (sub-millisecond) to shell commands and LLM calls (seconds).
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
       registers,
+    }),
+    oracleSamples: new Counter({
+      name: 'uhlp_oracle_samples_total',
+      help: "LLM answers offered to the optimization oracle's sample reservoirs, by outcome.",
+      labelNames: ['app', 'component', 'outcome'],
+      registers,
+    }),
+    oracleCandidates: new Counter({
+      name: 'uhlp_oracle_candidates_total',
+      help: 'Generated candidates judged on held-back samples, by outcome.',
+      labelNames: ['app', 'component', 'outcome'],
+      registers,
+    }),
+    oracleStage: new Gauge({
+      name: 'uhlp_oracle_stage',
+      help: 'Oracle stage of a component: 0 sampling, 1 generating, 2 suggested, 3 shadow, 4 canary, 5 full; -1 rolled back, -2 rejected, -3 failed, -4 refused.',
+      labelNames: ['app', 'component'],
+      registers,
+    }),
+    oracleComparisons: new Counter({
+      name: 'uhlp_oracle_comparisons_total',
+      help: 'Live comparisons of generated code with the LLM, by stage and outcome.',
+      labelNames: ['app', 'component', 'stage', 'outcome'],
+      registers,
+    }),
+    oracleDisagreements: new Counter({
+      name: 'uhlp_oracle_disagreements_total',
+      help: 'Live comparisons where generated code answered otherwise than the LLM, or failed.',
+      labelNames: ['app', 'component', 'stage'],
+      registers,
+    }),
+    oracleTokensSaved: new Counter({
+      name: 'uhlp_oracle_tokens_saved_total',
+      help: "LLM tokens the generated code's answers saved.",
+      labelNames: ['app', 'component'],
+      registers,
+    }),
+    oracleTokens: new Counter({
+      name: 'uhlp_oracle_tokens_total',
+      help: 'Tokens spent on code generation, by kind (prompt, completion).',
+      labelNames: ['app', 'component', 'kind'],
+      registers,
+    }),
+    turnSeconds: new HotHistogram({
+      name: 'uhlp_turn_duration_seconds',
+      help: 'One turn, from the turn pipeline to the answer, by app, component and outcome (ok, error, failed).',
+      labelNames: ['app', 'component', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    poolExhausted: new Counter({
+      name: 'uhlp_pool_exhausted_total',
+      help: 'Requests refused for want of a sandbox (pool exhausted past the acquire wait, or its wait queue full).',
+      labelNames: ['app', 'pool'],
+      registers,
+    }),
+    stateUp: new Gauge({
+      name: 'uhlp_state_up',
+      help: '1 when the runtime state store answered its last probe, else 0.',
+      labelNames: ['kind'],
+      registers,
+      // prom-client awaits an async collect before it reads the gauge.
+      async collect() {
+        await Promise.all([...stateProbes].map((probe) => probe()));
+      },
+    }),
+    ledgerTurns: new Counter({
+      name: 'uhlp_ledger_turns_total',
+      help: 'Turns handed to the ledger, by plane (deployment mode).',
+      labelNames: ['plane'],
+      registers,
+    }),
+    ledgerWriteErrors: new Counter({
+      name: 'uhlp_ledger_write_errors_total',
+      help: 'Ledger writes that failed.',
+      registers,
+    }),
+    llmBudgetUsedRatio: new Gauge({
+      name: 'uhlp_llm_budget_used_ratio',
+      help: "Share of an app's tokensPerDay spent on the current UTC day, as of its last LLM call.",
+      labelNames: ['app'],
+      registers,
+    }),
+    operatorQueueDepth: new Gauge({
+      name: 'uhlp_operator_queue_depth',
+      help: 'Keys waiting in an operator work queue for a worker, by resource kind.',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        for (const collect of operatorQueueCollectors) collect();
+      },
     }),
   };
 }

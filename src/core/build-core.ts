@@ -17,6 +17,8 @@ import { TurnPipeline } from '../turns/turn-pipeline.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
+import type { OptimizationOracle } from '../oracle/optimization-oracle.js';
+import { registerOracleRoutes } from '../oracle/oracle-routes.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { registerSessionOutputsRoute } from './session-outputs-route.js';
 import { registerRunsRoutes } from '../workflows/runs-routes.js';
@@ -33,6 +35,8 @@ export interface CoreDeps {
   readonly mcp?: CoreMcpServer;
   /** Workflow runs: WORKFLOW components and /_uhlp/runs. @defaultValue none: WORKFLOW components get 501 */
   readonly workflows?: WorkflowTurns;
+  /** The optimization oracle: its part in turns, and /_uhlp/oracle. @defaultValue none: the oracle is off */
+  readonly oracle?: OptimizationOracle;
 }
 
 export interface BuildCoreOptions {
@@ -99,6 +103,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   });
 
   registerOpsRoutes(app, deps);
+  registerOracleRoutes(app, deps.oracle);
   if (options.outputsRoot !== undefined) registerSessionOutputsRoute(app, { store: deps.store, outputsRoot: options.outputsRoot });
   if (deps.mcp !== undefined) {
     deps.mcp.register(app);
@@ -114,6 +119,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
     ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
     ...(deps.workflows !== undefined ? { workflows: deps.workflows } : {}),
+    ...(deps.oracle !== undefined ? { oracle: deps.oracle.turns } : {}),
   });
   if (deps.workflows !== undefined) {
     deps.workflows.attach(pipeline);

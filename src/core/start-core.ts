@@ -34,6 +34,8 @@ import { TurnKeeper } from '../turns/turn-keeper.js';
 import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
+import { GitPromotions } from '../oracle/git-promotion.js';
+import { OptimizationOracle } from '../oracle/optimization-oracle.js';
 import { buildCore } from './build-core.js';
 import { localEmbedder, openAiEmbedder } from '../llm/embedder.js';
 import { RunService } from '../workflows/run-service.js';
@@ -53,6 +55,8 @@ export interface RunningCore {
   readonly store: RuntimeStore;
   /** The MCP server at /mcp: tokens, tools, capabilities. */
   readonly mcp: CoreMcpServer;
+  /** The optimization oracle; undefined when it is off (UHLP_ORACLE=off). */
+  readonly oracle: OptimizationOracle | undefined;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -74,6 +78,8 @@ export interface StartCoreOptions {
 
 /** How long start-up waits for the std-body child to register its routes. */
 const STD_BODY_READY_MS = 10_000;
+/** A scrape waits at most this long for the state store's ping (Redis answers in well under 1 ms). */
+const STATE_PROBE_TIMEOUT_MS = 1000;
 
 export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
   // A first run on a fresh machine has neither directory yet.
@@ -113,10 +119,20 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       lastStateError = Date.now();
     },
   });
+  // uhlp_state_up: the store is pinged at each scrape, so an outage shows without traffic.
+  const probeState = async (): Promise<void> => {
+    const up = await withTimeout(store.ping(), STATE_PROBE_TIMEOUT_MS).then(
+      () => 1,
+      () => 0,
+    );
+    metrics.stateUp.set({ kind: store.kind }, up);
+  };
+  metrics.stateProbes.add(probeState);
   const turns = new TurnKeeper({
     store,
     sessionTtlMs: config.sessionTtlSeconds * 1000,
-    ledger: config.ledger === 'files' ? new TurnLedgerThread({ dataDir: config.dataDir, logger, ...(config.ledgerKey ? { key: config.ledgerKey } : {}) }) : undefined,
+    ledger: config.ledger === 'files' ? new TurnLedgerThread({ dataDir: config.dataDir, logger, metrics, ...(config.ledgerKey ? { key: config.ledgerKey } : {}) }) : undefined,
+    metrics,
   });
   const kubernetesApps =
     config.registry === 'kubernetes'
@@ -165,17 +181,20 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     stateKind: store.kind,
     instanceId: config.instanceId,
   });
+  // One provider and one definition store: the MCP tools and the oracle share them.
+  const llmProvider = await createLlmProvider(config.llm);
+  const definitionStore = repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined;
   const mcp = createCoreMcpServer({
     embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
     workflows,
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store,
-    llm: await createLlmProvider(config.llm),
+    llm: llmProvider,
     // Token budgets and cached answers live beside kv, shared by every replica on Redis.
     llmState: store,
     spine,
     revisionsRoot,
-    definitionStore: repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined,
+    definitionStore,
     scratchRoot: path.join(config.dataDir, 'scratch'),
     // Read only for the variables an app's shell.env lists, at the time of a call.
     hostEnv: process.env,
@@ -184,6 +203,25 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
 
   let url = '';
+  const mcpEndpoint = (): string => `${loopbackUrl(url)}/mcp`;
+  const oracle = config.oracle.enabled
+    ? new OptimizationOracle({
+        config: config.oracle,
+        registry,
+        store,
+        sandboxes,
+        metrics,
+        logger,
+        provider: llmProvider,
+        revisionsRoot,
+        mcp,
+        mcpEndpoint,
+        // Apps from Kubernetes have no definitions repository: their promotions are refused, with the reason.
+        ...(definitionStore !== undefined ? { promotions: new GitPromotions(definitionStore) } : {}),
+        turns,
+        instanceId: config.instanceId,
+      })
+    : undefined;
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
   let stdBody: StdBodyChild | undefined;
@@ -197,11 +235,14 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await server?.close();
     await app?.close();
     await server?.closeCoreRoutes();
+    // Generations and comparisons still under way use sandboxes: they end first.
+    await oracle?.close();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
     await spine.close();
     await turns.close();
+    metrics.stateProbes.delete(probeState);
     await store.close();
   };
   try {
@@ -210,12 +251,12 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     const built = await buildCore(
       {
         bodyLimitBytes: config.bodyLimitBytes,
-        mcpEndpoint: () => `${loopbackUrl(url)}/mcp`,
+        mcpEndpoint,
         idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),
       },
-      { registry, sandboxes, metrics, logger, store, turns, mcp, workflows },
+      { registry, sandboxes, metrics, logger, store, turns, mcp, workflows, ...(oracle !== undefined ? { oracle } : {}) },
     );
     app = built.app;
     await app.ready();
@@ -229,6 +270,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     logger.info(`core listening on ${url}`);
     // Runs whose core stopped (Redis state) go on here once nobody holds them.
     workflows.startSweeping();
+    oracle?.start();
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
     await shutdown();
@@ -247,6 +289,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     spine,
     store,
     mcp,
+    oracle,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
@@ -273,6 +316,24 @@ function loadKubeConfig(): KubeConfig {
 }
 
 /** Sandboxes on this machine reach a wildcard listener through loopback. */
+/** Rejects when `promise` has not settled within `ms`; the timer never holds the process open. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
 function loopbackUrl(url: string): string {
   return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
 }

@@ -11,7 +11,7 @@ import { AppDefinitionDocument } from './app-definition-schema.js';
 import { gitSourceProblems } from './git-source.js';
 import { compileRoutePattern, RoutePatternError } from '../sources/http/route-pattern.js';
 import { declaredPathProblem } from '../execution/declared-outputs.js';
-import { llmComponentProblems } from './validate-llm-component.js';
+import { fallbackProblems, llmComponentProblems } from './validate-llm-component.js';
 import { workflowComponentProblems } from './validate-workflow-component.js';
 import { findTool } from '../mcp/tool-catalog.js';
 
@@ -96,6 +96,7 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     }
     if (component.handler === 'LLM') for (const [where, reason] of llmComponentProblems(spec, component, at, options)) add(where, reason);
     if (component.handler === 'WORKFLOW') problems.push(...workflowComponentProblems(spec, component, at, options));
+    for (const [where, reason] of fallbackProblems(spec, component, at, options)) add(where, reason);
     const handlerKey = { JIT: 'jit', LLM: 'llm', WORKFLOW: 'workflow' }[component.handler] as 'jit' | 'llm' | 'workflow';
     if (component[handlerKey] === undefined) add(`${at}/${handlerKey}`, `required for handler ${component.handler}`);
     component.declaredOutputs?.forEach((declared, j) => {

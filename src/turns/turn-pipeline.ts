@@ -10,11 +10,12 @@ import { UhlpError } from '../errors.js';
 import type { ComponentExecutor } from '../execution/component-executor.js';
 import { ExecuteContextWriter } from '../execution/execute-context.js';
 import { interpretResult, type FinalResponse } from '../execution/result-interpreter.js';
-import { newTurnEvidence } from '../ledger/turn-evidence.js';
+import { newTurnEvidence, type TurnEvidence } from '../ledger/turn-evidence.js';
 import type { McpExecutions } from '../mcp/mcp-executions.js';
 import type { GrantBinding } from '../mcp/mcp-token-service.js';
 import type { McpCallSummary } from '../mcp/tool-call-recorder.js';
 import type { Metrics } from '../metrics.js';
+import type { ExecutionResult, ExecutionView, TurnOracle } from '../oracle/oracle-turns.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
 import type { LoadedApp } from '../registry/app-snapshot.js';
@@ -34,6 +35,8 @@ export interface TurnPipelineDeps {
   readonly mcp?: McpExecutions;
   /** Where the declared outputs of stored sessions' turns are kept (`<dataDir>/output`). @defaultValue none: outputs are not kept */
   readonly outputsRoot?: string;
+  /** The optimization oracle: samples optimized components, routes promoted ones. @defaultValue none */
+  readonly oracle?: TurnOracle;
   /** Runs the turns of WORKFLOW components (src/workflows/workflow-turns.ts). @defaultValue none: they get 501 */
   readonly workflows?: WorkflowTurnsPort;
 }
@@ -101,18 +104,17 @@ export class TurnPipeline {
     return outcome.replayed ? { ...outcome.response, headers: { ...outcome.response.headers } } : outcome.response;
   }
 
-  /** One turn: session, /execute in a sandbox, ledger, result mapping. */
+  /** One turn: session, /execute in a sandbox (or, as the oracle plans it, two), ledger, result mapping. */
   private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
-    const { app, component, pool, requestId, requestDataJson } = event;
+    const { app, component, requestId, requestDataJson } = event;
     if (component.handler === 'WORKFLOW' && event.workflowRun === undefined) {
       if (deps.workflows === undefined) {
         throw new UhlpError('UHLP_HANDLER_NOT_SUPPORTED', `component "${component.id}" has handler WORKFLOW, which this core does not run`, { component: component.id, handler: 'WORKFLOW' });
       }
       return deps.workflows.run(event, notes, (attempt) => this.execute(attempt, notes));
     }
-    // A workflow run's execution lasts as long as the run has time left, not the pool's timeout.
-    const timeoutMs = event.workflowRun?.timeoutMs ?? pool.limits.timeoutMs;
+    const started = performance.now();
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session);
     const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
@@ -122,17 +124,40 @@ export class TurnPipeline {
     }
     const turnEvidence = newTurnEvidence();
     for (const output of event.declaredOutputs) turnEvidence.declaredWrites.push({ path: output.path, role: output.role });
+    const plan = deps.oracle?.plan(event, turn);
+    try {
+      const { response, text } =
+        plan === undefined ? await this.executeView(event, turn, event, turnEvidence) : await plan.run((view) => this.executeView(event, turn, view, view.background ? newTurnEvidence() : turnEvidence));
+      deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
+      deps.metrics.turnSeconds.labels(app.id, component.id, response.resultType === 'error' ? 'error' : 'ok').observe((performance.now() - started) / 1000);
+      const final = interpretResult(response, requestId);
+      if (event.keepResult === true) final.result = { resultType: response.resultType, data: response.data };
+      return final;
+    } catch (error) {
+      deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
+      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
+      throw error;
+    }
+  }
+
+  /** One /execute of the turn, of the component in the view's form and pool, with an MCP token of its own. */
+  private async executeView(event: TurnEvent, turn: Turn, view: ExecutionView, turnEvidence: TurnEvidence): Promise<ExecutionResult> {
+    const { deps } = this;
+    const { app, requestId, requestDataJson } = event;
+    const { component, pool } = view;
+    // A workflow run's execution lasts as long as the run has time left, not the pool's timeout.
+    const timeoutMs = event.workflowRun?.timeoutMs ?? pool.limits.timeoutMs;
     // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
     const binding = {
       appId: app.id,
       componentId: component.id,
       requestId,
       revision: app.revision,
-      capabilities: app.document.spec.capabilities ?? {},
+      capabilities: view.capabilities ?? app.document.spec.capabilities ?? {},
       configuration: app.document.spec.configuration ?? {},
     };
     const mcpToken = deps.mcp?.beginExecution(
-      event.workflowRun === undefined && event.stream === undefined && app.document.spec.tools === undefined ? binding : this.workflowBinding(binding, event, turn),
+      event.workflowRun === undefined && event.stream === undefined && app.document.spec.tools === undefined ? binding : this.workflowBinding(binding, event, turn, view.background === true),
       timeoutMs + MCP_TOKEN_GRACE_MS,
     );
     /** Revokes the token and moves the execution's MCP calls and refusals into the turn's evidence. */
@@ -158,32 +183,29 @@ export class TurnPipeline {
         requestId,
         body,
         event.traceId,
-        // Outputs of an ambient session are checked but not kept: nobody could fetch them.
-        { sessionId: turn.sessionId, declared: event.declaredOutputs, outputsRoot: turn.ambient ? undefined : deps.outputsRoot, evidence: turnEvidence },
+        // Outputs of an ambient session (or of a comparison run after the answer) are checked but not kept: nobody could fetch them.
+        { sessionId: turn.sessionId, declared: event.declaredOutputs, outputsRoot: turn.ambient || view.background ? undefined : deps.outputsRoot, evidence: turnEvidence },
       );
       const mcpCalls = endMcp();
       // The core's own record wins over what the runner reported: the sandbox is not trusted to count.
       if (mcpCalls.length > 0) response.metrics = { ...response.metrics, mcp_calls: mcpCalls };
-      deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
-      const final = interpretResult(response, requestId);
-      if (event.keepResult === true) final.result = { resultType: response.resultType, data: response.data };
-      return final;
+      return { response, text };
     } catch (error) {
       endMcp();
-      deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
       throw error;
     }
   }
 
   /** The token binding of a workflow's execution (or of one with a stream, or of an app that marks critical tools). */
-  private workflowBinding(binding: GrantBinding, event: TurnEvent, turn: Turn): GrantBinding {
+  private workflowBinding(binding: GrantBinding, event: TurnEvent, turn: Turn, background: boolean): GrantBinding {
     const critical = event.app.document.spec.tools !== undefined ? this.deps.workflows?.criticalTools(event.app) : undefined;
     return {
       ...binding,
       ...(event.workflowRun !== undefined ? { run: { id: event.workflowRun.runId, owner: event.workflowRun.owner } } : {}),
       ...(event.workflowRun !== undefined && !turn.ambient ? { sessionId: turn.sessionId } : {}),
       ...(critical !== undefined && critical.size > 0 ? { criticalTools: critical } : {}),
-      ...(event.stream !== undefined ? { stream: event.stream } : {}),
+      // A comparison run of the oracle after the answer writes nothing to the client's stream.
+      ...(event.stream !== undefined && !background ? { stream: event.stream } : {}),
     };
   }
 }
