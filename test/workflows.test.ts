@@ -267,6 +267,28 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     expect(run.json.blackboard.input).toMatchObject({ text: 'TELL ME', seenRequestId: expect.any(String) });
   });
 
+  it('sends the first streamed bytes before the run ends', async () => {
+    llm.handle(() => reply.text('streamed early', { chunkChars: 4 }));
+    const started = Date.now();
+    const response = await fetch(`${core.url}/flow/early`, { ...post({ text: 'hi' }), headers: { 'content-type': 'application/json', accept: 'text/event-stream' } });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    let firstChunkAt: number | undefined;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      if (firstChunkAt === undefined && text.includes('event: NODE_STREAM')) firstChunkAt = Date.now();
+    }
+    const endedAt = Date.now();
+    expect(firstChunkAt).toBeDefined();
+    // The JIT step after the agent takes 1.5 s: the agent's text came before it.
+    expect(endedAt - firstChunkAt!).toBeGreaterThan(1000);
+    expect(firstChunkAt! - started).toBeLessThan(endedAt - started - 1000);
+    expect(parseSse(text).at(-1)).toMatchObject({ event: 'RESULT', data: { status: 200, body: 'streamed early' } });
+  });
+
   it('times out a run past timeout_seconds with 504 and marks it timed_out', async () => {
     llm.handle(() => reply.hang());
     const started = Date.now();
