@@ -14,7 +14,6 @@ import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, descendants, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
 
 const execFileAsync = promisify(execFile);
-import { waitFor } from './helpers/wait-for.js';
 
 /** The user message of a chat request. */
 function prompt(request: RecordedRequest): string {
@@ -303,14 +302,15 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
   it('runs parallel branches at once, joins them, and interleaves their two streams over SSE', async () => {
     llm.handle(async (request) => {
       const text = prompt(request);
+      // Neither branch is answered before both have asked: run one after the other, they would fail here.
+      await llm.waitForRequests(2, 10_000);
       return reply.text(text.startsWith('Think about:') ? 'hmm, let me see' : 'the answer is 42', { chunkChars: 3 });
     });
     const response = await fetch(`${core.url}/flow/fanout`, { ...post({ text: 'life' }), headers: { 'content-type': 'application/json', accept: 'text/event-stream' } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const events = parseSse(await response.text());
-    // Both model calls were under way together: neither waited for the other's answer.
-    await waitFor(() => llm.requests.length === 2, { timeoutMs: 1000 });
+    expect(llm.requests).toHaveLength(2);
     const starts = events.filter((e) => e.event === 'STREAM_START').map((e) => e.data.stream_id);
     expect(new Set(starts)).toEqual(new Set(['thinking', 'default']));
     const firstEnd = events.findIndex((e) => e.event === 'STREAM_END');
