@@ -84,6 +84,18 @@ export interface CoreConfig {
   readonly gitSources: GitSourcesConfig;
   /** Settings of the `pod` driver (and sandbox images of any container driver). */
   readonly pods: PodsConfig;
+  /**
+   * Signs callback URLs and queue tokens (HMAC-SHA256), at least 32 bytes: a file's
+   * bytes less a trailing line break (`UHLP_SOURCES_KEY_FILE`) or a string's UTF-8
+   * bytes (`UHLP_SOURCES_KEY`). Every core of one installation needs the same key.
+   * Held like a ledger key, so that logging the configuration never shows it.
+   * @defaultValue none: generated once into `<dataDir>/sources.key`
+   */
+  readonly sourcesKey: LedgerKey | undefined;
+  /** Base URL that callback URLs are given under. @defaultValue the core's own URL (`UHLP_PUBLIC_URL`) */
+  readonly publicUrl?: string;
+  /** Workflow run records. */
+  readonly runs: RunsConfig;
   /** The optimization oracle (docs/oracle.md). */
   readonly oracle: OracleConfig;
 }
@@ -105,6 +117,14 @@ export interface PodsConfig {
   readonly namespace?: string;
   /** Runner images for pools that name none; the operator's must be the same. @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`) */
   readonly images: Readonly<{ jit?: string; llm?: string }>;
+}
+
+/** Workflow run records in the runtime store. */
+export interface RunsConfig {
+  /** How long a run is kept after its last change (a paused run waits this long for its approval), seconds. @defaultValue 604800 (`UHLP_RUN_TTL_SECONDS`, 60 - 31536000) */
+  readonly ttlSeconds: number;
+  /** Largest run record (blackboard, trace, result), bytes; a checkpoint past it fails the run. @defaultValue 1048576 (`UHLP_RUN_MAX_BYTES`, 4096 - 67108864) */
+  readonly maxBytes: number;
 }
 
 /** The optimization oracle: what it may spend and how often it looks. Per component settings are in `llm.optimize`. */
@@ -167,6 +187,12 @@ export interface LlmConfig {
   /** Retries of a 429, a 5xx or a connection error at `baseUrl`. @defaultValue 3 (`UHLP_LLM_MAX_RETRIES`, 0 - 10) */
   readonly maxRetries: number;
   /**
+   * An OpenAI-compatible `/embeddings` endpoint for core.llm.embed (lazy skills); without it the
+   * local deterministic embedding answers. @defaultValue none (`UHLP_EMBEDDINGS_MODEL`, at
+   * `UHLP_EMBEDDINGS_BASE_URL` or else `UHLP_LLM_BASE_URL`, with `UHLP_EMBEDDINGS_API_KEY` or else `UHLP_LLM_API_KEY`)
+   */
+  readonly embeddings?: { readonly baseUrl: string; readonly model: string; readonly apiKey?: string };
+  /**
    * The server's name of each model an app's capability names, e.g. `{small: "llama3.2:3b"}`;
    * names not listed are sent as they are. @defaultValue {} (`UHLP_LLM_MODELS="small=llama3.2:3b,large=qwen2.5:14b"`)
    */
@@ -215,6 +241,16 @@ export function loadLedgerKey(env: NodeJS.ProcessEnv = process.env): LedgerKey |
   if (file !== undefined && value !== undefined) invalid('UHLP_LEDGER_KEY_FILE', 'unset when UHLP_LEDGER_KEY is set (one key source)', file);
   if (file !== undefined) return readLedgerKeyFile(path.resolve(file));
   return value === undefined ? undefined : makeLedgerKey(Buffer.from(value, 'utf8'), 'UHLP_LEDGER_KEY');
+}
+
+/** The sources key from `UHLP_SOURCES_KEY_FILE` or `UHLP_SOURCES_KEY` (not both), or undefined. Shared by the core and `uhlp queues`. */
+export function loadSourcesKeyConfig(env: NodeJS.ProcessEnv = process.env): LedgerKey | undefined {
+  const file = env.UHLP_SOURCES_KEY_FILE || undefined;
+  const value = env.UHLP_SOURCES_KEY || undefined;
+  if (file !== undefined && value !== undefined) invalid('UHLP_SOURCES_KEY_FILE', 'unset when UHLP_SOURCES_KEY is set (one key source)', file);
+  // The same rules as a ledger key: at least 32 bytes, a file less its trailing line break.
+  if (file !== undefined) return readLedgerKeyFile(path.resolve(file), 'UHLP_SOURCES_KEY_FILE');
+  return value === undefined ? undefined : makeLedgerKey(Buffer.from(value, 'utf8'), 'UHLP_SOURCES_KEY');
 }
 
 /** Flags win over environment variables; both are validated the same way. */
@@ -267,7 +303,14 @@ export function loadConfig(
 
   const llmBaseUrl = env.UHLP_LLM_BASE_URL || undefined;
   if (llmBaseUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(llmBaseUrl)) invalid('UHLP_LLM_BASE_URL', 'an http(s) URL', llmBaseUrl);
+  const embeddingsBaseUrl = env.UHLP_EMBEDDINGS_BASE_URL || llmBaseUrl;
+  if (env.UHLP_EMBEDDINGS_BASE_URL && !/^https?:\/\/[^\s]+$/.test(env.UHLP_EMBEDDINGS_BASE_URL)) invalid('UHLP_EMBEDDINGS_BASE_URL', 'an http(s) URL', env.UHLP_EMBEDDINGS_BASE_URL);
+  if (env.UHLP_EMBEDDINGS_MODEL && embeddingsBaseUrl === undefined) invalid('UHLP_EMBEDDINGS_MODEL', 'set with UHLP_EMBEDDINGS_BASE_URL or UHLP_LLM_BASE_URL', env.UHLP_EMBEDDINGS_MODEL);
+  const embeddingsKey = env.UHLP_EMBEDDINGS_API_KEY || env.UHLP_LLM_API_KEY || undefined;
   const llm: LlmConfig = Object.freeze({
+    ...(env.UHLP_EMBEDDINGS_MODEL && embeddingsBaseUrl !== undefined
+      ? { embeddings: Object.freeze({ baseUrl: embeddingsBaseUrl, model: env.UHLP_EMBEDDINGS_MODEL, ...(embeddingsKey !== undefined ? { apiKey: embeddingsKey } : {}) }) }
+      : {}),
     ...(llmBaseUrl !== undefined ? { baseUrl: llmBaseUrl } : {}),
     ...(env.UHLP_LLM_API_KEY ? { apiKey: env.UHLP_LLM_API_KEY } : {}),
     ...(env.UHLP_LLM_MODEL ? { model: env.UHLP_LLM_MODEL } : {}),
@@ -279,6 +322,8 @@ export function loadConfig(
     models: Object.freeze(env.UHLP_LLM_MODELS ? (parseModelMap(env.UHLP_LLM_MODELS) ?? invalid('UHLP_LLM_MODELS', 'comma-separated name=model pairs', env.UHLP_LLM_MODELS)) : {}),
   });
 
+  const publicUrl = env.UHLP_PUBLIC_URL ? env.UHLP_PUBLIC_URL.replace(/\/+$/, '') : undefined;
+  if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(publicUrl)) invalid('UHLP_PUBLIC_URL', 'an http(s) URL', env.UHLP_PUBLIC_URL!);
   return Object.freeze({
     registry,
     namespaces: Object.freeze([...namespaces]),
@@ -308,6 +353,12 @@ export function loadConfig(
     ...(env.UHLP_BWRAP ? { bwrapPath: path.resolve(env.UHLP_BWRAP) } : {}),
     gitSources: gitSourcesConfig(env),
     pods: podsConfig(env),
+    sourcesKey: loadSourcesKeyConfig(env),
+    ...(publicUrl !== undefined ? { publicUrl } : {}),
+    runs: Object.freeze({
+      ttlSeconds: envInt('UHLP_RUN_TTL_SECONDS', 7 * 86400, 60, 365 * 86400),
+      maxBytes: envInt('UHLP_RUN_MAX_BYTES', 1024 * 1024, 4096, 64 * 1024 * 1024),
+    }),
     oracle: Object.freeze({
       enabled: env.UHLP_ORACLE ? oneOf('UHLP_ORACLE', env.UHLP_ORACLE, ['on', 'off'] as const) === 'on' : true,
       ...(env.UHLP_ORACLE_CODEGEN_MODEL ? { codegenModel: env.UHLP_ORACLE_CODEGEN_MODEL } : {}),

@@ -7,8 +7,10 @@ import { DEV_USAGE, devCommand, SERVE_USAGE, serveCommand } from './dev-command.
 import { MCP_USAGE, mcpCommand } from './mcp-command.js';
 import { OPERATOR_USAGE, operatorCommand } from './operator-command.js';
 import { IMAGES_USAGE, imagesCommand } from './images-command.js';
+import { QUEUES_USAGE, queuesCommand } from './queues-command.js';
 import { OPTIMIZE_USAGE, optimizeCommand } from './optimize-command.js';
 import { runLedgerVerify } from '../ledger/ledger-verify-command.js';
+import { RUNS_USAGE, runsCommand } from './runs-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 
 type Command = (argv: string[]) => Promise<number>;
@@ -22,6 +24,8 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   mcp: { run: mcpCommand, usage: MCP_USAGE },
   operator: { run: operatorCommand, usage: OPERATOR_USAGE },
   images: { run: imagesCommand, usage: IMAGES_USAGE },
+  queues: { run: queuesCommand, usage: QUEUES_USAGE },
+  runs: { run: (argv) => runsCommand(argv), usage: RUNS_USAGE },
   optimize: { run: optimizeCommand, usage: OPTIMIZE_USAGE },
   ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed]' },
 };

@@ -37,6 +37,14 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 import { GitPromotions } from '../oracle/git-promotion.js';
 import { OptimizationOracle } from '../oracle/optimization-oracle.js';
 import { buildCore } from './build-core.js';
+import { createDeliveryStore } from '../state/create-delivery-store.js';
+import type { DeliveryStore } from '../state/delivery-store.js';
+import { DeliverySources } from '../sources/delivery-sources.js';
+import { loadSourcesKey } from '../sources/signed-token.js';
+import { localEmbedder, openAiEmbedder } from '../llm/embedder.js';
+import { RunService } from '../workflows/run-service.js';
+import { WorkflowCatalog } from '../workflows/workflow-catalog.js';
+import { WorkflowTurns } from '../workflows/workflow-turns.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -49,6 +57,8 @@ export interface RunningCore {
   /** The endpoint spine endpoint hosts (std-body, chat clients) register on. */
   readonly spine: SpineServer;
   readonly store: RuntimeStore;
+  /** Queues, cron, callbacks and internal triggers. */
+  readonly sources: DeliverySources;
   /** The MCP server at /mcp: tokens, tools, capabilities. */
   readonly mcp: CoreMcpServer;
   /** The optimization oracle; undefined when it is off (UHLP_ORACLE=off). */
@@ -117,6 +127,26 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       lastStateError = Date.now();
     },
   });
+  const deliveryStore: DeliveryStore = await createDeliveryStore({
+    state: config.state,
+    keyPrefix: config.statePrefix,
+    onConnectionError: (error: Error) => {
+      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
+      lastStateError = Date.now();
+    },
+  });
+  const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
+  const sources = new DeliverySources({
+    store: deliveryStore,
+    metrics,
+    logger,
+    key: sourcesKey,
+    // One consumer per core process: a restarted core is a new consumer, and takes its old messages over after their lease.
+    consumer: `${config.instanceId}-${process.pid}`,
+    publicUrl: () => config.publicUrl ?? loopbackUrl(url),
+  });
+  // After the pools: a new route's consumer may run a message at once.
+  registry.onChange((snapshot) => sources.follow(snapshot));
   // uhlp_state_up: the store is pinged at each scrape, so an outage shows without traffic.
   const probeState = async (): Promise<void> => {
     const up = await withTimeout(store.ping(), STATE_PROBE_TIMEOUT_MS).then(
@@ -172,10 +202,19 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
+  const workflows = new WorkflowTurns({
+    runs: new RunService({ store, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes }),
+    catalog: new WorkflowCatalog({ revisionsRoot, registry }),
+    logger,
+    stateKind: store.kind,
+    instanceId: config.instanceId,
+  });
   // One provider and one definition store: the MCP tools and the oracle share them.
   const llmProvider = await createLlmProvider(config.llm);
   const definitionStore = repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined;
   const mcp = createCoreMcpServer({
+    embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
+    workflows,
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store,
     llm: llmProvider,
@@ -189,6 +228,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     hostEnv: process.env,
     metrics,
     logger,
+    sources,
   });
 
   let url = '';
@@ -215,14 +255,19 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
   let stdBody: StdBodyChild | undefined;
+  let invocations: { drain(waitMs: number): Promise<void> } | undefined;
   // The one order of teardown, for a failed start and for close(): stop taking work
   // (watchers, listeners, in-flight requests, whose scripts may still call /mcp,
   // then fastify's routes), then sandboxes, then what they used.
   const shutdown = async (): Promise<void> => {
+    workflows.stopSweeping();
     await watcher?.stop();
     await kubernetesApps?.stop();
+    // No new deliveries; those running finish while their sandboxes and /mcp are still up.
+    await sources.close();
     await server?.close();
     await app?.close();
+    await invocations?.drain(10_000);
     await server?.closeCoreRoutes();
     // Generations and comparisons still under way use sandboxes: they end first.
     await oracle?.close();
@@ -231,6 +276,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await mcp.close();
     await spine.close();
     await turns.close();
+    await deliveryStore.close();
     metrics.stateProbes.delete(probeState);
     await store.close();
   };
@@ -245,9 +291,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),
       },
-      { registry, sandboxes, metrics, logger, store, turns, mcp, ...(oracle !== undefined ? { oracle } : {}) },
+      { registry, sandboxes, metrics, logger, store, turns, mcp, workflows, sources: { delivery: sources, key: sourcesKey }, ...(oracle !== undefined ? { oracle } : {}) },
     );
     app = built.app;
+    invocations = built.invocations;
     await app.ready();
     server = new IngressServer({ ingress: built.ingress, metrics, logger, coreRoutes: app.routing, bodyLimitBytes: config.bodyLimitBytes });
     // It must exist before the first container starts.
@@ -256,7 +303,11 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     else await registry.load();
     await watcher?.start();
     url = await server.listen(config.host, config.port);
+    // Once the core listens: a delivery's script may call /mcp at once.
+    await sources.start(built.pipeline, registry.snapshot);
     logger.info(`core listening on ${url}`);
+    // Runs whose core stopped (Redis state) go on here once nobody holds them.
+    workflows.startSweeping();
     oracle?.start();
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
@@ -275,6 +326,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     logger,
     spine,
     store,
+    sources,
     mcp,
     oracle,
     async whenReady(timeoutMs) {

@@ -12,6 +12,11 @@ import { gitSourceProblems } from './git-source.js';
 import { compileRoutePattern, RoutePatternError } from '../sources/http/route-pattern.js';
 import { declaredPathProblem } from '../execution/declared-outputs.js';
 import { fallbackProblems, llmComponentProblems } from './validate-llm-component.js';
+import { sourceRouteProblems } from './validate-source-route.js';
+
+const ROUTE_KINDS = ['http', 'cron', 'queue', 'callback', 'trigger'] as const;
+import { workflowComponentProblems } from './validate-workflow-component.js';
+import { findTool } from '../mcp/tool-catalog.js';
 
 export interface DefinitionProblem {
   /** File path relative to the definitions directory. */
@@ -93,6 +98,7 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
       if (runners.get(component.pool) !== wanted) add(`${at}/pool`, `a ${component.handler} component runs in a pool with runner: ${wanted}; pool "${component.pool}" has runner: ${runners.get(component.pool)}`);
     }
     if (component.handler === 'LLM') for (const [where, reason] of llmComponentProblems(spec, component, at, options)) add(where, reason);
+    if (component.handler === 'WORKFLOW') problems.push(...workflowComponentProblems(spec, component, at, options));
     for (const [where, reason] of fallbackProblems(spec, component, at, options)) add(where, reason);
     const handlerKey = { JIT: 'jit', LLM: 'llm', WORKFLOW: 'workflow' }[component.handler] as 'jit' | 'llm' | 'workflow';
     if (component[handlerKey] === undefined) add(`${at}/${handlerKey}`, `required for handler ${component.handler}`);
@@ -113,12 +119,30 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     }
   });
 
+  const riskNames = new Set<string>();
+  spec.tools?.forEach((tool, i) => {
+    if (findTool(tool.name) === undefined) add(`/spec/tools/${i}/name`, `no tool named "${tool.name}"`);
+    if (riskNames.has(tool.name)) add(`/spec/tools/${i}/name`, `${tool.name} is listed twice`);
+    riskNames.add(tool.name);
+  });
+
   const seenRoutes = new Set<string>();
+  const seenSources = new Set<string>();
+  const componentPools = new Map(spec.components.map((c) => [c.id, spec.pools.find((p) => p.name === c.pool)]));
   spec.routes.forEach((route, i) => {
     const at = `/spec/routes/${i}`;
     if (!components.has(route.component)) add(`${at}/component`, `component "${route.component}" is not declared in spec.components`);
+    const kinds = ROUTE_KINDS.filter((kind) => route[kind] !== undefined);
+    if (kinds.length !== 1) {
+      add(at, kinds.length === 0 ? `must declare one source (${ROUTE_KINDS.join(', ')})` : `declares ${kinds.join(' and ')}; a route has one source`);
+      return;
+    }
     if (!route.http) {
-      add(at, 'must declare a trigger (http)');
+      const pool = componentPools.get(route.component);
+      for (const [where, reason] of sourceRouteProblems(route, pool)) add(`${at}/${where}`, reason);
+      const identity = route.queue ? `queue ${route.queue.name}` : route.cron ? `cron ${route.cron.jobId}` : route.callback ? `callback ${route.callback.name}` : `trigger ${route.trigger!.event} ${route.component}`;
+      if (seenSources.has(identity)) add(`${at}/${kinds[0]}`, `duplicate route ${identity}`);
+      seenSources.add(identity);
       return;
     }
     try {

@@ -11,6 +11,7 @@ describe('loadLuaScripts', () => {
     const scripts = loadLuaScripts();
     expect(scripts.get('rateLimit')?.numberOfKeys).toBe(1);
     expect([...scripts.keys()].sort()).toEqual([
+      'cronFire',
       'idempotencyAbandon',
       'idempotencyBegin',
       'idempotencyComplete',
@@ -20,7 +21,13 @@ describe('loadLuaScripts', () => {
       'llmTokensAdd',
       'oracleRecordPut',
       'oracleSampleAdd',
+      'queueDeadLetter',
+      'queuePromote',
+      'queueRedrive',
+      'queueRetry',
       'rateLimit',
+      'runCreate',
+      'runUpdate',
       'sessionCreate',
       'sessionNextTurn',
       'sessionTouch',

@@ -7,6 +7,7 @@
 import type { ComponentSpec, PoolSpec } from '../definitions/app-definition-schema.js';
 import type { DeclaredOutput } from '../execution/write-surface.js';
 import type { LoadedApp } from '../registry/app-snapshot.js';
+import type { ExecutionStream } from '../workflows/execution-stream.js';
 
 /** How a turn names its session: none (the app's ambient session), a new stored one, or one to continue. */
 export type SessionChoice = undefined | { readonly open: true } | { readonly continue: string };
@@ -29,5 +30,36 @@ export interface TurnEvent {
    * invocation id. A repeat gets the stored answer. `fingerprint` tells a repeat
    * from another request that reuses the key.
    */
-  readonly once?: { readonly key: string; readonly fingerprint: string };
+  readonly once?: {
+    readonly key: string;
+    readonly fingerprint: string;
+    /**
+     * How long a run holds the key before a repeat may run again (its core died).
+     * @defaultValue the pool's acquire wait + timeout + 30 s
+     */
+    readonly inFlightTtlMs?: number;
+    /**
+     * Keep only successful answers (status < 400) for repeats; a failed run frees
+     * the key so that the next delivery of the message runs again.
+     * @defaultValue false: every answer the component produced is kept
+     */
+    readonly successOnly?: boolean;
+  };
+  /** How many internal events led to this turn (trigger deliveries); its own core.trigger.emit calls are one deeper. @defaultValue 0 */
+  readonly triggerDepth?: number;
+  /** A turn of a workflow run (src/workflows/workflow-turns.ts). */
+  readonly workflowRun?: WorkflowRunTurn;
+  /** Where the execution's stream packets go: the client asked for server-sent events. */
+  readonly stream?: ExecutionStream;
+  /** Keep the sandbox's result on the answer (`FinalResponse.result`): a workflow step reads it. */
+  readonly keepResult?: boolean;
+}
+
+/** What a turn of a workflow run carries to its execution. */
+export interface WorkflowRunTurn {
+  readonly runId: string;
+  /** The execution drives the run (load, checkpoint, emit, invoke): the orchestrator's turn; false for a component a step runs. */
+  readonly owner: boolean;
+  /** The execution's timeout, ms, instead of the pool's (the run's time left). */
+  readonly timeoutMs?: number;
 }
