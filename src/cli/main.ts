@@ -7,7 +7,8 @@ import { DEV_USAGE, devCommand, SERVE_USAGE, serveCommand } from './dev-command.
 import { MCP_USAGE, mcpCommand } from './mcp-command.js';
 import { OPERATOR_USAGE, operatorCommand } from './operator-command.js';
 import { IMAGES_USAGE, imagesCommand } from './images-command.js';
-import { runLedgerVerify } from '../ledger/ledger-verify-command.js';
+import { PRUNE_USAGE_LINE, runLedgerPrune } from '../ledger/ledger-prune-command.js';
+import { runLedgerVerify, VERIFY_USAGE_LINE } from '../ledger/ledger-verify-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 
 type Command = (argv: string[]) => Promise<number>;
@@ -21,13 +22,14 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   mcp: { run: mcpCommand, usage: MCP_USAGE },
   operator: { run: operatorCommand, usage: OPERATOR_USAGE },
   images: { run: imagesCommand, usage: IMAGES_USAGE },
-  ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed]' },
+  ledger: { run: ledgerCommand, usage: `${VERIFY_USAGE_LINE}\n  ${PRUNE_USAGE_LINE}` },
 };
 
 async function ledgerCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub !== 'verify') throw new Error('usage: uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed]');
-  return runLedgerVerify(rest);
+  if (sub === 'verify') return runLedgerVerify(rest);
+  if (sub === 'prune') return runLedgerPrune(rest);
+  throw new Error(`usage: ${VERIFY_USAGE_LINE}\n       ${PRUNE_USAGE_LINE}`);
 }
 
 function usage(): string {

@@ -9,7 +9,11 @@
  * binary (`Ki`, `Mi`, `Gi`, `Ti`) or decimal (`K`, `M`, `G`, `T`) suffix, as
  * Kubernetes quantities are written.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { UhlpError } from '../errors.js';
+import { replaceFile } from './durable-files.js';
+import { RETENTION_FILE } from './ledger-paths.js';
 
 export interface RetentionLimits {
   /** Segments whose last write is older than this are removed, ms. @defaultValue none */
@@ -92,4 +96,31 @@ export function formatDuration(ms: number): string {
 export function formatSize(bytes: number): string {
   for (const [unit, size] of [['Ti', 1024 ** 4], ['Gi', 1024 ** 3], ['Mi', 1024 ** 2], ['Ki', 1024]] as const) if (bytes % size === 0) return `${bytes / size}${unit}`;
   return `${bytes}`;
+}
+
+/** What the core applies, kept in the data directory for `uhlp ledger prune` by hand. */
+export interface RetentionFile {
+  policy: RetentionPolicy;
+  sessionTtlMs: number;
+  written_at: string;
+}
+
+export function writeRetentionFile(dataDir: string, policy: RetentionPolicy, sessionTtlMs: number): void {
+  const file = path.join(dataDir, RETENTION_FILE);
+  const text = `${JSON.stringify({ policy, sessionTtlMs, written_at: new Date().toISOString() } satisfies RetentionFile)}\n`;
+  const known = readRetentionFile(dataDir);
+  // Rewritten only when it changes: the core asks on every scheduled prune.
+  if (known && JSON.stringify(known.policy) === JSON.stringify(policy) && known.sessionTtlMs === sessionTtlMs) return;
+  replaceFile(file, text);
+}
+
+/** The retention the core last applied to this data directory, if any. */
+export function readRetentionFile(dataDir: string): RetentionFile | undefined {
+  try {
+    const value = JSON.parse(readFileSync(path.join(dataDir, RETENTION_FILE), 'utf8')) as Partial<RetentionFile>;
+    if (typeof value.policy !== 'object' || value.policy === null || typeof value.sessionTtlMs !== 'number') return undefined;
+    return value as RetentionFile;
+  } catch {
+    return undefined;
+  }
 }

@@ -93,7 +93,7 @@ export class TurnPipeline {
   private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
     const { app, component, pool, requestId, requestDataJson } = event;
-    const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session);
+    const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session, { requestId, policy: app.document.spec.ledger });
     const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
     if (!turn.ambient) {
@@ -114,9 +114,11 @@ export class TurnPipeline {
       },
       pool.limits.timeoutMs + MCP_TOKEN_GRACE_MS,
     );
-    /** Revokes the token and moves the execution's MCP calls and refusals into the turn's evidence. */
+    let mcpEnded = false;
+    /** Revokes the token and moves the execution's MCP calls and refusals into the turn's evidence (once). */
     const endMcp = (): McpCallSummary[] => {
-      if (mcpToken === undefined) return [];
+      if (mcpToken === undefined || mcpEnded) return [];
+      mcpEnded = true;
       const record = deps.mcp!.endExecution(mcpToken);
       turnEvidence.externalCalls.push(...record.externalCalls);
       turnEvidence.capabilityViolations.push(...record.capabilityViolations);
@@ -130,6 +132,10 @@ export class TurnPipeline {
       mcpToken,
     });
     const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestDataJson},"context":${context}}`;
+    let answerJson: string | undefined;
+    let status: string;
+    let answer: FinalResponse | undefined;
+    let failure: unknown;
     try {
       const { response, text } = await deps.executor.execute(
         { appId: app.id, poolName: pool.name, timeoutMs: pool.limits.timeoutMs },
@@ -139,15 +145,23 @@ export class TurnPipeline {
         // Outputs of an ambient session are checked but not kept: nobody could fetch them.
         { sessionId: turn.sessionId, declared: event.declaredOutputs, outputsRoot: turn.ambient ? undefined : deps.outputsRoot, evidence: turnEvidence },
       );
+      answerJson = text;
       const mcpCalls = endMcp();
       // The core's own record wins over what the runner reported: the sandbox is not trusted to count.
       if (mcpCalls.length > 0) response.metrics = { ...response.metrics, mcp_calls: mcpCalls };
-      deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
-      return interpretResult(response, requestId);
+      status = response.resultType === 'error' ? 'error' : 'ok';
+      // Mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
+      answer = interpretResult(response, requestId);
     } catch (error) {
       endMcp();
-      deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
-      throw error;
+      failure = error;
+      status = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
     }
+    // The one place the pipeline waits for the ledger: with `sync` or `fsync` durability the answer
+    // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
+    const recorded = deps.turns.record(turn, requestDataJson, { status, answerJson, evidence: turnEvidence });
+    if (recorded !== undefined) await recorded;
+    if (answer === undefined) throw failure;
+    return answer;
   }
 }
