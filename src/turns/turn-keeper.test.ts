@@ -66,7 +66,7 @@ describe('TurnKeeper with the ledger thread', () => {
 
   it('ambient off keeps no ordinary turn but every refusal; sampled keeps one turn in 1/rate; stored sessions stay full', async () => {
     const turns = keeper('sync');
-    const off: AppLedgerSpec = { ambient: 'off' };
+    const off: AppLedgerSpec = { ambient: 'off', sampleRate: 0.01 };
     const plain = await begin(turns, 'off-ok', off);
     expect(turns.record(plain, '{}', ok)).toBeUndefined();
     const violated = newTurnEvidence();
