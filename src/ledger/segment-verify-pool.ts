@@ -111,7 +111,7 @@ function threadPool(options: VerifyPoolOptions): VerifyPool {
   for (let i = 0; i < options.threads; i++) {
     // A verifier keeps one line and one read buffer at a time: a small heap keeps each thread's memory
     // small too (V8 would otherwise let garbage grow to its default young generation before collecting).
-    const worker = new Worker(options.entry ?? VERIFY_WORKER_ENTRY, { workerData: { keySecrets }, resourceLimits: { maxYoungGenerationSizeMb: 6, maxOldGenerationSizeMb: 64 } });
+    const worker = new Worker(options.entry ?? VERIFY_WORKER_ENTRY, { workerData: { keySecrets }, resourceLimits: { maxYoungGenerationSizeMb: 6, maxOldGenerationSizeMb: 32 } });
     worker.on('message', (message: FromVerifyThread) => {
       options.onBytes?.(message.bytes);
       if (message.kind !== 'done') return;
