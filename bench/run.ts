@@ -14,11 +14,17 @@
  * interleaved; each row shows the round with the median req/s, and lists all.
  * The LLM benchmark (bench/llm-dispatch.ts) runs the same way; BENCH_ONLY=dispatch
  * or BENCH_ONLY=llm runs one of the two.
+ *
+ * The ledger benchmark (bench/ledger-dispatch.ts, BENCH_ONLY=ledger) runs warm
+ * dispatch with `--ledger off`, `async`, `sync` and `fsync` side by side, with the
+ * ledger bytes per request, and times `uhlp ledger verify --full` over
+ * BENCH_LEDGER_VERIFY_ENTRIES (1000000; 0 skips it) generated entries.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
 import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './lib/load.js';
+import { benchLedger, ledgerBenchTables } from './ledger-dispatch.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 
@@ -53,6 +59,7 @@ async function processBench(): Promise<void> {
   const started = machine();
   const dispatch = only('dispatch') ? await benchWarmDispatch(seconds * 1000, dispatchRounds) : [];
   const llm = only('llm') ? await benchLlmDispatch(seconds * 1000, dispatchRounds) : [];
+  const ledger = only('ledger') ? await benchLedger(seconds * 1000, dispatchRounds, Number(process.env.BENCH_LEDGER_VERIFY_ENTRIES ?? 1_000_000)) : undefined;
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -62,6 +69,7 @@ async function processBench(): Promise<void> {
     ratios: dispatchRatios(dispatch),
     llmDispatch: llm,
     llmAddedMs: addedMs(llm),
+    ...(ledger ? { ledger } : {}),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -81,9 +89,10 @@ async function processBench(): Promise<void> {
         .join('; ')}\n`,
     );
   }
+  if (ledger) process.stdout.write(`\n${ledgerBenchTables(ledger)}`);
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm (both by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,ledger (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);
