@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { UhlpError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import type { SessionStart } from './file-ledger.js';
 import type { LedgerKey } from './ledger-key.js';
 import type { PruneReport } from './ledger-prune.js';
@@ -51,6 +52,8 @@ export interface TurnLedgerThreadOptions {
   readonly segmentMs?: number;
   /** Worker entry script. @defaultValue LEDGER_WORKER_ENTRY */
   readonly entry?: string;
+  /** Counts failed writes (uhlp_ledger_write_errors_total). @defaultValue none counted */
+  readonly metrics?: Pick<Metrics, 'ledgerWriteErrors'>;
 }
 
 /**
@@ -219,6 +222,7 @@ export class TurnLedgerThread {
 
   private onMessage(message: FromLedgerThread): void {
     if (message.kind === 'turn-failed') {
+      this.options.metrics?.ledgerWriteErrors.inc();
       this.options.logger.error({ session: message.sessionId, turn: message.turnNumber, err: message.error }, 'ledger write failed');
       return;
     }

@@ -19,6 +19,7 @@ import { keepsAmbientTurn, mustKeepTurn } from '../ledger/ambient-sampling.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import type { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import type { TurnRecord } from '../ledger/turn-ledger-protocol.js';
+import type { Metrics } from '../metrics.js';
 import { newSessionId } from '../state/session-id.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 
@@ -85,6 +86,8 @@ export class TurnKeeper {
       sessionTtlMs: number;
       /** Where turns are written; undefined turns ledgers off. */
       ledger?: TurnLedgerThread;
+      /** Counts the turns handed to the ledger (uhlp_ledger_turns_total). @defaultValue none counted */
+      metrics?: Pick<Metrics, 'ledgerTurns'>;
     },
   ) {}
 
@@ -143,6 +146,7 @@ export class TurnKeeper {
     const ledger = this.options.ledger;
     if (ledger === undefined) return undefined;
     if (!turn.sampled && !mustKeepTurn(outcome.status, outcome.evidence)) return undefined;
+    this.options.metrics?.ledgerTurns.labels(turn.tier).inc();
     const record: TurnRecord = { tier: turn.tier, sessionId: turn.sessionId, turnNumber: turn.turnNumber, queryJson, status: outcome.status };
     if (turn.requestId !== undefined) record.requestId = turn.requestId;
     if (outcome.answerJson !== undefined) record.answerJson = outcome.answerJson;

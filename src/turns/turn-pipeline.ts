@@ -93,6 +93,7 @@ export class TurnPipeline {
   private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
     const { app, component, pool, requestId, requestDataJson } = event;
+    const started = performance.now();
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session, { requestId, policy: app.document.spec.ledger });
     const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
@@ -152,10 +153,13 @@ export class TurnPipeline {
       status = response.resultType === 'error' ? 'error' : 'ok';
       // Mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
       answer = interpretResult(response, requestId);
+      // The execution's time, without the wait for the ledger below (observed once, as the turn ended).
+      deps.metrics.turnSeconds.labels(app.id, component.id, status).observe((performance.now() - started) / 1000);
     } catch (error) {
       endMcp();
       failure = error;
       status = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
+      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
     }
     // The one place the pipeline waits for the ledger: with `sync` or `fsync` durability the answer
     // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
