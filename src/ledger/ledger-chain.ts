@@ -37,6 +37,7 @@ export type ChainProblemCode =
   | 'SEGMENT_MISSING'
   | 'SEGMENT_HEADER_INVALID'
   | 'ANCHOR_MISMATCH'
+  | 'SESSION_MISMATCH'
   | 'TORN_TAIL';
 
 export interface ChainProblem {

@@ -175,6 +175,27 @@ describe('ledger segments', () => {
     });
   });
 
+  it('catches a session\'s whole ledger copied over another\'s, keyed: each entry must name the session whose ledger it is in', async () => {
+    const key = makeLedgerKey(Buffer.alloc(32, 5), 'test');
+    const keys = ledgerKeyring([key]);
+    const keyed = make({ key, segmentBytes: 1 << 30 });
+    const other = newId();
+    await keyed.startSession(other, { appId: 'shop' });
+    await keyed.recordTurns([{ sessionId: other, turnNumber: 1, status: 'error', queryHash: hashPayload({ n: 1 }), resultHash: null }]);
+    await keyed.recordTurns([{ sessionId: sid, turnNumber: 1, status: 'ok', queryHash: hashPayload({ n: 1 }), resultHash: hashPayload('r1') }]);
+    await keyed.close();
+    expect((await verifyLedgers(dataDir, { keys, full: true })).problems).toEqual([]);
+    // The other session's ledgers, sealed with the same key, put in place of this session's.
+    const otherDir = path.join(dataDir, 'planes', 'production', 'sessions', other, 'ledger');
+    for (const name of ['exec.jsonl', 'evidence.jsonl']) writeFileSync(path.join(dir, name), readFileSync(path.join(otherDir, name)));
+    for (const full of [true, false]) {
+      expect(problemsOf(await verifyLedgers(dataDir, { keys, full }))).toEqual([
+        ['exec.jsonl', 1, 'SESSION_MISMATCH'],
+        ['evidence.jsonl', 1, 'SESSION_MISMATCH'],
+      ]);
+    }
+  });
+
   it('seals segment headers and closing checkpoints with the ledger key, and catches a plain segment after keyed ones', async () => {
     const key = makeLedgerKey(Buffer.alloc(32, 7), 'test');
     const keyed = make({ key });

@@ -11,6 +11,7 @@
  * seal: what a default verification does with segments before its checkpoint.
  */
 import { statSync } from 'node:fs';
+import path from 'node:path';
 import { ChainVerifier, expectedHash, parseJsonLine, type ChainProblem, type ChainStart, type ChainWarning } from './ledger-chain.js';
 import { SEGMENT_ENTRY_TYPE, type LedgerKind } from './ledger-entry.js';
 import type { LedgerKeyring } from './ledger-key.js';
@@ -101,6 +102,7 @@ function verifyFull(task: SegmentTask, options: SegmentVerifyOptions): SegmentRe
     task.start,
   );
   const digest: TurnDigest = { count: 0, a: 0, b: 0 };
+  const sessionId = sessionOfFile(task.file);
   const watch = task.watch && task.watch.length > 0 ? new Set(task.watch) : undefined;
   if (watch) report.watched = Object.fromEntries([...watch].map((line) => [line, null]));
   let first = true;
@@ -111,6 +113,11 @@ function verifyFull(task: SegmentTask, options: SegmentVerifyOptions): SegmentRe
       const raw = buffer.toString('utf8', start, end);
       const { entry, error } = parseJsonLine(raw, lineNumber);
       if (entry !== undefined) {
+        // Legacy entries (no entry_hash, before hashing existed) are only warned about; hashed ones must name their session.
+        if (sessionId !== undefined && entry.session_id !== sessionId && entry.entry_hash !== undefined) {
+          problem = sessionProblem(task, lineNumber, entry.session_id, sessionId);
+          return false;
+        }
         if (watch?.has(lineNumber)) report.watched![lineNumber] = typeof entry.entry_hash === 'string' ? entry.entry_hash : null;
         const type = entry.entry_type;
         if (type === SEGMENT_ENTRY_TYPE) {
@@ -163,6 +170,7 @@ function verifyEnds(task: SegmentTask, options: SegmentVerifyOptions): SegmentRe
   const report = emptyReport(task);
   report.lines = -1;
   report.bytes = statSync(task.file).size;
+  const sessionId = sessionOfFile(task.file);
   const firstText = readFirstLine(task.file);
   const last = readLastLine(task.file);
   if (last.tornBytes > 0) report.torn = { line: -1, offset: last.size - last.tornBytes, bytes: last.tornBytes };
@@ -174,6 +182,10 @@ function verifyEnds(task: SegmentTask, options: SegmentVerifyOptions): SegmentRe
       return undefined;
     }
     if (typeof entry.entry_hash !== 'string') return undefined;
+    if (sessionId !== undefined && entry.session_id !== sessionId) {
+      report.problem ??= sessionProblem(task, 0, entry.session_id, sessionId);
+      return undefined;
+    }
     const sealed = expectedHash(entry, options.keys, text);
     if ('code' in sealed) report.problem ??= { file: task.file, line: 0, code: sealed.code, message: `${where} line: ${sealed.message}` };
     else if (sealed.hash !== entry.entry_hash) {
@@ -232,4 +244,26 @@ function mix(value: number, multiplier: number): number {
 
 export function sameTurns(a: TurnDigest, b: TurnDigest): boolean {
   return a.count === b.count && a.a === b.a && a.b === b.b;
+}
+
+/**
+ * The session a segment file belongs to by where it is
+ * (`…/sessions/<sid>/ledger/<segment>`): each of its entries must name it, or a
+ * session's whole ledger copied over another's would verify, the chain being
+ * per file. Undefined for a file elsewhere (a test's, a copy being inspected).
+ */
+function sessionOfFile(file: string): string | undefined {
+  const ledgerDir = path.dirname(file);
+  const sessionDir = path.dirname(ledgerDir);
+  if (path.basename(ledgerDir) !== 'ledger' || path.basename(path.dirname(sessionDir)) !== 'sessions') return undefined;
+  return path.basename(sessionDir);
+}
+
+function sessionProblem(task: SegmentTask, line: number, found: unknown, expected: string): ChainProblem {
+  return {
+    file: task.file,
+    line,
+    code: 'SESSION_MISMATCH',
+    message: `the entry names session ${JSON.stringify(found).slice(0, 60)}, not ${expected} whose ledger this is: entries moved from another session's ledger`,
+  };
 }
