@@ -64,9 +64,13 @@ interface Serialized {
   readonly open: string;
 }
 
-/** Serializes contexts, each component's shared part once per loaded app (revision). */
+/**
+ * Serializes contexts, each component's shared part once per loaded app
+ * (revision). Keyed by the component object, not its id: one component may run
+ * in two forms (a promoted component's code and its llm fallback).
+ */
 export class ExecuteContextWriter {
-  private readonly cache = new WeakMap<LoadedApp, Map<string, Serialized>>();
+  private readonly cache = new WeakMap<LoadedApp, Map<ComponentSpec, Serialized>>();
 
   /** The JSON of `buildExecuteContext(app, component, options)`. */
   json(app: LoadedApp, component: ComponentSpec, options: ContextOptions): string {
@@ -75,11 +79,11 @@ export class ExecuteContextWriter {
       byComponent = new Map();
       this.cache.set(app, byComponent);
     }
-    let serialized = byComponent.get(component.id);
+    let serialized = byComponent.get(component);
     if (serialized === undefined || serialized.mcpEndpoint !== options.mcpEndpoint || serialized.timeoutMs !== options.timeoutMs) {
       const shared = buildExecuteContext(app, component, { mcpEndpoint: options.mcpEndpoint, timeoutMs: options.timeoutMs });
       serialized = { mcpEndpoint: options.mcpEndpoint, timeoutMs: options.timeoutMs, open: JSON.stringify(shared).slice(0, -1) };
-      byComponent.set(component.id, serialized);
+      byComponent.set(component, serialized);
     }
     let text = serialized.open;
     if (options.mcpToken !== undefined) text += `,"mcp_token":${JSON.stringify(options.mcpToken)}`;

@@ -18,6 +18,8 @@ describe('loadLuaScripts', () => {
       'leaseRelease',
       'leaseRenew',
       'llmTokensAdd',
+      'oracleRecordPut',
+      'oracleSampleAdd',
       'rateLimit',
       'sessionCreate',
       'sessionNextTurn',

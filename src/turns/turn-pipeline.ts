@@ -10,14 +10,15 @@ import { UhlpError } from '../errors.js';
 import type { ComponentExecutor } from '../execution/component-executor.js';
 import { ExecuteContextWriter } from '../execution/execute-context.js';
 import { interpretResult, type FinalResponse } from '../execution/result-interpreter.js';
-import { newTurnEvidence } from '../ledger/turn-evidence.js';
+import { newTurnEvidence, type TurnEvidence } from '../ledger/turn-evidence.js';
 import type { McpExecutions } from '../mcp/mcp-executions.js';
 import type { McpCallSummary } from '../mcp/tool-call-recorder.js';
 import type { Metrics } from '../metrics.js';
+import type { ExecutionResult, ExecutionView, TurnOracle } from '../oracle/oracle-turns.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
 import type { TurnEvent } from './turn-event.js';
-import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.js';
+import { SESSION_ID_HEADER, TURN_HEADER, type Turn, type TurnKeeper } from './turn-keeper.js';
 
 export interface TurnPipelineDeps {
   readonly executor: ComponentExecutor;
@@ -32,6 +33,8 @@ export interface TurnPipelineDeps {
   readonly mcp?: McpExecutions;
   /** Where the declared outputs of stored sessions' turns are kept (`<dataDir>/output`). @defaultValue none: outputs are not kept */
   readonly outputsRoot?: string;
+  /** The optimization oracle: samples optimized components, routes promoted ones. @defaultValue none */
+  readonly oracle?: TurnOracle;
 }
 
 /**
@@ -89,10 +92,10 @@ export class TurnPipeline {
     return outcome.replayed ? { ...outcome.response, headers: { ...outcome.response.headers } } : outcome.response;
   }
 
-  /** One turn: session, /execute in a sandbox, ledger, result mapping. */
+  /** One turn: session, /execute in a sandbox (or, as the oracle plans it, two), ledger, result mapping. */
   private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
-    const { app, component, pool, requestId, requestDataJson } = event;
+    const { app, component, requestId, requestDataJson } = event;
     const started = performance.now();
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session, { requestId, policy: app.document.spec.ledger });
     const turn = begun instanceof Promise ? await begun : begun;
@@ -103,6 +106,38 @@ export class TurnPipeline {
     }
     const turnEvidence = newTurnEvidence();
     for (const output of event.declaredOutputs) turnEvidence.declaredWrites.push({ path: output.path, role: output.role });
+    const plan = deps.oracle?.plan(event, turn);
+    let answerJson: string | undefined;
+    let status: string;
+    let answer: FinalResponse | undefined;
+    let failure: unknown;
+    try {
+      const { response, text } =
+        plan === undefined ? await this.executeView(event, turn, event, turnEvidence) : await plan.run((view) => this.executeView(event, turn, view, view.background ? newTurnEvidence() : turnEvidence));
+      answerJson = text;
+      status = response.resultType === 'error' ? 'error' : 'ok';
+      // Mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
+      answer = interpretResult(response, requestId);
+      // The execution's time, without the wait for the ledger below (observed once, as the turn ended).
+      deps.metrics.turnSeconds.labels(app.id, component.id, status).observe((performance.now() - started) / 1000);
+    } catch (error) {
+      failure = error;
+      status = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
+      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
+    }
+    // The one place the pipeline waits for the ledger: with `sync` or `fsync` durability the answer
+    // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
+    const recorded = deps.turns.record(turn, requestDataJson, { status, answerJson, evidence: turnEvidence });
+    if (recorded !== undefined) await recorded;
+    if (answer === undefined) throw failure;
+    return answer;
+  }
+
+  /** One /execute of the turn, of the component in the view's form and pool, with an MCP token of its own. */
+  private async executeView(event: TurnEvent, turn: Turn, view: ExecutionView, turnEvidence: TurnEvidence): Promise<ExecutionResult> {
+    const { deps } = this;
+    const { app, requestId, requestDataJson } = event;
+    const { component, pool } = view;
     // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
     const mcpToken = deps.mcp?.beginExecution(
       {
@@ -110,16 +145,14 @@ export class TurnPipeline {
         componentId: component.id,
         requestId,
         revision: app.revision,
-        capabilities: app.document.spec.capabilities ?? {},
+        capabilities: view.capabilities ?? app.document.spec.capabilities ?? {},
         configuration: app.document.spec.configuration ?? {},
       },
       pool.limits.timeoutMs + MCP_TOKEN_GRACE_MS,
     );
-    let mcpEnded = false;
-    /** Revokes the token and moves the execution's MCP calls and refusals into the turn's evidence (once). */
+    /** Revokes the token and moves the execution's MCP calls and refusals into the turn's evidence. */
     const endMcp = (): McpCallSummary[] => {
-      if (mcpToken === undefined || mcpEnded) return [];
-      mcpEnded = true;
+      if (mcpToken === undefined) return [];
       const record = deps.mcp!.endExecution(mcpToken);
       turnEvidence.externalCalls.push(...record.externalCalls);
       turnEvidence.capabilityViolations.push(...record.capabilityViolations);
@@ -133,39 +166,22 @@ export class TurnPipeline {
       mcpToken,
     });
     const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestDataJson},"context":${context}}`;
-    let answerJson: string | undefined;
-    let status: string;
-    let answer: FinalResponse | undefined;
-    let failure: unknown;
     try {
       const { response, text } = await deps.executor.execute(
         { appId: app.id, poolName: pool.name, timeoutMs: pool.limits.timeoutMs },
         requestId,
         body,
         event.traceId,
-        // Outputs of an ambient session are checked but not kept: nobody could fetch them.
-        { sessionId: turn.sessionId, declared: event.declaredOutputs, outputsRoot: turn.ambient ? undefined : deps.outputsRoot, evidence: turnEvidence },
+        // Outputs of an ambient session (or of a comparison run after the answer) are checked but not kept: nobody could fetch them.
+        { sessionId: turn.sessionId, declared: event.declaredOutputs, outputsRoot: turn.ambient || view.background ? undefined : deps.outputsRoot, evidence: turnEvidence },
       );
-      answerJson = text;
       const mcpCalls = endMcp();
       // The core's own record wins over what the runner reported: the sandbox is not trusted to count.
       if (mcpCalls.length > 0) response.metrics = { ...response.metrics, mcp_calls: mcpCalls };
-      status = response.resultType === 'error' ? 'error' : 'ok';
-      // Mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
-      answer = interpretResult(response, requestId);
-      // The execution's time, without the wait for the ledger below (observed once, as the turn ended).
-      deps.metrics.turnSeconds.labels(app.id, component.id, status).observe((performance.now() - started) / 1000);
+      return { response, text };
     } catch (error) {
       endMcp();
-      failure = error;
-      status = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
-      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
+      throw error;
     }
-    // The one place the pipeline waits for the ledger: with `sync` or `fsync` durability the answer
-    // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
-    const recorded = deps.turns.record(turn, requestDataJson, { status, answerJson, evidence: turnEvidence });
-    if (recorded !== undefined) await recorded;
-    if (answer === undefined) throw failure;
-    return answer;
   }
 }
