@@ -19,6 +19,12 @@
  * dispatch with `--ledger off`, `async`, `sync` and `fsync` side by side, with the
  * ledger bytes per request, and times `uhlp ledger verify --full` over
  * BENCH_LEDGER_VERIFY_ENTRIES (1000000; 0 skips it) generated entries.
+ *
+ * The queue benchmark (bench/queue-dispatch.ts, BENCH_ONLY=queue; it needs Redis,
+ * UHLP_TEST_REDIS_URL or 127.0.0.1:6379) runs queue throughput and XADD-to-script
+ * latency through the core beside a bare consumer-group loop on the same sandbox.
+ * BENCH_QUEUE_MESSAGES (5000), BENCH_QUEUE_RATE (100 a second for BENCH_SECONDS),
+ * BENCH_QUEUE_CONCURRENCY (8) and BENCH_QUEUE_ROUNDS (3) shape it.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -26,6 +32,7 @@ import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
 import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './lib/load.js';
 import { benchLedger, ledgerBenchTables } from './ledger-dispatch.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
+import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -60,6 +67,15 @@ async function processBench(): Promise<void> {
   const dispatch = only('dispatch') ? await benchWarmDispatch(seconds * 1000, dispatchRounds) : [];
   const llm = only('llm') ? await benchLlmDispatch(seconds * 1000, dispatchRounds) : [];
   const ledger = only('ledger') ? await benchLedger(seconds * 1000, dispatchRounds, Number(process.env.BENCH_LEDGER_VERIFY_ENTRIES ?? 1_000_000)) : undefined;
+  const queue = only('queue')
+    ? await benchQueue({
+        messages: Number(process.env.BENCH_QUEUE_MESSAGES ?? 5000),
+        rate: Number(process.env.BENCH_QUEUE_RATE ?? 100),
+        latencyMs: seconds * 1000,
+        concurrency: Number(process.env.BENCH_QUEUE_CONCURRENCY ?? 8),
+        rounds: Number(process.env.BENCH_QUEUE_ROUNDS ?? 3),
+      })
+    : [];
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -69,6 +85,8 @@ async function processBench(): Promise<void> {
     ratios: dispatchRatios(dispatch),
     llmDispatch: llm,
     llmAddedMs: addedMs(llm),
+    queue,
+    queueRatio: queueRatio(queue),
     ...(ledger ? { ledger } : {}),
   };
 
@@ -90,9 +108,12 @@ async function processBench(): Promise<void> {
     );
   }
   if (ledger) process.stdout.write(`\n${ledgerBenchTables(ledger)}`);
+  if (queue.length > 0) {
+    process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
+  }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,ledger (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,ledger,queue (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

@@ -7,6 +7,7 @@ import { MCP_USAGE, mcpCommand } from './mcp-command.js';
 import { OPERATOR_USAGE, operatorCommand } from './operator-command.js';
 import { IMAGES_USAGE, imagesCommand } from './images-command.js';
 import { LEDGER_USAGE, ledgerCommand } from './ledger-command.js';
+import { QUEUES_USAGE, queuesCommand } from './queues-command.js';
 import { OPTIMIZE_USAGE, optimizeCommand } from './optimize-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 import { runCommand, type Command } from './run-command.js';
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   mcp: { run: mcpCommand, usage: MCP_USAGE },
   operator: { run: operatorCommand, usage: OPERATOR_USAGE },
   images: { run: imagesCommand, usage: IMAGES_USAGE },
+  queues: { run: queuesCommand, usage: QUEUES_USAGE },
   optimize: { run: optimizeCommand, usage: OPTIMIZE_USAGE },
   ledger: { run: ledgerCommand, usage: LEDGER_USAGE },
 };

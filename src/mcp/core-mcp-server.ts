@@ -22,7 +22,7 @@ import type { KvStore } from './kv-store.js';
 import type { McpExecutions } from './mcp-executions.js';
 import { type ExecutionGrant, McpTokenService, bearerToken } from './mcp-token-service.js';
 import { toolsFor } from './tool-catalog.js';
-import type { EndpointInvoker, ToolServices } from './tool-definition.js';
+import type { EndpointInvoker, SourceTools, ToolServices } from './tool-definition.js';
 import { invokeTool } from './tool-invoker.js';
 
 export const MCP_PATH = '/mcp';
@@ -46,6 +46,8 @@ export interface CoreMcpServerOptions {
   readonly hostEnv?: Readonly<Record<string, string | undefined>>;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** The delivery sources the source tools publish to. @defaultValue none */
+  readonly sources?: SourceTools;
 }
 
 export interface CoreMcpServer extends McpExecutions {
@@ -83,6 +85,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     hostEnv: options.hostEnv ?? {},
     logger: options.logger,
     llm,
+    ...(options.sources !== undefined ? { sources: options.sources } : {}),
     scratchDir(grant) {
       let dir = scratchDirs.get(grant);
       // A call still running when its execution ends must not leave a scratch directory behind.

@@ -91,6 +91,9 @@ describe('tool list per capability set', () => {
     ['web', { web: everything.web! }, ['tool.web.fetch']],
     ['llm', { llm: everything.llm! }, ['core.llm.generate']],
     ['state', { state: { write: ['data/**'], forbidden: [] } }, ['core.state.applyStateDiff']],
+    ['queue', { queue: { publish: ['orders'] } }, ['core.queue.publish']],
+    ['callback', { callback: { create: ['paid'] } }, ['core.callback.create']],
+    ['trigger', { trigger: { emit: ['order.created'] } }, ['core.trigger.emit']],
     ['everything', everything, ['core.llm.generate', 'core.linux.executeCommand', 'tool.web.fetch', 'core.kv.get', 'core.kv.set', 'core.kv.del']],
   ])('%s', (_name, capabilities, extra) => {
     const base = ['core.state.getDefinitionFileContent', 'core.framework.getConfigValue', 'core.log'];
