@@ -12,8 +12,7 @@
  *
  * Warm dispatch runs BENCH_DISPATCH_ROUNDS (3) rounds of every path and shape,
  * interleaved; each row shows the round with the median req/s, and lists all.
- * The LLM benchmark (bench/llm-dispatch.ts) runs the same way; BENCH_ONLY=dispatch
- * or BENCH_ONLY=llm runs one of the two.
+ * The LLM benchmark (bench/llm-dispatch.ts) runs the same way.
  *
  * The ledger benchmark (bench/ledger-dispatch.ts, BENCH_ONLY=ledger) runs warm
  * dispatch with `--ledger off`, `async`, `sync` and `fsync` side by side, with the
@@ -25,6 +24,10 @@
  * latency through the core beside a bare consumer-group loop on the same sandbox.
  * BENCH_QUEUE_MESSAGES (5000), BENCH_QUEUE_RATE (100 a second for BENCH_SECONDS),
  * BENCH_QUEUE_CONCURRENCY (8) and BENCH_QUEUE_ROUNDS (3) shape it.
+ *
+ * The workflow benchmark (bench/workflow-bench.ts) measures the engine's overhead
+ * per step and the time to the first streamed byte, over BENCH_WORKFLOW_RUNS (20) runs.
+ * BENCH_ONLY=dispatch,llm,ledger,queue,workflow picks the parts (all by default).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -34,6 +37,7 @@ import { benchLedger, ledgerBenchTables } from './ledger-dispatch.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
+import { benchWorkflow } from './workflow-bench.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const dispatchRounds = Number(process.env.BENCH_DISPATCH_ROUNDS ?? 3);
@@ -76,6 +80,7 @@ async function processBench(): Promise<void> {
         rounds: Number(process.env.BENCH_QUEUE_ROUNDS ?? 3),
       })
     : [];
+  const workflow = only('workflow') ? await benchWorkflow(Number(process.env.BENCH_WORKFLOW_RUNS ?? 20)) : undefined;
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -88,6 +93,7 @@ async function processBench(): Promise<void> {
     queue,
     queueRatio: queueRatio(queue),
     ...(ledger ? { ledger } : {}),
+    ...(workflow !== undefined ? { workflow } : {}),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -111,9 +117,19 @@ async function processBench(): Promise<void> {
   if (queue.length > 0) {
     process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
   }
+  if (workflow !== undefined) {
+    const { workflow20, direct20, firstByte } = workflow;
+    process.stdout.write(
+      `\nWorkflow engine (${workflow.runs} runs)\n` +
+        `20 no-op JIT steps in a workflow: p50 ${workflow20.p50Ms} ms, p90 ${workflow20.p90Ms} ms\n` +
+        `20 direct JIT calls:              p50 ${direct20.p50Ms} ms, p90 ${direct20.p90Ms} ms\n` +
+        `overhead per step (p50):          ${workflow.perStepOverheadP50Ms} ms (target <= 5 ms); a JIT step's invoke in the trace p50 ${workflow.jitStepInTrace.p50Ms} ms\n` +
+        `first streamed byte: through the core p50 ${firstByte.throughCore.p50Ms} ms, the provider's own p50 ${firstByte.provider.p50Ms} ms (its whole answer p50 ${firstByte.providerWholeAnswer.p50Ms} ms)\n`,
+    );
+  }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,ledger,queue (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,ledger,queue,workflow (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

@@ -20,6 +20,8 @@ export interface ContextOptions {
   timeoutMs: number;
   sessionId?: string;
   turnNumber?: number;
+  /** The workflow run the execution drives (WORKFLOW components). */
+  workflowRunId?: string;
 }
 
 export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, options: ContextOptions): ExecuteContext {
@@ -47,7 +49,7 @@ export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, op
   }
   if (component.llm) context.taskDetails!.llm = component.llm;
   if (component.declaredOutputs) context.taskDetails!.declaredOutputs = component.declaredOutputs;
-  if (component.workflow) context.workflowInfo = { workflowId: component.workflow.workflowId };
+  if (component.workflow) context.workflowInfo = { workflowId: component.workflow.workflowId, ...(options.workflowRunId !== undefined ? { runId: options.workflowRunId } : {}) };
   if (options.sessionId) {
     context.sessionId = options.sessionId;
     context.workspace = workspaceDirs(options.sessionId);
@@ -74,6 +76,8 @@ export class ExecuteContextWriter {
 
   /** The JSON of `buildExecuteContext(app, component, options)`. */
   json(app: LoadedApp, component: ComponentSpec, options: ContextOptions): string {
+    // A run's execution is one of a few per run: its context is made whole, its run id inside workflowInfo.
+    if (options.workflowRunId !== undefined) return JSON.stringify(buildExecuteContext(app, component, options));
     let byComponent = this.cache.get(app);
     if (byComponent === undefined) {
       byComponent = new Map();

@@ -22,7 +22,8 @@ import type { KvStore } from './kv-store.js';
 import type { McpExecutions } from './mcp-executions.js';
 import { type ExecutionGrant, McpTokenService, bearerToken } from './mcp-token-service.js';
 import { toolsFor } from './tool-catalog.js';
-import type { EndpointInvoker, SourceTools, ToolServices } from './tool-definition.js';
+import type { EndpointInvoker, SourceTools, ToolServices, WorkflowServices } from './tool-definition.js';
+import type { Embedder } from '../llm/embedder.js';
 import { invokeTool } from './tool-invoker.js';
 
 export const MCP_PATH = '/mcp';
@@ -48,6 +49,10 @@ export interface CoreMcpServerOptions {
   readonly logger: Logger;
   /** The delivery sources the source tools publish to. @defaultValue none */
   readonly sources?: SourceTools;
+  /** Embeddings behind core.llm.embed. @defaultValue the local deterministic embedding */
+  readonly embedder?: Embedder;
+  /** Workflow runs behind core.workflow.* and core.component.invoke. @defaultValue none */
+  readonly workflows?: WorkflowServices;
 }
 
 export interface CoreMcpServer extends McpExecutions {
@@ -86,6 +91,8 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     logger: options.logger,
     llm,
     ...(options.sources !== undefined ? { sources: options.sources } : {}),
+    ...(options.embedder !== undefined ? { embedder: options.embedder } : {}),
+    ...(options.workflows !== undefined ? { workflows: options.workflows } : {}),
     scratchDir(grant) {
       let dir = scratchDirs.get(grant);
       // A call still running when its execution ends must not leave a scratch directory behind.
@@ -109,7 +116,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       instructions: `Tools of app ${grant.appId}; what they may do is limited by the app's capabilities.`,
     });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: toolsFor(grant.capabilities).map((tool) => ({
+      tools: toolsFor(grant.capabilities, grant.run?.owner === true).map((tool) => ({
         name: tool.name,
         description: tool.description,
         inputSchema: tool.inputSchema as unknown as { type: 'object'; [key: string]: unknown },

@@ -26,6 +26,8 @@ describe('loadLuaScripts', () => {
       'queueRedrive',
       'queueRetry',
       'rateLimit',
+      'runCreate',
+      'runUpdate',
       'sessionCreate',
       'sessionNextTurn',
       'sessionTouch',
