@@ -17,6 +17,11 @@
  * interleaved; each row shows the round with the median req/s, and lists all.
  * The LLM benchmark (bench/llm-dispatch.ts) runs the same way.
  *
+ * The ledger benchmark (bench/ledger-dispatch.ts, BENCH_ONLY=ledger) runs warm
+ * dispatch with `--ledger off`, `async`, `sync` and `fsync` side by side, with the
+ * ledger bytes per request, and times `uhlp ledger verify --full` over
+ * BENCH_LEDGER_VERIFY_ENTRIES (1000000; 0 skips it) generated entries.
+ *
  * The queue benchmark (bench/queue-dispatch.ts, BENCH_ONLY=queue; it needs Redis,
  * UHLP_TEST_REDIS_URL or 127.0.0.1:6379) runs queue throughput and XADD-to-script
  * latency through the core beside a bare consumer-group loop on the same sandbox.
@@ -25,13 +30,14 @@
  *
  * The workflow benchmark (bench/workflow-bench.ts) measures the engine's overhead
  * per step and the time to the first streamed byte, over BENCH_WORKFLOW_RUNS (20) runs.
- * BENCH_ONLY=dispatch,llm,queue,workflow picks the parts (all by default).
+ * BENCH_ONLY=dispatch,llm,ledger,queue,workflow picks the parts (all by default).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
 import { benchK8s, k8sBenchTable, writeK8sReport } from './k8s-dispatch.js';
 import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './lib/load.js';
+import { benchLedger, ledgerBenchTables } from './ledger-dispatch.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
@@ -82,6 +88,7 @@ async function processBench(): Promise<void> {
   const started = machine();
   const dispatch = only('dispatch') ? await benchWarmDispatch(seconds * 1000, dispatchRounds) : [];
   const llm = only('llm') ? await benchLlmDispatch(seconds * 1000, dispatchRounds) : [];
+  const ledger = only('ledger') ? await benchLedger(seconds * 1000, dispatchRounds, Number(process.env.BENCH_LEDGER_VERIFY_ENTRIES ?? 1_000_000)) : undefined;
   const queue = only('queue')
     ? await benchQueue({
         messages: Number(process.env.BENCH_QUEUE_MESSAGES ?? 5000),
@@ -103,6 +110,7 @@ async function processBench(): Promise<void> {
     llmAddedMs: addedMs(llm),
     queue,
     queueRatio: queueRatio(queue),
+    ...(ledger ? { ledger } : {}),
     ...(workflow !== undefined ? { workflow } : {}),
   };
 
@@ -123,6 +131,7 @@ async function processBench(): Promise<void> {
         .join('; ')}\n`,
     );
   }
+  if (ledger) process.stdout.write(`\n${ledgerBenchTables(ledger)}`);
   if (queue.length > 0) {
     process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
   }
@@ -138,7 +147,7 @@ async function processBench(): Promise<void> {
   }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,queue,workflow (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,ledger,queue,workflow (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

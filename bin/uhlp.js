@@ -1,8 +1,13 @@
 #!/usr/bin/env node
 // The CLI is compiled TypeScript; `npm run build` produces dist/.
-import { main } from '../dist/cli/main.js';
+// `uhlp ledger` loads only the ledger's modules (cli/ledger-command.ts): a
+// verification runs in constant memory, and the core's modules would be most of it.
+const ledger = process.argv[2] === 'ledger';
+const run = ledger
+  ? import('../dist/cli/ledger-command.js').then(({ ledgerMain }) => ledgerMain(process.argv.slice(2)))
+  : import('../dist/cli/main.js').then(({ main }) => main(process.argv.slice(2)));
 
-main(process.argv.slice(2)).then(
+run.then(
   (code) => {
     if (typeof code === 'number') process.exitCode = code;
   },

@@ -74,6 +74,40 @@ describe('loadConfig', () => {
     expect(() => loadConfig('d', {}, { UHLP_LEDGER_KEY: 'k'.repeat(31) })).toThrow(/UHLP_LEDGER_KEY must hold a ledger key of 32-4096 bytes/);
   });
 
+  it('reads the ledger durability, segments and retention, with documented defaults', () => {
+    const dev = loadConfig('d', {}, {});
+    expect(dev).toMatchObject({ ledgerDurability: 'async', ledgerSegmentBytes: 64 * 1024 * 1024, ledgerSegmentSeconds: 3600, ledgerPruneIntervalSeconds: 60 });
+    expect(dev.ledgerRetention).toEqual({ '*': { maxAgeMs: 24 * 3600_000, maxBytes: 2 * 1024 ** 3 } });
+    expect(loadConfig('d', {}, {}, { devMode: false }).ledgerRetention).toEqual({});
+    const set = loadConfig(
+      'd',
+      { 'ledger-durability': 'fsync', 'ledger-retention': 'production=30d/100Gi,staging=-/5G' },
+      { UHLP_LEDGER_DURABILITY: 'sync', UHLP_LEDGER_SEGMENT_SIZE: '1Mi', UHLP_LEDGER_SEGMENT_SECONDS: '600', UHLP_LEDGER_PRUNE_INTERVAL_SECONDS: '0' },
+    );
+    expect(set).toMatchObject({ ledgerDurability: 'fsync', ledgerSegmentBytes: 1024 * 1024, ledgerSegmentSeconds: 600, ledgerPruneIntervalSeconds: 0 });
+    expect(set.ledgerRetention).toEqual({ production: { maxAgeMs: 30 * 86_400_000, maxBytes: 100 * 1024 ** 3 }, staging: { maxBytes: 5e9 } });
+    expect(loadConfig('d', { 'ledger-retention': 'none' }, {}).ledgerRetention).toEqual({});
+    expect(loadConfig('d', {}, { UHLP_LEDGER_DURABILITY: 'sync' }).ledgerDurability).toBe('sync');
+  });
+
+  it.each([
+    [{ 'ledger-durability': 'eventually' }, {}, /--ledger-durability must be one of/],
+    [{}, { UHLP_LEDGER_DURABILITY: 'SYNC' }, /UHLP_LEDGER_DURABILITY must be one of/],
+    [{ 'ledger-retention': 'production=forever' }, {}, /--ledger-retention \(production\)/],
+    [{ 'ledger-retention': 'Prod=7d' }, {}, /--ledger-retention must be plane=maxAge\/maxSize pairs/],
+    [{ 'ledger-retention': '*=7d,*=1d' }, {}, /names plane "\*" twice/],
+    [{}, { UHLP_LEDGER_SEGMENT_SIZE: '1K' }, /UHLP_LEDGER_SEGMENT_SIZE must be a size of 64Ki to 4Gi/],
+    [{}, { UHLP_LEDGER_SEGMENT_SIZE: 'big' }, /UHLP_LEDGER_SEGMENT_SIZE/],
+    [{}, { UHLP_LEDGER_SEGMENT_SECONDS: '0' }, /UHLP_LEDGER_SEGMENT_SECONDS must be an integer 1-604800/],
+  ] as Array<[Record<string, string>, Record<string, string>, RegExp]>)('refuses ledger setting %o %o with UHLP_CONFIG_INVALID', (flags, env, message) => {
+    expect(() => loadConfig('d', flags, env)).toThrow(message);
+    try {
+      loadConfig('d', flags, env);
+    } catch (error) {
+      expect((error as { code: string }).code).toBe('UHLP_CONFIG_INVALID');
+    }
+  });
+
   it('requires a definitions directory', () => {
     expect(() => loadConfig(undefined, {}, {})).toThrow(/definitions directory is required/);
   });

@@ -8,7 +8,10 @@ import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { UhlpError } from './errors.js';
+import { DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MS } from './ledger/file-ledger.js';
 import { makeLedgerKey, readLedgerKeyFile, type LedgerKey } from './ledger/ledger-key.js';
+import { parseRetentionSpec, parseSize, type RetentionLimits } from './ledger/ledger-retention.js';
+import { LEDGER_DURABILITIES, type LedgerDurability } from './ledger/turn-ledger-thread.js';
 import { parseModelMap } from './llm/model-map.js';
 import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai-chat-wire.js';
 import type { LogLevel } from './logger.js';
@@ -55,6 +58,25 @@ export interface CoreConfig {
    * a string's UTF-8 bytes (`UHLP_LEDGER_KEY`). @defaultValue none: plain sha256 chains
    */
   readonly ledgerKey: LedgerKey | undefined;
+  /**
+   * When an answer may leave relative to its turn's ledger entries: `async`
+   * (answer first, entries within milliseconds), `sync` (after the entries are
+   * written, with group commit), `fsync` (after they are flushed to disk).
+   * @defaultValue `async` (`--ledger-durability`, `UHLP_LEDGER_DURABILITY`)
+   */
+  readonly ledgerDurability: LedgerDurability;
+  /** A ledger segment is closed once either of its files reaches this size, bytes. @defaultValue 64Mi (`UHLP_LEDGER_SEGMENT_SIZE`, 64Ki - 4Gi) */
+  readonly ledgerSegmentBytes: number;
+  /** ...or once it has been written to this long, seconds. @defaultValue 3600 (`UHLP_LEDGER_SEGMENT_SECONDS`, 1 - 604800) */
+  readonly ledgerSegmentSeconds: number;
+  /**
+   * Ledger retention per plane (deployment mode): `plane=maxAge/maxSize`, `*`
+   * for planes not named; apps add their own (`spec.ledger.retention`).
+   * @defaultValue `*=24h/2Gi` in dev mode, none (keep everything) otherwise (`--ledger-retention`, `UHLP_LEDGER_RETENTION`; `none` keeps everything)
+   */
+  readonly ledgerRetention: Readonly<Record<string, RetentionLimits>>;
+  /** How often the core applies retention, seconds; 0 never. @defaultValue 60 (`UHLP_LEDGER_PRUNE_INTERVAL_SECONDS`, 0 - 86400) */
+  readonly ledgerPruneIntervalSeconds: number;
   /** Life of a session after its last turn, seconds. @defaultValue 3600 (`UHLP_SESSION_TTL_SECONDS`) */
   readonly sessionTtlSeconds: number;
   /** How long a completed Idempotency-Key answer is replayed, seconds. @defaultValue 86400 (`UHLP_IDEMPOTENCY_TTL_SECONDS`) */
@@ -205,6 +227,8 @@ export interface ConfigFlags {
   state?: string;
   pull?: string;
   ledger?: string;
+  'ledger-durability'?: string;
+  'ledger-retention'?: string;
   host?: string;
   port?: string;
   'data-dir'?: string;
@@ -278,6 +302,10 @@ export function loadConfig(
   for (const ns of namespaces) if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(ns)) invalid('--namespace', 'a namespace name', ns);
   const state = pick('state', 'UHLP_STATE');
   const ledger = pick('ledger', 'UHLP_LEDGER');
+  const durability = pick('ledger-durability', 'UHLP_LEDGER_DURABILITY');
+  const retention = pick('ledger-retention', 'UHLP_LEDGER_RETENTION');
+  const segmentSize = env.UHLP_LEDGER_SEGMENT_SIZE ? parseSize(env.UHLP_LEDGER_SEGMENT_SIZE, 'UHLP_LEDGER_SEGMENT_SIZE') : DEFAULT_SEGMENT_BYTES;
+  if (segmentSize < 64 * 1024 || segmentSize > 4 * 1024 ** 3) invalid('UHLP_LEDGER_SEGMENT_SIZE', 'a size of 64Ki to 4Gi', env.UHLP_LEDGER_SEGMENT_SIZE ?? '');
   const pull = pick('pull', 'UHLP_GIT_PULL_REMOTE');
   const envInt = (name: string, fallback: number, min: number, max: number): number =>
     env[name] ? integer(name, env[name]!, min, max) : fallback;
@@ -342,6 +370,14 @@ export function loadConfig(
     statePrefix,
     ledger: ledger ? oneOf(ledger.name, ledger.raw, ['files', 'off'] as const) : 'files',
     ledgerKey: loadLedgerKey(env),
+    ledgerDurability: durability ? oneOf(durability.name, durability.raw, LEDGER_DURABILITIES) : 'async',
+    ledgerSegmentBytes: segmentSize,
+    ledgerSegmentSeconds: envInt('UHLP_LEDGER_SEGMENT_SECONDS', DEFAULT_SEGMENT_MS / 1000, 1, 604_800),
+    // A dev core is a laptop's: it keeps a day of ledger, and never more than 2 GiB of it, unless told otherwise.
+    ledgerRetention: Object.freeze(
+      retention ? (retention.raw.trim() === 'none' ? {} : parseRetentionSpec(retention.raw, retention.name)) : mode.devMode ? parseRetentionSpec('*=24h/2Gi', 'default') : {},
+    ),
+    ledgerPruneIntervalSeconds: envInt('UHLP_LEDGER_PRUNE_INTERVAL_SECONDS', 60, 0, 86_400),
     sessionTtlSeconds: envInt('UHLP_SESSION_TTL_SECONDS', 3600, 1, 30 * 86400),
     idempotencyTtlSeconds: envInt('UHLP_IDEMPOTENCY_TTL_SECONDS', 86400, 1, 30 * 86400),
     reloadIntervalMs: envInt('UHLP_RELOAD_INTERVAL_MS', 1000, 0, 3600_000),

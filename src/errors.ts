@@ -54,6 +54,7 @@ export const ERROR_CATALOG = {
   // Ledger
   UHLP_LEDGER_INTEGRITY: { status: 500, summary: 'A ledger entry does not verify (tampered, reordered, or missing its predecessor).' },
   UHLP_LEDGER_KEY_REQUIRED: { status: 500, summary: 'A ledger is sealed with a ledger key (HMAC) and this core or command has no key to extend or check it.' },
+  UHLP_LEDGER_UNAVAILABLE: { status: 503, summary: "With ledger durability sync or fsync, the turn's entries could not be written, so its answer is withheld (the turn ran; the log says why)." },
 
   // Endpoint spine (Unix-socket JSON lines between the core and endpoint hosts)
   UHLP_SPINE_BAD_MESSAGE: { status: 400, summary: 'A spine line is not JSON, or not a known message with its required fields.' },

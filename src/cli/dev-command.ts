@@ -11,7 +11,7 @@ import { startCore } from '../core/start-core.js';
 import { buildImages } from '../images/build-images.js';
 import { formatBuiltImages } from '../images/images-report.js';
 
-const CORE_FLAGS = '<definitions-dir>|--registry kubernetes [--namespace NS]... [--driver process|docker] [--unsafe-process-sandboxes] [--port N] [--host H] [--data-dir D] [--state memory|redis://...] [--pull REMOTE] [--ledger files|off] [--log-level L]';
+const CORE_FLAGS = '<definitions-dir>|--registry kubernetes [--namespace NS]... [--driver process|docker] [--unsafe-process-sandboxes] [--port N] [--host H] [--data-dir D] [--state memory|redis://...] [--pull REMOTE] [--ledger files|off] [--ledger-durability async|sync|fsync] [--ledger-retention SPEC] [--log-level L]';
 export const DEV_USAGE = `uhlp dev ${CORE_FLAGS}`;
 export const SERVE_USAGE = `uhlp serve ${CORE_FLAGS}`;
 
@@ -47,6 +47,8 @@ async function runCore(argv: string[], mode: { devMode: boolean; usage: string }
       driver: { type: 'string' },
       state: { type: 'string' },
       ledger: { type: 'string' },
+      'ledger-durability': { type: 'string' },
+      'ledger-retention': { type: 'string' },
       pull: { type: 'string' },
       registry: { type: 'string' },
       namespace: { type: 'string', multiple: true },

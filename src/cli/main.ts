@@ -2,18 +2,16 @@
  * The `uhlp` command line. Each subcommand lives in its own module and returns
  * its exit code; errors with a uhlp code are printed as one line, never a stack.
  */
-import { isUhlpError } from '../errors.js';
 import { DEV_USAGE, devCommand, SERVE_USAGE, serveCommand } from './dev-command.js';
 import { MCP_USAGE, mcpCommand } from './mcp-command.js';
 import { OPERATOR_USAGE, operatorCommand } from './operator-command.js';
 import { IMAGES_USAGE, imagesCommand } from './images-command.js';
+import { LEDGER_USAGE, ledgerCommand } from './ledger-command.js';
 import { QUEUES_USAGE, queuesCommand } from './queues-command.js';
 import { OPTIMIZE_USAGE, optimizeCommand } from './optimize-command.js';
-import { runLedgerVerify } from '../ledger/ledger-verify-command.js';
 import { RUNS_USAGE, runsCommand } from './runs-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
-
-type Command = (argv: string[]) => Promise<number>;
+import { runCommand, type Command } from './run-command.js';
 
 const COMMANDS: Record<string, { run: Command; usage: string }> = {
   dev: { run: devCommand, usage: DEV_USAGE },
@@ -27,14 +25,8 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   queues: { run: queuesCommand, usage: QUEUES_USAGE },
   runs: { run: (argv) => runsCommand(argv), usage: RUNS_USAGE },
   optimize: { run: optimizeCommand, usage: OPTIMIZE_USAGE },
-  ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed]' },
+  ledger: { run: ledgerCommand, usage: LEDGER_USAGE },
 };
-
-async function ledgerCommand(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub !== 'verify') throw new Error('usage: uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed]');
-  return runLedgerVerify(rest);
-}
 
 function usage(): string {
   return ['usage:', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
@@ -51,11 +43,5 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`uhlp: unknown command "${name}"\n${usage()}\n`);
     return 64;
   }
-  try {
-    return await command.run(rest);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(isUhlpError(error) ? `uhlp: ${error.code}: ${message}\n` : `uhlp: ${message}\n`);
-    return isUhlpError(error) && error.code === 'UHLP_CONFIG_INVALID' ? 64 : 1;
-  }
+  return runCommand(command.run, rest);
 }

@@ -32,6 +32,9 @@ import { KubernetesAppSource } from '../registry/kubernetes-app-source.js';
 import { IngressServer } from '../sources/http/ingress-server.js';
 import { TurnKeeper } from '../turns/turn-keeper.js';
 import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
+import { parseDuration, parseSize, type RetentionLimits, type RetentionPolicy } from '../ledger/ledger-retention.js';
+import { scheduleRetention, type RetentionSchedule } from '../ledger/retention-schedule.js';
+import type { AppSnapshot } from '../registry/app-snapshot.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { GitPromotions } from '../oracle/git-promotion.js';
@@ -156,12 +159,30 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     metrics.stateUp.set({ kind: store.kind }, up);
   };
   metrics.stateProbes.add(probeState);
-  const turns = new TurnKeeper({
-    store,
-    sessionTtlMs: config.sessionTtlSeconds * 1000,
-    ledger: config.ledger === 'files' ? new TurnLedgerThread({ dataDir: config.dataDir, logger, metrics, ...(config.ledgerKey ? { key: config.ledgerKey } : {}) }) : undefined,
-    metrics,
-  });
+  const ledgerThread =
+    config.ledger === 'files'
+      ? new TurnLedgerThread({
+          dataDir: config.dataDir,
+          logger,
+          metrics,
+          durability: config.ledgerDurability,
+          segmentBytes: config.ledgerSegmentBytes,
+          segmentMs: config.ledgerSegmentSeconds * 1000,
+          ...(config.ledgerKey ? { key: config.ledgerKey } : {}),
+        })
+      : undefined;
+  const turns = new TurnKeeper({ store, sessionTtlMs: config.sessionTtlSeconds * 1000, ledger: ledgerThread, metrics });
+  // Retention on the ledger thread, with the apps' own limits as the registry has them now.
+  const retention: RetentionSchedule | undefined =
+    ledgerThread && config.ledgerPruneIntervalSeconds > 0
+      ? scheduleRetention({
+          ledger: ledgerThread,
+          policy: () => retentionPolicy(config.ledgerRetention, registry.snapshot, logger),
+          sessionTtlMs: config.sessionTtlSeconds * 1000,
+          intervalMs: config.ledgerPruneIntervalSeconds * 1000,
+          logger,
+        })
+      : undefined;
   const kubernetesApps =
     config.registry === 'kubernetes'
       ? new KubernetesAppSource({
@@ -275,6 +296,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await stdBody?.stop();
     await mcp.close();
     await spine.close();
+    await retention?.stop();
     await turns.close();
     await deliveryStore.close();
     metrics.stateProbes.delete(probeState);
@@ -345,6 +367,25 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       return closing;
     },
   };
+}
+
+/** The retention the core applies: the planes' limits from its configuration, each app's from its definition. */
+function retentionPolicy(planes: Readonly<Record<string, RetentionLimits>>, snapshot: AppSnapshot, logger: Logger): RetentionPolicy {
+  const apps: Record<string, RetentionLimits> = {};
+  for (const app of snapshot.apps.values()) {
+    const retention = app.document.spec.ledger?.retention;
+    if (retention === undefined) continue;
+    try {
+      apps[app.id] = {
+        ...(retention.maxAge !== undefined ? { maxAgeMs: parseDuration(retention.maxAge, 'spec.ledger.retention.maxAge') } : {}),
+        ...(retention.maxSize !== undefined ? { maxBytes: parseSize(retention.maxSize, 'spec.ledger.retention.maxSize') } : {}),
+      };
+    } catch (error) {
+      // The schema admits only these forms; a value past its bounds is left out rather than stop retention.
+      logger.warn({ app: app.id, err: (error as Error).message }, 'ledger retention of the app ignored');
+    }
+  }
+  return { planes, apps };
 }
 
 /** $KUBECONFIG, ~/.kube/config, or the in-cluster service account. */

@@ -6,6 +6,7 @@
  * `x-kubernetes-preserve-unknown-fields`.
  */
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+import { DURATION_PATTERN, SIZE_PATTERN } from '../ledger/ledger-retention.js';
 
 export const API_GROUP = 'uhlp.dev';
 export const API_VERSION = 'v1alpha1';
@@ -433,6 +434,34 @@ export const CapabilitiesSpec = Type.Object(
 );
 export type CapabilitiesSpec = Static<typeof CapabilitiesSpec>;
 
+export const LedgerRetentionSpec = Type.Object(
+  {
+    maxAge: Type.Optional(
+      Type.String({ pattern: DURATION_PATTERN, description: "Ledger segments of the app's sessions last written longer ago than this are removed: <n>s, m, h or d (7d)." }),
+    ),
+    maxSize: Type.Optional(
+      Type.String({ pattern: SIZE_PATTERN, description: "The oldest segments of the app's sessions are removed while they hold more than this: bytes, or <n>Ki, Mi, Gi, Ti (K, M, G, T decimal)." }),
+    ),
+  },
+  { additionalProperties: false, description: "Retention of the app's ledgers, on top of its plane's (the core's UHLP_LEDGER_RETENTION): the stricter limit removes a segment." },
+);
+export type LedgerRetentionSpec = Static<typeof LedgerRetentionSpec>;
+
+export const AppLedgerSpec = Type.Object(
+  {
+    ambient: Type.Union([Type.Literal('full'), Type.Literal('sampled'), Type.Literal('off')], {
+      default: 'full',
+      description:
+        'What is ledgered of requests that name no session (the ambient session): every turn (full), one turn in 1/sampleRate (sampled), or none (off). ' +
+        'Stored sessions are always ledgered in full, and a turn with a refusal or capability violation always is.',
+    }),
+    sampleRate: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.01, description: 'With ambient: sampled, the share of ambient turns ledgered (0.01: one in a hundred).' }),
+    retention: Type.Optional(LedgerRetentionSpec),
+  },
+  { additionalProperties: false },
+);
+export type AppLedgerSpec = Static<typeof AppLedgerSpec>;
+
 export const AppSpec = Type.Object(
   {
     deploymentMode: Type.Union([Type.Literal('development'), Type.Literal('staging'), Type.Literal('production')], {
@@ -493,6 +522,7 @@ export const AppSpec = Type.Object(
     ),
     // Optional in the type so that specs built in code need not spell it; validation fills `{}`.
     capabilities: Type.Optional(Type.Object(CapabilitiesSpec.properties, { additionalProperties: false, default: {} })),
+    ledger: Type.Optional(Type.Object(AppLedgerSpec.properties, { additionalProperties: false, description: 'What the turn ledger keeps of this app, and for how long.' })),
   },
   { additionalProperties: false },
 );

@@ -37,6 +37,13 @@ describe('validateAppDefinition', () => {
     expect(result.document.spec.components[0]!.jit!.function).toBe('default');
     expect(result.document.spec.ingress).toEqual({ hosts: [] });
     expect(result.document.spec.deploymentMode).toBe('development');
+    expect(result.document.spec.ledger).toBeUndefined();
+  });
+
+  it('takes a ledger spec, with its defaults', () => {
+    const result = validateAppDefinition(doc({ ledger: { ambient: 'sampled', retention: { maxAge: '7d', maxSize: '10Gi' } } }), options);
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.document.spec.ledger).toEqual({ ambient: 'sampled', sampleRate: 0.01, retention: { maxAge: '7d', maxSize: '10Gi' } });
   });
 
   const cases: Array<[string, unknown, string, RegExp]> = [
@@ -57,6 +64,12 @@ describe('validateAppDefinition', () => {
     ['an upper-case pool name', doc({ pools: [{ name: 'Node' }] }), '/spec/pools/0/name', /./],
     ['a component id with a space', doc({ components: [{ id: 'out of stock', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } }] }), '/spec/components/0/id', /./],
     ['a component id ending in a dot', doc({ components: [{ id: 'quote.', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } }] }), '/spec/components/0/id', /./],
+    ['an unknown ambient ledger mode', doc({ ledger: { ambient: 'some' } }), '/spec/ledger/ambient', /./],
+    ['a sample rate of 0', doc({ ledger: { ambient: 'sampled', sampleRate: 0 } }), '/spec/ledger/sampleRate', /./],
+    ['a sample rate over 1', doc({ ledger: { ambient: 'sampled', sampleRate: 2 } }), '/spec/ledger/sampleRate', /./],
+    ['a retention age without a unit', doc({ ledger: { retention: { maxAge: '7' } } }), '/spec/ledger/retention/maxAge', /./],
+    ['a retention size in words', doc({ ledger: { retention: { maxSize: 'lots' } } }), '/spec/ledger/retention/maxSize', /./],
+    ['an unknown ledger field', doc({ ledger: { keep: 'all' } }), '/spec/ledger/keep', /./],
   ];
   it.each(cases)('reports %s with its JSON path', (_name, input, path, reason) => {
     const result = validateAppDefinition(input, options);

@@ -9,6 +9,8 @@ describe('ledger entry JSON', () => {
   const execs: Array<[string, Omit<ExecEntry, 'entry_hash'>]> = [
     ['first entry, failed turn', { ...chain, entry_type: 'L-EXEC', query_hash: 'sha256:q', result_hash: null, status: 'UHLP_SANDBOX_TIMEOUT', previous_hash: null }],
     ['chained, with a result', { ...chain, entry_type: 'L-EXEC', query_hash: 'sha256:q', result_hash: 'sha256:r', status: 'ok', previous_hash: 'sha256:p' }],
+    ['with its request id', { ...chain, entry_type: 'L-EXEC', query_hash: 'sha256:q', request_id: 'w3-17', result_hash: 'sha256:r', status: 'ok', previous_hash: 'sha256:p' }],
+    ['a request id JSON escapes', { ...chain, entry_type: 'L-EXEC', query_hash: 'sha256:q', request_id: 'a"b\\c\u2028', result_hash: null, status: 'ok', previous_hash: null }],
     ['a status JSON escapes', { ...chain, entry_type: 'L-EXEC', query_hash: 'sha256:q', result_hash: null, status: 'odd "status"\n\u2028', previous_hash: 'sha256:p' }],
     [
       'sealed with a ledger key',

@@ -17,9 +17,25 @@ const sealing = (entry: { hash_alg?: string; key_id?: string }): string =>
 export function execEntryJson(entry: Omit<ExecEntry, 'entry_hash'>): string {
   return (
     `{"entry_type":"L-EXEC",${sealing(entry)}"previous_hash":${nullable(entry.previous_hash)},"query_hash":${quote(entry.query_hash)},` +
-    `"result_hash":${nullable(entry.result_hash)},"schema_version":${canonicalJson(entry.schema_version)},"session_id":${quote(entry.session_id)},` +
+    `${entry.request_id === undefined ? '' : `"request_id":${quote(entry.request_id)},`}"result_hash":${nullable(entry.result_hash)},"schema_version":${canonicalJson(entry.schema_version)},"session_id":${quote(entry.session_id)},` +
     `"status":${quote(entry.status)},"timestamp":${quote(entry.timestamp)},"turn_number":${canonicalJson(entry.turn_number)}}`
   );
+}
+
+/**
+ * The canonical JSON of an exec or evidence entry as the fast writers make it,
+ * or undefined for any other entry. Verification compares it with the text of
+ * the line: when they are equal the line is that canonical form, found without
+ * the general walk; any other line takes the walk.
+ */
+export function knownEntryJson(entry: Record<string, unknown>): string | undefined {
+  if (entry.entry_type === 'L-EXEC') return execEntryJson(entry as unknown as ExecEntry);
+  if (entry.entry_type !== 'L-EVIDENCE') return undefined;
+  const evidence = entry as unknown as EvidenceEntry;
+  // The fast writer takes these lists as given; anything else is left to the walk.
+  const lists = [evidence.capability_violations, evidence.declared_reads, evidence.declared_writes, evidence.external_calls];
+  if (!lists.every(Array.isArray) || (evidence.realized_writes !== undefined && !Array.isArray(evidence.realized_writes))) return undefined;
+  return evidenceEntryJson(evidence);
 }
 
 /** canonicalJson(entry) for an evidence entry without its entry_hash. */

@@ -11,6 +11,7 @@
  * reports, one that is not: otherwise a forged checkpoint at the end of a
  * re-hashed chain would vouch for it.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { canonicalJson } from './canonical-json.js';
 import type { LedgerKind } from './ledger-entry.js';
@@ -18,13 +19,21 @@ import { KEYED_HASH_ALG, type LedgerKey, type LedgerKeyring } from './ledger-key
 
 export interface LedgerCheckpoint {
   ledger: LedgerKind;
+  /** The segment of the ledger the line is in (ledger-paths.ts). @defaultValue 1 when absent (checkpoints from before segments) */
+  segment?: number;
   line: number;
   entry_hash: string;
   /** Timestamp of the checkpointed entry (ISO 8601): replay to a time uses the latest one at or before it. */
   entry_timestamp: string;
   created_at: string;
-  /** The replay state after the checkpointed entry. */
+  /** The replay state after the checkpointed entry; null for a segment's closing checkpoint. */
   state: unknown;
+  /**
+   * Written by the writer when it closed the segment: `line` is the segment's
+   * last line and `entry_hash` its last hash, as the writer chained them. It
+   * carries no replay state.
+   */
+  closes_segment?: boolean;
   /** With a ledger key: `hmac-sha256`, the key's id, and the HMAC of the checkpoint without `checkpoint_hash`. */
   hash_alg?: typeof KEYED_HASH_ALG;
   key_id?: string;
@@ -59,19 +68,32 @@ export function checkpointDistrust(checkpoint: LedgerCheckpoint, keys: LedgerKey
 
 /** All checkpoints of a session, in file order; a missing file means none. Unreadable lines are skipped. */
 export async function readCheckpoints(file: string): Promise<LedgerCheckpoint[]> {
-  let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    return parseCheckpoints(await readFile(file, 'utf8'));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
+}
+
+/** readCheckpoints, blocking: for the ledger thread and the verifier's workers. */
+export function readCheckpointsSync(file: string): LedgerCheckpoint[] {
+  try {
+    return parseCheckpoints(readFileSync(file, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+function parseCheckpoints(text: string): LedgerCheckpoint[] {
   const checkpoints: LedgerCheckpoint[] = [];
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
     try {
       const value = JSON.parse(raw) as Partial<LedgerCheckpoint>;
-      if ((value.ledger === 'exec' || value.ledger === 'evidence') && Number.isInteger(value.line) && typeof value.entry_hash === 'string') {
+      const segmentOk = value.segment === undefined || (Number.isSafeInteger(value.segment) && value.segment >= 1);
+      if ((value.ledger === 'exec' || value.ledger === 'evidence') && Number.isInteger(value.line) && typeof value.entry_hash === 'string' && segmentOk) {
         checkpoints.push(value as LedgerCheckpoint);
       }
     } catch {
@@ -81,13 +103,28 @@ export async function readCheckpoints(file: string): Promise<LedgerCheckpoint[]>
   return checkpoints;
 }
 
-/** The latest checkpoint of `ledger`, optionally the latest whose entry is at or before `before`. */
-export function latestCheckpoint(checkpoints: LedgerCheckpoint[], ledger: LedgerKind, before?: Date): LedgerCheckpoint | undefined {
+/** The segment a checkpoint is in (1 for checkpoints written before segments). */
+export function checkpointSegment(checkpoint: LedgerCheckpoint): number {
+  return typeof checkpoint.segment === 'number' ? checkpoint.segment : 1;
+}
+
+/**
+ * The latest checkpoint of `ledger` (the furthest into the ledger), optionally
+ * the latest whose entry is at or before `before`; `withState` skips the
+ * closing checkpoints of segments, which carry no replay state.
+ */
+export function latestCheckpoint(checkpoints: LedgerCheckpoint[], ledger: LedgerKind, before?: Date, options: { withState?: boolean } = {}): LedgerCheckpoint | undefined {
   let best: LedgerCheckpoint | undefined;
   for (const checkpoint of checkpoints) {
     if (checkpoint.ledger !== ledger) continue;
+    if (options.withState && checkpoint.closes_segment) continue;
     if (before && !(Date.parse(checkpoint.entry_timestamp) <= before.getTime())) continue;
-    if (!best || checkpoint.line > best.line) best = checkpoint;
+    if (!best || compareCheckpoints(checkpoint, best) > 0) best = checkpoint;
   }
   return best;
+}
+
+/** Orders checkpoints by where they are in the ledger: segment, then line. */
+export function compareCheckpoints(a: LedgerCheckpoint, b: LedgerCheckpoint): number {
+  return checkpointSegment(a) - checkpointSegment(b) || a.line - b.line;
 }

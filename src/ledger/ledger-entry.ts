@@ -81,6 +81,12 @@ interface ChainFields {
 export interface ExecEntry extends ChainFields {
   entry_type: 'L-EXEC';
   query_hash: string;
+  /**
+   * The execution's id (the `/execute` requestId, the answer's X-Request-ID), so
+   * that an answer a client holds can be found in the ledger. Absent in entries
+   * written before it was recorded, and for turns that had none.
+   */
+  request_id?: string;
   /** Null when the turn failed before producing a result. */
   result_hash: string | null;
   status: string;
@@ -99,6 +105,21 @@ export interface EvidenceEntry extends ChainFields {
 }
 
 export type LedgerEntry = ExecEntry | EvidenceEntry;
+
+/** The `entry_type` of a segment's first line. */
+export const SEGMENT_ENTRY_TYPE = 'L-SEGMENT';
+
+/**
+ * The first line of every segment after the first (ledger-segments.ts): it says
+ * which segment it opens, and its `previous_hash` is the last hash of the
+ * segment before, so the chain runs on across files and each segment can be
+ * verified on its own, then joined to its predecessor. Sealed like any entry.
+ */
+export interface SegmentEntry extends Omit<ChainFields, 'turn_number'> {
+  entry_type: typeof SEGMENT_ENTRY_TYPE;
+  /** The segment this line opens: 2 for `exec.000002.jsonl`. */
+  segment: number;
+}
 
 /** `sha256:<hex>` of the entry without its `entry_hash`, or with `key` its `hmac-sha256:<hex>`. */
 export function computeEntryHash(entry: Record<string, unknown>, key?: LedgerKey): string {

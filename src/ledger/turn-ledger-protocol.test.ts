@@ -13,6 +13,7 @@ describe('turn lines', () => {
   const cases: Array<[string, TurnRecord]> = [
     ['a turn that failed before an answer', { ...base, status: 'UHLP_SANDBOX_TIMEOUT' }],
     ['a turn with an answer', { ...base, answerJson: '{"requestId":"r","resultType":"generic","data":{"x":"\\t"}}' }],
+    ['a turn with its request id', { ...base, requestId: 'w3-17', answerJson: '{"data":1}' }],
     [
       'a turn with evidence',
       {

@@ -1,14 +1,32 @@
 /**
- * The core's side of the ledger thread. Turns are batched for a few milliseconds
- * and posted to a worker thread (ledger-worker.ts), which hashes and writes
- * them; the request thread only copies each turn once. Session starts are
- * answered, so a session's first turn is never written before its files exist.
+ * The core's side of the ledger thread. Turns are batched and posted to a
+ * worker thread (ledger-worker.ts), which hashes and writes them; the request
+ * thread only copies each turn once. Session starts are answered, so a
+ * session's first turn is never written before its files exist.
+ *
+ * Durability (`--ledger-durability`):
+ * - `async`: a turn is queued and its answer sent at once; the batch is posted
+ *   within 2 ms. A crash can lose the turns of the last few milliseconds,
+ *   answered or not.
+ * - `sync`: record() returns a promise that resolves once the turn's entries are
+ *   written (in the operating system's page cache), and the answer waits for
+ *   it. Group commit keeps that cheap: while one batch is being written, the
+ *   turns that finish meanwhile gather and go as the next batch the moment it
+ *   is done, so a busy core writes big batches and an idle one waits for no
+ *   timer. A killed core loses no answered turn; a power loss can.
+ * - `fsync`: as `sync`, and each batch is flushed to disk (fdatasync) first: an
+ *   answered turn survives a power loss too.
  */
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { UhlpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import type { SessionStart } from './file-ledger.js';
 import type { LedgerKey } from './ledger-key.js';
+import type { PruneReport } from './ledger-prune.js';
+import type { RetentionPolicy } from './ledger-retention.js';
+import type { LedgerWorkerData } from './ledger-worker.js';
 import { encodeTurn, type FromLedgerThread, type ToLedgerThread, type TurnRecord } from './turn-ledger-protocol.js';
 
 /**
@@ -17,12 +35,21 @@ import { encodeTurn, type FromLedgerThread, type ToLedgerThread, type TurnRecord
  */
 export const LEDGER_WORKER_ENTRY = fileURLToPath(new URL('../../dist/ledger/ledger-worker.js', import.meta.url));
 
+export const LEDGER_DURABILITIES = ['async', 'sync', 'fsync'] as const;
+export type LedgerDurability = (typeof LEDGER_DURABILITIES)[number];
+
 export interface TurnLedgerThreadOptions {
   /** The core's data directory; ledgers go under `planes/<tier>/sessions/`. */
   readonly dataDir: string;
   readonly logger: Logger;
   /** Seal entries with HMAC-SHA256 under this key. @defaultValue none: plain sha256 */
   readonly key?: LedgerKey;
+  /** When an answer may leave relative to its turn's entries (see above). @defaultValue `async` */
+  readonly durability?: LedgerDurability;
+  /** Segment size limit, bytes. @defaultValue DEFAULT_SEGMENT_BYTES (file-ledger.ts) */
+  readonly segmentBytes?: number;
+  /** Segment age limit, ms. @defaultValue DEFAULT_SEGMENT_MS (file-ledger.ts) */
+  readonly segmentMs?: number;
   /** Worker entry script. @defaultValue LEDGER_WORKER_ENTRY */
   readonly entry?: string;
   /** Counts failed writes (uhlp_ledger_write_errors_total). @defaultValue none counted */
@@ -30,50 +57,90 @@ export interface TurnLedgerThreadOptions {
 }
 
 /**
- * How long a turn waits for others before the batch is posted. Each post wakes
- * the thread, and on a busy two-core machine a wake-up per turn of the event loop
- * cost more than the copy itself; a short timer makes it a few hundred per second.
+ * How long a turn waits for others before the batch is posted (async). Each post
+ * wakes the thread, and on a busy two-core machine a wake-up per turn of the
+ * event loop cost more than the copy itself; a short timer makes it a few
+ * hundred per second.
  */
 const BATCH_DELAY_MS = 2;
 /** A batch this large is posted at once, so a burst never waits or piles up. */
 const MAX_BATCH = 256;
 
-type Request = { kind: 'start'; tier: string; sessionId: string } | { kind: 'close' };
+type Request = { kind: 'start'; tier: string; sessionId: string; meta?: SessionStart } | { kind: 'close' } | { kind: 'prune'; policy: RetentionPolicy; sessionTtlMs: number };
+
+/** A turn whose answer waits for its entries (sync, fsync). */
+interface Waiter {
+  key: string;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
 
 export class TurnLedgerThread {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (report?: PruneReport) => void; reject: (error: Error) => void }>();
   private nextId = 1;
   /** Turns waiting to be posted, as lines (turn-ledger-protocol.ts). */
   private batch = '';
   private batched = 0;
   private flushTimer: NodeJS.Timeout | undefined;
+  private readonly durability: LedgerDurability;
+  /** Sync durability: the waiters of the batch being gathered, of the batches posted, and whether a post is due. */
+  private waiters: Waiter[] = [];
+  private readonly posted = new Map<number, Waiter[]>();
+  private nextSeq = 1;
+  private flushQueued = false;
 
   constructor(private readonly options: TurnLedgerThreadOptions) {
+    this.durability = options.durability ?? 'async';
     // Started now, so the first request does not wait for a thread to boot.
     this.thread();
   }
 
   /** Creates the session's ledger files; resolves once they exist. */
-  startSession(tier: string, sessionId: string): Promise<void> {
-    return this.request({ kind: 'start', tier, sessionId });
+  startSession(tier: string, sessionId: string, meta?: SessionStart): Promise<void> {
+    return this.request({ kind: 'start', tier, sessionId, ...(meta ? { meta } : {}) }).then(() => undefined);
   }
 
-  /** Queues a turn; failures to write it are logged, never thrown. */
-  record(turn: TurnRecord): void {
+  /**
+   * Queues a turn. In `async` durability returns undefined: failures to write
+   * it are logged, never thrown. In `sync` and `fsync` returns a promise that
+   * resolves once the turn's entries are written (and flushed), and rejects with
+   * `UHLP_LEDGER_UNAVAILABLE` when they could not be.
+   */
+  record(turn: TurnRecord): Promise<void> | undefined {
     this.batch += encodeTurn(turn);
-    if (++this.batched >= MAX_BATCH) this.flush();
-    else if (this.flushTimer === undefined) {
-      this.flushTimer = setTimeout(() => this.flush(), BATCH_DELAY_MS);
-      // close() posts what is queued; the timer alone must not keep the process alive.
-      this.flushTimer.unref();
+    this.batched += 1;
+    if (this.durability === 'async') {
+      if (this.batched >= MAX_BATCH) this.flush();
+      else if (this.flushTimer === undefined) {
+        this.flushTimer = setTimeout(() => this.flush(), BATCH_DELAY_MS);
+        // close() posts what is queued; the timer alone must not keep the process alive.
+        this.flushTimer.unref();
+      }
+      return undefined;
     }
+    const written = new Promise<void>((resolve, reject) => this.waiters.push({ key: `${turn.sessionId}\0${turn.turnNumber}`, resolve, reject }));
+    // Group commit: with nothing being written, post once this round of the event loop is over (gathering what
+    // else finishes in it); while a batch is being written, wait for it and post what gathered meanwhile.
+    if (this.posted.size === 0 && !this.flushQueued) {
+      this.flushQueued = true;
+      setImmediate(() => {
+        this.flushQueued = false;
+        if (this.posted.size === 0) this.flush();
+      });
+    }
+    return written;
   }
 
   /** Lets the thread drop what it caches for a session that ended. */
   forgetSession(tier: string, sessionId: string): void {
     this.flush();
     this.post({ kind: 'forget', tier, sessionId });
+  }
+
+  /** Runs retention on the ledger thread (ledger-prune.ts); resolves with what it removed. */
+  async prune(policy: RetentionPolicy, sessionTtlMs: number): Promise<PruneReport> {
+    return (await this.request({ kind: 'prune', policy, sessionTtlMs }))!;
   }
 
   /** Writes what is queued, closes the ledger files and stops the thread. */
@@ -86,6 +153,7 @@ export class TurnLedgerThread {
     } finally {
       this.worker = undefined;
       await worker.terminate();
+      this.failPosted(new Error('the ledger thread was closed'));
     }
   }
 
@@ -96,12 +164,19 @@ export class TurnLedgerThread {
     const lines = this.batch;
     this.batch = '';
     this.batched = 0;
-    this.post({ kind: 'turns', lines });
+    if (this.durability === 'async') {
+      this.post({ kind: 'turns', lines });
+      return;
+    }
+    const seq = this.nextSeq++;
+    this.posted.set(seq, this.waiters);
+    this.waiters = [];
+    this.post({ kind: 'turns', lines, seq });
   }
 
-  private request(request: Request): Promise<void> {
+  private request(request: Request): Promise<PruneReport | undefined> {
     const id = this.nextId++;
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<PruneReport | undefined>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.post({ ...request, id });
     });
@@ -113,8 +188,15 @@ export class TurnLedgerThread {
 
   private thread(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const workerData = { dataDir: this.options.dataDir, ...(this.options.key ? { keySecret: this.options.key.secret() } : {}) };
-    const worker = new Worker(this.options.entry ?? LEDGER_WORKER_ENTRY, { workerData });
+    const { options } = this;
+    const workerData: LedgerWorkerData = {
+      dataDir: options.dataDir,
+      fsync: this.durability === 'fsync',
+      ...(options.key ? { keySecret: options.key.secret() } : {}),
+      ...(options.segmentBytes !== undefined ? { segmentBytes: options.segmentBytes } : {}),
+      ...(options.segmentMs !== undefined ? { segmentMs: options.segmentMs } : {}),
+    };
+    const worker = new Worker(options.entry ?? LEDGER_WORKER_ENTRY, { workerData });
     // The core's servers keep the process alive; the ledger thread alone must not.
     worker.unref();
     worker.on('message', (message: FromLedgerThread) => this.onMessage(message));
@@ -123,11 +205,19 @@ export class TurnLedgerThread {
       if (this.worker !== worker) return;
       // A new thread is started for what comes next; what was waiting fails.
       this.worker = undefined;
-      for (const waiter of this.pending.values()) waiter.reject(new Error(`the ledger thread exited with code ${code}`));
+      const error = new Error(`the ledger thread exited with code ${code}`);
+      for (const waiter of this.pending.values()) waiter.reject(error);
       this.pending.clear();
+      this.failPosted(error);
     });
     this.worker = worker;
     return worker;
+  }
+
+  /** Turns posted and not acknowledged will never be: their answers fail. */
+  private failPosted(cause: Error): void {
+    for (const waiters of this.posted.values()) for (const waiter of waiters) waiter.reject(unavailable(cause.message));
+    this.posted.clear();
   }
 
   private onMessage(message: FromLedgerThread): void {
@@ -136,10 +226,30 @@ export class TurnLedgerThread {
       this.options.logger.error({ session: message.sessionId, turn: message.turnNumber, err: message.error }, 'ledger write failed');
       return;
     }
+    if (message.kind === 'written') {
+      const waiters = this.posted.get(message.seq) ?? [];
+      this.posted.delete(message.seq);
+      const failed = new Map(message.failed.map((f) => [`${f.sessionId}\0${f.turnNumber}`, f.error]));
+      for (const failure of message.failed) this.options.logger.error({ session: failure.sessionId, turn: failure.turnNumber, err: failure.error }, 'ledger write failed');
+      for (const waiter of waiters) {
+        const error = failed.get(waiter.key);
+        if (error === undefined) waiter.resolve();
+        else waiter.reject(unavailable(error));
+      }
+      // What gathered while that batch was written goes now, as one batch.
+      if (this.posted.size === 0) this.flush();
+      return;
+    }
     const waiter = this.pending.get(message.id);
     if (waiter === undefined) return;
     this.pending.delete(message.id);
-    if (message.error === undefined) waiter.resolve();
+    if (message.error === undefined) waiter.resolve(message.report);
     else waiter.reject(new Error(message.error));
   }
+}
+
+function unavailable(cause: string): UhlpError {
+  return new UhlpError('UHLP_LEDGER_UNAVAILABLE', 'the turn ran, but its ledger entries could not be written, so its answer is withheld (ledger durability sync/fsync); see the core log', {
+    cause,
+  });
 }

@@ -46,7 +46,9 @@ export class OracleDecisions {
     const answer = canonicalJson({ summary, ...details });
     const evidence = newTurnEvidence();
     if (decision.externalCalls) evidence.externalCalls.push(...decision.externalCalls);
-    const write = (turn: Parameters<TurnKeeper['record']>[0]): void => turns.record(turn, query, { status: 'ok', answerJson: answer, evidence });
+    // With sync or fsync ledger durability record() returns a promise: nothing waits for it here, but its failure is logged.
+    const write = (turn: Parameters<TurnKeeper['record']>[0]): void =>
+      void turns.record(turn, query, { status: 'ok', answerJson: answer, evidence })?.catch((error: unknown) => this.logger.warn({ err: error, app: appId }, 'oracle decision not written to the ledger'));
     try {
       const begun = turns.begin(appId, decision.tier, undefined);
       if (begun instanceof Promise) begun.then(write, (error: unknown) => this.logger.warn({ err: error, app: appId }, 'oracle decision not written to the ledger'));

@@ -5,12 +5,17 @@
  * ambient session: one per app and deployment tier, started anew every hour and
  * never stored, so unsessioned traffic costs the runtime store nothing and the
  * ledger two appends to files it keeps open (not a directory per request). Both
- * ledger entries of a turn are hashed and written by the ledger thread after the
- * answer, failures included.
+ * ledger entries of a turn are hashed and written by the ledger thread,
+ * failures included: after the answer in `async` durability, before it in
+ * `sync` and `fsync` (record() then returns the promise to wait for). An app
+ * may ledger only a sample of its ambient turns, or none (`spec.ledger.ambient`,
+ * ambient-sampling.ts); refusals are ledgered whatever it says.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { SessionChoice } from './turn-event.js';
+import type { AppLedgerSpec } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
+import { keepsAmbientTurn, mustKeepTurn } from '../ledger/ambient-sampling.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import type { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import type { TurnRecord } from '../ledger/turn-ledger-protocol.js';
@@ -37,6 +42,18 @@ export interface Turn {
   readonly tier: string;
   /** A turn of the app's ambient session (the request named no session). */
   readonly ambient: boolean;
+  /** The execution's id, recorded in the exec entry. */
+  readonly requestId?: string;
+  /** Ledgered whatever its outcome; false for an ambient turn its app's sampling leaves out (kept only for a refusal). */
+  readonly sampled: boolean;
+}
+
+/** What the ledger needs to know of a turn when it begins. */
+export interface TurnLedgering {
+  /** The execution's id (the `/execute` requestId, X-Request-ID). */
+  readonly requestId?: string;
+  /** The app's `spec.ledger`. @defaultValue every turn ledgered */
+  readonly policy?: AppLedgerSpec;
 }
 
 /** How long an ambient session lasts before the next one starts. */
@@ -79,16 +96,25 @@ export class TurnKeeper {
    * is known at once, and is returned as it is rather than in a promise: that is
    * most requests.
    */
-  begin(appId: string, tier: string, choice: SessionChoice): Turn | Promise<Turn> {
+  begin(appId: string, tier: string, choice: SessionChoice, ledgering: TurnLedgering = {}): Turn | Promise<Turn> {
     if (choice === undefined) {
       const session = this.ambientSession(appId, tier);
-      const turn: Turn = { sessionId: session.id, turnNumber: ++session.turns, tier, ambient: true };
+      const turnNumber = ++session.turns;
+      const policy = ledgering.policy;
+      const turn: Turn = {
+        sessionId: session.id,
+        turnNumber,
+        tier,
+        ambient: true,
+        ...(ledgering.requestId !== undefined ? { requestId: ledgering.requestId } : {}),
+        sampled: keepsAmbientTurn(policy?.ambient, policy?.sampleRate, turnNumber),
+      };
       return session.started ? turn : session.ready.then(() => turn);
     }
-    return this.beginStored(appId, tier, choice);
+    return this.beginStored(appId, tier, choice, ledgering.requestId);
   }
 
-  private async beginStored(appId: string, tier: string, choice: NonNullable<SessionChoice>): Promise<Turn> {
+  private async beginStored(appId: string, tier: string, choice: NonNullable<SessionChoice>, requestId: string | undefined): Promise<Turn> {
     const { store, sessionTtlMs } = this.options;
     const requested = 'continue' in choice ? choice.continue : undefined;
     let turn: Turn;
@@ -99,24 +125,30 @@ export class TurnKeeper {
           header: SESSION_ID_HEADER,
         });
       }
-      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ambient: false };
+      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ambient: false, sampled: true, ...(requestId !== undefined ? { requestId } : {}) };
     } else {
       const session = await store.createSession({ appId, ttlMs: sessionTtlMs });
-      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ambient: false };
-      await this.options.ledger?.startSession(tier, session.id);
+      turn = { sessionId: session.id, turnNumber: await store.nextTurn(session.id), tier, ambient: false, sampled: true, ...(requestId !== undefined ? { requestId } : {}) };
+      await this.options.ledger?.startSession(tier, session.id, { appId, ambient: false });
     }
     return turn;
   }
 
   /**
-   * Queues the turn's exec and evidence entries; never throws (a failed write is
-   * logged). `queryJson` is the canonical JSON of the request data.
+   * Queues the turn's exec and evidence entries; never throws. `queryJson` is the
+   * canonical JSON of the request data. With `async` durability (or no ledger, or
+   * a turn its app's sampling leaves out) returns undefined: a failed write is
+   * logged. With `sync` or `fsync` returns a promise that resolves once the
+   * entries are written (and flushed), or rejects with UHLP_LEDGER_UNAVAILABLE:
+   * the turn's answer waits for it.
    */
-  record(turn: Turn, queryJson: string, outcome: TurnOutcome): void {
+  record(turn: Turn, queryJson: string, outcome: TurnOutcome): Promise<void> | undefined {
     const ledger = this.options.ledger;
-    if (ledger === undefined) return;
+    if (ledger === undefined) return undefined;
+    if (!turn.sampled && !mustKeepTurn(outcome.status, outcome.evidence)) return undefined;
     this.options.metrics?.ledgerTurns.labels(turn.tier).inc();
     const record: TurnRecord = { tier: turn.tier, sessionId: turn.sessionId, turnNumber: turn.turnNumber, queryJson, status: outcome.status };
+    if (turn.requestId !== undefined) record.requestId = turn.requestId;
     if (outcome.answerJson !== undefined) record.answerJson = outcome.answerJson;
     // Empty lists are left out: the thread writes them as empty, and each one would be copied to it.
     const evidence = outcome.evidence;
@@ -125,7 +157,7 @@ export class TurnKeeper {
     if (evidence?.realizedWrites.length) record.realizedWrites = evidence.realizedWrites;
     if (evidence?.externalCalls.length) record.externalCalls = evidence.externalCalls;
     if (evidence?.capabilityViolations.length) record.capabilityViolations = evidence.capabilityViolations;
-    ledger.record(record);
+    return ledger.record(record);
   }
 
   private ambientSession(appId: string, tier: string): AmbientSession {
@@ -137,7 +169,7 @@ export class TurnKeeper {
       const previous = session;
       const ledger = this.options.ledger;
       const started: AmbientSession = { id, startedAt: now, turns: 0, ready: Promise.resolve(), started: ledger === undefined };
-      if (ledger !== undefined) started.ready = ledger.startSession(tier, id).then(() => void (started.started = true));
+      if (ledger !== undefined) started.ready = ledger.startSession(tier, id, { appId, ambient: true }).then(() => void (started.started = true));
       session = started;
       this.ambient.set(key, session);
       // The finished session's chain tails need not stay cached.

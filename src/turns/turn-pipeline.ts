@@ -116,7 +116,7 @@ export class TurnPipeline {
       return deps.workflows.run(event, notes, (attempt) => this.execute(attempt, notes));
     }
     const started = performance.now();
-    const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session);
+    const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session, { requestId, policy: app.document.spec.ledger });
     const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
     if (!turn.ambient) {
@@ -126,19 +126,31 @@ export class TurnPipeline {
     const turnEvidence = newTurnEvidence();
     for (const output of event.declaredOutputs) turnEvidence.declaredWrites.push({ path: output.path, role: output.role });
     const plan = deps.oracle?.plan(event, turn);
+    let answerJson: string | undefined;
+    let status: string;
+    let answer: FinalResponse | undefined;
+    let failure: unknown;
     try {
       const { response, text } =
         plan === undefined ? await this.executeView(event, turn, event, turnEvidence) : await plan.run((view) => this.executeView(event, turn, view, view.background ? newTurnEvidence() : turnEvidence));
-      deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
-      deps.metrics.turnSeconds.labels(app.id, component.id, response.resultType === 'error' ? 'error' : 'ok').observe((performance.now() - started) / 1000);
-      const final = interpretResult(response, requestId);
-      if (event.keepResult === true) final.result = { resultType: response.resultType, data: response.data };
-      return final;
+      answerJson = text;
+      status = response.resultType === 'error' ? 'error' : 'ok';
+      // Mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
+      answer = interpretResult(response, requestId);
+      if (event.keepResult === true) answer.result = { resultType: response.resultType, data: response.data };
+      // The execution's time, without the wait for the ledger below (observed once, as the turn ended).
+      deps.metrics.turnSeconds.labels(app.id, component.id, status).observe((performance.now() - started) / 1000);
     } catch (error) {
-      deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
+      failure = error;
+      status = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
       deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
-      throw error;
     }
+    // The one place the pipeline waits for the ledger: with `sync` or `fsync` durability the answer
+    // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
+    const recorded = deps.turns.record(turn, requestDataJson, { status, answerJson, evidence: turnEvidence });
+    if (recorded !== undefined) await recorded;
+    if (answer === undefined) throw failure;
+    return answer;
   }
 
   /** One /execute of the turn, of the component in the view's form and pool, with an MCP token of its own. */
