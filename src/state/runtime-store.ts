@@ -1,3 +1,5 @@
+import type { FunctionStore } from './function-store.js';
+
 /**
  * The runtime state of a core: sessions, kv, sandbox leases, idempotency records,
  * per-app rate-limit counters, the optimization oracle's counters, and the LLM
@@ -149,6 +151,9 @@ export interface RuntimeStore {
   getLlmCached(appId: string, key: string): Promise<string | undefined>;
   /** Stores an LLM answer of an app for `ttlMs`, replacing any earlier one. */
   setLlmCached(appId: string, key: string, value: string, ttlMs: number): Promise<void>;
+
+  /** cs-js bundles, function versions, aliases and activation logs (function-store.ts). */
+  readonly functions: FunctionStore;
 
   /** Resolves when the store answers; rejects with `UHLP_STATE_UNAVAILABLE` otherwise. For /readyz. */
   ping(): Promise<void>;
