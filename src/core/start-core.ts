@@ -168,6 +168,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     hostEnv: process.env,
     metrics,
     logger,
+    // cs-js bundles and activation logs live in the same store; queue publishing is connected by the queue sources.
+    functions: store.functions,
   });
 
   let url = '';

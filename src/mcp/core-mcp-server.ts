@@ -22,6 +22,8 @@ import type { KvStore } from './kv-store.js';
 import type { McpExecutions } from './mcp-executions.js';
 import { type ExecutionGrant, McpTokenService, bearerToken } from './mcp-token-service.js';
 import { toolsFor } from './tool-catalog.js';
+import type { FunctionStore } from '../state/function-store.js';
+import type { CodeqPublisher } from './tools/fn-tools.js';
 import type { EndpointInvoker, ToolServices } from './tool-definition.js';
 import { invokeTool } from './tool-invoker.js';
 
@@ -46,6 +48,10 @@ export interface CoreMcpServerOptions {
   readonly hostEnv?: Readonly<Record<string, string | undefined>>;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** The runtime store's function store, for core.fn.*. @defaultValue none */
+  readonly functions?: FunctionStore;
+  /** Queue publishing for core.codeq.publish (the queue sources connect it). @defaultValue none */
+  readonly codeq?: CodeqPublisher;
 }
 
 export interface CoreMcpServer extends McpExecutions {
@@ -83,6 +89,8 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     hostEnv: options.hostEnv ?? {},
     logger: options.logger,
     llm,
+    ...(options.functions !== undefined ? { functions: options.functions } : {}),
+    ...(options.codeq !== undefined ? { codeq: options.codeq } : {}),
     scratchDir(grant) {
       let dir = scratchDirs.get(grant);
       // A call still running when its execution ends must not leave a scratch directory behind.

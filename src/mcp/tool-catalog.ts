@@ -9,6 +9,7 @@ import { getConfigValue, log } from './tools/framework-tools.js';
 import { kvDel, kvGet, kvSet } from './tools/kv-tools.js';
 import { llmGenerate } from './tools/llm-tool.js';
 import { applyStateDiff, getDefinitionFileContent } from './tools/state-tools.js';
+import { codeqPublish, fnAliasSet, fnBundle, fnLog, fnPublish, fnVersions } from './tools/fn-tools.js';
 
 export const CORE_TOOLS: readonly McpTool[] = [
   getDefinitionFileContent,
@@ -21,6 +22,12 @@ export const CORE_TOOLS: readonly McpTool[] = [
   kvSet,
   kvDel,
   log,
+  fnPublish,
+  fnVersions,
+  fnAliasSet,
+  fnBundle,
+  fnLog,
+  codeqPublish,
 ] as unknown as readonly McpTool[];
 
 const BY_NAME = new Map(CORE_TOOLS.map((tool) => [tool.name, tool]));

@@ -17,6 +17,7 @@ import type { Metrics } from '../metrics.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
 import type { TurnEvent } from './turn-event.js';
+import { resolveCsComponent } from '../csjs/resolve-cs-component.js';
 import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.js';
 
 export interface TurnPipelineDeps {
@@ -93,6 +94,8 @@ export class TurnPipeline {
   private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
     const { app, component, pool, requestId, requestDataJson } = event;
+    // A cs component runs the bundle its ref names now; a ref that names nothing fails before the turn begins.
+    const cs = component.cs !== undefined ? await resolveCsComponent(deps.store.functions, app.id, component.cs) : undefined;
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session);
     const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
@@ -128,6 +131,7 @@ export class TurnPipeline {
       sessionId: turn.sessionId,
       turnNumber: turn.turnNumber,
       mcpToken,
+      ...(cs !== undefined ? { cs } : {}),
     });
     const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestDataJson},"context":${context}}`;
     try {
