@@ -8,6 +8,7 @@ import { MCP_USAGE, mcpCommand } from './mcp-command.js';
 import { OPERATOR_USAGE, operatorCommand } from './operator-command.js';
 import { IMAGES_USAGE, imagesCommand } from './images-command.js';
 import { runLedgerVerify } from '../ledger/ledger-verify-command.js';
+import { FN_USAGE, fnCommand } from './fn-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 
 type Command = (argv: string[]) => Promise<number>;
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   mcp: { run: mcpCommand, usage: MCP_USAGE },
   operator: { run: operatorCommand, usage: OPERATOR_USAGE },
   images: { run: imagesCommand, usage: IMAGES_USAGE },
+  fn: { run: (argv) => fnCommand(argv), usage: FN_USAGE },
   ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed]' },
 };
 
