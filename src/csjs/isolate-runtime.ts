@@ -228,9 +228,14 @@ export class IsolateRuntime {
     const hostLog = new ivm.Callback((level: string, text: string) => this.record(current, level, text), { ignored: true }) as Callback;
     const api = (await context.evalClosure(ISOLATE_BOOTSTRAP, [hostCall, hostLog], { result: { reference: true } })) as unknown as Reference<Record<string, unknown>>;
     const module = await compileModule(isolate, files.functionJs, bundle.sha256);
-    await module.instantiate(context, (specifier: string) => {
-      throw new Error(`cs-js bundles cannot import modules (import of "${specifier.slice(0, 200)}")`);
-    });
+    try {
+      await module.instantiate(context, (specifier: string) => {
+        throw new Error(`cs-js bundles cannot import modules (import of "${specifier.slice(0, 200)}")`);
+      });
+    } catch (error) {
+      if (isolate.isDisposed) throw error;
+      throw new UhlpError('UHLP_SCRIPT_LOAD_FAILED', `function.js cannot be linked: ${messageOf(error)}`);
+    }
     try {
       await module.evaluate({ timeout: Math.max(1, deadlineMs - Date.now()) });
     } catch (error) {
