@@ -11,6 +11,7 @@ describe('loadLuaScripts', () => {
     const scripts = loadLuaScripts();
     expect(scripts.get('rateLimit')?.numberOfKeys).toBe(1);
     expect([...scripts.keys()].sort()).toEqual([
+      'fnPublish',
       'idempotencyAbandon',
       'idempotencyBegin',
       'idempotencyComplete',
