@@ -13,13 +13,16 @@
  * Warm dispatch runs BENCH_DISPATCH_ROUNDS (3) rounds of every path and shape,
  * interleaved; each row shows the round with the median req/s, and lists all.
  * The LLM benchmark (bench/llm-dispatch.ts) runs the same way; BENCH_ONLY=dispatch
- * or BENCH_ONLY=llm runs one of the two.
+ * or BENCH_ONLY=llm runs one of the two. BENCH_ONLY=csjs runs the cs-js benchmark
+ * (bench/csjs-dispatch.ts): BENCH_CSJS_CALLS (2000) warm calls a side,
+ * BENCH_CSJS_VERSIONS (100) new versions, BENCH_CSJS_IDLE (100) idle isolates.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
 import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './lib/load.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
+import { benchCsjs, csjsTable } from './csjs-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -53,6 +56,13 @@ async function processBench(): Promise<void> {
   const started = machine();
   const dispatch = only('dispatch') ? await benchWarmDispatch(seconds * 1000, dispatchRounds) : [];
   const llm = only('llm') ? await benchLlmDispatch(seconds * 1000, dispatchRounds) : [];
+  const csjs = only('csjs')
+    ? await benchCsjs({
+        warmCalls: Number(process.env.BENCH_CSJS_CALLS ?? 2000),
+        newVersions: Number(process.env.BENCH_CSJS_VERSIONS ?? 100),
+        idleIsolates: Number(process.env.BENCH_CSJS_IDLE ?? 100),
+      })
+    : undefined;
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -62,6 +72,7 @@ async function processBench(): Promise<void> {
     ratios: dispatchRatios(dispatch),
     llmDispatch: llm,
     llmAddedMs: addedMs(llm),
+    ...(csjs !== undefined ? { csjs } : {}),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -81,9 +92,10 @@ async function processBench(): Promise<void> {
         .join('; ')}\n`,
     );
   }
+  if (csjs !== undefined) process.stdout.write(`\ncs-js bundle vs the same function as a plain JIT script\n${csjsTable(csjs)}\n`);
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm (both by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);
