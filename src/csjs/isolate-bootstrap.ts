@@ -15,7 +15,8 @@
  * Source of the bootstrap closure, run with `context.evalClosure`: `$0` is a
  * Reference to the host call (`(op, json) => Promise<json>`), `$1` the log sink
  * (ignored: `(level, text) => void`). It answers an object with `install`
- * (takes the handler, once) and `run` (eventJson, ctxJson => Promise<resultJson>).
+ * (takes the handler, once), `start` (eventJson, ctxJson), `collect` (the
+ * result text when the activation is done) and `wait` (a promise of it).
  */
 export const ISOLATE_BOOTSTRAP = String.raw`'use strict';
 const hostCall = $0;
@@ -26,8 +27,12 @@ const freeze = Object.freeze;
 const defineProperty = Object.defineProperty;
 const ErrorCtor = Error;
 const StringCtor = String;
+const PromiseCtor = Promise;
+const promiseThen = Promise.prototype.then;
+const reflectApply = Reflect.apply;
 const MAX_LOG_CHARS = 16384;
 let handler;
+let current;
 
 function json(value, what) {
   let text;
@@ -126,11 +131,43 @@ async function run(eventJson, ctxJson) {
   return typeof text === 'string' ? text : stringify({ unserializable: true });
 }
 
+// One activation at a time per isolate. The invoker calls start, then
+// collect: a handler that settles without waiting on the host (no cs call
+// pending) is done by then, with no thread hop. Otherwise it awaits wait(),
+// whose promise settles with the same text. The intrinsic then is used: the
+// bundle may have replaced Promise.prototype.then.
+function start(eventJson, ctxJson) {
+  const activation = { done: false, text: undefined, resolve: undefined };
+  current = activation;
+  reflectApply(promiseThen, run(eventJson, ctxJson), [
+    (text) => {
+      activation.done = true;
+      activation.text = text;
+      if (activation.resolve !== undefined) activation.resolve(text);
+    },
+  ]);
+}
+
+function collect() {
+  const activation = current;
+  return activation !== undefined && activation.done ? activation.text : undefined;
+}
+
+function wait() {
+  const activation = current;
+  if (activation.done) return activation.text;
+  return new PromiseCtor((resolve) => {
+    activation.resolve = resolve;
+  });
+}
+
 return freeze({
   install(fn) {
     if (handler !== undefined) throw new ErrorCtor('the handler is installed once');
     handler = fn;
   },
-  run,
+  start,
+  collect,
+  wait,
 });
 `;

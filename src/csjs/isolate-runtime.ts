@@ -68,7 +68,9 @@ export interface IsolateRuntimeOptions {
 interface Slot {
   readonly isolate: Isolate;
   readonly context: Context;
-  readonly run: Reference<(eventJson: string, ctxJson: string) => Promise<string>>;
+  readonly start: Reference<(eventJson: string, ctxJson: string) => void>;
+  readonly collect: Reference<() => string | undefined>;
+  readonly wait: Reference<() => Promise<string>>;
   /** The activation running in it, if any: `cs` calls go to its backend and logs. */
   current: Running | undefined;
   /** Why the invoker disposed it, when it did. */
@@ -138,7 +140,12 @@ export class IsolateRuntime {
         if (timedOut) throw timeoutError(manifest);
       }
       slot.current = running;
-      const text = await slot.run.apply(undefined, [activation.eventJson, activation.ctxJson], { result: { promise: true } });
+      // Synchronous calls on this thread: a handler that needs no host call is done after
+      // them, without a hop to isolated-vm's threads. The timeout covers code that never yields.
+      const syncTimeout = Math.max(1, activation.deadlineMs - Date.now());
+      slot.start.applySync(undefined, [activation.eventJson, activation.ctxJson], { timeout: syncTimeout });
+      let text = slot.collect.applySync(undefined, [], { timeout: syncTimeout });
+      if (text === undefined) text = (await slot.wait.apply(undefined, [], { result: { promise: true } })) as string;
       if (timedOut) throw timeoutError(manifest);
       slot.current = undefined;
       const result = parseResult(text);
@@ -149,7 +156,7 @@ export class IsolateRuntime {
       const disposedByLimit = isolate !== undefined && slot?.ended === undefined && isolate.isDisposed && !timedOut;
       disposeQuietly(isolate);
       let failure: unknown = error;
-      if (timedOut) failure = timeoutError(manifest);
+      if (timedOut || /execution timed out/i.test(messageOf(error))) failure = timeoutError(manifest);
       else if (disposedByLimit || isMemoryError(error)) {
         failure = new UhlpError('UHLP_CS_MEMORY_LIMIT', `the activation went over its memory budget of ${manifest.limits.memoryMb} MiB; its isolate was terminated`, {
           memoryMb: manifest.limits.memoryMb,
@@ -221,15 +228,16 @@ export class IsolateRuntime {
       },
     });
     onIsolate(isolate);
-    const context = await isolate.createContext();
+    // Synchronous steps on this thread: each asynchronous one would be a hop to isolated-vm's threads and back.
+    const context = isolate.createContextSync();
     let current: Running | undefined = first;
     // A Reference, not a Callback: the isolate awaits the host's promise (apply with result.promise).
     const hostCall = new ivm.Reference((op: unknown, json: unknown) => hostAnswer(manifest, current, op, json));
     const hostLog = new ivm.Callback((level: string, text: string) => this.record(current, level, text), { ignored: true }) as Callback;
-    const api = (await context.evalClosure(ISOLATE_BOOTSTRAP, [hostCall, hostLog], { result: { reference: true } })) as unknown as Reference<Record<string, unknown>>;
-    const module = await compileModule(isolate, files.functionJs, bundle.sha256);
+    const api = context.evalClosureSync(ISOLATE_BOOTSTRAP, [hostCall, hostLog], { result: { reference: true } }) as unknown as Reference<Record<string, unknown>>;
+    const module = compileModule(isolate, files.functionJs, bundle.sha256);
     try {
-      await module.instantiate(context, (specifier: string) => {
+      module.instantiateSync(context, (specifier: string) => {
         throw new Error(`cs-js bundles cannot import modules (import of "${specifier.slice(0, 200)}")`);
       });
     } catch (error) {
@@ -237,22 +245,22 @@ export class IsolateRuntime {
       throw new UhlpError('UHLP_SCRIPT_LOAD_FAILED', `function.js cannot be linked: ${messageOf(error)}`);
     }
     try {
-      await module.evaluate({ timeout: Math.max(1, deadlineMs - Date.now()) });
+      module.evaluateSync({ timeout: Math.max(1, deadlineMs - Date.now()) });
     } catch (error) {
-      if (isolate.isDisposed) throw error;
+      if (isolate.isDisposed || /execution timed out/i.test(messageOf(error))) throw error;
       throw new UhlpError('UHLP_SCRIPT_LOAD_FAILED', `function.js failed while loading: ${messageOf(error)}`);
     }
-    const handler = await module.namespace.get(manifest.handler, { reference: true });
+    const handler = module.namespace.getSync(manifest.handler, { reference: true });
     if (handler.typeof !== 'function') {
       throw new UhlpError('UHLP_FUNCTION_NOT_FOUND', `function.js exports no function "${manifest.handler}" (the manifest's handler)`, { handler: manifest.handler });
     }
-    const install = await api.get('install', { reference: true });
-    await install.apply(undefined, [handler.derefInto()]);
-    const run = (await api.get('run', { reference: true })) as Slot['run'];
+    api.getSync('install', { reference: true }).applySync(undefined, [handler.derefInto()]);
     slot = {
       isolate,
       context,
-      run,
+      start: api.getSync('start', { reference: true }) as Slot['start'],
+      collect: api.getSync('collect', { reference: true }) as Slot['collect'],
+      wait: api.getSync('wait', { reference: true }) as Slot['wait'],
       get current() {
         return current;
       },
@@ -284,9 +292,9 @@ export function logsOf(error: unknown): CsLogLine[] | undefined {
   return (error as { csLogs?: CsLogLine[] } | undefined)?.csLogs;
 }
 
-async function compileModule(isolate: Isolate, source: string, sha256: string) {
+function compileModule(isolate: Isolate, source: string, sha256: string) {
   try {
-    return await isolate.compileModule(source, { filename: `cs-js:${sha256.slice(0, 12)}/function.js` });
+    return isolate.compileModuleSync(source, { filename: `cs-js:${sha256.slice(0, 12)}/function.js` });
   } catch (error) {
     if (isolate.isDisposed) throw error;
     throw new UhlpError('UHLP_SCRIPT_LOAD_FAILED', `function.js does not compile: ${messageOf(error)}`);
