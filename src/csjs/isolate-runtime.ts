@@ -77,6 +77,15 @@ interface Slot {
   ended?: 'timeout' | 'memory' | 'crash';
 }
 
+/** An isolate with the bootstrap and no bundle; `state` is what its host callbacks read. */
+interface Blank {
+  readonly isolate: Isolate;
+  readonly context: Context;
+  readonly api: Reference<Record<string, unknown>>;
+  readonly memoryMb: number;
+  readonly state: { current?: Running; manifest?: FunctionManifest; ended?: 'timeout' | 'memory' | 'crash' };
+}
+
 interface Running {
   readonly activation: Activation;
   readonly logs: CsLogLine[];
@@ -98,6 +107,9 @@ export class IsolateRuntime {
   private readonly maxLogLines: number;
   private readonly maxIdle: number;
   private readonly loadEngine: () => Promise<IvmModule>;
+  private spare: Blank | undefined;
+  private spareTimer: NodeJS.Immediate | undefined;
+  private disposed = false;
 
   constructor(options: IsolateRuntimeOptions = {}) {
     this.maxLogLines = options.maxLogLines ?? 1000;
@@ -174,6 +186,10 @@ export class IsolateRuntime {
 
   /** Disposes every warm isolate. */
   dispose(): void {
+    this.disposed = true;
+    if (this.spareTimer !== undefined) clearImmediate(this.spareTimer);
+    disposeQuietly(this.spare?.isolate);
+    this.spare = undefined;
     for (const slots of this.idle.values()) for (const slot of slots) disposeQuietly(slot.isolate);
     this.idle.clear();
     this.idleCount = 0;
@@ -219,22 +235,11 @@ export class IsolateRuntime {
       throw new UhlpError('UHLP_CS_RUNTIME_UNAVAILABLE', `the isolate engine cannot be loaded here: ${(error as Error).message}`);
     }
     const { manifest, files } = bundle;
-    let slot: Slot | undefined;
-    const isolate = new ivm.Isolate({
-      memoryLimit: manifest.limits.memoryMb,
-      // V8 could not unwind cleanly: isolated-vm quarantines the isolate; we never reuse it.
-      onCatastrophicError: () => {
-        if (slot !== undefined) slot.ended = 'crash';
-      },
-    });
+    const blank = this.takeBlank(ivm, manifest.limits.memoryMb);
+    const { isolate, context, api, state } = blank;
     onIsolate(isolate);
-    // Synchronous steps on this thread: each asynchronous one would be a hop to isolated-vm's threads and back.
-    const context = isolate.createContextSync();
-    let current: Running | undefined = first;
-    // A Reference, not a Callback: the isolate awaits the host's promise (apply with result.promise).
-    const hostCall = new ivm.Reference((op: unknown, json: unknown) => hostAnswer(manifest, current, op, json));
-    const hostLog = new ivm.Callback((level: string, text: string) => this.record(current, level, text), { ignored: true }) as Callback;
-    const api = context.evalClosureSync(ISOLATE_BOOTSTRAP, [hostCall, hostLog], { result: { reference: true } }) as unknown as Reference<Record<string, unknown>>;
+    state.manifest = manifest;
+    state.current = first;
     const module = compileModule(isolate, files.functionJs, bundle.sha256);
     try {
       module.instantiateSync(context, (specifier: string) => {
@@ -255,20 +260,70 @@ export class IsolateRuntime {
       throw new UhlpError('UHLP_FUNCTION_NOT_FOUND', `function.js exports no function "${manifest.handler}" (the manifest's handler)`, { handler: manifest.handler });
     }
     api.getSync('install', { reference: true }).applySync(undefined, [handler.derefInto()]);
-    slot = {
+    return {
       isolate,
       context,
       start: api.getSync('start', { reference: true }) as Slot['start'],
       collect: api.getSync('collect', { reference: true }) as Slot['collect'],
       wait: api.getSync('wait', { reference: true }) as Slot['wait'],
       get current() {
-        return current;
+        return state.current;
       },
       set current(value) {
-        current = value;
+        state.current = value;
+      },
+      get ended() {
+        return state.ended;
+      },
+      set ended(value) {
+        state.ended = value;
       },
     };
-    return slot;
+  }
+
+  /**
+   * A fresh isolate with its context and the bootstrap, no bundle yet: the
+   * spare made after the last cold start when its memory budget matches (so a
+   * never-seen version only compiles its module), else a new one. Creating an
+   * isolate is most of a cold start; the spare is made after the answer is sent.
+   */
+  private takeBlank(ivm: IvmModule, memoryMb: number): Blank {
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare !== undefined && spare.memoryMb === memoryMb && !spare.isolate.isDisposed) {
+      this.makeSpare(ivm, memoryMb);
+      return spare;
+    }
+    disposeQuietly(spare?.isolate);
+    this.makeSpare(ivm, memoryMb);
+    return this.blank(ivm, memoryMb);
+  }
+
+  private makeSpare(ivm: IvmModule, memoryMb: number): void {
+    if (this.spareTimer !== undefined || this.disposed) return;
+    this.spareTimer = setImmediate(() => {
+      this.spareTimer = undefined;
+      if (this.spare === undefined && !this.disposed) this.spare = this.blank(ivm, memoryMb);
+    });
+    this.spareTimer.unref();
+  }
+
+  private blank(ivm: IvmModule, memoryMb: number): Blank {
+    const state: Blank['state'] = {};
+    const isolate = new ivm.Isolate({
+      memoryLimit: memoryMb,
+      // V8 could not unwind cleanly: isolated-vm quarantines the isolate; we never reuse it.
+      onCatastrophicError: () => {
+        state.ended = 'crash';
+      },
+    });
+    // Synchronous steps on this thread: each asynchronous one would be a hop to isolated-vm's threads and back.
+    const context = isolate.createContextSync();
+    // A Reference, not a Callback: the isolate awaits the host's promise (apply with result.promise).
+    const hostCall = new ivm.Reference((op: unknown, json: unknown) => hostAnswer(state.manifest, state.current, op, json));
+    const hostLog = new ivm.Callback((level: string, text: string) => this.record(state.current, level, text), { ignored: true }) as Callback;
+    const api = context.evalClosureSync(ISOLATE_BOOTSTRAP, [hostCall, hostLog], { result: { reference: true } }) as unknown as Reference<Record<string, unknown>>;
+    return { isolate, context, api, memoryMb, state };
   }
 
   private record(running: Running | undefined, level: string, text: string): void {
@@ -302,8 +357,8 @@ function compileModule(isolate: Isolate, source: string, sha256: string) {
 }
 
 /** One `cs` call from the isolate, answered as JSON text `{ok, value}` or `{ok: false, code, message, ...}`. */
-async function hostAnswer(manifest: FunctionManifest, running: Running | undefined, op: unknown, json: unknown): Promise<string> {
-  if (running === undefined) return JSON.stringify({ ok: false, code: 'UHLP_CS_INVALID_ARGUMENT', message: 'no activation is running: cs calls after the handler returned are refused' });
+async function hostAnswer(manifest: FunctionManifest | undefined, running: Running | undefined, op: unknown, json: unknown): Promise<string> {
+  if (running === undefined || manifest === undefined) return JSON.stringify({ ok: false, code: 'UHLP_CS_INVALID_ARGUMENT', message: 'no activation is running: cs calls after the handler returned are refused' });
   try {
     if (typeof op !== 'string' || typeof json !== 'string') throw new UhlpError('UHLP_CS_INVALID_ARGUMENT', 'malformed host call');
     const args = JSON.parse(json) as unknown;
