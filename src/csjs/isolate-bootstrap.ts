@@ -7,7 +7,8 @@
  * JSON functions captured before any bundle code ran, and the result checked
  * to be a primitive string; the host never copies an object the bundle built
  * (copying one while its getters or proxies can run is how isolate escapes
- * through the copy machinery have worked). The host callbacks live only in
+ * through the copy machinery have worked), and the transfer options are
+ * prototype-less objects the bundle cannot reach. The host callbacks live only in
  * this closure: bundle code cannot reach them, nor replace what `cs` calls.
  */
 
@@ -31,6 +32,15 @@ const PromiseCtor = Promise;
 const promiseThen = Promise.prototype.then;
 const reflectApply = Reflect.apply;
 const MAX_LOG_CHARS = 16384;
+// isolated-vm reads these options with ordinary property lookups, so an
+// options literal would inherit whatever the bundle put on Object.prototype
+// (arguments: { reference: true } turns the strings into References). Frozen,
+// with no prototype, and made before any bundle code runs.
+const CALL_OPTIONS = freeze({
+  __proto__: null,
+  arguments: freeze({ __proto__: null }),
+  result: freeze({ __proto__: null, promise: true, copy: true }),
+});
 let handler;
 let current;
 
@@ -54,7 +64,7 @@ function failure(code, message, details, status) {
 }
 
 async function call(op, args) {
-  const reply = await hostCall.apply(undefined, [op, json(args, 'the arguments')], { result: { promise: true, copy: true } });
+  const reply = await hostCall.apply(undefined, [op, json(args, 'the arguments')], CALL_OPTIONS);
   if (typeof reply !== 'string') throw failure('UHLP_INTERNAL', 'the host answered no text');
   const answer = parse(reply);
   if (answer.ok === true) return answer.value;

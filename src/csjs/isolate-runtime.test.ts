@@ -169,6 +169,9 @@ describe('escape attempts are inert', () => {
     ['the prototype of the cs object', `return Object.getPrototypeOf(cs) === Object.prototype && Object.isFrozen(cs) && Object.isFrozen(cs.kv)`, true],
     ['replacing cs', `try { globalThis.cs = { kv: null } } catch (e) {} try { cs.kv = null } catch (e) {} return typeof cs.kv.get`, 'function'],
     ['globalThis tampering before a host call', `JSON.stringify = () => ({ not: 'a string' }); Object.prototype.toJSON = undefined; await cs.kv.get('ctr:a'); return 'survived'`, 'survived'],
+    // isolated-vm reads transfer options with ordinary property lookups: a polluted Object.prototype
+    // would turn the host call's arguments into References or ExternalCopies of bundle values.
+    ['Object.prototype transfer options before a host call', `Object.prototype.arguments = { reference: true }; Object.prototype.result = { externalCopy: true }; Object.prototype.timeout = 1; return await cs.kv.get('ctr:a')`, null],
     ['Promise.prototype.then tampering', `Promise.prototype.then = function () { return 'hijacked' }; return 'ok'`, 'ok'],
     ['stack walking', `try { null.x } catch (e) { return String(e.stack).includes('/work') }`, false],
   ])('%s', async (_name, body, expected) => {
