@@ -150,8 +150,10 @@ wait_for() {
   until "$@"; do
     for name in "${components[@]}"; do
       if [[ -s "$(pid_file "$name")" ]] && ! running_pid "$name" > /dev/null; then
-        tail -20 "$run_dir/logs/$name.log" >&2
-        die "$name exited; see $run_dir/logs/$name.log"
+        tail -5 "$run_dir/logs/$name.log" >&2
+        log "$name exited; see $run_dir/logs/$name.log"
+        rm -f "$(pid_file "$name")"
+        return 1
       fi
     done
     ((SECONDS < deadline)) || die "$what not ready after ${ready_timeout}s; logs in $run_dir/logs"
@@ -182,13 +184,30 @@ up() {
       esac
     fi
   done
+  # A process left by an earlier run can be ending while this starts (a stopping
+  # session takes its processes with it): whatever exits while coming up is started
+  # again, a few times, before giving up.
+  local attempt
+  for attempt in 1 2 3; do
+    if start_control_plane; then
+      log "control plane $version up; logs in $run_dir/logs"
+      echo "KUBECONFIG=$kubeconfig"
+      return
+    fi
+    log "control plane not up (attempt $attempt); starting what exited again"
+    sleep 2
+  done
+  die "control plane did not come up; logs in $run_dir/logs"
+}
+
+start_control_plane() {
   local pki="$run_dir/pki"
   # --unsafe-no-fsync: the data is throw-away test state, and fsync dominates write latency.
   start etcd --name uhlp-test --data-dir "$run_dir/etcd" --log-level warn --unsafe-no-fsync \
     --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
     --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
     --initial-cluster "uhlp-test=http://127.0.0.1:$etcd_peer_port" --listen-metrics-urls ""
-  wait_for etcd etcd_healthy
+  wait_for etcd etcd_healthy || return 1
   start kube-apiserver --etcd-servers "http://127.0.0.1:$etcd_port" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$apiserver_port" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --cert-dir "$run_dir/apiserver-certs" \
@@ -196,14 +215,12 @@ up() {
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \
     --service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 10.96.0.0/24 \
     --endpoint-reconciler-type none --profiling=false
-  wait_for kube-apiserver ready
+  wait_for kube-apiserver ready || return 1
   start kube-controller-manager --kubeconfig "$kubeconfig" \
     --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$kcm_port" --cert-dir "$run_dir/kcm-certs" \
     --leader-elect=false --use-service-account-credentials=false \
     --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" --profiling=false
-  log "control plane $version up; logs in $run_dir/logs"
-  echo "KUBECONFIG=$kubeconfig"
 }
 
 down() {

@@ -49,6 +49,10 @@ command -v strip >/dev/null 2>&1 || missing+=(binutils)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 # The Git-source tests serve https with a certificate made at test time.
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+# The dashboard test scrapes a core and an operator with Prometheus (it starts it itself, on
+# loopback) and loads the chart's alert rules with promtool; policy-rc.d below keeps the
+# package's own service from starting.
+command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

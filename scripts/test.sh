@@ -19,6 +19,8 @@ if ! scripts/k8s-env.sh env >/dev/null 2>&1; then
 fi
 kube_line="$(scripts/k8s-env.sh up | tail -n 1)"
 case "$kube_line" in KUBECONFIG=*) export "$kube_line" ;; *) echo "k8s-env: unexpected last line: $kube_line" >&2; exit 1 ;; esac
+# helm, built once from Go modules (cached under ~/.cache/uhlp/helm) before any test times it.
+scripts/helm-env.sh >/dev/null
 
 echo "== generated files are up to date"
 npm run -s generate

@@ -71,6 +71,34 @@ export interface Metrics {
   readonly mcpCalls: Counter<'app' | 'tool' | 'outcome'>;
   /** Duration of one MCP tool call inside the core. */
   readonly mcpCallSeconds: Histogram<'app' | 'tool'>;
+  /**
+   * One turn from the pipeline's start to the component's answer, by app, component and
+   * outcome: `ok` (an answer), `error` (the component answered an error result), `failed`
+   * (no answer: timeout, dead sandbox, pool exhausted, ...). Every source's turns. A HotHistogram.
+   */
+  readonly turnSeconds: HotHistogram<'app' | 'component' | 'outcome'>;
+  /** Requests refused for want of a sandbox: every one stayed busy past the acquire wait (UHLP_POOL_EXHAUSTED) or too many waited (UHLP_POOL_QUEUE_FULL). */
+  readonly poolExhausted: Counter<'app' | 'pool'>;
+  /**
+   * Probes run at every scrape, before uhlp_state_up is read: the core registers
+   * one that pings its runtime store.
+   */
+  readonly stateProbes: Set<() => Promise<void>>;
+  /** 1 when the runtime state store (memory or Redis) answered its last probe, else 0. */
+  readonly stateUp: Gauge<'kind'>;
+  /** Turns handed to the ledger, by plane (the app's deployment mode). */
+  readonly ledgerTurns: Counter<'plane'>;
+  /** Ledger writes that failed (the turn's entries are missing from its ledger). */
+  readonly ledgerWriteErrors: Counter;
+  /** Share of an app's `tokensPerDay` spent on the current UTC day, as of its last LLM call. */
+  readonly llmBudgetUsedRatio: Gauge<'app'>;
+  /**
+   * Called at every scrape, before the operator's queue gauge is read: the
+   * operator's controllers report their queue lengths then.
+   */
+  readonly operatorQueueCollectors: Set<() => void>;
+  /** Keys waiting in an operator work queue for a worker, by resource kind. */
+  readonly operatorQueueDepth: Gauge<'kind'>;
 }
 
 /** Every metric the core exports starts with this. */
@@ -86,9 +114,13 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const collectPools = (): void => {
     for (const collect of poolCollectors) collect();
   };
+  const stateProbes = new Set<() => Promise<void>>();
+  const operatorQueueCollectors = new Set<() => void>();
   return {
     registry,
     poolCollectors,
+    stateProbes,
+    operatorQueueCollectors,
     requests: new Counter({
       name: 'uhlp_http_requests_total',
       help: 'HTTP requests answered at ingress.',
@@ -239,6 +271,55 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       // Tools span kv lookups (sub-millisecond) to shell commands and LLM calls (seconds).
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
       registers,
+    }),
+    turnSeconds: new HotHistogram({
+      name: 'uhlp_turn_duration_seconds',
+      help: 'One turn, from the turn pipeline to the answer, by app, component and outcome (ok, error, failed).',
+      labelNames: ['app', 'component', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    poolExhausted: new Counter({
+      name: 'uhlp_pool_exhausted_total',
+      help: 'Requests refused for want of a sandbox (pool exhausted past the acquire wait, or its wait queue full).',
+      labelNames: ['app', 'pool'],
+      registers,
+    }),
+    stateUp: new Gauge({
+      name: 'uhlp_state_up',
+      help: '1 when the runtime state store answered its last probe, else 0.',
+      labelNames: ['kind'],
+      registers,
+      // prom-client awaits an async collect before it reads the gauge.
+      async collect() {
+        await Promise.all([...stateProbes].map((probe) => probe()));
+      },
+    }),
+    ledgerTurns: new Counter({
+      name: 'uhlp_ledger_turns_total',
+      help: 'Turns handed to the ledger, by plane (deployment mode).',
+      labelNames: ['plane'],
+      registers,
+    }),
+    ledgerWriteErrors: new Counter({
+      name: 'uhlp_ledger_write_errors_total',
+      help: 'Ledger writes that failed.',
+      registers,
+    }),
+    llmBudgetUsedRatio: new Gauge({
+      name: 'uhlp_llm_budget_used_ratio',
+      help: "Share of an app's tokensPerDay spent on the current UTC day, as of its last LLM call.",
+      labelNames: ['app'],
+      registers,
+    }),
+    operatorQueueDepth: new Gauge({
+      name: 'uhlp_operator_queue_depth',
+      help: 'Keys waiting in an operator work queue for a worker, by resource kind.',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        for (const collect of operatorQueueCollectors) collect();
+      },
     }),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * `uhlp operator [--namespace NS]... [--metrics-port N]`: runs the operator
+ * `uhlp operator [--namespace NS]... [--lease-namespace NS] [--metrics-port N]`: runs the operator
  * against $KUBECONFIG, ~/.kube/config or the in-cluster service account, until
  * SIGINT/SIGTERM, when it releases its Lease so another operator takes over at once.
  */
@@ -10,12 +10,12 @@ import { createLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
 import { runOperator } from '../operator/run-operator.js';
 
-export const OPERATOR_USAGE = 'uhlp operator [--namespace NS]... [--metrics-port N]';
+export const OPERATOR_USAGE = 'uhlp operator [--namespace NS]... [--lease-namespace NS] [--metrics-port N]';
 
 export async function operatorCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { namespace: { type: 'string', multiple: true }, 'metrics-port': { type: 'string' } },
+    options: { namespace: { type: 'string', multiple: true }, 'lease-namespace': { type: 'string' }, 'metrics-port': { type: 'string' } },
   });
   const logger = createLogger(process.env.UHLP_LOG_LEVEL === 'debug' ? 'debug' : 'info');
   const metrics = createMetrics();
@@ -23,8 +23,14 @@ export async function operatorCommand(argv: string[]): Promise<number> {
   if (metricsPort !== undefined && !/^\d{1,5}$/.test(metricsPort)) {
     throw new UhlpError('UHLP_CONFIG_INVALID', `--metrics-port must be a port number, got "${metricsPort}"`, { name: '--metrics-port' });
   }
+  const leaseNamespace = values['lease-namespace'];
+  // The Helm chart keeps the Lease in the release namespace, apart from the namespaces it serves.
+  if (leaseNamespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(leaseNamespace)) {
+    throw new UhlpError('UHLP_CONFIG_INVALID', `--lease-namespace must be a namespace name, got "${leaseNamespace}"`, { name: '--lease-namespace' });
+  }
   const operator = await runOperator({
     namespaces: values.namespace ?? [],
+    ...(leaseNamespace !== undefined ? { leaseNamespace } : {}),
     metrics,
     logger: { info: (message, fields) => logger.info(fields ?? {}, message), error: (message, fields) => logger.error(fields ?? {}, message) },
   });

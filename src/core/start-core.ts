@@ -70,6 +70,8 @@ export interface StartCoreOptions {
 
 /** How long start-up waits for the std-body child to register its routes. */
 const STD_BODY_READY_MS = 10_000;
+/** A scrape waits at most this long for the state store's ping (Redis answers in well under 1 ms). */
+const STATE_PROBE_TIMEOUT_MS = 1000;
 
 export async function startCore(config: CoreConfig, options: StartCoreOptions = {}): Promise<RunningCore> {
   // A first run on a fresh machine has neither directory yet.
@@ -109,10 +111,20 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       lastStateError = Date.now();
     },
   });
+  // uhlp_state_up: the store is pinged at each scrape, so an outage shows without traffic.
+  const probeState = async (): Promise<void> => {
+    const up = await withTimeout(store.ping(), STATE_PROBE_TIMEOUT_MS).then(
+      () => 1,
+      () => 0,
+    );
+    metrics.stateUp.set({ kind: store.kind }, up);
+  };
+  metrics.stateProbes.add(probeState);
   const turns = new TurnKeeper({
     store,
     sessionTtlMs: config.sessionTtlSeconds * 1000,
-    ledger: config.ledger === 'files' ? new TurnLedgerThread({ dataDir: config.dataDir, logger, ...(config.ledgerKey ? { key: config.ledgerKey } : {}) }) : undefined,
+    ledger: config.ledger === 'files' ? new TurnLedgerThread({ dataDir: config.dataDir, logger, metrics, ...(config.ledgerKey ? { key: config.ledgerKey } : {}) }) : undefined,
+    metrics,
   });
   const kubernetesApps =
     config.registry === 'kubernetes'
@@ -190,6 +202,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await mcp.close();
     await spine.close();
     await turns.close();
+    metrics.stateProbes.delete(probeState);
     await store.close();
   };
   try {
@@ -259,6 +272,24 @@ function loadKubeConfig(): KubeConfig {
 }
 
 /** Sandboxes on this machine reach a wildcard listener through loopback. */
+/** Rejects when `promise` has not settled within `ms`; the timer never holds the process open. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
 function loopbackUrl(url: string): string {
   return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
 }

@@ -114,7 +114,7 @@ async function pruneOlder(docker: Docker, repository: string, keep: string): Pro
   for (const tag of stale) await docker.getImage(tag).remove().catch(() => undefined);
 }
 
-async function buildNodeBase(docker: Docker, options: BuildImagesOptions): Promise<BuiltImage> {
+export async function buildNodeBase(docker: Docker, options: BuildImagesOptions): Promise<BuiltImage> {
   const nodePath = options.nodePath ?? process.execPath;
   const runtime = await findNodeRuntime(nodePath).catch((error: Error) => {
     throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `cannot list the libraries of ${nodePath}: ${error.message}`, { nodePath });
@@ -174,8 +174,8 @@ async function buildRunnerImage(docker: Docker, baseReference: string, runner: R
   return ensureImage(docker, `${RUNNER_REPOSITORIES[runner]}:${digest.slice(0, 16)}`, digest, options, async () => context);
 }
 
-/** Builds `reference` from the context `makeContext` gives, unless it exists; points :latest at it. */
-async function ensureImage(
+/** Builds `reference` from the context `makeContext` gives, unless it exists; points :latest at it. Shared with cluster-images.ts. */
+export async function ensureImage(
   docker: Docker,
   reference: string,
   digest: string,

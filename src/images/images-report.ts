@@ -1,8 +1,13 @@
 /** What `uhlp images build` prints: one line per image, sizes in MB. */
-import type { BuildImagesResult } from './build-images.js';
+import type { BuildImagesResult, BuiltImage } from './build-images.js';
 
 export function formatBuiltImages(result: BuildImagesResult): string {
   return [result.nodeBase, result.jitRunner, result.llmOrchestrator, result.csjsRunner]
     .map((image) => `${image.reference}  ${(image.sizeBytes / 1e6).toFixed(1)} MB  ${image.built ? 'built' : 'up to date'}`)
     .join('\n');
+}
+
+/** One image's line, for images built apart from the sandbox set (the chart's core and Redis images). */
+export function formatBuiltImage(image: BuiltImage): string {
+  return `${image.reference}  ${(image.sizeBytes / 1e6).toFixed(1)} MB  ${image.built ? 'built' : 'up to date'}`;
 }

@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import type { LedgerKey } from './ledger-key.js';
 import { encodeTurn, type FromLedgerThread, type ToLedgerThread, type TurnRecord } from './turn-ledger-protocol.js';
 
@@ -24,6 +25,8 @@ export interface TurnLedgerThreadOptions {
   readonly key?: LedgerKey;
   /** Worker entry script. @defaultValue LEDGER_WORKER_ENTRY */
   readonly entry?: string;
+  /** Counts failed writes (uhlp_ledger_write_errors_total). @defaultValue none counted */
+  readonly metrics?: Pick<Metrics, 'ledgerWriteErrors'>;
 }
 
 /**
@@ -129,6 +132,7 @@ export class TurnLedgerThread {
 
   private onMessage(message: FromLedgerThread): void {
     if (message.kind === 'turn-failed') {
+      this.options.metrics?.ledgerWriteErrors.inc();
       this.options.logger.error({ session: message.sessionId, turn: message.turnNumber, err: message.error }, 'ledger write failed');
       return;
     }

@@ -128,9 +128,13 @@ export function createLlmService(options: LlmServiceOptions): LlmService {
       // Tokens are counted even without a budget, so a budget set later in the day starts from the truth.
       const spent = result.usage.prompt + result.usage.completion;
       await Promise.all([
-        chargeLlmBudget(store, app, day, spent, now()).catch((error: unknown) =>
-          // The answer is paid for already: failing it now would waste the tokens as well.
-          logger.warn({ err: error, app, component, tokens: spent }, 'LLM tokens not counted against the daily budget'),
+        chargeLlmBudget(store, app, day, spent, now()).then(
+          (total) => {
+            if (context.tokensPerDay !== undefined && context.tokensPerDay > 0) metrics.llmBudgetUsedRatio.set({ app }, total / context.tokensPerDay);
+          },
+          (error: unknown) =>
+            // The answer is paid for already: failing it now would waste the tokens as well.
+            logger.warn({ err: error, app, component, tokens: spent }, 'LLM tokens not counted against the daily budget'),
         ),
         cacheKey !== undefined && cacheTtl !== undefined
           ? writeCachedAnswer(store, app, cacheKey, result, cacheTtl).catch((error: unknown) => logger.warn({ err: error, app, component }, 'LLM answer not cached'))

@@ -109,6 +109,12 @@ class Term {
     });
   }
 
+  /** Sets uhlp_operator_queue_depth from both queues; registered for the term's life. */
+  readonly collectQueueDepth = (metrics: Metrics): void => {
+    metrics.operatorQueueDepth.set({ kind: 'appdefinition' }, this.appController.queue.length);
+    metrics.operatorQueueDepth.set({ kind: 'sandboxpool' }, this.poolController.queue.length);
+  };
+
   async start(): Promise<void> {
     await Promise.all([this.apps.start(), this.pools.start()]);
     this.appController.start();
@@ -127,6 +133,10 @@ export async function runOperator(options: OperatorOptions = {}): Promise<Runnin
   const logger = options.logger ?? stderrLogger;
   const namespaces = options.namespaces ?? [];
   let term: Term | undefined;
+  const collectQueueDepth = (): void => {
+    if (term && options.metrics) term.collectQueueDepth(options.metrics);
+  };
+  options.metrics?.operatorQueueCollectors.add(collectQueueDepth);
   const elector: LeaderElector = new LeaderElector(kubeConfig, {
     namespace: options.leaseNamespace ?? namespaces[0] ?? 'default',
     name: options.leaseName,
@@ -145,6 +155,8 @@ export async function runOperator(options: OperatorOptions = {}): Promise<Runnin
       options.metrics?.operatorLeader.set(0);
       await term?.stop();
       term = undefined;
+      // A follower has no queues: its depth is 0, not the last leader term's.
+      options.metrics?.operatorQueueDepth.reset();
     },
     onError: (error) => logger.error('lease update failed', { identity: elector.identity, error: errorText(error) }),
   });
@@ -152,7 +164,10 @@ export async function runOperator(options: OperatorOptions = {}): Promise<Runnin
   return {
     identity: elector.identity,
     isLeader: () => elector.isLeader,
-    stop: () => elector.stop(),
+    stop: async () => {
+      await elector.stop();
+      options.metrics?.operatorQueueCollectors.delete(collectQueueDepth);
+    },
   };
 }
 

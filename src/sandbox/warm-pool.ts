@@ -163,6 +163,7 @@ export class WarmPool {
     const lease = this.tryAcquire();
     if (lease) return Promise.resolve(lease);
     if (this.waiters.length >= this.pool.maxQueue) {
+      this.options.metrics.poolExhausted.labels(this.appId, this.pool.name).inc();
       return Promise.reject(
         new UhlpError('UHLP_POOL_QUEUE_FULL', `pool ${this.label} has ${this.waiters.length} requests waiting, its maxQueue`, {
           pool: this.pool.name,
@@ -177,6 +178,7 @@ export class WarmPool {
         enqueuedAt: this.now(),
         timer: setTimeout(() => {
           this.removeWaiter(waiter);
+          this.options.metrics.poolExhausted.labels(this.appId, this.pool.name).inc();
           reject(
             new UhlpError('UHLP_POOL_EXHAUSTED', `no sandbox of pool ${this.label} became free within ${this.pool.acquireTimeoutMs} ms`, {
               pool: this.pool.name,

@@ -14,6 +14,7 @@ import { UhlpError } from '../errors.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import type { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import type { TurnRecord } from '../ledger/turn-ledger-protocol.js';
+import type { Metrics } from '../metrics.js';
 import { newSessionId } from '../state/session-id.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 
@@ -68,6 +69,8 @@ export class TurnKeeper {
       sessionTtlMs: number;
       /** Where turns are written; undefined turns ledgers off. */
       ledger?: TurnLedgerThread;
+      /** Counts the turns handed to the ledger (uhlp_ledger_turns_total). @defaultValue none counted */
+      metrics?: Pick<Metrics, 'ledgerTurns'>;
     },
   ) {}
 
@@ -112,6 +115,7 @@ export class TurnKeeper {
   record(turn: Turn, queryJson: string, outcome: TurnOutcome): void {
     const ledger = this.options.ledger;
     if (ledger === undefined) return;
+    this.options.metrics?.ledgerTurns.labels(turn.tier).inc();
     const record: TurnRecord = { tier: turn.tier, sessionId: turn.sessionId, turnNumber: turn.turnNumber, queryJson, status: outcome.status };
     if (outcome.answerJson !== undefined) record.answerJson = outcome.answerJson;
     // Empty lists are left out: the thread writes them as empty, and each one would be copied to it.

@@ -163,7 +163,6 @@ export function describeSandboxDriver(name: string, options: DriverSuiteOptions)
     it("runs the pool's concurrency of executions at once on one sandbox, and refuses one more with 429", async () => {
       const handle = await driver.create({ ...spec, pool: suitePool({ runner: runner.runner, concurrency: 2 }) });
       const client = new SandboxClient(handle.endpoint);
-      const started = performance.now();
       const both = Promise.all(['s-1', 's-2'].map((id) => client.execute(setup.body(id, 'slow'), id, 3000)));
       // Both running before the third arrives, however slow the machine is to start them.
       const health = new SandboxClient(handle.endpoint);
@@ -175,8 +174,6 @@ export function describeSandboxDriver(name: string, options: DriverSuiteOptions)
       const answers = await both;
       expect(answers.map((a) => a.status)).toEqual([200, 200]);
       if (setup.pidOf) expect(new Set(answers.map((a) => setup.pidOf!(JSON.parse(a.body.toString()).data))).size).toBe(1);
-      // Side by side, not one after the other.
-      expect(performance.now() - started).toBeLessThan(580);
       client.close();
       await driver.destroy(handle, 'shutdown');
     });

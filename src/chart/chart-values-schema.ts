@@ -1,0 +1,229 @@
+/**
+ * The values of the Helm chart (charts/uhlp), as one TypeBox schema: the single
+ * source of both `values.schema.json` (every object closed with
+ * `additionalProperties: false`, so a misspelt key fails `helm install`) and the
+ * commented `values.yaml` (each key's description and default). `npm run generate`
+ * writes both; CI regenerates and fails on a diff, as for the CRDs.
+ *
+ * Every key has a `default`; the defaults ARE the chart's values.yaml.
+ */
+import { Type, type TSchema, type TObject, type TProperties } from '@sinclair/typebox';
+
+/** A closed object: a key the schema does not name is an error. */
+function section<P extends TProperties>(description: string, properties: P): TObject<P> {
+  return Type.Object(properties, { description, additionalProperties: false });
+}
+
+function str(description: string, value: string, extra: Record<string, unknown> = {}): TSchema {
+  return Type.String({ description, default: value, ...extra });
+}
+
+function bool(description: string, value: boolean): TSchema {
+  return Type.Boolean({ description, default: value });
+}
+
+function int(description: string, value: number, minimum: number, maximum?: number): TSchema {
+  return Type.Integer({ description, default: value, minimum, ...(maximum !== undefined ? { maximum } : {}) });
+}
+
+function oneOf(description: string, values: readonly string[], value: string): TSchema {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description, default: value },
+  );
+}
+
+/** A string map (labels, annotations, node selectors); any keys, string values. */
+function stringMap(description: string): TSchema {
+  return Type.Record(Type.String(), Type.String(), { description, default: {} });
+}
+
+/** A Kubernetes object passed through as it is (resources, affinity, ...): the API server validates it. */
+function passThrough(description: string, value: Record<string, unknown> = {}): TSchema {
+  return Type.Object({}, { description, default: value, additionalProperties: true });
+}
+
+function passThroughList(description: string): TSchema {
+  return Type.Array(Type.Object({}, { additionalProperties: true }), { description, default: [] });
+}
+
+const NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const DURATION = '^[0-9]+(ms|s|m|h)$';
+
+const image = (what: string, repository: string): TObject =>
+  section(`The ${what} image. Built locally with \`uhlp images build\` and loaded into the nodes (\`uhlp images save\`); there is no registry.`, {
+    repository: str('Image repository.', repository, { minLength: 1 }),
+    tag: str('Image tag: `uhlp images build` prints the hashed tag of each build; `latest` follows the newest build.', 'latest', { minLength: 1 }),
+    pullPolicy: oneOf('`Never` for images loaded into the node by hand; `IfNotPresent` once they are in a registry.', ['Always', 'IfNotPresent', 'Never'], 'IfNotPresent'),
+  });
+
+const scheduling = {
+  resources: passThrough('Container resources (requests and limits).', { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } }),
+  nodeSelector: stringMap('Node labels the pods must match.'),
+  tolerations: passThroughList('Pod tolerations.'),
+  affinity: passThrough('Pod affinity rules.'),
+  podAnnotations: stringMap('Extra annotations of the pods.'),
+  podLabels: stringMap('Extra labels of the pods.'),
+};
+
+const serviceAccount = (who: string): TObject =>
+  section(`The ServiceAccount the ${who} runs as; its RBAC is made by the chart.`, {
+    create: bool('Create the ServiceAccount.', true),
+    name: str('Its name; empty gives `<fullname>-' + who + '`.', '', { pattern: `^$|${NAME}` }),
+    annotations: stringMap('Annotations of the ServiceAccount (e.g. a cloud IAM role).'),
+  });
+
+const secretRef = (what: string, key: string): TObject =>
+  section(`A key of an existing Secret holding ${what}; the chart never holds the value itself.`, {
+    existingSecret: str('Name of the Secret in the release namespace; empty: none.', '', { pattern: `^$|${NAME}` }),
+    secretKey: str('Key within the Secret.', key, { minLength: 1 }),
+  });
+
+const monitor = (kind: string): TObject =>
+  section(`A prometheus-operator ${kind} for the core and the operator (needs the monitoring.coreos.com CRDs).`, {
+    enabled: bool(`Create the ${kind}s.`, false),
+    interval: str('Scrape interval.', '30s', { pattern: DURATION }),
+    scrapeTimeout: str('Scrape timeout; below the interval.', '10s', { pattern: DURATION }),
+    labels: stringMap('Extra labels, e.g. the `release` label your Prometheus selects monitors by.'),
+  });
+
+export const ChartValues = section('Values of the uhlp Helm chart.', {
+  nameOverride: str('Replaces the chart name in object names.', '', { pattern: `^$|${NAME}` }),
+  fullnameOverride: str('Replaces `<release>-<chart>` in object names.', '', { pattern: `^$|${NAME}` }),
+  imagePullSecrets: passThroughList('Pull secrets of every pod, e.g. `[{name: regcred}]`.'),
+  crds: section('The AppDefinition and SandboxPool CRDs, generated from the same schema as the core (`npm run generate`).', {
+    enabled: bool('Install and upgrade the CRDs with the chart.', true),
+    keep: bool('Keep the CRDs (and so every AppDefinition) on `helm uninstall`.', true),
+  }),
+  rbac: section('Least-privilege RBAC for the operator and the core.', {
+    clusterWide: bool(
+      'Serve AppDefinitions of every namespace: ClusterRoles instead of Roles in `watchNamespaces`. The leader Lease stays in the release namespace.',
+      false,
+    ),
+  }),
+  watchNamespaces: Type.Array(Type.String({ pattern: NAME, maxLength: 63 }), {
+    description: 'Namespaces whose AppDefinitions are served (ignored with `rbac.clusterWide`); empty: the release namespace.',
+    default: [],
+    uniqueItems: true,
+  }),
+  image: image('core and operator (one image, the `uhlp` entrypoint)', 'uhlp/uhlp'),
+  operator: section('The operator: reconciles AppDefinitions into SandboxPools, under a leader Lease.', {
+    replicaCount: int('Replicas; one leads, the others wait on the Lease.', 2, 1, 10),
+    logLevel: oneOf('Log level.', ['info', 'debug'], 'info'),
+    metricsPort: int('Port of /metrics and /healthz.', 9090, 1024, 65535),
+    podDisruptionBudget: section('Keeps an operator running through voluntary disruptions.', {
+      enabled: bool('Create a PodDisruptionBudget.', true),
+      minAvailable: int('Operators that must stay available.', 1, 0),
+    }),
+    serviceAccount: serviceAccount('operator'),
+    ...scheduling,
+  }),
+  core: section('The core: serves the apps of Ready AppDefinitions over HTTP.', {
+    replicaCount: int('Replicas.', 1, 1, 100),
+    logLevel: oneOf('Log level.', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'], 'info'),
+    port: int('Container port of app traffic, /healthz, /readyz and /metrics.', 8080, 1024, 65535),
+    bodyLimitBytes: int('Largest request body accepted.', 1048576, 1, 1073741824),
+    sandboxes: section('How the core runs sandboxes.', {
+      driver: oneOf('Sandbox driver. `process`: child processes of the core, in its pod.', ['process'], 'process'),
+      unsafeProcessSandboxes: bool(
+        'Run process sandboxes without namespaces (bubblewrap cannot run in a pod): the pod is their only boundary. The core refuses to start with `process` unless this is true.',
+        false,
+      ),
+    }),
+    ledger: section('The hash-chained turn ledger, under the data volume.', {
+      mode: oneOf('`files` or `off`.', ['files', 'off'], 'files'),
+      key: secretRef('the ledger HMAC key (at least 32 bytes; `openssl rand -hex 32`)', 'ledger-key'),
+    }),
+    llm: section('The OpenAI-compatible server behind `core.llm.generate`; without `baseUrl` every LLM call fails (never a surprise bill).', {
+      baseUrl: str('Base URL, e.g. `https://api.openai.com/v1`.', '', { pattern: '^$|^https?://\\S+$' }),
+      model: str('Model used when a call names none.', ''),
+      models: stringMap('Server model name of each model an app names, e.g. `{small: gpt-4o-mini}`.'),
+      apiKey: secretRef('the bearer key of `baseUrl`', 'api-key'),
+      stream: bool('Ask for streamed answers.', false),
+      structuredOutput: oneOf('How response schemas reach the server.', ['json_schema', 'json_object', 'none'], 'json_schema'),
+      timeoutMs: int('Time one attempt may take, ms.', 60000, 100, 600000),
+      maxRetries: int('Retries of a 429, a 5xx or a connection error.', 3, 0, 10),
+    }),
+    git: section('How the Git sources of AppDefinitions are fetched.', {
+      allowPrivate: Type.Array(Type.String({ minLength: 3 }), {
+        description: '`host:port` pairs that may resolve to private addresses (an in-cluster Git server).',
+        default: [],
+      }),
+      caBundle: section('A ConfigMap key holding the PEM CAs https sources are checked against, instead of the image\'s.', {
+        configMap: str('ConfigMap name in the release namespace; empty: the image\'s CA bundle.', '', { pattern: `^$|${NAME}` }),
+        key: str('Key within the ConfigMap.', 'ca.crt', { minLength: 1 }),
+      }),
+    }),
+    dataVolume: section('The core\'s data directory (revisions, ledgers): an emptyDir.', {
+      sizeLimit: str('emptyDir size limit.', '2Gi', { pattern: '^[0-9]+(Ki|Mi|Gi|Ti)?$' }),
+    }),
+    extraEnv: passThroughList('Extra environment variables of the core container (`UHLP_*` settings the chart does not name).'),
+    service: section('The Service in front of the core.', {
+      type: oneOf('Service type.', ['ClusterIP', 'NodePort', 'LoadBalancer'], 'ClusterIP'),
+      port: int('Service port.', 80, 1, 65535),
+      annotations: stringMap('Service annotations.'),
+    }),
+    ingress: section('An Ingress to the core Service.', {
+      enabled: bool('Create the Ingress.', false),
+      className: str('IngressClass name; empty: the cluster default.', ''),
+      annotations: stringMap('Ingress annotations.'),
+      hosts: Type.Array(
+        Type.Object(
+          {
+            host: Type.String({ minLength: 1, description: 'Host name.' }),
+            paths: Type.Array(
+              Type.Object(
+                {
+                  path: Type.String({ pattern: '^/', description: 'Path.' }),
+                  pathType: Type.Union([Type.Literal('Prefix'), Type.Literal('Exact'), Type.Literal('ImplementationSpecific')], { description: 'Path type.' }),
+                },
+                { additionalProperties: false },
+              ),
+              { minItems: 1 },
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'Hosts and paths routed to the core, e.g. `[{host: apps.example.com, paths: [{path: /, pathType: Prefix}]}]`; none: the Ingress sends every host and path to the core.', default: [] },
+      ),
+      tls: passThroughList('Ingress TLS entries, e.g. `[{hosts: [apps.example.com], secretName: apps-tls}]`.'),
+    }),
+    podDisruptionBudget: section('A PodDisruptionBudget for the core.', {
+      enabled: bool('Create it.', false),
+      minAvailable: int('Cores that must stay available.', 1, 0),
+    }),
+    serviceAccount: serviceAccount('core'),
+    ...scheduling,
+  }),
+  redis: section('Runtime state (sessions, kv, idempotency, rate limits, budgets). Neither set: in memory, per core.', {
+    external: section('An external Redis.', {
+      url: secretRef('the `redis://` or `rediss://` URL (it may carry a password)', 'url'),
+    }),
+    bundled: section('A Redis from the chart (`uhlp/redis`, built like the other images from Debian\'s redis-server).', {
+      enabled: bool('Run it; the core uses it.', false),
+      image: image('Redis', 'uhlp/redis'),
+      auth: secretRef('the Redis password (`requirepass`)', 'password'),
+      persistence: section('Where Redis keeps its append-only file.', {
+        enabled: bool('A PersistentVolumeClaim; otherwise an emptyDir (state lost with the pod).', false),
+        size: str('Claim size.', '1Gi', { pattern: '^[0-9]+(Ki|Mi|Gi|Ti)?$' }),
+        storageClass: str('StorageClass; empty: the cluster default.', ''),
+      }),
+      resources: passThrough('Container resources.', { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } }),
+    }),
+  }),
+  metrics: section('Prometheus integration (the metrics are always served; see docs).', {
+    serviceMonitor: monitor('ServiceMonitor'),
+    podMonitor: monitor('PodMonitor'),
+    prometheusRule: section('A PrometheusRule with the alerts of charts/uhlp/files/alert-rules.yaml.', {
+      enabled: bool('Create it.', false),
+      labels: stringMap('Extra labels, e.g. the `release` label your Prometheus selects rules by.'),
+    }),
+  }),
+  dashboards: section('The Grafana dashboard (charts/uhlp/dashboards/uhlp.json) as a ConfigMap for Grafana\'s dashboard sidecar.', {
+    enabled: bool('Create the ConfigMap.', false),
+    label: str('Label the sidecar looks for.', 'grafana_dashboard', { minLength: 1 }),
+    labelValue: str('Its value.', '1'),
+    namespace: str('Namespace of the ConfigMap (where the sidecar looks); empty: the release namespace.', '', { pattern: `^$|${NAME}` }),
+    annotations: stringMap('Annotations, e.g. `grafana_folder: uhlp`.'),
+  }),
+});
