@@ -91,9 +91,12 @@ describe('tool list per capability set', () => {
     ['web', { web: everything.web! }, ['tool.web.fetch']],
     ['llm', { llm: everything.llm! }, ['core.llm.generate']],
     ['state', { state: { write: ['data/**'], forbidden: [] } }, ['core.state.applyStateDiff']],
+    ['codeq', { codeq: { publishTopics: ['orders.*'] } }, ['core.codeq.publish']],
+    ['functions', { functions: { namespaces: ['payments'] } }, ['core.fn.publish', 'core.fn.versions', 'core.fn.alias.set']],
     ['everything', everything, ['core.llm.generate', 'core.linux.executeCommand', 'tool.web.fetch', 'core.kv.get', 'core.kv.set', 'core.kv.del']],
   ])('%s', (_name, capabilities, extra) => {
-    const base = ['core.state.getDefinitionFileContent', 'core.framework.getConfigValue', 'core.log'];
+    // core.fn.bundle and core.fn.log serve the csjs runner of every app, only ever for the execution's own app.
+    const base = ['core.state.getDefinitionFileContent', 'core.framework.getConfigValue', 'core.log', 'core.fn.bundle', 'core.fn.log'];
     expect(toolsFor(capabilities).map((tool) => tool.name).sort()).toEqual([...base, ...extra].sort());
   });
 });
