@@ -73,8 +73,9 @@ export const fnVersions = defineTool({
   capability: 'functions',
   inputSchema: Type.Object({ function: FunctionNameArg }, { additionalProperties: false }),
   async run(args, { grant, services }) {
-    requireCapability(grant.capabilities, 'functions');
+    const capability = requireCapability(grant.capabilities, 'functions');
     const name = parseFunctionName(args.function);
+    checkNamespace(capability, name.namespace);
     const store = functions(services);
     const versions = await store.listVersions(grant.appId, name.namespace, name.function);
     const aliases = await store.listAliases(grant.appId, name.namespace, name.function);
