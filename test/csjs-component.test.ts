@@ -120,6 +120,19 @@ describe('cs-js components', () => {
     expect(local.json.result).toEqual({ resultType: 'httpResponse', data: { statusCode: 200, headers: { 'content-type': 'application/json' }, body: served.text, bodyEncoding: 'utf8' } });
   });
 
+  it('keeps kv in memory for `uhlp fn run` by default, and in Redis with --kv-endpoint', async () => {
+    const eventFile = path.join(core.dataDir, 'empty-event.json');
+    writeFileSync(eventFile, '{}');
+    const counted = async (...extra: string[]): Promise<number> => {
+      const local = await uhlp('fn', 'run', path.join(FUNCTIONS, 'reconcile-v1'), '--event', eventFile, '--app', 'kvlocal', ...extra);
+      expect(local.code).toBe(0);
+      return JSON.parse(local.json.result.data.body).n;
+    };
+    expect([await counted(), await counted()]).toEqual([1, 1]);
+    expect([await counted('--kv-endpoint', TEST_REDIS_URL), await counted('--kv-endpoint', TEST_REDIS_URL)]).toEqual([1, 2]);
+    expect((await uhlp('fn', 'run', path.join(FUNCTIONS, 'reconcile-v1'), '--event', eventFile, '--kv-endpoint', 'http://x')).stderr).toContain('UHLP_CONFIG_INVALID');
+  });
+
   it('refuses a fetch of an allowed name that resolves to a private address', async () => {
     expect((await uhlp('fn', 'publish', path.join(FUNCTIONS, 'fetcher'), '--app', 'pay', '--function', 'payments/fetcher')).code).toBe(0);
     const refused = await call('/fetcher');
