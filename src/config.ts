@@ -82,6 +82,25 @@ export interface CoreConfig {
   readonly bwrapPath?: string;
   /** How the Git sources of Kubernetes apps (`spec.source.git`) are fetched. */
   readonly gitSources: GitSourcesConfig;
+  /** The optimization oracle (docs/oracle.md). */
+  readonly oracle: OracleConfig;
+}
+
+/** The optimization oracle: what it may spend and how often it looks. Per component settings are in `llm.optimize`. */
+export interface OracleConfig {
+  /** Run the oracle (components still opt in with llm.optimize). @defaultValue true (`UHLP_ORACLE`, on or off) */
+  readonly enabled: boolean;
+  /**
+   * The model that writes candidates: a name the provider takes (UHLP_LLM_MODELS maps it like any).
+   * @defaultValue UHLP_LLM_MODEL, else the component's own model (`UHLP_ORACLE_CODEGEN_MODEL`)
+   */
+  readonly codegenModel?: string;
+  /** Completion tokens of one code-generation answer. @defaultValue 4096 (`UHLP_ORACLE_CODEGEN_MAX_TOKENS`, 256 - 200000) */
+  readonly codegenMaxTokens: number;
+  /** How often optimized components are checked for being hot and stable, ms. @defaultValue 5000 (`UHLP_ORACLE_INTERVAL_MS`, 50 - 3600000) */
+  readonly intervalMs: number;
+  /** Live comparisons of code and LLM running at once; more are skipped. @defaultValue 8 (`UHLP_ORACLE_MAX_COMPARISONS`, 1 - 1000) */
+  readonly maxComparisons: number;
 }
 
 /**
@@ -267,6 +286,13 @@ export function loadConfig(
     unsafeProcessSandboxes,
     ...(env.UHLP_BWRAP ? { bwrapPath: path.resolve(env.UHLP_BWRAP) } : {}),
     gitSources: gitSourcesConfig(env),
+    oracle: Object.freeze({
+      enabled: env.UHLP_ORACLE ? oneOf('UHLP_ORACLE', env.UHLP_ORACLE, ['on', 'off'] as const) === 'on' : true,
+      ...(env.UHLP_ORACLE_CODEGEN_MODEL ? { codegenModel: env.UHLP_ORACLE_CODEGEN_MODEL } : {}),
+      codegenMaxTokens: envInt('UHLP_ORACLE_CODEGEN_MAX_TOKENS', 4096, 256, 200_000),
+      intervalMs: envInt('UHLP_ORACLE_INTERVAL_MS', 5000, 50, 3600_000),
+      maxComparisons: envInt('UHLP_ORACLE_MAX_COMPARISONS', 8, 1, 1000),
+    }),
   });
 }
 

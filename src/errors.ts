@@ -109,6 +109,16 @@ export const ERROR_CATALOG = {
   UHLP_CS_RUNTIME_UNAVAILABLE: { status: 500, summary: 'The isolate engine (isolated-vm) cannot be loaded in this runner: wrong runner kind, or the native addon is missing.' },
   UHLP_CODEQ_UNAVAILABLE: { status: 503, summary: 'cs.codeq.publish was called but this core has no queue publisher connected.' },
 
+  // Optimization oracle (generated code for LLM components, `uhlp optimize`)
+  UHLP_ORACLE_DECLINED: { status: 502, summary: 'Generated code declined the input (ctx.fallback()) and no llm fallback answers it (the component has none, or the oracle is off: UHLP_ORACLE=off).' },
+  UHLP_ORACLE_PROMOTION_REFUSED: {
+    status: 409,
+    summary: 'A promotion or revert cannot be committed: the app comes from Kubernetes (its spec is not in a definitions repository), or app.yaml at HEAD no longer holds the component as it was judged.',
+  },
+  UHLP_ORACLE_NOT_FOUND: { status: 404, summary: 'The oracle is off, or watches no such app or component (not loaded, or not optimized).' },
+  UHLP_ORACLE_NOTHING_TO_DO: { status: 409, summary: "The optimize command does not apply at the component's stage (no passing candidate to promote, nothing promoted to roll back)." },
+  UHLP_ORACLE_FORBIDDEN: { status: 403, summary: 'The oracle endpoints answer loopback clients only (use a port-forward to reach a core in a cluster).' },
+
   // Definitions and configuration (reported in logs, /readyz and CLI exit codes)
   UHLP_DEFINITION_INVALID: { status: 422, summary: 'An AppDefinition file breaks the schema or references something missing.' },
   UHLP_DEFINITIONS_UNREADABLE: { status: 500, summary: 'The definitions directory cannot be read as a Git repository.' },

@@ -72,6 +72,24 @@ export interface Metrics {
   /** Duration of one MCP tool call inside the core. */
   readonly mcpCallSeconds: Histogram<'app' | 'tool'>;
   /**
+   * LLM answers offered to the oracle's sample reservoirs, by outcome: added,
+   * replaced, passed, repeat, unstable (a repeat that answered differently),
+   * or why none was taken (no-inputs, bad-inputs, too-large, invalid-output).
+   */
+  readonly oracleSamples: Counter<'app' | 'component' | 'outcome'>;
+  /** Candidates judged, by outcome: passed, disagreed, declined, error, timeout, capability, invalid. */
+  readonly oracleCandidates: Counter<'app' | 'component' | 'outcome'>;
+  /** The oracle's stage of a component: 0 sampling, 1 generating, 2 suggested, 3 shadow, 4 canary, 5 full; -1 rolled back, -2 rejected, -3 failed, -4 refused. */
+  readonly oracleStage: Gauge<'app' | 'component'>;
+  /** Live comparisons of generated code with the LLM, by stage and outcome (agree, disagree, declined, skipped). */
+  readonly oracleComparisons: Counter<'app' | 'component' | 'stage' | 'outcome'>;
+  /** Live comparisons where the code answered otherwise than the LLM (or failed), by stage. */
+  readonly oracleDisagreements: Counter<'app' | 'component' | 'stage'>;
+  /** LLM tokens the generated code's answers saved (the component's mean tokens per LLM answer, per answer of the code). */
+  readonly oracleTokensSaved: Counter<'app' | 'component'>;
+  /** Tokens code generation spent, by kind (prompt, completion): counted apart from the apps' own LLM tokens and budgets. */
+  readonly oracleTokens: Counter<'app' | 'component' | 'kind'>;
+  /**
    * One turn from the pipeline's start to the component's answer, by app, component and
    * outcome: `ok` (an answer), `error` (the component answered an error result), `failed`
    * (no answer: timeout, dead sandbox, pool exhausted, ...). Every source's turns. A HotHistogram.
@@ -270,6 +288,48 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['app', 'tool'],
       // Tools span kv lookups (sub-millisecond) to shell commands and LLM calls (seconds).
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+      registers,
+    }),
+    oracleSamples: new Counter({
+      name: 'uhlp_oracle_samples_total',
+      help: "LLM answers offered to the optimization oracle's sample reservoirs, by outcome.",
+      labelNames: ['app', 'component', 'outcome'],
+      registers,
+    }),
+    oracleCandidates: new Counter({
+      name: 'uhlp_oracle_candidates_total',
+      help: 'Generated candidates judged on held-back samples, by outcome.',
+      labelNames: ['app', 'component', 'outcome'],
+      registers,
+    }),
+    oracleStage: new Gauge({
+      name: 'uhlp_oracle_stage',
+      help: 'Oracle stage of a component: 0 sampling, 1 generating, 2 suggested, 3 shadow, 4 canary, 5 full; -1 rolled back, -2 rejected, -3 failed, -4 refused.',
+      labelNames: ['app', 'component'],
+      registers,
+    }),
+    oracleComparisons: new Counter({
+      name: 'uhlp_oracle_comparisons_total',
+      help: 'Live comparisons of generated code with the LLM, by stage and outcome.',
+      labelNames: ['app', 'component', 'stage', 'outcome'],
+      registers,
+    }),
+    oracleDisagreements: new Counter({
+      name: 'uhlp_oracle_disagreements_total',
+      help: 'Live comparisons where generated code answered otherwise than the LLM, or failed.',
+      labelNames: ['app', 'component', 'stage'],
+      registers,
+    }),
+    oracleTokensSaved: new Counter({
+      name: 'uhlp_oracle_tokens_saved_total',
+      help: "LLM tokens the generated code's answers saved.",
+      labelNames: ['app', 'component'],
+      registers,
+    }),
+    oracleTokens: new Counter({
+      name: 'uhlp_oracle_tokens_total',
+      help: 'Tokens spent on code generation, by kind (prompt, completion).',
+      labelNames: ['app', 'component', 'kind'],
       registers,
     }),
     turnSeconds: new HotHistogram({

@@ -132,6 +132,12 @@ export const TaskDetails = Type.Object(
     ),
     /** The files the turn declared it writes, for the prompt header. */
     declaredOutputs: Type.Optional(Type.Array(Type.Object({ path: Type.String(), role: Type.String() }))),
+    /**
+     * A candidate of the optimization oracle under verification (jit-runner
+     * only): run this ES module instead of `script`, with `inputs` (one
+     * held-back sample's template variables) as its event. Sent by the core only.
+     */
+    oracle: Type.Optional(Type.Object({ source: Type.String(), inputs: Type.Unknown() }, { additionalProperties: true })),
   },
   { additionalProperties: true },
 );
@@ -256,6 +262,13 @@ export const ExecuteMetrics = Type.Object(
   {
     execution_time_ms: Type.Optional(Type.Number({ minimum: 0 })),
     mcp_calls: Type.Optional(Type.Array(McpCallMetric)),
+    /**
+     * llm-orchestrator, optimized components only: the paths of the template
+     * variables the templates read (`[["body", "text"], ["params", "id"]]`), the
+     * inputs of the optimization oracle's samples. Typed loosely here: the core
+     * checks it where it is used, and a bad one loses a sample, not the answer.
+     */
+    template_inputs: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: true },
 );

@@ -17,6 +17,8 @@ import { TurnPipeline } from '../turns/turn-pipeline.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
+import type { OptimizationOracle } from '../oracle/optimization-oracle.js';
+import { registerOracleRoutes } from '../oracle/oracle-routes.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { registerSessionOutputsRoute } from './session-outputs-route.js';
 
@@ -29,6 +31,8 @@ export interface CoreDeps {
   readonly turns: TurnKeeper;
   /** The MCP server at /mcp. @defaultValue none: no /mcp, executions get no token */
   readonly mcp?: CoreMcpServer;
+  /** The optimization oracle: its part in turns, and /_uhlp/oracle. @defaultValue none: the oracle is off */
+  readonly oracle?: OptimizationOracle;
 }
 
 export interface BuildCoreOptions {
@@ -95,6 +99,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   });
 
   registerOpsRoutes(app, deps);
+  registerOracleRoutes(app, deps.oracle);
   if (options.outputsRoot !== undefined) registerSessionOutputsRoute(app, { store: deps.store, outputsRoot: options.outputsRoot });
   if (deps.mcp !== undefined) {
     deps.mcp.register(app);
@@ -109,6 +114,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     mcpEndpoint: options.mcpEndpoint,
     ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
     ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
+    ...(deps.oracle !== undefined ? { oracle: deps.oracle.turns } : {}),
   });
   const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger });
   registerIngressRoute(app, ingress);

@@ -34,6 +34,8 @@ import { TurnKeeper } from '../turns/turn-keeper.js';
 import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
+import { GitPromotions } from '../oracle/git-promotion.js';
+import { OptimizationOracle } from '../oracle/optimization-oracle.js';
 import { buildCore } from './build-core.js';
 
 export interface RunningCore {
@@ -49,6 +51,8 @@ export interface RunningCore {
   readonly store: RuntimeStore;
   /** The MCP server at /mcp: tokens, tools, capabilities. */
   readonly mcp: CoreMcpServer;
+  /** The optimization oracle; undefined when it is off (UHLP_ORACLE=off). */
+  readonly oracle: OptimizationOracle | undefined;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -166,15 +170,18 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
+  // One provider and one definition store: the MCP tools and the oracle share them.
+  const llmProvider = await createLlmProvider(config.llm);
+  const definitionStore = repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined;
   const mcp = createCoreMcpServer({
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store,
-    llm: await createLlmProvider(config.llm),
+    llm: llmProvider,
     // Token budgets and cached answers live beside kv, shared by every replica on Redis.
     llmState: store,
     spine,
     revisionsRoot,
-    definitionStore: repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined,
+    definitionStore,
     scratchRoot: path.join(config.dataDir, 'scratch'),
     // Read only for the variables an app's shell.env lists, at the time of a call.
     hostEnv: process.env,
@@ -185,6 +192,25 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
 
   let url = '';
+  const mcpEndpoint = (): string => `${loopbackUrl(url)}/mcp`;
+  const oracle = config.oracle.enabled
+    ? new OptimizationOracle({
+        config: config.oracle,
+        registry,
+        store,
+        sandboxes,
+        metrics,
+        logger,
+        provider: llmProvider,
+        revisionsRoot,
+        mcp,
+        mcpEndpoint,
+        // Apps from Kubernetes have no definitions repository: their promotions are refused, with the reason.
+        ...(definitionStore !== undefined ? { promotions: new GitPromotions(definitionStore) } : {}),
+        turns,
+        instanceId: config.instanceId,
+      })
+    : undefined;
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
   let stdBody: StdBodyChild | undefined;
@@ -197,6 +223,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await server?.close();
     await app?.close();
     await server?.closeCoreRoutes();
+    // Generations and comparisons still under way use sandboxes: they end first.
+    await oracle?.close();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
@@ -211,12 +239,12 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     const built = await buildCore(
       {
         bodyLimitBytes: config.bodyLimitBytes,
-        mcpEndpoint: () => `${loopbackUrl(url)}/mcp`,
+        mcpEndpoint,
         idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),
       },
-      { registry, sandboxes, metrics, logger, store, turns, mcp },
+      { registry, sandboxes, metrics, logger, store, turns, mcp, ...(oracle !== undefined ? { oracle } : {}) },
     );
     app = built.app;
     await app.ready();
@@ -228,6 +256,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await watcher?.start();
     url = await server.listen(config.host, config.port);
     logger.info(`core listening on ${url}`);
+    oracle?.start();
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
     await shutdown();
@@ -246,6 +275,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     spine,
     store,
     mcp,
+    oracle,
     async whenReady(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {

@@ -145,7 +145,7 @@ export function renderCrdFiles(): Map<string, string> {
   const files = new Map<string, string>();
   for (const [file, document] of buildCrds()) {
     // No anchors/aliases: a default shared by two nodes is written out twice, as a reader expects.
-    files.set(file, HEADER + stringify(document, { lineWidth: 0, aliasDuplicateObjects: false }));
+    files.set(file, HEADER + stringify(document, { lineWidth: 0, aliasDuplicateObjects: false, version: '1.1' }));
   }
   return files;
 }

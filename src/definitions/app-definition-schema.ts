@@ -75,6 +75,48 @@ export const HandlerType = Type.Union([Type.Literal('JIT'), Type.Literal('LLM'),
 export type HandlerType = Static<typeof HandlerType>;
 
 /**
+ * How the optimization oracle treats an LLM component (docs/oracle.md): it
+ * samples (inputs, output) pairs, and when the component is hot and stable asks
+ * for generated JIT code, proves it on held-back samples in a JIT sandbox, and
+ * promotes it through a Git commit (auto) or leaves a branch (suggest), then
+ * shadows, canaries and rolls it back on live disagreement.
+ */
+export const OptimizeSpec = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('off'), Type.Literal('suggest'), Type.Literal('auto')], {
+      default: 'off',
+      description: 'off: not sampled; suggest: a passing candidate is committed to the branch uhlp/optimize/<app>/<component> for a human to merge; auto: it is committed to the served branch.',
+    }),
+    minSamples: Type.Integer({ minimum: 4, maximum: 100000, default: 50, description: 'Distinct inputs sampled before code is asked for.' }),
+    agreement: Type.Number({
+      minimum: 0.5,
+      maximum: 1,
+      default: 0.99,
+      description: 'Share of held-back samples (and of live comparisons) the code must answer exactly as the LLM did (canonical JSON); 1 - agreement is the disagreement rate that refuses or rolls back.',
+    }),
+    shadowRequests: Type.Integer({ minimum: 1, maximum: 1000000, default: 200, description: 'Live comparisons in shadow (the LLM answers, the code is compared) before the canary.' }),
+    canaryPercent: Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Share of requests the code answers during the canary, each compared with the LLM.' }),
+    canaryRequests: Type.Integer({ minimum: 1, maximum: 1000000, default: 200, description: 'Live comparisons in the canary before the code answers all requests.' }),
+    auditPercent: Type.Number({ minimum: 0, maximum: 100, default: 1, description: 'Share of the requests the code answers once promoted to full that are still compared with the LLM.' }),
+    minRepeats: Type.Integer({
+      minimum: 1,
+      maximum: 100000,
+      default: 5,
+      description: 'Inputs seen again (with a fresh answer, not a cached one) before the outputs count as stable: each must have given the same output.',
+    }),
+    minRequestsPerMinute: Type.Number({ minimum: 0, maximum: 1000000, default: 1, description: 'The component is hot, and worth code, at this many sampled requests per minute.' }),
+    maxSamples: Type.Integer({ minimum: 4, maximum: 10000, default: 500, description: 'Samples kept per component and revision (a reservoir: a uniform sample of every input seen).' }),
+    holdout: Type.Number({ minimum: 0.1, maximum: 0.9, default: 0.3, description: 'Share of samples held back: the code is judged on them and never sees them.' }),
+    minCoverage: Type.Number({ minimum: 0, maximum: 1, default: 0.8, description: 'Share of held-back samples the code must answer itself (not decline with ctx.fallback()).' }),
+    maxAttempts: Type.Integer({ minimum: 1, maximum: 10, default: 3, description: 'Candidates asked for per revision; each failed one is re-asked with the disagreeing samples.' }),
+    maxCodegenTokens: Type.Integer({ minimum: 1000, maximum: 10000000, default: 100000, description: 'Tokens code generation may spend per revision, all attempts together.' }),
+    pool: Type.Optional(Name('The pool (runner: jit) that verifies and serves the code; the first jit pool of the app when omitted.')),
+  },
+  { additionalProperties: false },
+);
+export type OptimizeSpec = Static<typeof OptimizeSpec>;
+
+/**
  * An LLM-interpreted component: the llm-orchestrator renders its templates
  * (nunjucks, Jinja2 syntax) read through core.state.getDefinitionFileContent,
  * calls core.llm.generate, validates the answer and re-asks with the errors.
@@ -113,6 +155,7 @@ export const LlmComponentSpec = Type.Object(
       default: false,
       description: 'Prepend a header block (session_id, turn_number, declared inputs and outputs, context_as_of, work_order_id) to the user message.',
     }),
+    optimize: Type.Optional(OptimizeSpec),
   },
   { additionalProperties: false },
 );
@@ -163,6 +206,16 @@ export const ComponentSpec = Type.Object(
       ),
     ),
     llm: Type.Optional(LlmComponentSpec),
+    fallback: Type.Optional(
+      Type.Object(
+        { pool: Name('The pool (runner: llm) that runs the llm block.') },
+        {
+          additionalProperties: false,
+          description:
+            "A JIT component generated from its llm block (the optimization oracle writes it): the llm block answers the inputs the code declines (ctx.fallback()) and is the reference the code is compared with in shadow and canary.",
+        },
+      ),
+    ),
     workflow: Type.Optional(
       Type.Object(
         { workflowId: Type.String({ minLength: 1, description: 'Workflow file name under workflows/, without extension.' }) },

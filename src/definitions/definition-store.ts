@@ -65,6 +65,13 @@ export interface StateDiffInput {
    * throw refuses the whole diff. The caller's write policy.
    */
   authorize?: (appPath: string) => void;
+  /**
+   * Commit to this branch instead of HEAD: the commit's parent is
+   * `expectedBase` (any commit), the branch is created or moved to it, and
+   * neither HEAD nor the working tree moves (a suggestion for a human to
+   * merge). @defaultValue none: the commit moves HEAD
+   */
+  branch?: string;
 }
 
 export interface AppliedStateDiff {
@@ -191,8 +198,9 @@ export class GitDefinitionStore {
     // Refused early on what the caller names; checked again below on what the commit would really change.
     for (const named of changes?.map((change) => change.path) ?? diffPaths) input.authorize?.(named);
 
+    const branch = input.branch === undefined ? undefined : await this.checkBranch(input.branch);
     return withRepositoryLock(this.repository, async () => {
-      const base = await this.head();
+      const base = branch === undefined ? await this.head() : await this.resolveRevision(input.expectedBase);
       if (base !== input.expectedBase) throw baseMismatch(input.expectedBase, base);
 
       const scratch = await mkdtemp(path.join(os.tmpdir(), 'uhlp-diff-'));
@@ -220,6 +228,10 @@ export class GitDefinitionStore {
             GIT_COMMITTER_EMAIL: committer.email,
           }).raw(['commit-tree', tree, '-p', base, '-m', input.message])
         ).trim();
+        if (branch !== undefined) {
+          await this.git().raw(['update-ref', '-m', `uhlp state diff: ${input.appId}`, `refs/heads/${branch}`, commit]);
+          return { commit, previous: base, committed: true, changedPaths: changed.map((p) => p.slice(root.length + 1)).sort(), worktreeSynced: true };
+        }
         try {
           await this.git().raw(['update-ref', '-m', `uhlp state diff: ${input.appId}`, 'HEAD', commit, base]);
         } catch (error) {
@@ -232,6 +244,27 @@ export class GitDefinitionStore {
         await rm(scratch, { recursive: true, force: true });
       }
     });
+  }
+
+  /** The branch name, when Git takes it as one (`git check-ref-format --branch`). */
+  private async checkBranch(branch: string): Promise<string> {
+    if (typeof branch !== 'string' || branch === '' || branch.startsWith('-') || /[\s\0]/.test(branch)) throw diffInvalid('branch', `"${String(branch).slice(0, 80)}" is not a branch name`);
+    try {
+      return (await this.git().raw(['check-ref-format', '--branch', branch])).trim();
+    } catch (error) {
+      throw diffInvalid('branch', `"${branch.slice(0, 80)}" is not a branch name`, error);
+    }
+  }
+
+  /** The commit a branch points at, or undefined when there is no such branch. */
+  async branchHead(branch: string): Promise<string | undefined> {
+    const name = await this.checkBranch(branch);
+    try {
+      const commit = (await this.git().raw(['rev-parse', '--verify', '--quiet', `refs/heads/${name}`])).trim();
+      return HEX_COMMIT.test(commit) ? commit : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   private async stageChanges(index: SimpleGit, base: string, root: string, changes: StateChange[], scratch: string): Promise<void> {

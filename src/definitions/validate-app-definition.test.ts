@@ -144,5 +144,82 @@ describe('validateAppDefinition', () => {
       expect(problem, JSON.stringify(result.problems)).toBeDefined();
       expect(problem!.reason).toMatch(reason);
     });
+
+    describe('optimize and fallback', () => {
+      const optimized = { outputSchema: 'schemas/triage.json', temperature: 0, tools: ['core.kv.get'], optimize: { mode: 'auto' } };
+
+      it('accepts an eligible component and fills the documented defaults', () => {
+        const result = validateAppDefinition(llmDoc(optimized), llmOptions);
+        expect(result.ok ? [] : result.problems).toEqual([]);
+        if (!result.ok) return;
+        expect(result.document.spec.components[1]!.llm!.optimize).toEqual({
+          mode: 'auto',
+          minSamples: 50,
+          agreement: 0.99,
+          shadowRequests: 200,
+          canaryPercent: 10,
+          canaryRequests: 200,
+          auditPercent: 1,
+          minRepeats: 5,
+          minRequestsPerMinute: 1,
+          maxSamples: 500,
+          holdout: 0.3,
+          minCoverage: 0.8,
+          maxAttempts: 3,
+          maxCodegenTokens: 100000,
+        });
+        // Off (or absent) asks nothing of the component.
+        expect(validateAppDefinition(llmDoc({ optimize: { mode: 'off' } }), llmOptions).ok).toBe(true);
+      });
+
+      it('accepts a promoted component: JIT on a jit pool with its llm block as the fallback', () => {
+        const promoted = doc({
+          pools: [{ name: 'node' }, { name: 'brain', runner: 'llm' }],
+          components: [{ id: 'triage', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' }, llm: { prompt: 'prompts/triage.njk', ...optimized }, fallback: { pool: 'brain' } }],
+          routes: [],
+          capabilities: { llm: { models: ['small'] }, kv: { prefixes: ['t:'], ops: ['get'] } },
+        });
+        const result = validateAppDefinition(promoted, llmOptions);
+        expect(result.ok ? [] : result.problems).toEqual([]);
+      });
+
+      const optimizeCases: Array<[string, unknown, string, RegExp]> = [
+        ['no output schema', llmDoc({ ...optimized, outputSchema: undefined }), '/spec/components/1/llm/outputSchema', /needs an outputSchema/],
+        ['a temperature other than 0', llmDoc({ ...optimized, temperature: 0.7 }), '/spec/components/1/llm/temperature', /temperature: 0/],
+        ['no temperature', llmDoc({ ...optimized, temperature: undefined }), '/spec/components/1/llm/temperature', /temperature: 0/],
+        ['a tool that writes', llmDoc({ ...optimized, tools: ['core.kv.set'] }, { capabilities: { llm: { models: ['small'] }, kv: { prefixes: ['t:'] } } }), '/spec/components/1/llm/tools/0', /only read/],
+        ['no jit pool', llmDoc(optimized, { pools: [{ name: 'brain', runner: 'llm' }], components: [{ id: 'triage', handler: 'LLM', pool: 'brain', llm: { prompt: 'prompts/triage.njk', ...optimized } }] }), '/spec/components/0/llm/optimize', /runner: jit/],
+        ['a code pool that is not jit', llmDoc({ ...optimized, optimize: { mode: 'auto', pool: 'brain' } }), '/spec/components/1/llm/optimize/pool', /runner: llm/],
+        ['an agreement out of range', llmDoc({ ...optimized, optimize: { mode: 'auto', agreement: 1.5 } }), '/spec/components/1/llm/optimize/agreement', /.+/],
+        ['a fallback on an LLM component', llmDoc({}, {}), '/spec/components/1/fallback', /only a JIT component/],
+      ];
+      optimizeCases[optimizeCases.length - 1]![1] = doc({
+        pools: [{ name: 'node' }, { name: 'brain', runner: 'llm' }],
+        components: [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } }, { id: 'triage', handler: 'LLM', pool: 'brain', llm: { prompt: 'prompts/triage.njk' }, fallback: { pool: 'brain' } }],
+        capabilities: { llm: { models: ['small'] } },
+      });
+      optimizeCases.push(
+        [
+          'an llm block on a JIT component without a fallback',
+          doc({ pools: [{ name: 'node' }], components: [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' }, llm: { prompt: 'prompts/triage.njk' } }], capabilities: { llm: { models: ['small'] } } }),
+          '/spec/components/0/llm',
+          /only as its fallback/,
+        ],
+        [
+          'a fallback pool that is not llm',
+          doc({ pools: [{ name: 'node' }], components: [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' }, llm: { prompt: 'prompts/triage.njk' }, fallback: { pool: 'node' } }], capabilities: { llm: { models: ['small'] } } }),
+          '/spec/components/0/fallback/pool',
+          /runner: llm/,
+        ],
+      );
+      it.each(optimizeCases)('reports %s', (_name, input, path, reason) => {
+        const result = validateAppDefinition(input, llmOptions);
+        expect(result.ok).toBe(false);
+        if (result.ok) return;
+        const problem = result.problems.find((p) => p.path === path);
+        expect(problem, JSON.stringify(result.problems)).toBeDefined();
+        expect(problem!.reason).toMatch(reason);
+      });
+    });
   });
 });

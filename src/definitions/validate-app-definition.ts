@@ -11,7 +11,7 @@ import { AppDefinitionDocument } from './app-definition-schema.js';
 import { gitSourceProblems } from './git-source.js';
 import { compileRoutePattern, RoutePatternError } from '../sources/http/route-pattern.js';
 import { declaredPathProblem } from '../execution/declared-outputs.js';
-import { llmComponentProblems } from './validate-llm-component.js';
+import { fallbackProblems, llmComponentProblems } from './validate-llm-component.js';
 import { csComponentProblems } from './validate-cs-component.js';
 
 export interface DefinitionProblem {
@@ -94,6 +94,7 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
       if (runners.get(component.pool) !== wanted) add(`${at}/pool`, `a ${component.handler} component runs in a pool with runner: ${wanted}; pool "${component.pool}" has runner: ${runners.get(component.pool)}`);
     }
     if (component.handler === 'LLM') for (const [where, reason] of llmComponentProblems(spec, component, at, options)) add(where, reason);
+    for (const [where, reason] of fallbackProblems(spec, component, at, options)) add(where, reason);
     const handlerKey = { JIT: 'jit', LLM: 'llm', WORKFLOW: 'workflow' }[component.handler] as 'jit' | 'llm' | 'workflow';
     if (component.cs !== undefined) for (const [where, reason] of csComponentProblems(component, at)) add(where, reason);
     else if (component[handlerKey] === undefined) add(`${at}/${handlerKey}`, `required for handler ${component.handler}`);

@@ -9,6 +9,7 @@ import type { AppSpec, ComponentSpec } from './app-definition-schema.js';
 import { compileOutputSchema } from './output-schema.js';
 import { findTool } from '../mcp/tool-catalog.js';
 import { isToolAvailable } from '../mcp/tool-definition.js';
+import { optimizeProblems } from '../oracle/eligibility.js';
 
 export interface LlmComponentContext {
   /** Tells whether an app-relative file exists in the revision. */
@@ -64,5 +65,29 @@ export function llmComponentProblems(spec: AppSpec, component: ComponentSpec, at
     // Without a schema the answer is {"text": ...}, which is no HTTP response.
     add('/respond', 'httpResponse needs an outputSchema describing {statusCode, headers?, body}');
   }
+  for (const [where, reason] of optimizeProblems(spec, component)) problems.push([`${at}${where}`, reason]);
+  return problems;
+}
+
+/**
+ * The rules of a JIT component generated from an LLM component (the oracle's
+ * promotion): `fallback` names a pool with runner: llm, and the llm block it
+ * falls back to is itself a valid LLM component. An llm block on a JIT
+ * component without a fallback, or a fallback on another handler, is refused:
+ * neither would ever run.
+ */
+export function fallbackProblems(spec: AppSpec, component: ComponentSpec, at: string, context: LlmComponentContext): Array<[string, string]> {
+  if (component.handler !== 'JIT') {
+    return component.fallback !== undefined ? [[`${at}/fallback`, `only a JIT component has a fallback; this one is ${component.handler}`]] : [];
+  }
+  if (component.fallback === undefined) {
+    return component.llm !== undefined ? [[`${at}/llm`, 'a JIT component keeps an llm block only as its fallback: set fallback.pool']] : [];
+  }
+  if (component.llm === undefined) return [[`${at}/fallback`, 'a fallback needs the llm block it falls back to']];
+  const problems: Array<[string, string]> = [];
+  const pool = spec.pools.find((p) => p.name === component.fallback!.pool);
+  if (pool === undefined) problems.push([`${at}/fallback/pool`, `pool "${component.fallback.pool}" is not declared in spec.pools`]);
+  else if (pool.runner !== 'llm') problems.push([`${at}/fallback/pool`, `the llm fallback runs in a pool with runner: llm; pool "${pool.name}" has runner: ${pool.runner}`]);
+  problems.push(...llmComponentProblems(spec, component, at, context));
   return problems;
 }

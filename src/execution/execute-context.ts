@@ -68,9 +68,14 @@ interface Serialized {
   readonly open: string;
 }
 
-/** Serializes contexts, each component's shared part once per loaded app (revision). */
+/**
+ * Serializes contexts, each component's shared part once per loaded app
+ * (revision). Keyed by the component object, not its id: one component may run
+ * in two forms (a promoted component's code and its llm fallback). A cs
+ * component's is keyed by its id and the bundle its ref named at the turn.
+ */
 export class ExecuteContextWriter {
-  private readonly cache = new WeakMap<LoadedApp, Map<string, Serialized>>();
+  private readonly cache = new WeakMap<LoadedApp, Map<ComponentSpec | string, Serialized>>();
 
   /** The JSON of `buildExecuteContext(app, component, options)`. */
   json(app: LoadedApp, component: ComponentSpec, options: ContextOptions): string {
@@ -80,7 +85,7 @@ export class ExecuteContextWriter {
       this.cache.set(app, byComponent);
     }
     // A cs component's shared part depends on the bundle its ref resolves to at this turn.
-    const key = options.cs === undefined ? component.id : `${component.id}\0${options.cs.version}\0${options.cs.sha256}`;
+    const key = options.cs === undefined ? component : `${component.id}\0${options.cs.version}\0${options.cs.sha256}`;
     let serialized = byComponent.get(key);
     if (serialized === undefined || serialized.mcpEndpoint !== options.mcpEndpoint || serialized.timeoutMs !== options.timeoutMs) {
       const shared = buildExecuteContext(app, component, { mcpEndpoint: options.mcpEndpoint, timeoutMs: options.timeoutMs, ...(options.cs !== undefined ? { cs: options.cs } : {}) });

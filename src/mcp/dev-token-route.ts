@@ -68,7 +68,8 @@ function parseBody(raw: Buffer | undefined): { appId: string; ttlSeconds: number
   return { appId: record['appId'], ttlSeconds: ttl };
 }
 
-function isLoopback(address: string | undefined): boolean {
+/** Whether a client address is loopback (IPv4 127/8, ::1, or IPv4 mapped in IPv6). */
+export function isLoopback(address: string | undefined): boolean {
   if (address === undefined) return false;
   const bare = address.startsWith('::ffff:') ? address.slice(7) : address;
   return bare === '::1' || (net.isIPv4(bare) && bare.startsWith('127.'));

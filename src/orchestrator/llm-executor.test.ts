@@ -139,6 +139,14 @@ describe('the llm executor', () => {
     ]);
   });
 
+  it('reports the template inputs of an optimized component, and only of one', async () => {
+    const files = { 'p.njk': '{% include "q.njk" %} {{ body.title }} for {{ headers["x-user"] }}', 'q.njk': '{{ config.tone }}', 'schemas/s.json': '{"type":"object"}' };
+    const optimized = await run(llmRequest({ prompt: 'p.njk', outputSchema: 'schemas/s.json', temperature: 0, optimize: { mode: 'auto' } }), { files, tools: answering('{"ok":true}') });
+    expect(optimized.result).toEqual({ resultType: 'generic', data: { ok: true }, metrics: { template_inputs: [['body', 'title'], ['config', 'tone'], ['headers', 'x-user']] } });
+    const plain = await run(llmRequest({ prompt: 'p.njk', outputSchema: 'schemas/s.json', temperature: 0 }), { files, tools: answering('{"ok":true}') });
+    expect(plain.result).toEqual({ resultType: 'generic', data: { ok: true } });
+  });
+
   it('answers UHLP_LLM_OUTPUT_INVALID (502) with the errors after the last attempt', async () => {
     const { result } = await run(llmRequest({ prompt: 'p.njk', outputSchema: { type: 'object', required: ['label'] }, maxAttempts: 2 }), {
       files: { 'p.njk': 'x' },

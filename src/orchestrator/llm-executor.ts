@@ -27,7 +27,9 @@ import { ModelTools } from './model-tools.js';
 import { OutputSchemas } from './output-schemas.js';
 import { promptHeader } from './prompt-header.js';
 import { PromptTemplateError, PromptTemplates } from './prompt-templates.js';
+import { TEMPLATE_INPUTS_METRIC, TemplateInputs } from './template-inputs.js';
 import { templateVariables } from './template-variables.js';
+import { activeOptimize } from '../oracle/eligibility.js';
 import { functionName } from './tool-names.js';
 
 export interface LlmExecutorOptions {
@@ -52,8 +54,10 @@ export function createLlmExecutor(options: LlmExecutorOptions = {}): Executor {
     const scope = { appId: request.context.appId, revision: task.revision, tools };
 
     const variables = templateVariables(request);
+    // An optimized component reports what its templates read: the inputs of its samples.
+    const inputs = activeOptimize(spec) !== undefined ? new TemplateInputs(variables) : undefined;
     const render = (file: string): Promise<string> =>
-      templates.render(file, variables, scope).catch((error: unknown) => {
+      templates.render(file, variables, scope, inputs?.observe).catch((error: unknown) => {
         if (!(error instanceof PromptTemplateError)) throw error;
         throw new LlmTaskError('UHLP_PROMPT_TEMPLATE_ERROR', `prompt template ${error.message}`, 500, { file: error.file, line: error.line, cause: error.reason });
       });
@@ -87,6 +91,8 @@ export function createLlmExecutor(options: LlmExecutorOptions = {}): Executor {
       maxAttempts: spec.maxAttempts,
       judge: (text) => judgeAnswer(text, { ...(schema !== undefined ? { validate: schema.validate } : {}), respond: spec.respond }),
     });
-    return spec.respond === 'httpResponse' ? resultFromValue(output) : { resultType: 'generic', data: output };
+    const result: ScriptResult = spec.respond === 'httpResponse' ? resultFromValue(output) : { resultType: 'generic', data: output };
+    if (inputs !== undefined) result.metrics = { [TEMPLATE_INPUTS_METRIC]: inputs.paths() };
+    return result;
   };
 }

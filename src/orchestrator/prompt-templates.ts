@@ -23,7 +23,7 @@ import path from 'node:path';
 import type nunjucks from 'nunjucks';
 import type { ToolsClient } from '../runner/tools-client.js';
 import { DefinitionFileError, type DefinitionFiles, appRelativePath } from './definition-files.js';
-import { createSandboxedEnvironment, nunjucksInternals, templateProblem, type TemplateNode } from './template-sandbox.js';
+import { createSandboxedEnvironment, nunjucksInternals, templateProblem, withLookupObserver, type LookupObserver, type TemplateNode } from './template-sandbox.js';
 
 /** Distinct files one revision's templates may use, includes and imports included. */
 export const MAX_TEMPLATE_FILES = 256;
@@ -56,8 +56,11 @@ export class PromptTemplates {
 
   constructor(private readonly files: DefinitionFiles) {}
 
-  /** Renders the app file `file` with `variables`; throws PromptTemplateError. */
-  render(file: string, variables: Record<string, unknown>, scope: RenderScope): Promise<string> {
+  /**
+   * Renders the app file `file` with `variables`; throws PromptTemplateError.
+   * `observer` sees every variable the render looks up (template-inputs.ts).
+   */
+  render(file: string, variables: Record<string, unknown>, scope: RenderScope, observer?: LookupObserver): Promise<string> {
     const key = `${scope.appId}\0${scope.revision}`;
     let engine = this.engines.get(key);
     if (engine === undefined) {
@@ -68,7 +71,7 @@ export class PromptTemplates {
         this.engines.delete(old);
       }
     }
-    return engine.render(file, variables, scope);
+    return engine.render(file, variables, scope, observer);
   }
 }
 
@@ -107,7 +110,7 @@ class RevisionTemplates {
     this.env = createSandboxedEnvironment(loader as unknown as nunjucks.ILoader);
   }
 
-  async render(file: string, variables: Record<string, unknown>, scope: RenderScope): Promise<string> {
+  async render(file: string, variables: Record<string, unknown>, scope: RenderScope, observer?: LookupObserver): Promise<string> {
     const root = appRelativePath(file);
     if ('problem' in root) throw new PromptTemplateError(file, null, `"${file}" ${root.problem}`);
     await this.read([root.path], scope);
@@ -116,7 +119,7 @@ class RevisionTemplates {
     if ('missing' in first) throw new PromptTemplateError(root.path, null, first.missing);
 
     for (;;) {
-      const outcome = await this.renderOnce(root.path, variables);
+      const outcome = await this.renderOnce(root.path, variables, observer);
       const unread = [...this.wanted].filter((name) => !this.sources.has(name));
       if (unread.length > 0) {
         if (this.sources.size + unread.length > MAX_TEMPLATE_FILES) {
@@ -131,12 +134,12 @@ class RevisionTemplates {
     }
   }
 
-  private renderOnce(file: string, variables: Record<string, unknown>): Promise<{ text: string } | { error: Error }> {
+  private renderOnce(file: string, variables: Record<string, unknown>, observer: LookupObserver | undefined): Promise<{ text: string } | { error: Error }> {
     return new Promise((resolve) => {
       try {
         // The callback form: nunjucks reports some errors of included templates
         // asynchronously, which the synchronous form would throw out of reach.
-        this.env.render(file, variables, (error, text) => resolve(error ? { error } : { text: text ?? '' }));
+        withLookupObserver(observer, () => this.env.render(file, variables, (error, text) => resolve(error ? { error } : { text: text ?? '' })));
       } catch (error) {
         resolve({ error: error instanceof Error ? error : new Error(String(error)) });
       }

@@ -70,6 +70,28 @@ const FORBIDDEN_VALUES: ReadonlySet<unknown> = new Set<unknown>([
   process,
 ]);
 
+/** Sees every render variable a template looks up, and may hand the template a view of it instead. */
+export type LookupObserver = (name: string, value: unknown) => unknown;
+
+let lookupObserver: LookupObserver | undefined;
+
+/**
+ * Runs `render` with `observer` told of every variable lookup. nunjucks renders
+ * synchronously with a synchronous loader (the only kind used here), so the
+ * observer sees exactly the lookups of this render, even when several renders
+ * of one runner are under way.
+ */
+export function withLookupObserver<T>(observer: LookupObserver | undefined, render: () => T): T {
+  if (observer === undefined) return render();
+  const previous = lookupObserver;
+  lookupObserver = observer;
+  try {
+    return render();
+  } finally {
+    lookupObserver = previous;
+  }
+}
+
 /** A refusal of the template sandbox; nunjucks reports it with the template and line. */
 export class TemplateSandboxError extends Error {
   constructor(message: string) {
@@ -130,7 +152,8 @@ export function hardenNunjucksRuntime(): void {
     const found = frame.lookup(name);
     const value = found !== undefined ? found : context.lookup(name);
     if (FORBIDDEN_VALUES.has(value)) refuse(`the name "${name}"`);
-    return value;
+    // A render variable (not one the template set itself) seen by whoever tracks what the render reads.
+    return found === undefined && lookupObserver !== undefined ? lookupObserver(name, value) : value;
   };
 
   runtime.callWrap = (fn, name, context, args) => {

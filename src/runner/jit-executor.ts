@@ -2,10 +2,13 @@
  * The jit-runner's executor: imports the component's script from the mounted
  * revision (script-loader.ts) and calls its function with the request data and
  * the context, `ctx.tools` bound to the execution's token and `ctx.workspace`
- * as absolute paths in the sandbox's writable tree.
+ * as absolute paths in the sandbox's writable tree. Code generated from an LLM
+ * component is called with that component's template variables and may decline
+ * an input (generated-code.ts).
  */
 import path from 'node:path';
 import type { Executor } from './executor.js';
+import { CandidateModules, declineInput, generatedCodeEvent, readCandidateTask } from './generated-code.js';
 import { ScriptLoadError, ScriptLoader } from './script-loader.js';
 import { resultFromValue, runnerErrorResult } from './script-result.js';
 
@@ -21,6 +24,7 @@ export interface JitExecutorOptions {
 
 export function createJitExecutor(options: JitExecutorOptions): Executor {
   const loader = new ScriptLoader(options.definitionsRoot);
+  const candidates = new CandidateModules();
 
   /** The execution's directories as absolute paths inside the work tree; none when either is missing or leaves it. */
   function workspaceOf(sent: { tmpDir: string; outputDir: string } | undefined): { tmpDir: string; outputDir: string } | undefined {
@@ -37,13 +41,19 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     if (!task || task.handler !== 'JIT' || !task.script) {
       return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails must name a JIT script');
     }
+    // A candidate of the optimization oracle under verification: its source and one sample's inputs.
+    const candidate = readCandidateTask(task.oracle);
+    if (candidate !== undefined && 'problem' in candidate) return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', candidate.problem);
     let fn;
     try {
-      fn = await loader.load({
-        revision: task.revision,
-        script: task.script,
-        exportName: task.function,
-      });
+      fn =
+        candidate !== undefined
+          ? await candidates.load(candidate.source)
+          : await loader.load({
+              revision: task.revision,
+              script: task.script,
+              exportName: task.function,
+            });
     } catch (error) {
       if (error instanceof ScriptLoadError) return runnerErrorResult(error.code, error.message);
       throw error;
@@ -52,11 +62,15 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     // Temporary files of the script (and of anything it uses) go to the turn's own directory.
     // With concurrency above 1 executions share the process environment: the last one set wins.
     if (workspace) process.env.TMPDIR = process.env.TEMP = process.env.TMP = workspace.tmpDir;
+    // Code generated from an llm block (which the core sends along) maps the block's template variables, and may decline.
+    const generated = task.llm !== undefined;
+    const event = candidate !== undefined ? candidate.inputs : generated ? generatedCodeEvent(request) : request.requestData;
     // Scripts get the context as sent, with `workspace` as absolute paths and `tools` (ctx.tools.call) bound to this execution's token.
-    const value = await fn(request.requestData, {
+    const value = await fn(event, {
       ...request.context,
       ...(workspace ? { workspace } : {}),
       tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) },
+      ...(generated ? { fallback: declineInput } : {}),
     });
     return resultFromValue(value);
   };

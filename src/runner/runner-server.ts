@@ -127,7 +127,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
           requestId: request.requestId,
           resultType: result.resultType,
           data: result.data,
-          metrics: { execution_time_ms: Math.round((performance.now() - started) * 1000) / 1000 },
+          metrics: { ...result.metrics, execution_time_ms: Math.round((performance.now() - started) * 1000) / 1000 },
         };
         const mcpCalls = tools.metrics();
         if (mcpCalls.length > 0) response.metrics!.mcp_calls = mcpCalls;

@@ -9,6 +9,8 @@ import type { ErrorData, HttpResponseData, ResultType } from '../contract/execut
 export interface ScriptResult {
   resultType: ResultType;
   data: unknown;
+  /** Figures of the runner's own to add to the answer's `metrics` (the llm-orchestrator's template inputs). @defaultValue none */
+  metrics?: Record<string, unknown>;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

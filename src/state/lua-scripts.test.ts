@@ -19,6 +19,8 @@ describe('loadLuaScripts', () => {
       'leaseRelease',
       'leaseRenew',
       'llmTokensAdd',
+      'oracleRecordPut',
+      'oracleSampleAdd',
       'rateLimit',
       'sessionCreate',
       'sessionNextTurn',

@@ -9,6 +9,9 @@ import { RuntimeKeys } from './runtime-keys.js';
 import {
   checkCounterDelta,
   checkDay,
+  checkJsonText,
+  checkOracleSample,
+  checkOracleScope,
   checkKey,
   checkNonNegativeInteger,
   checkPositiveInteger,
@@ -17,6 +20,9 @@ import {
   checkTtl,
 } from './runtime-store-input.js';
 import {
+  MAX_ORACLE_CANDIDATE_CHARS,
+  MAX_ORACLE_CANDIDATES,
+  MAX_ORACLE_RECORD_CHARS,
   ORACLE_COUNTER_NAMES,
   type BeginIdempotentOptions,
   type CreateSessionInput,
@@ -27,6 +33,11 @@ import {
   type KvSetOptions,
   type Lease,
   type OracleCounters,
+  type OracleSampleInput,
+  type OracleSampleOptions,
+  type OracleSampleOutcome,
+  type OracleSampleScope,
+  type OracleSampleStats,
   type RateLimitDecision,
   type RuntimeStore,
   type SessionRecord,
@@ -50,6 +61,13 @@ interface Expiring<T> {
   expiresAt: number;
 }
 
+/** One component's reservoir: the held samples by slot, and which slot holds each held input. */
+interface Reservoir {
+  readonly slots: Array<{ inputHash: string; outputHash: string; json: string }>;
+  readonly bySlotOf: Map<string, number>;
+  readonly stats: OracleSampleStats;
+}
+
 type IdempotencyEntry = { state: 'in-flight'; fingerprint?: string } | { state: 'completed'; fingerprint?: string; response: StoredResponse };
 
 export class MemoryRuntimeStore implements RuntimeStore {
@@ -61,6 +79,9 @@ export class MemoryRuntimeStore implements RuntimeStore {
   private readonly idempotency = new Map<string, Expiring<IdempotencyEntry>>();
   private readonly rates = new Map<string, Expiring<number>>();
   private readonly oracle = new Map<string, OracleCounters>();
+  private readonly oracleSamples = new Map<string, Expiring<Reservoir>>();
+  private readonly oracleRecords = new Map<string, { version: number; json: string }>();
+  private readonly oracleCandidates = new Map<string, string[]>();
   private readonly llmTokens = new Map<string, Expiring<number>>();
   private readonly llmCache = new Map<string, Expiring<string>>();
   // Tuples become keys through the same builder Redis uses, so both agree on identity.
@@ -304,6 +325,95 @@ export class MemoryRuntimeStore implements RuntimeStore {
     this.oracle.delete(this.keys.oracleCounters(appId, componentId));
   }
 
+  async addOracleSample(
+    scope: OracleSampleScope,
+    sample: OracleSampleInput,
+    options: OracleSampleOptions,
+  ): Promise<{ outcome: OracleSampleOutcome; stats: OracleSampleStats }> {
+    this.assertOpen();
+    checkOracleSample(scope, sample, options);
+    const key = this.keys.oracleSamples(scope.appId, scope.componentId, scope.revision);
+    const reservoir = this.live(this.oracleSamples, key)?.value ?? { slots: [], bySlotOf: new Map(), stats: { seen: 0, stored: 0, repeats: 0, unstable: 0 } };
+    this.oracleSamples.set(key, { value: reservoir, expiresAt: this.now() + options.ttlMs });
+    const { stats } = reservoir;
+    let outcome: OracleSampleOutcome;
+    const held = reservoir.bySlotOf.get(sample.inputHash);
+    if (held !== undefined) {
+      outcome = 'repeat';
+      if (sample.fresh) {
+        stats.repeats += 1;
+        if (reservoir.slots[held]!.outputHash !== sample.outputHash) {
+          stats.unstable += 1;
+          outcome = 'unstable';
+        }
+      }
+    } else {
+      stats.seen += 1;
+      // Algorithm R: the n-th input replaces a held one with probability limit/n.
+      let slot: number | undefined;
+      if (stats.stored < options.limit) {
+        slot = stats.stored;
+        stats.stored += 1;
+        outcome = 'added';
+      } else {
+        const draw = options.pick % stats.seen;
+        slot = draw < options.limit ? draw : undefined;
+        outcome = slot === undefined ? 'passed' : 'replaced';
+        if (slot !== undefined) reservoir.bySlotOf.delete(reservoir.slots[slot]!.inputHash);
+      }
+      if (slot !== undefined) {
+        reservoir.slots[slot] = { inputHash: sample.inputHash, outputHash: sample.outputHash, json: sample.json };
+        reservoir.bySlotOf.set(sample.inputHash, slot);
+      }
+    }
+    return { outcome, stats: { ...stats } };
+  }
+
+  async getOracleSamples(scope: OracleSampleScope): Promise<{ samples: string[]; stats: OracleSampleStats }> {
+    this.assertOpen();
+    checkOracleScope(scope);
+    const reservoir = this.live(this.oracleSamples, this.keys.oracleSamples(scope.appId, scope.componentId, scope.revision))?.value;
+    if (reservoir === undefined) return { samples: [], stats: { seen: 0, stored: 0, repeats: 0, unstable: 0 } };
+    return { samples: reservoir.slots.map((slot) => slot.json), stats: { ...reservoir.stats } };
+  }
+
+  async getOracleRecord(appId: string, componentId: string): Promise<{ version: number; json: string } | undefined> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    const record = this.oracleRecords.get(this.keys.oracleRecord(appId, componentId));
+    return record === undefined ? undefined : { ...record };
+  }
+
+  async putOracleRecord(appId: string, componentId: string, json: string, expectedVersion: number): Promise<number | undefined> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    checkJsonText('json', json, MAX_ORACLE_RECORD_CHARS);
+    checkNonNegativeInteger('expectedVersion', expectedVersion);
+    const key = this.keys.oracleRecord(appId, componentId);
+    if ((this.oracleRecords.get(key)?.version ?? 0) !== expectedVersion) return undefined;
+    this.oracleRecords.set(key, { version: expectedVersion + 1, json });
+    return expectedVersion + 1;
+  }
+
+  async addOracleCandidate(appId: string, componentId: string, json: string, keep: number): Promise<void> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    checkJsonText('json', json, MAX_ORACLE_CANDIDATE_CHARS);
+    checkPositiveInteger('keep', keep, MAX_ORACLE_CANDIDATES);
+    const key = this.keys.oracleCandidates(appId, componentId);
+    this.oracleCandidates.set(key, [json, ...(this.oracleCandidates.get(key) ?? [])].slice(0, keep));
+  }
+
+  async listOracleCandidates(appId: string, componentId: string): Promise<string[]> {
+    this.assertOpen();
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    return [...(this.oracleCandidates.get(this.keys.oracleCandidates(appId, componentId)) ?? [])];
+  }
+
   async getLlmTokens(appId: string, day: string): Promise<number> {
     this.assertOpen();
     checkKey('appId', appId);
@@ -369,12 +479,12 @@ export class MemoryRuntimeStore implements RuntimeStore {
 
   private sweep(): void {
     const now = this.now();
-    for (const map of [this.sessions, this.kv, this.leases, this.idempotency, this.rates, this.llmTokens, this.llmCache] as Map<string, Expiring<unknown>>[]) {
+    for (const map of [this.sessions, this.kv, this.leases, this.idempotency, this.rates, this.llmTokens, this.llmCache, this.oracleSamples] as Map<string, Expiring<unknown>>[]) {
       for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
     }
   }
 }
 
 function zeroCounters(): OracleCounters {
-  return { samples: 0, hits: 0, agreements: 0, disagreements: 0 };
+  return { samples: 0, hits: 0, agreements: 0, disagreements: 0, declines: 0, tokensSaved: 0 };
 }

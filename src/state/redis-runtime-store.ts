@@ -19,6 +19,9 @@ import { escapeGlob, RuntimeKeys } from './runtime-keys.js';
 import {
   checkCounterDelta,
   checkDay,
+  checkJsonText,
+  checkOracleSample,
+  checkOracleScope,
   checkKey,
   checkNonNegativeInteger,
   checkPositiveInteger,
@@ -27,6 +30,9 @@ import {
   checkTtl,
 } from './runtime-store-input.js';
 import {
+  MAX_ORACLE_CANDIDATE_CHARS,
+  MAX_ORACLE_CANDIDATES,
+  MAX_ORACLE_RECORD_CHARS,
   ORACLE_COUNTER_NAMES,
   type BeginIdempotentOptions,
   type CreateSessionInput,
@@ -37,6 +43,11 @@ import {
   type KvSetOptions,
   type Lease,
   type OracleCounters,
+  type OracleSampleInput,
+  type OracleSampleOptions,
+  type OracleSampleOutcome,
+  type OracleSampleScope,
+  type OracleSampleStats,
   type RateLimitDecision,
   type RuntimeStore,
   type SessionRecord,
@@ -336,6 +347,63 @@ export class RedisRuntimeStore implements RuntimeStore {
     await this.call(() => this.redis.del(this.keys.oracleCounters(appId, componentId)));
   }
 
+  async addOracleSample(
+    scope: OracleSampleScope,
+    sample: OracleSampleInput,
+    options: OracleSampleOptions,
+  ): Promise<{ outcome: OracleSampleOutcome; stats: OracleSampleStats }> {
+    checkOracleSample(scope, sample, options);
+    const key = this.keys.oracleSamples(scope.appId, scope.componentId, scope.revision);
+    const args = [sample.inputHash, sample.outputHash, sample.json, sample.fresh ? '1' : '0', options.limit, options.ttlMs, options.pick];
+    const [outcome, seen, stored, repeats, unstable] = (await this.script('oracleSampleAdd', [key], args)) as [OracleSampleOutcome, number, number, number, number];
+    return { outcome, stats: { seen: Number(seen), stored: Number(stored), repeats: Number(repeats), unstable: Number(unstable) } };
+  }
+
+  async getOracleSamples(scope: OracleSampleScope): Promise<{ samples: string[]; stats: OracleSampleStats }> {
+    checkOracleScope(scope);
+    const hash = await this.call(() => this.redis.hgetall(this.keys.oracleSamples(scope.appId, scope.componentId, scope.revision)));
+    const stats = { seen: Number(hash.seen ?? 0), stored: Number(hash.stored ?? 0), repeats: Number(hash.repeats ?? 0), unstable: Number(hash.unstable ?? 0) };
+    const samples: string[] = [];
+    for (let slot = 0; slot < stats.stored; slot++) {
+      const json = hash[`s:${slot}`];
+      if (json !== undefined) samples.push(json);
+    }
+    return { samples, stats };
+  }
+
+  async getOracleRecord(appId: string, componentId: string): Promise<{ version: number; json: string } | undefined> {
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    const [version, json] = await this.call(() => this.redis.hmget(this.keys.oracleRecord(appId, componentId), 'v', 'json'));
+    return version === null || version === undefined || typeof json !== 'string' ? undefined : { version: Number(version), json };
+  }
+
+  async putOracleRecord(appId: string, componentId: string, json: string, expectedVersion: number): Promise<number | undefined> {
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    checkJsonText('json', json, MAX_ORACLE_RECORD_CHARS);
+    checkNonNegativeInteger('expectedVersion', expectedVersion);
+    const version = await this.script('oracleRecordPut', [this.keys.oracleRecord(appId, componentId)], [expectedVersion, json]);
+    return version === null || version === undefined ? undefined : Number(version);
+  }
+
+  async addOracleCandidate(appId: string, componentId: string, json: string, keep: number): Promise<void> {
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    checkJsonText('json', json, MAX_ORACLE_CANDIDATE_CHARS);
+    checkPositiveInteger('keep', keep, MAX_ORACLE_CANDIDATES);
+    const key = this.keys.oracleCandidates(appId, componentId);
+    const replies = await this.call(() => this.redis.multi().lpush(key, json).ltrim(key, 0, keep - 1).exec());
+    const failed = replies?.find(([error]) => error);
+    if (!replies || failed) throw this.toStateError(failed?.[0] ?? new Error('MULTI returned no reply'));
+  }
+
+  async listOracleCandidates(appId: string, componentId: string): Promise<string[]> {
+    checkKey('appId', appId);
+    checkKey('componentId', componentId);
+    return this.call(() => this.redis.lrange(this.keys.oracleCandidates(appId, componentId), 0, -1));
+  }
+
   async getLlmTokens(appId: string, day: string): Promise<number> {
     checkKey('appId', appId);
     checkDay('day', day);
@@ -439,7 +507,7 @@ function parseSession(hash: Record<string, string>): SessionRecord | undefined {
 }
 
 function parseCounters(hash: Record<string, string>): OracleCounters {
-  const counters = { samples: 0, hits: 0, agreements: 0, disagreements: 0 };
+  const counters = { samples: 0, hits: 0, agreements: 0, disagreements: 0, declines: 0, tokensSaved: 0 };
   for (const name of ORACLE_COUNTER_NAMES) counters[name] = Number(hash[name] ?? 0);
   return counters;
 }

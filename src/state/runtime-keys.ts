@@ -43,6 +43,21 @@ export class RuntimeKeys {
     return `${this.prefix}oracle:${encode(appId)}:${encode(componentId)}`;
   }
 
+  /** The sample reservoir of one LLM component at one revision of its definition. */
+  oracleSamples(appId: string, componentId: string, revision: string): string {
+    return `${this.prefix}oracle-samples:${encode(appId)}:${encode(componentId)}:${encode(revision)}`;
+  }
+
+  /** The oracle's record of a component (stage, candidate, promotion). */
+  oracleRecord(appId: string, componentId: string): string {
+    return `${this.prefix}oracle-record:${encode(appId)}:${encode(componentId)}`;
+  }
+
+  /** The candidates kept for a component, newest first. */
+  oracleCandidates(appId: string, componentId: string): string {
+    return `${this.prefix}oracle-candidates:${encode(appId)}:${encode(componentId)}`;
+  }
+
   /** An app's LLM token count of one UTC day (`YYYY-MM-DD`). */
   llmTokens(appId: string, day: string): string {
     return `${this.prefix}llm:tokens:${encode(appId)}:${encode(day)}`;

@@ -3,6 +3,13 @@
  * input with the same code (`UHLP_STATE_INPUT_INVALID`, naming the field).
  */
 import { UhlpError } from '../errors.js';
+import {
+  MAX_ORACLE_SAMPLE_CHARS,
+  MAX_ORACLE_SAMPLES,
+  type OracleSampleInput,
+  type OracleSampleOptions,
+  type OracleSampleScope,
+} from './runtime-store.js';
 
 /** Longest key, resource, owner or id accepted; longer ones are almost surely a bug. */
 export const MAX_KEY_LENGTH = 1024;
@@ -55,4 +62,36 @@ export function checkNonNegativeInteger(field: string, value: number): void {
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be an integer of 0 or more, got ${String(value)}`, { field });
   }
+}
+
+/** A JSON text of at most `max` characters (what the stores keep for the oracle). */
+export function checkJsonText(field: string, value: string, max: number): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > max) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be a string of 1 to ${max} characters`, { field });
+  }
+}
+
+/** A lower-case hex hash of 16 to 128 digits. */
+export function checkHash(field: string, value: string): void {
+  if (typeof value !== 'string' || !/^[0-9a-f]{16,128}$/.test(value)) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be a hex hash, got ${JSON.stringify(String(value)).slice(0, 40)}`, { field });
+  }
+}
+
+export function checkOracleScope(scope: OracleSampleScope): void {
+  checkKey('appId', scope?.appId);
+  checkKey('componentId', scope.componentId);
+  checkKey('revision', scope.revision);
+}
+
+/** The arguments of addOracleSample, checked the same way by both stores. */
+export function checkOracleSample(scope: OracleSampleScope, sample: OracleSampleInput, options: OracleSampleOptions): void {
+  checkOracleScope(scope);
+  checkHash('inputHash', sample?.inputHash);
+  checkHash('outputHash', sample.outputHash);
+  checkJsonText('json', sample.json, MAX_ORACLE_SAMPLE_CHARS);
+  if (typeof sample.fresh !== 'boolean') throw new UhlpError('UHLP_STATE_INPUT_INVALID', 'fresh must be a boolean', { field: 'fresh' });
+  checkPositiveInteger('limit', options?.limit, MAX_ORACLE_SAMPLES);
+  checkTtl('ttlMs', options.ttlMs);
+  checkNonNegativeInteger('pick', options.pick);
 }

@@ -10,15 +10,17 @@ import { UhlpError } from '../errors.js';
 import type { ComponentExecutor } from '../execution/component-executor.js';
 import { ExecuteContextWriter } from '../execution/execute-context.js';
 import { interpretResult, type FinalResponse } from '../execution/result-interpreter.js';
-import { newTurnEvidence } from '../ledger/turn-evidence.js';
+import { newTurnEvidence, type TurnEvidence } from '../ledger/turn-evidence.js';
 import type { McpExecutions } from '../mcp/mcp-executions.js';
 import type { McpCallSummary } from '../mcp/tool-call-recorder.js';
 import type { Metrics } from '../metrics.js';
+import type { ExecutionResult, ExecutionView, TurnOracle } from '../oracle/oracle-turns.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
 import type { TurnEvent } from './turn-event.js';
 import { resolveCsComponent } from '../csjs/resolve-cs-component.js';
-import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.js';
+import type { CsTarget } from '../csjs/activation-context.js';
+import { SESSION_ID_HEADER, TURN_HEADER, type Turn, type TurnKeeper } from './turn-keeper.js';
 
 export interface TurnPipelineDeps {
   readonly executor: ComponentExecutor;
@@ -33,6 +35,8 @@ export interface TurnPipelineDeps {
   readonly mcp?: McpExecutions;
   /** Where the declared outputs of stored sessions' turns are kept (`<dataDir>/output`). @defaultValue none: outputs are not kept */
   readonly outputsRoot?: string;
+  /** The optimization oracle: samples optimized components, routes promoted ones. @defaultValue none */
+  readonly oracle?: TurnOracle;
 }
 
 /**
@@ -90,10 +94,10 @@ export class TurnPipeline {
     return outcome.replayed ? { ...outcome.response, headers: { ...outcome.response.headers } } : outcome.response;
   }
 
-  /** One turn: session, /execute in a sandbox, ledger, result mapping. */
+  /** One turn: session, /execute in a sandbox (or, as the oracle plans it, two), ledger, result mapping. */
   private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
-    const { app, component, pool, requestId, requestDataJson } = event;
+    const { app, component, requestId, requestDataJson } = event;
     const started = performance.now();
     // A cs component runs the bundle its ref names now; a ref that names nothing fails before the turn begins.
     const cs = component.cs !== undefined ? await resolveCsComponent(deps.store.functions, app.id, component.cs) : undefined;
@@ -106,6 +110,29 @@ export class TurnPipeline {
     }
     const turnEvidence = newTurnEvidence();
     for (const output of event.declaredOutputs) turnEvidence.declaredWrites.push({ path: output.path, role: output.role });
+    const plan = deps.oracle?.plan(event, turn);
+    try {
+      const { response, text } =
+        plan === undefined
+          ? await this.executeView(event, turn, event, turnEvidence, cs)
+          : await plan.run((view) => this.executeView(event, turn, view, view.background ? newTurnEvidence() : turnEvidence, cs));
+      deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
+      deps.metrics.turnSeconds.labels(app.id, component.id, response.resultType === 'error' ? 'error' : 'ok').observe((performance.now() - started) / 1000);
+      return interpretResult(response, requestId);
+    } catch (error) {
+      deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
+      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
+      throw error;
+    }
+  }
+
+  /** One /execute of the turn, of the component in the view's form and pool, with an MCP token of its own. */
+  private async executeView(event: TurnEvent, turn: Turn, view: ExecutionView, turnEvidence: TurnEvidence, resolvedCs?: CsTarget): Promise<ExecutionResult> {
+    const { deps } = this;
+    const { app, requestId, requestDataJson } = event;
+    const { component, pool } = view;
+    // The bundle resolved for the turn, for the view that runs the cs component itself.
+    const cs = component.cs !== undefined ? resolvedCs : undefined;
     // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
     const mcpToken = deps.mcp?.beginExecution(
       {
@@ -113,7 +140,7 @@ export class TurnPipeline {
         componentId: component.id,
         requestId,
         revision: app.revision,
-        capabilities: app.document.spec.capabilities ?? {},
+        capabilities: view.capabilities ?? app.document.spec.capabilities ?? {},
         configuration: app.document.spec.configuration ?? {},
       },
       pool.limits.timeoutMs + MCP_TOKEN_GRACE_MS,
@@ -141,19 +168,15 @@ export class TurnPipeline {
         requestId,
         body,
         event.traceId,
-        // Outputs of an ambient session are checked but not kept: nobody could fetch them.
-        { sessionId: turn.sessionId, declared: event.declaredOutputs, outputsRoot: turn.ambient ? undefined : deps.outputsRoot, evidence: turnEvidence },
+        // Outputs of an ambient session (or of a comparison run after the answer) are checked but not kept: nobody could fetch them.
+        { sessionId: turn.sessionId, declared: event.declaredOutputs, outputsRoot: turn.ambient || view.background ? undefined : deps.outputsRoot, evidence: turnEvidence },
       );
       const mcpCalls = endMcp();
       // The core's own record wins over what the runner reported: the sandbox is not trusted to count.
       if (mcpCalls.length > 0) response.metrics = { ...response.metrics, mcp_calls: mcpCalls };
-      deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
-      deps.metrics.turnSeconds.labels(app.id, component.id, response.resultType === 'error' ? 'error' : 'ok').observe((performance.now() - started) / 1000);
-      return interpretResult(response, requestId);
+      return { response, text };
     } catch (error) {
       endMcp();
-      deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
-      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
       throw error;
     }
   }
