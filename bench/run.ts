@@ -16,6 +16,12 @@
  * or BENCH_ONLY=llm runs one of the two. BENCH_ONLY=csjs runs the cs-js benchmark
  * (bench/csjs-dispatch.ts): BENCH_CSJS_CALLS (2000) warm calls a side,
  * BENCH_CSJS_VERSIONS (100) new versions, BENCH_CSJS_IDLE (100) idle isolates.
+ *
+ * The queue benchmark (bench/queue-dispatch.ts, BENCH_ONLY=queue; it needs Redis,
+ * UHLP_TEST_REDIS_URL or 127.0.0.1:6379) runs queue throughput and XADD-to-script
+ * latency through the core beside a bare consumer-group loop on the same sandbox.
+ * BENCH_QUEUE_MESSAGES (5000), BENCH_QUEUE_RATE (100 a second for BENCH_SECONDS),
+ * BENCH_QUEUE_CONCURRENCY (8) and BENCH_QUEUE_ROUNDS (3) shape it.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -23,6 +29,7 @@ import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
 import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './lib/load.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchCsjs, csjsTable } from './csjs-dispatch.js';
+import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -63,6 +70,15 @@ async function processBench(): Promise<void> {
         idleIsolates: Number(process.env.BENCH_CSJS_IDLE ?? 100),
       })
     : undefined;
+  const queue = only('queue')
+    ? await benchQueue({
+        messages: Number(process.env.BENCH_QUEUE_MESSAGES ?? 5000),
+        rate: Number(process.env.BENCH_QUEUE_RATE ?? 100),
+        latencyMs: seconds * 1000,
+        concurrency: Number(process.env.BENCH_QUEUE_CONCURRENCY ?? 8),
+        rounds: Number(process.env.BENCH_QUEUE_ROUNDS ?? 3),
+      })
+    : [];
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -73,6 +89,8 @@ async function processBench(): Promise<void> {
     llmDispatch: llm,
     llmAddedMs: addedMs(llm),
     ...(csjs !== undefined ? { csjs } : {}),
+    queue,
+    queueRatio: queueRatio(queue),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -93,9 +111,12 @@ async function processBench(): Promise<void> {
     );
   }
   if (csjs !== undefined) process.stdout.write(`\ncs-js bundle vs the same function as a plain JIT script\n${csjsTable(csjs)}\n`);
+  if (queue.length > 0) {
+    process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
+  }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,queue (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

@@ -82,6 +82,16 @@ export interface CoreConfig {
   readonly bwrapPath?: string;
   /** How the Git sources of Kubernetes apps (`spec.source.git`) are fetched. */
   readonly gitSources: GitSourcesConfig;
+  /**
+   * Signs callback URLs and queue tokens (HMAC-SHA256), at least 32 bytes: a file's
+   * bytes less a trailing line break (`UHLP_SOURCES_KEY_FILE`) or a string's UTF-8
+   * bytes (`UHLP_SOURCES_KEY`). Every core of one installation needs the same key.
+   * Held like a ledger key, so that logging the configuration never shows it.
+   * @defaultValue none: generated once into `<dataDir>/sources.key`
+   */
+  readonly sourcesKey: LedgerKey | undefined;
+  /** Base URL that callback URLs are given under. @defaultValue the core's own URL (`UHLP_PUBLIC_URL`) */
+  readonly publicUrl?: string;
   /** The optimization oracle (docs/oracle.md). */
   readonly oracle: OracleConfig;
 }
@@ -196,6 +206,16 @@ export function loadLedgerKey(env: NodeJS.ProcessEnv = process.env): LedgerKey |
   return value === undefined ? undefined : makeLedgerKey(Buffer.from(value, 'utf8'), 'UHLP_LEDGER_KEY');
 }
 
+/** The sources key from `UHLP_SOURCES_KEY_FILE` or `UHLP_SOURCES_KEY` (not both), or undefined. Shared by the core and `uhlp queues`. */
+export function loadSourcesKeyConfig(env: NodeJS.ProcessEnv = process.env): LedgerKey | undefined {
+  const file = env.UHLP_SOURCES_KEY_FILE || undefined;
+  const value = env.UHLP_SOURCES_KEY || undefined;
+  if (file !== undefined && value !== undefined) invalid('UHLP_SOURCES_KEY_FILE', 'unset when UHLP_SOURCES_KEY is set (one key source)', file);
+  // The same rules as a ledger key: at least 32 bytes, a file less its trailing line break.
+  if (file !== undefined) return readLedgerKeyFile(path.resolve(file), 'UHLP_SOURCES_KEY_FILE');
+  return value === undefined ? undefined : makeLedgerKey(Buffer.from(value, 'utf8'), 'UHLP_SOURCES_KEY');
+}
+
 /** Flags win over environment variables; both are validated the same way. */
 export function loadConfig(
   definitionsDir: string | undefined,
@@ -258,6 +278,8 @@ export function loadConfig(
     models: Object.freeze(env.UHLP_LLM_MODELS ? (parseModelMap(env.UHLP_LLM_MODELS) ?? invalid('UHLP_LLM_MODELS', 'comma-separated name=model pairs', env.UHLP_LLM_MODELS)) : {}),
   });
 
+  const publicUrl = env.UHLP_PUBLIC_URL ? env.UHLP_PUBLIC_URL.replace(/\/+$/, '') : undefined;
+  if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(publicUrl)) invalid('UHLP_PUBLIC_URL', 'an http(s) URL', env.UHLP_PUBLIC_URL!);
   return Object.freeze({
     registry,
     namespaces: Object.freeze([...namespaces]),
@@ -286,6 +308,8 @@ export function loadConfig(
     unsafeProcessSandboxes,
     ...(env.UHLP_BWRAP ? { bwrapPath: path.resolve(env.UHLP_BWRAP) } : {}),
     gitSources: gitSourcesConfig(env),
+    sourcesKey: loadSourcesKeyConfig(env),
+    ...(publicUrl !== undefined ? { publicUrl } : {}),
     oracle: Object.freeze({
       enabled: env.UHLP_ORACLE ? oneOf('UHLP_ORACLE', env.UHLP_ORACLE, ['on', 'off'] as const) === 'on' : true,
       ...(env.UHLP_ORACLE_CODEGEN_MODEL ? { codegenModel: env.UHLP_ORACLE_CODEGEN_MODEL } : {}),

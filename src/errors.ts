@@ -109,6 +109,14 @@ export const ERROR_CATALOG = {
   UHLP_CS_RUNTIME_UNAVAILABLE: { status: 500, summary: 'The isolate engine (isolated-vm) cannot be loaded in this runner: wrong runner kind, or the native addon is missing.' },
   UHLP_CODEQ_UNAVAILABLE: { status: 503, summary: 'cs.codeq.publish was called but this core has no queue publisher connected.' },
 
+  // Delivery sources: queues, cron, callbacks, internal triggers, async invocations
+  UHLP_SOURCE_ROUTE_NOT_FOUND: { status: 404, summary: "The app has no queue, callback or trigger route of that name (publishing, creating a callback URL, or a callback whose route is gone)." },
+  UHLP_SOURCE_UNAUTHORIZED: { status: 401, summary: "A queue endpoint request has no bearer token, or one that is not a valid, unexpired publish (or admin) token for that app and queue." },
+  UHLP_CALLBACK_INVALID: { status: 403, summary: "The callback token is malformed or not signed by this installation's sources key; nothing ran." },
+  UHLP_CALLBACK_EXPIRED: { status: 410, summary: "The callback URL is past its expiry (the route's ttlSeconds); nothing ran." },
+  UHLP_CALLBACK_USED: { status: 409, summary: "The callback URL was used already: callback URLs are single-use; nothing ran." },
+  UHLP_TRIGGER_DEPTH_EXCEEDED: { status: 508, summary: "core.trigger.emit from a turn that is already 8 internal events deep: a loop between trigger routes is cut here." },
+  UHLP_INVOCATION_NOT_FOUND: { status: 404, summary: "No async invocation has this id, or its result is past its TTL." },
   // Optimization oracle (generated code for LLM components, `uhlp optimize`)
   UHLP_ORACLE_DECLINED: { status: 502, summary: 'Generated code declined the input (ctx.fallback()) and no llm fallback answers it (the component has none, or the oracle is off: UHLP_ORACLE=off).' },
   UHLP_ORACLE_PROMOTION_REFUSED: {

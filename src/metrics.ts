@@ -71,6 +71,18 @@ export interface Metrics {
   readonly mcpCalls: Counter<'app' | 'tool' | 'outcome'>;
   /** Duration of one MCP tool call inside the core. */
   readonly mcpCallSeconds: Histogram<'app' | 'tool'>;
+  /** Messages of a delivery route waiting or being processed (retries included), by source (queue, cron, callback, trigger) and route name. */
+  readonly queueDepth: Gauge<'app' | 'source' | 'name'>;
+  /** Age of the oldest message counted in uhlp_queue_depth. */
+  readonly queueOldestAgeSeconds: Gauge<'app' | 'source' | 'name'>;
+  /** Messages moved to the dead letters, by reason (`failed`: attempts used up, `expired`: over maxAgeSeconds). */
+  readonly deadLetters: Counter<'app' | 'source' | 'reason'>;
+  /** Deliveries of messages, by source and outcome (ok, retry, dead, expired). */
+  readonly deliveries: Counter<'app' | 'source' | 'outcome'>;
+  /** Cron slots fired by this core (a slot fires on one core only). */
+  readonly cronFires: Counter<'app' | 'job'>;
+  /** How late a cron slot was published after its scheduled time. */
+  readonly cronLatenessSeconds: Histogram<'app'>;
   /**
    * LLM answers offered to the oracle's sample reservoirs, by outcome: added,
    * replaced, passed, repeat, unstable (a repeat that answered differently),
@@ -288,6 +300,43 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['app', 'tool'],
       // Tools span kv lookups (sub-millisecond) to shell commands and LLM calls (seconds).
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+      registers,
+    }),
+    queueDepth: new Gauge({
+      name: 'uhlp_queue_depth',
+      help: 'Messages of a delivery route waiting or being processed, retries included.',
+      labelNames: ['app', 'source', 'name'],
+      registers,
+    }),
+    queueOldestAgeSeconds: new Gauge({
+      name: 'uhlp_queue_oldest_age_seconds',
+      help: 'Age of the oldest message of a delivery route.',
+      labelNames: ['app', 'source', 'name'],
+      registers,
+    }),
+    deadLetters: new Counter({
+      name: 'uhlp_dead_letters_total',
+      help: 'Messages moved to the dead letters, by reason (failed, expired).',
+      labelNames: ['app', 'source', 'reason'],
+      registers,
+    }),
+    deliveries: new Counter({
+      name: 'uhlp_deliveries_total',
+      help: 'Deliveries of queue, cron, callback and trigger messages, by outcome (ok, retry, dead, expired).',
+      labelNames: ['app', 'source', 'outcome'],
+      registers,
+    }),
+    cronFires: new Counter({
+      name: 'uhlp_cron_fires_total',
+      help: 'Cron slots fired by this core.',
+      labelNames: ['app', 'job'],
+      registers,
+    }),
+    cronLatenessSeconds: new Histogram({
+      name: 'uhlp_cron_lateness_seconds',
+      help: 'Time from a cron slot to its publication.',
+      labelNames: ['app'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60, 300, 3600],
       registers,
     }),
     oracleSamples: new Counter({

@@ -7,6 +7,7 @@ import { DEV_USAGE, devCommand, SERVE_USAGE, serveCommand } from './dev-command.
 import { MCP_USAGE, mcpCommand } from './mcp-command.js';
 import { OPERATOR_USAGE, operatorCommand } from './operator-command.js';
 import { IMAGES_USAGE, imagesCommand } from './images-command.js';
+import { QUEUES_USAGE, queuesCommand } from './queues-command.js';
 import { OPTIMIZE_USAGE, optimizeCommand } from './optimize-command.js';
 import { runLedgerVerify } from '../ledger/ledger-verify-command.js';
 import { FN_USAGE, fnCommand } from './fn-command.js';
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   operator: { run: operatorCommand, usage: OPERATOR_USAGE },
   images: { run: imagesCommand, usage: IMAGES_USAGE },
   fn: { run: (argv) => fnCommand(argv), usage: FN_USAGE },
+  queues: { run: queuesCommand, usage: QUEUES_USAGE },
   optimize: { run: optimizeCommand, usage: OPTIMIZE_USAGE },
   ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed]' },
 };

@@ -46,10 +46,15 @@ export const TriggerDetails = Type.Object({
   sourceAppId: Type.String(),
   triggerEvent: Type.String(),
   payload: Type.Unknown(),
+  /** How many internal events led to this one (1 for an event emitted by a turn of another source). */
+  depth: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 
 export const CallbackDetails = Type.Object({
   callbackUrl: Type.String(),
+  /** The callback route's name and the correlation given to core.callback.create. */
+  name: Type.Optional(Type.String()),
+  correlation: Type.Optional(Type.String()),
   headers: StringMap,
   body: Type.String(),
   bodyEncoding: BodyEncoding,
@@ -66,6 +71,18 @@ export const CronDetails = Type.Object({
   scheduledTime: Type.String({ format: 'date-time' }),
 });
 
+/**
+ * Every source but HTTP delivers at least once: a message may reach the script
+ * again (a retry, a core that died mid-run). `invocationId` is the same on each
+ * delivery of one message, so the script can dedupe by it.
+ */
+export const DeliveryDetails = Type.Object({
+  invocationId: Type.String({ minLength: 1 }),
+  /** 1 for the first delivery. */
+  attempt: Type.Integer({ minimum: 1 }),
+});
+export type DeliveryDetails = Static<typeof DeliveryDetails>;
+
 export const RequestSource = Type.Union(
   ['http', 'trigger', 'callback', 'queue', 'cron', 'internal'].map((s) => Type.Literal(s)),
 );
@@ -79,6 +96,7 @@ export const RequestData = Type.Object(
     callbackDetails: Type.Optional(CallbackDetails),
     queueDetails: Type.Optional(QueueDetails),
     cronDetails: Type.Optional(CronDetails),
+    delivery: Type.Optional(DeliveryDetails),
   },
   { additionalProperties: true },
 );

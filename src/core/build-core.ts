@@ -20,6 +20,10 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 import type { OptimizationOracle } from '../oracle/optimization-oracle.js';
 import { registerOracleRoutes } from '../oracle/oracle-routes.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { AsyncInvocations } from '../sources/http/async-invocations.js';
+import { registerCallbackEndpoint } from '../sources/callback/callback-endpoint.js';
+import type { DeliverySources } from '../sources/delivery-sources.js';
+import { registerQueueEndpoints } from '../sources/queue/queue-endpoints.js';
 import { registerSessionOutputsRoute } from './session-outputs-route.js';
 
 export interface CoreDeps {
@@ -31,6 +35,8 @@ export interface CoreDeps {
   readonly turns: TurnKeeper;
   /** The MCP server at /mcp. @defaultValue none: no /mcp, executions get no token */
   readonly mcp?: CoreMcpServer;
+  /** Queues, cron, callbacks and triggers, with the key their tokens are signed with. @defaultValue none: no /_uhlp/queues, /_uhlp/callbacks, async invocations */
+  readonly sources?: { readonly delivery: DeliverySources; readonly key: Buffer };
   /** The optimization oracle: its part in turns, and /_uhlp/oracle. @defaultValue none: the oracle is off */
   readonly oracle?: OptimizationOracle;
 }
@@ -54,6 +60,8 @@ export interface BuiltCore {
   readonly ingress: HttpIngress;
   /** The turn pipeline every source runs its events through. */
   readonly pipeline: TurnPipeline;
+  /** Async invocations (`Prefer: respond-async`); undefined without sources. */
+  readonly invocations?: AsyncInvocations;
 }
 
 export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Promise<BuiltCore> {
@@ -116,9 +124,16 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
     ...(deps.oracle !== undefined ? { oracle: deps.oracle.turns } : {}),
   });
-  const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger });
+  let invocations: AsyncInvocations | undefined;
+  if (deps.sources !== undefined) {
+    registerQueueEndpoints(app, deps.sources.delivery, deps.sources.key);
+    registerCallbackEndpoint(app, deps.sources.delivery);
+    invocations = new AsyncInvocations({ store: deps.sources.delivery.store, logger: deps.logger, ttlMs: options.idempotencyTtlMs });
+    invocations.register(app);
+  }
+  const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger, ...(invocations !== undefined ? { invocations } : {}) });
   registerIngressRoute(app, ingress);
-  return { app, ingress, pipeline };
+  return { app, ingress, pipeline, ...(invocations !== undefined ? { invocations } : {}) };
 }
 
 /** Fastify's own errors (body too large, bad content) become catalog codes; anything else is internal. */

@@ -37,6 +37,11 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 import { GitPromotions } from '../oracle/git-promotion.js';
 import { OptimizationOracle } from '../oracle/optimization-oracle.js';
 import { buildCore } from './build-core.js';
+import { createDeliveryStore } from '../state/create-delivery-store.js';
+import type { DeliveryStore } from '../state/delivery-store.js';
+import { DeliverySources } from '../sources/delivery-sources.js';
+import { loadSourcesKey } from '../sources/signed-token.js';
+import { codeqOnQueues } from '../csjs/codeq-on-queues.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -49,6 +54,8 @@ export interface RunningCore {
   /** The endpoint spine endpoint hosts (std-body, chat clients) register on. */
   readonly spine: SpineServer;
   readonly store: RuntimeStore;
+  /** Queues, cron, callbacks and internal triggers. */
+  readonly sources: DeliverySources;
   /** The MCP server at /mcp: tokens, tools, capabilities. */
   readonly mcp: CoreMcpServer;
   /** The optimization oracle; undefined when it is off (UHLP_ORACLE=off). */
@@ -115,6 +122,26 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       lastStateError = Date.now();
     },
   });
+  const deliveryStore: DeliveryStore = await createDeliveryStore({
+    state: config.state,
+    keyPrefix: config.statePrefix,
+    onConnectionError: (error: Error) => {
+      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
+      lastStateError = Date.now();
+    },
+  });
+  const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
+  const sources = new DeliverySources({
+    store: deliveryStore,
+    metrics,
+    logger,
+    key: sourcesKey,
+    // One consumer per core process: a restarted core is a new consumer, and takes its old messages over after their lease.
+    consumer: `${config.instanceId}-${process.pid}`,
+    publicUrl: () => config.publicUrl ?? loopbackUrl(url),
+  });
+  // After the pools: a new route's consumer may run a message at once.
+  registry.onChange((snapshot) => sources.follow(snapshot));
   // uhlp_state_up: the store is pinged at each scrape, so an outage shows without traffic.
   const probeState = async (): Promise<void> => {
     const up = await withTimeout(store.ping(), STATE_PROBE_TIMEOUT_MS).then(
@@ -187,8 +214,11 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     hostEnv: process.env,
     metrics,
     logger,
-    // cs-js bundles and activation logs live in the same store; queue publishing is connected by the queue sources.
+    // cs-js bundles and activation logs live in the same store.
     functions: store.functions,
+    // cs.codeq.publish (core.codeq.publish) publishes onto the app's own queues of the delivery sources.
+    codeq: codeqOnQueues(sources),
+    sources,
   });
 
   let url = '';
@@ -214,14 +244,18 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
   let stdBody: StdBodyChild | undefined;
+  let invocations: { drain(waitMs: number): Promise<void> } | undefined;
   // The one order of teardown, for a failed start and for close(): stop taking work
   // (watchers, listeners, in-flight requests, whose scripts may still call /mcp,
   // then fastify's routes), then sandboxes, then what they used.
   const shutdown = async (): Promise<void> => {
     await watcher?.stop();
     await kubernetesApps?.stop();
+    // No new deliveries; those running finish while their sandboxes and /mcp are still up.
+    await sources.close();
     await server?.close();
     await app?.close();
+    await invocations?.drain(10_000);
     await server?.closeCoreRoutes();
     // Generations and comparisons still under way use sandboxes: they end first.
     await oracle?.close();
@@ -230,6 +264,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await mcp.close();
     await spine.close();
     await turns.close();
+    await deliveryStore.close();
     metrics.stateProbes.delete(probeState);
     await store.close();
   };
@@ -244,9 +279,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),
       },
-      { registry, sandboxes, metrics, logger, store, turns, mcp, ...(oracle !== undefined ? { oracle } : {}) },
+      { registry, sandboxes, metrics, logger, store, turns, mcp, sources: { delivery: sources, key: sourcesKey }, ...(oracle !== undefined ? { oracle } : {}) },
     );
     app = built.app;
+    invocations = built.invocations;
     await app.ready();
     server = new IngressServer({ ingress: built.ingress, metrics, logger, coreRoutes: app.routing, bodyLimitBytes: config.bodyLimitBytes });
     // It must exist before the first container starts.
@@ -255,6 +291,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     else await registry.load();
     await watcher?.start();
     url = await server.listen(config.host, config.port);
+    // Once the core listens: a delivery's script may call /mcp at once.
+    await sources.start(built.pipeline, registry.snapshot);
     logger.info(`core listening on ${url}`);
     oracle?.start();
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
@@ -274,6 +312,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     logger,
     spine,
     store,
+    sources,
     mcp,
     oracle,
     async whenReady(timeoutMs) {

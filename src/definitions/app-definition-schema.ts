@@ -245,12 +245,84 @@ export const HttpRouteSpec = Type.Object(
   { additionalProperties: false },
 );
 
+/** Queue names, cron job ids, callback names and trigger events: label-value syntax, as component ids. */
+const SourceName = (description: string) => Type.String({ pattern: COMPONENT_ID_PATTERN, minLength: 1, maxLength: 63, description });
+
+/** What every delivery source (queue, cron, callback, trigger) shares: at-least-once delivery with retries and dead letters. */
+const DeliveryPolicy = {
+  concurrency: Type.Integer({ minimum: 1, maximum: 256, default: 1, description: 'Executions of this route at once on one core.' }),
+  maxAttempts: Type.Integer({ minimum: 1, maximum: 100, default: 5, description: 'Attempts of one message (the first included); past them it goes to the dead letters.' }),
+  backoff: Type.Object(
+    {
+      initialMs: Type.Integer({ minimum: 1, maximum: 3600000, default: 200, description: 'Wait before the second attempt; doubled for each attempt after it.' }),
+      maxMs: Type.Integer({ minimum: 1, maximum: 86400000, default: 30000, description: 'Ceiling of the wait between two attempts.' }),
+    },
+    { additionalProperties: false, default: {}, description: 'Exponential backoff between attempts.' },
+  ),
+  maxAgeSeconds: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 31536000, description: 'A message older than this when its attempt comes goes to the dead letters without running.' }),
+  ),
+  deadLetter: Type.Boolean({ default: true, description: 'Keep messages that failed every attempt (or expired) as dead letters; false drops them.' }),
+  leaseSeconds: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 86400,
+      description: "How long a message handed to a core stays its own before another core takes it over (that core died). Must exceed the pool's acquireTimeoutMs + timeoutMs; their sum + 30 s when omitted.",
+    }),
+  ),
+};
+
+export const QueueRouteSpec = Type.Object(
+  { name: SourceName('Queue name; its Redis stream is <prefix>queue:<appId>:<name>.'), ...DeliveryPolicy },
+  { additionalProperties: false },
+);
+export type QueueRouteSpec = Static<typeof QueueRouteSpec>;
+
+export const CronRouteSpec = Type.Object(
+  {
+    schedule: Type.String({ minLength: 9, maxLength: 256, description: 'Five cron fields (minute hour day-of-month month day-of-week), or six with seconds first.' }),
+    timezone: Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'IANA time zone the schedule is read in (Europe/Paris).' }),
+    jobId: SourceName('Job id, unique within the app; slots are claimed and recorded under it.'),
+    missed: Type.Union([Type.Literal('skip'), Type.Literal('run-once')], {
+      default: 'skip',
+      description: 'After downtime: skip the slots missed, or run once for the latest of them.',
+    }),
+    ...DeliveryPolicy,
+  },
+  { additionalProperties: false },
+);
+export type CronRouteSpec = Static<typeof CronRouteSpec>;
+
+export const CallbackRouteSpec = Type.Object(
+  {
+    name: SourceName('Callback name, given to core.callback.create.'),
+    ttlSeconds: Type.Integer({ minimum: 1, maximum: 31536000, default: 86400, description: 'Life of a callback URL created for this route.' }),
+    ...DeliveryPolicy,
+  },
+  { additionalProperties: false },
+);
+export type CallbackRouteSpec = Static<typeof CallbackRouteSpec>;
+
+export const TriggerRouteSpec = Type.Object(
+  {
+    event: Type.String({ pattern: '^[A-Za-z0-9][-A-Za-z0-9_.]{0,127}$', description: 'Internal event name this route receives (order.created).' }),
+    from: Type.Optional(Type.Array(Name('An app whose events this route receives.'), { minItems: 1, description: 'Apps whose events this route receives; this app alone when omitted.' })),
+    ...DeliveryPolicy,
+  },
+  { additionalProperties: false },
+);
+export type TriggerRouteSpec = Static<typeof TriggerRouteSpec>;
+
 export const RouteSpec = Type.Object(
   {
     http: Type.Optional(HttpRouteSpec),
+    cron: Type.Optional(CronRouteSpec),
+    queue: Type.Optional(QueueRouteSpec),
+    callback: Type.Optional(CallbackRouteSpec),
+    trigger: Type.Optional(TriggerRouteSpec),
     component: ComponentId('The component this route runs.'),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'Exactly one of http, cron, queue, callback, trigger, and the component it runs.' },
 );
 export type RouteSpec = Static<typeof RouteSpec>;
 
@@ -377,6 +449,24 @@ export const CapabilitiesSpec = Type.Object(
     state: Type.Optional(StateCapability),
     codeq: Type.Optional(CodeqCapability),
     functions: Type.Optional(FunctionsCapability),
+    queue: Type.Optional(
+      Type.Object(
+        { publish: Type.Array(Type.String({ pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$' }), { minItems: 1, description: 'Queues core.queue.publish may publish to: a queue name of this app, or <appId>/<name> of another.' }) },
+        { additionalProperties: false },
+      ),
+    ),
+    callback: Type.Optional(
+      Type.Object(
+        { create: Type.Array(Type.String({ pattern: '^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$' }), { minItems: 1, description: "This app's callback routes core.callback.create may make URLs for." }) },
+        { additionalProperties: false },
+      ),
+    ),
+    trigger: Type.Optional(
+      Type.Object(
+        { emit: Type.Array(Type.String({ pattern: '^[A-Za-z0-9][-A-Za-z0-9_.]{0,127}$' }), { minItems: 1, description: 'Internal events core.trigger.emit may emit.' }) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

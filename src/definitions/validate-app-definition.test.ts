@@ -223,3 +223,74 @@ describe('validateAppDefinition', () => {
     });
   });
 });
+
+describe('delivery routes', () => {
+  const route = (extra: Record<string, unknown>): unknown => doc({ routes: [{ component: 'greet', ...extra }] });
+
+  it('applies the delivery defaults to the route shapes of the issue', () => {
+    const result = validateAppDefinition(
+      doc({
+        routes: [
+          { cron: { schedule: '0 3 * * *', timezone: 'Europe/Paris', jobId: 'nightly', missed: 'run-once' }, component: 'greet' },
+          { queue: { name: 'orders', concurrency: 4, maxAttempts: 5, backoff: { initialMs: 200, maxMs: 30000 }, maxAgeSeconds: 86400, deadLetter: true }, component: 'greet' },
+          { callback: { name: 'payment-done', ttlSeconds: 86400 }, component: 'greet' },
+          { trigger: { event: 'order.created', from: ['shop'] }, component: 'greet' },
+          { trigger: { event: 'order.paid' }, component: 'greet' },
+        ],
+      }),
+      options,
+    );
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.document.spec.routes[2]!.callback).toEqual({
+      name: 'payment-done',
+      ttlSeconds: 86400,
+      concurrency: 1,
+      maxAttempts: 5,
+      backoff: { initialMs: 200, maxMs: 30000 },
+      deadLetter: true,
+    });
+    expect(result.document.spec.routes[4]!.trigger?.from).toBeUndefined();
+  });
+
+  const cases: Array<[string, unknown, string, RegExp]> = [
+    ['a route with no source', route({}), '/spec/routes/0', /must declare one source/],
+    ['a route with two sources', route({ http: { method: 'GET', path: '/x' }, queue: { name: 'q' } }), '/spec/routes/0', /declares http and queue/],
+    ['a schedule of four fields', route({ cron: { schedule: '0 3 * * *  ', jobId: 'j' } }), '', /./],
+    ['a bad cron field', route({ cron: { schedule: '0 25 * * *', jobId: 'j' } }), '/spec/routes/0/cron/schedule', /not a cron schedule/],
+    ['an unknown time zone', route({ cron: { schedule: '0 3 * * *', timezone: 'Europe/Atlantis', jobId: 'j' } }), '/spec/routes/0/cron/timezone', /IANA time zone/],
+    ['an unknown missed policy', route({ cron: { schedule: '0 3 * * *', jobId: 'j', missed: 'all' } }), '/spec/routes/0/cron/missed', /./],
+    ['a backoff ceiling under its start', route({ queue: { name: 'q', backoff: { initialMs: 500, maxMs: 100 } } }), '/spec/routes/0/queue/backoff/maxMs', /under initialMs/],
+    ['a lease not past the execution', route({ queue: { name: 'q', leaseSeconds: 8 } }), '/spec/routes/0/queue/leaseSeconds', /does not exceed/],
+    ['a queue name with a colon', route({ queue: { name: 'a:b' } }), '/spec/routes/0/queue/name', /./],
+    ['zero attempts', route({ queue: { name: 'q', maxAttempts: 0 } }), '/spec/routes/0/queue/maxAttempts', /./],
+    ['a trigger from a bad app name', route({ trigger: { event: 'e', from: ['Not An App'] } }), '/spec/routes/0/trigger/from/0', /./],
+    ['an unknown route field', route({ queue: { name: 'q', priority: 1 } }), '/spec/routes/0/queue/priority', /./],
+  ];
+  it.each(cases.filter(([, , at]) => at !== ''))('refuses %s', (_name, input, at, reason) => {
+    const result = validateAppDefinition(input, options);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toContainEqual(expect.objectContaining({ path: at, reason: expect.stringMatching(reason) }));
+  });
+
+  it('refuses two queue routes of one name and two cron routes of one job', () => {
+    const result = validateAppDefinition(
+      doc({
+        routes: [
+          { queue: { name: 'q' }, component: 'greet' },
+          { queue: { name: 'q' }, component: 'greet' },
+          { cron: { schedule: '* * * * *', jobId: 'j' }, component: 'greet' },
+          { cron: { schedule: '0 * * * *', jobId: 'j' }, component: 'greet' },
+        ],
+      }),
+      options,
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems.map((p) => [p.path, p.reason])).toEqual([
+      ['/spec/routes/1/queue', 'duplicate route queue q'],
+      ['/spec/routes/3/cron', 'duplicate route cron j'],
+    ]);
+  });
+});

@@ -13,6 +13,9 @@ import { compileRoutePattern, RoutePatternError } from '../sources/http/route-pa
 import { declaredPathProblem } from '../execution/declared-outputs.js';
 import { fallbackProblems, llmComponentProblems } from './validate-llm-component.js';
 import { csComponentProblems } from './validate-cs-component.js';
+import { sourceRouteProblems } from './validate-source-route.js';
+
+const ROUTE_KINDS = ['http', 'cron', 'queue', 'callback', 'trigger'] as const;
 
 export interface DefinitionProblem {
   /** File path relative to the definitions directory. */
@@ -116,11 +119,22 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
   });
 
   const seenRoutes = new Set<string>();
+  const seenSources = new Set<string>();
+  const componentPools = new Map(spec.components.map((c) => [c.id, spec.pools.find((p) => p.name === c.pool)]));
   spec.routes.forEach((route, i) => {
     const at = `/spec/routes/${i}`;
     if (!components.has(route.component)) add(`${at}/component`, `component "${route.component}" is not declared in spec.components`);
+    const kinds = ROUTE_KINDS.filter((kind) => route[kind] !== undefined);
+    if (kinds.length !== 1) {
+      add(at, kinds.length === 0 ? `must declare one source (${ROUTE_KINDS.join(', ')})` : `declares ${kinds.join(' and ')}; a route has one source`);
+      return;
+    }
     if (!route.http) {
-      add(at, 'must declare a trigger (http)');
+      const pool = componentPools.get(route.component);
+      for (const [where, reason] of sourceRouteProblems(route, pool)) add(`${at}/${where}`, reason);
+      const identity = route.queue ? `queue ${route.queue.name}` : route.cron ? `cron ${route.cron.jobId}` : route.callback ? `callback ${route.callback.name}` : `trigger ${route.trigger!.event} ${route.component}`;
+      if (seenSources.has(identity)) add(`${at}/${kinds[0]}`, `duplicate route ${identity}`);
+      seenSources.add(identity);
       return;
     }
     try {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KvCapability, LlmCapability, ShellCapability, WebCapability } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
-import { checkKv, checkLlm, checkShellArgv, checkStateWrite, checkWebRequest, requireCapability, shellEnvironment, shellLimits } from './capability-guard.js';
+import { checkCallbackCreate, checkKv, checkLlm, checkQueuePublish, checkShellArgv, checkStateWrite, checkTriggerEmit, checkWebRequest, requireCapability, shellEnvironment, shellLimits } from './capability-guard.js';
 
 const shell: ShellCapability = { allow: [['git', 'status'], ['ls']], timeoutMs: 5000, maxStdoutBytes: 100, maxStderrBytes: 50, env: ['LANG', 'ABSENT'] };
 const web: WebCapability = { allowHosts: ['api.example.com', '*.example.org', '127.0.0.1'], methods: ['GET', 'POST'], timeoutMs: 3000, maxBodyBytes: 4096, allowPrivate: [] };
@@ -125,5 +125,35 @@ describe('checkStateWrite', () => {
 
   it('protects app.yaml even when a glob names it outright', () => {
     expect(() => checkStateWrite({ write: ['**', 'app.yaml'], forbidden: [] }, 'app.yaml')).toThrow(/never written from a sandbox/);
+  });
+});
+
+describe('source capabilities', () => {
+  const deniedBy = (run: () => void): unknown => {
+    try {
+      run();
+    } catch (error) {
+      return error instanceof UhlpError ? { code: error.code, details: error.details } : error;
+    }
+    return undefined;
+  };
+
+  it.each<[string, string, string, boolean]>([
+    ['own queue by name', 'shop', 'orders', true],
+    ['own queue named with the app', 'shop', 'audit-log', false],
+    ['another app listed as app/name', 'billing', 'invoices', true],
+    ['another app, same name not listed for it', 'billing', 'orders', false],
+    ['a queue not listed', 'shop', 'refunds', false],
+  ])('queue.publish: %s', (_name, app, queue, allowed) => {
+    const denied = deniedBy(() => checkQueuePublish({ publish: ['orders', 'billing/invoices'] }, 'shop', app, queue));
+    if (allowed) expect(denied).toBeUndefined();
+    else expect(denied).toMatchObject({ code: 'UHLP_CAPABILITY_DENIED', details: { capability: 'queue', rule: 'publish', queue: `${app}/${queue}` } });
+  });
+
+  it('trigger.emit and callback.create allow exactly what they list', () => {
+    expect(deniedBy(() => checkTriggerEmit({ emit: ['order.created'] }, 'order.created'))).toBeUndefined();
+    expect(deniedBy(() => checkTriggerEmit({ emit: ['order.created'] }, 'order.created.x'))).toMatchObject({ details: { capability: 'trigger', rule: 'emit' } });
+    expect(deniedBy(() => checkCallbackCreate({ create: ['paid'] }, 'paid'))).toBeUndefined();
+    expect(deniedBy(() => checkCallbackCreate({ create: ['paid'] }, 'refund'))).toMatchObject({ details: { capability: 'callback', rule: 'create' } });
   });
 });

@@ -144,3 +144,22 @@ function clamp(requested: number | undefined, ceiling: number): number {
 }
 
 
+
+/** A queue an app may publish to: `<name>` of its own queues, or `<appId>/<name>`; both spellings of its own queues match. */
+export function checkQueuePublish(queue: NonNullable<CapabilitiesSpec['queue']>, appId: string, targetApp: string, name: string): void {
+  const allowed = queue.publish.some((entry) => {
+    const slash = entry.indexOf('/');
+    return slash === -1 ? targetApp === appId && entry === name : entry.slice(0, slash) === targetApp && entry.slice(slash + 1) === name;
+  });
+  if (!allowed) throw capabilityDenied('queue', 'publish', `queue "${targetApp}/${name}" is not in queue.publish`, { queue: `${targetApp}/${name}` });
+}
+
+/** An internal event an app may emit. */
+export function checkTriggerEmit(trigger: NonNullable<CapabilitiesSpec['trigger']>, event: string): void {
+  if (!trigger.emit.includes(event)) throw capabilityDenied('trigger', 'emit', `event "${event}" is not in trigger.emit`, { event });
+}
+
+/** A callback route an app may make URLs for. */
+export function checkCallbackCreate(callback: NonNullable<CapabilitiesSpec['callback']>, name: string): void {
+  if (!callback.create.includes(name)) throw capabilityDenied('callback', 'create', `callback "${name}" is not in callback.create`, { callback: name });
+}

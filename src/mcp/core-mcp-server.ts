@@ -24,7 +24,7 @@ import { type ExecutionGrant, McpTokenService, bearerToken } from './mcp-token-s
 import { toolsFor } from './tool-catalog.js';
 import type { FunctionStore } from '../state/function-store.js';
 import type { CodeqPublisher } from './tools/fn-tools.js';
-import type { EndpointInvoker, ToolServices } from './tool-definition.js';
+import type { EndpointInvoker, SourceTools, ToolServices } from './tool-definition.js';
 import { invokeTool } from './tool-invoker.js';
 
 export const MCP_PATH = '/mcp';
@@ -52,6 +52,8 @@ export interface CoreMcpServerOptions {
   readonly functions?: FunctionStore;
   /** Queue publishing for core.codeq.publish (the queue sources connect it). @defaultValue none */
   readonly codeq?: CodeqPublisher;
+  /** The delivery sources the source tools publish to. @defaultValue none */
+  readonly sources?: SourceTools;
 }
 
 export interface CoreMcpServer extends McpExecutions {
@@ -91,6 +93,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     llm,
     ...(options.functions !== undefined ? { functions: options.functions } : {}),
     ...(options.codeq !== undefined ? { codeq: options.codeq } : {}),
+    ...(options.sources !== undefined ? { sources: options.sources } : {}),
     scratchDir(grant) {
       let dir = scratchDirs.get(grant);
       // A call still running when its execution ends must not leave a scratch directory behind.

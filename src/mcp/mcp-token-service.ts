@@ -21,6 +21,8 @@ export interface GrantBinding {
   readonly revision: string;
   readonly capabilities: CapabilitiesSpec;
   readonly configuration: Readonly<Record<string, unknown>>;
+  /** How many internal events led to the execution (core.trigger.emit cuts loops with it). @defaultValue 0 */
+  readonly triggerDepth?: number;
 }
 
 /** A live token's binding and what the execution did with it. */
@@ -89,6 +91,7 @@ export class McpTokenService {
       revision: binding.revision,
       capabilities: binding.capabilities,
       configuration: binding.configuration,
+      triggerDepth: binding.triggerDepth ?? 0,
       expiresAt: this.now() + ttlMs,
       calls: new ToolCallRecorder(),
       ended: false,

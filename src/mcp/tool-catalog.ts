@@ -10,6 +10,7 @@ import { kvDel, kvGet, kvSet } from './tools/kv-tools.js';
 import { llmGenerate } from './tools/llm-tool.js';
 import { applyStateDiff, getDefinitionFileContent } from './tools/state-tools.js';
 import { codeqPublish, fnAliasSet, fnBundle, fnLog, fnPublish, fnVersions } from './tools/fn-tools.js';
+import { callbackCreate, queuePublish, triggerEmit } from './tools/source-tools.js';
 
 export const CORE_TOOLS: readonly McpTool[] = [
   getDefinitionFileContent,
@@ -28,6 +29,9 @@ export const CORE_TOOLS: readonly McpTool[] = [
   fnBundle,
   fnLog,
   codeqPublish,
+  queuePublish,
+  callbackCreate,
+  triggerEmit,
 ] as unknown as readonly McpTool[];
 
 const BY_NAME = new Map(CORE_TOOLS.map((tool) => [tool.name, tool]));

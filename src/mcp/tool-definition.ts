@@ -48,6 +48,17 @@ export interface ToolServices {
   readonly functions?: FunctionStore;
   /** Queue publishing for core.codeq.publish. @defaultValue none: calls fail UHLP_CODEQ_UNAVAILABLE */
   readonly codeq?: CodeqPublisher;
+  /** The delivery sources behind core.queue.publish, core.callback.create, core.trigger.emit. @defaultValue none: those tools fail */
+  readonly sources?: SourceTools;
+}
+
+/** What the source tools need of the core's delivery sources (sources/delivery-sources.ts). */
+export interface SourceTools {
+  publishQueue(appId: string, name: string, payloadJson: string, invocationId?: string): Promise<{ messageId: string; invocationId: string }>;
+  createCallback(appId: string, name: string, correlation: string): { path: string; expiresAt: string };
+  emitTrigger(sourceApp: string, event: string, payload: unknown, depth: number): Promise<{ delivered: number; invocationId: string }>;
+  /** The base URL callback URLs are given under. */
+  publicUrl(): string;
 }
 
 export interface ToolCall {

@@ -6,6 +6,7 @@
 import type { AppDefinitionDocument, ComponentSpec, PoolSpec } from '../definitions/app-definition-schema.js';
 import type { DefinitionProblem } from '../definitions/validate-app-definition.js';
 import { RouteTable } from '../sources/http/route-table.js';
+import { indexSourceRoutes, type SourceRoutes } from '../sources/source-routes.js';
 
 export interface LoadedApp {
   readonly id: string;
@@ -15,6 +16,8 @@ export interface LoadedApp {
   readonly pathPrefix: string;
   readonly hosts: readonly string[];
   readonly routes: RouteTable;
+  /** The queue, cron, callback and trigger routes, with their streams and delivery policies. */
+  readonly sourceRoutes: SourceRoutes;
   readonly components: ReadonlyMap<string, ComponentSpec>;
   readonly pools: ReadonlyMap<string, PoolSpec>;
 }
@@ -105,6 +108,8 @@ function hostName(host: string): string {
 
 function toLoadedApp(revision: string, document: AppDefinitionDocument): LoadedApp {
   const { spec } = document;
+  const components = new Map(spec.components.map((c) => [c.id, c]));
+  const pools = new Map(spec.pools.map((p) => [p.name, p]));
   return {
     id: document.metadata.name,
     revision,
@@ -112,7 +117,8 @@ function toLoadedApp(revision: string, document: AppDefinitionDocument): LoadedA
     pathPrefix: spec.ingress.pathPrefix ?? `/${document.metadata.name}`,
     hosts: spec.ingress.hosts.map((h) => h.toLowerCase()),
     routes: new RouteTable(spec.routes),
-    components: new Map(spec.components.map((c) => [c.id, c])),
-    pools: new Map(spec.pools.map((p) => [p.name, p])),
+    sourceRoutes: indexSourceRoutes(document.metadata.name, spec.routes, components, pools),
+    components,
+    pools,
   };
 }

@@ -11,6 +11,7 @@ describe('loadLuaScripts', () => {
     const scripts = loadLuaScripts();
     expect(scripts.get('rateLimit')?.numberOfKeys).toBe(1);
     expect([...scripts.keys()].sort()).toEqual([
+      'cronFire',
       'fnPublish',
       'idempotencyAbandon',
       'idempotencyBegin',
@@ -21,6 +22,10 @@ describe('loadLuaScripts', () => {
       'llmTokensAdd',
       'oracleRecordPut',
       'oracleSampleAdd',
+      'queueDeadLetter',
+      'queuePromote',
+      'queueRedrive',
+      'queueRetry',
       'rateLimit',
       'sessionCreate',
       'sessionNextTurn',

@@ -88,6 +88,45 @@ export class RuntimeKeys {
     return `${this.prefix}fn:logs:${encode(activationId)}`;
   }
 
+  /**
+   * The stream of one delivery route: `<prefix>queue:<app>:<name>` for a queue
+   * (the documented key producers XADD to), `<prefix>cron:...`, `<prefix>callback:...`
+   * and `<prefix>trigger:...` for the core's own sources.
+   */
+  deliveryStream(kind: string, appId: string, name: string): string {
+    return `${this.prefix}${encode(kind)}:${encode(appId)}:${encode(name)}`;
+  }
+
+  /** Messages of a delivery stream waiting for their next attempt (a sorted set by due time). */
+  deliveryRetries(kind: string, appId: string, name: string): string {
+    return `${this.deliveryStream(kind, appId, name)}:retry`;
+  }
+
+  /** The dead letters of a delivery stream (a stream too). */
+  deliveryDead(kind: string, appId: string, name: string): string {
+    return `${this.deliveryStream(kind, appId, name)}:dead`;
+  }
+
+  /** The claim of one cron slot (epoch ms of the scheduled time): the core that sets it fires the slot. */
+  cronSlot(appId: string, jobId: string, slotMs: number): string {
+    return `${this.prefix}cronslot:${encode(appId)}:${encode(jobId)}:${slotMs}`;
+  }
+
+  /** The last slot of a cron job that was fired (epoch ms). */
+  cronLast(appId: string, jobId: string): string {
+    return `${this.prefix}cronlast:${encode(appId)}:${encode(jobId)}`;
+  }
+
+  /** Marks a single-use token (a callback token's id) as used. */
+  usedToken(id: string): string {
+    return `${this.prefix}used:${encode(id)}`;
+  }
+
+  /** The state and result of an async invocation. */
+  invocation(id: string): string {
+    return `${this.prefix}invocation:${encode(id)}`;
+  }
+
   /** A SCAN MATCH pattern for every key under the prefix (cleanup in tests and tools). */
   everything(): string {
     return `${escapeGlob(this.prefix)}*`;

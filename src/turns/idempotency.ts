@@ -28,6 +28,8 @@ export interface IdempotencyOptions {
   readonly inFlightTtlMs: number;
   /** How long a repeat waits for its twin still running. */
   readonly waitMs: number;
+  /** Keep only answers with a status under 400; a failure frees the key. @defaultValue false */
+  readonly successOnly?: boolean;
 }
 
 export function checkIdempotencyKey(value: string | string[] | undefined): string | undefined {
@@ -74,6 +76,11 @@ async function executeOnce(options: IdempotencyOptions, execute: () => Promise<F
   } catch (error) {
     await options.store.abandonIdempotent(options.appId, options.key).catch(() => undefined);
     throw error;
+  }
+  if (options.successOnly === true && response.status >= 400) {
+    // A delivery that failed is retried: the next attempt must run, not replay this answer.
+    await options.store.abandonIdempotent(options.appId, options.key).catch(() => undefined);
+    return response;
   }
   await options.store.completeIdempotent(options.appId, options.key, toStored(response), options.ttlMs);
   return response;

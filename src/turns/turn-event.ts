@@ -29,5 +29,21 @@ export interface TurnEvent {
    * invocation id. A repeat gets the stored answer. `fingerprint` tells a repeat
    * from another request that reuses the key.
    */
-  readonly once?: { readonly key: string; readonly fingerprint: string };
+  readonly once?: {
+    readonly key: string;
+    readonly fingerprint: string;
+    /**
+     * How long a run holds the key before a repeat may run again (its core died).
+     * @defaultValue the pool's acquire wait + timeout + 30 s
+     */
+    readonly inFlightTtlMs?: number;
+    /**
+     * Keep only successful answers (status < 400) for repeats; a failed run frees
+     * the key so that the next delivery of the message runs again.
+     * @defaultValue false: every answer the component produced is kept
+     */
+    readonly successOnly?: boolean;
+  };
+  /** How many internal events led to this turn (trigger deliveries); its own core.trigger.emit calls are one deeper. @defaultValue 0 */
+  readonly triggerDepth?: number;
 }

@@ -81,7 +81,8 @@ export class TurnPipeline {
         key: once.key,
         fingerprint: once.fingerprint,
         ttlMs: this.deps.idempotencyTtlMs,
-        inFlightTtlMs: pool.acquireTimeoutMs + pool.limits.timeoutMs + 30_000,
+        inFlightTtlMs: once.inFlightTtlMs ?? pool.acquireTimeoutMs + pool.limits.timeoutMs + 30_000,
+        successOnly: once.successOnly === true,
         waitMs: pool.acquireTimeoutMs + pool.limits.timeoutMs,
       },
       () => this.execute(event, notes),
@@ -142,6 +143,7 @@ export class TurnPipeline {
         revision: app.revision,
         capabilities: view.capabilities ?? app.document.spec.capabilities ?? {},
         configuration: app.document.spec.configuration ?? {},
+        ...(event.triggerDepth !== undefined ? { triggerDepth: event.triggerDepth } : {}),
       },
       pool.limits.timeoutMs + MCP_TOKEN_GRACE_MS,
     );

@@ -14,6 +14,7 @@ import { McpTokenService, type ExecutionGrant } from '../mcp-token-service.js';
 import type { ToolServices } from '../tool-definition.js';
 import { invokeTool } from '../tool-invoker.js';
 import type { CodeqPublisher } from './fn-tools.js';
+import { codeqOnQueues } from '../../csjs/codeq-on-queues.js';
 
 const metrics = createMetrics({ defaultMetrics: false });
 const tokens = new McpTokenService();
@@ -126,5 +127,17 @@ describe('core.codeq.publish', () => {
     });
     expect(await call(grant('pay', codeq), 'core.codeq.publish', { topic: 'orders.x', payload: 1 })).toMatchObject({ isError: true, code: 'UHLP_CODEQ_UNAVAILABLE', status: 503 });
     expect(published).toHaveLength(1);
+  });
+
+  it("publishes onto the app's own queue route named by the topic, through the delivery sources", async () => {
+    const calls: unknown[][] = [];
+    const queues = codeqOnQueues({
+      async publishQueue(appId, name, payloadJson, invocationId) {
+        calls.push([appId, name, payloadJson, invocationId]);
+        return { messageId: '1-0', invocationId: 'inv' };
+      },
+    });
+    expect(await call(grant('pay', codeq), 'core.codeq.publish', { topic: 'orders.created', payload: { id: 7 } }, queues)).toMatchObject({ isError: false, messageId: '1-0' });
+    expect(calls).toEqual([['pay', 'orders.created', '{"id":7}', undefined]]);
   });
 });

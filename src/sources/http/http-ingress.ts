@@ -24,6 +24,7 @@ import { PathDecodeError } from './route-pattern.js';
 import { JSON_TYPE, type FinalResponse } from '../../execution/result-interpreter.js';
 import { acceptRequestId, badPathError, httpRequestDataJson } from './http-details.js';
 import { DECLARED_OUTPUTS_HEADER, turnDeclaredOutputs } from '../../execution/declared-outputs.js';
+import { INVOCATIONS_PATH, prefersAsync, type AsyncInvocations } from './async-invocations.js';
 
 export const HTTP_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'];
 
@@ -32,6 +33,8 @@ export interface HttpIngressDeps {
   readonly pipeline: TurnPipeline;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** Runs requests with `Prefer: respond-async` in the background. @defaultValue none: such requests are answered synchronously */
+  readonly invocations?: AsyncInvocations;
 }
 
 /** One request as the ingress needs it, whichever server read it. */
@@ -85,6 +88,22 @@ export class HttpIngress {
     const resolved = { label: UNROUTED };
     try {
       const routed = this.route(request, resolved);
+      const invocations = this.deps.invocations;
+      if (invocations !== undefined && prefersAsync(request.headers['prefer'])) {
+        // The turn runs on; its answer, an error answer included, is what the invocation keeps.
+        const id = await invocations.start(async () => {
+          const headers: CoreHeaders = { [REQUEST_ID_HEADER]: requestId };
+          try {
+            const final = await this.run(request, requestId, routed, headers);
+            return { status: final.status, headers: Object.assign(final.headers, headers), body: final.body };
+          } catch (error) {
+            return this.errorAnswer(error, requestId, headers);
+          }
+        });
+        const location = `${INVOCATIONS_PATH}/${id}`;
+        Object.assign(coreHeaders, { location, 'preference-applied': 'respond-async', 'content-type': JSON_TYPE });
+        return { status: 202, headers: coreHeaders, body: JSON.stringify({ invocationId: id, location }), route: resolved.label };
+      }
       const final = await this.run(request, requestId, routed, coreHeaders);
       return { status: final.status, headers: Object.assign(final.headers, coreHeaders), body: final.body, route: resolved.label };
     } catch (error) {

@@ -1,0 +1,336 @@
+/**
+ * Queue delivery: messages XADDed to a queue's stream on Redis and run by a JIT
+ * component, through the core (`uhlp dev --state redis://`: consumer group ->
+ * turn pipeline with once-only runs, ledger, metrics -> sandbox) and through a
+ * bare consumer-group loop (XREADGROUP -> POST /execute on the same kind of
+ * sandbox -> XACK + XDEL, nothing else), side by side.
+ *
+ * Both sides run one sandbox with the same concurrency and the same script, and
+ * read with the same number of messages in flight. Two phases each:
+ *
+ * - throughput: BENCH_QUEUE_MESSAGES (5000) messages XADDed at once, timed from the
+ *   first XADD until the stream is empty (every message settled);
+ * - latency: BENCH_QUEUE_RATE (100) messages a second for BENCH_SECONDS, each
+ *   carrying the time it was XADDed; the script takes its arrival time, so the
+ *   figures are XADD-to-script (p50/p99), read back from the script afterwards.
+ *
+ * BENCH_QUEUE_ROUNDS (3) rounds of both sides, interleaved; each row is the round
+ * with the median throughput, and lists all rounds.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import type { ExecuteRequest } from '../src/contract/execute-contract.js';
+import { SandboxClient } from '../src/sandbox/sandbox-client.js';
+import { TEST_REDIS_URL, uniqueKeyPrefix } from '../test/helpers/redis-url.js';
+import { makeProcessDriver } from '../test/helpers/process-driver.js';
+import { startUhlpDev } from '../test/helpers/uhlp-process.js';
+import { SUITE_REVISION, suitePool } from '../test/sandbox/driver-suite.js';
+import { writeBenchApp } from './lib/bench-app.js';
+
+export interface QueueBenchOptions {
+  /** Messages of the throughput phase. */
+  readonly messages: number;
+  /** Messages a second of the latency phase. */
+  readonly rate: number;
+  /** Length of the latency phase. */
+  readonly latencyMs: number;
+  /** Messages in flight at once: the route's concurrency, and the sandbox's. */
+  readonly concurrency: number;
+  readonly rounds: number;
+}
+
+export interface QueueResult {
+  readonly messages: number;
+  readonly seconds: number;
+  /** Messages settled a second in the throughput phase. */
+  readonly throughput: number;
+  /** XADD-to-script latency in the latency phase, ms. */
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  /** Messages the script saw in the latency phase (all of them, or the side lost some). */
+  readonly latencySamples: number;
+}
+
+export interface QueueRow {
+  readonly path: 'core' | 'bare';
+  readonly concurrency: number;
+  readonly result: QueueResult;
+  readonly rounds: QueueResult[];
+}
+
+/** Records each message's XADD-to-arrival time; `stats` hands them over and starts afresh. */
+const SCRIPT = `const seen = [];
+export const work = (event) => {
+  const arrived = performance.timeOrigin + performance.now();
+  seen.push(arrived - event.queueDetails.payload.sentAt);
+  return { ok: true };
+};
+export const stats = () => ({ latencies: seen.splice(0) });
+`;
+
+/** One side under test: the stream it reads, and its script's latencies. */
+interface Side {
+  readonly stream: string;
+  /** The latencies the script recorded since the last call. */
+  latencies(): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+export async function benchQueue(options: QueueBenchOptions): Promise<QueueRow[]> {
+  const redis = new Redis(TEST_REDIS_URL);
+  const results: Record<'core' | 'bare', QueueResult[]> = { core: [], bare: [] };
+  try {
+    for (let round = 0; round < options.rounds; round++) {
+      for (const which of ['bare', 'core'] as const) {
+        const prefix = uniqueKeyPrefix('bench-queue');
+        const side = which === 'core' ? await coreSide(prefix, options.concurrency) : await bareSide(redis, prefix, options.concurrency);
+        try {
+          results[which].push(await measure(redis, side, options));
+        } finally {
+          await side.close();
+          await dropPrefix(redis, prefix);
+        }
+      }
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return (['core', 'bare'] as const).map((which) => {
+    const rounds = results[which];
+    const sorted = [...rounds].sort((a, b) => a.throughput - b.throughput);
+    return { path: which, concurrency: options.concurrency, result: sorted[Math.floor(sorted.length / 2)]!, rounds };
+  });
+}
+
+async function measure(redis: Redis, side: Side, options: QueueBenchOptions): Promise<QueueResult> {
+  // Warm up (the script loaded, connections open), then start from a clean slate.
+  await produce(redis, side.stream, 200);
+  await drained(redis, side.stream, 30_000);
+  await side.latencies();
+
+  const started = performance.now();
+  await produce(redis, side.stream, options.messages);
+  await drained(redis, side.stream, 120_000);
+  const seconds = (performance.now() - started) / 1000;
+  await side.latencies();
+
+  const sent = await paced(redis, side.stream, options.rate, options.latencyMs);
+  await drained(redis, side.stream, 30_000);
+  const latencies = (await side.latencies()).sort((a, b) => a - b);
+  const at = (q: number): number => round3(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN);
+  if (latencies.length !== sent) throw new Error(`the script saw ${latencies.length} of ${sent} messages`);
+  return {
+    messages: options.messages,
+    seconds: round3(seconds),
+    throughput: Math.round(options.messages / seconds),
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    maxMs: round3(latencies[latencies.length - 1] ?? NaN),
+    latencySamples: latencies.length,
+  };
+}
+
+/** `uhlp dev` on Redis with the bench app: a queue route `jobs` and `GET /stats`, on one sandbox. */
+async function coreSide(prefix: string, concurrency: number): Promise<Side> {
+  const definitions = writeBenchApp(
+    `apiVersion: uhlp.dev/v1alpha1
+kind: AppDefinition
+metadata: { name: bench }
+spec:
+  pools: [{ name: p, minWarm: 1, maxSize: 1, concurrency: ${concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 } }]
+  components:
+    - { id: work, handler: JIT, pool: p, jit: { script: scripts/behaviours.mjs, function: work } }
+    - { id: stats, handler: JIT, pool: p, jit: { script: scripts/behaviours.mjs, function: stats } }
+  routes:
+    - queue: { name: jobs, concurrency: ${concurrency}, maxAttempts: 1 }
+      component: work
+    - { http: { method: GET, path: /stats }, component: stats }
+`,
+    { 'scripts/behaviours.mjs': SCRIPT },
+  );
+  const core = await startUhlpDev(definitions, ['--log-level', 'error', '--state', TEST_REDIS_URL], 60_000, undefined, { UHLP_STATE_PREFIX: prefix });
+  const stream = `${prefix}queue:bench:jobs`;
+  const probe = new Redis(TEST_REDIS_URL);
+  try {
+    // The consumer creates its group when it starts: produce only once it reads.
+    await until(async () => ((await probe.exists(stream)) === 1 ? ((await probe.xinfo('GROUPS', stream)) as unknown[]).length > 0 : false), 30_000, 'the core to read its queue');
+  } finally {
+    probe.disconnect();
+  }
+  return {
+    stream,
+    async latencies() {
+      const response = await fetch(`${core.url}/bench/stats`);
+      if (response.status !== 200) throw new Error(`GET /bench/stats answered ${response.status}`);
+      return ((await response.json()) as { latencies: number[] }).latencies;
+    },
+    async close() {
+      await core.stop();
+    },
+  };
+}
+
+/**
+ * The floor: one sandbox of the process driver (as the core makes them) and a
+ * loop that reads the stream through a consumer group, keeps `concurrency`
+ * messages in flight, sends each to the sandbox as the core would, and settles
+ * it. No once-only, ledger, session, token, metrics or retries.
+ */
+async function bareSide(redis: Redis, prefix: string, concurrency: number): Promise<Side> {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-bench-queue-'));
+  mkdirSync(path.join(root, SUITE_REVISION, 'scripts'), { recursive: true });
+  writeFileSync(path.join(root, SUITE_REVISION, 'scripts', 'behaviours.mjs'), SCRIPT);
+  const driver = await makeProcessDriver();
+  const spec = { appId: 'bench', pool: suitePool({ concurrency, limits: { memoryMb: 256, cpus: 1, timeoutMs: 5000 } }), definitionsRoot: root, labels: {} };
+  const handle = await driver.create(spec);
+  const client = new SandboxClient(handle.endpoint);
+  const stream = `${prefix}bare:jobs`;
+  const reader = new Redis(TEST_REDIS_URL);
+  await redis.xgroup('CREATE', stream, 'bare', '0', 'MKSTREAM');
+
+  let stopped = false;
+  let inFlight = 0;
+  let sequence = 0;
+  let freed: (() => void) | undefined;
+  const settle = async (id: string, fields: string[]): Promise<void> => {
+    const payload = JSON.parse(fields[fields.indexOf('payload') + 1]!) as unknown;
+    const requestId = `b-${sequence++}`;
+    const raw = await client.execute(executeBody(requestId, 'work', { source: 'queue', queueDetails: { queueName: 'jobs', messageId: id, payload } }), requestId, 5000);
+    if (raw.status !== 200) throw new Error(`the sandbox answered ${raw.status}`);
+    await redis.multi().xack(stream, 'bare', id).xdel(stream, id).exec();
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      const free = concurrency - inFlight;
+      if (free <= 0) {
+        await new Promise<void>((resolve) => (freed = resolve));
+        continue;
+      }
+      const reply = (await reader.xreadgroup('GROUP', 'bare', 'loop', 'COUNT', free, 'BLOCK', 200, 'STREAMS', stream, '>')) as Array<[string, Array<[string, string[]]>]> | null;
+      for (const [id, fields] of reply?.[0]?.[1] ?? []) {
+        inFlight += 1;
+        void settle(id, fields)
+          .catch((error: unknown) => process.stderr.write(`bare loop: ${String(error)}\n`))
+          .finally(() => {
+            inFlight -= 1;
+            const wake = freed;
+            freed = undefined;
+            wake?.();
+          });
+      }
+    }
+  })();
+  return {
+    stream,
+    async latencies() {
+      const raw = await client.execute(executeBody('stats', 'stats', { source: 'queue', queueDetails: { queueName: 'jobs', messageId: '0-0', payload: {} } }), 'stats', 5000);
+      return (JSON.parse(raw.body.toString()) as { data: { latencies: number[] } }).data.latencies;
+    },
+    async close() {
+      stopped = true;
+      await loop;
+      reader.disconnect();
+      client.close();
+      await driver.destroy(handle, 'shutdown');
+      await driver.close();
+    },
+  };
+}
+
+/** The /execute request the core sends for a queue message (context as the driver suite's). */
+function executeBody(requestId: string, fn: string, requestData: ExecuteRequest['requestData']): string {
+  const request: ExecuteRequest = {
+    requestId,
+    requestData,
+    context: {
+      appId: 'bench',
+      componentId: fn,
+      mcp_endpoint: 'http://127.0.0.1:1/mcp',
+      stateConfig: { type: 'mcp_tool' },
+      configuration: {},
+      applicationInfo: { deploymentMode: 'development' },
+      taskDetails: { handler: 'JIT', revision: SUITE_REVISION, script: 'scripts/behaviours.mjs', function: fn },
+    },
+  };
+  return JSON.stringify(request);
+}
+
+/** XADDs `count` messages as fast as Redis takes them (pipelined batches), each stamped with its send time. */
+async function produce(redis: Redis, stream: string, count: number): Promise<void> {
+  for (let sent = 0; sent < count; ) {
+    const pipeline = redis.pipeline();
+    const batch = Math.min(500, count - sent);
+    for (let i = 0; i < batch; i++) pipeline.xadd(stream, '*', 'payload', `{"sentAt":${performance.timeOrigin + performance.now()}}`);
+    await pipeline.exec();
+    sent += batch;
+  }
+}
+
+/** XADDs `rate` messages a second for `durationMs`, one at a time at their due time; returns how many. */
+async function paced(redis: Redis, stream: string, rate: number, durationMs: number): Promise<number> {
+  const total = Math.max(1, Math.round((rate * durationMs) / 1000));
+  const start = performance.now();
+  const sends: Promise<unknown>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    sends.push(redis.xadd(stream, '*', 'payload', `{"sentAt":${performance.timeOrigin + performance.now()}}`));
+  }
+  await Promise.all(sends);
+  return total;
+}
+
+/** Resolves once every message of the stream was settled (acknowledged and deleted). */
+async function drained(redis: Redis, stream: string, timeoutMs: number): Promise<void> {
+  await until(async () => (await redis.xlen(stream)) === 0, timeoutMs, `${stream} to drain`);
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 500);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+/** The rows side by side, and core/bare ratios. */
+export function queueTable(rows: readonly QueueRow[]): string {
+  const lines = ['PATH   CONC  MSGS   MSG/S   XADD->SCRIPT p50   p99      max      ROUNDS (msg/s)'];
+  for (const row of rows) {
+    const r = row.result;
+    lines.push(
+      `${row.path.padEnd(6)} ${String(row.concurrency).padEnd(5)} ${String(r.messages).padEnd(6)} ${String(r.throughput).padEnd(7)} ${`${r.p50Ms} ms`.padEnd(18)} ${`${r.p99Ms} ms`.padEnd(8)} ${`${r.maxMs} ms`.padEnd(8)} ${row.rounds.map((x) => x.throughput).join(', ')}`,
+    );
+  }
+  const ratio = queueRatio(rows);
+  if (ratio !== undefined) lines.push(`\ncore/bare: throughput x${ratio.throughput} (target >= 0.7), p50 +${ratio.addedP50Ms} ms, p99 +${ratio.addedP99Ms} ms`);
+  return lines.join('\n');
+}
+
+export function queueRatio(rows: readonly QueueRow[]): { throughput: number; addedP50Ms: number; addedP99Ms: number } | undefined {
+  const core = rows.find((r) => r.path === 'core')?.result;
+  const bare = rows.find((r) => r.path === 'bare')?.result;
+  if (core === undefined || bare === undefined) return undefined;
+  return {
+    throughput: Math.round((core.throughput / bare.throughput) * 100) / 100,
+    addedP50Ms: round3(core.p50Ms - bare.p50Ms),
+    addedP99Ms: round3(core.p99Ms - bare.p99Ms),
+  };
+}

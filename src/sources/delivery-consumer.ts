@@ -1,0 +1,266 @@
+/**
+ * One delivery route's consumer on this core: reads its stream through the
+ * consumer group, runs up to `concurrency` messages at once through the turn
+ * pipeline, and settles each by the one delivery contract:
+ *
+ * - a message older than `maxAgeSeconds` goes to the dead letters without running (`expired`);
+ * - an answer with status < 400 is a success: the message is acknowledged;
+ * - a failure (status >= 400, or the turn failed) is retried after a backoff, as the
+ *   next attempt, until `maxAttempts`; then it goes to the dead letters (`failed`);
+ * - a message this core was given and never settled (the core died) is taken over
+ *   by a live core after the route's lease, as one more attempt.
+ *
+ * Each run is a turn like an HTTP request, once-only by the message's invocation id
+ * (a success is kept, so a message settled twice never runs twice after success).
+ *
+ * Two things keep round trips to the store off a message's path: the loop reads
+ * up to `readAhead` messages beyond its free slots (a slot freed starts the next
+ * one at once), and a success frees its slot before its acknowledgement is
+ * answered (an acknowledgement lost with its core only means a redelivery,
+ * which the once-only record answers without running the component again).
+ */
+import { randomUUID } from 'node:crypto';
+import { UhlpError } from '../errors.js';
+import { turnDeclaredOutputs } from '../execution/declared-outputs.js';
+import type { FinalResponse } from '../execution/result-interpreter.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { LoadedApp } from '../registry/app-snapshot.js';
+import type { DeliveryMessage, DeliveryReader, DeliveryStore, StreamAddress } from '../state/delivery-store.js';
+import type { TurnPipeline } from '../turns/turn-pipeline.js';
+import { deliveryRequestDataJson } from './delivery-details.js';
+import { retryDelayMs, type SourceRoute } from './source-routes.js';
+
+export interface DeliveryConsumerDeps {
+  readonly store: DeliveryStore;
+  readonly pipeline: TurnPipeline;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** This core's consumer name in every group. */
+  readonly consumer: string;
+  /** The app and route as the current snapshot has them; undefined once the route is gone. */
+  lookup(address: StreamAddress): { app: LoadedApp; route: SourceRoute } | undefined;
+}
+
+/** Longest a blocking read waits before the loop looks around (stop, concurrency). */
+const BLOCK_MS = 1000;
+/** Longest between two looks for due retries and messages to take over. */
+const MAINTENANCE_MS = 500;
+
+export class DeliveryConsumer {
+  private readonly reader: DeliveryReader;
+  private readonly running = new Set<Promise<void>>();
+  /** Messages read ahead of a free slot, oldest first. */
+  private readonly ready: DeliveryMessage[] = [];
+  /** Acknowledgements not answered yet. */
+  private readonly acks = new Set<Promise<void>>();
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private slotFreed: (() => void) | undefined;
+  private lastError = 0;
+
+  constructor(
+    readonly address: StreamAddress,
+    private readonly deps: DeliveryConsumerDeps,
+  ) {
+    this.reader = deps.store.reader();
+  }
+
+  start(): void {
+    this.loop = this.readLoop();
+    const tick = (): void => {
+      void this.maintain().finally(() => {
+        if (!this.stopped) this.timer = setTimeout(tick, MAINTENANCE_MS);
+      });
+    };
+    this.timer = setTimeout(tick, MAINTENANCE_MS);
+  }
+
+  /** Stops reading and waits (bounded) for the messages being run; unsettled ones are taken over after their lease. */
+  async stop(waitMs: number): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.slotFreed?.();
+    await this.reader.close();
+    await this.loop;
+    let timer: NodeJS.Timeout | undefined;
+    // Messages read ahead and not started stay pending: another core takes them over after their lease.
+    this.ready.length = 0;
+    await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
+    await Promise.allSettled([...this.acks]);
+  }
+
+  private async readLoop(): Promise<void> {
+    let grouped = false;
+    while (!this.stopped) {
+      const found = this.deps.lookup(this.address);
+      if (!found) return;
+      const { concurrency, readAhead } = found.route.policy;
+      const wanted = concurrency + readAhead - this.running.size - this.ready.length;
+      if (wanted <= 0) {
+        await new Promise<void>((resolve) => (this.slotFreed = resolve));
+        continue;
+      }
+      try {
+        if (!grouped) {
+          await this.deps.store.ensureGroup(this.address);
+          grouped = true;
+        }
+        const messages = await this.reader.read(this.address, this.deps.consumer, wanted, BLOCK_MS);
+        if (this.stopped) return;
+        this.ready.push(...messages);
+        this.startReady(concurrency);
+      } catch (error) {
+        this.reportError(error, 'read');
+        // The store is down: wait before asking again rather than spin.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+
+  /** Moves due retries back into the stream, takes over messages of dead consumers, and updates the route's gauges. */
+  private async maintain(): Promise<void> {
+    const found = this.deps.lookup(this.address);
+    if (!found || this.stopped) return;
+    const { store, metrics } = this.deps;
+    const { policy } = found.route;
+    const labels = { app: this.address.app, source: this.address.kind, name: this.address.name };
+    try {
+      const now = Date.now();
+      await store.promoteDue(this.address, now, 100);
+      // Takes over only what this core can start now: messages read ahead come first.
+      const free = policy.concurrency - this.running.size - this.ready.length;
+      if (free > 0) for (const message of await store.reclaim(this.address, this.deps.consumer, policy.leaseMs, free)) this.run(message);
+      const stats = await store.stats(this.address, now);
+      metrics.queueDepth.set(labels, stats.depth);
+      metrics.queueOldestAgeSeconds.set(labels, stats.oldestAgeMs / 1000);
+    } catch (error) {
+      this.reportError(error, 'maintenance');
+    }
+  }
+
+  /** Starts messages read ahead while slots are free. */
+  private startReady(concurrency: number): void {
+    while (this.running.size < concurrency && this.ready.length > 0) this.run(this.ready.shift()!);
+  }
+
+  private run(message: DeliveryMessage): void {
+    const running = this.deliver(message)
+      .catch((error: unknown) => this.reportError(error, 'settle'))
+      .finally(() => {
+        this.running.delete(running);
+        if (!this.stopped) {
+          const found = this.deps.lookup(this.address);
+          if (found) this.startReady(found.route.policy.concurrency);
+        }
+        const wake = this.slotFreed;
+        this.slotFreed = undefined;
+        wake?.();
+      });
+    this.running.add(running);
+  }
+
+  private async deliver(message: DeliveryMessage): Promise<void> {
+    const { store, metrics } = this.deps;
+    const found = this.deps.lookup(this.address);
+    // The route went away with a reload: the message stays pending, for a core that still has it.
+    if (!found) return;
+    const { app, route } = found;
+    const { policy } = route;
+    const { kind, name } = this.address;
+    const outcome = (value: string): void => void metrics.deliveries.inc({ app: app.id, source: kind, outcome: value });
+
+    if (policy.maxAgeMs !== undefined && Date.now() - message.publishedAt > policy.maxAgeMs) {
+      await this.settleDead(message, 'expired', undefined);
+      outcome('expired');
+      return;
+    }
+    if (message.attempt > policy.maxAttempts) {
+      // Taken over after its core died on the last attempt: no attempt is left.
+      await this.settleDead(message, 'failed', 'UHLP_ATTEMPTS_EXHAUSTED');
+      outcome('dead');
+      return;
+    }
+    const component = app.components.get(route.componentId);
+    const pool = component ? app.pools.get(component.pool) : undefined;
+    let failure: string | undefined;
+    if (!component || !pool) {
+      failure = 'UHLP_ROUTE_NOT_FOUND';
+    } else {
+      try {
+        const final = await this.deps.pipeline.run(
+          {
+            app,
+            component,
+            pool,
+            requestId: randomUUID(),
+            requestDataJson: deliveryRequestDataJson(kind, name, message),
+            session: undefined,
+            declaredOutputs: turnDeclaredOutputs(component.declaredOutputs, undefined),
+            once: { key: `${kind}:${name}:${message.invocationId}`, fingerprint: `${kind}:${name}`, inFlightTtlMs: policy.leaseMs, successOnly: true },
+            ...(kind === 'trigger' ? { triggerDepth: triggerDepthOf(message.payload) } : {}),
+          },
+          {},
+        );
+        if (final.status >= 400) failure = failureCode(final);
+      } catch (error) {
+        failure = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
+        if (!(error instanceof UhlpError)) this.deps.logger.error({ err: error, app: app.id, source: kind, name }, 'delivery failed inside the core');
+      }
+    }
+    if (failure === undefined) {
+      const acked = store
+        .ack(this.address, message.id)
+        .catch((error: unknown) => this.reportError(error, 'ack'))
+        .finally(() => this.acks.delete(acked));
+      this.acks.add(acked);
+      outcome('ok');
+      return;
+    }
+    if (message.attempt >= policy.maxAttempts) {
+      await this.settleDead(message, 'failed', failure);
+      outcome('dead');
+      return;
+    }
+    await store.retryLater(this.address, message, Date.now() + retryDelayMs(policy, message.attempt));
+    outcome('retry');
+  }
+
+  private async settleDead(message: DeliveryMessage, reason: 'failed' | 'expired', error: string | undefined): Promise<void> {
+    const found = this.deps.lookup(this.address);
+    const keep = found?.route.policy.deadLetter ?? true;
+    if (!keep) {
+      await this.deps.store.ack(this.address, message.id);
+      return;
+    }
+    if (await this.deps.store.deadLetter(this.address, message, reason, error)) {
+      this.deps.metrics.deadLetters.inc({ app: this.address.app, source: this.address.kind, reason });
+    }
+  }
+
+  private reportError(error: unknown, during: string): void {
+    // A store outage would log on every read: once every few seconds is enough.
+    if (Date.now() - this.lastError < 5000) return;
+    this.lastError = Date.now();
+    this.deps.logger.warn({ err: error instanceof Error ? error.message : String(error), app: this.address.app, source: this.address.kind, name: this.address.name, during }, 'delivery consumer');
+  }
+}
+
+/** The error code of a failed answer: the `code` of a JSON error body, else HTTP_<status>. */
+function failureCode(final: FinalResponse): string {
+  try {
+    const text = typeof final.body === 'string' ? final.body : final.body.toString('utf8');
+    const code = (JSON.parse(text) as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(code)) return code;
+  } catch {
+    // Not JSON: the status says it.
+  }
+  return `HTTP_${final.status}`;
+}
+
+function triggerDepthOf(payload: string): number {
+  const depth = (JSON.parse(payload) as { depth?: unknown }).depth;
+  return typeof depth === 'number' && Number.isInteger(depth) && depth > 0 ? depth : 1;
+}

@@ -1,0 +1,306 @@
+/**
+ * The delivery store on Redis Streams, shared by every core on one Redis. Each
+ * delivery route has a stream (`<prefix>queue:<app>:<name>` for a queue: any
+ * producer may `XADD` to it) read by the consumer group `uhlp`; a message leaves
+ * the stream when it is settled (XACK + XDEL), so the stream's length is its
+ * backlog. Messages whose consumer died stay pending and are taken over with
+ * XAUTOCLAIM after the route's lease. Retries wait in a sorted set by due time,
+ * dead letters in a stream of their own; moves between them are Lua scripts, so
+ * a message is never in two places or none.
+ *
+ * Like the runtime store, commands fail fast with UHLP_STATE_UNAVAILABLE while
+ * Redis is down; a blocking read runs on a connection of its own (a reader).
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { isUhlpError, UhlpError } from '../errors.js';
+import {
+  DELIVERY_GROUP,
+  deadLetterFields,
+  deadLetterFromFields,
+  MAX_DEAD_LETTERS,
+  messageFromFields,
+  retryMember,
+  type DeadLetter,
+  type DeliveryMessage,
+  type DeliveryReader,
+  type DeliveryStore,
+  type PublishInput,
+  type StreamAddress,
+  type StreamStats,
+} from './delivery-store.js';
+import { loadLuaScripts } from './lua-scripts.js';
+import { RuntimeKeys } from './runtime-keys.js';
+
+export interface RedisDeliveryStoreOptions {
+  /** `redis://` or `rediss://` URL. */
+  readonly url: string;
+  /** Put in front of every key. @defaultValue `uhlp:` */
+  readonly keyPrefix?: string;
+  /** A command without an answer after this long fails with UHLP_STATE_UNAVAILABLE. @defaultValue 2000 */
+  readonly commandTimeoutMs?: number;
+  /** Told about connection errors. @defaultValue ignore them */
+  readonly onConnectionError?: (error: Error) => void;
+}
+
+type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
+type StreamEntry = [id: string, fields: string[]];
+
+export class RedisDeliveryStore implements DeliveryStore {
+  readonly kind = 'redis' as const;
+  readonly keys: RuntimeKeys;
+  private readonly redis: Redis;
+  private readonly readers = new Set<Redis>();
+  private readonly commandTimeoutMs: number;
+
+  constructor(private readonly options: RedisDeliveryStoreOptions) {
+    this.keys = new RuntimeKeys(options.keyPrefix);
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 2000;
+    this.redis = new Redis(options.url, this.redisOptions(this.commandTimeoutMs));
+    this.redis.on('error', options.onConnectionError ?? (() => {}));
+    for (const script of loadLuaScripts().values()) this.redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    this.redis.connect().catch(() => {});
+  }
+
+  /** A store whose first connection is up; UHLP_STATE_UNAVAILABLE after `timeoutMs`. */
+  static async connect(options: RedisDeliveryStoreOptions & { timeoutMs?: number }): Promise<RedisDeliveryStore> {
+    const store = new RedisDeliveryStore(options);
+    const timeoutMs = options.timeoutMs ?? 5000;
+    try {
+      if (store.redis.status !== 'ready') {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`)), timeoutMs);
+          store.redis.once('ready', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      return store;
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+
+  async publish(address: StreamAddress, input: PublishInput): Promise<string> {
+    const fields = ['payload', input.payload];
+    if (input.invocationId !== undefined) fields.push('invocationId', input.invocationId);
+    if (input.meta !== undefined) fields.push('meta', input.meta);
+    const id = await this.call(() => this.redis.xadd(this.stream(address), '*', ...fields));
+    return id!;
+  }
+
+  async ensureGroup(address: StreamAddress): Promise<void> {
+    try {
+      await this.call(() => this.redis.xgroup('CREATE', this.stream(address), DELIVERY_GROUP, '0', 'MKSTREAM'));
+    } catch (error) {
+      if (error instanceof UhlpError && /BUSYGROUP/.test(error.message)) return;
+      throw error;
+    }
+  }
+
+  reader(): DeliveryReader {
+    // Blocking reads need a connection each, with a command timeout past the longest block.
+    const connection = new Redis(this.options.url, this.redisOptions(this.commandTimeoutMs + 30_000));
+    connection.on('error', this.options.onConnectionError ?? (() => {}));
+    connection.connect().catch(() => {});
+    this.readers.add(connection);
+    let closed = false;
+    return {
+      read: async (address, consumer, count, blockMs) => {
+        if (closed) return [];
+        if (connection.status !== 'ready') {
+          // Reconnecting after an outage: wait a little rather than spin on fast failures.
+          await new Promise((resolve) => setTimeout(resolve, Math.min(blockMs, 200)));
+          if ((connection.status as string) !== 'ready') return [];
+        }
+        let reply: Array<[string, StreamEntry[]]> | null;
+        try {
+          reply = (await connection.xreadgroup('GROUP', DELIVERY_GROUP, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.stream(address), '>')) as Array<
+            [string, StreamEntry[]]
+          > | null;
+        } catch (error) {
+          if (closed) return [];
+          // The group is gone (a stream deleted by hand): make it again.
+          if (error instanceof Error && /NOGROUP/.test(error.message)) {
+            await this.ensureGroup(address);
+            return [];
+          }
+          throw this.toStateError(error);
+        }
+        const entries = reply?.[0]?.[1] ?? [];
+        return entries.map(([id, flat]) => messageFromFields(id, toRecord(flat)));
+      },
+      close: async () => {
+        closed = true;
+        this.readers.delete(connection);
+        connection.disconnect();
+      },
+    };
+  }
+
+  async reclaim(address: StreamAddress, consumer: string, minIdleMs: number, count: number): Promise<DeliveryMessage[]> {
+    const key = this.stream(address);
+    const reply = (await this.call(() => this.redis.xautoclaim(key, DELIVERY_GROUP, consumer, minIdleMs, '0-0', 'COUNT', count))) as [string, Array<StreamEntry | null>, string[]?];
+    const entries = (reply[1] ?? []).filter((entry): entry is StreamEntry => entry !== null);
+    const messages: DeliveryMessage[] = [];
+    for (const [id, flat] of entries) {
+      // The delivery count says how many times the message was handed out: each one was an attempt.
+      const pending = (await this.call(() => this.redis.xpending(key, DELIVERY_GROUP, id, id, '1'))) as Array<[string, string, number, number]>;
+      const deliveries = Number(pending[0]?.[3] ?? 2);
+      messages.push(messageFromFields(id, toRecord(flat), Math.max(1, deliveries - 1)));
+    }
+    return messages;
+  }
+
+  async ack(address: StreamAddress, id: string): Promise<void> {
+    const key = this.stream(address);
+    await this.call(() => this.redis.multi().xack(key, DELIVERY_GROUP, id).xdel(key, id).exec());
+  }
+
+  async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean> {
+    const { kind, app, name } = address;
+    const moved = await this.script('queueRetry', [this.stream(address), this.keys.deliveryRetries(kind, app, name)], [DELIVERY_GROUP, message.id, dueAt, retryMember(message, randomUUID())]);
+    return moved === 1;
+  }
+
+  async promoteDue(address: StreamAddress, now: number, limit: number): Promise<number> {
+    const { kind, app, name } = address;
+    return Number(await this.script('queuePromote', [this.keys.deliveryRetries(kind, app, name), this.stream(address)], [now, limit]));
+  }
+
+  async deadLetter(address: StreamAddress, message: DeliveryMessage, reason: string, error?: string): Promise<boolean> {
+    const { kind, app, name } = address;
+    const fields = deadLetterFields(message, reason, error, Date.now());
+    const moved = await this.script('queueDeadLetter', [this.stream(address), this.keys.deliveryDead(kind, app, name)], [DELIVERY_GROUP, message.id, MAX_DEAD_LETTERS, ...fields]);
+    return moved === 1;
+  }
+
+  async stats(address: StreamAddress, now: number): Promise<StreamStats> {
+    const { kind, app, name } = address;
+    const key = this.stream(address);
+    const retries = this.keys.deliveryRetries(kind, app, name);
+    const replies = await this.call(() =>
+      this.redis
+        .multi()
+        .xlen(key)
+        .xrange(key, '-', '+', 'COUNT', '1')
+        .zcard(retries)
+        .zrange(retries, '0', '0')
+        .xlen(this.keys.deliveryDead(kind, app, name))
+        .exec(),
+    );
+    const value = <T>(i: number): T => {
+      const [error, result] = replies?.[i] ?? [new Error('no reply'), undefined];
+      if (error) throw this.toStateError(error);
+      return result as T;
+    };
+    let pending = 0;
+    try {
+      const summary = (await this.redis.xpending(key, DELIVERY_GROUP)) as [number, ...unknown[]];
+      pending = Number(summary[0] ?? 0);
+    } catch {
+      // No group yet: nothing was delivered.
+    }
+    const length = value<number>(0);
+    const first = value<StreamEntry[]>(1)[0];
+    const retrying = value<number>(2);
+    const firstRetry = value<string[]>(3)[0];
+    let oldest = Infinity;
+    if (first) oldest = messageFromFields(first[0], toRecord(first[1])).publishedAt;
+    if (firstRetry) oldest = Math.min(oldest, Number((JSON.parse(firstRetry) as { publishedAt: string }).publishedAt));
+    return { depth: length + retrying, pending, retrying, deadLetters: value<number>(4), oldestAgeMs: oldest === Infinity ? 0 : Math.max(0, now - oldest) };
+  }
+
+  async deadLetters(address: StreamAddress, limit: number): Promise<DeadLetter[]> {
+    const { kind, app, name } = address;
+    const entries = (await this.call(() => this.redis.xrange(this.keys.deliveryDead(kind, app, name), '-', '+', 'COUNT', limit))) as StreamEntry[];
+    return entries.map(([id, flat]) => deadLetterFromFields(id, toRecord(flat)));
+  }
+
+  async redrive(address: StreamAddress, limit: number, now: number): Promise<number> {
+    const { kind, app, name } = address;
+    return Number(await this.script('queueRedrive', [this.keys.deliveryDead(kind, app, name), this.stream(address)], [limit, now]));
+  }
+
+  async fireCronSlot(address: StreamAddress, slotMs: number, claimant: string, ttlMs: number, message: Required<Omit<PublishInput, 'meta'>>): Promise<boolean> {
+    const { app, name } = address;
+    const keys = [this.keys.cronSlot(app, name, slotMs), this.keys.cronLast(app, name), this.stream(address)];
+    return (await this.script('cronFire', keys, [slotMs, ttlMs, claimant, message.payload, message.invocationId])) === 1;
+  }
+
+  async lastCronSlot(app: string, jobId: string): Promise<number | undefined> {
+    const raw = await this.call(() => this.redis.get(this.keys.cronLast(app, jobId)));
+    return raw === null ? undefined : Number(raw);
+  }
+
+  async useOnce(id: string, ttlMs: number): Promise<boolean> {
+    return (await this.call(() => this.redis.set(this.keys.usedToken(id), '1', 'PX', ttlMs, 'NX'))) === 'OK';
+  }
+
+  async putInvocation(id: string, json: string, ttlMs: number): Promise<void> {
+    await this.call(() => this.redis.set(this.keys.invocation(id), json, 'PX', ttlMs));
+  }
+
+  async getInvocation(id: string): Promise<string | undefined> {
+    return (await this.call(() => this.redis.get(this.keys.invocation(id)))) ?? undefined;
+  }
+
+  async close(): Promise<void> {
+    for (const reader of this.readers) reader.disconnect();
+    this.readers.clear();
+    if (this.redis.status === 'end') return;
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+
+  private stream(address: StreamAddress): string {
+    return this.keys.deliveryStream(address.kind, address.app, address.name);
+  }
+
+  private redisOptions(commandTimeout: number): RedisOptions {
+    return {
+      lazyConnect: true,
+      // As the runtime store: fail fast while disconnected, never resend a write after a reconnect.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout,
+      connectTimeout: 2000,
+      retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), 2000),
+    };
+  }
+
+  private async script(name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    const run = (this.redis as unknown as Record<string, ScriptRunner>)[name];
+    if (!run) throw new UhlpError('UHLP_INTERNAL', `Redis script ${name} is not loaded`);
+    return this.call(() => run.call(this.redis, ...keys, ...args));
+  }
+
+  private async call<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw this.toStateError(error);
+    }
+  }
+
+  private toStateError(error: unknown): UhlpError {
+    if (isUhlpError(error)) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof Error && error.name === 'ReplyError' && !/^(LOADING|BUSY |MASTERDOWN|READONLY|TRYAGAIN)/.test(message)) {
+      return new UhlpError('UHLP_INTERNAL', `Redis refused a delivery command: ${message}`, undefined, { cause: error });
+    }
+    return new UhlpError('UHLP_STATE_UNAVAILABLE', `the runtime state store (Redis) is unavailable: ${message}`, { status: this.redis.status }, { cause: error });
+  }
+}
+
+function toRecord(flat: string[]): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) record[flat[i]!] = flat[i + 1]!;
+  return record;
+}
