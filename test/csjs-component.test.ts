@@ -4,6 +4,7 @@
  * the jit-runner without it). An agent publishes over MCP, the CLI publishes
  * and moves aliases, HTTP routes reach the bundles, kv and logs go through
  * the core, the SSRF guard refuses a private address behind an allowed name,
+ * a bundle publishes onto the app's queue whose route runs another bundle,
  * an endless loop is stopped with the runner still serving, `uhlp fn run`
  * answers what the served component answers, and a JIT script cannot load a
  * native addon it wrote.
@@ -16,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisRuntimeStore } from '../src/state/redis-runtime-store.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, REPO_ROOT, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
+import { waitFor } from './helpers/wait-for.js';
 
 const run = promisify(execFile);
 const FUNCTIONS = path.join(REPO_ROOT, 'test', 'fixtures', 'csjs', 'functions');
@@ -131,6 +133,24 @@ describe('cs-js components', () => {
     expect([await counted(), await counted()]).toEqual([1, 1]);
     expect([await counted('--kv-endpoint', TEST_REDIS_URL), await counted('--kv-endpoint', TEST_REDIS_URL)]).toEqual([1, 2]);
     expect((await uhlp('fn', 'run', path.join(FUNCTIONS, 'reconcile-v1'), '--event', eventFile, '--kv-endpoint', 'http://x')).stderr).toContain('UHLP_CONFIG_INVALID');
+  });
+
+  it('publishes onto a queue of the app with cs.codeq.publish, whose route reaches a cs component', async () => {
+    for (const name of ['enqueue', 'consume', 'consumed']) {
+      expect((await uhlp('fn', 'publish', path.join(FUNCTIONS, name), '--app', 'pay', '--function', `payments/${name}`)).code).toBe(0);
+    }
+    const published = await call('/enqueue', { method: 'POST', body: JSON.stringify({ order: 42 }) });
+    expect(published.status).toBe(200);
+    expect(published.json.messageId).toEqual(expect.any(String));
+    let consumed: any;
+    await waitFor(
+      async () => {
+        consumed = (await call('/consumed')).json;
+        return consumed?.value !== null && consumed?.value !== undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, what: 'the queue route to run the consume bundle' },
+    );
+    expect(consumed.value).toEqual({ payload: { order: 42 }, trigger: 'queue' });
   });
 
   it('refuses a fetch of an allowed name that resolves to a private address', async () => {
