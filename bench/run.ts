@@ -22,6 +22,10 @@
  * latency through the core beside a bare consumer-group loop on the same sandbox.
  * BENCH_QUEUE_MESSAGES (5000), BENCH_QUEUE_RATE (100 a second for BENCH_SECONDS),
  * BENCH_QUEUE_CONCURRENCY (8) and BENCH_QUEUE_ROUNDS (3) shape it.
+ *
+ * The workflow benchmark (bench/workflow-bench.ts) measures the engine's overhead
+ * per step and the time to the first streamed byte, over BENCH_WORKFLOW_RUNS (20) runs.
+ * BENCH_ONLY=dispatch,llm,csjs,queue,workflow picks the parts (all by default).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -31,6 +35,7 @@ import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchCsjs, csjsTable } from './csjs-dispatch.js';
 import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
+import { benchWorkflow } from './workflow-bench.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const dispatchRounds = Number(process.env.BENCH_DISPATCH_ROUNDS ?? 3);
@@ -79,6 +84,7 @@ async function processBench(): Promise<void> {
         rounds: Number(process.env.BENCH_QUEUE_ROUNDS ?? 3),
       })
     : [];
+  const workflow = only('workflow') ? await benchWorkflow(Number(process.env.BENCH_WORKFLOW_RUNS ?? 20)) : undefined;
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -91,6 +97,7 @@ async function processBench(): Promise<void> {
     ...(csjs !== undefined ? { csjs } : {}),
     queue,
     queueRatio: queueRatio(queue),
+    ...(workflow !== undefined ? { workflow } : {}),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -114,9 +121,19 @@ async function processBench(): Promise<void> {
   if (queue.length > 0) {
     process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
   }
+  if (workflow !== undefined) {
+    const { workflow20, direct20, firstByte } = workflow;
+    process.stdout.write(
+      `\nWorkflow engine (${workflow.runs} runs)\n` +
+        `20 no-op JIT steps in a workflow: p50 ${workflow20.p50Ms} ms, p90 ${workflow20.p90Ms} ms\n` +
+        `20 direct JIT calls:              p50 ${direct20.p50Ms} ms, p90 ${direct20.p90Ms} ms\n` +
+        `overhead per step (p50):          ${workflow.perStepOverheadP50Ms} ms (target <= 5 ms); a JIT step's invoke in the trace p50 ${workflow.jitStepInTrace.p50Ms} ms\n` +
+        `first streamed byte: through the core p50 ${firstByte.throughCore.p50Ms} ms, the provider's own p50 ${firstByte.provider.p50Ms} ms (its whole answer p50 ${firstByte.providerWholeAnswer.p50Ms} ms)\n`,
+    );
+  }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,queue (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,queue,workflow (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

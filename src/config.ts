@@ -92,8 +92,18 @@ export interface CoreConfig {
   readonly sourcesKey: LedgerKey | undefined;
   /** Base URL that callback URLs are given under. @defaultValue the core's own URL (`UHLP_PUBLIC_URL`) */
   readonly publicUrl?: string;
+  /** Workflow run records. */
+  readonly runs: RunsConfig;
   /** The optimization oracle (docs/oracle.md). */
   readonly oracle: OracleConfig;
+}
+
+/** Workflow run records in the runtime store. */
+export interface RunsConfig {
+  /** How long a run is kept after its last change (a paused run waits this long for its approval), seconds. @defaultValue 604800 (`UHLP_RUN_TTL_SECONDS`, 60 - 31536000) */
+  readonly ttlSeconds: number;
+  /** Largest run record (blackboard, trace, result), bytes; a checkpoint past it fails the run. @defaultValue 1048576 (`UHLP_RUN_MAX_BYTES`, 4096 - 67108864) */
+  readonly maxBytes: number;
 }
 
 /** The optimization oracle: what it may spend and how often it looks. Per component settings are in `llm.optimize`. */
@@ -155,6 +165,12 @@ export interface LlmConfig {
   readonly timeoutMs: number;
   /** Retries of a 429, a 5xx or a connection error at `baseUrl`. @defaultValue 3 (`UHLP_LLM_MAX_RETRIES`, 0 - 10) */
   readonly maxRetries: number;
+  /**
+   * An OpenAI-compatible `/embeddings` endpoint for core.llm.embed (lazy skills); without it the
+   * local deterministic embedding answers. @defaultValue none (`UHLP_EMBEDDINGS_MODEL`, at
+   * `UHLP_EMBEDDINGS_BASE_URL` or else `UHLP_LLM_BASE_URL`, with `UHLP_EMBEDDINGS_API_KEY` or else `UHLP_LLM_API_KEY`)
+   */
+  readonly embeddings?: { readonly baseUrl: string; readonly model: string; readonly apiKey?: string };
   /**
    * The server's name of each model an app's capability names, e.g. `{small: "llama3.2:3b"}`;
    * names not listed are sent as they are. @defaultValue {} (`UHLP_LLM_MODELS="small=llama3.2:3b,large=qwen2.5:14b"`)
@@ -266,7 +282,14 @@ export function loadConfig(
 
   const llmBaseUrl = env.UHLP_LLM_BASE_URL || undefined;
   if (llmBaseUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(llmBaseUrl)) invalid('UHLP_LLM_BASE_URL', 'an http(s) URL', llmBaseUrl);
+  const embeddingsBaseUrl = env.UHLP_EMBEDDINGS_BASE_URL || llmBaseUrl;
+  if (env.UHLP_EMBEDDINGS_BASE_URL && !/^https?:\/\/[^\s]+$/.test(env.UHLP_EMBEDDINGS_BASE_URL)) invalid('UHLP_EMBEDDINGS_BASE_URL', 'an http(s) URL', env.UHLP_EMBEDDINGS_BASE_URL);
+  if (env.UHLP_EMBEDDINGS_MODEL && embeddingsBaseUrl === undefined) invalid('UHLP_EMBEDDINGS_MODEL', 'set with UHLP_EMBEDDINGS_BASE_URL or UHLP_LLM_BASE_URL', env.UHLP_EMBEDDINGS_MODEL);
+  const embeddingsKey = env.UHLP_EMBEDDINGS_API_KEY || env.UHLP_LLM_API_KEY || undefined;
   const llm: LlmConfig = Object.freeze({
+    ...(env.UHLP_EMBEDDINGS_MODEL && embeddingsBaseUrl !== undefined
+      ? { embeddings: Object.freeze({ baseUrl: embeddingsBaseUrl, model: env.UHLP_EMBEDDINGS_MODEL, ...(embeddingsKey !== undefined ? { apiKey: embeddingsKey } : {}) }) }
+      : {}),
     ...(llmBaseUrl !== undefined ? { baseUrl: llmBaseUrl } : {}),
     ...(env.UHLP_LLM_API_KEY ? { apiKey: env.UHLP_LLM_API_KEY } : {}),
     ...(env.UHLP_LLM_MODEL ? { model: env.UHLP_LLM_MODEL } : {}),
@@ -310,6 +333,10 @@ export function loadConfig(
     gitSources: gitSourcesConfig(env),
     sourcesKey: loadSourcesKeyConfig(env),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
+    runs: Object.freeze({
+      ttlSeconds: envInt('UHLP_RUN_TTL_SECONDS', 7 * 86400, 60, 365 * 86400),
+      maxBytes: envInt('UHLP_RUN_MAX_BYTES', 1024 * 1024, 4096, 64 * 1024 * 1024),
+    }),
     oracle: Object.freeze({
       enabled: env.UHLP_ORACLE ? oneOf('UHLP_ORACLE', env.UHLP_ORACLE, ['on', 'off'] as const) === 'on' : true,
       ...(env.UHLP_ORACLE_CODEGEN_MODEL ? { codegenModel: env.UHLP_ORACLE_CODEGEN_MODEL } : {}),

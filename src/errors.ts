@@ -117,6 +117,21 @@ export const ERROR_CATALOG = {
   UHLP_CALLBACK_USED: { status: 409, summary: "The callback URL was used already: callback URLs are single-use; nothing ran." },
   UHLP_TRIGGER_DEPTH_EXCEEDED: { status: 508, summary: "core.trigger.emit from a turn that is already 8 internal events deep: a loop between trigger routes is cut here." },
   UHLP_INVOCATION_NOT_FOUND: { status: 404, summary: "No async invocation has this id, or its result is past its TTL." },
+  // Workflows (the llm-orchestrator's workflow runs, their records and the core's run routes)
+  UHLP_WORKFLOW_INVALID: { status: 500, summary: "A workflow file cannot be read at the run's revision or breaks the workflow schema; details name the file and the problems." },
+  UHLP_WORKFLOW_PREFLIGHT_FAILED: { status: 422, summary: "A required pre-flight constraint of the workflow (or of a node) failed; the message is the constraint's error_message, details name the variable and operator." },
+  UHLP_WORKFLOW_TIMEOUT: { status: 504, summary: "The workflow run ran past its policy.timeout_seconds (or the pool's timeoutMs); the run is marked timed_out." },
+  UHLP_WORKFLOW_EVALUATION_FAILED: { status: 502, summary: "An evaluator node's target failed the judge more than its max_retries times; details hold the last score and critique." },
+  UHLP_WORKFLOW_REJECTED: { status: 409, summary: 'An approver rejected the run at an approval node that has no reject_route.' },
+  UHLP_WORKFLOW_RUN_NOT_FOUND: { status: 404, summary: 'No workflow run has this id (or it has expired).' },
+  UHLP_WORKFLOW_RUN_NOT_PAUSED: { status: 409, summary: 'The run is not paused at an approval node, so there is nothing to resume.' },
+  UHLP_WORKFLOW_DECISION_INVALID: { status: 400, summary: 'A resume body is not {"approved": true|false, "comment"?, "by"?}; details name the field.' },
+  UHLP_WORKFLOW_RUN_REQUIRED: { status: 403, summary: 'A workflow tool (core.workflow.*, core.component.invoke) was called without the token of the execution that runs the workflow.' },
+  UHLP_WORKFLOW_RUN_CONFLICT: { status: 409, summary: 'The run was changed meanwhile (resumed elsewhere, finished, or taken over by another execution); the checkpoint was not applied.' },
+  UHLP_WORKFLOW_STATE_TOO_LARGE: { status: 500, summary: 'A checkpoint would make the run record larger than UHLP_RUN_MAX_BYTES; the run failed.' },
+  UHLP_WORKFLOW_STATE_INVALID: { status: 500, summary: "After a node, the blackboard breaks the workflow's state.schema; details hold the errors." },
+  UHLP_WORKFLOW_INTERRUPTED: { status: 503, summary: 'The run was running when its core stopped and its persistence is memory, so it was not resumed.' },
+  UHLP_TOOL_APPROVAL_REQUIRED: { status: 403, summary: 'The app marks the tool risk_level: critical; only a workflow run whose policy allows it, or whose approval node granted it, may call it.' },
   // Optimization oracle (generated code for LLM components, `uhlp optimize`)
   UHLP_ORACLE_DECLINED: { status: 502, summary: 'Generated code declined the input (ctx.fallback()) and no llm fallback answers it (the component has none, or the oracle is off: UHLP_ORACLE=off).' },
   UHLP_ORACLE_PROMOTION_REFUSED: {

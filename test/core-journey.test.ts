@@ -270,10 +270,10 @@ describe('uhlp dev end to end', () => {
     expect(refused.json).toMatchObject({ code: 'CONFLICT', message: 'already exists', details: { id: 7 } });
   });
 
-  it('answers 501 for a handler this core does not run yet', async () => {
+  it('runs a WORKFLOW component as a run of its workflow, its JIT step run by the core', async () => {
     const { status, json } = await get('/j/think');
-    expect(status).toBe(501);
-    expect(json.code).toBe('UHLP_HANDLER_NOT_SUPPORTED');
+    expect(status).toBe(200);
+    expect(json).toEqual({ component: 'echo', source: 'trigger' });
   });
 
   it('answers 504 for a script that never resolves, destroys that sandbox, and keeps serving', async () => {

@@ -11,6 +11,7 @@ import { QUEUES_USAGE, queuesCommand } from './queues-command.js';
 import { OPTIMIZE_USAGE, optimizeCommand } from './optimize-command.js';
 import { runLedgerVerify } from '../ledger/ledger-verify-command.js';
 import { FN_USAGE, fnCommand } from './fn-command.js';
+import { RUNS_USAGE, runsCommand } from './runs-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 
 type Command = (argv: string[]) => Promise<number>;
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   images: { run: imagesCommand, usage: IMAGES_USAGE },
   fn: { run: (argv) => fnCommand(argv), usage: FN_USAGE },
   queues: { run: queuesCommand, usage: QUEUES_USAGE },
+  runs: { run: (argv) => runsCommand(argv), usage: RUNS_USAGE },
   optimize: { run: optimizeCommand, usage: OPTIMIZE_USAGE },
   ledger: { run: ledgerCommand, usage: 'uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed]' },
 };

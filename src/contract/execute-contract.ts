@@ -173,7 +173,12 @@ export const ExecuteContext = Type.Object(
     appId: Type.String({ minLength: 1 }),
     componentId: Type.String({ minLength: 1 }),
     workflowInfo: Type.Optional(
-      Type.Object({ workflowId: Type.String(), startAt: Type.Optional(Type.String()) }),
+      Type.Object({
+        workflowId: Type.String(),
+        startAt: Type.Optional(Type.String()),
+        /** The run the execution drives: the orchestrator loads and checkpoints it through MCP. */
+        runId: Type.Optional(Type.String()),
+      }),
     ),
     mcp_endpoint: Type.String(),
     /**

@@ -25,6 +25,8 @@ import { registerCallbackEndpoint } from '../sources/callback/callback-endpoint.
 import type { DeliverySources } from '../sources/delivery-sources.js';
 import { registerQueueEndpoints } from '../sources/queue/queue-endpoints.js';
 import { registerSessionOutputsRoute } from './session-outputs-route.js';
+import { registerRunsRoutes } from '../workflows/runs-routes.js';
+import type { WorkflowTurns } from '../workflows/workflow-turns.js';
 
 export interface CoreDeps {
   readonly registry: ApplicationRegistry;
@@ -37,6 +39,8 @@ export interface CoreDeps {
   readonly mcp?: CoreMcpServer;
   /** Queues, cron, callbacks and triggers, with the key their tokens are signed with. @defaultValue none: no /_uhlp/queues, /_uhlp/callbacks, async invocations */
   readonly sources?: { readonly delivery: DeliverySources; readonly key: Buffer };
+  /** Workflow runs: WORKFLOW components and /_uhlp/runs. @defaultValue none: WORKFLOW components get 501 */
+  readonly workflows?: WorkflowTurns;
   /** The optimization oracle: its part in turns, and /_uhlp/oracle. @defaultValue none: the oracle is off */
   readonly oracle?: OptimizationOracle;
 }
@@ -122,6 +126,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     mcpEndpoint: options.mcpEndpoint,
     ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
     ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
+    ...(deps.workflows !== undefined ? { workflows: deps.workflows } : {}),
     ...(deps.oracle !== undefined ? { oracle: deps.oracle.turns } : {}),
   });
   let invocations: AsyncInvocations | undefined;
@@ -130,6 +135,10 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     registerCallbackEndpoint(app, deps.sources.delivery);
     invocations = new AsyncInvocations({ store: deps.sources.delivery.store, logger: deps.logger, ttlMs: options.idempotencyTtlMs });
     invocations.register(app);
+  }
+  if (deps.workflows !== undefined) {
+    deps.workflows.attach(pipeline);
+    registerRunsRoutes(app, deps.workflows);
   }
   const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger, ...(invocations !== undefined ? { invocations } : {}) });
   registerIngressRoute(app, ingress);

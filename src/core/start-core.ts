@@ -42,6 +42,10 @@ import type { DeliveryStore } from '../state/delivery-store.js';
 import { DeliverySources } from '../sources/delivery-sources.js';
 import { loadSourcesKey } from '../sources/signed-token.js';
 import { codeqOnQueues } from '../csjs/codeq-on-queues.js';
+import { localEmbedder, openAiEmbedder } from '../llm/embedder.js';
+import { RunService } from '../workflows/run-service.js';
+import { WorkflowCatalog } from '../workflows/workflow-catalog.js';
+import { WorkflowTurns } from '../workflows/workflow-turns.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -197,10 +201,19 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
+  const workflows = new WorkflowTurns({
+    runs: new RunService({ store, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes }),
+    catalog: new WorkflowCatalog({ revisionsRoot, registry }),
+    logger,
+    stateKind: store.kind,
+    instanceId: config.instanceId,
+  });
   // One provider and one definition store: the MCP tools and the oracle share them.
   const llmProvider = await createLlmProvider(config.llm);
   const definitionStore = repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined;
   const mcp = createCoreMcpServer({
+    embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
+    workflows,
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store,
     llm: llmProvider,
@@ -249,6 +262,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   // (watchers, listeners, in-flight requests, whose scripts may still call /mcp,
   // then fastify's routes), then sandboxes, then what they used.
   const shutdown = async (): Promise<void> => {
+    workflows.stopSweeping();
     await watcher?.stop();
     await kubernetesApps?.stop();
     // No new deliveries; those running finish while their sandboxes and /mcp are still up.
@@ -279,7 +293,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),
       },
-      { registry, sandboxes, metrics, logger, store, turns, mcp, sources: { delivery: sources, key: sourcesKey }, ...(oracle !== undefined ? { oracle } : {}) },
+      { registry, sandboxes, metrics, logger, store, turns, mcp, workflows, sources: { delivery: sources, key: sourcesKey }, ...(oracle !== undefined ? { oracle } : {}) },
     );
     app = built.app;
     invocations = built.invocations;
@@ -294,6 +308,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     // Once the core listens: a delivery's script may call /mcp at once.
     await sources.start(built.pipeline, registry.snapshot);
     logger.info(`core listening on ${url}`);
+    // Runs whose core stopped (Redis state) go on here once nobody holds them.
+    workflows.startSweeping();
     oracle?.start();
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {

@@ -218,7 +218,13 @@ export const ComponentSpec = Type.Object(
     ),
     workflow: Type.Optional(
       Type.Object(
-        { workflowId: Type.String({ minLength: 1, description: 'Workflow file name under workflows/, without extension.' }) },
+        {
+          workflowId: Type.String({
+            pattern: '^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?$',
+            maxLength: 63,
+            description: 'The workflow file: workflows/<workflowId>.yaml in the app directory.',
+          }),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -513,6 +519,21 @@ export const AppSpec = Type.Object(
           ),
         },
         { additionalProperties: false },
+      ),
+    ),
+    tools: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, description: 'An MCP tool of the core, e.g. core.linux.executeCommand.' }),
+            risk_level: Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')], {
+              description:
+                'critical: the core refuses the tool to every execution except a workflow run whose policy.allow_critical_tools lists it or whose approval node granted it.',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 256, description: "Risk levels of the core's tools for this app (seed 004: risk_level)." },
       ),
     ),
     // Optional in the type so that specs built in code need not spell it; validation fills `{}`.

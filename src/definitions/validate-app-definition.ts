@@ -16,6 +16,8 @@ import { csComponentProblems } from './validate-cs-component.js';
 import { sourceRouteProblems } from './validate-source-route.js';
 
 const ROUTE_KINDS = ['http', 'cron', 'queue', 'callback', 'trigger'] as const;
+import { workflowComponentProblems } from './validate-workflow-component.js';
+import { findTool } from '../mcp/tool-catalog.js';
 
 export interface DefinitionProblem {
   /** File path relative to the definitions directory. */
@@ -97,6 +99,7 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
       if (runners.get(component.pool) !== wanted) add(`${at}/pool`, `a ${component.handler} component runs in a pool with runner: ${wanted}; pool "${component.pool}" has runner: ${runners.get(component.pool)}`);
     }
     if (component.handler === 'LLM') for (const [where, reason] of llmComponentProblems(spec, component, at, options)) add(where, reason);
+    if (component.handler === 'WORKFLOW') problems.push(...workflowComponentProblems(spec, component, at, options));
     for (const [where, reason] of fallbackProblems(spec, component, at, options)) add(where, reason);
     const handlerKey = { JIT: 'jit', LLM: 'llm', WORKFLOW: 'workflow' }[component.handler] as 'jit' | 'llm' | 'workflow';
     if (component.cs !== undefined) for (const [where, reason] of csComponentProblems(component, at)) add(where, reason);
@@ -116,6 +119,13 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
         add(`${at}/jit/script`, `"${script}" does not exist in the app directory`);
       }
     }
+  });
+
+  const riskNames = new Set<string>();
+  spec.tools?.forEach((tool, i) => {
+    if (findTool(tool.name) === undefined) add(`/spec/tools/${i}/name`, `no tool named "${tool.name}"`);
+    if (riskNames.has(tool.name)) add(`/spec/tools/${i}/name`, `${tool.name} is listed twice`);
+    riskNames.add(tool.name);
   });
 
   const seenRoutes = new Set<string>();

@@ -23,6 +23,8 @@ export interface ContextOptions {
   turnNumber?: number;
   /** The bundle a cs component runs at this turn (resolve-cs-component.ts). */
   cs?: CsTarget;
+  /** The workflow run the execution drives (WORKFLOW components). */
+  workflowRunId?: string;
 }
 
 export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, options: ContextOptions): ExecuteContext {
@@ -51,7 +53,7 @@ export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, op
   if (options.cs) context.taskDetails!.cs = { ...options.cs };
   if (component.llm) context.taskDetails!.llm = component.llm;
   if (component.declaredOutputs) context.taskDetails!.declaredOutputs = component.declaredOutputs;
-  if (component.workflow) context.workflowInfo = { workflowId: component.workflow.workflowId };
+  if (component.workflow) context.workflowInfo = { workflowId: component.workflow.workflowId, ...(options.workflowRunId !== undefined ? { runId: options.workflowRunId } : {}) };
   if (options.sessionId) {
     context.sessionId = options.sessionId;
     context.workspace = workspaceDirs(options.sessionId);
@@ -79,6 +81,8 @@ export class ExecuteContextWriter {
 
   /** The JSON of `buildExecuteContext(app, component, options)`. */
   json(app: LoadedApp, component: ComponentSpec, options: ContextOptions): string {
+    // A run's execution is one of a few per run: its context is made whole, its run id inside workflowInfo.
+    if (options.workflowRunId !== undefined) return JSON.stringify(buildExecuteContext(app, component, options));
     let byComponent = this.cache.get(app);
     if (byComponent === undefined) {
       byComponent = new Map();

@@ -16,6 +16,8 @@ export interface FinalResponse {
   status: number;
   headers: Record<string, string | string[]>;
   body: Buffer | string;
+  /** The sandbox's result as it came, when the turn asked to keep it (a workflow step reads it). */
+  result?: { readonly resultType: ExecuteResponse['resultType']; readonly data: unknown };
 }
 
 /**

@@ -23,6 +23,20 @@ export interface Http1Answer {
   /** Lower-case names; the server writes content-length, date and connection itself. */
   readonly headers?: AnswerHeaders;
   readonly body?: string | Buffer;
+  /**
+   * A body written as it is produced, instead of `body`: each piece is sent as
+   * one chunk (`transfer-encoding: chunked`; to an HTTP/1.0 client, raw, and
+   * the connection closes after it). The connection serves its next request
+   * once the pieces end.
+   */
+  readonly stream?: ResponseStream;
+}
+
+/** A body produced while it is sent (server-sent events). */
+export interface ResponseStream {
+  readonly chunks: AsyncIterable<string | Buffer>;
+  /** Told when the client goes away before the pieces end (they are not read further). */
+  abort?(): void;
 }
 
 /** Answers the request it was given; only its first call counts. */
@@ -273,6 +287,14 @@ class Http1Connection {
         if (answered) return;
         answered = true;
         this.busy = false;
+        if (answer.stream !== undefined) {
+          this.busy = true;
+          void this.answerStream(answer, answer.stream, !keepAlive || http10 || this.ending, head).then(() => {
+            this.busy = false;
+            this.pump();
+          });
+          return;
+        }
         this.answer(answer, !keepAlive || this.owner.isClosing || this.ending, http10 && keepAlive, head);
         this.pump();
       });
@@ -325,6 +347,64 @@ class Http1Connection {
       socket.uncork();
     }
     if (close) this.endSocket();
+  }
+
+  /**
+   * Writes a streamed answer: the head at once, then each piece as it comes
+   * (waiting for the socket to drain when the client reads slowly), then the
+   * last chunk. A client that goes away stops the reading of the pieces.
+   */
+  private async answerStream(answer: Http1Answer, stream: ResponseStream, close: boolean, omitBody: boolean): Promise<void> {
+    const socket = this.socket;
+    if (close) this.ending = true;
+    let head: string;
+    try {
+      // HTTP/1.0 has no chunks: there the body ends with the connection.
+      head = responseHead(
+        answer.status,
+        answer.headers,
+        close ? { contentLength: 0, close: true, http10KeepAlive: false, untilClose: true } : { contentLength: 0, close: false, http10KeepAlive: false, chunked: true },
+      );
+    } catch (error) {
+      if (!(error instanceof HttpHeaderError)) throw error;
+      stream.abort?.();
+      this.fail(error);
+      return;
+    }
+    if (socket.destroyed) {
+      stream.abort?.();
+      return;
+    }
+    socket.write(head, 'latin1');
+    let gone = false;
+    const onClose = (): void => {
+      gone = true;
+      stream.abort?.();
+    };
+    socket.once('close', onClose);
+    try {
+      if (!omitBody) {
+        for await (const piece of stream.chunks) {
+          if (gone || socket.destroyed) break;
+          const length = typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
+          if (length === 0) continue;
+          const written = close ? socket.write(piece) : socket.write(`${length.toString(16)}\r\n${typeof piece === 'string' ? piece : piece.toString('latin1')}\r\n`, typeof piece === 'string' ? 'utf8' : 'latin1');
+          if (!written && !socket.destroyed) await new Promise<void>((resolve) => socket.once('drain', resolve).once('close', resolve));
+        }
+      } else stream.abort?.();
+      if (!omitBody && !gone && !socket.destroyed && !close) socket.write('0\r\n\r\n');
+    } catch (error) {
+      this.options.onError?.(error);
+      this.ending = true;
+      socket.destroy();
+      return;
+    } finally {
+      socket.off('close', onClose);
+    }
+    if (close || this.owner.isClosing) {
+      this.ending = true;
+      this.endSocket();
+    }
   }
 
   /** Gives the request to `taker` as a connection of its own; this connection ends with its answer. */

@@ -110,8 +110,12 @@ export function httpDate(): string {
 }
 
 export interface HeadFraming {
-  /** Body bytes; omitted for bodyless statuses. */
+  /** Body bytes; omitted for bodyless statuses and chunked bodies. */
   readonly contentLength: number;
+  /** The body follows in chunks (`transfer-encoding: chunked`); an HTTP/1.0 body is delimited by closing instead. @defaultValue false */
+  readonly chunked?: boolean;
+  /** No framing header at all: the body ends when the connection does (HTTP/1.0 streams). @defaultValue false */
+  readonly untilClose?: boolean;
   /** `connection: close` is sent. */
   readonly close: boolean;
   /** An HTTP/1.0 client that asked to keep the connection is told it is kept. */
@@ -138,7 +142,8 @@ export function responseHead(status: number, headers: AnswerHeaders | undefined,
       }
     }
   }
-  if (!bodyless(status)) head += `content-length: ${framing.contentLength}\r\n`;
+  if (framing.chunked === true) head += 'transfer-encoding: chunked\r\n';
+  else if (!bodyless(status) && framing.untilClose !== true) head += `content-length: ${framing.contentLength}\r\n`;
   head += `date: ${httpDate()}\r\n`;
   if (framing.close) head += 'connection: close\r\n';
   else if (framing.http10KeepAlive) head += 'connection: keep-alive\r\n';

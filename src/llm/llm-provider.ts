@@ -61,6 +61,12 @@ export interface LlmGenerateRequest {
   readonly responseSchema?: LlmResponseSchema;
   /** Aborts the call; its reason is thrown. */
   readonly signal?: AbortSignal;
+  /**
+   * Told each piece of the answer's text as the provider produces it (the
+   * OpenAI-compatible provider then streams the call, whatever its `stream`
+   * setting). The result is the same. @defaultValue none
+   */
+  readonly onDelta?: (text: string) => void;
 }
 
 export interface LlmUsage {

@@ -95,6 +95,7 @@ export function createLlmService(options: LlmServiceOptions): LlmService {
         if (hit !== undefined) {
           metrics.llmCacheHits.inc({ app, component });
           evidence('ok', { answer_hash: answerHash(hit), tokens: { prompt: 0, completion: 0 }, cached: true });
+          if (hit.text !== null && hit.text !== '') request.onDelta?.(hit.text);
           return { ...hit, usage: { prompt: 0, completion: 0 }, cached: true };
         }
       }
@@ -113,7 +114,11 @@ export function createLlmService(options: LlmServiceOptions): LlmService {
       const callStarted = performance.now();
       let result: LlmGenerateResult;
       try {
-        result = await provider.generate({ ...normalized, ...(request.signal !== undefined ? { signal: request.signal } : {}) });
+        result = await provider.generate({
+          ...normalized,
+          ...(request.signal !== undefined ? { signal: request.signal } : {}),
+          ...(request.onDelta !== undefined ? { onDelta: request.onDelta } : {}),
+        });
       } catch (error) {
         metrics.llmCallSeconds.observe({ app, component, model }, (performance.now() - callStarted) / 1000);
         metrics.llmCalls.inc({ app, component, model, outcome: outcomeOf(error) });

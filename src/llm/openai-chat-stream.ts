@@ -39,6 +39,8 @@ export class ChatCompletionStream {
   constructor(
     private readonly request: NormalizedLlmRequest,
     private readonly redact: (text: string) => string,
+    /** Told each piece of text as it arrives. @defaultValue none */
+    private readonly onDelta?: (text: string) => void,
   ) {}
 
   /** Feeds bytes of the body. Throws UHLP_LLM_BAD_RESPONSE on a chunk that is not JSON, UHLP_LLM_UPSTREAM_ERROR on an error event. */
@@ -124,6 +126,7 @@ export class ChatCompletionStream {
     if (typeof delta.content === 'string') {
       this.text += delta.content;
       this.sawContent = true;
+      if (delta.content !== '') this.onDelta?.(delta.content);
     }
     if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((piece: unknown, position) => this.toolCallPiece(piece, position));
   }

@@ -10,6 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request as undiciRequest } from 'undici';
+import { backoffDelay } from '../backoff.js';
 import { UhlpError } from '../errors.js';
 import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, type NormalizedLlmRequest, normalizeRequest } from './llm-provider.js';
 import { ChatCompletionStream } from './openai-chat-stream.js';
@@ -100,19 +101,17 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
   // Some servers echo the key they refused; it must not reach error details.
   const redact = (text: string): string => (options.apiKey ? text.replaceAll(options.apiKey, '[redacted]') : text);
 
-  function backoff(retry: number): number {
-    const ceiling = Math.min(maxBackoffMs, initialBackoffMs * 2 ** retry);
-    return Math.round(ceiling / 2 + random() * (ceiling / 2));
-  }
+  const backoff = (retry: number): number => backoffDelay(retry, { initialMs: initialBackoffMs, maxMs: maxBackoffMs, random });
 
-  async function attempt(body: string, request: NormalizedLlmRequest, signal: AbortSignal | undefined): Promise<Attempt> {
+  async function attempt(body: string, request: NormalizedLlmRequest, signal: AbortSignal | undefined, onDelta: ((text: string) => void) | undefined): Promise<Attempt> {
+    const streaming = stream || onDelta !== undefined;
     const attemptSignal = signal === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]);
     try {
       const response = await undiciRequest(endpoint, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          accept: stream ? 'text/event-stream, application/json' : 'application/json',
+          accept: streaming ? 'text/event-stream, application/json' : 'application/json',
           ...(options.apiKey !== undefined ? { authorization: `Bearer ${options.apiKey}` } : {}),
         },
         body,
@@ -122,8 +121,8 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
       const ok = response.statusCode >= 200 && response.statusCode < 300;
       const contentType = String(response.headers['content-type'] ?? '');
       // A server that ignores `stream` answers plain JSON: read it as such.
-      if (ok && stream && contentType.includes('text/event-stream')) {
-        const assembler = new ChatCompletionStream(request, redact);
+      if (ok && streaming && contentType.includes('text/event-stream')) {
+        const assembler = new ChatCompletionStream(request, redact, onDelta);
         let bytes = 0;
         for await (const chunk of response.body as AsyncIterable<Buffer>) {
           bytes += chunk.length;
@@ -146,7 +145,12 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
         chunks.push(chunk);
       }
       const text = Buffer.concat(chunks).toString('utf8');
-      if (ok) return { kind: 'result', result: parseChatCompletion(text, request, redact) };
+      if (ok) {
+        const result = parseChatCompletion(text, request, redact);
+        // A server that answered whole to a streamed request: its text is one piece.
+        if (onDelta !== undefined && result.text !== null && result.text !== '') onDelta(result.text);
+        return { kind: 'result', result };
+      }
       return { kind: 'response', status: response.statusCode, headers: response.headers, text };
     } catch (error) {
       if (signal?.aborted === true) throw signal.reason;
@@ -163,9 +167,9 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
 
     async generate(request: LlmGenerateRequest): Promise<LlmGenerateResult> {
       const normalized = normalizeRequest(request, options.model);
-      const body = chatRequestBody(normalized, { stream, structuredOutput });
+      const body = chatRequestBody(normalized, { stream: stream || request.onDelta !== undefined, structuredOutput });
       for (let retry = 0; ; retry++) {
-        const outcome = await attempt(body, normalized, request.signal);
+        const outcome = await attempt(body, normalized, request.signal, request.onDelta);
         const attempts = retry + 1;
         if (outcome.kind === 'result') return outcome.result;
         if (outcome.kind === 'timeout') {

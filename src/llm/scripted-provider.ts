@@ -118,6 +118,8 @@ export function createScriptedProvider(script: Script): LlmProvider {
       }
       const toolCalls = (reply.toolCalls ?? []).map((call) => ({ id: `call_${++toolCallIds}`, name: call.name, arguments: call.arguments }));
       const text = reply.answer ?? null;
+      // A stream of the canned text word by word, as a model would produce it.
+      if (text !== null && request.onDelta !== undefined) for (const piece of text.match(/\S+\s*|\s+/g) ?? []) request.onDelta(piece);
       const written = (text ?? '') + toolCalls.map((call) => call.name + call.arguments).join('');
       return {
         text,

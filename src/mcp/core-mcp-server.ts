@@ -24,7 +24,8 @@ import { type ExecutionGrant, McpTokenService, bearerToken } from './mcp-token-s
 import { toolsFor } from './tool-catalog.js';
 import type { FunctionStore } from '../state/function-store.js';
 import type { CodeqPublisher } from './tools/fn-tools.js';
-import type { EndpointInvoker, SourceTools, ToolServices } from './tool-definition.js';
+import type { EndpointInvoker, SourceTools, ToolServices, WorkflowServices } from './tool-definition.js';
+import type { Embedder } from '../llm/embedder.js';
 import { invokeTool } from './tool-invoker.js';
 
 export const MCP_PATH = '/mcp';
@@ -54,6 +55,10 @@ export interface CoreMcpServerOptions {
   readonly codeq?: CodeqPublisher;
   /** The delivery sources the source tools publish to. @defaultValue none */
   readonly sources?: SourceTools;
+  /** Embeddings behind core.llm.embed. @defaultValue the local deterministic embedding */
+  readonly embedder?: Embedder;
+  /** Workflow runs behind core.workflow.* and core.component.invoke. @defaultValue none */
+  readonly workflows?: WorkflowServices;
 }
 
 export interface CoreMcpServer extends McpExecutions {
@@ -94,6 +99,8 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     ...(options.functions !== undefined ? { functions: options.functions } : {}),
     ...(options.codeq !== undefined ? { codeq: options.codeq } : {}),
     ...(options.sources !== undefined ? { sources: options.sources } : {}),
+    ...(options.embedder !== undefined ? { embedder: options.embedder } : {}),
+    ...(options.workflows !== undefined ? { workflows: options.workflows } : {}),
     scratchDir(grant) {
       let dir = scratchDirs.get(grant);
       // A call still running when its execution ends must not leave a scratch directory behind.
@@ -117,7 +124,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       instructions: `Tools of app ${grant.appId}; what they may do is limited by the app's capabilities.`,
     });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: toolsFor(grant.capabilities).map((tool) => ({
+      tools: toolsFor(grant.capabilities, grant.run?.owner === true).map((tool) => ({
         name: tool.name,
         description: tool.description,
         inputSchema: tool.inputSchema as unknown as { type: 'object'; [key: string]: unknown },

@@ -10,6 +10,7 @@
 import { randomFillSync } from 'node:crypto';
 import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
+import type { StreamPacket } from '../workflows/stream-packets.js';
 import { ToolCallRecorder } from './tool-call-recorder.js';
 
 /** What a token is bound to. */
@@ -23,6 +24,20 @@ export interface GrantBinding {
   readonly configuration: Readonly<Record<string, unknown>>;
   /** How many internal events led to the execution (core.trigger.emit cuts loops with it). @defaultValue 0 */
   readonly triggerDepth?: number;
+  /** The workflow run the execution belongs to: it drives the run (owner), or runs one of its steps. @defaultValue none */
+  readonly run?: { readonly id: string; readonly owner: boolean };
+  /** The stored session of the turn, continued by the components a workflow step runs. @defaultValue none: the ambient session */
+  readonly sessionId?: string;
+  /** Tools the app marks risk_level: critical (src/workflows/risk-gate.ts). @defaultValue none */
+  readonly criticalTools?: ReadonlySet<string>;
+  /** Where the execution's stream packets and LLM tokens go (server-sent events). @defaultValue none: they are dropped */
+  readonly stream?: StreamSink;
+}
+
+/** What an execution's stream takes (src/workflows/execution-stream.ts). */
+export interface StreamSink {
+  packet(packet: StreamPacket): void;
+  delta(streamId: string, node: string | undefined, text: string, contentType?: string): void;
 }
 
 /** A live token's binding and what the execution did with it. */
@@ -84,7 +99,7 @@ export class McpTokenService {
   mint(binding: GrantBinding, ttlMs: number): string {
     const token = randomToken();
     // Field by field: an object spread here cost more than the rest of minting together.
-    this.grants.set(token, {
+    const grant: { -readonly [K in keyof ExecutionGrant]: ExecutionGrant[K] } = {
       appId: binding.appId,
       componentId: binding.componentId,
       requestId: binding.requestId,
@@ -95,7 +110,13 @@ export class McpTokenService {
       expiresAt: this.now() + ttlMs,
       calls: new ToolCallRecorder(),
       ended: false,
-    });
+    };
+    // Only executions of workflows (and SSE clients) have these: most grants stay small.
+    if (binding.run !== undefined) grant.run = binding.run;
+    if (binding.sessionId !== undefined) grant.sessionId = binding.sessionId;
+    if (binding.criticalTools !== undefined) grant.criticalTools = binding.criticalTools;
+    if (binding.stream !== undefined) grant.stream = binding.stream;
+    this.grants.set(token, grant);
     return token;
   }
 

@@ -11,6 +11,8 @@ import { llmGenerate } from './tools/llm-tool.js';
 import { applyStateDiff, getDefinitionFileContent } from './tools/state-tools.js';
 import { codeqPublish, fnAliasSet, fnBundle, fnLog, fnPublish, fnVersions } from './tools/fn-tools.js';
 import { callbackCreate, queuePublish, triggerEmit } from './tools/source-tools.js';
+import { llmEmbed } from './tools/embed-tool.js';
+import { componentInvoke, workflowCheckpoint, workflowEmit, workflowLoad } from './tools/workflow-tools.js';
 
 export const CORE_TOOLS: readonly McpTool[] = [
   getDefinitionFileContent,
@@ -32,6 +34,11 @@ export const CORE_TOOLS: readonly McpTool[] = [
   queuePublish,
   callbackCreate,
   triggerEmit,
+  llmEmbed,
+  workflowLoad,
+  workflowCheckpoint,
+  workflowEmit,
+  componentInvoke,
 ] as unknown as readonly McpTool[];
 
 const BY_NAME = new Map(CORE_TOOLS.map((tool) => [tool.name, tool]));
@@ -40,6 +47,7 @@ export function findTool(name: string): McpTool | undefined {
   return BY_NAME.get(name);
 }
 
-export function toolsFor(capabilities: CapabilitiesSpec): McpTool[] {
-  return CORE_TOOLS.filter((tool) => isToolAvailable(tool, capabilities));
+/** The tools listed to an execution: those its capabilities allow, and the engine's own to a run's owner. */
+export function toolsFor(capabilities: CapabilitiesSpec, runOwner = false): McpTool[] {
+  return CORE_TOOLS.filter((tool) => isToolAvailable(tool, capabilities) && (runOwner || tool.runOwnerOnly !== true));
 }

@@ -8,6 +8,7 @@ import type { Static, TObject } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
 import { UhlpError } from '../errors.js';
+import type { Embedder } from '../llm/embedder.js';
 import type { LlmService } from '../llm/llm-service.js';
 import type { GitDefinitionStore } from '../definitions/definition-store.js';
 import type { Logger } from '../logger.js';
@@ -50,6 +51,10 @@ export interface ToolServices {
   readonly codeq?: CodeqPublisher;
   /** The delivery sources behind core.queue.publish, core.callback.create, core.trigger.emit. @defaultValue none: those tools fail */
   readonly sources?: SourceTools;
+  /** Text embeddings behind core.llm.embed. @defaultValue the local embedding */
+  readonly embedder?: Embedder;
+  /** The core's workflow runs, behind core.workflow.* and core.component.invoke. @defaultValue none: those tools answer 501 */
+  readonly workflows?: WorkflowServices;
 }
 
 /** What the source tools need of the core's delivery sources (sources/delivery-sources.ts). */
@@ -59,6 +64,18 @@ export interface SourceTools {
   emitTrigger(sourceApp: string, event: string, payload: unknown, depth: number): Promise<{ delivered: number; invocationId: string }>;
   /** The base URL callback URLs are given under. */
   publicUrl(): string;
+}
+
+/** What the workflow tools ask of the core's run service (src/workflows/workflow-turns.ts). */
+export interface WorkflowServices {
+  /** The run the grant's execution drives, its workflow file and the app's LLM components. */
+  load(grant: ExecutionGrant): Promise<Record<string, unknown>>;
+  /** Applies a checkpoint of the run (and emits its packets). */
+  checkpoint(grant: ExecutionGrant, checkpoint: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Runs a JIT component of the run's app for one step; answers `{resultType, data}`. */
+  invoke(grant: ExecutionGrant, component: string, input: unknown, node: string | undefined): Promise<Record<string, unknown>>;
+  /** Whether the grant's run may call a tool the app marks critical. */
+  criticalAllowed(grant: ExecutionGrant, tool: string): Promise<boolean>;
 }
 
 export interface ToolCall {
@@ -79,6 +96,12 @@ export interface McpTool<S extends TObject = TObject> {
   readonly description: string;
   /** The capability the tool needs; undefined for tools every app has. */
   readonly capability?: CapabilityName;
+  /**
+   * Listed only to the execution that drives a workflow run (its token owns the run):
+   * the engine's own tools are no part of what app code or a model is offered.
+   * @defaultValue false
+   */
+  readonly runOwnerOnly?: boolean;
   readonly inputSchema: S;
   /** Whether the app's capabilities list this tool. @defaultValue the capability is present */
   available?(capabilities: CapabilitiesSpec): boolean;
@@ -110,4 +133,20 @@ export function checkArguments<S extends TObject>(tool: McpTool<S>, args: unknow
   const first = checker.Errors(value).First();
   const field = first?.path.replace(/^\//, '').replaceAll('/', '.') || 'arguments';
   throw new UhlpError('UHLP_MCP_INVALID_ARGUMENTS', `${tool.name}: ${field}: ${first?.message ?? 'invalid arguments'}`, { tool: tool.name, field });
+}
+
+/**
+ * An app component's error that a tool passes on as it is: the tool error's
+ * structured content carries the component's own code and status (metrics and
+ * evidence count it as UHLP_SCRIPT_EXCEPTION, a bounded label).
+ */
+export class PassThroughError extends UhlpError {
+  constructor(
+    readonly appCode: string,
+    message: string,
+    readonly appStatus: number,
+    details?: unknown,
+  ) {
+    super('UHLP_SCRIPT_EXCEPTION', message, details);
+  }
 }

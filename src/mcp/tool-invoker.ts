@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics.js';
 import { capabilityDenied } from './capability-guard.js';
 import type { ExecutionGrant } from './mcp-token-service.js';
 import { findTool } from './tool-catalog.js';
-import { type ToolServices, checkArguments, isToolAvailable } from './tool-definition.js';
+import { PassThroughError, type ToolServices, checkArguments, isToolAvailable } from './tool-definition.js';
 
 export interface ToolInvokerDeps {
   readonly services: ToolServices;
@@ -36,7 +36,16 @@ export async function invokeTool(
     if (!isToolAvailable(tool, grant.capabilities)) {
       throw capabilityDenied(tool.capability!, 'absent', `the app's capabilities do not allow ${tool.name}`, { tool: tool.name });
     }
-    const answer = await tool.run(checkArguments(tool, args), { grant, services: deps.services, signal });
+    const checked = checkArguments(tool, args);
+    // Tools the app marks critical need the word of a workflow run: its policy, or an approval.
+    if (grant.criticalTools?.has(tool.name) === true && !(await deps.services.workflows?.criticalAllowed(grant, tool.name))) {
+      throw new UhlpError(
+        'UHLP_TOOL_APPROVAL_REQUIRED',
+        `${tool.name} is marked risk_level: critical: only a workflow run whose policy allows it or whose approval granted it may call it`,
+        { tool: tool.name },
+      );
+    }
+    const answer = await tool.run(checked, { grant, services: deps.services, signal });
     const durationMs = performance.now() - started;
     grant.calls.record(tool.name, durationMs, answer.usage);
     deps.metrics.mcpCalls.inc({ app: grant.appId, tool: toolLabel, outcome: 'ok' });
@@ -57,8 +66,14 @@ export async function invokeTool(
       // The evidence line the ledger will take over: who asked for what, and which rule said no.
       deps.logger.warn({ app: grant.appId, component: grant.componentId, requestId: grant.requestId, tool: toolLabel, details: error.details }, 'capability refused');
     }
-    const content = { code: error.code, message: error.message, status: error.statusCode, ...(error.details !== undefined ? { details: error.details } : {}) };
-    return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }], structuredContent: content };
+    if (error.code === 'UHLP_TOOL_APPROVAL_REQUIRED') {
+      grant.calls.recordViolation(describeOperation(toolLabel, args, error.details), 'tools.risk_level.critical', error.message);
+      deps.logger.warn({ app: grant.appId, component: grant.componentId, requestId: grant.requestId, tool: toolLabel }, 'critical tool refused');
+    }
+    const code = error instanceof PassThroughError ? error.appCode : error.code;
+    const status = error instanceof PassThroughError ? error.appStatus : error.statusCode;
+    const content = { code, message: error.message, status, ...(error.details !== undefined ? { details: error.details } : {}) };
+    return { isError: true, content: [{ type: 'text', text: `${code}: ${error.message}` }], structuredContent: content };
   }
 }
 

@@ -36,6 +36,8 @@ export interface GenerateRequest {
   readonly tools?: readonly OfferedFunction[];
   readonly responseSchema?: { readonly name: string; readonly schema: Record<string, unknown> };
   readonly cacheTtlSeconds?: number;
+  /** The named output stream the model's text goes to as it is produced (when the client asked for a stream). */
+  readonly stream?: { readonly id: string; readonly node?: string; readonly contentType?: string };
 }
 
 export interface GenerateAnswer {
@@ -62,6 +64,7 @@ export function mcpGenerate(tools: ToolsClient): Generate {
     if (request.tools !== undefined && request.tools.length > 0) args['tools'] = request.tools;
     if (request.responseSchema !== undefined) args['responseSchema'] = request.responseSchema;
     if (request.cacheTtlSeconds !== undefined) args['cacheTtlSeconds'] = request.cacheTtlSeconds;
+    if (request.stream !== undefined) args['stream'] = request.stream;
     return readAnswer(await tools.call(GENERATE_TOOL, args));
   };
 }

@@ -69,6 +69,7 @@ describe('the llm executor', () => {
         model: 'small',
         maxTokens: 64,
         temperature: 0.2,
+        stream: { id: 'default', node: 'triage.v2' },
         messages: [
           { role: 'system', content: 'Be brief.' },
           {

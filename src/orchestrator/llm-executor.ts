@@ -31,6 +31,7 @@ import { TEMPLATE_INPUTS_METRIC, TemplateInputs } from './template-inputs.js';
 import { templateVariables } from './template-variables.js';
 import { activeOptimize } from '../oracle/eligibility.js';
 import { functionName } from './tool-names.js';
+import { DEFAULT_STREAM_ID } from '../workflows/stream-packets.js';
 
 export interface LlmExecutorOptions {
   /** The clock of the prompt header's context_as_of. @defaultValue the system clock */
@@ -79,6 +80,8 @@ export function createLlmExecutor(options: LlmExecutorOptions = {}): Executor {
       ...(schema !== undefined ? { responseSchema: { name: functionName(componentId), schema: schema.schema } } : {}),
       // The exact-match cache only holds for answers that do not vary: temperature 0.
       ...(spec.cache !== undefined && spec.temperature === 0 ? { cacheTtlSeconds: spec.cache.ttlSeconds } : {}),
+      // A client that asked for server-sent events gets the text as the model writes it; the core drops it otherwise.
+      stream: { id: DEFAULT_STREAM_ID, node: componentId },
     };
 
     const output = await converse({

@@ -27,6 +27,8 @@ describe('loadLuaScripts', () => {
       'queueRedrive',
       'queueRetry',
       'rateLimit',
+      'runCreate',
+      'runUpdate',
       'sessionCreate',
       'sessionNextTurn',
       'sessionTouch',

@@ -16,6 +16,7 @@ import {
   checkNonNegativeInteger,
   checkPositiveInteger,
   checkPrefix,
+  checkRunJson,
   checkStatusCode,
   checkTtl,
 } from './runtime-store-input.js';
@@ -42,6 +43,7 @@ import {
   type RuntimeStore,
   type SessionRecord,
   type StoredResponse,
+  type StoredRun,
 } from './runtime-store.js';
 import { assertSessionId, newSessionId } from './session-id.js';
 import { decideGcra, MAX_LIMIT_PER_SECOND } from './rate-limit-gcra.js';
@@ -84,6 +86,9 @@ export class MemoryRuntimeStore implements RuntimeStore {
   private readonly oracleCandidates = new Map<string, string[]>();
   private readonly llmTokens = new Map<string, Expiring<number>>();
   private readonly llmCache = new Map<string, Expiring<string>>();
+  private readonly runs = new Map<string, Expiring<StoredRun>>();
+  /** Active run ids, in the order they became active (a Map keeps insertion order). */
+  private readonly activeRuns = new Map<string, true>();
   // Tuples become keys through the same builder Redis uses, so both agree on identity.
   private readonly keys = new RuntimeKeys('');
   private readonly sweeper: NodeJS.Timeout;
@@ -453,6 +458,57 @@ export class MemoryRuntimeStore implements RuntimeStore {
     this.llmCache.set(this.keys.llmCache(appId, key), { value, expiresAt: this.now() + ttlMs });
   }
 
+  async createRun(id: string, json: string, ttlMs: number, active: boolean): Promise<boolean> {
+    this.assertOpen();
+    checkKey('id', id);
+    checkRunJson(json);
+    checkTtl('ttlMs', ttlMs);
+    if (this.live(this.runs, id)) return false;
+    this.runs.set(id, { value: { json, version: 1 }, expiresAt: this.now() + ttlMs });
+    this.markActive(id, active);
+    return true;
+  }
+
+  async getRun(id: string): Promise<StoredRun | undefined> {
+    this.assertOpen();
+    checkKey('id', id);
+    const entry = this.live(this.runs, id);
+    return entry ? { ...entry.value } : undefined;
+  }
+
+  async updateRun(id: string, expectedVersion: number, json: string, ttlMs: number, active: boolean): Promise<boolean> {
+    this.assertOpen();
+    checkKey('id', id);
+    checkPositiveInteger('expectedVersion', expectedVersion);
+    checkRunJson(json);
+    checkTtl('ttlMs', ttlMs);
+    const entry = this.live(this.runs, id);
+    if (!entry || entry.value.version !== expectedVersion) return false;
+    this.runs.set(id, { value: { json, version: expectedVersion + 1 }, expiresAt: this.now() + ttlMs });
+    this.markActive(id, active);
+    return true;
+  }
+
+  async listActiveRuns(limit = 1000): Promise<string[]> {
+    this.assertOpen();
+    checkPositiveInteger('limit', limit);
+    const ids: string[] = [];
+    for (const id of [...this.activeRuns.keys()]) {
+      if (!this.live(this.runs, id)) {
+        this.activeRuns.delete(id);
+        continue;
+      }
+      ids.push(id);
+      if (ids.length >= limit) break;
+    }
+    return ids;
+  }
+
+  private markActive(id: string, active: boolean): void {
+    if (!active) this.activeRuns.delete(id);
+    else if (!this.activeRuns.has(id)) this.activeRuns.set(id, true);
+  }
+
   async ping(): Promise<void> {
     this.assertOpen();
   }
@@ -479,7 +535,7 @@ export class MemoryRuntimeStore implements RuntimeStore {
 
   private sweep(): void {
     const now = this.now();
-    for (const map of [this.sessions, this.kv, this.leases, this.idempotency, this.rates, this.llmTokens, this.llmCache, this.oracleSamples] as Map<string, Expiring<unknown>>[]) {
+    for (const map of [this.sessions, this.kv, this.leases, this.idempotency, this.rates, this.llmTokens, this.llmCache, this.runs, this.oracleSamples] as Map<string, Expiring<unknown>>[]) {
       for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
     }
   }

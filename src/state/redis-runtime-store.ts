@@ -26,6 +26,7 @@ import {
   checkNonNegativeInteger,
   checkPositiveInteger,
   checkPrefix,
+  checkRunJson,
   checkStatusCode,
   checkTtl,
 } from './runtime-store-input.js';
@@ -52,6 +53,7 @@ import {
   type RuntimeStore,
   type SessionRecord,
   type StoredResponse,
+  type StoredRun,
 } from './runtime-store.js';
 import { assertSessionId, newSessionId } from './session-id.js';
 import type { FunctionStore } from './function-store.js';
@@ -430,6 +432,48 @@ export class RedisRuntimeStore implements RuntimeStore {
     if (typeof value !== 'string') throw new UhlpError('UHLP_STATE_INPUT_INVALID', 'value must be a string', { field: 'value' });
     checkTtl('ttlMs', ttlMs);
     await this.call(() => this.redis.set(this.keys.llmCache(appId, key), value, 'PX', ttlMs));
+  }
+
+  async createRun(id: string, json: string, ttlMs: number, active: boolean): Promise<boolean> {
+    checkKey('id', id);
+    checkRunJson(json);
+    checkTtl('ttlMs', ttlMs);
+    const created = await this.script('runCreate', [this.keys.run(id), this.keys.activeRuns()], [id, json, ttlMs, active ? 1 : 0, Date.now()]);
+    return created === 1;
+  }
+
+  async getRun(id: string): Promise<StoredRun | undefined> {
+    checkKey('id', id);
+    const [version, json] = await this.call(() => this.redis.hmget(this.keys.run(id), 'version', 'json'));
+    if (version === null || version === undefined || json === null || json === undefined) return undefined;
+    return { json, version: Number(version) };
+  }
+
+  async updateRun(id: string, expectedVersion: number, json: string, ttlMs: number, active: boolean): Promise<boolean> {
+    checkKey('id', id);
+    checkPositiveInteger('expectedVersion', expectedVersion);
+    checkRunJson(json);
+    checkTtl('ttlMs', ttlMs);
+    const updated = await this.script('runUpdate', [this.keys.run(id), this.keys.activeRuns()], [id, expectedVersion, json, ttlMs, active ? 1 : 0, Date.now()]);
+    return updated === 1;
+  }
+
+  async listActiveRuns(limit = 1000): Promise<string[]> {
+    checkPositiveInteger('limit', limit);
+    const set = this.keys.activeRuns();
+    const ids = await this.call(() => this.redis.zrange(set, '0', String(limit - 1)));
+    if (ids.length === 0) return [];
+    const exists = await this.call(() => {
+      const pipeline = this.redis.pipeline();
+      for (const id of ids) pipeline.exists(this.keys.run(id));
+      return pipeline.exec();
+    });
+    const live: string[] = [];
+    const expired: string[] = [];
+    ids.forEach((id, i) => ((exists?.[i]?.[1] as number) === 1 ? live : expired).push(id));
+    // A run that expired while active leaves its id behind: it is dropped on the way.
+    if (expired.length > 0) await this.call(() => this.redis.zrem(set, ...expired));
+    return live;
   }
 
   async ping(): Promise<void> {

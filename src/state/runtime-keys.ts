@@ -127,6 +127,16 @@ export class RuntimeKeys {
     return `${this.prefix}invocation:${encode(id)}`;
   }
 
+  /** One workflow run record (a hash: version and JSON). */
+  run(id: string): string {
+    return `${this.prefix}run:${encode(id)}`;
+  }
+
+  /** The sorted set of active runs' ids (score: when they became active). */
+  activeRuns(): string {
+    return `${this.prefix}runs:active`;
+  }
+
   /** A SCAN MATCH pattern for every key under the prefix (cleanup in tests and tools). */
   everything(): string {
     return `${escapeGlob(this.prefix)}*`;

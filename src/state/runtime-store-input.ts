@@ -64,6 +64,12 @@ export function checkNonNegativeInteger(field: string, value: number): void {
   }
 }
 
+/** A run record is JSON text the run service made; anything else is a bug worth refusing. */
+export function checkRunJson(value: string): void {
+  if (typeof value !== 'string' || !value.startsWith('{')) {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', 'a run record is the JSON text of an object', { field: 'json' });
+  }
+}
 /** A JSON text of at most `max` characters (what the stores keep for the oracle). */
 export function checkJsonText(field: string, value: string, max: number): void {
   if (typeof value !== 'string' || value.length === 0 || value.length > max) {

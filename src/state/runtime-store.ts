@@ -2,8 +2,8 @@ import type { FunctionStore } from './function-store.js';
 
 /**
  * The runtime state of a core: sessions, kv, sandbox leases, idempotency records,
- * per-app rate-limit counters, the optimization oracle's counters, and the LLM
- * layer's daily token counts and answer cache. Two
+ * per-app rate-limit counters, the optimization oracle's counters, the LLM
+ * layer's daily token counts and answer cache, and workflow run records. Two
  * implementations pass one shared test suite: `MemoryRuntimeStore` (the embedded
  * default) and `RedisRuntimeStore` (production, shared by every core replica).
  *
@@ -98,6 +98,13 @@ export interface RateLimitDecision {
 export const ORACLE_COUNTER_NAMES = ['samples', 'hits', 'agreements', 'disagreements', 'declines', 'tokensSaved'] as const;
 export type OracleCounterName = (typeof ORACLE_COUNTER_NAMES)[number];
 export type OracleCounters = Record<OracleCounterName, number>;
+
+/** A workflow run record as the store keeps it: JSON text (src/workflows/run-record.ts owns its shape) and its version. */
+export interface StoredRun {
+  readonly json: string;
+  /** 1 when created; each update adds one. */
+  readonly version: number;
+}
 
 /** Longest sample, record and candidate (JSON text) the stores take. */
 export const MAX_ORACLE_SAMPLE_CHARS = 64 * 1024;
@@ -236,6 +243,20 @@ export interface RuntimeStore {
 
   /** cs-js bundles, function versions, aliases and activation logs (function-store.ts). */
   readonly functions: FunctionStore;
+  /**
+   * Stores a new workflow run record for `ttlMs`; false when a run of that id
+   * exists. `active` lists it among the runs a starting core resumes.
+   */
+  createRun(id: string, json: string, ttlMs: number, active: boolean): Promise<boolean>;
+  getRun(id: string): Promise<StoredRun | undefined>;
+  /**
+   * Replaces a run record if its version is still `expectedVersion` (the new
+   * one is `expectedVersion + 1`), atomically, and sets its TTL and whether it
+   * is active; false when it changed meanwhile or is gone.
+   */
+  updateRun(id: string, expectedVersion: number, json: string, ttlMs: number, active: boolean): Promise<boolean>;
+  /** Ids of active runs, oldest first, at most `limit` (default 1000); runs that expired are left out. */
+  listActiveRuns(limit?: number): Promise<string[]>;
 
   /** Resolves when the store answers; rejects with `UHLP_STATE_UNAVAILABLE` otherwise. For /readyz. */
   ping(): Promise<void>;

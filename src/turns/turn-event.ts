@@ -7,6 +7,7 @@
 import type { ComponentSpec, PoolSpec } from '../definitions/app-definition-schema.js';
 import type { DeclaredOutput } from '../execution/write-surface.js';
 import type { LoadedApp } from '../registry/app-snapshot.js';
+import type { ExecutionStream } from '../workflows/execution-stream.js';
 
 /** How a turn names its session: none (the app's ambient session), a new stored one, or one to continue. */
 export type SessionChoice = undefined | { readonly open: true } | { readonly continue: string };
@@ -46,4 +47,19 @@ export interface TurnEvent {
   };
   /** How many internal events led to this turn (trigger deliveries); its own core.trigger.emit calls are one deeper. @defaultValue 0 */
   readonly triggerDepth?: number;
+  /** A turn of a workflow run (src/workflows/workflow-turns.ts). */
+  readonly workflowRun?: WorkflowRunTurn;
+  /** Where the execution's stream packets go: the client asked for server-sent events. */
+  readonly stream?: ExecutionStream;
+  /** Keep the sandbox's result on the answer (`FinalResponse.result`): a workflow step reads it. */
+  readonly keepResult?: boolean;
+}
+
+/** What a turn of a workflow run carries to its execution. */
+export interface WorkflowRunTurn {
+  readonly runId: string;
+  /** The execution drives the run (load, checkpoint, emit, invoke): the orchestrator's turn; false for a component a step runs. */
+  readonly owner: boolean;
+  /** The execution's timeout, ms, instead of the pool's (the run's time left). */
+  readonly timeoutMs?: number;
 }

@@ -12,11 +12,13 @@ import { ExecuteContextWriter } from '../execution/execute-context.js';
 import { interpretResult, type FinalResponse } from '../execution/result-interpreter.js';
 import { newTurnEvidence, type TurnEvidence } from '../ledger/turn-evidence.js';
 import type { McpExecutions } from '../mcp/mcp-executions.js';
+import type { GrantBinding } from '../mcp/mcp-token-service.js';
 import type { McpCallSummary } from '../mcp/tool-call-recorder.js';
 import type { Metrics } from '../metrics.js';
 import type { ExecutionResult, ExecutionView, TurnOracle } from '../oracle/oracle-turns.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
+import type { LoadedApp } from '../registry/app-snapshot.js';
 import type { TurnEvent } from './turn-event.js';
 import { resolveCsComponent } from '../csjs/resolve-cs-component.js';
 import type { CsTarget } from '../csjs/activation-context.js';
@@ -37,6 +39,16 @@ export interface TurnPipelineDeps {
   readonly outputsRoot?: string;
   /** The optimization oracle: samples optimized components, routes promoted ones. @defaultValue none */
   readonly oracle?: TurnOracle;
+  /** Runs the turns of WORKFLOW components (src/workflows/workflow-turns.ts). @defaultValue none: they get 501 */
+  readonly workflows?: WorkflowTurnsPort;
+}
+
+/** What the pipeline asks of the workflow runtime. */
+export interface WorkflowTurnsPort {
+  /** Runs a WORKFLOW component's turn as a run: `attempt` executes one turn of it (again after a sandbox died). */
+  run(event: TurnEvent, notes: TurnNotes, attempt: (event: TurnEvent) => Promise<FinalResponse>): Promise<FinalResponse>;
+  /** Tools the app marks risk_level: critical. */
+  criticalTools(app: LoadedApp): ReadonlySet<string>;
 }
 
 /**
@@ -99,6 +111,12 @@ export class TurnPipeline {
   private async execute(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
     const { app, component, requestId, requestDataJson } = event;
+    if (component.handler === 'WORKFLOW' && event.workflowRun === undefined) {
+      if (deps.workflows === undefined) {
+        throw new UhlpError('UHLP_HANDLER_NOT_SUPPORTED', `component "${component.id}" has handler WORKFLOW, which this core does not run`, { component: component.id, handler: 'WORKFLOW' });
+      }
+      return deps.workflows.run(event, notes, (attempt) => this.execute(attempt, notes));
+    }
     const started = performance.now();
     // A cs component runs the bundle its ref names now; a ref that names nothing fails before the turn begins.
     const cs = component.cs !== undefined ? await resolveCsComponent(deps.store.functions, app.id, component.cs) : undefined;
@@ -119,7 +137,9 @@ export class TurnPipeline {
           : await plan.run((view) => this.executeView(event, turn, view, view.background ? newTurnEvidence() : turnEvidence, cs));
       deps.turns.record(turn, requestDataJson, { status: response.resultType === 'error' ? 'error' : 'ok', answerJson: text, evidence: turnEvidence });
       deps.metrics.turnSeconds.labels(app.id, component.id, response.resultType === 'error' ? 'error' : 'ok').observe((performance.now() - started) / 1000);
-      return interpretResult(response, requestId);
+      const final = interpretResult(response, requestId);
+      if (event.keepResult === true) final.result = { resultType: response.resultType, data: response.data };
+      return final;
     } catch (error) {
       deps.turns.record(turn, requestDataJson, { status: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL', answerJson: undefined, evidence: turnEvidence });
       deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
@@ -134,18 +154,21 @@ export class TurnPipeline {
     const { component, pool } = view;
     // The bundle resolved for the turn, for the view that runs the cs component itself.
     const cs = component.cs !== undefined ? resolvedCs : undefined;
+    // A workflow run's execution lasts as long as the run has time left, not the pool's timeout.
+    const timeoutMs = event.workflowRun?.timeoutMs ?? pool.limits.timeoutMs;
     // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
+    const binding = {
+      appId: app.id,
+      componentId: component.id,
+      requestId,
+      revision: app.revision,
+      capabilities: view.capabilities ?? app.document.spec.capabilities ?? {},
+      configuration: app.document.spec.configuration ?? {},
+      ...(event.triggerDepth !== undefined ? { triggerDepth: event.triggerDepth } : {}),
+    };
     const mcpToken = deps.mcp?.beginExecution(
-      {
-        appId: app.id,
-        componentId: component.id,
-        requestId,
-        revision: app.revision,
-        capabilities: view.capabilities ?? app.document.spec.capabilities ?? {},
-        configuration: app.document.spec.configuration ?? {},
-        ...(event.triggerDepth !== undefined ? { triggerDepth: event.triggerDepth } : {}),
-      },
-      pool.limits.timeoutMs + MCP_TOKEN_GRACE_MS,
+      event.workflowRun === undefined && event.stream === undefined && app.document.spec.tools === undefined ? binding : this.workflowBinding(binding, event, turn, view.background === true),
+      timeoutMs + MCP_TOKEN_GRACE_MS,
     );
     /** Revokes the token and moves the execution's MCP calls and refusals into the turn's evidence. */
     const endMcp = (): McpCallSummary[] => {
@@ -157,16 +180,17 @@ export class TurnPipeline {
     };
     const context = this.contexts.json(app, component, {
       mcpEndpoint: deps.mcpEndpoint(),
-      timeoutMs: pool.limits.timeoutMs,
+      timeoutMs,
       sessionId: turn.sessionId,
       turnNumber: turn.turnNumber,
       mcpToken,
       ...(cs !== undefined ? { cs } : {}),
+      ...(event.workflowRun?.owner === true ? { workflowRunId: event.workflowRun.runId } : {}),
     });
     const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestDataJson},"context":${context}}`;
     try {
       const { response, text } = await deps.executor.execute(
-        { appId: app.id, poolName: pool.name, timeoutMs: pool.limits.timeoutMs },
+        { appId: app.id, poolName: pool.name, timeoutMs },
         requestId,
         body,
         event.traceId,
@@ -181,5 +205,18 @@ export class TurnPipeline {
       endMcp();
       throw error;
     }
+  }
+
+  /** The token binding of a workflow's execution (or of one with a stream, or of an app that marks critical tools). */
+  private workflowBinding(binding: GrantBinding, event: TurnEvent, turn: Turn, background: boolean): GrantBinding {
+    const critical = event.app.document.spec.tools !== undefined ? this.deps.workflows?.criticalTools(event.app) : undefined;
+    return {
+      ...binding,
+      ...(event.workflowRun !== undefined ? { run: { id: event.workflowRun.runId, owner: event.workflowRun.owner } } : {}),
+      ...(event.workflowRun !== undefined && !turn.ambient ? { sessionId: turn.sessionId } : {}),
+      ...(critical !== undefined && critical.size > 0 ? { criticalTools: critical } : {}),
+      // A comparison run of the oracle after the answer writes nothing to the client's stream.
+      ...(event.stream !== undefined && !background ? { stream: event.stream } : {}),
+    };
   }
 }

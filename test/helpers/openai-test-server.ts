@@ -5,7 +5,8 @@
  * event streams when the request says `stream: true` (text deltas, tool-call
  * deltas by index, usage in a last chunk when `stream_options.include_usage`
  * asks for it, `data: [DONE]`), tool calls, usage, errors with Retry-After,
- * answers that never come, dropped connections and malformed bodies. The test
+ * answers that never come, dropped connections and malformed bodies; and
+ * `POST /v1/embeddings` (a deterministic vector per text). The test
  * scripts what it answers and reads what it was sent.
  *
  * ```ts
@@ -25,6 +26,7 @@
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { localEmbedding } from '../../src/llm/local-embedding.js';
 
 /** A tool call of a scripted completion; the id is made up when left out. */
 export interface TestToolCall {
@@ -153,10 +155,13 @@ export interface OpenAiTestServer {
 }
 
 const CHAT_PATH = '/v1/chat/completions';
+const EMBEDDINGS_PATH = '/v1/embeddings';
 
 export interface OpenAiTestServerOptions {
   /** Keep every request in `requests`; a benchmark under load turns it off. @defaultValue true */
   readonly record?: boolean;
+  /** The vector `/v1/embeddings` answers for a text. @defaultValue the local hash embedding (src/llm/local-embedding.ts) */
+  readonly embed?: (text: string) => number[];
 }
 
 /** Starts a server on 127.0.0.1 with a free port. */
@@ -178,6 +183,22 @@ export async function startOpenAiTestServer(options: OpenAiTestServerOptions = {
         if (!res.writableFinished) recorded.disconnected = true;
       });
       for (const wake of [...waiters]) wake();
+      if (req.method === 'POST' && (req.url ?? '').split('?')[0] === EMBEDDINGS_PATH) {
+        const input = recorded.body['input'];
+        const texts = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((item) => typeof item === 'string') ? (input as string[]) : undefined;
+        if (texts === undefined) {
+          sendJson(res, 400, { error: { message: 'input must be a string or a list of strings', type: 'invalid_request_error', code: null } });
+          return;
+        }
+        const embed = options.embed ?? localEmbedding;
+        sendJson(res, 200, {
+          object: 'list',
+          model: recorded.body.model ?? 'test-embedding',
+          data: texts.map((text, index) => ({ object: 'embedding', index, embedding: embed(text) })),
+          usage: { prompt_tokens: texts.join(' ').length, total_tokens: texts.join(' ').length },
+        });
+        return;
+      }
       if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== CHAT_PATH) {
         sendJson(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'not_found' } });
         return;

@@ -10,6 +10,7 @@ import { Type } from '@sinclair/typebox';
 import type { LlmMessage, LlmResponseSchema, LlmToolSpec } from '../../llm/llm-provider.js';
 import { MAX_TOOLS } from '../../llm/llm-provider.js';
 import { checkLlm, requireCapability } from '../capability-guard.js';
+import type { StreamSink } from '../mcp-token-service.js';
 import { defineTool } from '../tool-definition.js';
 
 /** OpenAI's rule for function names, which the orchestrator's mapping of MCP names (core_kv_get) follows. */
@@ -68,6 +69,19 @@ export const llmGenerate = defineTool({
       cacheTtlSeconds: Type.Optional(
         Type.Integer({ minimum: 1, maximum: MAX_CACHE_TTL_SECONDS, description: 'Exact-match answer cache of the whole request; used only when temperature is 0.' }),
       ),
+      stream: Type.Optional(
+        Type.Object(
+          {
+            id: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,63}$', description: 'The named output stream.' }),
+            node: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The workflow node (or component) the text is of.' })),
+            contentType: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e][\\x20-\\x7e]*$' })),
+          },
+          {
+            additionalProperties: false,
+            description: "Forward the model's text to the client's event stream as the provider produces it (NODE_STREAM chunks); ignored when the client asked for no stream.",
+          },
+        ),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -85,6 +99,7 @@ export const llmGenerate = defineTool({
         ...(args.temperature !== undefined ? { temperature: args.temperature } : {}),
         ...(args.tools !== undefined ? { tools: args.tools as LlmToolSpec[] } : {}),
         ...(args.responseSchema !== undefined ? { responseSchema: args.responseSchema as LlmResponseSchema } : {}),
+        ...(args.stream !== undefined && grant.stream !== undefined ? { onDelta: deltaSink(grant.stream, args.stream) } : {}),
       },
       {
         appId: grant.appId,
@@ -108,3 +123,8 @@ export const llmGenerate = defineTool({
     };
   },
 });
+
+/** Sends each piece of text to the execution's stream, as the stream argument names it. */
+function deltaSink(sink: StreamSink, stream: { id: string; node?: string; contentType?: string }): (text: string) => void {
+  return (text) => sink.delta(stream.id, stream.node, text, stream.contentType);
+}

@@ -4,6 +4,7 @@
  * route answers the app requests that reach fastify anyway: on the core's Unix
  * socket, and through `inject()` in tests.
  */
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { UhlpError } from '../../errors.js';
 import { HttpRequestError, splitTarget } from '../../http1/request-parser.js';
@@ -34,6 +35,11 @@ export function registerIngressRoute(app: FastifyInstance, ingress: HttpIngress)
         request.id,
       );
       request.uhlpRoute = answer.route;
+      if (answer.stream !== undefined) {
+        const stream = answer.stream;
+        reply.raw.once('close', () => stream.abort?.());
+        return reply.code(answer.status).headers(answer.headers).send(Readable.from(stream.chunks));
+      }
       return reply.code(answer.status).headers(answer.headers).send(answer.body);
     },
   });

@@ -25,6 +25,19 @@ import { JSON_TYPE, type FinalResponse } from '../../execution/result-interprete
 import { acceptRequestId, badPathError, httpRequestDataJson } from './http-details.js';
 import { DECLARED_OUTPUTS_HEADER, turnDeclaredOutputs } from '../../execution/declared-outputs.js';
 import { INVOCATIONS_PATH, prefersAsync, type AsyncInvocations } from './async-invocations.js';
+import type { ResponseStream } from '../../http1/http1-server.js';
+import { ExecutionStream } from '../../workflows/execution-stream.js';
+
+const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
+
+/** Whether an Accept header asks for server-sent events (and does not refuse them with q=0). */
+export function acceptsEventStream(accept: string | undefined): boolean {
+  if (accept === undefined || !accept.includes('text/event-stream')) return false;
+  return accept.split(',').some((item) => {
+    const [type, ...params] = item.split(';').map((part) => part.trim().toLowerCase());
+    return type === 'text/event-stream' && !params.some((param) => /^q=0(\.0*)?$/.test(param));
+  });
+}
 
 export const HTTP_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'];
 
@@ -59,6 +72,8 @@ export interface IngressAnswer extends FinalResponse {
   /** The answer's headers, X-Request-ID and the core's own (session, Retry-After, replay) included. */
   readonly headers: Record<string, string | string[]>;
   readonly route: RouteLabel;
+  /** Server-sent events instead of `body` (a client of an LLM or WORKFLOW component that accepts text/event-stream). */
+  readonly stream?: ResponseStream;
 }
 
 const UNROUTED: RouteLabel = { app: '', route: '' };
@@ -104,6 +119,8 @@ export class HttpIngress {
         Object.assign(coreHeaders, { location, 'preference-applied': 'respond-async', 'content-type': JSON_TYPE });
         return { status: 202, headers: coreHeaders, body: JSON.stringify({ invocationId: id, location }), route: resolved.label };
       }
+      // Prompts and workflows stream; a script answers once.
+      if (routed.component.handler !== 'JIT' && acceptsEventStream(request.headers.accept)) return this.streamed(request, requestId, routed, coreHeaders, resolved.label);
       const final = await this.run(request, requestId, routed, coreHeaders);
       return { status: final.status, headers: Object.assign(final.headers, coreHeaders), body: final.body, route: resolved.label };
     } catch (error) {
@@ -120,8 +137,28 @@ export class HttpIngress {
     return errorAnswer(uhlp, requestId, headers);
   }
 
+  /**
+   * The turn as server-sent events: the head at once, the execution's stream
+   * packets as they come, the turn's answer (whatever its status) as the last
+   * event (execution-stream.ts).
+   */
+  private streamed(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders, route: RouteLabel): IngressAnswer {
+    const stream = new ExecutionStream(this.deps.logger);
+    this.run(request, requestId, routed, coreHeaders, stream).then(
+      (final) => stream.finish({ status: final.status, headers: { ...final.headers, ...coreHeaders }, body: final.body }),
+      (error: unknown) => stream.finish(this.errorAnswer(error, requestId, { ...coreHeaders })),
+    );
+    return {
+      status: 200,
+      headers: { 'content-type': EVENT_STREAM_TYPE, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', [REQUEST_ID_HEADER]: requestId },
+      body: '',
+      stream: { chunks: stream.text(), abort: () => stream.close() },
+      route,
+    };
+  }
+
   /** The turn the request is, run by the pipeline. */
-  private run(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders): Promise<FinalResponse> {
+  private run(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders, stream?: ExecutionStream): Promise<FinalResponse> {
     const { app, component, pool, match } = routed;
     const key = checkIdempotencyKey(request.headers[IDEMPOTENCY_HEADER]);
     const traceId = request.headers['x-trace-id'];
@@ -145,6 +182,7 @@ export class HttpIngress {
         declaredOutputs: turnDeclaredOutputs(component.declaredOutputs, request.headers[DECLARED_OUTPUTS_HEADER]),
         ...(typeof traceId === 'string' ? { traceId } : {}),
         ...(key !== undefined ? { once: { key, fingerprint: requestFingerprint(request.method, request.url, request.body) } } : {}),
+        ...(stream !== undefined ? { stream } : {}),
       },
       coreHeaders,
     );
@@ -170,12 +208,6 @@ export class HttpIngress {
     if (!match) throw new UhlpError('UHLP_ROUTE_NOT_FOUND', `app "${app.id}" has no route for ${method} ${appPath}`, { app: app.id, method, path: appPath });
 
     const component = app.components.get(match.route.componentId)!;
-    if (component.handler === 'WORKFLOW') {
-      throw new UhlpError('UHLP_HANDLER_NOT_SUPPORTED', `component "${component.id}" has handler ${component.handler}, which this core does not run yet`, {
-        component: component.id,
-        handler: component.handler,
-      });
-    }
     this.deps.metrics.routingSeconds.labels(app.id).observe((performance.now() - arrived) / 1000);
     return { app, component, pool: app.pools.get(component.pool)!, appPath, match };
   }

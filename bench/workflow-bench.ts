@@ -1,0 +1,201 @@
+/**
+ * Workflows (BENCH_ONLY=workflow), in one core started by `uhlp dev`:
+ *
+ * 1. Engine overhead per step: a workflow of 20 no-op JIT steps (each one a
+ *    `core.component.invoke` through the core's pipeline plus a checkpoint)
+ *    beside 20 direct HTTP calls of the same JIT component through the core,
+ *    one after the other, BENCH_WORKFLOW_RUNS times each, interleaved. The
+ *    overhead per step is (workflow p50 - 20 direct calls p50) / 20.
+ * 2. Time to first streamed byte: a one-agent workflow whose agent streams,
+ *    asked with `Accept: text/event-stream`, until the first NODE_STREAM
+ *    event, beside the provider's own time to its first chunk. The provider
+ *    (a local OpenAI-compatible server) sends its first chunk at once and the
+ *    rest over STREAM_MS, so a first byte that waited for the end would show.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startUhlpDev } from '../test/helpers/uhlp-process.js';
+import { writeBenchApp } from './lib/bench-app.js';
+
+const STEPS = 20;
+const STREAM_CHUNKS = 20;
+const STREAM_MS = 400;
+
+export interface WorkflowBenchResult {
+  readonly runs: number;
+  readonly workflow20: Percentiles;
+  readonly direct20: Percentiles;
+  /** (workflow p50 - direct p50) / 20, ms. */
+  readonly perStepOverheadP50Ms: number;
+  /** A JIT step's own time as the trace records it (core.component.invoke), ms: the rest of a step is the checkpoint and the engine. */
+  readonly jitStepInTrace: Percentiles;
+  readonly firstByte: { readonly provider: Percentiles; readonly throughCore: Percentiles; readonly providerWholeAnswer: Percentiles };
+}
+
+interface Percentiles {
+  readonly p50Ms: number;
+  readonly p90Ms: number;
+  readonly minMs: number;
+}
+
+function percentiles(samples: number[]): Percentiles {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number): number => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 1000) / 1000;
+  return { p50Ms: at(0.5), p90Ms: at(0.9), minMs: at(0) };
+}
+
+function benchApp(): string {
+  const nodes = Array.from({ length: STEPS }, (_, i) => `  s${i}: { type: jit, component: noop, inputs_map: { n: input.n }, output: out.s${i}, next: ${i + 1 < STEPS ? `s${i + 1}` : 'done'} }`).join('\n');
+  return writeBenchApp(
+    `apiVersion: uhlp.dev/v1alpha1
+kind: AppDefinition
+metadata: { name: bench }
+spec:
+  pools:
+    - { name: brain, runner: llm, minWarm: 1, maxSize: 1, maxUses: 100000000, limits: { timeoutMs: 30000 } }
+    - { name: main, minWarm: 1, maxSize: 1, maxUses: 100000000, limits: { timeoutMs: 5000 } }
+  components:
+    - { id: noop, handler: JIT, pool: main, jit: { script: scripts/noop.mjs, function: noop } }
+    - { id: steps, handler: WORKFLOW, pool: brain, workflow: { workflowId: steps } }
+    - { id: streamed, handler: WORKFLOW, pool: brain, workflow: { workflowId: streamed } }
+  routes:
+    - { http: { method: POST, path: /noop }, component: noop }
+    - { http: { method: POST, path: /steps }, component: steps }
+    - { http: { method: POST, path: /streamed }, component: streamed }
+  capabilities:
+    llm: { models: [small], maxTokens: 64 }
+`,
+    {
+      'scripts/noop.mjs': 'export const noop = () => null;\n',
+      'workflows/steps.yaml': `start: s0\nnodes:\n${nodes}\n  done: { type: end, output: out.s0 }\n`,
+      'workflows/streamed.yaml': 'start: say\nnodes:\n  say: { type: agent, prompt: prompts/say.njk, output: said, stream: default, next: done }\n  done: { type: end, output: said }\n',
+      'prompts/say.njk': 'Say something.\n',
+    },
+  );
+}
+
+/** An OpenAI-compatible server whose streamed answer comes as a first chunk at once, then the rest over STREAM_MS. */
+async function slowStreamServer(): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const streamed = (JSON.parse(body || '{}') as { stream?: boolean }).stream === true;
+      const piece = (content: string, finish: string | null = null): string =>
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'small', choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
+      if (!streamed) {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 0, model: 'small', choices: [{ index: 0, message: { role: 'assistant', content: 'word '.repeat(STREAM_CHUNKS) }, finish_reason: 'stop' }] }));
+        }, STREAM_MS);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(piece('word '));
+      let sent = 1;
+      const timer = setInterval(() => {
+        if (sent++ < STREAM_CHUNKS) {
+          res.write(piece('word '));
+          return;
+        }
+        clearInterval(timer);
+        res.end(`${piece('', 'stop')}data: [DONE]\n\n`);
+      }, STREAM_MS / STREAM_CHUNKS);
+      res.on('close', () => clearInterval(timer));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** ms until `predicate` holds of the text received so far, then the rest is read. */
+async function timeToFirst(url: string, init: RequestInit, predicate: (text: string) => boolean): Promise<{ first: number; whole: number }> {
+  const started = performance.now();
+  const response = await fetch(url, init);
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let first = -1;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    if (first < 0 && predicate(text)) first = performance.now() - started;
+  }
+  if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${text.slice(0, 300)}`);
+  return { first, whole: performance.now() - started };
+}
+
+export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> {
+  const provider = await slowStreamServer();
+  const core = await startUhlpDev(benchApp(), ['--log-level', 'error'], 60_000, undefined, { UHLP_LLM_BASE_URL: provider.baseUrl, UHLP_LLM_MAX_RETRIES: '0' });
+  try {
+    const post = (path: string, extra: Record<string, string> = {}): Promise<Response> =>
+      fetch(`${core.url}/bench${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...extra }, body: '{"n":1}' });
+    const stepMs: number[] = [];
+    let lastRun = '';
+    const workflowOnce = async (): Promise<number> => {
+      const started = performance.now();
+      const response = await post('/steps');
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`workflow answered ${response.status}: ${text.slice(0, 300)}`);
+      lastRun = response.headers.get('x-uhlp-run-id') ?? '';
+      return performance.now() - started;
+    };
+    const directOnce = async (): Promise<number> => {
+      const started = performance.now();
+      for (let i = 0; i < STEPS; i++) {
+        const response = await post('/noop');
+        await response.text();
+        if (response.status !== 200) throw new Error(`noop answered ${response.status}`);
+      }
+      return performance.now() - started;
+    };
+    // Warm both paths (templates, scripts, connections) before measuring.
+    for (let i = 0; i < 3; i++) {
+      await workflowOnce();
+      await directOnce();
+    }
+    const workflow: number[] = [];
+    const direct: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      workflow.push(await workflowOnce());
+      direct.push(await directOnce());
+      // How long each step's own work took (the JIT call through the core), from the run's trace.
+      const trace = (await (await fetch(`${core.url}/_uhlp/runs/${lastRun}/trace`)).json()) as { steps: Array<{ type: string; durationMs: number }> };
+      for (const step of trace.steps) if (step.type === 'jit') stepMs.push(step.durationMs);
+    }
+
+    const providerFirst: number[] = [];
+    const providerWhole: number[] = [];
+    const coreFirst: number[] = [];
+    const chat = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'small', stream: true, messages: [{ role: 'user', content: 'Say something.' }] }) };
+    const sse = { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: '{}' };
+    await timeToFirst(`${core.url}/bench/streamed`, sse, (text) => text.includes('event: NODE_STREAM'));
+    for (let i = 0; i < Math.max(5, Math.ceil(runs / 2)); i++) {
+      const own = await timeToFirst(`${provider.baseUrl}/chat/completions`, chat, (text) => text.includes('"content":"word'));
+      providerFirst.push(own.first);
+      providerWhole.push(own.whole);
+      coreFirst.push((await timeToFirst(`${core.url}/bench/streamed`, sse, (text) => text.includes('event: NODE_STREAM'))).first);
+    }
+    const workflow20 = percentiles(workflow);
+    const direct20 = percentiles(direct);
+    return {
+      runs,
+      workflow20,
+      direct20,
+      perStepOverheadP50Ms: Math.round(((workflow20.p50Ms - direct20.p50Ms) / STEPS) * 1000) / 1000,
+      jitStepInTrace: percentiles(stepMs),
+      firstByte: { provider: percentiles(providerFirst), throughCore: percentiles(coreFirst), providerWholeAnswer: percentiles(providerWhole) },
+    };
+  } finally {
+    await core.stop();
+    await provider.close();
+  }
+}
