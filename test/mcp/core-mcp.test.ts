@@ -124,7 +124,7 @@ describe('CoreMCPServer with the official MCP client', () => {
   it('lists only the tools the capabilities allow, each with an input schema', async () => {
     const all = (await tooled.listTools()).tools;
     expect(all.map((tool) => tool.name).sort()).toEqual(
-      [...BASE_TOOLS, 'core.kv.del', 'core.kv.get', 'core.kv.set', 'core.linux.executeCommand', 'core.llm.generate', 'core.state.applyStateDiff', 'tool.web.fetch'].sort(),
+      [...BASE_TOOLS, 'core.kv.del', 'core.kv.get', 'core.kv.set', 'core.linux.executeCommand', 'core.llm.embed', 'core.llm.generate', 'core.state.applyStateDiff', 'tool.web.fetch'].sort(),
     );
     for (const tool of all) expect(tool.inputSchema.type).toBe('object');
     expect((await bare.listTools()).tools.map((tool) => tool.name).sort()).toEqual([...BASE_TOOLS, 'core.kv.get'].sort());
