@@ -4,8 +4,8 @@
  * must act on; `promtool check rules` loads the file in the tests, and every metric it
  * names must exist in the core's registry (metric-references.test.ts).
  *
- * Still to come with their metrics: dead letters growing (the queue sources) and the
- * optimizer's disagreement rate.
+ * Still to come: the optimizer's disagreement rate (promotions already roll back by
+ * themselves on it; an alert would tell a person that one did).
  */
 import { stringify } from 'yaml';
 
@@ -48,6 +48,14 @@ export const ALERT_RULES: readonly AlertRule[] = [
     severity: 'warning',
     summary: 'Sandboxes of {{ $labels.app }}/{{ $labels.pool }} die of {{ $labels.cause }}.',
     description: '{{ $value }} sandboxes ended with cause {{ $labels.cause }} in 15 minutes (oom and heap-limit: raise limits.memoryMb; timeout: the component is slower than limits.timeoutMs).',
+  },
+  {
+    alert: 'UhlpDeadLetters',
+    expr: 'sum by (namespace, app, source) (increase(uhlp_dead_letters_total[15m])) > 0',
+    for: '0m',
+    severity: 'warning',
+    summary: 'Messages of {{ $labels.app }} ({{ $labels.source }}) go to the dead letters.',
+    description: '{{ $value }} messages failed every attempt or expired in 15 minutes: `uhlp queues dlq {{ $labels.app }}` shows why, `uhlp queues redrive` sends them again once fixed.',
   },
   {
     alert: 'UhlpRedisUnavailable',

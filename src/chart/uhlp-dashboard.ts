@@ -6,9 +6,8 @@
  * query on a real Prometheus scraping a real core and operator; metric-references.test.ts
  * checks every metric it names exists.
  *
- * Rows still to come with their metrics: the optimizer (stage per component,
- * agreement, tokens saved) and queues and triggers (depth, oldest age, dead letters,
- * cron lateness).
+ * Still to come: an optimizer row (stage per component, agreement, tokens saved), once
+ * the dashboard's test load drives a component through the optimization oracle.
  */
 import { DashboardBuilder, DatasourceVariableBuilder, QueryVariableBuilder, RowBuilder, VariableRefresh, VariableSort } from '@grafana/grafana-foundation-sdk/dashboard';
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
@@ -211,6 +210,53 @@ export const ROWS: readonly RowSpec[] = [
         unit: 's',
         kind: 'timeseries',
         queries: [{ expr: quantile(0.99, 'uhlp_llm_call_duration_seconds', COMPONENT, 'model'), legend: '{{model}}' }],
+      },
+    ],
+  },
+  {
+    title: 'Queues, cron and triggers',
+    panels: [
+      {
+        title: 'Backlog by route',
+        description: 'Messages of each queue, cron, callback and trigger route waiting or running, retries included.',
+        unit: 'short',
+        kind: 'timeseries',
+        queries: [{ expr: `sum by (app, source, name) (uhlp_queue_depth{${APP}})`, legend: '{{app}} {{source}}/{{name}}' }],
+      },
+      {
+        title: 'Oldest message age by route',
+        description: 'How long the oldest waiting message of a route has waited: a consumer that falls behind shows here first.',
+        unit: 's',
+        kind: 'timeseries',
+        queries: [{ expr: `max by (app, source, name) (uhlp_queue_oldest_age_seconds{${APP}})`, legend: '{{app}} {{source}}/{{name}}' }],
+      },
+      {
+        title: 'Deliveries by outcome',
+        description: 'ok: acknowledged; retry: failed, tried again after the backoff; dead: out of attempts; expired: past maxAgeSeconds.',
+        unit: 'ops',
+        kind: 'timeseries',
+        queries: [{ expr: `sum by (app, source, outcome) (rate(uhlp_deliveries_total{${APP}}${RI}))`, legend: '{{app}} {{source}} {{outcome}}' }],
+      },
+      {
+        title: 'Dead letters by reason',
+        description: 'Messages moved to the dead letters (failed, expired); `uhlp queues dlq` lists them, `uhlp queues redrive` sends them again.',
+        unit: 'short',
+        kind: 'timeseries',
+        queries: [{ expr: `sum by (app, source, reason) (increase(uhlp_dead_letters_total{${APP}}${RI}))`, legend: '{{app}} {{source}} {{reason}}' }],
+      },
+      {
+        title: 'Cron fires by job',
+        description: 'Cron slots this installation fired (each slot by one core).',
+        unit: 'ops',
+        kind: 'timeseries',
+        queries: [{ expr: `sum by (app, job) (rate(uhlp_cron_fires_total{${APP}}${RI}))`, legend: '{{app}}/{{job}}' }],
+      },
+      {
+        title: 'Cron lateness p99',
+        description: 'From a slot\'s scheduled time to its message on the delivery stream; catch-up runs after downtime show as late.',
+        unit: 's',
+        kind: 'timeseries',
+        queries: [{ expr: quantile(0.99, 'uhlp_cron_lateness_seconds', APP, 'app'), legend: 'p99 {{app}}' }],
       },
     ],
   },

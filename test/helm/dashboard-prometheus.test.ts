@@ -164,6 +164,7 @@ async function runLoad(baseUrl: string): Promise<void> {
   for (const n of [1, 2, 1, 2, 1]) statuses.push(await get(`/load/ask/${n}`));
   // One sandbox, a 100 ms wait and 400 ms naps: a burst of four is a miss, then refusals.
   statuses.push(...(await Promise.all([1, 2, 3, 4].map(() => get('/load/nap')))));
+  for (const kind of ['ok', 'ok', 'bad', 'ok']) statuses.push(await get(`/load/enqueue/${kind}`));
   for (let i = 0; i < 4; i++) statuses.push(await get('/limited/once', { method: 'POST', body: 'x', headers: { 'idempotency-key': 'same-key' } }));
   for (let i = 0; i < 6; i++) statuses.push(await get('/limited/once', { method: 'POST', body: `${i}` }));
   expect(statuses).toContain(200);
