@@ -15,7 +15,10 @@
  *
  * Warm dispatch runs BENCH_DISPATCH_ROUNDS (3) rounds of every path and shape,
  * interleaved; each row shows the round with the median req/s, and lists all.
- * The LLM benchmark (bench/llm-dispatch.ts) runs the same way.
+ * The LLM benchmark (bench/llm-dispatch.ts) runs the same way; BENCH_ONLY=dispatch
+ * or BENCH_ONLY=llm runs one of the two. BENCH_ONLY=csjs runs the cs-js benchmark
+ * (bench/csjs-dispatch.ts): BENCH_CSJS_CALLS (2000) warm calls a side,
+ * BENCH_CSJS_VERSIONS (100) new versions, BENCH_CSJS_IDLE (100) idle isolates.
  *
  * The ledger benchmark (bench/ledger-dispatch.ts, BENCH_ONLY=ledger) runs warm
  * dispatch with `--ledger off`, `async`, `sync` and `fsync` side by side, with the
@@ -30,7 +33,7 @@
  *
  * The workflow benchmark (bench/workflow-bench.ts) measures the engine's overhead
  * per step and the time to the first streamed byte, over BENCH_WORKFLOW_RUNS (20) runs.
- * BENCH_ONLY=dispatch,llm,ledger,queue,workflow picks the parts (all by default).
+ * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow picks the parts (all by default).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -39,6 +42,7 @@ import { benchK8s, k8sBenchTable, writeK8sReport } from './k8s-dispatch.js';
 import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './lib/load.js';
 import { benchLedger, ledgerBenchTables } from './ledger-dispatch.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
+import { benchCsjs, csjsTable } from './csjs-dispatch.js';
 import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 import { benchWorkflow } from './workflow-bench.js';
@@ -89,6 +93,13 @@ async function processBench(): Promise<void> {
   const dispatch = only('dispatch') ? await benchWarmDispatch(seconds * 1000, dispatchRounds) : [];
   const llm = only('llm') ? await benchLlmDispatch(seconds * 1000, dispatchRounds) : [];
   const ledger = only('ledger') ? await benchLedger(seconds * 1000, dispatchRounds, Number(process.env.BENCH_LEDGER_VERIFY_ENTRIES ?? 1_000_000)) : undefined;
+  const csjs = only('csjs')
+    ? await benchCsjs({
+        warmCalls: Number(process.env.BENCH_CSJS_CALLS ?? 2000),
+        newVersions: Number(process.env.BENCH_CSJS_VERSIONS ?? 100),
+        idleIsolates: Number(process.env.BENCH_CSJS_IDLE ?? 100),
+      })
+    : undefined;
   const queue = only('queue')
     ? await benchQueue({
         messages: Number(process.env.BENCH_QUEUE_MESSAGES ?? 5000),
@@ -108,6 +119,7 @@ async function processBench(): Promise<void> {
     ratios: dispatchRatios(dispatch),
     llmDispatch: llm,
     llmAddedMs: addedMs(llm),
+    ...(csjs !== undefined ? { csjs } : {}),
     queue,
     queueRatio: queueRatio(queue),
     ...(ledger ? { ledger } : {}),
@@ -132,6 +144,7 @@ async function processBench(): Promise<void> {
     );
   }
   if (ledger) process.stdout.write(`\n${ledgerBenchTables(ledger)}`);
+  if (csjs !== undefined) process.stdout.write(`\ncs-js bundle vs the same function as a plain JIT script\n${csjsTable(csjs)}\n`);
   if (queue.length > 0) {
     process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
   }
@@ -147,7 +160,7 @@ async function processBench(): Promise<void> {
   }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,ledger,queue,workflow (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

@@ -95,6 +95,21 @@ export const ERROR_CATALOG = {
   UHLP_MCP_CALL_FAILED: { status: 502, summary: 'A script\'s tool call failed outside the tool: the MCP endpoint was unreachable or answered no valid result.' },
   UHLP_DEV_MODE_ONLY: { status: 403, summary: 'The endpoint exists only in a core started by `uhlp dev`.' },
 
+  // cs-js functions (published bundles run in V8 isolates)
+  UHLP_FN_BUNDLE_INVALID: { status: 400, summary: 'A function bundle is not the canonical tar of exactly function.js and manifest.json, a file is not UTF-8 or is over its size limit.' },
+  UHLP_FN_MANIFEST_INVALID: { status: 422, summary: 'manifest.json is not JSON or breaks cs.function.script.v1 (checked at publish and again at execution); details name the field.' },
+  UHLP_FN_REF_INVALID: { status: 400, summary: 'A function name (namespace/function), version, alias or sha256 is malformed.' },
+  UHLP_FN_NOT_FOUND: { status: 404, summary: 'No such function, version, alias or bundle (sha256) in the tenant.' },
+  UHLP_FN_BUNDLE_INTEGRITY: { status: 502, summary: 'A stored or fetched bundle does not hash to the sha256 it was asked for; it was not run.' },
+  UHLP_FN_ACTIVATION_NOT_FOUND: { status: 404, summary: 'No logs are kept for this activation id (unknown, or expired).' },
+  UHLP_CS_DENIED: { status: 403, summary: "A `cs` host call is outside the manifest's capabilities (kv prefixes or ops, codeq publishTopics, http allowHosts); details name the capability and the rule." },
+  UHLP_CS_INVALID_ARGUMENT: { status: 400, summary: 'A `cs` host call has a bad argument (a key that is not a string, a value that is not JSON, a bad URL or topic).' },
+  UHLP_CS_TIMEOUT: { status: 504, summary: "The activation ran past the manifest's timeoutMs (deadline_ms); its isolate was cancelled." },
+  UHLP_CS_MEMORY_LIMIT: { status: 500, summary: "The activation's isolate went over the manifest's memoryMb; it was terminated." },
+  UHLP_CS_CONCURRENCY_LIMIT: { status: 429, summary: "The function version already runs maxConcurrency activations on this replica and none ended before the activation's deadline." },
+  UHLP_CS_RUNTIME_UNAVAILABLE: { status: 500, summary: 'The isolate engine (isolated-vm) cannot be loaded in this runner: wrong runner kind, or the native addon is missing.' },
+  UHLP_CODEQ_UNAVAILABLE: { status: 503, summary: 'cs.codeq.publish was called but this core has no queue publisher connected.' },
+
   // Delivery sources: queues, cron, callbacks, internal triggers, async invocations
   UHLP_SOURCE_ROUTE_NOT_FOUND: { status: 404, summary: "The app has no queue, callback or trigger route of that name (publishing, creating a callback URL, or a callback whose route is gone)." },
   UHLP_SOURCE_UNAUTHORIZED: { status: 401, summary: "A queue endpoint request has no bearer token, or one that is not a valid, unexpired publish (or admin) token for that app and queue." },

@@ -9,6 +9,7 @@ import { IMAGES_USAGE, imagesCommand } from './images-command.js';
 import { LEDGER_USAGE, ledgerCommand } from './ledger-command.js';
 import { QUEUES_USAGE, queuesCommand } from './queues-command.js';
 import { OPTIMIZE_USAGE, optimizeCommand } from './optimize-command.js';
+import { FN_USAGE, fnCommand } from './fn-command.js';
 import { RUNS_USAGE, runsCommand } from './runs-command.js';
 import { START_USAGE, startCommand, STATUS_USAGE, statusCommand, STOP_USAGE, stopCommand } from './lifecycle-commands.js';
 import { runCommand, type Command } from './run-command.js';
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   mcp: { run: mcpCommand, usage: MCP_USAGE },
   operator: { run: operatorCommand, usage: OPERATOR_USAGE },
   images: { run: imagesCommand, usage: IMAGES_USAGE },
+  fn: { run: (argv) => fnCommand(argv), usage: FN_USAGE },
   queues: { run: queuesCommand, usage: QUEUES_USAGE },
   runs: { run: (argv) => runsCommand(argv), usage: RUNS_USAGE },
   optimize: { run: optimizeCommand, usage: OPTIMIZE_USAGE },

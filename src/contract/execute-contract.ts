@@ -131,6 +131,23 @@ export const TaskDetails = Type.Object(
      * core.state.getDefinitionFileContent at `revision`.
      */
     llm: Type.Optional(Type.Object({ prompt: Type.String({ minLength: 1 }) }, { additionalProperties: true })),
+    /**
+     * A cs-js component: the bundle the core resolved for it at this turn
+     * (the component's function and ref, or its sha256), run by the csjs runner.
+     */
+    cs: Type.Optional(
+      Type.Object(
+        {
+          tenant: Type.String({ minLength: 1 }),
+          namespace: Type.String(),
+          function: Type.String(),
+          version: Type.Integer({ minimum: 0 }),
+          ref: Type.Optional(Type.String()),
+          sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+        },
+        { additionalProperties: true },
+      ),
+    ),
     /** The files the turn declared it writes, for the prompt header. */
     declaredOutputs: Type.Optional(Type.Array(Type.Object({ path: Type.String(), role: Type.String() }))),
     /**

@@ -44,6 +44,7 @@ import { createDeliveryStore } from '../state/create-delivery-store.js';
 import type { DeliveryStore } from '../state/delivery-store.js';
 import { DeliverySources } from '../sources/delivery-sources.js';
 import { loadSourcesKey } from '../sources/signed-token.js';
+import { codeqOnQueues } from '../csjs/codeq-on-queues.js';
 import { localEmbedder, openAiEmbedder } from '../llm/embedder.js';
 import { RunService } from '../workflows/run-service.js';
 import { WorkflowCatalog } from '../workflows/workflow-catalog.js';
@@ -249,6 +250,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     hostEnv: process.env,
     metrics,
     logger,
+    // cs-js bundles and activation logs live in the same store.
+    functions: store.functions,
+    // cs.codeq.publish (core.codeq.publish) publishes onto the app's own queues of the delivery sources.
+    codeq: codeqOnQueues(sources),
     sources,
   });
 

@@ -41,14 +41,17 @@ export const SandboxLimits = Type.Object(
 );
 export type SandboxLimits = Static<typeof SandboxLimits>;
 
-export const RunnerType = Type.Union([Type.Literal('jit'), Type.Literal('llm')], {
+export const RunnerType = Type.Union([Type.Literal('jit'), Type.Literal('llm'), Type.Literal('csjs')], {
   description: 'The runner the pool sandboxes run.',
 });
 
 export const PoolSpec = Type.Object(
   {
     name: Name('Pool name, unique within the app.'),
-    runner: Type.Union([Type.Literal('jit'), Type.Literal('llm')], { default: 'jit', description: 'The runner the pool sandboxes run.' }),
+    runner: Type.Union([Type.Literal('jit'), Type.Literal('llm'), Type.Literal('csjs')], {
+      default: 'jit',
+      description: 'The runner the pool sandboxes run: jit (JIT scripts), llm (prompts and workflows), csjs (published cs-js bundles in V8 isolates).',
+    }),
     image: Type.Optional(Type.String({ minLength: 1, description: 'Container image for the Docker and pod drivers; the locally built runner image when omitted.' })),
     minWarm: Type.Integer({ minimum: 0, maximum: 1000, default: 1, description: 'Idle, ready sandboxes kept as warm spares (within maxSize); /readyz waits for them.' }),
     maxSize: Type.Integer({ minimum: 1, maximum: 1000, default: 4, description: 'Hard cap on sandboxes of the pool, starting and busy included.' }),
@@ -183,6 +186,24 @@ export const ComponentSpec = Type.Object(
           function: Type.String({ minLength: 1, default: 'default', description: 'Named export to call; `default` when omitted.' }),
         },
         { additionalProperties: false },
+      ),
+    ),
+    cs: Type.Optional(
+      Type.Object(
+        {
+          function: Type.Optional(
+            Type.String({
+              pattern: '^[a-z0-9]([-a-z0-9_]{0,61}[a-z0-9])?/[a-z0-9]([-a-z0-9_]{0,61}[a-z0-9])?$',
+              description: "A published cs-js function of the app, namespace/function (uhlp fn publish, core.fn.publish).",
+            }),
+          ),
+          ref: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'With function: a version number, an alias (prod), or latest; latest when omitted.' })),
+          sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$', description: "Instead of function: one bundle of the app's, by its sha256." })),
+        },
+        {
+          additionalProperties: false,
+          description: 'A JIT component run from a published cs-js bundle (in a pool with runner: csjs) instead of a script: function (and ref), or sha256.',
+        },
       ),
     ),
     llm: Type.Optional(LlmComponentSpec),
@@ -384,6 +405,28 @@ export const LlmCapability = Type.Object(
 );
 export type LlmCapability = Static<typeof LlmCapability>;
 
+export const CodeqCapability = Type.Object(
+  {
+    publishTopics: Type.Array(Type.String({ pattern: '^[A-Za-z0-9*][A-Za-z0-9._:*-]{0,199}$' }), {
+      minItems: 1,
+      description: 'Topic patterns the app may publish to (core.codeq.publish, cs.codeq.publish); `*` stands for any run of characters.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type CodeqCapability = Static<typeof CodeqCapability>;
+
+export const FunctionsCapability = Type.Object(
+  {
+    namespaces: Type.Array(Type.String({ pattern: '^([a-z0-9]([-a-z0-9_]{0,61}[a-z0-9])?|\\*)$' }), {
+      minItems: 1,
+      description: 'cs-js namespaces the app may publish functions into and alias (core.fn.publish, core.fn.alias.set); `*` for any.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type FunctionsCapability = Static<typeof FunctionsCapability>;
+
 /** An app-relative path glob (`data/**`, `prompts/*.njk`), matched with picomatch. */
 const PathGlob = Type.String({ minLength: 1, maxLength: 512, description: 'Glob of paths relative to the app directory (`data/**`, `prompts/*.njk`).' });
 
@@ -411,6 +454,8 @@ export const CapabilitiesSpec = Type.Object(
     kv: Type.Optional(KvCapability),
     llm: Type.Optional(LlmCapability),
     state: Type.Optional(StateCapability),
+    codeq: Type.Optional(CodeqCapability),
+    functions: Type.Optional(FunctionsCapability),
     queue: Type.Optional(
       Type.Object(
         { publish: Type.Array(Type.String({ pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$' }), { minItems: 1, description: 'Queues core.queue.publish may publish to: a queue name of this app, or <appId>/<name> of another.' }) },

@@ -46,6 +46,17 @@ describe('validateAppDefinition', () => {
     if (result.ok) expect(result.document.spec.ledger).toEqual({ ambient: 'sampled', sampleRate: 0.01, retention: { maxAge: '7d', maxSize: '10Gi' } });
   });
 
+  it('accepts a cs component on a csjs pool, by function and ref or by sha256', () => {
+    const pools = [{ name: 'node' }, { name: 'cs', runner: 'csjs' }];
+    const components = [
+      { id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } },
+      { id: 'reconcile', handler: 'JIT', pool: 'cs', cs: { function: 'payments/reconcile', ref: 'prod' } },
+      { id: 'pinned', handler: 'JIT', pool: 'cs', cs: { sha256: 'a'.repeat(64) } },
+    ];
+    const capabilities = { functions: { namespaces: ['payments'] }, codeq: { publishTopics: ['jobs.*'] } };
+    expect(validateAppDefinition(doc({ pools, components, capabilities }), options)).toMatchObject({ ok: true });
+  });
+
   const cases: Array<[string, unknown, string, RegExp]> = [
     ['a pool size that is not an integer', doc({ pools: [{ name: 'node', maxSize: 'four' }] }), '/spec/pools/0/maxSize', /integer/i],
     ['an unknown handler', doc({ components: [{ id: 'greet', handler: 'PYTHON', pool: 'node' }] }), '/spec/components/0/handler', /./],
@@ -63,6 +74,11 @@ describe('validateAppDefinition', () => {
     ['an upper-case app name', doc({}, 'Shop'), '/metadata/name', /./],
     ['an upper-case pool name', doc({ pools: [{ name: 'Node' }] }), '/spec/pools/0/name', /./],
     ['a component id with a space', doc({ components: [{ id: 'out of stock', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } }] }), '/spec/components/0/id', /./],
+    ['a cs component on a jit pool', doc({ components: [{ id: 'greet', handler: 'JIT', pool: 'node', cs: { function: 'payments/reconcile', ref: 'prod' } }] }), '/spec/components/0/pool', /runner: csjs/],
+    ['a cs component with both function and sha256', doc({ pools: [{ name: 'node', runner: 'csjs' }], components: [{ id: 'greet', handler: 'JIT', pool: 'node', cs: { function: 'p/f', sha256: 'a'.repeat(64) } }] }), '/spec/components/0/cs', /exactly one/],
+    ['a cs component with a bad ref', doc({ pools: [{ name: 'node', runner: 'csjs' }], components: [{ id: 'greet', handler: 'JIT', pool: 'node', cs: { function: 'p/f', ref: 'Prod!' } }] }), '/spec/components/0/cs/ref', /version number/],
+    ['a cs function name without a namespace', doc({ pools: [{ name: 'node', runner: 'csjs' }], components: [{ id: 'greet', handler: 'JIT', pool: 'node', cs: { function: 'reconcile' } }] }), '/spec/components/0/cs/function', /./],
+    ['a component with both jit and cs', doc({ pools: [{ name: 'node', runner: 'csjs' }], components: [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' }, cs: { sha256: 'a'.repeat(64) } }] }), '/spec/components/0/jit', /not both/],
     ['a component id ending in a dot', doc({ components: [{ id: 'quote.', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } }] }), '/spec/components/0/id', /./],
     ['an unknown ambient ledger mode', doc({ ledger: { ambient: 'some' } }), '/spec/ledger/ambient', /./],
     ['a sample rate of 0', doc({ ledger: { ambient: 'sampled', sampleRate: 0 } }), '/spec/ledger/sampleRate', /./],

@@ -12,6 +12,7 @@ import { gitSourceProblems } from './git-source.js';
 import { compileRoutePattern, RoutePatternError } from '../sources/http/route-pattern.js';
 import { declaredPathProblem } from '../execution/declared-outputs.js';
 import { fallbackProblems, llmComponentProblems } from './validate-llm-component.js';
+import { csComponentProblems } from './validate-cs-component.js';
 import { sourceRouteProblems } from './validate-source-route.js';
 
 const ROUTE_KINDS = ['http', 'cron', 'queue', 'callback', 'trigger'] as const;
@@ -93,15 +94,16 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     components.add(component.id);
     if (!pools.has(component.pool)) add(`${at}/pool`, `pool "${component.pool}" is not declared in spec.pools`);
     else {
-      // JIT scripts run in the jit-runner; prompts and workflows in the llm-orchestrator.
-      const wanted = component.handler === 'JIT' ? 'jit' : 'llm';
+      // JIT scripts run in the jit-runner, cs-js bundles in the csjs runner; prompts and workflows in the llm-orchestrator.
+      const wanted = component.handler === 'JIT' ? (component.cs !== undefined ? 'csjs' : 'jit') : 'llm';
       if (runners.get(component.pool) !== wanted) add(`${at}/pool`, `a ${component.handler} component runs in a pool with runner: ${wanted}; pool "${component.pool}" has runner: ${runners.get(component.pool)}`);
     }
     if (component.handler === 'LLM') for (const [where, reason] of llmComponentProblems(spec, component, at, options)) add(where, reason);
     if (component.handler === 'WORKFLOW') problems.push(...workflowComponentProblems(spec, component, at, options));
     for (const [where, reason] of fallbackProblems(spec, component, at, options)) add(where, reason);
     const handlerKey = { JIT: 'jit', LLM: 'llm', WORKFLOW: 'workflow' }[component.handler] as 'jit' | 'llm' | 'workflow';
-    if (component[handlerKey] === undefined) add(`${at}/${handlerKey}`, `required for handler ${component.handler}`);
+    if (component.cs !== undefined) for (const [where, reason] of csComponentProblems(component, at)) add(where, reason);
+    else if (component[handlerKey] === undefined) add(`${at}/${handlerKey}`, `required for handler ${component.handler}`);
     component.declaredOutputs?.forEach((declared, j) => {
       const problem = declaredPathProblem(declared.path);
       if (problem !== undefined) add(`${at}/declaredOutputs/${j}/path`, `"${declared.path}" ${problem}`);

@@ -11,6 +11,7 @@ import type { ExecuteContext } from '../contract/execute-contract.js';
 import type { ComponentSpec } from '../definitions/app-definition-schema.js';
 import type { LoadedApp } from '../registry/app-snapshot.js';
 import { workspaceDirs } from './write-surface.js';
+import type { CsTarget } from '../csjs/activation-context.js';
 
 export interface ContextOptions {
   /** URL of the core's MCP endpoint as sandboxes reach it. */
@@ -20,6 +21,8 @@ export interface ContextOptions {
   timeoutMs: number;
   sessionId?: string;
   turnNumber?: number;
+  /** The bundle a cs component runs at this turn (resolve-cs-component.ts). */
+  cs?: CsTarget;
   /** The workflow run the execution drives (WORKFLOW components). */
   workflowRunId?: string;
 }
@@ -47,6 +50,7 @@ export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, op
     context.taskDetails!.script = component.jit.script;
     context.taskDetails!.function = component.jit.function;
   }
+  if (options.cs) context.taskDetails!.cs = { ...options.cs };
   if (component.llm) context.taskDetails!.llm = component.llm;
   if (component.declaredOutputs) context.taskDetails!.declaredOutputs = component.declaredOutputs;
   if (component.workflow) context.workflowInfo = { workflowId: component.workflow.workflowId, ...(options.workflowRunId !== undefined ? { runId: options.workflowRunId } : {}) };
@@ -69,10 +73,11 @@ interface Serialized {
 /**
  * Serializes contexts, each component's shared part once per loaded app
  * (revision). Keyed by the component object, not its id: one component may run
- * in two forms (a promoted component's code and its llm fallback).
+ * in two forms (a promoted component's code and its llm fallback). A cs
+ * component's is keyed by its id and the bundle its ref named at the turn.
  */
 export class ExecuteContextWriter {
-  private readonly cache = new WeakMap<LoadedApp, Map<ComponentSpec, Serialized>>();
+  private readonly cache = new WeakMap<LoadedApp, Map<ComponentSpec | string, Serialized>>();
 
   /** The JSON of `buildExecuteContext(app, component, options)`. */
   json(app: LoadedApp, component: ComponentSpec, options: ContextOptions): string {
@@ -83,11 +88,13 @@ export class ExecuteContextWriter {
       byComponent = new Map();
       this.cache.set(app, byComponent);
     }
-    let serialized = byComponent.get(component);
+    // A cs component's shared part depends on the bundle its ref resolves to at this turn.
+    const key = options.cs === undefined ? component : `${component.id}\0${options.cs.version}\0${options.cs.sha256}`;
+    let serialized = byComponent.get(key);
     if (serialized === undefined || serialized.mcpEndpoint !== options.mcpEndpoint || serialized.timeoutMs !== options.timeoutMs) {
-      const shared = buildExecuteContext(app, component, { mcpEndpoint: options.mcpEndpoint, timeoutMs: options.timeoutMs });
+      const shared = buildExecuteContext(app, component, { mcpEndpoint: options.mcpEndpoint, timeoutMs: options.timeoutMs, ...(options.cs !== undefined ? { cs: options.cs } : {}) });
       serialized = { mcpEndpoint: options.mcpEndpoint, timeoutMs: options.timeoutMs, open: JSON.stringify(shared).slice(0, -1) };
-      byComponent.set(component, serialized);
+      byComponent.set(key, serialized);
     }
     let text = serialized.open;
     if (options.mcpToken !== undefined) text += `,"mcp_token":${JSON.stringify(options.mcpToken)}`;

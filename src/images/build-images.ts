@@ -28,10 +28,15 @@ const run = promisify(execFile);
 export const NODE_BASE_REPOSITORY = 'uhlp/node-base';
 export const JIT_RUNNER_REPOSITORY = 'uhlp/jit-runner';
 export const LLM_ORCHESTRATOR_REPOSITORY = 'uhlp/llm-orchestrator';
+export const CSJS_RUNNER_REPOSITORY = 'uhlp/csjs-runner';
 /** The repository of each runner's image. */
-export const RUNNER_REPOSITORIES: Readonly<Record<RunnerKind, string>> = { jit: JIT_RUNNER_REPOSITORY, llm: LLM_ORCHESTRATOR_REPOSITORY };
+export const RUNNER_REPOSITORIES: Readonly<Record<RunnerKind, string>> = { jit: JIT_RUNNER_REPOSITORY, llm: LLM_ORCHESTRATOR_REPOSITORY, csjs: CSJS_RUNNER_REPOSITORY };
 /** The image the Docker driver runs for a pool of `runner` that names none. */
-export const RUNNER_IMAGES: Readonly<Record<RunnerKind, string>> = { jit: `${JIT_RUNNER_REPOSITORY}:latest`, llm: `${LLM_ORCHESTRATOR_REPOSITORY}:latest` };
+export const RUNNER_IMAGES: Readonly<Record<RunnerKind, string>> = {
+  jit: `${JIT_RUNNER_REPOSITORY}:latest`,
+  llm: `${LLM_ORCHESTRATOR_REPOSITORY}:latest`,
+  csjs: `${CSJS_RUNNER_REPOSITORY}:latest`,
+};
 /** The image the Docker driver runs when a jit pool names none. */
 export const JIT_RUNNER_IMAGE = RUNNER_IMAGES.jit;
 /** The non-root user every sandbox runs as, unless the driver picks the core's own uid. */
@@ -77,6 +82,8 @@ export interface BuildImagesResult {
   readonly nodeBase: BuiltImage;
   readonly jitRunner: BuiltImage;
   readonly llmOrchestrator: BuiltImage;
+  /** The csjs runner: the base plus its files and isolated-vm's compiled addon. */
+  readonly csjsRunner: BuiltImage;
 }
 
 export async function buildImages(options: BuildImagesOptions = {}): Promise<BuildImagesResult> {
@@ -84,13 +91,15 @@ export async function buildImages(options: BuildImagesOptions = {}): Promise<Bui
   const nodeBase = await buildNodeBase(docker, options);
   const jitRunner = await buildRunnerImage(docker, nodeBase.reference, 'jit', options);
   const llmOrchestrator = await buildRunnerImage(docker, nodeBase.reference, 'llm', options);
+  const csjsRunner = await buildRunnerImage(docker, nodeBase.reference, 'csjs', options);
   if (options.prune) {
     // The runners first: older runner images are what keep older bases in use.
     await pruneOlder(docker, JIT_RUNNER_REPOSITORY, jitRunner.reference);
     await pruneOlder(docker, LLM_ORCHESTRATOR_REPOSITORY, llmOrchestrator.reference);
+    await pruneOlder(docker, CSJS_RUNNER_REPOSITORY, csjsRunner.reference);
     await pruneOlder(docker, NODE_BASE_REPOSITORY, nodeBase.reference);
   }
-  return { nodeBase, jitRunner, llmOrchestrator };
+  return { nodeBase, jitRunner, llmOrchestrator, csjsRunner };
 }
 
 /**

@@ -15,11 +15,11 @@ import { importClosure } from './import-closure.js';
 /** This package's root: it holds dist/ (after `npm run build`) and node_modules/. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** A pool's `runner`. */
-export type RunnerKind = 'jit' | 'llm';
+export type RunnerKind = 'jit' | 'llm' | 'csjs';
 
 export interface RunnerProgramInfo {
   /** The program's name: its image repository is `uhlp/<name>`. */
-  readonly name: 'jit-runner' | 'llm-orchestrator';
+  readonly name: 'jit-runner' | 'llm-orchestrator' | 'csjs-runner';
   /** The compiled entry, relative to the package root and to the runner's directory. */
   readonly entry: string;
   /**
@@ -27,14 +27,32 @@ export interface RunnerProgramInfo {
    * the llm-orchestrator reads them through MCP and gets no such mount.
    */
   readonly readsDefinitions: boolean;
+  /**
+   * It loads a native addon (the csjs runner: isolated-vm), so Node's
+   * permission model runs it with `--allow-addons`. No runner that imports
+   * app scripts has this: a script could write an addon of its own to its
+   * tmp directory and load it. @defaultValue false
+   */
+  readonly loadsAddons?: boolean;
 }
 
 export const RUNNER_PROGRAMS: Readonly<Record<RunnerKind, RunnerProgramInfo>> = {
   jit: { name: 'jit-runner', entry: 'dist/runner/main.js', readsDefinitions: true },
   llm: { name: 'llm-orchestrator', entry: 'dist/orchestrator/main.js', readsDefinitions: false },
+  csjs: { name: 'csjs-runner', entry: 'dist/runner/csjs-main.js', readsDefinitions: false, loadsAddons: true },
 };
 
-export const RUNNER_KINDS: readonly RunnerKind[] = ['jit', 'llm'];
+export const RUNNER_KINDS: readonly RunnerKind[] = ['jit', 'llm', 'csjs'];
+
+/**
+ * Packages of which a runner needs only some files at run time, and none of
+ * their dependencies: isolated-vm is compiled at install, and its sources,
+ * build tree and install-time helpers (prebuild-install) have no place in a
+ * sandbox.
+ */
+const RUNTIME_FILES: Readonly<Record<string, RegExp>> = {
+  'isolated-vm': /^(package\.json|isolated-vm\.js|LICENSE|out\/isolated_vm\.node)$/,
+};
 /** Build output the runner does not load: source maps and type declarations. */
 const SKIPPED_FILE = /(\.map|\.d\.[cm]?ts|\.tsbuildinfo)$/;
 
@@ -57,7 +75,11 @@ export async function runnerAppFiles(runner: RunnerKind, root: string = PACKAGE_
     );
   });
   for (const file of closure.files) files.push(...(await collectFiles(root, file)));
-  for (const dir of await packageDirs(root, closure.packages)) files.push(...(await collectFiles(root, dir)));
+  for (const dir of await packageDirs(root, closure.packages)) {
+    const only = RUNTIME_FILES[dir.slice('node_modules/'.length)];
+    const found = await collectFiles(root, dir);
+    files.push(...(only === undefined ? found : found.filter((file) => only.test(file.name.slice(dir.length + 1)))));
+  }
   return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
@@ -94,6 +116,7 @@ async function packageDirs(root: string, packages: readonly string[]): Promise<s
     const manifest = await readFile(path.join(root, dir, 'package.json'), 'utf8').catch(() => {
       throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `package ${name} is not installed under ${root}; run npm ci`, { package: name });
     });
+    if (RUNTIME_FILES[name] !== undefined) continue;
     queue.push(...Object.keys((JSON.parse(manifest) as { dependencies?: Record<string, string> }).dependencies ?? {}));
   }
   return [...found].sort();

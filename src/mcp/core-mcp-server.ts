@@ -22,6 +22,8 @@ import type { KvStore } from './kv-store.js';
 import type { McpExecutions } from './mcp-executions.js';
 import { type ExecutionGrant, McpTokenService, bearerToken } from './mcp-token-service.js';
 import { toolsFor } from './tool-catalog.js';
+import type { FunctionStore } from '../state/function-store.js';
+import type { CodeqPublisher } from './tools/fn-tools.js';
 import type { EndpointInvoker, SourceTools, ToolServices, WorkflowServices } from './tool-definition.js';
 import type { Embedder } from '../llm/embedder.js';
 import { invokeTool } from './tool-invoker.js';
@@ -47,6 +49,10 @@ export interface CoreMcpServerOptions {
   readonly hostEnv?: Readonly<Record<string, string | undefined>>;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** The runtime store's function store, for core.fn.*. @defaultValue none */
+  readonly functions?: FunctionStore;
+  /** Queue publishing for core.codeq.publish (the queue sources connect it). @defaultValue none */
+  readonly codeq?: CodeqPublisher;
   /** The delivery sources the source tools publish to. @defaultValue none */
   readonly sources?: SourceTools;
   /** Embeddings behind core.llm.embed. @defaultValue the local deterministic embedding */
@@ -90,6 +96,8 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     hostEnv: options.hostEnv ?? {},
     logger: options.logger,
     llm,
+    ...(options.functions !== undefined ? { functions: options.functions } : {}),
+    ...(options.codeq !== undefined ? { codeq: options.codeq } : {}),
     ...(options.sources !== undefined ? { sources: options.sources } : {}),
     ...(options.embedder !== undefined ? { embedder: options.embedder } : {}),
     ...(options.workflows !== undefined ? { workflows: options.workflows } : {}),

@@ -9,6 +9,7 @@ import { getConfigValue, log } from './tools/framework-tools.js';
 import { kvDel, kvGet, kvSet } from './tools/kv-tools.js';
 import { llmGenerate } from './tools/llm-tool.js';
 import { applyStateDiff, getDefinitionFileContent } from './tools/state-tools.js';
+import { codeqPublish, fnAliasSet, fnBundle, fnLog, fnPublish, fnVersions } from './tools/fn-tools.js';
 import { callbackCreate, queuePublish, triggerEmit } from './tools/source-tools.js';
 import { llmEmbed } from './tools/embed-tool.js';
 import { componentInvoke, workflowCheckpoint, workflowEmit, workflowLoad } from './tools/workflow-tools.js';
@@ -24,6 +25,12 @@ export const CORE_TOOLS: readonly McpTool[] = [
   kvSet,
   kvDel,
   log,
+  fnPublish,
+  fnVersions,
+  fnAliasSet,
+  fnBundle,
+  fnLog,
+  codeqPublish,
   queuePublish,
   callbackCreate,
   triggerEmit,

@@ -16,6 +16,8 @@ import type { CapabilityName } from './capability-guard.js';
 import type { KvStore } from './kv-store.js';
 import type { ExecutionGrant } from './mcp-token-service.js';
 import type { TokenUsage } from './tool-call-recorder.js';
+import type { FunctionStore } from '../state/function-store.js';
+import type { CodeqPublisher } from './tools/fn-tools.js';
 
 /** What `endpoint_invoke` on the spine needs: the server's `invoke`, or a fake in tests. */
 export interface EndpointInvoker {
@@ -43,6 +45,10 @@ export interface ToolServices {
   /** The core's environment, from which `shell.env` picks variables. */
   readonly hostEnv: Readonly<Record<string, string | undefined>>;
   readonly logger: Logger;
+  /** cs-js bundles, versions, aliases and activation logs (the runtime store's). @defaultValue none: core.fn.* fail UHLP_STATE_UNAVAILABLE */
+  readonly functions?: FunctionStore;
+  /** Queue publishing for core.codeq.publish. @defaultValue none: calls fail UHLP_CODEQ_UNAVAILABLE */
+  readonly codeq?: CodeqPublisher;
   /** The delivery sources behind core.queue.publish, core.callback.create, core.trigger.emit. @defaultValue none: those tools fail */
   readonly sources?: SourceTools;
   /** Text embeddings behind core.llm.embed. @defaultValue the local embedding */

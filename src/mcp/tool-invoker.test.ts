@@ -91,12 +91,15 @@ describe('tool list per capability set', () => {
     ['web', { web: everything.web! }, ['tool.web.fetch']],
     ['llm', { llm: everything.llm! }, ['core.llm.generate', 'core.llm.embed']],
     ['state', { state: { write: ['data/**'], forbidden: [] } }, ['core.state.applyStateDiff']],
+    ['codeq', { codeq: { publishTopics: ['orders.*'] } }, ['core.codeq.publish']],
+    ['functions', { functions: { namespaces: ['payments'] } }, ['core.fn.publish', 'core.fn.versions', 'core.fn.alias.set']],
     ['queue', { queue: { publish: ['orders'] } }, ['core.queue.publish']],
     ['callback', { callback: { create: ['paid'] } }, ['core.callback.create']],
     ['trigger', { trigger: { emit: ['order.created'] } }, ['core.trigger.emit']],
     ['everything', everything, ['core.llm.generate', 'core.llm.embed', 'core.linux.executeCommand', 'tool.web.fetch', 'core.kv.get', 'core.kv.set', 'core.kv.del']],
   ])('%s', (_name, capabilities, extra) => {
-    const base = ['core.state.getDefinitionFileContent', 'core.framework.getConfigValue', 'core.log'];
+    // core.fn.bundle and core.fn.log serve the csjs runner of every app, only ever for the execution's own app.
+    const base = ['core.state.getDefinitionFileContent', 'core.framework.getConfigValue', 'core.log', 'core.fn.bundle', 'core.fn.log'];
     expect(toolsFor(capabilities).map((tool) => tool.name).sort()).toEqual([...base, ...extra].sort());
   });
 

@@ -24,7 +24,7 @@ import { UhlpError } from '../errors.js';
 import { IMAGE_APP_DIR, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
 import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
-import { nodePermissionFlags } from './process-sandbox.js';
+import { addonFlags, nodePermissionFlags } from './process-sandbox.js';
 import { dockerSeccompProfile } from './seccomp-filter.js';
 import type { Logger } from '../logger.js';
 import { containerExitCause } from './container-exit-cause.js';
@@ -282,7 +282,7 @@ export class DockerDriver implements SandboxDriver {
       name: `uhlp-${spec.appId}-${spec.pool.name}-${id}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
       Image: this.imageOf(spec),
       // The image's Node and runner, with Node's permission model in front of the runner, as in a process sandbox.
-      Entrypoint: [IMAGE_NODE_PATH, ...nodePermissionFlags(process.version).flags(readable, [CONTAINER_WORK]), `${IMAGE_APP_DIR}/${program.entry}`],
+      Entrypoint: [IMAGE_NODE_PATH, ...nodePermissionFlags(process.version).flags(readable, [CONTAINER_WORK]), ...addonFlags(spec.pool.runner), `${IMAGE_APP_DIR}/${program.entry}`],
       Cmd: [
         '--listen',
         listen,

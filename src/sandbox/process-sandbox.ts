@@ -195,7 +195,7 @@ function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], 
         work: SANDBOX_PATHS.work,
         mcpSocket: launch.mcpSocket ? SANDBOX_PATHS.mcpSocket : undefined,
       };
-      args.push(`--max-old-space-size=${launch.memoryMb}`, ...permissions.flags(paths.read, paths.write), ...program(paths));
+      args.push(`--max-old-space-size=${launch.memoryMb}`, ...permissions.flags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths));
       return { file: bwrap, args, fd3: seccomp, socketPath: path.join(launch.socketDir, 'runner.sock'), workDir: SANDBOX_PATHS.work };
     },
   };
@@ -219,10 +219,15 @@ function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, 
         work: launch.workDir,
         mcpSocket: launch.mcpSocket,
       };
-      const args = [`--max-old-space-size=${launch.memoryMb}`, ...permissions.flags(paths.read, paths.write), ...program(paths)];
+      const args = [`--max-old-space-size=${launch.memoryMb}`, ...permissions.flags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths)];
       return { file: process.execPath, args, socketPath: paths.socket, workDir: launch.workDir };
     },
   };
+}
+
+/** `--allow-addons` for the one runner that loads a native addon (the csjs runner), nothing for the others. */
+export function addonFlags(runner: RunnerKind): string[] {
+  return RUNNER_PROGRAMS[runner].loadsAddons === true ? ['--allow-addons'] : [];
 }
 
 /** The runner's environment: nothing of the core's; temporary files go to the writable tree until a turn names its own. */

@@ -12,6 +12,7 @@ describe('loadLuaScripts', () => {
     expect(scripts.get('rateLimit')?.numberOfKeys).toBe(1);
     expect([...scripts.keys()].sort()).toEqual([
       'cronFire',
+      'fnPublish',
       'idempotencyAbandon',
       'idempotencyBegin',
       'idempotencyComplete',

@@ -47,6 +47,8 @@ import {
 } from './runtime-store.js';
 import { assertSessionId, newSessionId } from './session-id.js';
 import { decideGcra, MAX_LIMIT_PER_SECOND } from './rate-limit-gcra.js';
+import type { FunctionStore } from './function-store.js';
+import { MemoryFunctionStore } from './memory-function-store.js';
 
 export interface MemoryRuntimeStoreOptions {
   /** Clock in epoch milliseconds; tests drive time with it. @defaultValue `Date.now` */
@@ -91,9 +93,11 @@ export class MemoryRuntimeStore implements RuntimeStore {
   private readonly keys = new RuntimeKeys('');
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
+  readonly functions: FunctionStore;
 
   constructor(options: MemoryRuntimeStoreOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.functions = new MemoryFunctionStore(this.now, () => this.assertOpen());
     this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);
     this.sweeper.unref();
   }

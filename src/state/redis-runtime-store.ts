@@ -56,6 +56,8 @@ import {
   type StoredRun,
 } from './runtime-store.js';
 import { assertSessionId, newSessionId } from './session-id.js';
+import type { FunctionStore } from './function-store.js';
+import { RedisFunctionStore } from './redis-function-store.js';
 
 export interface RedisRuntimeStoreOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://...`. */
@@ -81,6 +83,7 @@ export class RedisRuntimeStore implements RuntimeStore {
   readonly kind = 'redis' as const;
   readonly keys: RuntimeKeys;
   private readonly redis: Redis;
+  readonly functions: FunctionStore;
 
   /**
    * Starts connecting in the background and returns at once; until Redis is up,
@@ -115,6 +118,7 @@ export class RedisRuntimeStore implements RuntimeStore {
     for (const script of loadLuaScripts().values()) {
       this.redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     }
+    this.functions = new RedisFunctionStore(this.redis, this.keys, (operation) => this.call(operation));
     this.redis.connect().catch(() => {
       // The first attempt failed; retryStrategy keeps trying and calls fail fast meanwhile.
     });

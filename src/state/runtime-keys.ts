@@ -68,6 +68,26 @@ export class RuntimeKeys {
     return `${this.prefix}llm:cache:${encode(appId)}:${encode(key)}`;
   }
 
+  /** A cs-js bundle of a tenant, by its sha256. */
+  fnBundle(tenant: string, sha256: string): string {
+    return `${this.prefix}fn:bundle:${encode(tenant)}:${encode(sha256)}`;
+  }
+
+  /** The versions hash of one function (`seq`, `latest`, `v:<n>`). */
+  fnVersions(tenant: string, namespace: string, fn: string): string {
+    return `${this.prefix}fn:versions:${encode(tenant)}:${encode(namespace)}:${encode(fn)}`;
+  }
+
+  /** The aliases hash of one function (alias -> version). */
+  fnAliases(tenant: string, namespace: string, fn: string): string {
+    return `${this.prefix}fn:aliases:${encode(tenant)}:${encode(namespace)}:${encode(fn)}`;
+  }
+
+  /** The log chunks of one activation. */
+  fnLogs(activationId: string): string {
+    return `${this.prefix}fn:logs:${encode(activationId)}`;
+  }
+
   /**
    * The stream of one delivery route: `<prefix>queue:<app>:<name>` for a queue
    * (the documented key producers XADD to), `<prefix>cron:...`, `<prefix>callback:...`

@@ -1,3 +1,5 @@
+import type { FunctionStore } from './function-store.js';
+
 /**
  * The runtime state of a core: sessions, kv, sandbox leases, idempotency records,
  * per-app rate-limit counters, the optimization oracle's counters, the LLM
@@ -239,6 +241,8 @@ export interface RuntimeStore {
   /** Stores an LLM answer of an app for `ttlMs`, replacing any earlier one. */
   setLlmCached(appId: string, key: string, value: string, ttlMs: number): Promise<void>;
 
+  /** cs-js bundles, function versions, aliases and activation logs (function-store.ts). */
+  readonly functions: FunctionStore;
   /**
    * Stores a new workflow run record for `ttlMs`; false when a run of that id
    * exists. `active` lists it among the runs a starting core resumes.

@@ -20,6 +20,8 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
 import type { LoadedApp } from '../registry/app-snapshot.js';
 import type { TurnEvent } from './turn-event.js';
+import { resolveCsComponent } from '../csjs/resolve-cs-component.js';
+import type { CsTarget } from '../csjs/activation-context.js';
 import { SESSION_ID_HEADER, TURN_HEADER, type Turn, type TurnKeeper } from './turn-keeper.js';
 
 export interface TurnPipelineDeps {
@@ -116,6 +118,8 @@ export class TurnPipeline {
       return deps.workflows.run(event, notes, (attempt) => this.execute(attempt, notes));
     }
     const started = performance.now();
+    // A cs component runs the bundle its ref names now; a ref that names nothing fails before the turn begins.
+    const cs = component.cs !== undefined ? await resolveCsComponent(deps.store.functions, app.id, component.cs) : undefined;
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session, { requestId, policy: app.document.spec.ledger });
     const turn = begun instanceof Promise ? await begun : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
@@ -132,7 +136,9 @@ export class TurnPipeline {
     let failure: unknown;
     try {
       const { response, text } =
-        plan === undefined ? await this.executeView(event, turn, event, turnEvidence) : await plan.run((view) => this.executeView(event, turn, view, view.background ? newTurnEvidence() : turnEvidence));
+        plan === undefined
+          ? await this.executeView(event, turn, event, turnEvidence, cs)
+          : await plan.run((view) => this.executeView(event, turn, view, view.background ? newTurnEvidence() : turnEvidence, cs));
       answerJson = text;
       status = response.resultType === 'error' ? 'error' : 'ok';
       // Mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
@@ -154,10 +160,12 @@ export class TurnPipeline {
   }
 
   /** One /execute of the turn, of the component in the view's form and pool, with an MCP token of its own. */
-  private async executeView(event: TurnEvent, turn: Turn, view: ExecutionView, turnEvidence: TurnEvidence): Promise<ExecutionResult> {
+  private async executeView(event: TurnEvent, turn: Turn, view: ExecutionView, turnEvidence: TurnEvidence, resolvedCs?: CsTarget): Promise<ExecutionResult> {
     const { deps } = this;
     const { app, requestId, requestDataJson } = event;
     const { component, pool } = view;
+    // The bundle resolved for the turn, for the view that runs the cs component itself.
+    const cs = component.cs !== undefined ? resolvedCs : undefined;
     // A workflow run's execution lasts as long as the run has time left, not the pool's timeout.
     const timeoutMs = event.workflowRun?.timeoutMs ?? pool.limits.timeoutMs;
     // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
@@ -188,6 +196,7 @@ export class TurnPipeline {
       sessionId: turn.sessionId,
       turnNumber: turn.turnNumber,
       mcpToken,
+      ...(cs !== undefined ? { cs } : {}),
       ...(event.workflowRun?.owner === true ? { workflowRunId: event.workflowRun.runId } : {}),
     });
     const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestDataJson},"context":${context}}`;

@@ -109,7 +109,8 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   return result.isError ? { error: result.structuredContent } : result.structuredContent;
 }
 
-const BASE_TOOLS = ['core.framework.getConfigValue', 'core.log', 'core.state.getDefinitionFileContent'];
+// core.fn.bundle and core.fn.log serve the csjs runner of every app (its own bundles and activation logs only).
+const BASE_TOOLS = ['core.fn.bundle', 'core.fn.log', 'core.framework.getConfigValue', 'core.log', 'core.state.getDefinitionFileContent'];
 
 describe('CoreMCPServer with the official MCP client', () => {
   let tooled: Client;

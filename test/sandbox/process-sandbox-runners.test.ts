@@ -42,6 +42,20 @@ describe('process sandbox commands per runner', () => {
     expect(path.basename(appDir(llm))).toMatch(/^llm-orchestrator-[0-9a-f]{16}$/);
   });
 
+  it('allows native addons to the csjs runner only, which mounts no definitions', async () => {
+    const sandbox = await prepareProcessSandbox({ stateDir: mkdtempSync(path.join(os.tmpdir(), 'uhlp-psr-')) });
+    const csjs = sandbox.launch(launch('csjs')).args;
+    expect(csjs).toEqual(expect.arrayContaining(['--allow-addons', '/app/dist/runner/csjs-main.js', '--seccomp', '3']));
+    expect(csjs.join(' ')).not.toContain('/definitions');
+    expect(sandbox.launch(launch('jit')).args).not.toContain('--allow-addons');
+    expect(sandbox.launch(launch('llm')).args).not.toContain('--allow-addons');
+    // Only the addon's runtime files are staged, not its sources, build tree or install-time helpers.
+    const appDir = csjs[csjs.indexOf('/app') - 1]!;
+    const { readdirSync } = await import('node:fs');
+    expect(readdirSync(path.join(appDir, 'node_modules', 'isolated-vm'), { recursive: true }).sort()).toEqual(['LICENSE', 'isolated-vm.js', 'out', 'out/isolated_vm.node', 'package.json']);
+    expect(readdirSync(path.join(appDir, 'node_modules'))).not.toContain('prebuild-install');
+  });
+
   it('unisolated: the permission model reads no definitions for the llm-orchestrator', async () => {
     const sandbox = await prepareProcessSandbox({ stateDir: mkdtempSync(path.join(os.tmpdir(), 'uhlp-psr-')), prefer: 'none', allowUnisolated: true });
     const llm = sandbox.launch(launch('llm')).args;

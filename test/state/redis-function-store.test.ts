@@ -1,0 +1,15 @@
+/** The shared FunctionStore suite against a real Redis; fails, never skips, without one. */
+import { RedisRuntimeStore } from '../../src/state/redis-runtime-store.js';
+import { TEST_REDIS_URL, uniqueKeyPrefix } from '../helpers/redis-url.js';
+import { describeFunctionStore } from './describe-function-store.js';
+
+describeFunctionStore('redis', async () => {
+  const store = await RedisRuntimeStore.connect({ url: TEST_REDIS_URL, keyPrefix: uniqueKeyPrefix('fn'), timeoutMs: 5000 });
+  return {
+    store,
+    cleanup: async () => {
+      await store.deleteAllKeys();
+      await store.close();
+    },
+  };
+});
