@@ -4,6 +4,13 @@
  * watch error other than 410 Gone: this class restarts it with backoff, so a restarted
  * API server or a dropped connection heals by itself. A periodic resync re-delivers
  * every cached object, so work lost to a bug or a failed write is retried.
+ *
+ * A watch can also go quiet without failing: a connection dropped by a relay or a
+ * NAT in between ends no stream, and the client's list and watch requests have no
+ * deadline of their own. So a list that takes longer than `listTimeoutMs` fails (and
+ * is retried), and a watch that delivered nothing for `rewatchAfterMs` is started
+ * again from the last resource version (a relist only if the server has moved on),
+ * as client-go's reflector ends its watches every few minutes.
  */
 import {
   makeInformer,
@@ -28,6 +35,10 @@ export interface ResourceInformerOptions {
   labelSelector?: string;
   /** Told about watch failures (they are retried). @defaultValue ignore */
   onError?: (error: unknown) => void;
+  /** A list that has not answered after this many milliseconds fails, and is retried. @defaultValue `20000` */
+  listTimeoutMs?: number;
+  /** A watch that delivered nothing (no event, no reconnect) for this long is started again; 0 never. @defaultValue `60000` */
+  rewatchAfterMs?: number;
 }
 
 type Handler<T> = (event: InformerEvent, object: T) => void;
@@ -39,6 +50,9 @@ export class ResourceInformer<T extends CustomObject> {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly options: Required<Omit<ResourceInformerOptions, 'labelSelector'>> & { labelSelector?: string };
   private resyncTimer: NodeJS.Timeout | undefined;
+  private watchdogTimer: NodeJS.Timeout | undefined;
+  /** When each informer last showed life: an event, or a (re)connected watch. */
+  private readonly lastAlive: number[] = [];
   private stopped = false;
 
   constructor(kubeConfig: KubeConfig, resource: ResourceKind, options: ResourceInformerOptions = {}) {
@@ -47,6 +61,8 @@ export class ResourceInformer<T extends CustomObject> {
       resyncPeriodMs: options.resyncPeriodMs ?? 30_000,
       restartDelayMs: options.restartDelayMs ?? 500,
       onError: options.onError ?? (() => {}),
+      listTimeoutMs: options.listTimeoutMs ?? 20_000,
+      rewatchAfterMs: options.rewatchAfterMs ?? 60_000,
       labelSelector: options.labelSelector,
     };
     const client = new CustomResourceClient(kubeConfig);
@@ -54,15 +70,21 @@ export class ResourceInformer<T extends CustomObject> {
     for (const namespace of scopes) {
       const path = resourcePath(resource, namespace);
       const list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-        const result = await client.list<KubernetesObject>(resource, namespace, this.options.labelSelector);
+        const result = await withDeadline(client.list<KubernetesObject>(resource, namespace, this.options.labelSelector), this.options.listTimeoutMs, `list ${path}`);
         return { apiVersion: 'v1', kind: 'List', items: result.items, metadata: { resourceVersion: result.resourceVersion } };
       };
       const informer = makeInformer<KubernetesObject>(kubeConfig, path, list, this.options.labelSelector);
-      informer.on('add', (object) => this.emit('add', object as T));
-      informer.on('update', (object) => this.emit('update', object as T));
-      informer.on('delete', (object) => this.emit('delete', object as T));
+      const index = this.informers.length;
+      const alive = (): void => {
+        this.lastAlive[index] = Date.now();
+      };
+      alive();
+      informer.on('add', (object) => (alive(), this.emit('add', object as T)));
+      informer.on('update', (object) => (alive(), this.emit('update', object as T)));
+      informer.on('delete', (object) => (alive(), this.emit('delete', object as T)));
       let failures = 0;
       informer.on('connect', () => {
+        alive();
         failures = 0;
       });
       informer.on('error', (error) => {
@@ -88,6 +110,11 @@ export class ResourceInformer<T extends CustomObject> {
   /** Lists and starts watching; resolves once every namespace has been listed (or failed to be, and is retried in the background). */
   async start(): Promise<void> {
     this.stopped = false;
+    for (let i = 0; i < this.informers.length; i++) this.lastAlive[i] = Date.now();
+    if (this.options.rewatchAfterMs > 0) {
+      this.watchdogTimer = setInterval(() => this.rewatchQuiet(), Math.min(this.options.rewatchAfterMs, 30_000));
+      this.watchdogTimer.unref();
+    }
     await Promise.all(this.informers.map((informer) => informer.start()));
     if (this.options.resyncPeriodMs > 0) {
       this.resyncTimer = setInterval(() => {
@@ -100,6 +127,7 @@ export class ResourceInformer<T extends CustomObject> {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.resyncTimer) clearInterval(this.resyncTimer);
+    if (this.watchdogTimer) clearInterval(this.watchdogTimer);
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     await Promise.all(this.informers.map((informer) => informer.stop()));
@@ -117,7 +145,34 @@ export class ResourceInformer<T extends CustomObject> {
     return this.informers.flatMap((informer) => [...informer.list(namespace)] as T[]);
   }
 
+  /**
+   * Starts again every watch that has been quiet for too long. Stopping aborts its
+   * request; starting watches on from the last resource version. A start that hangs
+   * is not waited for: the next round tries again.
+   */
+  private rewatchQuiet(): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    this.informers.forEach((informer, index) => {
+      if (now - (this.lastAlive[index] ?? now) < this.options.rewatchAfterMs) return;
+      this.lastAlive[index] = now;
+      void (async () => {
+        await informer.stop();
+        if (!this.stopped) await informer.start();
+      })().catch((error: unknown) => this.options.onError(error));
+    });
+  }
+
   private emit(event: InformerEvent, object: T): void {
     for (const handler of this.handlers) handler(event, object);
   }
+}
+
+/** The promise's answer, or a failure once `ms` have passed without one. */
+function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }

@@ -1,0 +1,94 @@
+/**
+ * A watch whose connection goes quiet without ending (a relay or NAT in between
+ * dropped it) must heal: the informer starts quiet watches again. A TCP relay on
+ * loopback stands between the informer and the real API server; freezing it stops
+ * every byte on the connections open at that moment, while new ones pass.
+ */
+import net from 'node:net';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP_DEFINITION, CustomResourceClient, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
+import { ResourceInformer } from '../../src/k8s/resource-informer.js';
+import { appDefinition } from './fixtures.js';
+import { createNamespace, installCrds, loadKubeConfig, waitFor } from './kube-env.js';
+
+/** A loopback TCP relay to `target` whose open connections can be frozen (kept open, nothing passes). */
+async function startRelay(target: URL): Promise<{ port: number; freeze: () => void; close: () => Promise<void> }> {
+  const open = new Set<{ client: net.Socket; upstream: net.Socket }>();
+  const frozen: net.Socket[] = [];
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    const pair = { client, upstream };
+    open.add(pair);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const end = (): void => {
+      open.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    freeze() {
+      for (const { client, upstream } of open) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+        frozen.push(client, upstream);
+      }
+      open.clear();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of frozen) socket.destroy();
+        for (const { client } of open) client.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('ResourceInformer against a real API server behind a relay that goes quiet', () => {
+  let kubeConfig: KubeConfig;
+  let namespace: { name: string; remove: () => Promise<void> };
+  let relay: Awaited<ReturnType<typeof startRelay>>;
+  let informer: ResourceInformer<AppDefinitionResource> | undefined;
+
+  beforeAll(async () => {
+    kubeConfig = loadKubeConfig();
+    await installCrds(kubeConfig);
+    namespace = await createNamespace(kubeConfig, 'uhlp-quiet-watch');
+    relay = await startRelay(new URL(kubeConfig.getCurrentCluster()!.server));
+  });
+  afterAll(async () => {
+    await informer?.stop();
+    await relay?.close();
+    await namespace?.remove();
+  });
+
+  it('sees a change made after its watch connection went quiet, by watching again', async () => {
+    const viaRelay = loadKubeConfig();
+    const cluster = viaRelay.getCurrentCluster()!;
+    const server = new URL(cluster.server);
+    server.port = String(relay.port);
+    viaRelay.clusters = viaRelay.clusters.map((c) => (c.name === cluster.name ? { ...c, server: server.toString().replace(/\/$/, '') } : c));
+    informer = new ResourceInformer<AppDefinitionResource>(viaRelay, APP_DEFINITION, { namespaces: [namespace.name], rewatchAfterMs: 2_000, resyncPeriodMs: 0 });
+    const seen = new Set<string>();
+    informer.on((_event, object) => seen.add(object.metadata.name));
+    await informer.start();
+
+    const client = new CustomResourceClient(kubeConfig, { fieldManager: 'uhlp-test' });
+    await client.create(APP_DEFINITION, appDefinition(namespace.name, 'before') as unknown as AppDefinitionResource);
+    await waitFor('the first app through the live watch', () => seen.has('before'));
+
+    relay.freeze();
+    await client.create(APP_DEFINITION, appDefinition(namespace.name, 'after') as unknown as AppDefinitionResource);
+    // The frozen watch never delivers it; only a new watch does, once the old one was quiet for 2 s.
+    await waitFor('the second app after the quiet watch was started again', () => seen.has('after'), 20_000);
+    expect(informer.get(namespace.name, 'after')?.metadata.name).toBe('after');
+  });
+});
