@@ -141,6 +141,14 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
     ledger: section('The hash-chained turn ledger, under the data volume.', {
       mode: oneOf('`files` or `off`.', ['files', 'off'], 'files'),
       key: secretRef('the ledger HMAC key (at least 32 bytes; `openssl rand -hex 32`)', 'ledger-key'),
+      durability: oneOf('When an answer leaves: `async` (the ledger follows), `sync` (its entries are written first), `fsync` (and flushed to disk).', ['async', 'sync', 'fsync'], 'async'),
+    }),
+    sources: section('Queues, cron, callbacks and triggers (docs/sources.md).', {
+      key: secretRef(
+        'the key that signs callback URLs and queue tokens (at least 32 bytes; `openssl rand -hex 32`). Every core of a release needs the same one: without it each core makes its own, and a URL or token one core gave is refused by the others',
+        'sources-key',
+      ),
+      publicUrl: str('Base URL callback URLs are given under, e.g. `https://apps.example.com`; empty: the core\'s own URL.', '', { pattern: '^$|^https?://\\S+$' }),
     }),
     llm: section('The OpenAI-compatible server behind `core.llm.generate`; without `baseUrl` every LLM call fails (never a surprise bill).', {
       baseUrl: str('Base URL, e.g. `https://api.openai.com/v1`.', '', { pattern: '^$|^https?://\\S+$' }),

@@ -157,6 +157,10 @@ describe('helm lint and template', () => {
     expect(env.find((e) => e.name === 'UHLP_LLM_API_KEY')).toEqual({ name: 'UHLP_LLM_API_KEY', valueFrom: { secretKeyRef: { name: 'uhlp-llm', key: 'token' } } });
     expect(env.find((e) => e.name === 'UHLP_STATE')?.value).toBe('redis://:$(UHLP_REDIS_PASSWORD)@all-options-redis:6379');
     expect(env.find((e) => e.name === 'UHLP_LEDGER_KEY_FILE')?.value).toBe('/etc/uhlp/ledger-key/key');
+    // One sources key for every core of the release, so a callback URL one core gave works on all.
+    expect(env.find((e) => e.name === 'UHLP_SOURCES_KEY')).toEqual({ name: 'UHLP_SOURCES_KEY', valueFrom: { secretKeyRef: { name: 'uhlp-sources', key: 'key' } } });
+    const settings = rendered.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'all-options-core')!;
+    expect(settings.data).toMatchObject({ UHLP_PUBLIC_URL: 'https://apps.example.com', UHLP_LEDGER_DURABILITY: 'sync' });
   });
 
   it('renders an Ingress with no hosts as a default backend to the core, which the API server accepts', async () => {
