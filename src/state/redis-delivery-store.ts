@@ -13,7 +13,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { isUhlpError, UhlpError } from '../errors.js';
+import { UhlpError } from '../errors.js';
 import {
   DELIVERY_GROUP,
   deadLetterFields,
@@ -30,6 +30,7 @@ import {
   type StreamStats,
 } from './delivery-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
+import { callRedis, runScript, toStateError } from './redis-calls.js';
 import { RuntimeKeys } from './runtime-keys.js';
 
 export interface RedisDeliveryStoreOptions {
@@ -43,7 +44,6 @@ export interface RedisDeliveryStoreOptions {
   readonly onConnectionError?: (error: Error) => void;
 }
 
-type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
 type StreamEntry = [id: string, fields: string[]];
 
 export class RedisDeliveryStore implements DeliveryStore {
@@ -127,7 +127,7 @@ export class RedisDeliveryStore implements DeliveryStore {
             await this.ensureGroup(address);
             return [];
           }
-          throw this.toStateError(error);
+          throw toStateError(this.redis, error, 'a delivery command');
         }
         const entries = reply?.[0]?.[1] ?? [];
         return entries.map(([id, flat]) => messageFromFields(id, toRecord(flat)));
@@ -193,7 +193,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     );
     const value = <T>(i: number): T => {
       const [error, result] = replies?.[i] ?? [new Error('no reply'), undefined];
-      if (error) throw this.toStateError(error);
+      if (error) throw toStateError(this.redis, error, 'a delivery command');
       return result as T;
     };
     let pending = 0;
@@ -275,27 +275,12 @@ export class RedisDeliveryStore implements DeliveryStore {
     };
   }
 
-  private async script(name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
-    const run = (this.redis as unknown as Record<string, ScriptRunner>)[name];
-    if (!run) throw new UhlpError('UHLP_INTERNAL', `Redis script ${name} is not loaded`);
-    return this.call(() => run.call(this.redis, ...keys, ...args));
+  private script(name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    return runScript(this.redis, 'a delivery command', name, keys, args);
   }
 
-  private async call<T>(operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation();
-    } catch (error) {
-      throw this.toStateError(error);
-    }
-  }
-
-  private toStateError(error: unknown): UhlpError {
-    if (isUhlpError(error)) return error;
-    const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof Error && error.name === 'ReplyError' && !/^(LOADING|BUSY |MASTERDOWN|READONLY|TRYAGAIN)/.test(message)) {
-      return new UhlpError('UHLP_INTERNAL', `Redis refused a delivery command: ${message}`, undefined, { cause: error });
-    }
-    return new UhlpError('UHLP_STATE_UNAVAILABLE', `the runtime state store (Redis) is unavailable: ${message}`, { status: this.redis.status }, { cause: error });
+  private call<T>(operation: () => Promise<T>): Promise<T> {
+    return callRedis(this.redis, 'a delivery command', operation);
   }
 }
 

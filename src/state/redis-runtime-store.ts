@@ -12,8 +12,9 @@
  * Multi-step updates run as Lua scripts (`lua/*.lua`) or MULTI transactions.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { UhlpError, isUhlpError } from '../errors.js';
+import { UhlpError } from '../errors.js';
 import { loadLuaScripts } from './lua-scripts.js';
+import { callRedis, runScript, toStateError } from './redis-calls.js';
 import { MAX_LIMIT_PER_SECOND } from './rate-limit-gcra.js';
 import { escapeGlob, RuntimeKeys } from './runtime-keys.js';
 import {
@@ -74,10 +75,7 @@ export interface RedisRuntimeStoreOptions {
   onConnectionError?: (error: Error) => void;
 }
 
-type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
 
-/** Reply errors that mean "Redis is there but cannot serve now", not a bug of ours. */
-const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
 
 export class RedisRuntimeStore implements RuntimeStore {
   readonly kind = 'redis' as const;
@@ -333,7 +331,7 @@ export class RedisRuntimeStore implements RuntimeStore {
       return multi.hgetall(key).exec();
     });
     const last = replies?.[replies.length - 1];
-    if (!last || last[0]) throw this.toStateError(last?.[0] ?? new Error('MULTI returned no reply'));
+    if (!last || last[0]) throw toStateError(this.redis, last?.[0] ?? new Error('MULTI returned no reply'), 'a runtime-state command');
     return parseCounters(last[1] as Record<string, string>);
   }
 
@@ -397,7 +395,7 @@ export class RedisRuntimeStore implements RuntimeStore {
     const key = this.keys.oracleCandidates(appId, componentId);
     const replies = await this.call(() => this.redis.multi().lpush(key, json).ltrim(key, 0, keep - 1).exec());
     const failed = replies?.find(([error]) => error);
-    if (!replies || failed) throw this.toStateError(failed?.[0] ?? new Error('MULTI returned no reply'));
+    if (!replies || failed) throw toStateError(this.redis, failed?.[0] ?? new Error('MULTI returned no reply'), 'a runtime-state command');
   }
 
   async listOracleCandidates(appId: string, componentId: string): Promise<string[]> {
@@ -512,28 +510,12 @@ export class RedisRuntimeStore implements RuntimeStore {
     return [...found];
   }
 
-  private async script(name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
-    const run = (this.redis as unknown as Record<string, ScriptRunner>)[name];
-    if (!run) throw new UhlpError('UHLP_INTERNAL', `Redis script ${name} is not loaded`);
-    return this.call(() => run.call(this.redis, ...keys, ...args));
+  private script(name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    return runScript(this.redis, 'a runtime-state command', name, keys, args);
   }
 
-  private async call<T>(operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation();
-    } catch (error) {
-      throw this.toStateError(error);
-    }
-  }
-
-  private toStateError(error: unknown): UhlpError {
-    if (isUhlpError(error)) return error;
-    const message = error instanceof Error ? error.message : String(error);
-    const isReply = error instanceof Error && error.name === 'ReplyError';
-    if (isReply && !UNAVAILABLE_REPLIES.test(message)) {
-      return new UhlpError('UHLP_INTERNAL', `Redis refused a runtime-state command: ${message}`, undefined, { cause: error });
-    }
-    return new UhlpError('UHLP_STATE_UNAVAILABLE', `the runtime state store (Redis) is unavailable: ${message}`, { status: this.redis.status }, { cause: error });
+  private call<T>(operation: () => Promise<T>): Promise<T> {
+    return callRedis(this.redis, 'a runtime-state command', operation);
   }
 }
 

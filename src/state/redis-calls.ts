@@ -1,0 +1,39 @@
+/**
+ * How the Redis stores call Redis: a failure becomes the core's error, so that a
+ * command Redis refused (a bug of ours) is a 500 and an outage is a 503 that
+ * callers and /readyz can tell apart; Lua scripts run by the name they were
+ * loaded under (lua-scripts.ts).
+ */
+import type { Redis } from 'ioredis';
+import { isUhlpError, UhlpError } from '../errors.js';
+
+type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
+
+/** Reply errors that mean "Redis is there but cannot serve now", not a bug of ours. */
+const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
+
+/** The error a Redis failure is to the core; `what` names the commands in the message (`a delivery command`). */
+export function toStateError(redis: Redis, error: unknown, what: string): UhlpError {
+  if (isUhlpError(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof Error && error.name === 'ReplyError' && !UNAVAILABLE_REPLIES.test(message)) {
+    return new UhlpError('UHLP_INTERNAL', `Redis refused ${what}: ${message}`, undefined, { cause: error });
+  }
+  return new UhlpError('UHLP_STATE_UNAVAILABLE', `the runtime state store (Redis) is unavailable: ${message}`, { status: redis.status }, { cause: error });
+}
+
+/** Runs `operation`, turning its failure into the core's error. */
+export async function callRedis<T>(redis: Redis, what: string, operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw toStateError(redis, error, what);
+  }
+}
+
+/** Runs the loaded Lua script `name`. */
+export function runScript(redis: Redis, what: string, name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+  const run = (redis as unknown as Record<string, ScriptRunner>)[name];
+  if (!run) throw new UhlpError('UHLP_INTERNAL', `Redis script ${name} is not loaded`);
+  return callRedis(redis, what, () => run.call(redis, ...keys, ...args));
+}
