@@ -132,6 +132,8 @@ export function describeOrchestrator(name: string, options: OrchestratorSuiteOpt
         {
           model: 'small',
           temperature: 0,
+          // Named for the client's event stream; the core drops the text when no client asked for one.
+          stream: { id: 'default', node: 'triage' },
           messages: [
             { role: 'system', content: 'You triage tickets for helpdesk. Tone: brief.' },
             { role: 'user', content: 'Read the ticket.\ntitle: it crashes\nticket=42 lang=en user=ada method=POST\nsession=SES-1-abc#3 component=triage' },
