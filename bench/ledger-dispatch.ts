@@ -8,13 +8,14 @@
  * verifying thread and on two.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { generateLedger } from '../test/helpers/generate-ledger.js';
 import { startUhlpDev, UHLP_BIN } from '../test/helpers/uhlp-process.js';
 import { writeHelloApp } from './lib/bench-app.js';
+import { bytesUnder } from './lib/disk-usage.js';
 import { loadThroughCore } from './lib/dispatch-load.js';
 import { table, type LoadResult } from './lib/load.js';
 
@@ -49,21 +50,6 @@ export interface LedgerBench {
 const CONNECTIONS = 16;
 const run = promisify(execFile);
 
-/** Bytes of every file under `dir`. */
-function bytesUnder(dir: string): number {
-  let total = 0;
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    const full = path.join(dir, entry.name);
-    total += entry.isDirectory() ? bytesUnder(full) : statSync(full).size;
-  }
-  return total;
-}
 
 async function oneRound(mode: LedgerMode, durationMs: number): Promise<{ result: LoadResult; bytesPerRequest: number }> {
   const definitions = writeHelloApp('minWarm: 2, maxSize: 2, concurrency: 8, maxUses: 100000000, limits: { timeoutMs: 5000 }');

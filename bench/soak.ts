@@ -8,12 +8,13 @@
  * turns the ledger off. Ends with `uhlp ledger verify` over what it wrote.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startUhlpDev, UHLP_BIN } from '../test/helpers/uhlp-process.js';
 import { writeHelloApp } from './lib/bench-app.js';
+import { bytesUnder } from './lib/disk-usage.js';
 import { loadThroughCore } from './lib/dispatch-load.js';
 
 const seconds = Number(process.env.SOAK_SECONDS ?? 60);
@@ -39,24 +40,6 @@ function openFds(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
 }
 
-function bytesUnder(dir: string): number {
-  let total = 0;
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    const full = path.join(dir, entry.name);
-    try {
-      total += entry.isDirectory() ? bytesUnder(full) : statSync(full).size;
-    } catch {
-      // Removed while counted (a rotation or a prune).
-    }
-  }
-  return total;
-}
 
 const mib = (bytes: number): number => Math.round((bytes / 1048576) * 10) / 10;
 
