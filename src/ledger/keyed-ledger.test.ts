@@ -17,12 +17,16 @@ const newId = createSessionIdGenerator();
 type Entry = Record<string, unknown>;
 
 describe('ledger keys', () => {
-  it('seal exactly as createHmac does, for short, block-sized and long keys and any text', () => {
+  it('seal exactly as createHmac does, for short, block-sized and long keys and any text or bytes', () => {
     const texts = ['', 'plain', 'caf\u00e9 \u{1f600} \u2028', 'x'.repeat(40_000), '\u00e9'.repeat(9000)];
     for (const size of [32, 64, 65, 200]) {
       const secret = randomBytes(size);
       const key = makeLedgerKey(secret, 'test');
-      for (const text of texts) expect(key.seal(text)).toBe(`hmac-sha256:${createHmac('sha256', secret).update(text, 'utf8').digest('hex')}`);
+      for (const text of texts) {
+        const expected = `hmac-sha256:${createHmac('sha256', secret).update(text, 'utf8').digest('hex')}`;
+        expect(key.seal(text)).toBe(expected);
+        expect(key.seal(Buffer.from(text, 'utf8'))).toBe(expected);
+      }
       expect(key.id).toBe(ledgerKeyId(secret));
       expect(key.id).toMatch(/^[0-9a-f]{16}$/);
       expect(secret.toString('hex')).not.toContain(key.id);

@@ -18,7 +18,7 @@
  */
 import { canonicalJson } from './canonical-json.js';
 import { knownEntryJson } from './entry-json.js';
-import { KEYED_HASH_ALG, type LedgerKeyring } from './ledger-key.js';
+import { KEYED_HASH_ALG, type LedgerKey, type LedgerKeyring } from './ledger-key.js';
 import { sha256 } from './ledger-entry.js';
 
 export type ChainProblemCode =
@@ -188,40 +188,64 @@ export class ChainVerifier {
    */
   push(line: number, entry: Record<string, unknown> | undefined, error?: string, raw?: string): boolean {
     if (this.done) return false;
-    const { result } = this;
     if (this.awaitingStart !== undefined) {
-      const start = this.awaitingStart;
-      if (line < start.line) return true;
-      this.awaitingStart = undefined;
-      if (line > start.line || !entry) {
-        return this.fail(start.line, 'CHECKPOINT_MISMATCH', `checkpointed line ${start.line} is missing or unreadable (file truncated or rewritten)`);
-      }
-      const sealed = expectedHash(entry, this.options.keys, raw);
-      if ('code' in sealed) return this.fail(start.line, sealed.code, sealed.message);
-      if (entry.entry_hash !== start.entry_hash || sealed.hash !== start.entry_hash) {
-        return this.fail(start.line, 'CHECKPOINT_MISMATCH', `entry at line ${start.line} no longer has the checkpointed hash ${start.entry_hash}`);
-      }
-      result.entriesChecked += 1;
-      this.noteSeal(sealed.keyed, start.line);
-      this.expectedPrevious = start.entry_hash;
-      this.chainStarted = true;
-      this.previousLine = start.line;
-      result.lastHash = start.entry_hash;
-      result.lastLine = start.line;
-      result.lastTimestamp = typeof entry.timestamp === 'string' ? entry.timestamp : undefined;
-      return true;
+      if (line < this.awaitingStart.line) return true;
+      if (!entry) return this.fail(this.awaitingStart.line, 'CHECKPOINT_MISMATCH', checkpointMissing(this.awaitingStart.line));
+      return this.begin(line, entry.entry_hash, entry.timestamp, expectedHash(entry, this.options.keys, raw));
     }
     if (!entry) return this.fail(line, 'UNPARSEABLE', `line is not a JSON object: ${error ?? 'unknown error'}`);
     const hash = entry.entry_hash;
     if (hash === undefined) {
       if (this.chainStarted) return this.fail(line, 'HASH_MISSING', 'entry has no entry_hash after hashed entries (hash removed?)');
       this.legacy.push(line);
-      if (result.firstUnkeyedLine === 0) result.firstUnkeyedLine = line;
-      result.lastLine = line;
+      if (this.result.firstUnkeyedLine === 0) this.result.firstUnkeyedLine = line;
+      this.result.lastLine = line;
       return true;
     }
+    return this.link(line, hash, entry.previous_hash ?? null, entry.timestamp, expectedHash(entry, this.options.keys, raw), entry);
+  }
+
+  /**
+   * The next line, read in the writer's form without parsing (writer-line.ts)
+   * and sealed from its bytes by the caller (expectedLineHash): the same checks
+   * as push, without the entry object, which is why a verifier that keeps or
+   * replays entries cannot take this way.
+   */
+  pushSealed(line: number, fields: SealedFields, sealed: ExpectedHash): boolean {
+    if (this.options.keepEntries || this.options.onEntry) throw new Error('a chain that keeps or replays entries needs them parsed: push them');
+    if (this.done) return false;
+    if (this.awaitingStart !== undefined) {
+      if (line < this.awaitingStart.line) return true;
+      return this.begin(line, fields.entryHash, fields.timestamp, sealed);
+    }
+    return this.link(line, fields.entryHash, fields.previousHash ?? null, fields.timestamp, sealed);
+  }
+
+  /** The line a checkpoint points at: it must still carry the checkpointed hash, and the chain goes on from it. */
+  private begin(line: number, hash: unknown, timestamp: unknown, sealed: ExpectedHash): boolean {
+    const start = this.awaitingStart!;
+    this.awaitingStart = undefined;
+    if (line > start.line) return this.fail(start.line, 'CHECKPOINT_MISMATCH', checkpointMissing(start.line));
+    if ('code' in sealed) return this.fail(start.line, sealed.code, sealed.message);
+    if (hash !== start.entry_hash || sealed.hash !== start.entry_hash) {
+      return this.fail(start.line, 'CHECKPOINT_MISMATCH', `entry at line ${start.line} no longer has the checkpointed hash ${start.entry_hash}`);
+    }
+    const { result } = this;
     result.entriesChecked += 1;
-    const sealed = expectedHash(entry, this.options.keys, raw);
+    this.noteSeal(sealed.keyed, start.line);
+    this.expectedPrevious = start.entry_hash;
+    this.chainStarted = true;
+    this.previousLine = start.line;
+    result.lastHash = start.entry_hash;
+    result.lastLine = start.line;
+    result.lastTimestamp = typeof timestamp === 'string' ? timestamp : undefined;
+    return true;
+  }
+
+  /** A hashed entry after the start: its seal, then its link to the entry before. */
+  private link(line: number, hash: unknown, previous: unknown, timestamp: unknown, sealed: ExpectedHash, entry?: Record<string, unknown>): boolean {
+    const { result } = this;
+    result.entriesChecked += 1;
     if ('code' in sealed) return this.fail(line, sealed.code, sealed.message);
     if (!sealed.keyed && this.lastKeyedLine !== 0) {
       return this.fail(
@@ -233,10 +257,9 @@ export class ChainVerifier {
     if (typeof hash !== 'string' || sealed.hash !== hash) {
       return this.fail(line, 'ENTRY_HASH_MISMATCH', 'entry_hash does not match the entry content (entry was changed)');
     }
-    const previous = (entry.previous_hash ?? null) as string | null;
     if (!this.chainStarted && this.options.continues && result.continuesFrom === undefined) {
       // The first entry of a later segment links to the segment before; the caller joins the two.
-      result.continuesFrom = previous;
+      result.continuesFrom = previous as string | null;
     } else if (previous !== this.expectedPrevious) {
       const what = this.chainStarted ? `the entry at line ${this.previousLine}` : 'the start of the chain (null)';
       return this.fail(line, 'PREVIOUS_HASH_MISMATCH', `previous_hash does not link to ${what}: entries reordered, or its predecessor is missing`);
@@ -247,9 +270,11 @@ export class ChainVerifier {
     this.previousLine = line;
     result.lastHash = hash;
     result.lastLine = line;
-    result.lastTimestamp = typeof entry.timestamp === 'string' ? entry.timestamp : undefined;
-    if (this.options.keepEntries) result.entries.push({ line, entry });
-    this.options.onEntry?.(line, entry);
+    result.lastTimestamp = typeof timestamp === 'string' ? timestamp : undefined;
+    if (entry !== undefined) {
+      if (this.options.keepEntries) result.entries.push({ line, entry });
+      this.options.onEntry?.(line, entry);
+    }
     return true;
   }
 
@@ -261,7 +286,7 @@ export class ChainVerifier {
     if (this.awaitingStart !== undefined) {
       const { line } = this.awaitingStart;
       this.awaitingStart = undefined;
-      return this.failed(line, 'CHECKPOINT_MISMATCH', `checkpointed line ${line} is missing or unreadable (file truncated or rewritten)`);
+      return this.failed(line, 'CHECKPOINT_MISMATCH', checkpointMissing(line));
     }
     if (this.legacy.length > 0) {
       result.warnings.push({
@@ -314,22 +339,47 @@ export function unkeyedChain(file: string, seen: { keyedEntries: number; firstUn
   return { file, line, message: `${message}; accepted as begun before the key (--allow-unkeyed)` };
 }
 
+/** What an entry's hash must be, or why it cannot be known. */
+export type ExpectedHash = { hash: string; keyed: boolean } | { code: ChainProblemCode; message: string };
+
+/** The chain's fields of a line read without parsing (writer-line.ts's WriterLine has them). */
+export interface SealedFields {
+  entryHash: string;
+  previousHash: string | null | undefined;
+  timestamp: string | undefined;
+}
+
 /**
  * What an entry's hash must be under the scheme it names, or why it cannot be
  * known: a keyed entry needs the key its `key_id` names. `raw` is the line's
  * text, when the caller has it.
  */
-export function expectedHash(
-  entry: Record<string, unknown>,
-  keys: LedgerKeyring | undefined,
-  raw: string | undefined,
-): { hash: string; keyed: boolean } | { code: ChainProblemCode; message: string } {
-  const alg = entry.hash_alg;
-  if (alg === undefined) return { hash: sha256(canonicalOf(entry, raw)), keyed: false };
+export function expectedHash(entry: Record<string, unknown>, keys: LedgerKeyring | undefined, raw: string | undefined): ExpectedHash {
+  const scheme = sealScheme(entry.hash_alg, entry.key_id, keys);
+  if (scheme === undefined) return { hash: sha256(canonicalOf(entry, raw)), keyed: false };
+  if ('code' in scheme) return scheme;
+  return { hash: scheme.seal(canonicalOf(entry, raw)), keyed: true };
+}
+
+/**
+ * The same for a line in the writer's form: `sealed` is the text that was
+ * sealed, the line's own bytes up to its entry_hash closed by a brace
+ * (writer-line.ts says why that is the canonical form).
+ */
+export function expectedLineHash(hashAlg: string | undefined, keyId: string | undefined, keys: LedgerKeyring | undefined, sealed: Uint8Array): ExpectedHash {
+  const scheme = sealScheme(hashAlg, keyId, keys);
+  if (scheme === undefined) return { hash: sha256(sealed), keyed: false };
+  if ('code' in scheme) return scheme;
+  return { hash: scheme.seal(sealed), keyed: true };
+}
+
+/** The key that seals an entry of this `hash_alg` and `key_id`: undefined for plain sha256, or why there is none. */
+function sealScheme(alg: unknown, keyIdValue: unknown, keys: LedgerKeyring | undefined): LedgerKey | undefined | { code: ChainProblemCode; message: string } {
+  if (alg === undefined) return undefined;
   if (alg !== KEYED_HASH_ALG) {
     return { code: 'HASH_ALG_UNKNOWN', message: `hash_alg ${JSON.stringify(alg).slice(0, 40)} is not ${KEYED_HASH_ALG} (or absent for sha256)` };
   }
-  const keyId = typeof entry.key_id === 'string' ? entry.key_id : '';
+  const keyId = typeof keyIdValue === 'string' ? keyIdValue : '';
   if (keys === undefined || keys.size === 0) {
     return {
       code: 'KEY_REQUIRED',
@@ -343,7 +393,7 @@ export function expectedHash(
       message: `entry is sealed with key id ${keyId.slice(0, 40) || '(none)'}, not with the key given (${[...keys.keys()].join(', ')}): the chain was re-sealed with another key, or the wrong key was given`,
     };
   }
-  return { hash: key.seal(canonicalOf(entry, raw)), keyed: true };
+  return key;
 }
 
 /**
@@ -361,6 +411,10 @@ function canonicalOf(entry: Record<string, unknown>, raw: string | undefined): s
   }
   const { entry_hash: _ignored, ...rest } = entry;
   return canonicalJson(rest);
+}
+
+function checkpointMissing(line: number): string {
+  return `checkpointed line ${line} is missing or unreadable (file truncated or rewritten)`;
 }
 
 /** `line 3`, `lines 1-4`, `lines 1, 3, 5-7`. */

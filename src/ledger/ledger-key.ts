@@ -23,8 +23,8 @@ export const KEYED_HASH_ALG = 'hmac-sha256';
 export interface LedgerKey {
   /** 16 hex digits naming the key in entries (`key_id`); not secret. */
   readonly id: string;
-  /** `hmac-sha256:<hex>` of a text (UTF-8) under the key. */
-  seal(text: string): string;
+  /** `hmac-sha256:<hex>` of a text (UTF-8) or of bytes under the key. */
+  seal(data: string | Uint8Array): string;
   /**
    * A copy of the secret, to hand the key to the ledger thread. A method, not a
    * field, so that logging or serializing a configuration never shows it.
@@ -101,13 +101,16 @@ function hmacKey(secret: Buffer): LedgerKey {
   return {
     id: ledgerKeyId(secret),
     secret: () => Uint8Array.from(secret),
-    seal(text: string): string {
+    seal(data: string | Uint8Array): string {
       // Worst case 3 bytes of UTF-8 per UTF-16 code unit.
-      if (block + text.length * 3 > scratch.length) {
-        scratch = Buffer.allocUnsafe(block + text.length * 3);
+      const most = typeof data === 'string' ? data.length * 3 : data.length;
+      if (block + most > scratch.length) {
+        scratch = Buffer.allocUnsafe(block + most);
         inner.copy(scratch);
       }
-      const length = scratch.write(text, block, 'utf8');
+      let length = data.length;
+      if (typeof data === 'string') length = scratch.write(data, block, 'utf8');
+      else scratch.set(data, block);
       hash('sha256', scratch.subarray(0, block + length), 'buffer').copy(outer, block);
       return `${KEYED_HASH_ALG}:${hash('sha256', outer, 'hex')}`;
     },

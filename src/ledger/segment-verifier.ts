@@ -12,10 +12,11 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { ChainVerifier, expectedHash, parseJsonLine, type ChainProblem, type ChainStart, type ChainWarning } from './ledger-chain.js';
+import { ChainVerifier, expectedHash, expectedLineHash, parseJsonLine, type ChainProblem, type ChainStart, type ChainWarning, type ExpectedHash } from './ledger-chain.js';
 import { SEGMENT_ENTRY_TYPE, type LedgerKind } from './ledger-entry.js';
 import type { LedgerKeyring } from './ledger-key.js';
 import { readFirstLine, readLastLine, readLines } from './line-reader.js';
+import { emptyWriterLine, scanWriterLine, type WriterLine } from './writer-line.js';
 
 export interface SegmentTask {
   readonly file: string;
@@ -107,9 +108,28 @@ function verifyFull(task: SegmentTask, options: SegmentVerifyOptions): SegmentRe
   if (watch) report.watched = Object.fromEntries([...watch].map((line) => [line, null]));
   let first = true;
   let problem: ChainProblem | undefined;
+  // Lines in the writer's form are checked from their bytes; a replay needs every entry parsed.
+  const scanned = options.onEntry === undefined ? emptyWriterLine() : undefined;
+  const startLine = task.start?.line ?? 0;
   const read = readLines(task.file, {
     line(buffer, start, end, lineNumber) {
       if (isBlank(buffer, start, end)) return true;
+      if (scanned !== undefined && scanWriterLine(buffer, start, end, scanned) && scanned.entryType !== SEGMENT_ENTRY_TYPE) {
+        if (sessionId !== undefined && scanned.sessionId !== sessionId) {
+          problem = sessionProblem(task, lineNumber, scanned.sessionId, sessionId);
+          return false;
+        }
+        if (watch?.has(lineNumber)) report.watched![lineNumber] = scanned.entryHash;
+        if (first && task.segment > 1) {
+          problem = headerProblem(task, lineNumber, `segment ${task.segment} does not open with its segment header`);
+          return false;
+        }
+        first = false;
+        if (scanned.turnNumber !== undefined) addTurn(digest, scanned.turnNumber);
+        // Lines before the checkpoint count for the turn digest only: no need to hash them.
+        if (lineNumber < startLine) return true;
+        return verifier.pushSealed(lineNumber, scanned, sealedHash(buffer, start, scanned, options.keys));
+      }
       const raw = buffer.toString('utf8', start, end);
       const { entry, error } = parseJsonLine(raw, lineNumber);
       if (entry !== undefined) {
@@ -218,6 +238,21 @@ function headerProblem(task: SegmentTask, line: number, message: string): ChainP
   return { file: task.file, line, code: 'SEGMENT_HEADER_INVALID', message };
 }
 
+/**
+ * The expected hash of a line in the writer's form: its bytes up to the comma
+ * before entry_hash, with a closing brace written over that comma for the
+ * moment of hashing (the line is a range of the reader's buffer, not copied).
+ */
+function sealedHash(buffer: Buffer, start: number, line: WriterLine, keys: LedgerKeyring | undefined): ExpectedHash {
+  const comma = line.sealedEnd;
+  buffer[comma] = 0x7d;
+  try {
+    return expectedLineHash(line.hashAlg, line.keyId, keys, buffer.subarray(start, comma + 1));
+  } finally {
+    buffer[comma] = 0x2c;
+  }
+}
+
 /** Only spaces, tabs and carriage returns (the writer never writes blank lines; a reader skips them as before). */
 function isBlank(buffer: Buffer, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
@@ -264,6 +299,6 @@ function sessionProblem(task: SegmentTask, line: number, found: unknown, expecte
     file: task.file,
     line,
     code: 'SESSION_MISMATCH',
-    message: `the entry names session ${JSON.stringify(found).slice(0, 60)}, not ${expected} whose ledger this is: entries moved from another session's ledger`,
+    message: `the entry names session ${String(JSON.stringify(found)).slice(0, 60)}, not ${expected} whose ledger this is: entries moved from another session's ledger`,
   };
 }
