@@ -25,8 +25,10 @@ export interface JitExecutorOptions {
    * `definitionsRoot` is a writable cache, not a mount: a script missing there is
    * read through `core.state.getDefinitionFileContent` (with the execution's token,
    * bound to its revision) and written there before it is imported. Pods use it:
-   * they share no file system with the core. Only the script file itself is
-   * fetched; a script that imports sibling files needs the mount. @defaultValue false
+   * they share no file system with the core. A script the core sent with the
+   * request (`definitionFiles`) is kept without that round trip. Only the script
+   * file itself is fetched; a script that imports sibling files needs the mount.
+   * @defaultValue false
    */
   readonly definitionsViaMcp?: boolean;
 }
@@ -63,7 +65,10 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
           ? await candidates.load(candidate.source)
           : await loader.load(ref).catch(async (error: unknown) => {
               if (!options.definitionsViaMcp || !(error instanceof ScriptLoadError) || error.code !== 'UHLP_SCRIPT_NOT_FOUND') throw error;
-              await fetchScript(loader.resolve(ref), ref.script, ref.revision, tools);
+              // The core sends the script with its first execution here; else it is read through MCP.
+              const sent = request.definitionFiles?.find((file) => file.path === ref.script);
+              if (sent !== undefined) await keepScript(loader.resolve(ref), Buffer.from(sent.content, 'utf8'));
+              else await fetchScript(loader.resolve(ref), ref.script, ref.revision, tools);
               return loader.load(ref);
             });
     } catch (error) {
@@ -103,7 +108,11 @@ async function fetchScript(file: string, script: string, revision: string, tools
   if (answer.revision !== revision || typeof answer.content !== 'string') {
     throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `the core answered script "${script}" for another revision or without content`);
   }
-  const bytes = answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8');
+  await keepScript(file, answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8'));
+}
+
+/** Writes a script into the cache whole, then renames it: a concurrent import never sees half. */
+async function keepScript(file: string, bytes: Buffer): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.part`;
   await writeFile(partial, bytes, { mode: 0o444 });

@@ -91,6 +91,7 @@ export class PodDriver implements SandboxDriver {
   readonly name = 'pod';
   readonly isolation = 'container';
   readonly warmedElsewhere = true;
+  readonly definitionsOverMcp = true;
   private readonly api: CoreV1Api;
   private readonly pools: CustomResourceClient;
   private readonly informer: PodInformer;
@@ -141,10 +142,17 @@ export class PodDriver implements SandboxDriver {
     await this.watch();
     const input = this.podInput(spec);
     const hash = podConfigHash(input);
+    const started = performance.now();
+    let conflicts = 0;
     for (const pod of this.warmPods(spec, hash)) {
       const claimed = await this.claim(pod);
-      if (claimed) return this.track(claimed, true);
+      if (claimed) {
+        this.options.logger.debug({ app: spec.appId, pool: spec.pool.name, pod: claimed.metadata?.name, claimMs: Math.round((performance.now() - started) * 100) / 100, conflicts }, 'claimed a warm sandbox pod');
+        return this.track(claimed, true);
+      }
+      conflicts += 1;
     }
+    this.options.logger.debug({ app: spec.appId, pool: spec.pool.name, conflicts }, 'no warm sandbox pod to claim: creating one');
     return this.createOnDemand(spec, input, signal);
   }
 
