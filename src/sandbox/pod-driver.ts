@@ -40,6 +40,7 @@ import { podExitCause } from './pod-exit-cause.js';
 import { SandboxClient } from './sandbox-client.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 import {
+  POD_ANNOTATION_CLAIMER_POD,
   POD_LABEL_APP,
   POD_LABEL_CLAIMED_BY,
   POD_LABEL_CONFIG,
@@ -64,6 +65,12 @@ export interface PodDriverOptions {
   /** The core's instance id: claimed pods are labelled with it, and adopted by it. */
   readonly instanceId: string;
   readonly kubeConfig: KubeConfig;
+  /**
+   * The core's own pod, `<namespace>/<name>`, recorded on the pods it claims: once that
+   * pod is gone the operator deletes them (the chart sets it). @defaultValue none (a core
+   * outside the cluster; its claimed pods are its own to release)
+   */
+  readonly corePod?: string;
   /** The namespace of the SandboxPools and their pods. */
   readonly namespace: string;
   /** Image per runner for pools that name none. @defaultValue RUNNER_IMAGES (uhlp/jit-runner:latest, ...) */
@@ -188,6 +195,7 @@ export class PodDriver implements SandboxDriver {
             metadata: {
               resourceVersion,
               labels: { [POD_LABEL_STATE]: 'claimed', [POD_LABEL_CLAIMED_BY]: this.options.instanceId, [LABEL_INSTANCE]: this.options.instanceId },
+              ...(this.options.corePod ? { annotations: { [POD_ANNOTATION_CLAIMER_POD]: this.options.corePod } } : {}),
             },
           },
         },
@@ -204,6 +212,7 @@ export class PodDriver implements SandboxDriver {
     const manifest = sandboxPod(input, {
       state: 'claimed',
       claimedBy: this.options.instanceId,
+      ...(this.options.corePod ? { claimerPod: this.options.corePod } : {}),
       labels: { ...spec.labels, [LABEL_INSTANCE]: this.options.instanceId },
       ...(owner ? { owner } : {}),
     });
@@ -313,6 +322,7 @@ export class PodDriver implements SandboxDriver {
             metadata: {
               resourceVersion: pod.metadata?.resourceVersion,
               labels: { [POD_LABEL_STATE]: 'warm', [POD_LABEL_CLAIMED_BY]: null, [LABEL_INSTANCE]: null },
+              annotations: { [POD_ANNOTATION_CLAIMER_POD]: null },
             },
           },
         },
