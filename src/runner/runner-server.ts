@@ -51,6 +51,12 @@ export interface RunnerServer {
   failInFlight(error: unknown): boolean;
   /** Takes no new connection, ends idle ones, and resolves once the executions running have answered. */
   drain(): Promise<void>;
+  /**
+   * Runs the first-request work of the process before any request does (see
+   * warmUp below); GET /healthz answers 503 until it is done, so a pod counts as
+   * Ready only once warm. `url` is the server's own address.
+   */
+  warmUp(url: string): Promise<void>;
 }
 
 interface InFlight {
@@ -61,6 +67,7 @@ interface InFlight {
 export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
   const concurrency = options.concurrency ?? 1;
   const inFlight = new Set<InFlight>();
+  let warming = false;
 
   const http1 = new Http1Server({
     limits: { maxHeadBytes: MAX_HEAD_BYTES, maxBodyBytes: MAX_EXECUTE_BODY_BYTES },
@@ -74,7 +81,8 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
 
   function route(request: Http1Request, answer: Answer): void {
     if (request.method === 'GET' && request.target === '/healthz') {
-      answer(200, { status: 'ok', busy: inFlight.size >= concurrency, running: inFlight.size });
+      if (warming) answer(503, { status: 'starting' });
+      else answer(200, { status: 'ok', busy: inFlight.size >= concurrency, running: inFlight.size });
       return;
     }
     if (request.target !== EXECUTE_PATH) {
@@ -154,7 +162,33 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       return true;
     },
     drain: () => http1.close(),
+    async warmUp(url) {
+      warming = true;
+      try {
+        await warmUp(url);
+      } finally {
+        warming = false;
+      }
+    },
   };
+}
+
+/**
+ * The work a fresh process does on its first execution, done once ahead: compiling
+ * the contract's request check, loading fetch (Node loads undici on its first call;
+ * tool calls use it) and the server's path for a POST with a body, through one POST
+ * /execute of its own that the server refuses (no request id). A claimed warm pod's
+ * first request then costs what the next ones do (src/execution/script-push.ts
+ * removes the other first-request cost, reading the script).
+ */
+async function warmUp(url: string): Promise<void> {
+  validateExecuteRequest({});
+  try {
+    const response = await fetch(`${url}${EXECUTE_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"requestId":"warm-up"}' });
+    await response.text();
+  } catch {
+    // Best effort: a runner that cannot reach itself still serves.
+  }
 }
 
 /** Answers the request being served: a JSON body, and the request id echoed when given. */

@@ -34,6 +34,7 @@ import { APP_API_VERSION } from '../definitions/app-definition-schema.js';
 import { SANDBOX_POOL_KIND } from '../definitions/sandbox-pool-schema.js';
 import { UhlpError } from '../errors.js';
 import { CustomResourceClient, SANDBOX_POOL, type SandboxPoolResource } from '../k8s/custom-resources.js';
+import { KeptAliveApi } from '../k8s/kept-alive-api.js';
 import type { RunnerKind } from '../images/runner-files.js';
 import type { Logger } from '../logger.js';
 import { podExitCause } from './pod-exit-cause.js';
@@ -100,6 +101,7 @@ export class PodDriver implements SandboxDriver {
   readonly warmedElsewhere = true;
   readonly definitionsOverMcp = true;
   private readonly api: CoreV1Api;
+  private readonly keptAlive: KeptAliveApi;
   private readonly pools: CustomResourceClient;
   private readonly informer: PodInformer;
   private watching: Promise<void> | undefined;
@@ -110,6 +112,7 @@ export class PodDriver implements SandboxDriver {
 
   constructor(private readonly options: PodDriverOptions) {
     this.api = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.keptAlive = new KeptAliveApi(options.kubeConfig);
     this.pools = new CustomResourceClient(options.kubeConfig, { fieldManager: `uhlp-core-${options.instanceId}` });
     const selector = `${POD_LABEL_ROLE}=${POD_ROLE_SANDBOX}`;
     const namespace = options.namespace;
@@ -183,28 +186,32 @@ export class PodDriver implements SandboxDriver {
     return found;
   }
 
-  /** The compare-and-swap: the claimed pod, or undefined when someone else changed it first. */
+  /**
+   * The compare-and-swap: the claimed pod, or undefined when someone else changed it
+   * first. Sent over a kept-alive connection: it is on the request's path.
+   */
   private async claim(pod: V1Pod): Promise<V1Pod | undefined> {
     const { name, resourceVersion } = pod.metadata!;
+    const body = {
+      metadata: {
+        resourceVersion,
+        labels: { [POD_LABEL_STATE]: 'claimed', [POD_LABEL_CLAIMED_BY]: this.options.instanceId, [LABEL_INSTANCE]: this.options.instanceId },
+        ...(this.options.corePod ? { annotations: { [POD_ANNOTATION_CLAIMER_POD]: this.options.corePod } } : {}),
+      },
+    };
+    let answer;
     try {
-      return await this.api.patchNamespacedPod(
-        {
-          name: name!,
-          namespace: this.options.namespace,
-          body: {
-            metadata: {
-              resourceVersion,
-              labels: { [POD_LABEL_STATE]: 'claimed', [POD_LABEL_CLAIMED_BY]: this.options.instanceId, [LABEL_INSTANCE]: this.options.instanceId },
-              ...(this.options.corePod ? { annotations: { [POD_ANNOTATION_CLAIMER_POD]: this.options.corePod } } : {}),
-            },
-          },
-        },
-        MERGE_PATCH,
-      );
+      answer = await this.keptAlive.request('PATCH', `/api/v1/namespaces/${encodeURIComponent(this.options.namespace)}/pods/${encodeURIComponent(name!)}`, body, 'application/merge-patch+json');
     } catch (error) {
-      if (status(error) === 409 || status(error) === 404) return undefined;
       throw sandboxUnavailable(`claiming pod ${name} failed: ${errorText(error)}`);
     }
+    if (answer.status === 409 || answer.status === 404) return undefined;
+    const claimed = answer.body as V1Pod | undefined;
+    if (answer.status !== 200 || !claimed?.metadata?.name || !claimed.status?.podIP) {
+      const message = (answer.body as { message?: unknown } | undefined)?.message;
+      throw sandboxUnavailable(`claiming pod ${name} failed: HTTP ${answer.status}${typeof message === 'string' ? `: ${message}` : ''}`);
+    }
+    return claimed;
   }
 
   private async createOnDemand(spec: SandboxSpec, input: SandboxPodInput, signal: AbortSignal | undefined): Promise<SandboxHandle> {
@@ -363,6 +370,7 @@ export class PodDriver implements SandboxDriver {
     this.closed = true;
     await Promise.all([...this.live.values()].map((handle) => this.destroy(handle, 'shutdown').catch(() => undefined)));
     if (this.watching) await this.informer.stop();
+    this.keptAlive.close();
   }
 
   /** Starts the pod watch once; every claim reads warm pods from its cache. */
