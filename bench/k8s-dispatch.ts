@@ -9,8 +9,12 @@
  *    patch carrying its resourceVersion), runs there and gets it deleted, so each
  *    sample is a claim. Each request waits until the pool is full again. Against
  *    POST /execute sent straight to a ready pod of the same manifest (its script
- *    already fetched). A claimed pod fetches the script through the core's MCP on
- *    its first execution: that is part of a claim here and is in the figure.
+ *    already loaded). A claimed pod runs the script for the first time (the core
+ *    sends it along, src/execution/script-push.ts): that is part of a claim here and
+ *    is in the figure. Where the time went comes from the core's debug log
+ *    (`execution timing`): the claim (the wait for a sandbox), the round trip to the
+ *    pod and of it the runner's own time, and the rest (the core's HTTP and turn
+ *    work, and the client).
  * 2. Pool miss: the same pool at replicas 0, so the driver creates a pod on demand
  *    (claimed from birth); timed from the HTTP request to its answer. Against a bare
  *    pod create (the same manifest) to its first /execute answer.
@@ -62,9 +66,18 @@ interface LatencyStats extends SampleStats {
   p99Ms: number;
 }
 
+/** Where a warm claim's time went, per the core's `execution timing` debug lines. */
+export interface ClaimBreakdown {
+  claim: LatencyStats;
+  roundTrip: LatencyStats;
+  runner: LatencyStats;
+  /** The client's time less the claim and the round trip: the core's HTTP and turn work, and the client's. */
+  rest: LatencyStats;
+}
+
 export interface K8sBenchReport {
   image: string;
-  warmClaim: { how: string; core: LatencyStats; direct: LatencyStats; claimPatch: LatencyStats };
+  warmClaim: { how: string; core: LatencyStats; direct: LatencyStats; claimPatch: LatencyStats; breakdown?: ClaimBreakdown };
   poolMiss: { core: SampleStats; bare: SampleStats; ratioP50: number };
   refill: { size: number; poolMs: SampleStats; bareMs: SampleStats; ratio: number };
 }
@@ -134,7 +147,7 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
       logger: { info: () => undefined, error: (message, fields) => process.stderr.write(`operator: ${message} ${JSON.stringify(fields ?? {})}\n`) },
     });
     cleanups.push(() => operator.stop());
-    const core: UhlpProcess = await startUhlpDev('', ['--registry', 'kubernetes', '--namespace', namespace, '--driver', 'pod', '--port', String(corePort), '--log-level', 'error'], 60_000, undefined, {
+    const core: UhlpProcess = await startUhlpDev('', ['--registry', 'kubernetes', '--namespace', namespace, '--driver', 'pod', '--port', String(corePort), '--log-level', 'debug'], 60_000, undefined, {
       UHLP_HOST: GATEWAY,
       UHLP_MCP_URL: `http://${GATEWAY}:${corePort}/mcp`,
       UHLP_POD_NAMESPACE: namespace,
@@ -174,9 +187,17 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
     // --- 1. warm claim through the core vs straight to a ready pod -------------------
     await until('the app served', async () => (await warmReady()) >= WARM && (await hello().then(() => true, () => false)), 300_000, 200);
     const claims: number[] = [];
+    const timingLines = (): number => timings(core.stderr()).length;
+    const breakdown: Array<{ claim: number; roundTrip: number; runner: number; rest: number }> = [];
     for (let i = 0; i < (options.claims ?? 20); i++) {
       await until('the pool full again', async () => (await warmReady()) >= WARM, 120_000);
-      claims.push(await hello());
+      const before = timingLines();
+      const total = await hello();
+      claims.push(total);
+      // The core logs before it answers, but its stderr may reach this process a moment after the answer.
+      await until('the core\'s timing line', async () => timingLines() > before, 2_000, 5).catch(() => undefined);
+      const timing = timings(core.stderr())[before];
+      if (timing) breakdown.push({ claim: timing.acquireMs, roundTrip: timing.roundTripMs, runner: timing.runnerMs, rest: total - timing.acquireMs - timing.roundTripMs });
     }
 
     const input = { namespace, appId: 'bare', pool: poolSpec({ name: 'main', minWarm: 0, maxSize: 20, maxUses: 1, limits: LIMITS }), images: { jit: jitRunner.reference } };
@@ -275,10 +296,20 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
     return {
       image: jitRunner.reference,
       warmClaim: {
-        how: `pool of ${WARM} warm pods, maxUses 1: each request claims one (and its first execution reads the script through MCP); direct: /execute to a ready pod`,
+        how: `pool of ${WARM} warm pods, maxUses 1: each request claims one (and runs its script there for the first time, sent by the core); direct: /execute to a ready pod`,
         core: latency(claims),
         direct: latency(direct),
         claimPatch: latency(claimPatch),
+        ...(breakdown.length > 0
+          ? {
+              breakdown: {
+                claim: latency(breakdown.map((b) => b.claim)),
+                roundTrip: latency(breakdown.map((b) => b.roundTrip)),
+                runner: latency(breakdown.map((b) => b.runner)),
+                rest: latency(breakdown.map((b) => b.rest)),
+              },
+            }
+          : {}),
       },
       poolMiss: { core: missCoreStats, bare: missBareStats, ratioP50: round2(missCoreStats.p50Ms / missBareStats.p50Ms) },
       refill: { size: REFILL_SIZE, poolMs: poolStats, bareMs: bareStats, ratio: round2(bareStats.p50Ms / poolStats.p50Ms) },
@@ -290,12 +321,36 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
   }
 }
 
+/** The core's `execution timing` debug lines (component-executor.ts), in order. */
+function timings(stderr: string): Array<{ acquireMs: number; roundTripMs: number; runnerMs: number }> {
+  return stderr
+    .split('\n')
+    .filter((line) => line.includes('"execution timing"'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as { acquireMs: number; roundTripMs: number; runnerMs: number }];
+      } catch {
+        return [];
+      }
+    });
+}
+
 export function k8sBenchTable(report: K8sBenchReport): string {
   const mark = (ok: boolean): string => (ok ? 'ok' : 'MISSED');
   const { warmClaim, poolMiss, refill } = report;
+  const part = (path: string, stats: LatencyStats): Record<string, string | number> => ({ path, 'p50 ms': stats.p50Ms, 'p99 ms': stats.p99Ms, 'max ms': stats.maxMs, samples: stats.samples });
+  const breakdown = warmClaim.breakdown
+    ? [
+        part('  of it: the claim', warmClaim.breakdown.claim),
+        part('  of it: round trip to the pod', warmClaim.breakdown.roundTrip),
+        part('    of that: the runner', warmClaim.breakdown.runner),
+        part('  of it: the rest (core HTTP, turn, client)', warmClaim.breakdown.rest),
+      ]
+    : [];
   return [
     table([
       { path: 'warm claim through the core', 'p50 ms': warmClaim.core.p50Ms, 'p99 ms': warmClaim.core.p99Ms, 'max ms': warmClaim.core.maxMs, samples: warmClaim.core.samples },
+      ...breakdown,
       { path: 'straight to a ready pod', 'p50 ms': warmClaim.direct.p50Ms, 'p99 ms': warmClaim.direct.p99Ms, 'max ms': warmClaim.direct.maxMs, samples: warmClaim.direct.samples },
       { path: '(the claim patch alone)', 'p50 ms': warmClaim.claimPatch.p50Ms, 'p99 ms': warmClaim.claimPatch.p99Ms, 'max ms': warmClaim.claimPatch.maxMs, samples: warmClaim.claimPatch.samples },
     ]),
