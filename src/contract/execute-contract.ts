@@ -298,6 +298,8 @@ export const McpCallMetric = Type.Object(
 export const ExecuteMetrics = Type.Object(
   {
     execution_time_ms: Type.Optional(Type.Number({ minimum: 0 })),
+    /** jit-runner: the time of the script's first load in this runner (kept or read, then imported), when this execution did it. */
+    script_load_ms: Type.Optional(Type.Number({ minimum: 0 })),
     mcp_calls: Type.Optional(Type.Array(McpCallMetric)),
     /**
      * llm-orchestrator, optimized components only: the paths of the template

@@ -95,9 +95,9 @@ export class ComponentExecutor {
 
   /**
    * Where an execution's time went, at debug level: waiting for a sandbox (a claim, on
-   * the pod driver), the round trip to it, and of that the runner's own time and its
-   * MCP calls (a pod's first run of a script reads it through MCP). The rest of the
-   * round trip is the connection and the transfer.
+   * the pod driver), the round trip to it, and of that the runner's own time, its first
+   * load of the script and its MCP calls. The rest of the round trip is the connection
+   * and the transfer.
    */
   private logTiming(lease: Lease, target: ExecutionTarget, requestId: string, acquireMs: number, roundTripMs: number, response: ExecuteResponse): void {
     const mcpMs = (response.metrics?.mcp_calls ?? []).reduce((sum, call) => sum + call.total_duration_ms, 0);
@@ -112,6 +112,8 @@ export class ComponentExecutor {
         acquireMs: ms(acquireMs),
         roundTripMs: ms(roundTripMs),
         runnerMs: ms(response.metrics?.execution_time_ms ?? 0),
+        // The runner's first load of the script (kept, then imported), when this execution did it.
+        ...(response.metrics?.script_load_ms !== undefined ? { scriptLoadMs: ms(response.metrics.script_load_ms) } : {}),
         mcpMs: ms(mcpMs),
         mcpCalls: response.metrics?.mcp_calls?.map((call) => call.tool),
       },

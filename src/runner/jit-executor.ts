@@ -58,6 +58,8 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     const candidate = readCandidateTask(task.oracle);
     if (candidate !== undefined && 'problem' in candidate) return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', candidate.problem);
     const ref = { revision: task.revision, script: task.script, exportName: task.function };
+    // A script's first load (kept from the core or read through MCP, then imported) is reported as metrics.script_load_ms.
+    const loadStarted = candidate === undefined && !loader.isLoaded(ref) ? performance.now() : undefined;
     let fn;
     try {
       fn =
@@ -75,6 +77,7 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
       if (error instanceof ScriptLoadError) return runnerErrorResult(error.code, error.message);
       throw error;
     }
+    const scriptLoadMs = loadStarted === undefined ? undefined : Math.round((performance.now() - loadStarted) * 1000) / 1000;
     const workspace = workspaceOf(request.context.workspace);
     // Temporary files of the script (and of anything it uses) go to the turn's own directory.
     // With concurrency above 1 executions share the process environment: the last one set wins.
@@ -89,7 +92,8 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
       tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) },
       ...(generated ? { fallback: declineInput } : {}),
     });
-    return resultFromValue(value);
+    const result = resultFromValue(value);
+    return scriptLoadMs === undefined ? result : { ...result, metrics: { ...result.metrics, script_load_ms: scriptLoadMs } };
   };
 }
 
