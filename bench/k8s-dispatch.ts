@@ -71,6 +71,8 @@ export interface ClaimBreakdown {
   claim: LatencyStats;
   roundTrip: LatencyStats;
   runner: LatencyStats;
+  /** Of the runner's time: its first load of the script (kept, then imported). */
+  scriptLoad: LatencyStats;
   /** The client's time less the claim and the round trip: the core's HTTP and turn work, and the client's. */
   rest: LatencyStats;
 }
@@ -188,7 +190,7 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
     await until('the app served', async () => (await warmReady()) >= WARM && (await hello().then(() => true, () => false)), 300_000, 200);
     const claims: number[] = [];
     const timingLines = (): number => timings(core.stderr()).length;
-    const breakdown: Array<{ claim: number; roundTrip: number; runner: number; rest: number }> = [];
+    const breakdown: Array<{ claim: number; roundTrip: number; runner: number; scriptLoad: number; rest: number }> = [];
     for (let i = 0; i < (options.claims ?? 20); i++) {
       await until('the pool full again', async () => (await warmReady()) >= WARM, 120_000);
       const before = timingLines();
@@ -197,7 +199,9 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
       // The core logs before it answers, but its stderr may reach this process a moment after the answer.
       await until('the core\'s timing line', async () => timingLines() > before, 2_000, 5).catch(() => undefined);
       const timing = timings(core.stderr())[before];
-      if (timing) breakdown.push({ claim: timing.acquireMs, roundTrip: timing.roundTripMs, runner: timing.runnerMs, rest: total - timing.acquireMs - timing.roundTripMs });
+      if (timing) {
+        breakdown.push({ claim: timing.acquireMs, roundTrip: timing.roundTripMs, runner: timing.runnerMs, scriptLoad: timing.scriptLoadMs ?? 0, rest: total - timing.acquireMs - timing.roundTripMs });
+      }
     }
 
     const input = { namespace, appId: 'bare', pool: poolSpec({ name: 'main', minWarm: 0, maxSize: 20, maxUses: 1, limits: LIMITS }), images: { jit: jitRunner.reference } };
@@ -306,6 +310,7 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
                 claim: latency(breakdown.map((b) => b.claim)),
                 roundTrip: latency(breakdown.map((b) => b.roundTrip)),
                 runner: latency(breakdown.map((b) => b.runner)),
+                scriptLoad: latency(breakdown.map((b) => b.scriptLoad)),
                 rest: latency(breakdown.map((b) => b.rest)),
               },
             }
@@ -322,13 +327,13 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
 }
 
 /** The core's `execution timing` debug lines (component-executor.ts), in order. */
-function timings(stderr: string): Array<{ acquireMs: number; roundTripMs: number; runnerMs: number }> {
+function timings(stderr: string): Array<{ acquireMs: number; roundTripMs: number; runnerMs: number; scriptLoadMs?: number }> {
   return stderr
     .split('\n')
     .filter((line) => line.includes('"execution timing"'))
     .flatMap((line) => {
       try {
-        return [JSON.parse(line) as { acquireMs: number; roundTripMs: number; runnerMs: number }];
+        return [JSON.parse(line) as { acquireMs: number; roundTripMs: number; runnerMs: number; scriptLoadMs?: number }];
       } catch {
         return [];
       }
@@ -344,6 +349,7 @@ export function k8sBenchTable(report: K8sBenchReport): string {
         part('  of it: the claim', warmClaim.breakdown.claim),
         part('  of it: round trip to the pod', warmClaim.breakdown.roundTrip),
         part('    of that: the runner', warmClaim.breakdown.runner),
+        part('      of that: the script\'s first load', warmClaim.breakdown.scriptLoad),
         part('  of it: the rest (core HTTP, turn, client)', warmClaim.breakdown.rest),
       ]
     : [];
