@@ -1,10 +1,11 @@
 /**
  * A ledger of millions of entries, written directly in the core's format
  * (helpers/generate-ledger.ts), verified by the real `uhlp ledger verify --full`
- * in constant memory: streamed line by line on a verifying thread, the peak
- * memory of the whole process under 100 MiB however large the ledger (each more
- * thread adds ~15 MiB: two are at the limit, see docs/runtime-state.md). Then one
- * entry deep inside is changed in place and the verifier names it, file and line.
+ * in constant memory: streamed line by line on two verifying threads (the
+ * command's own and a worker), the peak memory of the whole process under
+ * 100 MiB however large the ledger (each more thread adds ~13 MiB, see
+ * docs/runtime-state.md). Then one entry deep inside is changed in place and the
+ * verifier names it, file and line.
  *
  * UHLP_LEDGER_SCALE_ENTRIES sets the size (default 2,000,000 entries, ~950 MiB).
  */
@@ -71,7 +72,7 @@ describe('a ledger of millions of entries', () => {
     const generated = generateLedger({ dataDir, sessions: SESSIONS, turnsPerSession, turnsPerSegment });
     expect(generated.entries).toBeGreaterThanOrEqual(ENTRIES);
 
-    const full = await verify(dataDir, '--full', '--threads', '1');
+    const full = await verify(dataDir, '--full', '--threads', '2');
     expect(full.code, full.stdout + full.stderr).toBe(0);
     expect(full.stdout).toMatch(new RegExp(`^ledger verify ok: ${SESSIONS} sessions, \\d+ files, ${generated.entries} entries checked, 0 problems`, 'm'));
     const stats = /verified (\d+) entries \(\d+ MiB\) in ([\d.]+) s: (\d+) entries\/s; peak memory (\d+) MiB/.exec(full.stderr);
