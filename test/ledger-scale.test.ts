@@ -7,7 +7,7 @@
  * docs/runtime-state.md). Then one entry deep inside is changed in place and the
  * verifier names it, file and line.
  *
- * UHLP_LEDGER_SCALE_ENTRIES sets the size (default 2,000,000 entries, ~950 MiB).
+ * UHLP_LEDGER_SCALE_ENTRIES sets the size (default 3,000,000 entries, ~1.4 GiB).
  */
 import { execFile } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { segmentFileName } from '../src/ledger/ledger-paths.js';
 import { generateLedger } from './helpers/generate-ledger.js';
 import { UHLP_BIN } from './helpers/uhlp-process.js';
 
-const ENTRIES = Number(process.env.UHLP_LEDGER_SCALE_ENTRIES ?? 2_000_000);
+const ENTRIES = Number(process.env.UHLP_LEDGER_SCALE_ENTRIES ?? 3_000_000);
 const SESSIONS = 4;
 const MEMORY_LIMIT_MIB = 100;
 

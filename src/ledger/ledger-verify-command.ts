@@ -114,7 +114,8 @@ export async function runLedgerVerify(argv: string[], io: LedgerVerifyIo = defau
       lastProgress = Date.now();
       const share = progress.totalBytes > 0 ? `${Math.min(100, Math.floor((progress.bytes / progress.totalBytes) * 100))}% ` : '';
       io.stderr(
-        `verifying: ${share}${mib(progress.bytes)} of ${mib(progress.totalBytes)} MiB, ${progress.entries} entries in ${progress.sessions} sessions, ` +
+        // Entries are counted when a segment is done; bytes as they are read, so they are what moves on a long segment.
+        `verifying: ${share}${mib(progress.bytes)} of ${mib(progress.totalBytes)} MiB, ${progress.entries} entries in finished segments of ${progress.sessions} sessions, ` +
           `${Math.round(progress.bytes / 1048576 / (progress.elapsedMs / 1000))} MiB/s`,
       );
     },

@@ -94,7 +94,7 @@ const isObject = new Uint8Array(MAX_DEPTH + 1);
  * Scans `buffer[start, end)`. True when the line is in the writer's form; then
  * `out` holds its fields. False sends the line to the general parser.
  */
-export function scanWriterLine(buffer: Uint8Array, start: number, end: number, out: WriterLine): boolean {
+export function scanWriterLine(buffer: Buffer, start: number, end: number, out: WriterLine): boolean {
   if (end - start < 2 || buffer[start] !== OPEN_OBJECT) return false;
   previousKeyStart[0] = -1;
   let i = start + 1;
@@ -321,5 +321,5 @@ function fieldOf(buffer: Uint8Array, from: number, to: number): number {
 
 /** The bytes as a string: ASCII here, so latin1 is the same text as UTF-8 and cheaper to decode. */
 function latin1(buffer: Uint8Array, from: number, to: number): string {
-  return (buffer as Buffer & { latin1Slice(start: number, end: number): string }).latin1Slice(from, to);
+  return (buffer as Buffer).toString('latin1', from, to);
 }
