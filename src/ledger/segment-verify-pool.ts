@@ -3,7 +3,7 @@
  * (each is checked alone; ledger-join.ts joins them), so a ledger of many
  * segments, or many sessions, keeps every thread busy, each streaming its file
  * in constant memory. The calling thread is one of them: it would otherwise
- * wait idle, and each worker thread costs ~15 MiB, which counts against the
+ * wait idle, and each worker thread costs ~13 MiB, which counts against the
  * verifier's memory budget. With one thread (or none), segments are verified
  * on the calling thread alone, which is what small ledgers and tests want.
  */
