@@ -1,12 +1,13 @@
 /**
  * A ledger of millions of entries, written directly in the core's format
  * (helpers/generate-ledger.ts), verified by the real `uhlp ledger verify --full`
- * in constant memory: streamed line by line on a verifying thread, the peak
- * memory of the whole process under 100 MiB however large the ledger (each more
- * thread adds ~15 MiB: two are at the limit, see docs/runtime-state.md). Then one
- * entry deep inside is changed in place and the verifier names it, file and line.
+ * in constant memory: streamed line by line on two verifying threads (the
+ * command's own and a worker), the peak memory of the whole process under
+ * 100 MiB however large the ledger (each more thread adds ~13 MiB, see
+ * docs/runtime-state.md). Then one entry deep inside is changed in place and the
+ * verifier names it, file and line.
  *
- * UHLP_LEDGER_SCALE_ENTRIES sets the size (default 2,000,000 entries, ~950 MiB).
+ * UHLP_LEDGER_SCALE_ENTRIES sets the size (default 3,000,000 entries, ~1.4 GiB).
  */
 import { execFile } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
@@ -18,7 +19,7 @@ import { segmentFileName } from '../src/ledger/ledger-paths.js';
 import { generateLedger } from './helpers/generate-ledger.js';
 import { UHLP_BIN } from './helpers/uhlp-process.js';
 
-const ENTRIES = Number(process.env.UHLP_LEDGER_SCALE_ENTRIES ?? 2_000_000);
+const ENTRIES = Number(process.env.UHLP_LEDGER_SCALE_ENTRIES ?? 3_000_000);
 const SESSIONS = 4;
 const MEMORY_LIMIT_MIB = 100;
 
@@ -71,7 +72,7 @@ describe('a ledger of millions of entries', () => {
     const generated = generateLedger({ dataDir, sessions: SESSIONS, turnsPerSession, turnsPerSegment });
     expect(generated.entries).toBeGreaterThanOrEqual(ENTRIES);
 
-    const full = await verify(dataDir, '--full', '--threads', '1');
+    const full = await verify(dataDir, '--full', '--threads', '2');
     expect(full.code, full.stdout + full.stderr).toBe(0);
     expect(full.stdout).toMatch(new RegExp(`^ledger verify ok: ${SESSIONS} sessions, \\d+ files, ${generated.entries} entries checked, 0 problems`, 'm'));
     const stats = /verified (\d+) entries \(\d+ MiB\) in ([\d.]+) s: (\d+) entries\/s; peak memory (\d+) MiB/.exec(full.stderr);

@@ -29,7 +29,7 @@ const USAGE = [
   '                    (default: UHLP_LEDGER_KEY_FILE or UHLP_LEDGER_KEY)',
   '  --allow-unkeyed   with a key: accept chains that have no keyed entry (begun before the key), with a warning',
   '  --repair          move torn tails a crash left into <segment>.torn and cut the segment back to its last whole turn',
-  '  --threads N       segments verified at once (default: the CPUs, at most 8; 0: on one thread)',
+  '  --threads N       segments verified at once, this thread included (default: the CPUs, at most 8; 0 or 1: this thread alone)',
   '  --quiet           no progress lines on stderr',
   '  --stats           end with the rate and peak memory on stderr, however short the run',
   'exit: 0 verified, 1 an entry does not verify, 3 only torn tails (repairable), 2 usage',
@@ -114,7 +114,8 @@ export async function runLedgerVerify(argv: string[], io: LedgerVerifyIo = defau
       lastProgress = Date.now();
       const share = progress.totalBytes > 0 ? `${Math.min(100, Math.floor((progress.bytes / progress.totalBytes) * 100))}% ` : '';
       io.stderr(
-        `verifying: ${share}${mib(progress.bytes)} of ${mib(progress.totalBytes)} MiB, ${progress.entries} entries in ${progress.sessions} sessions, ` +
+        // Entries are counted when a segment is done; bytes as they are read, so they are what moves on a long segment.
+        `verifying: ${share}${mib(progress.bytes)} of ${mib(progress.totalBytes)} MiB, ${progress.entries} entries in finished segments of ${progress.sessions} sessions, ` +
           `${Math.round(progress.bytes / 1048576 / (progress.elapsedMs / 1000))} MiB/s`,
       );
     },

@@ -46,7 +46,7 @@ export interface VerifyLedgersOptions {
   /** With keys: accept chains that have no keyed entry (begun before the key), with a warning. @defaultValue false */
   allowUnkeyed?: boolean;
   /**
-   * Threads verifying segments at once; 0 verifies on the calling thread.
+   * Threads verifying segments at once, the calling thread included; 0 or 1 verifies on the calling thread alone.
    * @defaultValue the machine's available parallelism (at most 8), or 0 when there is less than 8 MiB to read
    */
   threads?: number;

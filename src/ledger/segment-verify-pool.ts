@@ -2,9 +2,10 @@
  * Verifies segments on several threads at once. Segments are independent
  * (each is checked alone; ledger-join.ts joins them), so a ledger of many
  * segments, or many sessions, keeps every thread busy, each streaming its file
- * in constant memory. With no threads, segments are verified on the calling
- * thread, which is what small ledgers and tests want: a thread costs a few
- * milliseconds and some memory to start.
+ * in constant memory. The calling thread is one of them: it would otherwise
+ * wait idle, and each worker thread costs ~13 MiB, which counts against the
+ * verifier's memory budget. With one thread (or none), segments are verified
+ * on the calling thread alone, which is what small ledgers and tests want.
  */
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -17,7 +18,7 @@ export const VERIFY_WORKER_ENTRY = fileURLToPath(new URL('../../dist/ledger/segm
 export type FromVerifyThread = { kind: 'progress'; bytes: number } | { kind: 'done'; id: number; report: SegmentReport; bytes: number };
 
 export interface VerifyPoolOptions {
-  /** Threads; 0 verifies on the calling thread. */
+  /** Threads verifying at once, the calling thread included: N starts N - 1 workers; 0 and 1 verify on the calling thread alone. */
   threads: number;
   keys?: LedgerKeyring;
   /** Bytes read since the last call. */
@@ -55,7 +56,7 @@ export function unreadableReport(task: SegmentTask, error: unknown): SegmentRepo
 }
 
 export function createVerifyPool(options: VerifyPoolOptions): VerifyPool {
-  return options.threads <= 0 ? localPool(options) : threadPool(options);
+  return options.threads <= 1 ? localPool(options) : threadPool(options);
 }
 
 function localPool(options: VerifyPoolOptions): VerifyPool {
@@ -88,59 +89,77 @@ interface Job {
   resolve: (report: SegmentReport) => void;
 }
 
+/**
+ * Each worker holds up to this many segments: the next one is already there
+ * when it finishes one, even while the calling thread is busy verifying a
+ * segment of its own and cannot hand out work.
+ */
+const JOBS_PER_WORKER = 2;
+
 function threadPool(options: VerifyPoolOptions): VerifyPool {
   const keySecrets = options.keys === undefined ? [] : [...options.keys.values()].map((key) => key.secret());
   const queue: Job[] = [];
-  const idle: Worker[] = [];
-  const busy = new Map<Worker, Job>();
+  /** The jobs each live worker holds, oldest first (a worker does them in order). */
+  const held = new Map<Worker, Job[]>();
   const workers: Worker[] = [];
   let nextId = 1;
   let pending = 0;
-  let live = options.threads;
   const local = localPool(options);
+  let localBusy = false;
+
+  const finish = (job: Job, report: SegmentReport): void => {
+    pending -= 1;
+    job.resolve(report);
+  };
 
   const dispatch = (): void => {
-    while (queue.length > 0 && idle.length > 0) {
-      const worker = idle.pop()!;
-      const job = queue.shift()!;
-      busy.set(worker, job);
-      worker.postMessage({ id: job.id, task: job.task });
+    for (const [worker, jobs] of held) {
+      while (queue.length > 0 && jobs.length < JOBS_PER_WORKER) {
+        const job = queue.shift()!;
+        jobs.push(job);
+        worker.postMessage({ id: job.id, task: job.task });
+      }
+    }
+    if (queue.length > 0 && !localBusy) {
+      localBusy = true;
+      // On a later turn, so that the workers' messages and the caller's next tasks are taken first.
+      setImmediate(() => {
+        const job = queue.shift();
+        if (job === undefined) {
+          localBusy = false;
+          return;
+        }
+        void local.run(job.task).then((report) => {
+          localBusy = false;
+          finish(job, report);
+          dispatch();
+        });
+      });
     }
   };
 
-  for (let i = 0; i < options.threads; i++) {
+  for (let i = 0; i < options.threads - 1; i++) {
     // A verifier keeps one line and one read buffer at a time: a small heap keeps each thread's memory
     // small too (V8 would otherwise let garbage grow to its default young generation before collecting).
     const worker = new Worker(options.entry ?? VERIFY_WORKER_ENTRY, { workerData: { keySecrets }, resourceLimits: { maxYoungGenerationSizeMb: 6, maxOldGenerationSizeMb: 32 } });
+    const jobs: Job[] = [];
     worker.on('message', (message: FromVerifyThread) => {
       options.onBytes?.(message.bytes);
       if (message.kind !== 'done') return;
-      const job = busy.get(worker);
-      busy.delete(worker);
-      idle.push(worker);
-      pending -= 1;
-      job?.resolve(message.report);
+      const at = jobs.findIndex((job) => job.id === message.id);
+      if (at >= 0) finish(jobs.splice(at, 1)[0]!, message.report);
       dispatch();
     });
     worker.on('error', (error) => {
-      // A thread that died fails the segment it held, not the whole verification.
-      const job = busy.get(worker);
-      busy.delete(worker);
-      live -= 1;
-      if (job) {
-        pending -= 1;
-        job.resolve(unreadableReport(job.task, error));
-      }
-      // With no thread left, what is queued is verified here.
-      if (live === 0) {
-        for (const queued of queue.splice(0)) {
-          pending -= 1;
-          void local.run(queued.task).then(queued.resolve);
-        }
-      }
+      // A thread that died fails the segment it was on; the ones it held but had not begun go back to the queue.
+      held.delete(worker);
+      const [current, ...waiting] = jobs.splice(0);
+      if (current) finish(current, unreadableReport(current.task, error));
+      queue.unshift(...waiting);
+      dispatch();
     });
     workers.push(worker);
-    idle.push(worker);
+    held.set(worker, jobs);
   }
 
   return {
@@ -149,10 +168,6 @@ function threadPool(options: VerifyPoolOptions): VerifyPool {
     },
     run(task) {
       pending += 1;
-      if (live === 0) {
-        pending -= 1;
-        return local.run(task);
-      }
       return new Promise<SegmentReport>((resolve) => {
         queue.push({ id: nextId++, task, resolve });
         dispatch();

@@ -84,6 +84,10 @@ const FIELDS: ReadonlyArray<readonly [string, number]> = [
 const FIELD_NAMES = FIELDS.map(([name]) => Buffer.from(name));
 const FIELD_IDS = FIELDS.map(([, id]) => id);
 
+/** Per field, where its string value (between the quotes) lies in the line being scanned; -1: absent. */
+const valueStarts = new Int32Array(KEY_ID + 1);
+const valueEnds = new Int32Array(KEY_ID + 1);
+
 /** Per depth, for the key-order check: where the previous key of the object at that depth lies (-1: none yet). */
 const previousKeyStart = new Int32Array(MAX_DEPTH + 1);
 const previousKeyEnd = new Int32Array(MAX_DEPTH + 1);
@@ -94,22 +98,11 @@ const isObject = new Uint8Array(MAX_DEPTH + 1);
  * Scans `buffer[start, end)`. True when the line is in the writer's form; then
  * `out` holds its fields. False sends the line to the general parser.
  */
-export function scanWriterLine(buffer: Uint8Array, start: number, end: number, out: WriterLine): boolean {
+export function scanWriterLine(buffer: Buffer, start: number, end: number, out: WriterLine): boolean {
   if (end - start < 2 || buffer[start] !== OPEN_OBJECT) return false;
   previousKeyStart[0] = -1;
   let i = start + 1;
-  let previousHashStart = -1;
-  let previousHashEnd = -1;
-  let entryTypeStart = -1;
-  let entryTypeEnd = -1;
-  let sessionStart = -1;
-  let sessionEnd = -1;
-  let timestampStart = -1;
-  let timestampEnd = -1;
-  let algStart = -1;
-  let algEnd = -1;
-  let keyIdStart = -1;
-  let keyIdEnd = -1;
+  valueStarts.fill(-1);
   let turn: number | undefined;
   let previousIsNull = false;
   for (;;) {
@@ -149,26 +142,8 @@ export function scanWriterLine(buffer: Uint8Array, start: number, end: number, o
         const close = stringEnd(buffer, valueStart, end);
         if (close < 0) return false;
         next = close + 1;
-        const from = valueStart + 1;
-        if (field === PREVIOUS_HASH) {
-          previousHashStart = from;
-          previousHashEnd = close;
-        } else if (field === ENTRY_TYPE) {
-          entryTypeStart = from;
-          entryTypeEnd = close;
-        } else if (field === SESSION_ID) {
-          sessionStart = from;
-          sessionEnd = close;
-        } else if (field === TIMESTAMP) {
-          timestampStart = from;
-          timestampEnd = close;
-        } else if (field === HASH_ALG) {
-          algStart = from;
-          algEnd = close;
-        } else {
-          keyIdStart = from;
-          keyIdEnd = close;
-        }
+        valueStarts[field] = valueStart + 1;
+        valueEnds[field] = close;
       }
     }
     if (next < 0 || buffer[next] !== COMMA) return false;
@@ -176,12 +151,12 @@ export function scanWriterLine(buffer: Uint8Array, start: number, end: number, o
     previousKeyEnd[0] = keyEnd;
     i = next + 1;
   }
-  out.previousHash = previousIsNull ? null : previousHashStart < 0 ? undefined : latin1(buffer, previousHashStart, previousHashEnd);
-  out.entryType = entryTypeStart < 0 ? undefined : latin1(buffer, entryTypeStart, entryTypeEnd);
-  out.sessionId = sessionStart < 0 ? undefined : latin1(buffer, sessionStart, sessionEnd);
-  out.timestamp = timestampStart < 0 ? undefined : latin1(buffer, timestampStart, timestampEnd);
-  out.hashAlg = algStart < 0 ? undefined : latin1(buffer, algStart, algEnd);
-  out.keyId = keyIdStart < 0 ? undefined : latin1(buffer, keyIdStart, keyIdEnd);
+  out.previousHash = previousIsNull ? null : stringValue(buffer, PREVIOUS_HASH);
+  out.entryType = stringValue(buffer, ENTRY_TYPE);
+  out.sessionId = stringValue(buffer, SESSION_ID);
+  out.timestamp = stringValue(buffer, TIMESTAMP);
+  out.hashAlg = stringValue(buffer, HASH_ALG);
+  out.keyId = stringValue(buffer, KEY_ID);
   out.turnNumber = turn;
   return true;
 }
@@ -319,7 +294,11 @@ function fieldOf(buffer: Uint8Array, from: number, to: number): number {
   return OTHER;
 }
 
+function stringValue(buffer: Buffer, field: number): string | undefined {
+  return valueStarts[field]! < 0 ? undefined : latin1(buffer, valueStarts[field]!, valueEnds[field]!);
+}
+
 /** The bytes as a string: ASCII here, so latin1 is the same text as UTF-8 and cheaper to decode. */
 function latin1(buffer: Uint8Array, from: number, to: number): string {
-  return (buffer as Buffer & { latin1Slice(start: number, end: number): string }).latin1Slice(from, to);
+  return (buffer as Buffer).toString('latin1', from, to);
 }

@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import { AutoscalingV2Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   APP_DEFINITION,
@@ -112,6 +112,38 @@ describe('the operator against a real API server', () => {
     });
     expect(capped.spec.replicas).toBe(3);
     expect(capped.status?.conditions?.[0]).toMatchObject({ reason: 'CappedAtMaxSize' });
+  });
+
+  it('a HorizontalPodAutoscaler drives a pool through its scale subresource', async () => {
+    await client.create(APP_DEFINITION, appDefinition(namespace.name, 'auto', { pools: [{ name: 'main', minWarm: 1, maxSize: 5 }, { name: 'llm', runner: 'llm', minWarm: 0, maxSize: 2 }] }) as unknown as AppDefinitionResource);
+    await waitFor('auto-main at 1', async () => (await client.get<SandboxPoolResource>(SANDBOX_POOL, namespace.name, 'auto-main'))?.status?.replicas === 1);
+    // No metrics server here: the autoscaler's replica bounds apply without metrics, which is what this checks.
+    const autoscaling = kubeConfig.makeApiClient(AutoscalingV2Api);
+    await autoscaling.createNamespacedHorizontalPodAutoscaler({
+      namespace: namespace.name,
+      body: {
+        metadata: { name: 'auto-main' },
+        spec: {
+          scaleTargetRef: { apiVersion: 'uhlp.dev/v1alpha1', kind: 'SandboxPool', name: 'auto-main' },
+          minReplicas: 3,
+          maxReplicas: 4,
+          metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }],
+        },
+      },
+    });
+    try {
+      const scaled = await waitFor(
+        'the autoscaler to raise auto-main to its minimum of 3',
+        async () => {
+          const pool = await client.get<SandboxPoolResource>(SANDBOX_POOL, namespace.name, 'auto-main');
+          return pool?.spec.replicas === 3 && pool.status?.replicas === 3 ? pool : undefined;
+        },
+        60_000,
+      );
+      expect(scaled.status?.selector).toBe('uhlp.dev/app=auto,uhlp.dev/pool=main');
+    } finally {
+      await autoscaling.deleteNamespacedHorizontalPodAutoscaler({ namespace: namespace.name, name: 'auto-main' });
+    }
   });
 
   it('deletes the SandboxPools of pools the app no longer declares, and recreates one deleted by hand', async () => {
