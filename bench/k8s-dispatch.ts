@@ -4,7 +4,7 @@
  * manifest (src/sandbox/sandbox-pod.ts) and the same observer:
  *
  * 1. Warm claim through the core: `uhlp dev --registry kubernetes --driver pod`
- *    serving a SandboxPool the operator (in this process, `sandboxPods`) keeps at
+ *    serving a SandboxPool the operator (`uhlp operator --sandbox-pods`, a process of its own) keeps at
  *    replicas warm pods; with maxUses 1 every request claims a warm pod (a label
  *    patch carrying its resourceVersion), runs there and gets it deleted, so each
  *    sample is a claim. Each request waits until the pool is full again. Against
@@ -24,7 +24,7 @@
  *
  *   npm run bench:k8s   (BENCH_CLAIMS=20, BENCH_DIRECT=50, BENCH_MISS_ROUNDS=5, BENCH_REFILL_ROUNDS=2)
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -35,12 +35,11 @@ import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } fr
 import Docker from 'dockerode';
 import { buildImages } from '../src/images/build-images.js';
 import { APP_DEFINITION, CustomResourceClient, SANDBOX_POOL, type AppDefinitionResource } from '../src/k8s/custom-resources.js';
-import { runOperator, type RunningOperator } from '../src/operator/run-operator.js';
 import { POD_RUNNER_PORT, sandboxPod } from '../src/sandbox/sandbox-pod.js';
 import { commitAll, git, initRepo, writeFiles } from '../test/helpers/git-repo.js';
 import { FAKE_MCP_TOKEN, startFakeMcpServer } from '../test/helpers/fake-mcp-server.js';
 import { startHttpsGitServer } from '../test/helpers/https-git-server.js';
-import { startUhlpDev, type UhlpProcess } from '../test/helpers/uhlp-process.js';
+import { startUhlpDev, UHLP_BIN, type UhlpProcess } from '../test/helpers/uhlp-process.js';
 import { poolSpec } from '../test/helpers/pool-spec.js';
 import { executeBody } from '../test/sandbox/driver-suite.js';
 import { round2, sampleStats, type SampleStats } from './lib/bare-docker.js';
@@ -142,13 +141,18 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
     cleanups.push(() => gitServer.close());
 
     const corePort = await freePort(GATEWAY);
-    const operator: RunningOperator = await runOperator({
-      kubeConfig,
-      namespaces: [namespace],
-      sandboxPods: { images: { jit: jitRunner.reference } },
-      logger: { info: () => undefined, error: (message, fields) => process.stderr.write(`operator: ${message} ${JSON.stringify(fields ?? {})}\n`) },
+    // The operator in a process of its own, as deployed: in this one, its work on each claim's
+    // pod events would delay this client's reading of the answer, and count in the figure.
+    const operator = spawn(process.execPath, [UHLP_BIN, 'operator', '--namespace', namespace, '--sandbox-pods', '--jit-image', jitRunner.reference], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, UHLP_LOG_LEVEL: 'error' },
     });
-    cleanups.push(() => operator.stop());
+    operator.stderr!.on('data', (chunk: Buffer) => process.stderr.write(`operator: ${chunk.toString()}`));
+    const operatorExited = new Promise<void>((resolve) => operator.once('exit', () => resolve()));
+    cleanups.push(async () => {
+      operator.kill('SIGTERM');
+      await operatorExited;
+    });
     const core: UhlpProcess = await startUhlpDev('', ['--registry', 'kubernetes', '--namespace', namespace, '--driver', 'pod', '--port', String(corePort), '--log-level', 'debug'], 60_000, undefined, {
       UHLP_HOST: GATEWAY,
       UHLP_MCP_URL: `http://${GATEWAY}:${corePort}/mcp`,

@@ -34,6 +34,8 @@ export interface JitExecutorOptions {
 }
 
 const READ_TOOL = 'core.state.getDefinitionFileContent';
+/** The revision of the warm-up script: all zeros, which no commit id is. */
+const WARM_UP_REVISION = '0'.repeat(40);
 
 export function createJitExecutor(options: JitExecutorOptions): Executor {
   const loader = new ScriptLoader(options.definitionsRoot);
@@ -49,7 +51,7 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     return inside(tmpDir) && inside(outputDir) ? { tmpDir, outputDir } : undefined;
   }
 
-  return async (request, tools) => {
+  const execute: Executor = async (request, tools) => {
     const task = request.context.taskDetails;
     if (!task || task.handler !== 'JIT' || !task.script) {
       return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails must name a JIT script');
@@ -95,6 +97,16 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     const result = resultFromValue(value);
     return scriptLoadMs === undefined ? result : { ...result, metrics: { ...result.metrics, script_load_ms: scriptLoadMs } };
   };
+  if (options.definitionsViaMcp) {
+    // A pod's first script is kept in the cache and imported: do that once with a script of
+    // its own (at a revision no commit has), so the module loader's first-use work is done.
+    execute.warmUp = async () => {
+      const ref = { revision: WARM_UP_REVISION, script: 'warm-up.js' };
+      await keepScript(loader.resolve(ref), Buffer.from('export default () => 0;\n'));
+      (await loader.load(ref))(undefined, undefined);
+    };
+  }
+  return execute;
 }
 
 /** Reads the script through MCP at the execution's revision and keeps it at `file` (written whole, then renamed: a concurrent import never sees half). */

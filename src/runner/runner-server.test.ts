@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -127,5 +127,13 @@ describe('warm-up', () => {
     } finally {
       await tcp.drain();
     }
+  });
+
+  it("has a pod's jit-runner keep and import a script of its own first, at a revision no commit has", async () => {
+    const definitionsRoot = mkdtempSync(path.join(os.tmpdir(), 'uhlp-rs-defs-'));
+    const executor = createJitExecutor({ definitionsRoot, definitionsViaMcp: true });
+    await executor.warmUp!();
+    expect(existsSync(path.join(definitionsRoot, '0'.repeat(40), 'warm-up.js'))).toBe(true);
+    expect(createJitExecutor({ definitionsRoot }).warmUp).toBeUndefined();
   });
 });

@@ -166,6 +166,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       warming = true;
       try {
         await warmUp(url);
+        await options.executor.warmUp?.().catch(() => undefined);
       } finally {
         warming = false;
       }
@@ -179,7 +180,8 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
  * tool calls use it) and the server's path for a POST with a body, through one POST
  * /execute of its own that the server refuses (no request id). A claimed warm pod's
  * first request then costs what the next ones do (src/execution/script-push.ts
- * removes the other first-request cost, reading the script).
+ * removes the other first-request cost, reading the script). The executor may add
+ * its own (the jit-runner keeps and imports a script of its own).
  */
 async function warmUp(url: string): Promise<void> {
   validateExecuteRequest({});
