@@ -18,7 +18,7 @@ import {
   type ExecuteRequest,
   type ExecuteResponse,
 } from '../contract/execute-contract.js';
-import type net from 'node:net';
+import net from 'node:net';
 import { Http1Server } from '../http1/http1-server.js';
 import type { Http1Request } from '../http1/request-parser.js';
 import type { Executor } from './executor.js';
@@ -176,21 +176,26 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
 
 /**
  * The work a fresh process does on its first execution, done once ahead: compiling
- * the contract's request check, loading fetch (Node loads undici on its first call;
- * tool calls use it) and the server's path for a POST with a body, through one POST
- * /execute of its own that the server refuses (no request id). A claimed warm pod's
- * first request then costs what the next ones do (src/execution/script-push.ts
+ * the contract's request check, and the server's path for a POST with a body, through
+ * one POST /execute of its own that the server refuses (no request id). A claimed
+ * warm pod's first request then costs what the next ones do (src/execution/script-push.ts
  * removes the other first-request cost, reading the script). The executor may add
- * its own (the jit-runner keeps and imports a script of its own).
+ * its own (the jit-runner keeps and imports a script of its own). Not `fetch`: Node
+ * loads undici on its first call, megabytes a runner whose scripts call no tool
+ * never needs, in pods whose memory limit may be 64 MiB.
  */
 async function warmUp(url: string): Promise<void> {
   validateExecuteRequest({});
-  try {
-    const response = await fetch(`${url}${EXECUTE_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"requestId":"warm-up"}' });
-    await response.text();
-  } catch {
+  const { hostname, port } = new URL(url);
+  const body = '{"requestId":"warm-up"}';
+  await new Promise<void>((resolve) => {
+    const socket = net.connect(Number(port), hostname, () => {
+      socket.end(`POST ${EXECUTE_PATH} HTTP/1.1\r\nhost: runner\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`);
+    });
     // Best effort: a runner that cannot reach itself still serves.
-  }
+    socket.on('data', () => undefined).on('close', () => resolve()).on('error', () => resolve());
+    socket.setTimeout(5000, () => socket.destroy());
+  });
 }
 
 /** Answers the request being served: a JSON body, and the request id echoed when given. */
