@@ -22,9 +22,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import {
   ApiException,
   CoreV1Api,
-  PatchStrategy,
   makeInformer,
-  setHeaderOptions,
   type Informer,
   type KubeConfig,
   type ObjectCache,
@@ -59,7 +57,6 @@ import {
 
 /** The core's instance label, as on Docker containers. */
 const LABEL_INSTANCE = 'uhlp.dev/instance';
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export interface PodDriverOptions {
   readonly logger: Logger;
@@ -201,7 +198,7 @@ export class PodDriver implements SandboxDriver {
     };
     let answer;
     try {
-      answer = await this.keptAlive.request('PATCH', `/api/v1/namespaces/${encodeURIComponent(this.options.namespace)}/pods/${encodeURIComponent(name!)}`, body, 'application/merge-patch+json');
+      answer = await this.keptAlive.request('PATCH', this.podPath(name!), body, 'application/merge-patch+json');
     } catch (error) {
       throw sandboxUnavailable(`claiming pod ${name} failed: ${errorText(error)}`);
     }
@@ -320,25 +317,15 @@ export class PodDriver implements SandboxDriver {
   private async release(handle: PodHandle): Promise<boolean> {
     const pod = this.informer.get(handle.name, this.options.namespace);
     if (!pod || pod.metadata?.deletionTimestamp || !isReady(pod)) return false;
-    try {
-      await this.api.patchNamespacedPod(
-        {
-          name: handle.name,
-          namespace: this.options.namespace,
-          body: {
-            metadata: {
-              resourceVersion: pod.metadata?.resourceVersion,
-              labels: { [POD_LABEL_STATE]: 'warm', [POD_LABEL_CLAIMED_BY]: null, [LABEL_INSTANCE]: null },
-              annotations: { [POD_ANNOTATION_CLAIMER_POD]: null },
-            },
-          },
-        },
-        MERGE_PATCH,
-      );
-      return true;
-    } catch {
-      return false;
-    }
+    const body = {
+      metadata: {
+        resourceVersion: pod.metadata?.resourceVersion,
+        labels: { [POD_LABEL_STATE]: 'warm', [POD_LABEL_CLAIMED_BY]: null, [LABEL_INSTANCE]: null },
+        annotations: { [POD_ANNOTATION_CLAIMER_POD]: null },
+      },
+    };
+    const answer = await this.keptAlive.request('PATCH', this.podPath(handle.name), body, 'application/merge-patch+json').catch(() => undefined);
+    return answer?.status === 200;
   }
 
   async adopt(appId: string, poolName: string, spec?: SandboxSpec): Promise<SandboxHandle[]> {
@@ -449,21 +436,22 @@ export class PodDriver implements SandboxDriver {
     handle.resolveExited(cause);
   }
 
+  /** Deletes a pod at once, over the kept-alive connection: a recycled pod is deleted as its request answers. */
   private async deletePod(name: string): Promise<void> {
-    try {
-      await this.api.deleteNamespacedPod({ name, namespace: this.options.namespace, gracePeriodSeconds: 0 });
-    } catch (error) {
-      if (status(error) !== 404) throw error;
+    const answer = await this.keptAlive.request('DELETE', this.podPath(name), { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 });
+    if (answer.status !== 200 && answer.status !== 202 && answer.status !== 404) {
+      const message = (answer.body as { message?: unknown } | undefined)?.message;
+      throw new Error(`deleting pod ${name}: HTTP ${answer.status}${typeof message === 'string' ? `: ${message}` : ''}`);
     }
+  }
+
+  private podPath(name: string): string {
+    return `/api/v1/namespaces/${encodeURIComponent(this.options.namespace)}/pods/${encodeURIComponent(name)}`;
   }
 }
 
 function isReady(pod: V1Pod): boolean {
   return pod.status?.phase === 'Running' && !!pod.status.podIP && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-}
-
-function status(error: unknown): number | undefined {
-  return error instanceof ApiException ? error.code : undefined;
 }
 
 function errorText(error: unknown): string {
