@@ -4,13 +4,17 @@
  * manifest (src/sandbox/sandbox-pod.ts) and the same observer:
  *
  * 1. Warm claim through the core: `uhlp dev --registry kubernetes --driver pod`
- *    serving a SandboxPool the operator (in this process, `sandboxPods`) keeps at
+ *    serving a SandboxPool the operator (`uhlp operator --sandbox-pods`, a process of its own) keeps at
  *    replicas warm pods; with maxUses 1 every request claims a warm pod (a label
  *    patch carrying its resourceVersion), runs there and gets it deleted, so each
  *    sample is a claim. Each request waits until the pool is full again. Against
  *    POST /execute sent straight to a ready pod of the same manifest (its script
- *    already fetched). A claimed pod fetches the script through the core's MCP on
- *    its first execution: that is part of a claim here and is in the figure.
+ *    already loaded). A claimed pod runs the script for the first time (the core
+ *    sends it along, src/execution/script-push.ts): that is part of a claim here and
+ *    is in the figure. Where the time went comes from the core's debug log
+ *    (`execution timing`): the claim (the wait for a sandbox), the round trip to the
+ *    pod and of it the runner's own time, and the rest (the core's HTTP and turn
+ *    work, and the client).
  * 2. Pool miss: the same pool at replicas 0, so the driver creates a pod on demand
  *    (claimed from birth); timed from the HTTP request to its answer. Against a bare
  *    pod create (the same manifest) to its first /execute answer.
@@ -20,7 +24,7 @@
  *
  *   npm run bench:k8s   (BENCH_CLAIMS=20, BENCH_DIRECT=50, BENCH_MISS_ROUNDS=5, BENCH_REFILL_ROUNDS=2)
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -31,12 +35,11 @@ import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } fr
 import Docker from 'dockerode';
 import { buildImages } from '../src/images/build-images.js';
 import { APP_DEFINITION, CustomResourceClient, SANDBOX_POOL, type AppDefinitionResource } from '../src/k8s/custom-resources.js';
-import { runOperator, type RunningOperator } from '../src/operator/run-operator.js';
 import { POD_RUNNER_PORT, sandboxPod } from '../src/sandbox/sandbox-pod.js';
 import { commitAll, git, initRepo, writeFiles } from '../test/helpers/git-repo.js';
 import { FAKE_MCP_TOKEN, startFakeMcpServer } from '../test/helpers/fake-mcp-server.js';
 import { startHttpsGitServer } from '../test/helpers/https-git-server.js';
-import { startUhlpDev, type UhlpProcess } from '../test/helpers/uhlp-process.js';
+import { startUhlpDev, UHLP_BIN, type UhlpProcess } from '../test/helpers/uhlp-process.js';
 import { poolSpec } from '../test/helpers/pool-spec.js';
 import { executeBody } from '../test/sandbox/driver-suite.js';
 import { round2, sampleStats, type SampleStats } from './lib/bare-docker.js';
@@ -62,9 +65,20 @@ interface LatencyStats extends SampleStats {
   p99Ms: number;
 }
 
+/** Where a warm claim's time went, per the core's `execution timing` debug lines. */
+export interface ClaimBreakdown {
+  claim: LatencyStats;
+  roundTrip: LatencyStats;
+  runner: LatencyStats;
+  /** Of the runner's time: its first load of the script (kept, then imported). */
+  scriptLoad: LatencyStats;
+  /** The client's time less the claim and the round trip: the core's HTTP and turn work, and the client's. */
+  rest: LatencyStats;
+}
+
 export interface K8sBenchReport {
   image: string;
-  warmClaim: { how: string; core: LatencyStats; direct: LatencyStats; claimPatch: LatencyStats };
+  warmClaim: { how: string; core: LatencyStats; direct: LatencyStats; claimPatch: LatencyStats; breakdown?: ClaimBreakdown };
   poolMiss: { core: SampleStats; bare: SampleStats; ratioP50: number };
   refill: { size: number; poolMs: SampleStats; bareMs: SampleStats; ratio: number };
 }
@@ -127,14 +141,19 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
     cleanups.push(() => gitServer.close());
 
     const corePort = await freePort(GATEWAY);
-    const operator: RunningOperator = await runOperator({
-      kubeConfig,
-      namespaces: [namespace],
-      sandboxPods: { images: { jit: jitRunner.reference } },
-      logger: { info: () => undefined, error: (message, fields) => process.stderr.write(`operator: ${message} ${JSON.stringify(fields ?? {})}\n`) },
+    // The operator in a process of its own, as deployed: in this one, its work on each claim's
+    // pod events would delay this client's reading of the answer, and count in the figure.
+    const operator = spawn(process.execPath, [UHLP_BIN, 'operator', '--namespace', namespace, '--sandbox-pods', '--jit-image', jitRunner.reference], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, UHLP_LOG_LEVEL: 'error' },
     });
-    cleanups.push(() => operator.stop());
-    const core: UhlpProcess = await startUhlpDev('', ['--registry', 'kubernetes', '--namespace', namespace, '--driver', 'pod', '--port', String(corePort), '--log-level', 'error'], 60_000, undefined, {
+    operator.stderr!.on('data', (chunk: Buffer) => process.stderr.write(`operator: ${chunk.toString()}`));
+    const operatorExited = new Promise<void>((resolve) => operator.once('exit', () => resolve()));
+    cleanups.push(async () => {
+      operator.kill('SIGTERM');
+      await operatorExited;
+    });
+    const core: UhlpProcess = await startUhlpDev('', ['--registry', 'kubernetes', '--namespace', namespace, '--driver', 'pod', '--port', String(corePort), '--log-level', 'debug'], 60_000, undefined, {
       UHLP_HOST: GATEWAY,
       UHLP_MCP_URL: `http://${GATEWAY}:${corePort}/mcp`,
       UHLP_POD_NAMESPACE: namespace,
@@ -174,9 +193,19 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
     // --- 1. warm claim through the core vs straight to a ready pod -------------------
     await until('the app served', async () => (await warmReady()) >= WARM && (await hello().then(() => true, () => false)), 300_000, 200);
     const claims: number[] = [];
+    const timingLines = (): number => timings(core.stderr()).length;
+    const breakdown: Array<{ claim: number; roundTrip: number; runner: number; scriptLoad: number; rest: number }> = [];
     for (let i = 0; i < (options.claims ?? 20); i++) {
       await until('the pool full again', async () => (await warmReady()) >= WARM, 120_000);
-      claims.push(await hello());
+      const before = timingLines();
+      const total = await hello();
+      claims.push(total);
+      // The core logs before it answers, but its stderr may reach this process a moment after the answer.
+      await until('the core\'s timing line', async () => timingLines() > before, 2_000, 5).catch(() => undefined);
+      const timing = timings(core.stderr())[before];
+      if (timing) {
+        breakdown.push({ claim: timing.acquireMs, roundTrip: timing.roundTripMs, runner: timing.runnerMs, scriptLoad: timing.scriptLoadMs ?? 0, rest: total - timing.acquireMs - timing.roundTripMs });
+      }
     }
 
     const input = { namespace, appId: 'bare', pool: poolSpec({ name: 'main', minWarm: 0, maxSize: 20, maxUses: 1, limits: LIMITS }), images: { jit: jitRunner.reference } };
@@ -275,10 +304,21 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
     return {
       image: jitRunner.reference,
       warmClaim: {
-        how: `pool of ${WARM} warm pods, maxUses 1: each request claims one (and its first execution reads the script through MCP); direct: /execute to a ready pod`,
+        how: `pool of ${WARM} warm pods, maxUses 1: each request claims one (and runs its script there for the first time, sent by the core); direct: /execute to a ready pod`,
         core: latency(claims),
         direct: latency(direct),
         claimPatch: latency(claimPatch),
+        ...(breakdown.length > 0
+          ? {
+              breakdown: {
+                claim: latency(breakdown.map((b) => b.claim)),
+                roundTrip: latency(breakdown.map((b) => b.roundTrip)),
+                runner: latency(breakdown.map((b) => b.runner)),
+                scriptLoad: latency(breakdown.map((b) => b.scriptLoad)),
+                rest: latency(breakdown.map((b) => b.rest)),
+              },
+            }
+          : {}),
       },
       poolMiss: { core: missCoreStats, bare: missBareStats, ratioP50: round2(missCoreStats.p50Ms / missBareStats.p50Ms) },
       refill: { size: REFILL_SIZE, poolMs: poolStats, bareMs: bareStats, ratio: round2(bareStats.p50Ms / poolStats.p50Ms) },
@@ -290,12 +330,37 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
   }
 }
 
+/** The core's `execution timing` debug lines (component-executor.ts), in order. */
+function timings(stderr: string): Array<{ acquireMs: number; roundTripMs: number; runnerMs: number; scriptLoadMs?: number }> {
+  return stderr
+    .split('\n')
+    .filter((line) => line.includes('"execution timing"'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as { acquireMs: number; roundTripMs: number; runnerMs: number; scriptLoadMs?: number }];
+      } catch {
+        return [];
+      }
+    });
+}
+
 export function k8sBenchTable(report: K8sBenchReport): string {
   const mark = (ok: boolean): string => (ok ? 'ok' : 'MISSED');
   const { warmClaim, poolMiss, refill } = report;
+  const part = (path: string, stats: LatencyStats): Record<string, string | number> => ({ path, 'p50 ms': stats.p50Ms, 'p99 ms': stats.p99Ms, 'max ms': stats.maxMs, samples: stats.samples });
+  const breakdown = warmClaim.breakdown
+    ? [
+        part('  of it: the claim', warmClaim.breakdown.claim),
+        part('  of it: round trip to the pod', warmClaim.breakdown.roundTrip),
+        part('    of that: the runner', warmClaim.breakdown.runner),
+        part('      of that: the script\'s first load', warmClaim.breakdown.scriptLoad),
+        part('  of it: the rest (core HTTP, turn, client)', warmClaim.breakdown.rest),
+      ]
+    : [];
   return [
     table([
       { path: 'warm claim through the core', 'p50 ms': warmClaim.core.p50Ms, 'p99 ms': warmClaim.core.p99Ms, 'max ms': warmClaim.core.maxMs, samples: warmClaim.core.samples },
+      ...breakdown,
       { path: 'straight to a ready pod', 'p50 ms': warmClaim.direct.p50Ms, 'p99 ms': warmClaim.direct.p99Ms, 'max ms': warmClaim.direct.maxMs, samples: warmClaim.direct.samples },
       { path: '(the claim patch alone)', 'p50 ms': warmClaim.claimPatch.p50Ms, 'p99 ms': warmClaim.claimPatch.p99Ms, 'max ms': warmClaim.claimPatch.maxMs, samples: warmClaim.claimPatch.samples },
     ]),

@@ -137,6 +137,12 @@ export interface PodsConfig {
    * @defaultValue the first of `namespaces`, else the core's own (the service account's), else `default` (`UHLP_POD_NAMESPACE`)
    */
   readonly namespace?: string;
+  /**
+   * The core's own pod, `<namespace>/<name>`, recorded on the sandbox pods it claims: the
+   * operator deletes them once that pod is gone. @defaultValue none: a core outside the
+   * cluster (`UHLP_CORE_POD`; the chart sets it)
+   */
+  readonly corePod?: string;
   /** Runner images for pools that name none; the operator's must be the same. @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`) */
   readonly images: Readonly<{ jit?: string; llm?: string }>;
 }
@@ -412,6 +418,10 @@ function podsConfig(env: NodeJS.ProcessEnv): PodsConfig {
   if (mcpUrl !== undefined && !/^https?:\/\/[^\s/]+\/\S*$/.test(mcpUrl)) invalid('UHLP_MCP_URL', 'an http(s) URL with a path, e.g. http://10.96.0.20:8080/mcp', mcpUrl);
   const namespace = env.UHLP_POD_NAMESPACE || undefined;
   if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) invalid('UHLP_POD_NAMESPACE', 'a namespace name (DNS label)', namespace);
+  const corePod = env.UHLP_CORE_POD || undefined;
+  if (corePod !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/.test(corePod)) {
+    invalid('UHLP_CORE_POD', 'a pod as <namespace>/<name>', corePod);
+  }
   const images: { jit?: string; llm?: string } = {};
   for (const [name, runner] of [['UHLP_IMAGE_JIT', 'jit'], ['UHLP_IMAGE_LLM', 'llm']] as const) {
     const value = env[name] || undefined;
@@ -419,7 +429,7 @@ function podsConfig(env: NodeJS.ProcessEnv): PodsConfig {
     if (!IMAGE_REFERENCE.test(value)) invalid(name, 'an image reference', value);
     images[runner] = value;
   }
-  return Object.freeze({ ...(mcpUrl ? { mcpUrl } : {}), ...(namespace ? { namespace } : {}), images: Object.freeze(images) });
+  return Object.freeze({ ...(mcpUrl ? { mcpUrl } : {}), ...(namespace ? { namespace } : {}), ...(corePod ? { corePod } : {}), images: Object.freeze(images) });
 }
 
 const HOST_PORT = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)):(\d{1,5})$/;

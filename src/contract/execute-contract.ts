@@ -220,10 +220,24 @@ export const ExecuteContext = Type.Object(
 );
 export type ExecuteContext = Static<typeof ExecuteContext>;
 
+/**
+ * A file of the app's definition at `taskDetails.revision`, sent by the core to a
+ * runner that would otherwise read it through core.state.getDefinitionFileContent
+ * (pods: src/execution/script-push.ts). The runner keeps it as it keeps what it reads.
+ */
+export const DefinitionFile = Type.Object({
+  /** Relative to the app directory, as `taskDetails.script` names it. */
+  path: Type.String({ minLength: 1, maxLength: 1024 }),
+  /** The file's text (UTF-8). */
+  content: Type.String(),
+});
+export type DefinitionFile = Static<typeof DefinitionFile>;
+
 export const ExecuteRequest = Type.Object({
   requestId: Type.String({ minLength: 1 }),
   requestData: RequestData,
   context: ExecuteContext,
+  definitionFiles: Type.Optional(Type.Array(DefinitionFile, { maxItems: 16 })),
 });
 export type ExecuteRequest = Static<typeof ExecuteRequest>;
 
@@ -284,6 +298,8 @@ export const McpCallMetric = Type.Object(
 export const ExecuteMetrics = Type.Object(
   {
     execution_time_ms: Type.Optional(Type.Number({ minimum: 0 })),
+    /** jit-runner: the time of the script's first load in this runner (kept or read, then imported), when this execution did it. */
+    script_load_ms: Type.Optional(Type.Number({ minimum: 0 })),
     mcp_calls: Type.Optional(Type.Array(McpCallMetric)),
     /**
      * llm-orchestrator, optimized components only: the paths of the template

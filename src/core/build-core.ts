@@ -7,6 +7,7 @@ import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import { errorBody, UhlpError } from '../errors.js';
 import { registerIngressRoute } from '../sources/http/fastify-ingress-route.js';
 import { HttpIngress } from '../sources/http/http-ingress.js';
+import type { WatchLiveness } from '../k8s/resource-informer.js';
 import type { Logger } from '../logger.js';
 import type { CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { registerDevTokenRoute } from '../mcp/dev-token-route.js';
@@ -43,6 +44,12 @@ export interface CoreDeps {
   readonly workflows?: WorkflowTurns;
   /** The optimization oracle: its part in turns, and /_uhlp/oracle. @defaultValue none: the oracle is off */
   readonly oracle?: OptimizationOracle;
+  /**
+   * The AppDefinition watch of a Kubernetes registry: /readyz is not ready while it does
+   * not follow the API server (a core that stopped seeing apps serves what it last saw).
+   * @defaultValue none (apps from a Git repository)
+   */
+  readonly appWatch?: { liveness(): WatchLiveness };
 }
 
 export interface BuildCoreOptions {

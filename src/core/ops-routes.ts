@@ -1,5 +1,6 @@
 /**
- * Operations endpoints: liveness, readiness (every pool warm, definitions loaded)
+ * Operations endpoints: liveness, readiness (every pool warm, definitions loaded, the
+ * runtime store answering, and on Kubernetes the AppDefinition watch following the API server)
  * and Prometheus metrics. Their paths are reserved: no app may take them as its
  * path prefix.
  */
@@ -18,7 +19,8 @@ export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
     );
     // A Kubernetes registry with no app yet has loaded too (an empty set is a valid state).
     const loaded = snapshot.revision !== '';
-    const ready = loaded && sandboxes.ready && state.ok;
+    const appWatch = deps.appWatch?.liveness();
+    const ready = loaded && sandboxes.ready && state.ok && appWatch?.live !== false;
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'not-ready',
       revision: snapshot.revision,
@@ -26,6 +28,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
       driver: deps.sandboxes.driverName,
       isolation: deps.sandboxes.isolation,
       state,
+      ...(appWatch !== undefined ? { appWatch } : {}),
       pools: sandboxes.pools,
       definitionProblems: snapshot.problems,
       // Apps the revision above breaks: each keeps serving the revision it was last valid at until it is fixed.

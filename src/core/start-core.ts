@@ -110,6 +110,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       ...(config.bwrapPath !== undefined ? { bwrapPath: config.bwrapPath } : {}),
       ...(Object.keys(config.pods.images).length > 0 ? { images: config.pods.images } : {}),
       ...(config.driver === 'pod' ? { podNamespace: config.pods.namespace ?? config.namespaces[0] } : {}),
+      ...(config.driver === 'pod' && config.pods.corePod !== undefined ? { corePod: config.pods.corePod } : {}),
     }),
     metrics,
     logger,
@@ -318,7 +319,19 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),
       },
-      { registry, sandboxes, metrics, logger, store, turns, mcp, workflows, sources: { delivery: sources, key: sourcesKey }, ...(oracle !== undefined ? { oracle } : {}) },
+      {
+        registry,
+        sandboxes,
+        metrics,
+        logger,
+        store,
+        turns,
+        mcp,
+        workflows,
+        sources: { delivery: sources, key: sourcesKey },
+        ...(oracle !== undefined ? { oracle } : {}),
+        ...(kubernetesApps !== undefined ? { appWatch: kubernetesApps } : {}),
+      },
     );
     app = built.app;
     invocations = built.invocations;

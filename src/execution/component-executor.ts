@@ -12,12 +12,15 @@ import { SandboxTransportError } from '../sandbox/sandbox-client.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { Lease, ReleaseOutcome, WarmPool } from '../sandbox/warm-pool.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
+import { ScriptPush, type ScriptRef } from './script-push.js';
 import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceCheck } from './write-surface.js';
 
 export interface ExecutionTarget {
   readonly appId: string;
   readonly poolName: string;
   readonly timeoutMs: number;
+  /** The JIT script the execution runs; sent along to sandboxes that would read it through MCP (script-push.ts). */
+  readonly script?: ScriptRef;
 }
 
 /** A valid answer of the sandbox, and its JSON text as it came. */
@@ -38,11 +41,15 @@ export interface TurnWrites {
 }
 
 export class ComponentExecutor {
+  private readonly scripts: ScriptPush | undefined;
+
   constructor(
     private readonly sandboxes: SandboxManager,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.scripts = sandboxes.definitionsOverMcp ? new ScriptPush(sandboxes.definitionsRoot) : undefined;
+  }
 
   /** Runs the /execute request `body` (JSON of an ExecuteRequest whose requestId is `requestId`). */
   async execute(target: ExecutionTarget, requestId: string, body: string, traceId?: string, turn?: TurnWrites): Promise<ExecuteOutcome> {
@@ -52,9 +59,11 @@ export class ComponentExecutor {
     // request; that one attempt is retried on a fresh sandbox. A request that may
     // have reached the script is never sent twice.
     for (let attempt = 1; ; attempt++) {
+      const acquiring = performance.now();
       const lease = this.hit(pool, target) ?? (await this.acquire(pool, target));
+      const acquireMs = performance.now() - acquiring;
       try {
-        return await this.call(pool, lease, target, requestId, body, traceId, turn);
+        return await this.call(pool, lease, target, requestId, body, traceId, turn, acquireMs);
       } catch (error) {
         if (attempt === 1 && error instanceof SandboxTransportError && error.failure === 'connect') continue;
         throw toUhlpError(error, target);
@@ -84,6 +93,34 @@ export class ComponentExecutor {
     }
   }
 
+  /**
+   * Where an execution's time went, at debug level: waiting for a sandbox (a claim, on
+   * the pod driver), the round trip to it, and of that the runner's own time, its first
+   * load of the script and its MCP calls. The rest of the round trip is the connection
+   * and the transfer.
+   */
+  private logTiming(lease: Lease, target: ExecutionTarget, requestId: string, acquireMs: number, roundTripMs: number, response: ExecuteResponse): void {
+    const mcpMs = (response.metrics?.mcp_calls ?? []).reduce((sum, call) => sum + call.total_duration_ms, 0);
+    const ms = (value: number): number => Math.round(value * 100) / 100;
+    this.logger.debug(
+      {
+        app: target.appId,
+        pool: target.poolName,
+        sandbox: lease.sandbox.handle.id,
+        requestId,
+        use: lease.sandbox.uses + 1,
+        acquireMs: ms(acquireMs),
+        roundTripMs: ms(roundTripMs),
+        runnerMs: ms(response.metrics?.execution_time_ms ?? 0),
+        // The runner's first load of the script (kept, then imported), when this execution did it.
+        ...(response.metrics?.script_load_ms !== undefined ? { scriptLoadMs: ms(response.metrics.script_load_ms) } : {}),
+        mcpMs: ms(mcpMs),
+        mcpCalls: response.metrics?.mcp_calls?.map((call) => call.tool),
+      },
+      'execution timing',
+    );
+  }
+
   private async call(
     pool: WarmPool,
     lease: Lease,
@@ -92,6 +129,7 @@ export class ComponentExecutor {
     body: string,
     traceId: string | undefined,
     turn: TurnWrites | undefined,
+    acquireMs: number,
   ): Promise<ExecuteOutcome> {
     const started = performance.now();
     let outcome: ReleaseOutcome = 'ok';
@@ -99,7 +137,10 @@ export class ComponentExecutor {
     const tree = lease.sandbox.handle.workTree;
     const surface = turn !== undefined && tree !== undefined ? TurnWriteSurface.begin(tree, turn.sessionId) : undefined;
     try {
-      const raw = await lease.sandbox.client.execute(body, requestId, target.timeoutMs, traceId);
+      // The script along with its first execution on a sandbox that would read it through MCP.
+      const files = this.scripts && target.script ? await this.scripts.member(lease.sandbox, target.appId, target.script) : undefined;
+      const sent = files === undefined || !body.endsWith('}') ? body : `${body.slice(0, -1)},${files}}`;
+      const raw = await lease.sandbox.client.execute(sent, requestId, target.timeoutMs, traceId);
       if (raw.status !== 200) {
         // The runner refused or failed the request itself (contract 400/429/500/503).
         metricOutcome = 'error';
@@ -122,6 +163,7 @@ export class ComponentExecutor {
         const settled = settleWrites(surface, turn!, parsed.response.resultType === 'error');
         if (settled !== undefined) await settled;
       }
+      if (this.logger.isLevelEnabled('debug')) this.logTiming(lease, target, requestId, acquireMs, performance.now() - started, parsed.response);
       return { response: parsed.response, text };
     } catch (error) {
       if (error instanceof SandboxTransportError) {

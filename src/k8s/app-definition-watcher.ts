@@ -9,7 +9,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { AppSpec } from '../definitions/app-definition-schema.js';
 import { APP_DEFINITION, type AppDefinitionResource } from './custom-resources.js';
-import { ResourceInformer } from './resource-informer.js';
+import { ResourceInformer, type WatchLiveness } from './resource-informer.js';
 
 /** One routable app, as the operator last validated it. */
 export interface ReadyAppDefinition {
@@ -77,6 +77,11 @@ export class AppDefinitionWatcher {
   async stop(): Promise<void> {
     this.started = false;
     await this.informer.stop();
+  }
+
+  /** Whether the set follows the API server now (ResourceInformer.liveness); not before start. */
+  liveness(): WatchLiveness {
+    return this.started ? this.informer.liveness() : { live: false, reason: 'not started' };
   }
 
   /** The current set, sorted by namespace then name. */

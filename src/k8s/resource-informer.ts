@@ -39,9 +39,37 @@ export interface ResourceInformerOptions {
   listTimeoutMs?: number;
   /** A watch that delivered nothing (no event, no reconnect) for this long is started again; 0 never. @defaultValue `60000` */
   rewatchAfterMs?: number;
+  /**
+   * A watch that failed, or that the watchdog started again, still counts as live
+   * (liveness()) this long before it must be back: a restart takes a list at most, and
+   * a readiness that flapped with every dropped watch would take the core out of its
+   * Service for nothing. @defaultValue `10000`
+   */
+  restartGraceMs?: number;
 }
 
 type Handler<T> = (event: InformerEvent, object: T) => void;
+
+/** Whether the cache follows the API server (WatchLiveness of every namespace's watch). */
+export interface WatchLiveness {
+  /** Every watch was listed and established, with no failure since, and none restarting for long. */
+  readonly live: boolean;
+  /** Why not, when it is not. */
+  readonly reason?: string;
+}
+
+
+interface WatchState {
+  /** Listed and watching, with no failure since. */
+  live: boolean;
+  /** Failures so far: a start during which one happened did not bring the watch back. */
+  failures: number;
+  /** The watchdog's restart of a quiet watch, not yet back. */
+  rewatchingSince?: number;
+  /** The first failure since the watch was last live. */
+  failedSince?: number;
+  lastError?: string;
+}
 
 export class ResourceInformer<T extends CustomObject> {
   // The client types objects as KubernetesObject (Date timestamps); custom objects stay plain JSON.
@@ -53,6 +81,7 @@ export class ResourceInformer<T extends CustomObject> {
   private watchdogTimer: NodeJS.Timeout | undefined;
   /** When each informer last showed life: an event, or a (re)connected watch. */
   private readonly lastAlive: number[] = [];
+  private readonly watches: WatchState[] = [];
   private stopped = false;
 
   constructor(kubeConfig: KubeConfig, resource: ResourceKind, options: ResourceInformerOptions = {}) {
@@ -63,6 +92,7 @@ export class ResourceInformer<T extends CustomObject> {
       onError: options.onError ?? (() => {}),
       listTimeoutMs: options.listTimeoutMs ?? 20_000,
       rewatchAfterMs: options.rewatchAfterMs ?? 60_000,
+      restartGraceMs: options.restartGraceMs ?? 10_000,
       labelSelector: options.labelSelector,
     };
     const client = new CustomResourceClient(kubeConfig);
@@ -75,6 +105,8 @@ export class ResourceInformer<T extends CustomObject> {
       };
       const informer = makeInformer<KubernetesObject>(kubeConfig, path, list, this.options.labelSelector);
       const index = this.informers.length;
+      const state: WatchState = { live: false, failures: 0 };
+      this.watches.push(state);
       const alive = (): void => {
         this.lastAlive[index] = Date.now();
       };
@@ -89,12 +121,18 @@ export class ResourceInformer<T extends CustomObject> {
       });
       informer.on('error', (error) => {
         if (this.stopped) return;
+        // The watchdog's own stop of a quiet watch aborts its request: that restart is under way.
+        if (state.rewatchingSince !== undefined && (error as { name?: string } | undefined)?.name === 'AbortError') return;
+        if (state.live) state.failedSince = Date.now();
+        state.live = false;
+        state.failures += 1;
+        state.lastError = error instanceof Error ? error.message : String(error);
         this.options.onError(error);
         failures += 1;
         const delay = Math.min(this.options.restartDelayMs * 2 ** (failures - 1), 30_000);
         const timer = setTimeout(() => {
           this.timers.delete(timer);
-          if (!this.stopped) informer.start().catch((startError: unknown) => this.options.onError(startError));
+          if (!this.stopped) this.startWatch(index).catch((startError: unknown) => this.options.onError(startError));
         }, delay);
         this.timers.add(timer);
       });
@@ -115,12 +153,41 @@ export class ResourceInformer<T extends CustomObject> {
       this.watchdogTimer = setInterval(() => this.rewatchQuiet(), Math.min(this.options.rewatchAfterMs, 30_000));
       this.watchdogTimer.unref();
     }
-    await Promise.all(this.informers.map((informer) => informer.start()));
+    await Promise.all(this.informers.map((_informer, index) => this.startWatch(index)));
     if (this.options.resyncPeriodMs > 0) {
       this.resyncTimer = setInterval(() => {
         for (const object of this.list()) this.emit('resync', object);
       }, this.options.resyncPeriodMs);
       this.resyncTimer.unref();
+    }
+  }
+
+  /**
+   * Whether the cache follows the API server now: false before the first list, and
+   * when a watch that failed, or a quiet one the watchdog started again, is not back
+   * within `restartGraceMs`. A readiness probe reads it: a cache that stopped
+   * following serves what it last saw.
+   */
+  liveness(now = Date.now()): WatchLiveness {
+    for (const state of this.watches) {
+      if (!state.live && (state.failedSince === undefined || now - state.failedSince > this.options.restartGraceMs)) {
+        return { live: false, reason: state.lastError ? `watch failed: ${state.lastError}` : 'not listed yet' };
+      }
+      if (state.rewatchingSince !== undefined && now - state.rewatchingSince > this.options.restartGraceMs) {
+        return { live: false, reason: `a quiet watch restarted ${Math.round((now - state.rewatchingSince) / 1000)} s ago is not back` };
+      }
+    }
+    return { live: true };
+  }
+
+  /** Starts one namespace's informer; it is live once its list and watch are up with no failure meanwhile. */
+  private async startWatch(index: number): Promise<void> {
+    const state = this.watches[index]!;
+    const failures = state.failures;
+    await this.informers[index]!.start();
+    if (state.failures === failures && !this.stopped) {
+      state.live = true;
+      state.rewatchingSince = state.failedSince = undefined;
     }
   }
 
@@ -156,9 +223,10 @@ export class ResourceInformer<T extends CustomObject> {
     this.informers.forEach((informer, index) => {
       if (now - (this.lastAlive[index] ?? now) < this.options.rewatchAfterMs) return;
       this.lastAlive[index] = now;
+      this.watches[index]!.rewatchingSince ??= now;
       void (async () => {
         await informer.stop();
-        if (!this.stopped) await informer.start();
+        if (!this.stopped) await this.startWatch(index);
       })().catch((error: unknown) => this.options.onError(error));
     });
   }

@@ -55,6 +55,14 @@ describe('planPods', () => {
     expect(plan).toMatchObject({ create: 1, ready: 1, busy: 0, target: 2 });
   });
 
+  it('lists the claimed pods that name their core pod, for the reconciler to check', () => {
+    const named = pod('c1', 'claimed');
+    named.metadata!.annotations = { 'uhlp.dev/claimer-pod': 'ns/core-abc' };
+    const plan = planPods(pool(1, 5), [named, pod('c2', 'claimed'), pod('w1', 'warm')], {});
+    expect(plan.claimed).toEqual([{ name: 'c1', resourceVersion: 'rv-c1', claimerPod: 'ns/core-abc' }]);
+    expect(plan.remove).toEqual([]);
+  });
+
   it('scales to zero', () => {
     expect(planPods(pool(0, 5), [pod('w', 'warm')], {}).remove.map((r) => r.name)).toEqual(['w']);
   });

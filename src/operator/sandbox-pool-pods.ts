@@ -13,6 +13,7 @@ import { SANDBOX_POOL_KIND } from '../definitions/sandbox-pool-schema.js';
 import type { SandboxPoolResource } from '../k8s/custom-resources.js';
 import type { RunnerKind } from '../images/runner-files.js';
 import {
+  POD_ANNOTATION_CLAIMER_POD,
   POD_LABEL_APP,
   POD_LABEL_CONFIG,
   POD_LABEL_POOL,
@@ -57,6 +58,8 @@ export interface PodPlan {
   readonly ready: number;
   /** Pods claimed by a core. */
   readonly busy: number;
+  /** Claimed pods that name the core pod that claimed them (POD_ANNOTATION_CLAIMER_POD): deleted once it is gone. */
+  readonly claimed: ReadonlyArray<{ name: string; resourceVersion: string | undefined; claimerPod: string }>;
   /** Warm pods the pool is held at: spec.replicas within what maxSize leaves beside the busy ones. */
   readonly target: number;
 }
@@ -73,13 +76,15 @@ function ended(pod: V1Pod): boolean {
  * Converges the pool's warm pods: outdated and ended warm pods go, missing ones are
  * created, extra ones go (those not yet Ready first). Claimed pods are the cores':
  * they count against maxSize but are never touched here, except ended ones, whose
- * core is gone or will see the end itself.
+ * core is gone or will see the end itself (and those whose core pod is gone: the
+ * reconciler checks `claimed`).
  */
 export function planPods(pool: SandboxPoolResource, pods: readonly V1Pod[], options: SandboxPodsOptions): PodPlan {
   const hash = podConfigHash(poolInput(pool, options));
   const live = pods.filter((pod) => !pod.metadata?.deletionTimestamp);
   const remove: Array<{ name: string; resourceVersion: string | undefined }> = [];
   const warm: V1Pod[] = [];
+  const claimed: Array<{ name: string; resourceVersion: string | undefined; claimerPod: string }> = [];
   let busy = 0;
   for (const pod of live) {
     const labels = pod.metadata?.labels ?? {};
@@ -91,6 +96,8 @@ export function planPods(pool: SandboxPoolResource, pods: readonly V1Pod[], opti
       drop();
     } else {
       busy += 1;
+      const claimerPod = pod.metadata?.annotations?.[POD_ANNOTATION_CLAIMER_POD];
+      if (claimerPod) claimed.push({ name: pod.metadata!.name!, resourceVersion: pod.metadata?.resourceVersion, claimerPod });
     }
   }
   const target = Math.max(0, Math.min(pool.spec.replicas, pool.spec.maxSize - busy));
@@ -103,6 +110,7 @@ export function planPods(pool: SandboxPoolResource, pods: readonly V1Pod[], opti
     remove,
     ready: warm.filter(isReady).length,
     busy,
+    claimed,
     target,
   };
 }

@@ -14,6 +14,7 @@ import type { ResourceInformer } from '../k8s/resource-informer.js';
 import { POD_LABEL_SANDBOX_POOL } from '../sandbox/sandbox-pod.js';
 import { sameStatus, setCondition, type ConditionInput } from './conditions.js';
 import { splitKey, type ReconcileResult } from './controller.js';
+import { ClaimerPods } from './claimer-pods.js';
 import { networkPolicyName, planPods, sandboxNetworkPolicy, warmPod, type PodPlan, type SandboxPodsOptions } from './sandbox-pool-pods.js';
 
 /** What the operator needs to keep sandbox pods. */
@@ -38,6 +39,11 @@ export interface SandboxPoolReconcilerDeps {
 
 /** How soon a pool whose pods are starting is looked at again (pod events usually come first). */
 const FILLING_RECHECK_MS = 2000;
+/**
+ * How soon a pool with pods claimed by in-cluster cores is looked at again, for claims
+ * of core pods that went away (no event of the pool's own pods tells).
+ */
+const CLAIMS_RECHECK_MS = 5000;
 
 /** The status fields the operator owns, computed from the spec (and the pods, when it keeps them). */
 export function sandboxPoolStatus(pool: SandboxPoolResource, now: Date, plan?: PodPlan): SandboxPoolStatus {
@@ -70,7 +76,11 @@ export function sandboxPoolStatus(pool: SandboxPoolResource, now: Date, plan?: P
 }
 
 export class SandboxPoolReconciler {
-  constructor(private readonly deps: SandboxPoolReconcilerDeps) {}
+  private readonly claimers: ClaimerPods | undefined;
+
+  constructor(private readonly deps: SandboxPoolReconcilerDeps) {
+    this.claimers = deps.pods ? new ClaimerPods(deps.pods.core) : undefined;
+  }
 
   async reconcile(key: string): Promise<ReconcileResult | void> {
     const { namespace, name } = splitKey(key);
@@ -81,6 +91,7 @@ export class SandboxPoolReconciler {
     const status = sandboxPoolStatus(pool, (this.deps.now ?? (() => new Date()))(), plan);
     if (!sameStatus(pool.status, status)) await this.deps.client.patchStatus(SANDBOX_POOL, namespace, name, status);
     if (plan && (plan.create > 0 || plan.ready < plan.target)) return { requeueAfterMs: FILLING_RECHECK_MS };
+    if (plan && plan.claimed.length > 0) return { requeueAfterMs: CLAIMS_RECHECK_MS };
   }
 
   private async convergePods(pool: SandboxPoolResource, pods: SandboxPoolPods): Promise<PodPlan> {
@@ -88,7 +99,11 @@ export class SandboxPoolReconciler {
     await this.ensureNetworkPolicy(pool, pods);
     const owned = pods.cache.list(namespace).filter((pod) => pod.metadata?.labels?.[POD_LABEL_SANDBOX_POOL] === name);
     const plan = planPods(pool, owned, pods.options);
-    for (const { name: podName, resourceVersion } of plan.remove) {
+    const orphaned: PodPlan['remove'][number][] = [];
+    for (const pod of plan.claimed) {
+      if (!(await this.claimers!.exists(pod.claimerPod))) orphaned.push(pod);
+    }
+    for (const { name: podName, resourceVersion } of [...plan.remove, ...orphaned]) {
       // The resourceVersion precondition: a pod a core claimed since we read it stays.
       await pods.core
         .deleteNamespacedPod({ name: podName, namespace, gracePeriodSeconds: 0, body: { preconditions: { resourceVersion } } })

@@ -19,6 +19,7 @@ import { readInside } from '../definitions/load-app-definitions.js';
 import { validateAppDefinition, type DefinitionProblem } from '../definitions/validate-app-definition.js';
 import type { LookupAll } from '../net/address-guard.js';
 import { AppDefinitionWatcher, type ReadyAppDefinition } from '../k8s/app-definition-watcher.js';
+import type { WatchLiveness } from '../k8s/resource-informer.js';
 import type { Logger } from '../logger.js';
 import { AppSnapshot } from './app-snapshot.js';
 import type { ApplicationRegistry } from './application-registry.js';
@@ -72,6 +73,11 @@ export class KubernetesAppSource {
   async stop(): Promise<void> {
     await this.watcher.stop();
     await this.idle();
+  }
+
+  /** Whether the AppDefinition watch follows the API server (for /readyz). */
+  liveness(): WatchLiveness {
+    return this.watcher.liveness();
   }
 
   /** Resolves when no rebuild is running or queued. */

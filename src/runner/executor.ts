@@ -14,4 +14,10 @@ import type { ExecutionTools } from './tools-client.js';
  * execution's token; what the executor resolves with is the answer, and what
  * it throws is mapped by `resultFromThrown`.
  */
-export type Executor = (request: ExecuteRequest, tools: ExecutionTools) => Promise<ScriptResult>;
+export type Executor = ((request: ExecuteRequest, tools: ExecutionTools) => Promise<ScriptResult>) & {
+  /**
+   * Does the executor's own first-execution work ahead, before the runner counts as
+   * ready (runner-server.ts warmUp). @defaultValue none
+   */
+  warmUp?: () => Promise<void>;
+};

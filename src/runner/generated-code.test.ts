@@ -40,7 +40,8 @@ const run = (req: ExecuteRequest) => createJitExecutor({ definitionsRoot: root }
 
 describe('generated code in the jit-runner', () => {
   it('gets the template variables of its llm block as the event', async () => {
-    expect(await run(request('{"text":"refund please"}'))).toEqual({ resultType: 'generic', data: { label: 'billing', user: 'ada' } });
+    const first = await run(request('{"text":"refund please"}'));
+    expect(first).toEqual({ resultType: 'generic', data: { label: 'billing', user: 'ada' }, metrics: { script_load_ms: expect.any(Number) } });
   });
 
   it('declines an input with ctx.fallback(), answered as UHLP_ORACLE_DECLINED', async () => {

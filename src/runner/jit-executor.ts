@@ -25,13 +25,17 @@ export interface JitExecutorOptions {
    * `definitionsRoot` is a writable cache, not a mount: a script missing there is
    * read through `core.state.getDefinitionFileContent` (with the execution's token,
    * bound to its revision) and written there before it is imported. Pods use it:
-   * they share no file system with the core. Only the script file itself is
-   * fetched; a script that imports sibling files needs the mount. @defaultValue false
+   * they share no file system with the core. A script the core sent with the
+   * request (`definitionFiles`) is kept without that round trip. Only the script
+   * file itself is fetched; a script that imports sibling files needs the mount.
+   * @defaultValue false
    */
   readonly definitionsViaMcp?: boolean;
 }
 
 const READ_TOOL = 'core.state.getDefinitionFileContent';
+/** The revision of the warm-up script: all zeros, which no commit id is. */
+const WARM_UP_REVISION = '0'.repeat(40);
 
 export function createJitExecutor(options: JitExecutorOptions): Executor {
   const loader = new ScriptLoader(options.definitionsRoot);
@@ -47,7 +51,7 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     return inside(tmpDir) && inside(outputDir) ? { tmpDir, outputDir } : undefined;
   }
 
-  return async (request, tools) => {
+  const execute: Executor = async (request, tools) => {
     const task = request.context.taskDetails;
     if (!task || task.handler !== 'JIT' || !task.script) {
       return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails must name a JIT script');
@@ -56,6 +60,8 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     const candidate = readCandidateTask(task.oracle);
     if (candidate !== undefined && 'problem' in candidate) return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', candidate.problem);
     const ref = { revision: task.revision, script: task.script, exportName: task.function };
+    // A script's first load (kept from the core or read through MCP, then imported) is reported as metrics.script_load_ms.
+    const loadStarted = candidate === undefined && !loader.isLoaded(ref) ? performance.now() : undefined;
     let fn;
     try {
       fn =
@@ -63,13 +69,17 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
           ? await candidates.load(candidate.source)
           : await loader.load(ref).catch(async (error: unknown) => {
               if (!options.definitionsViaMcp || !(error instanceof ScriptLoadError) || error.code !== 'UHLP_SCRIPT_NOT_FOUND') throw error;
-              await fetchScript(loader.resolve(ref), ref.script, ref.revision, tools);
+              // The core sends the script with its first execution here; else it is read through MCP.
+              const sent = request.definitionFiles?.find((file) => file.path === ref.script);
+              if (sent !== undefined) await keepScript(loader.resolve(ref), Buffer.from(sent.content, 'utf8'));
+              else await fetchScript(loader.resolve(ref), ref.script, ref.revision, tools);
               return loader.load(ref);
             });
     } catch (error) {
       if (error instanceof ScriptLoadError) return runnerErrorResult(error.code, error.message);
       throw error;
     }
+    const scriptLoadMs = loadStarted === undefined ? undefined : Math.round((performance.now() - loadStarted) * 1000) / 1000;
     const workspace = workspaceOf(request.context.workspace);
     // Temporary files of the script (and of anything it uses) go to the turn's own directory.
     // With concurrency above 1 executions share the process environment: the last one set wins.
@@ -84,8 +94,19 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
       tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) },
       ...(generated ? { fallback: declineInput } : {}),
     });
-    return resultFromValue(value);
+    const result = resultFromValue(value);
+    return scriptLoadMs === undefined ? result : { ...result, metrics: { ...result.metrics, script_load_ms: scriptLoadMs } };
   };
+  if (options.definitionsViaMcp) {
+    // A pod's first script is kept in the cache and imported: do that once with a script of
+    // its own (at a revision no commit has), so the module loader's first-use work is done.
+    execute.warmUp = async () => {
+      const ref = { revision: WARM_UP_REVISION, script: 'warm-up.js' };
+      await keepScript(loader.resolve(ref), Buffer.from('export default () => 0;\n'));
+      (await loader.load(ref))(undefined, undefined);
+    };
+  }
+  return execute;
 }
 
 /** Reads the script through MCP at the execution's revision and keeps it at `file` (written whole, then renamed: a concurrent import never sees half). */
@@ -103,7 +124,11 @@ async function fetchScript(file: string, script: string, revision: string, tools
   if (answer.revision !== revision || typeof answer.content !== 'string') {
     throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `the core answered script "${script}" for another revision or without content`);
   }
-  const bytes = answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8');
+  await keepScript(file, answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8'));
+}
+
+/** Writes a script into the cache whole, then renames it: a concurrent import never sees half. */
+async function keepScript(file: string, bytes: Buffer): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.part`;
   await writeFile(partial, bytes, { mode: 0o444 });

@@ -123,7 +123,10 @@ function start(program: RunnerProgram): void {
   }
   runner.server.listen(target, () => {
     const address = runner.server.address();
-    process.stdout.write(`${JSON.stringify({ event: 'ready', pid: process.pid, address })}\n`);
+    const ready = (): void => void process.stdout.write(`${JSON.stringify({ event: 'ready', pid: process.pid, address })}\n`);
+    // A TCP runner is a pod's, claimed warm: its first request must cost what the next ones do.
+    if ('port' in target && address !== null && typeof address === 'object') void runner.warmUp(`http://127.0.0.1:${address.port}`).then(ready);
+    else ready();
   });
 }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -100,5 +100,40 @@ describe('runner server', () => {
     const halfClosed = await exchange('GET /healthz HTTP/1.1\r\nhost: r\r\n\r\n', { answers: 1, end: true });
     expect(halfClosed.answers[0]!.status).toBe(200);
     expect(halfClosed.closed).toBe(true);
+  });
+});
+
+describe('warm-up', () => {
+  it('answers GET /healthz 503 until its warm-up request is answered, then 200', async () => {
+    const tcp = createRunnerServer({ executor: createJitExecutor({ definitionsRoot: mkdtempSync(path.join(os.tmpdir(), 'uhlp-rs-defs-')) }) });
+    await new Promise<void>((resolve) => tcp.server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(tcp.server.address() as net.AddressInfo).port}`;
+    // The warm-up's own request goes to a listener that holds it until closed.
+    const held: net.Socket[] = [];
+    const holder = net.createServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const warming = tcp.warmUp(`http://127.0.0.1:${(holder.address() as net.AddressInfo).port}`);
+      expect((await fetch(`${url}/healthz`)).status).toBe(503);
+      for (const socket of held) socket.destroy();
+      holder.close();
+      await warming;
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toMatchObject({ status: 'ok', running: 0 });
+      // Against itself, it ends by itself.
+      await tcp.warmUp(url);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    } finally {
+      await tcp.drain();
+    }
+  });
+
+  it("has a pod's jit-runner keep and import a script of its own first, at a revision no commit has", async () => {
+    const definitionsRoot = mkdtempSync(path.join(os.tmpdir(), 'uhlp-rs-defs-'));
+    const executor = createJitExecutor({ definitionsRoot, definitionsViaMcp: true });
+    await executor.warmUp!();
+    expect(existsSync(path.join(definitionsRoot, '0'.repeat(40), 'warm-up.js'))).toBe(true);
+    expect(createJitExecutor({ definitionsRoot }).warmUp).toBeUndefined();
   });
 });

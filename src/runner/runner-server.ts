@@ -18,7 +18,7 @@ import {
   type ExecuteRequest,
   type ExecuteResponse,
 } from '../contract/execute-contract.js';
-import type net from 'node:net';
+import net from 'node:net';
 import { Http1Server } from '../http1/http1-server.js';
 import type { Http1Request } from '../http1/request-parser.js';
 import type { Executor } from './executor.js';
@@ -51,6 +51,12 @@ export interface RunnerServer {
   failInFlight(error: unknown): boolean;
   /** Takes no new connection, ends idle ones, and resolves once the executions running have answered. */
   drain(): Promise<void>;
+  /**
+   * Runs the first-request work of the process before any request does (see
+   * warmUp below); GET /healthz answers 503 until it is done, so a pod counts as
+   * Ready only once warm. `url` is the server's own address.
+   */
+  warmUp(url: string): Promise<void>;
 }
 
 interface InFlight {
@@ -61,6 +67,7 @@ interface InFlight {
 export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
   const concurrency = options.concurrency ?? 1;
   const inFlight = new Set<InFlight>();
+  let warming = false;
 
   const http1 = new Http1Server({
     limits: { maxHeadBytes: MAX_HEAD_BYTES, maxBodyBytes: MAX_EXECUTE_BODY_BYTES },
@@ -74,7 +81,8 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
 
   function route(request: Http1Request, answer: Answer): void {
     if (request.method === 'GET' && request.target === '/healthz') {
-      answer(200, { status: 'ok', busy: inFlight.size >= concurrency, running: inFlight.size });
+      if (warming) answer(503, { status: 'starting' });
+      else answer(200, { status: 'ok', busy: inFlight.size >= concurrency, running: inFlight.size });
       return;
     }
     if (request.target !== EXECUTE_PATH) {
@@ -154,7 +162,40 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       return true;
     },
     drain: () => http1.close(),
+    async warmUp(url) {
+      warming = true;
+      try {
+        await warmUp(url);
+        await options.executor.warmUp?.().catch(() => undefined);
+      } finally {
+        warming = false;
+      }
+    },
   };
+}
+
+/**
+ * The work a fresh process does on its first execution, done once ahead: compiling
+ * the contract's request check, and the server's path for a POST with a body, through
+ * one POST /execute of its own that the server refuses (no request id). A claimed
+ * warm pod's first request then costs what the next ones do (src/execution/script-push.ts
+ * removes the other first-request cost, reading the script). The executor may add
+ * its own (the jit-runner keeps and imports a script of its own). Not `fetch`: Node
+ * loads undici on its first call, megabytes a runner whose scripts call no tool
+ * never needs, in pods whose memory limit may be 64 MiB.
+ */
+async function warmUp(url: string): Promise<void> {
+  validateExecuteRequest({});
+  const { hostname, port } = new URL(url);
+  const body = '{"requestId":"warm-up"}';
+  await new Promise<void>((resolve) => {
+    const socket = net.connect(Number(port), hostname, () => {
+      socket.end(`POST ${EXECUTE_PATH} HTTP/1.1\r\nhost: runner\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`);
+    });
+    // Best effort: a runner that cannot reach itself still serves.
+    socket.on('data', () => undefined).on('close', () => resolve()).on('error', () => resolve());
+    socket.setTimeout(5000, () => socket.destroy());
+  });
 }
 
 /** Answers the request being served: a JSON body, and the request id echoed when given. */

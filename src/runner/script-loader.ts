@@ -56,10 +56,14 @@ export class ScriptLoader {
    * The script's function; a function already loaded for the same reference is
    * returned at once (its path was resolved and checked when it was loaded).
    */
+  /** Whether `load(ref)` answers from memory (the script was loaded before). */
+  isLoaded(ref: ScriptRef): boolean {
+    return this.functions.has(keyOf(ref));
+  }
+
   async load(ref: ScriptRef): Promise<ComponentFunction> {
     const exportName = ref.exportName ?? 'default';
-    // Length-prefixed parts: no two references share a key, whatever characters they hold.
-    const key = `${ref.revision.length}:${ref.revision}${ref.script.length}:${ref.script}${exportName}`;
+    const key = keyOf(ref);
     const cached = this.functions.get(key);
     if (cached) return cached;
     const file = this.resolve(ref);
@@ -83,4 +87,10 @@ export class ScriptLoader {
     this.functions.set(key, fn as ComponentFunction);
     return fn as ComponentFunction;
   }
+}
+
+/** Length-prefixed parts: no two references share a key, whatever characters they hold. */
+function keyOf(ref: ScriptRef): string {
+  const exportName = ref.exportName ?? 'default';
+  return `${ref.revision.length}:${ref.revision}${ref.script.length}:${ref.script}${exportName}`;
 }

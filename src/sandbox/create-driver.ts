@@ -32,6 +32,8 @@ export interface CreateDriverOptions {
   readonly images?: Readonly<Partial<Record<RunnerKind, string>>>;
   /** Namespace of the pods the pod driver claims. @defaultValue the core's own (its service account's), else `default` */
   readonly podNamespace?: string;
+  /** The core's own pod, `<namespace>/<name>`, recorded on the pods it claims (PodDriverOptions.corePod). @defaultValue none */
+  readonly corePod?: string;
   /** Cluster access of the pod driver. @defaultValue `KubeConfig.loadFromDefault()` */
   readonly kubeConfig?: KubeConfig;
 }
@@ -71,7 +73,7 @@ export async function createSandboxDriver(name: SandboxDriverName, options: Crea
       if (!options.kubeConfig) kubeConfig.loadFromDefault();
       const namespace = options.podNamespace ?? ownNamespace() ?? 'default';
       options.logger.info({ driver: 'pod', namespace }, 'sandboxes are pods claimed from the SandboxPools of this namespace');
-      return new PodDriver({ logger: options.logger, instanceId: options.instanceId, kubeConfig, namespace, ...(options.images ? { images: options.images } : {}) });
+      return new PodDriver({ logger: options.logger, instanceId: options.instanceId, kubeConfig, namespace, ...(options.images ? { images: options.images } : {}), ...(options.corePod ? { corePod: options.corePod } : {}) });
     }
   }
 }

@@ -22,9 +22,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import {
   ApiException,
   CoreV1Api,
-  PatchStrategy,
   makeInformer,
-  setHeaderOptions,
   type Informer,
   type KubeConfig,
   type ObjectCache,
@@ -34,12 +32,14 @@ import { APP_API_VERSION } from '../definitions/app-definition-schema.js';
 import { SANDBOX_POOL_KIND } from '../definitions/sandbox-pool-schema.js';
 import { UhlpError } from '../errors.js';
 import { CustomResourceClient, SANDBOX_POOL, type SandboxPoolResource } from '../k8s/custom-resources.js';
+import { KeptAliveApi } from '../k8s/kept-alive-api.js';
 import type { RunnerKind } from '../images/runner-files.js';
 import type { Logger } from '../logger.js';
 import { podExitCause } from './pod-exit-cause.js';
 import { SandboxClient } from './sandbox-client.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 import {
+  POD_ANNOTATION_CLAIMER_POD,
   POD_LABEL_APP,
   POD_LABEL_CLAIMED_BY,
   POD_LABEL_CONFIG,
@@ -57,13 +57,18 @@ import {
 
 /** The core's instance label, as on Docker containers. */
 const LABEL_INSTANCE = 'uhlp.dev/instance';
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export interface PodDriverOptions {
   readonly logger: Logger;
   /** The core's instance id: claimed pods are labelled with it, and adopted by it. */
   readonly instanceId: string;
   readonly kubeConfig: KubeConfig;
+  /**
+   * The core's own pod, `<namespace>/<name>`, recorded on the pods it claims: once that
+   * pod is gone the operator deletes them (the chart sets it). @defaultValue none (a core
+   * outside the cluster; its claimed pods are its own to release)
+   */
+  readonly corePod?: string;
   /** The namespace of the SandboxPools and their pods. */
   readonly namespace: string;
   /** Image per runner for pools that name none. @defaultValue RUNNER_IMAGES (uhlp/jit-runner:latest, ...) */
@@ -91,7 +96,9 @@ export class PodDriver implements SandboxDriver {
   readonly name = 'pod';
   readonly isolation = 'container';
   readonly warmedElsewhere = true;
+  readonly definitionsOverMcp = true;
   private readonly api: CoreV1Api;
+  private readonly keptAlive: KeptAliveApi;
   private readonly pools: CustomResourceClient;
   private readonly informer: PodInformer;
   private watching: Promise<void> | undefined;
@@ -102,6 +109,7 @@ export class PodDriver implements SandboxDriver {
 
   constructor(private readonly options: PodDriverOptions) {
     this.api = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.keptAlive = new KeptAliveApi(options.kubeConfig);
     this.pools = new CustomResourceClient(options.kubeConfig, { fieldManager: `uhlp-core-${options.instanceId}` });
     const selector = `${POD_LABEL_ROLE}=${POD_ROLE_SANDBOX}`;
     const namespace = options.namespace;
@@ -141,10 +149,17 @@ export class PodDriver implements SandboxDriver {
     await this.watch();
     const input = this.podInput(spec);
     const hash = podConfigHash(input);
+    const started = performance.now();
+    let conflicts = 0;
     for (const pod of this.warmPods(spec, hash)) {
       const claimed = await this.claim(pod);
-      if (claimed) return this.track(claimed, true);
+      if (claimed) {
+        this.options.logger.debug({ app: spec.appId, pool: spec.pool.name, pod: claimed.metadata?.name, claimMs: Math.round((performance.now() - started) * 100) / 100, conflicts }, 'claimed a warm sandbox pod');
+        return this.track(claimed, true);
+      }
+      conflicts += 1;
     }
+    this.options.logger.debug({ app: spec.appId, pool: spec.pool.name, conflicts }, 'no warm sandbox pod to claim: creating one');
     return this.createOnDemand(spec, input, signal);
   }
 
@@ -168,27 +183,32 @@ export class PodDriver implements SandboxDriver {
     return found;
   }
 
-  /** The compare-and-swap: the claimed pod, or undefined when someone else changed it first. */
+  /**
+   * The compare-and-swap: the claimed pod, or undefined when someone else changed it
+   * first. Sent over a kept-alive connection: it is on the request's path.
+   */
   private async claim(pod: V1Pod): Promise<V1Pod | undefined> {
     const { name, resourceVersion } = pod.metadata!;
+    const body = {
+      metadata: {
+        resourceVersion,
+        labels: { [POD_LABEL_STATE]: 'claimed', [POD_LABEL_CLAIMED_BY]: this.options.instanceId, [LABEL_INSTANCE]: this.options.instanceId },
+        ...(this.options.corePod ? { annotations: { [POD_ANNOTATION_CLAIMER_POD]: this.options.corePod } } : {}),
+      },
+    };
+    let answer;
     try {
-      return await this.api.patchNamespacedPod(
-        {
-          name: name!,
-          namespace: this.options.namespace,
-          body: {
-            metadata: {
-              resourceVersion,
-              labels: { [POD_LABEL_STATE]: 'claimed', [POD_LABEL_CLAIMED_BY]: this.options.instanceId, [LABEL_INSTANCE]: this.options.instanceId },
-            },
-          },
-        },
-        MERGE_PATCH,
-      );
+      answer = await this.keptAlive.request('PATCH', this.podPath(name!), body, 'application/merge-patch+json');
     } catch (error) {
-      if (status(error) === 409 || status(error) === 404) return undefined;
       throw sandboxUnavailable(`claiming pod ${name} failed: ${errorText(error)}`);
     }
+    if (answer.status === 409 || answer.status === 404) return undefined;
+    const claimed = answer.body as V1Pod | undefined;
+    if (answer.status !== 200 || !claimed?.metadata?.name || !claimed.status?.podIP) {
+      const message = (answer.body as { message?: unknown } | undefined)?.message;
+      throw sandboxUnavailable(`claiming pod ${name} failed: HTTP ${answer.status}${typeof message === 'string' ? `: ${message}` : ''}`);
+    }
+    return claimed;
   }
 
   private async createOnDemand(spec: SandboxSpec, input: SandboxPodInput, signal: AbortSignal | undefined): Promise<SandboxHandle> {
@@ -196,6 +216,7 @@ export class PodDriver implements SandboxDriver {
     const manifest = sandboxPod(input, {
       state: 'claimed',
       claimedBy: this.options.instanceId,
+      ...(this.options.corePod ? { claimerPod: this.options.corePod } : {}),
       labels: { ...spec.labels, [LABEL_INSTANCE]: this.options.instanceId },
       ...(owner ? { owner } : {}),
     });
@@ -296,24 +317,15 @@ export class PodDriver implements SandboxDriver {
   private async release(handle: PodHandle): Promise<boolean> {
     const pod = this.informer.get(handle.name, this.options.namespace);
     if (!pod || pod.metadata?.deletionTimestamp || !isReady(pod)) return false;
-    try {
-      await this.api.patchNamespacedPod(
-        {
-          name: handle.name,
-          namespace: this.options.namespace,
-          body: {
-            metadata: {
-              resourceVersion: pod.metadata?.resourceVersion,
-              labels: { [POD_LABEL_STATE]: 'warm', [POD_LABEL_CLAIMED_BY]: null, [LABEL_INSTANCE]: null },
-            },
-          },
-        },
-        MERGE_PATCH,
-      );
-      return true;
-    } catch {
-      return false;
-    }
+    const body = {
+      metadata: {
+        resourceVersion: pod.metadata?.resourceVersion,
+        labels: { [POD_LABEL_STATE]: 'warm', [POD_LABEL_CLAIMED_BY]: null, [LABEL_INSTANCE]: null },
+        annotations: { [POD_ANNOTATION_CLAIMER_POD]: null },
+      },
+    };
+    const answer = await this.keptAlive.request('PATCH', this.podPath(handle.name), body, 'application/merge-patch+json').catch(() => undefined);
+    return answer?.status === 200;
   }
 
   async adopt(appId: string, poolName: string, spec?: SandboxSpec): Promise<SandboxHandle[]> {
@@ -345,6 +357,7 @@ export class PodDriver implements SandboxDriver {
     this.closed = true;
     await Promise.all([...this.live.values()].map((handle) => this.destroy(handle, 'shutdown').catch(() => undefined)));
     if (this.watching) await this.informer.stop();
+    this.keptAlive.close();
   }
 
   /** Starts the pod watch once; every claim reads warm pods from its cache. */
@@ -423,21 +436,22 @@ export class PodDriver implements SandboxDriver {
     handle.resolveExited(cause);
   }
 
+  /** Deletes a pod at once, over the kept-alive connection: a recycled pod is deleted as its request answers. */
   private async deletePod(name: string): Promise<void> {
-    try {
-      await this.api.deleteNamespacedPod({ name, namespace: this.options.namespace, gracePeriodSeconds: 0 });
-    } catch (error) {
-      if (status(error) !== 404) throw error;
+    const answer = await this.keptAlive.request('DELETE', this.podPath(name), { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 });
+    if (answer.status !== 200 && answer.status !== 202 && answer.status !== 404) {
+      const message = (answer.body as { message?: unknown } | undefined)?.message;
+      throw new Error(`deleting pod ${name}: HTTP ${answer.status}${typeof message === 'string' ? `: ${message}` : ''}`);
     }
+  }
+
+  private podPath(name: string): string {
+    return `/api/v1/namespaces/${encodeURIComponent(this.options.namespace)}/pods/${encodeURIComponent(name)}`;
   }
 }
 
 function isReady(pod: V1Pod): boolean {
   return pod.status?.phase === 'Running' && !!pod.status.podIP && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-}
-
-function status(error: unknown): number | undefined {
-  return error instanceof ApiException ? error.code : undefined;
 }
 
 function errorText(error: unknown): string {

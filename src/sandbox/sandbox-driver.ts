@@ -74,6 +74,12 @@ export interface SandboxDriver {
    * (minWarm 0) and keep only what they used until its idle TTL. @defaultValue false
    */
   readonly warmedElsewhere?: boolean;
+  /**
+   * Sandboxes share no file system with the core and read their scripts through
+   * MCP (pods): the core sends a script with its first execution on each sandbox
+   * instead (src/execution/script-push.ts). @defaultValue false
+   */
+  readonly definitionsOverMcp?: boolean;
   /** Starts a sandbox and resolves once its runner answers; rejects if it cannot. */
   create(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxHandle>;
   /** Stops and removes the sandbox. Idempotent; never rejects for an already-gone sandbox. */

@@ -51,6 +51,16 @@ export class SandboxManager {
     return this.options.driver.name;
   }
 
+  /** Root of the materialized revisions the sandboxes run. */
+  get definitionsRoot(): string {
+    return this.options.definitionsRoot;
+  }
+
+  /** The driver's sandboxes read scripts through MCP (SandboxDriver.definitionsOverMcp). */
+  get definitionsOverMcp(): boolean {
+    return this.options.driver.definitionsOverMcp === true;
+  }
+
   get isolation(): SandboxDriver['isolation'] {
     return this.options.driver.isolation;
   }

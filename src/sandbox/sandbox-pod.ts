@@ -30,6 +30,12 @@ export const POD_LABEL_STATE = 'uhlp.dev/sandbox-state';
 export const POD_LABEL_CLAIMED_BY = 'uhlp.dev/claimed-by';
 /** podConfigHash of what the pod was made with: a core claims only pods of its pool as it is now. */
 export const POD_LABEL_CONFIG = 'uhlp.dev/config-hash';
+/**
+ * The core pod that claimed the pod, `<namespace>/<name>` (annotation), when the core
+ * runs in a pod: the operator deletes claimed pods whose core pod is gone (a replaced
+ * core has a new name, so a new instance id, and adopts nothing).
+ */
+export const POD_ANNOTATION_CLAIMER_POD = 'uhlp.dev/claimer-pod';
 /** The SandboxPool the pod belongs to, when it has one. */
 export const POD_LABEL_SANDBOX_POOL = 'uhlp.dev/sandbox-pool';
 
@@ -61,6 +67,8 @@ export interface PodPlacement {
   readonly state: PodState;
   /** The claiming core's instance id (claimed pods). */
   readonly claimedBy?: string;
+  /** The claiming core's pod, `<namespace>/<name>` (claimed pods of a core that runs in a pod). */
+  readonly claimerPod?: string;
   /** The SandboxPool that owns the pod: its deletion takes the pod along. */
   readonly owner?: OwnerRef;
   /** Extra labels (the core's `uhlp.dev/instance`, ...). */
@@ -112,6 +120,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
       generateName: generateName(input.appId, pool.name),
       namespace: input.namespace,
       labels,
+      ...(placement.claimerPod ? { annotations: { [POD_ANNOTATION_CLAIMER_POD]: placement.claimerPod } } : {}),
       ...(placement.owner
         ? { ownerReferences: [{ ...placement.owner, controller: true, blockOwnerDeletion: true }] }
         : {}),

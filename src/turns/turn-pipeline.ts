@@ -202,7 +202,7 @@ export class TurnPipeline {
     const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestDataJson},"context":${context}}`;
     try {
       const { response, text } = await deps.executor.execute(
-        { appId: app.id, poolName: pool.name, timeoutMs },
+        { appId: app.id, poolName: pool.name, timeoutMs, ...(component.jit ? { script: { revision: app.revision, path: component.jit.script } } : {}) },
         requestId,
         body,
         event.traceId,

@@ -24,7 +24,7 @@ const MINUTE = 60_000;
 
 interface PodList {
   items: Array<{
-    metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string; finalizers?: string[] };
+    metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string; finalizers?: string[] };
     status?: { phase?: string; podIP?: string; conditions?: Array<{ type: string; status: string }> };
   }>;
 }
@@ -238,6 +238,29 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     // Served by the pods it held before: nothing newly claimed, nothing left claimed by a dead core.
     expect(await claimed(before.metadata.name)).toEqual(held);
   }, 5 * MINUTE);
+
+  it('deletes the pods a replaced core pod held (a new pod name adopts nothing)', async () => {
+    const corePods = async (): Promise<Array<{ metadata: { name: string; deletionTimestamp?: string }; status: { containerStatuses?: Array<{ containerID: string; ready: boolean }> } }>> =>
+      (await get<{ items: Array<never> }>(['get', 'pods', '-l', `app.kubernetes.io/instance=${release},app.kubernetes.io/component=core`])).items;
+    const [before] = await corePods();
+    // Pods held by the core: claimed under its name and recorded with its pod.
+    for (let i = 0; i < 5; i++) expect((await hello()).status).toBe(200);
+    const held = (await get<PodList>(['get', 'pods', '-l', `uhlp.dev/role=sandbox,uhlp.dev/claimed-by=${before!.metadata.name}`])).items.filter(
+      (pod) => !pod.metadata.deletionTimestamp,
+    );
+    expect(held.length).toBeGreaterThan(0);
+    for (const pod of held) expect(pod.metadata.annotations?.['uhlp.dev/claimer-pod']).toBe(`${namespace.name}/${before!.metadata.name}`);
+    // A core that never shuts down cleanly (a lost node): frozen, so SIGTERM hands nothing back, and its pod removed at once.
+    await nodeCtr(['tasks', 'kill', '-s', 'SIGSTOP', before!.status.containerStatuses![0]!.containerID.replace(/^containerd:\/\//, '')]);
+    await kubectl(['delete', 'pod', before!.metadata.name, '-n', namespace.name, '--grace-period=0', '--force', '--wait=false']);
+    await waitFor('a new core pod Ready', async () => (await corePods()).some((pod) => pod.metadata.name !== before!.metadata.name && !pod.metadata.deletionTimestamp && pod.status.containerStatuses?.[0]?.ready === true), 3 * MINUTE);
+    const names = new Set(held.map((pod) => pod.metadata.name));
+    await withCoreLog(namespace.name, () =>
+      waitFor('the replaced core\'s pods deleted by the operator', async () => !(await poolPods()).some((pod) => names.has(pod.metadata.name) && !pod.metadata.deletionTimestamp), 2 * MINUTE),
+    );
+    await waitFor('shop answering through the new core', async () => (await hello().catch(() => undefined))?.status === 200, 2 * MINUTE);
+    for (let i = 0; i < 5; i++) expect((await hello()).status).toBe(200);
+  }, 8 * MINUTE);
 
   it('follows kubectl scale sandboxpool: more warm pods, then fewer', async () => {
     await kubectl(['scale', 'sandboxpool', 'shop-main', '--replicas=4', '-n', namespace.name]);

@@ -12,11 +12,20 @@ import { ResourceInformer } from '../../src/k8s/resource-informer.js';
 import { appDefinition } from './fixtures.js';
 import { createNamespace, installCrds, loadKubeConfig, waitFor } from './kube-env.js';
 
-/** A loopback TCP relay to `target` whose open connections can be frozen (kept open, nothing passes). */
-async function startRelay(target: URL): Promise<{ port: number; freeze: () => void; close: () => Promise<void> }> {
+/**
+ * A loopback TCP relay to `target` whose open connections can be frozen (kept open,
+ * nothing passes), and which can hold new ones the same way (`block`) until `unblock`.
+ */
+async function startRelay(target: URL): Promise<{ port: number; freeze: () => void; block: () => void; unblock: () => void; close: () => Promise<void> }> {
   const open = new Set<{ client: net.Socket; upstream: net.Socket }>();
   const frozen: net.Socket[] = [];
+  let blocked = false;
   const server = net.createServer((client) => {
+    if (blocked) {
+      client.pause();
+      frozen.push(client);
+      return;
+    }
     const upstream = net.connect(Number(target.port), target.hostname);
     const pair = { client, upstream };
     open.add(pair);
@@ -42,6 +51,12 @@ async function startRelay(target: URL): Promise<{ port: number; freeze: () => vo
         frozen.push(client, upstream);
       }
       open.clear();
+    },
+    block() {
+      blocked = true;
+    },
+    unblock() {
+      blocked = false;
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -70,13 +85,18 @@ describe('ResourceInformer against a real API server behind a relay that goes qu
     await namespace?.remove();
   });
 
-  it('sees a change made after its watch connection went quiet, by watching again', async () => {
-    const viaRelay = loadKubeConfig();
-    const cluster = viaRelay.getCurrentCluster()!;
+  /** The kube config, with the API server reached through the relay. */
+  function viaRelay(): KubeConfig {
+    const config = loadKubeConfig();
+    const cluster = config.getCurrentCluster()!;
     const server = new URL(cluster.server);
     server.port = String(relay.port);
-    viaRelay.clusters = viaRelay.clusters.map((c) => (c.name === cluster.name ? { ...c, server: server.toString().replace(/\/$/, '') } : c));
-    informer = new ResourceInformer<AppDefinitionResource>(viaRelay, APP_DEFINITION, { namespaces: [namespace.name], rewatchAfterMs: 2_000, resyncPeriodMs: 0 });
+    config.clusters = config.clusters.map((c) => (c.name === cluster.name ? { ...c, server: server.toString().replace(/\/$/, '') } : c));
+    return config;
+  }
+
+  it('sees a change made after its watch connection went quiet, by watching again', async () => {
+    informer = new ResourceInformer<AppDefinitionResource>(viaRelay(), APP_DEFINITION, { namespaces: [namespace.name], rewatchAfterMs: 2_000, resyncPeriodMs: 0 });
     const seen = new Set<string>();
     informer.on((_event, object) => seen.add(object.metadata.name));
     await informer.start();
@@ -91,4 +111,31 @@ describe('ResourceInformer against a real API server behind a relay that goes qu
     await waitFor('the second app after the quiet watch was started again', () => seen.has('after'), 20_000);
     expect(informer.get(namespace.name, 'after')?.metadata.name).toBe('after');
   });
+
+  it('reports itself not live while a restarted watch cannot get back, and live again once it is', async () => {
+    await informer?.stop();
+    const watched = new ResourceInformer<AppDefinitionResource>(viaRelay(), APP_DEFINITION, {
+      namespaces: [namespace.name],
+      rewatchAfterMs: 1_000,
+      restartGraceMs: 1_000,
+      resyncPeriodMs: 0,
+    });
+    informer = watched;
+    expect(watched.liveness().live).toBe(false);
+    await watched.start();
+    expect(watched.liveness()).toEqual({ live: true });
+
+    // Every connection, open or new, hangs: the quiet watch is restarted and its restart never answers.
+    relay.freeze();
+    relay.block();
+    const down = await waitFor('liveness false', () => {
+      const liveness = watched.liveness();
+      return liveness.live ? undefined : liveness;
+    }, 20_000);
+    expect(down.reason).toMatch(/restarted|failed/);
+
+    relay.unblock();
+    // The next watchdog round (or the failed list's retry) gets through.
+    await waitFor('liveness true again', () => watched.liveness().live, 60_000);
+  }, 90_000);
 });
