@@ -19,3 +19,13 @@ export function appRevisionsDir(root: string, appId: string): string {
 export function appRevisionDir(root: string, appId: string, revision: string): string {
   return path.join(root, appId, revision);
 }
+
+/**
+ * A file of the app directory at one revision, or undefined when `relative` leaves
+ * it. Materialized revisions hold no symlinks, so this lexical check is the whole check.
+ */
+export function appRevisionFile(root: string, appId: string, revision: string, relative: string): string | undefined {
+  const appDir = path.resolve(appRevisionDir(root, appId, revision));
+  const file = path.resolve(appDir, relative);
+  return file.startsWith(appDir + path.sep) ? file : undefined;
+}

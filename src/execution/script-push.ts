@@ -13,8 +13,8 @@
  * it through MCP as before.
  */
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { appRevisionDir } from '../definitions/revision-paths.js';
+import { appRevisionFile } from '../definitions/revision-paths.js';
+import { decodeUtf8 } from '../definitions/utf8-text.js';
 import type { PooledSandbox } from '../sandbox/warm-pool.js';
 
 /** Larger scripts go through MCP: the request would carry them for nothing when the runner has them. */
@@ -56,16 +56,10 @@ export class ScriptPush {
   private async read(key: string, appId: string, script: ScriptRef): Promise<string | null> {
     const cached = this.files.get(key);
     if (cached !== undefined) return cached;
-    const appDir = path.resolve(appRevisionDir(this.definitionsRoot, appId, script.revision));
-    const file = path.resolve(appDir, script.path);
+    const file = appRevisionFile(this.definitionsRoot, appId, script.revision, script.path);
     let content: string | null = null;
-    if (file.startsWith(appDir + path.sep)) {
-      const bytes = await readFile(file).catch(() => undefined);
-      if (bytes !== undefined && bytes.length <= MAX_PUSHED_BYTES) {
-        const text = bytes.toString('utf8');
-        if (Buffer.byteLength(text) === bytes.length && !text.includes('\uFFFD')) content = text;
-      }
-    }
+    const bytes = file === undefined ? undefined : await readFile(file).catch(() => undefined);
+    if (bytes !== undefined && bytes.length <= MAX_PUSHED_BYTES) content = decodeUtf8(bytes) ?? null;
     if (this.files.size >= MAX_CACHED_FILES) this.files.delete(this.files.keys().next().value!);
     this.files.set(key, content);
     return content;

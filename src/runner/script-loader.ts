@@ -52,15 +52,15 @@ export class ScriptLoader {
     return file;
   }
 
-  /**
-   * The script's function; a function already loaded for the same reference is
-   * returned at once (its path was resolved and checked when it was loaded).
-   */
   /** Whether `load(ref)` answers from memory (the script was loaded before). */
   isLoaded(ref: ScriptRef): boolean {
     return this.functions.has(keyOf(ref));
   }
 
+  /**
+   * The script's function; a function already loaded for the same reference is
+   * returned at once (its path was resolved and checked when it was loaded).
+   */
   async load(ref: ScriptRef): Promise<ComponentFunction> {
     const exportName = ref.exportName ?? 'default';
     const key = keyOf(ref);

@@ -3,10 +3,10 @@
  * and apply changes to it as one commit of the definitions repository.
  */
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { normalizeAppPath } from '../../definitions/definition-paths.js';
-import { appRevisionDir } from '../../definitions/revision-paths.js';
+import { appRevisionFile } from '../../definitions/revision-paths.js';
+import { decodeUtf8 } from '../../definitions/utf8-text.js';
 import { UhlpError } from '../../errors.js';
 import { checkStateWrite, requireCapability } from '../capability-guard.js';
 import { defineTool } from '../tool-definition.js';
@@ -19,12 +19,9 @@ export const getDefinitionFileContent = defineTool({
     { additionalProperties: false },
   ),
   async run(args, { grant, services }) {
-    // The same refusals as the Git definition store (UHLP_DEFINITION_PATH_REFUSED). Materialized
-    // revisions hold no symlinks, so this lexical check plus the prefix check below is the whole check.
-    const relative = normalizeAppPath(args.path);
-    const appDir = path.resolve(appRevisionDir(services.revisionsRoot, grant.appId, grant.revision));
-    const file = path.resolve(appDir, relative);
-    if (!file.startsWith(appDir + path.sep)) {
+    // The same refusals as the Git definition store (UHLP_DEFINITION_PATH_REFUSED), then the app directory's bounds.
+    const file = appRevisionFile(services.revisionsRoot, grant.appId, grant.revision, normalizeAppPath(args.path));
+    if (file === undefined) {
       throw new UhlpError('UHLP_DEFINITION_PATH_REFUSED', `path "${args.path}" leaves the app directory`, { field: 'path' });
     }
     let bytes: Buffer;
@@ -102,11 +99,3 @@ export const applyStateDiff = defineTool({
     return { content: { commit: applied.commit, previous: applied.previous, committed: applied.committed, changedPaths: applied.changedPaths } };
   },
 });
-
-function decodeUtf8(bytes: Buffer): string | undefined {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
