@@ -57,7 +57,7 @@ describe('the llm executor', () => {
     const prompt = [
       'params={{ params.id }} query={{ query.lang }}/{{ query.tag | join(",") }} header={{ headers["x-user"] }}',
       'body={{ body.title }}/{{ body.n + 1 }} method={{ request.httpDetails.method }} config={{ config.tone }}',
-      'session={{ session.id }}#{{ session.turn }} app={{ app.id }}@{{ app.revision.slice(0, 7) }} ({{ app.deploymentMode }}) component={{ component.id }}',
+      'session={{ session.id }}#{{ session.turn }} app={{ app.id }}@{{ app.revision | truncate(7, true, "") }} ({{ app.deploymentMode }}) component={{ component.id }}',
     ].join('\n');
     const { result, tools } = await run(llmRequest({ prompt: 'prompts/p.njk', system: 'prompts/s.njk', model: 'small', temperature: 0.2, maxTokens: 64 }), {
       files: { 'prompts/p.njk': prompt, 'prompts/s.njk': 'Be {{ config.tone }}.' },
@@ -221,7 +221,7 @@ describe('the llm executor', () => {
         code: 'UHLP_PROMPT_TEMPLATE_ERROR',
         status: 500,
         message: expect.stringContaining('p.njk:2'),
-        details: { file: 'p.njk', line: 2, cause: expect.stringMatching(/^template not found: prompts\/gone\.njk/) },
+        details: { file: 'p.njk', line: 2, column: 4, cause: expect.stringMatching(/^template not found: prompts\/gone\.njk/) },
       },
     });
   });
@@ -253,8 +253,16 @@ describe('the llm executor', () => {
     expect((await run(llmRequest({ prompt: 'p.njk', respond: 'html' }), {})).result).toMatchObject({ resultType: 'error', data: { code: 'UHLP_EXECUTE_BAD_REQUEST', message: expect.stringMatching(/respond/) } });
   });
 
-  it('lets no template change what the turn sees: the variables are frozen', async () => {
+  it('lets no template change what the turn sees: values have no methods, and the variables are frozen', async () => {
     const { result } = await run(llmRequest({ prompt: 'p.njk', header: true }), { files: { 'p.njk': '{{ query.tag.push("c") }}' }, tools: answering('x') });
-    expect(result).toMatchObject({ resultType: 'error', data: { code: 'UHLP_PROMPT_TEMPLATE_ERROR', details: { file: 'p.njk', line: 1, cause: expect.stringMatching(/not extensible|read only|Cannot add/) } } });
+    expect(result).toMatchObject({ resultType: 'error', data: { code: 'UHLP_PROMPT_TEMPLATE_ERROR', details: { file: 'p.njk', line: 1, cause: expect.stringMatching(/Unable to call `query\["tag"\]\["push"\]`.*values have no methods/) } } });
+  });
+
+  it('answers UHLP_PROMPT_TEMPLATE_INVALID (500) with the file, line and column of a template the sandbox refuses', async () => {
+    const { result } = await run(llmRequest({ prompt: 'p.njk' }), { files: { 'p.njk': 'Hello\n  {{ x"&&Function`1```&&" }}' }, tools: answering('x') });
+    expect(result).toMatchObject({
+      resultType: 'error',
+      data: { code: 'UHLP_PROMPT_TEMPLATE_INVALID', status: 500, details: { file: 'p.njk', line: 2, column: 6, cause: expect.stringMatching(/is not allowed as a name/) } },
+    });
   });
 });

@@ -60,7 +60,7 @@ export function createLlmExecutor(options: LlmExecutorOptions = {}): Executor {
     const render = (file: string): Promise<string> =>
       templates.render(file, variables, scope, inputs?.observe).catch((error: unknown) => {
         if (!(error instanceof PromptTemplateError)) throw error;
-        throw new LlmTaskError('UHLP_PROMPT_TEMPLATE_ERROR', `prompt template ${error.message}`, 500, { file: error.file, line: error.line, cause: error.reason });
+        throw new LlmTaskError(error.code, `prompt template ${error.message}`, 500, error.details());
       });
     const [system, prompt, schema, offered] = await Promise.all([
       spec.system !== undefined ? render(spec.system) : undefined,

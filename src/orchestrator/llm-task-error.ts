@@ -6,7 +6,7 @@
  */
 export class LlmTaskError extends Error {
   constructor(
-    readonly code: 'UHLP_PROMPT_TEMPLATE_ERROR' | 'UHLP_LLM_OUTPUT_INVALID' | 'UHLP_LLM_TOOL_LOOP_LIMIT' | 'UHLP_LLM_OUTPUT_SCHEMA_INVALID',
+    readonly code: 'UHLP_PROMPT_TEMPLATE_INVALID' | 'UHLP_PROMPT_TEMPLATE_ERROR' | 'UHLP_LLM_OUTPUT_INVALID' | 'UHLP_LLM_TOOL_LOOP_LIMIT' | 'UHLP_LLM_OUTPUT_SCHEMA_INVALID',
     message: string,
     readonly status: number,
     readonly details?: Record<string, unknown>,

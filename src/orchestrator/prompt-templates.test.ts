@@ -68,24 +68,30 @@ describe('PromptTemplates', () => {
     expect(tools.callsOf(READ_TOOL)).toHaveLength(2);
   });
 
-  describe('errors name the file, the line and the cause', () => {
-    const cases: Array<[name: string, files: Record<string, string>, file: string, line: number | null, cause: RegExp]> = [
-      ['a missing template', {}, 'p.njk', null, /no file "p.njk".*UHLP_DEFINITION_FILE_NOT_FOUND/],
-      ['a syntax error', { 'p.njk': 'one\ntwo {% if %}' }, 'p.njk', 2, /unexpected token/],
-      ['a syntax error in an included file', { 'p.njk': 'a\n{% include "inc/b.njk" %}', 'inc/b.njk': '\n\n{{ x | }}' }, 'inc/b.njk', 3, /expected symbol/],
-      ['a missing include', { 'p.njk': 'a\nb\n  {% include "nope.njk" %}' }, 'p.njk', 3, /template not found: nope\.njk: .*UHLP_DEFINITION_FILE_NOT_FOUND/],
-      ['a missing include of an included file', { 'p.njk': '{% include "q.njk" %}', 'q.njk': '\n{% import "gone.njk" as g %}' }, 'q.njk', 2, /template not found: gone\.njk/],
-      ['an include leaving the app directory', { 'p.njk': '\n{% include "../other-app/secret.njk" %}' }, 'p.njk', 2, /template not found: \.\.\/other-app\/secret\.njk: .*leaves the app directory/],
-      ['an absolute include', { 'p.njk': '{% include "/etc/passwd" %}' }, 'p.njk', 1, /template not found: \/etc\/passwd: .*absolute/],
-      ['a call of something undefined', { 'p.njk': 'one\ntwo\n{{ nothing() }}' }, 'p.njk', 3, /Unable to call `nothing`/],
-      ['a render error in an included file', { 'p.njk': '{% include "q.njk" %}', 'q.njk': 'q\n{{ x.y.z() }}' }, 'q.njk', 2, /Unable to call/],
-      ['an unknown filter', { 'p.njk': '\n{{ x | shout }}' }, 'p.njk', 2, /filter not found: shout/],
-      ['a block defined twice', { 'p.njk': '{% block a %}{% endblock %}{% block a %}{% endblock %}' }, 'p.njk', null, /defined more than once/],
+  describe('errors name the file, the line and the cause, and whether the sandbox refused the template', () => {
+    const INVALID = 'UHLP_PROMPT_TEMPLATE_INVALID';
+    const ERROR = 'UHLP_PROMPT_TEMPLATE_ERROR';
+    const cases: Array<[name: string, files: Record<string, string>, code: string, file: string, line: number | null, cause: RegExp]> = [
+      ['a missing template', {}, ERROR, 'p.njk', null, /no file "p.njk".*UHLP_DEFINITION_FILE_NOT_FOUND/],
+      ['a syntax error', { 'p.njk': 'one\ntwo {% if %}' }, INVALID, 'p.njk', 2, /unexpected token/],
+      ['a syntax error in an included file', { 'p.njk': 'a\n{% include "inc/b.njk" %}', 'inc/b.njk': '\n\n{{ x | }}' }, INVALID, 'inc/b.njk', 3, /expected symbol/],
+      ['a missing include', { 'p.njk': 'a\nb\n  {% include "nope.njk" %}' }, ERROR, 'p.njk', 3, /template not found: nope\.njk: .*UHLP_DEFINITION_FILE_NOT_FOUND/],
+      ['a missing include of an included file', { 'p.njk': '{% include "q.njk" %}', 'q.njk': '\n{% import "gone.njk" as g %}' }, ERROR, 'q.njk', 2, /template not found: gone\.njk/],
+      ['an include leaving the app directory', { 'p.njk': '\n{% include "../other-app/secret.njk" %}' }, ERROR, 'p.njk', 2, /template not found: \.\.\/other-app\/secret\.njk: .*leaves the app directory/],
+      ['an absolute include', { 'p.njk': '{% include "/etc/passwd" %}' }, ERROR, 'p.njk', 1, /template not found: \/etc\/passwd: .*absolute/],
+      ['a call of something undefined', { 'p.njk': 'one\ntwo\n{{ nothing() }}' }, ERROR, 'p.njk', 3, /Unable to call `nothing`/],
+      ['a render error in an included file', { 'p.njk': '{% include "q.njk" %}', 'q.njk': 'q\n{{ x.y.z() }}' }, ERROR, 'q.njk', 2, /Unable to call/],
+      ['an unknown filter', { 'p.njk': '\n{{ x | shout }}' }, INVALID, 'p.njk', 2, /filter not found: shout/],
+      ['a block defined twice', { 'p.njk': '{% block a %}{% endblock %}{% block a %}{% endblock %}' }, INVALID, 'p.njk', 1, /defined more than once/],
+      ['an included file the grammar refuses', { 'p.njk': 'a\n{% include "q.njk" %}', 'q.njk': '\n {{ x.valueOf() }}' }, INVALID, 'q.njk', 2, /the attribute "valueOf" is not allowed/],
+      ['a call of a value that is no function', { 'p.njk': '{% set f = x | safe %}\n{{ f() }}' }, ERROR, 'p.njk', 2, /Unable to call `f`, which is not a function/],
+      ['a lookup the sandbox refuses while rendering', { 'p.njk': '{% set k = "constr" ~ "uctor" %}\n  {{ x[k] }}' }, INVALID, 'p.njk', 2, /the attribute "constructor" is not allowed in templates/],
     ];
-    it.each(cases)('%s', async (_name, files, file, line, cause) => {
+    it.each(cases)('%s', async (_name, files, code, file, line, cause) => {
       const { render } = setup(files);
       const error = await failure(render('p.njk', { x: {} }));
-      expect({ file: error.file, line: error.line }).toEqual({ file, line });
+      expect({ code: error.code, file: error.file, line: error.line }).toEqual({ code, file, line });
+      if (code === INVALID) expect(error.column).toBeGreaterThanOrEqual(1);
       expect(error.reason).toMatch(cause);
     });
   });

@@ -15,33 +15,56 @@
  * As in Jinja2 (keep_trailing_newline off), one line break at the end of a
  * file is not part of the template: an included file does not add an empty line.
  *
- * Every file is checked before nunjucks sees it: it must parse, compile and
- * pass the template sandbox (template-sandbox.ts). A failure names the file, the
- * line (1-based, when nunjucks knows it) and the cause: PromptTemplateError.
+ * Every file is compiled once, through the template sandbox
+ * (template-sandbox.ts), when it is read: nunjucks gets the compiled code, never
+ * the text, whether the file is the one rendered or one it includes, imports or
+ * extends. A failure names the file, the line and column (1-based, when known)
+ * and the cause: PromptTemplateError, whose code says whether the sandbox
+ * refused the template (UHLP_PROMPT_TEMPLATE_INVALID: it does not parse, or
+ * leaves the grammar, or did what templates may not at render time) or the
+ * render failed (UHLP_PROMPT_TEMPLATE_ERROR: a file missing or unreadable, an
+ * error while rendering).
  */
 import path from 'node:path';
 import type nunjucks from 'nunjucks';
 import type { ToolsClient } from '../runner/tools-client.js';
 import { DefinitionFileError, type DefinitionFiles, appRelativePath } from './definition-files.js';
-import { createSandboxedEnvironment, nunjucksInternals, templateProblem, withLookupObserver, type LookupObserver, type TemplateNode } from './template-sandbox.js';
+import type { TemplateNode } from './template-grammar.js';
+import { compileTemplate, createSandboxedEnvironment, nunjucksInternals, withLookupObserver, type LookupObserver, type TemplateCode } from './template-sandbox.js';
 
 /** Distinct files one revision's templates may use, includes and imports included. */
 export const MAX_TEMPLATE_FILES = 256;
 /** Revisions whose compiled templates are kept at once (per app). */
 const KEPT_REVISIONS = 4;
 
-/** A template that cannot be read, checked or rendered (UHLP_PROMPT_TEMPLATE_ERROR). */
+/** Why a template failed: refused by the sandbox, or failed to read or render. */
+export type PromptTemplateErrorCode = 'UHLP_PROMPT_TEMPLATE_INVALID' | 'UHLP_PROMPT_TEMPLATE_ERROR';
+
+/** A template that cannot be read, is refused, or fails to render. */
 export class PromptTemplateError extends Error {
   constructor(
+    readonly code: PromptTemplateErrorCode,
     /** The app-relative file at fault. */
     readonly file: string,
     /** 1-based; null when nunjucks does not say. */
     readonly line: number | null,
     readonly reason: string,
+    /** 1-based; null when nunjucks does not say. */
+    readonly column: number | null = null,
   ) {
-    super(`${file}${line !== null ? `:${line}` : ''}: ${reason}`);
+    super(`${file}${line !== null ? `:${line}${column !== null ? `:${column}` : ''}` : ''}: ${reason}`);
     this.name = 'PromptTemplateError';
   }
+
+  /** The error's `details` as the orchestrator answers them. */
+  details(): { file: string; line: number | null; column: number | null; cause: string } {
+    return { file: this.file, line: this.line, column: this.column, cause: this.reason };
+  }
+}
+
+/** A read or render failure (UHLP_PROMPT_TEMPLATE_ERROR). */
+function failed(file: string, line: number | null, reason: string): PromptTemplateError {
+  return new PromptTemplateError('UHLP_PROMPT_TEMPLATE_ERROR', file, line, reason);
 }
 
 /** Where a render reads files: the app, its revision, and the execution's MCP client. */
@@ -75,9 +98,12 @@ export class PromptTemplates {
   }
 }
 
-type Source = { src: string } | { problem: PromptTemplateError } | { missing: string };
+type Source = { src: string; code: TemplateCode } | { problem: PromptTemplateError } | { missing: string };
 
-/** The templates of one revision of one app: their sources, checks and one nunjucks environment. */
+/**
+ * The templates of one revision of one app: their sources and compiled code.
+ * Each render gets a nunjucks environment of its own over them.
+ */
 class RevisionTemplates {
   private readonly sources = new Map<string, Source>();
   /**
@@ -88,13 +114,15 @@ class RevisionTemplates {
   private readonly wanted = new Set<string>();
   /** Reads under way, so that renders asking for the same file at once read it once. */
   private readonly reading = new Map<string, Promise<void>>();
-  private readonly env: nunjucks.Environment;
 
-  constructor(private readonly files: DefinitionFiles) {
+  constructor(private readonly files: DefinitionFiles) {}
+
+  /** A loader for one render's environment (nunjucks keeps its cache on the loader): it hands out compiled code only. */
+  private loader(): nunjucks.ILoader {
     const loader = {
       isRelative: (name: string): boolean => name.startsWith('./') || name.startsWith('../'),
       resolve: (from: string, to: string): string => path.posix.join(path.posix.dirname(from), to),
-      getSource: (name: string): nunjucks.LoaderSource | null => {
+      getSource: (name: string): unknown => {
         const relative = appRelativePath(name);
         const key = 'path' in relative ? relative.path : name;
         const source = this.sources.get(key);
@@ -103,27 +131,27 @@ class RevisionTemplates {
           else this.sources.set(key, { missing: `"${name}" ${relative.problem}` });
           return null;
         }
-        return 'src' in source ? { src: source.src, path: key, noCache: false } : null;
+        return 'code' in source ? { src: { type: 'code', obj: source.code }, path: key, noCache: false } : null;
       },
     };
-    // nunjucks takes null for "no such template"; its type declarations do not say so.
-    this.env = createSandboxedEnvironment(loader as unknown as nunjucks.ILoader);
+    // nunjucks takes null for "no such template" and compiled code as a source; its type declarations say neither.
+    return loader as unknown as nunjucks.ILoader;
   }
 
   async render(file: string, variables: Record<string, unknown>, scope: RenderScope, observer?: LookupObserver): Promise<string> {
     const root = appRelativePath(file);
-    if ('problem' in root) throw new PromptTemplateError(file, null, `"${file}" ${root.problem}`);
+    if ('problem' in root) throw failed(file, null, `"${file}" ${root.problem}`);
     await this.read([root.path], scope);
     const first = this.sources.get(root.path)!;
     if ('problem' in first) throw first.problem;
-    if ('missing' in first) throw new PromptTemplateError(root.path, null, first.missing);
+    if ('missing' in first) throw failed(root.path, null, first.missing);
 
     for (;;) {
       const outcome = await this.renderOnce(root.path, variables, observer);
       const unread = [...this.wanted].filter((name) => !this.sources.has(name));
       if (unread.length > 0) {
         if (this.sources.size + unread.length > MAX_TEMPLATE_FILES) {
-          throw new PromptTemplateError(root.path, null, `the templates use more than ${MAX_TEMPLATE_FILES} files`);
+          throw failed(root.path, null, `the templates use more than ${MAX_TEMPLATE_FILES} files`);
         }
         // Each round reads at least one new file: the loop ends within MAX_TEMPLATE_FILES rounds.
         await this.read(unread, scope);
@@ -139,7 +167,8 @@ class RevisionTemplates {
       try {
         // The callback form: nunjucks reports some errors of included templates
         // asynchronously, which the synchronous form would throw out of reach.
-        withLookupObserver(observer, () => this.env.render(file, variables, (error, text) => resolve(error ? { error } : { text: text ?? '' })));
+        const env = createSandboxedEnvironment(this.loader());
+        withLookupObserver(observer, () => env.render(file, variables, (error, text) => resolve(error ? { error } : { text: text ?? '' })));
       } catch (error) {
         resolve({ error: error instanceof Error ? error : new Error(String(error)) });
       }
@@ -167,13 +196,16 @@ class RevisionTemplates {
       src = await this.files.read(scope.appId, scope.revision, name, scope.tools);
     } catch (error) {
       if (!(error instanceof DefinitionFileError)) throw error;
-      if (!error.permanent) throw new PromptTemplateError(name, null, `cannot be read: ${error.message}`);
+      if (!error.permanent) throw failed(name, null, `cannot be read: ${error.message}`);
       this.settle(name, { missing: error.message });
       return;
     }
     src = src.replace(/\r?\n$/, '');
-    const problem = this.check(name, src);
-    this.settle(name, problem ? { problem } : { src });
+    const compiled = compileTemplate(src, name);
+    if ('problem' in compiled) {
+      const { line, column, cause } = compiled.problem;
+      this.settle(name, { problem: new PromptTemplateError('UHLP_PROMPT_TEMPLATE_INVALID', name, line, cause, column) });
+    } else this.settle(name, { src, code: compiled.code });
   }
 
   private settle(name: string, source: Source): void {
@@ -181,35 +213,16 @@ class RevisionTemplates {
     this.wanted.delete(name);
   }
 
-  /** Why `src` cannot be used as the template `name`, or undefined. */
-  private check(name: string, src: string): PromptTemplateError | undefined {
-    const options = (this.env as unknown as { opts: object }).opts;
-    let tree: TemplateNode;
-    try {
-      tree = nunjucksInternals.parser.parse(src, [], options);
-    } catch (error) {
-      return compileError(name, error);
-    }
-    const filters = (this.env as unknown as { filters: Record<string, unknown> }).filters;
-    const problem = templateProblem(tree, (filter) => Object.hasOwn(filters, filter));
-    if (problem) return new PromptTemplateError(name, problem.line ?? null, problem.cause);
-    try {
-      nunjucksInternals.compiler.compile(src, [], [], name, options);
-    } catch (error) {
-      return compileError(name, error);
-    }
-    return undefined;
-  }
-
-  /** The file, line and cause of a render error, from what nunjucks put in its message. */
+  /** The file, position and cause of a render error, from what nunjucks put in its message. */
   private explain(error: Error, root: string): PromptTemplateError {
     // nunjucks prefixes the message with "(file) [Line n, Column m]" for each
-    // template the error passed through, innermost last (1-based: see hardenNunjucksRuntime).
-    const frames = [...error.message.matchAll(/\(([^\n]*?)\)(?: \[Line (\d+)(?:, Column \d+)?\])?\n/g)];
+    // template the error passed through, innermost last (1-based: see hardenNunjucks).
+    const frames = [...error.message.matchAll(/\(([^\n]*?)\)(?: \[Line (\d+)(?:, Column (\d+))?\])?\n/g)];
     const innermost = frames[frames.length - 1];
     const file = innermost?.[1] && this.sources.has(innermost[1]) ? innermost[1] : root;
     const lines = error.message.split('\n');
-    const cause = (lines[lines.length - 1] ?? '').trim().replace(/^(?:[A-Za-z]*Error|Template render error): /, '');
+    const last = (lines[lines.length - 1] ?? '').trim();
+    const cause = last.replace(/^(?:[A-Za-z]*Error|Template render error): /, '');
 
     const notFound = /^template not found: (.*)$/.exec(cause);
     if (notFound) {
@@ -219,17 +232,21 @@ class RevisionTemplates {
       // A file that was found but failed its check: that file's own error.
       if (source && 'problem' in source) return source.problem;
       const why = source && 'missing' in source ? source.missing : 'no such file';
-      return new PromptTemplateError(file, this.lineNaming(file, name), `template not found: ${name}: ${why}`);
+      const at = this.positionNaming(file, name);
+      return new PromptTemplateError('UHLP_PROMPT_TEMPLATE_ERROR', file, at?.line ?? null, `template not found: ${name}: ${why}`, at?.column ?? null);
     }
     const line = innermost?.[2] !== undefined ? Number(innermost[2]) : null;
-    return new PromptTemplateError(file, line, cause || error.message);
+    const column = innermost?.[3] !== undefined ? Number(innermost[3]) : null;
+    // The sandbox refused something the template did while rendering: a refusal like the grammar's.
+    const code = last.startsWith('TemplateSandboxError: ') ? 'UHLP_PROMPT_TEMPLATE_INVALID' : 'UHLP_PROMPT_TEMPLATE_ERROR';
+    return new PromptTemplateError(code, file, line, cause || error.message, column);
   }
 
-  /** The line of `file` whose include, import, from or extends names `target` (nunjucks does not say). */
-  private lineNaming(file: string, target: string): number | null {
+  /** Where in `file` an include, import, from or extends names `target` (nunjucks does not say). */
+  private positionNaming(file: string, target: string): { line: number; column: number } | null {
     const source = this.sources.get(file);
     if (!source || !('src' in source)) return null;
-    const stack: TemplateNode[] = [nunjucksInternals.parser.parse(source.src, [], (this.env as unknown as { opts: object }).opts)];
+    const stack: TemplateNode[] = [nunjucksInternals.parser.parse(source.src)];
     while (stack.length > 0) {
       const node = stack.pop()!;
       if (['Include', 'Import', 'FromImport', 'Extends'].includes(node.typename)) {
@@ -237,10 +254,10 @@ class RevisionTemplates {
         if (named?.typename === 'Literal' && node.lineno !== undefined) {
           const value = String(named.value);
           const resolved = value.startsWith('./') || value.startsWith('../') ? path.posix.join(path.posix.dirname(file), value) : value;
-          if (value === target || resolved === target) return node.lineno + 1;
+          if (value === target || resolved === target) return { line: node.lineno + 1, column: (node.colno ?? 0) + 1 };
         }
       }
-      for (const field of node.fields ?? []) {
+      for (const field of Object.keys(node)) {
         const child = node[field];
         for (const item of Array.isArray(child) ? child : [child]) {
           if (typeof item === 'object' && item !== null && typeof (item as TemplateNode).typename === 'string') stack.push(item as TemplateNode);
@@ -249,11 +266,4 @@ class RevisionTemplates {
     }
     return null;
   }
-}
-
-/** A parse or compile error of `file`: nunjucks gives these lines 1-based. */
-function compileError(file: string, error: unknown): PromptTemplateError {
-  const thrown = error as { message?: unknown; lineno?: unknown };
-  const message = typeof thrown?.message === 'string' ? thrown.message : String(error);
-  return new PromptTemplateError(file, typeof thrown?.lineno === 'number' ? thrown.lineno : null, message);
 }

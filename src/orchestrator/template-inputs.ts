@@ -13,6 +13,7 @@
  * values: the core projects its own copy of the variables onto them, so a
  * sandbox can name what was read but cannot make up what it was.
  */
+import { registerView } from './template-values.js';
 import type { TemplateVariables } from './template-variables.js';
 
 /** The /execute answer's `metrics` field the paths go in. */
@@ -62,7 +63,7 @@ export class TemplateInputs {
     const whole = (): void => this.note(path);
     // The target is an empty, extensible object: the view may answer what it likes
     // without breaking a proxy invariant, and the frozen original is never handed out.
-    return new Proxy(
+    const view = new Proxy(
       {},
       {
         get: (_target, key) => {
@@ -99,5 +100,8 @@ export class TemplateInputs {
         deleteProperty: () => false,
       },
     );
+    // The sandbox's lookups ask the source what is own data, so asking does not read the object whole.
+    registerView(view, source);
+    return view;
   }
 }

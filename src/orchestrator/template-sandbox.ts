@@ -1,51 +1,37 @@
 /**
  * Prompt templates are hostile input: an app's author, or whoever can change
  * its files, writes them, and nunjucks compiles them to JavaScript that runs in
- * the orchestrator. Out of the box nunjucks is no sandbox: `{{ range.constructor
- * ("return process")() }}` reaches `process` through the Function constructor,
- * and so does any variable's `constructor.constructor`. Three fences close that,
- * each enough on its own for the escapes known to us:
+ * the orchestrator, next to every MCP token it holds. Templates are data, never
+ * code; three fences make them so, each installed into nunjucks itself
+ * (`hardenNunjucks`), so that every template compiled or rendered anywhere in
+ * the process has them:
  *
- * 1. Before a template is used, its syntax tree is checked (`templateProblem`):
- *    no name, attribute or dict key from BLOCKED_NAMES, no filter the
- *    environment does not define.
- * 2. The nunjucks runtime's lookups are replaced (`hardenNunjucksRuntime`): an
- *    attribute or variable named in BLOCKED_NAMES is refused, whatever
- *    expression computed the name, and no lookup hands out the Function
- *    constructors, `Object`, `eval`, `globalThis` or `process`; calling one is refused.
- * 3. The environment (`createSandboxedEnvironment`) finds filters, tests and
- *    globals among its own entries only (never on Object.prototype), and caps
- *    `range` as Jinja2's sandbox does.
+ * 1. **The grammar, at compile time.** nunjucks' parser is wrapped: a tree
+ *    reaches the compiler only when template-grammar.ts allows every node of
+ *    it, so what the compiler generates comes only from identifiers, escaped
+ *    string literals and the compiler's own code. A refusal is a parse error
+ *    with its line and column.
+ * 2. **Lookups and calls, at render time.** nunjucks' runtime is patched: a
+ *    variable is an own entry of the template's frames, of the render's
+ *    variables or of the globals; an attribute is an own data property
+ *    (template-values.ts); nothing inherited, no getter, nothing of a function.
+ *    A call calls only macros, `caller` and the library's globals, with no
+ *    `this`: nunjucks called everything with its Context as `this`, so
+ *    `valueOf()` returned the Context and its Environment.
+ * 3. **The environment.** Each render gets an environment of its own
+ *    (`createSandboxedEnvironment`), frozen, whose filters, tests and globals are
+ *    the frozen tables of template-library.ts: no render can change what another
+ *    renders with.
  *
  * Behind them stay the process or container sandbox and Node's permission
  * model: the orchestrator has no network, no file system but its own code, and
  * no child processes. A template that loops or allocates without end is
  * stopped by the component's timeout or the heap limit, like a JIT script.
- *
- * The runtime is patched for the whole process: the orchestrator renders no
- * other templates, and every template compiled anywhere in it gets the fences.
  */
 import nunjucks from 'nunjucks';
-
-/**
- * Names a template may not use as a variable, an attribute or a dict key: the
- * ways from a value to its constructor, its prototype or the caller's frames.
- */
-export const BLOCKED_NAMES: ReadonlySet<string> = new Set([
-  'constructor',
-  'prototype',
-  '__proto__',
-  '__defineGetter__',
-  '__defineSetter__',
-  '__lookupGetter__',
-  '__lookupSetter__',
-  'caller',
-  'callee',
-  'arguments',
-]);
-
-/** Largest list `range()` makes (Jinja2's sandbox has the same). */
-export const MAX_RANGE = 100_000;
+import { templateTreeProblem, type TemplateNode, type TemplateProblem, BLOCKED_NAMES } from './template-grammar.js';
+import { TEMPLATE_FILTERS, TEMPLATE_GLOBALS, TEMPLATE_TESTS, TEMPLATE_VOCABULARY } from './template-library.js';
+import { allowCall, isTemplateCallable, ownDataProperty, TemplateSandboxError, viewSource } from './template-values.js';
 
 // The constructors of every kind of function: each compiles a string into code.
 const AsyncFunction = (async () => undefined).constructor;
@@ -56,19 +42,14 @@ const AsyncGeneratorFunction = async function* () {
   yield undefined;
 }.constructor;
 
-/** Values no lookup hands to a template, whatever the path to them. */
-const FORBIDDEN_VALUES: ReadonlySet<unknown> = new Set<unknown>([
-  Function,
-  AsyncFunction,
-  GeneratorFunction,
-  AsyncGeneratorFunction,
-  Object,
-  Reflect,
-  Proxy,
-  eval,
-  globalThis,
-  process,
-]);
+/**
+ * Values no lookup hands to a template, whatever the path to them: a tripwire
+ * behind the lookups' own rules, which already reach none of them.
+ */
+const FORBIDDEN_VALUES: ReadonlySet<unknown> = new Set<unknown>([Function, AsyncFunction, GeneratorFunction, AsyncGeneratorFunction, Object, Reflect, Proxy, eval, globalThis, process]);
+
+/** Options of every compile and environment: prompts are not HTML, nothing is escaped. */
+const OPTIONS = Object.freeze({ autoescape: false, throwOnUndefined: false, trimBlocks: false, lstripBlocks: false, dev: false });
 
 /** Sees every render variable a template looks up, and may hand the template a view of it instead. */
 export type LookupObserver = (name: string, value: unknown) => unknown;
@@ -92,25 +73,46 @@ export function withLookupObserver<T>(observer: LookupObserver | undefined, rend
   }
 }
 
-/** A refusal of the template sandbox; nunjucks reports it with the template and line. */
-export class TemplateSandboxError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TemplateSandboxError';
-  }
+interface Frame {
+  lookup(name: string): unknown;
+}
+interface Context {
+  readonly ctx: Record<string, unknown>;
+}
+interface Tokenizer {
+  readonly lineno: number;
+  readonly colno: number;
+}
+
+interface CompilerThis {
+  _emit(code: string): void;
 }
 
 /** The parts of nunjucks the fences reach, which its type declarations leave out. */
 interface NunjucksInternals {
   runtime: {
     memberLookup(obj: unknown, key: unknown): unknown;
-    contextOrFrameLookup(context: { lookup(name: string): unknown }, frame: { lookup(name: string): unknown }, name: string): unknown;
+    contextOrFrameLookup(context: Context, frame: Frame, name: string): unknown;
     callWrap(fn: unknown, name: string, context: unknown, args: unknown[]): unknown;
+    makeMacro(argNames: string[], kwargNames: string[], func: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown;
+    inOperator(key: unknown, value: unknown): boolean;
     handleError(error: unknown, lineno: number | undefined, colno: number | undefined): unknown;
     __uhlpHardened?: boolean;
   };
-  parser: { parse(source: string, extensions: unknown[], options: object): TemplateNode };
-  compiler: { compile(source: string, asyncFilters: string[], extensions: unknown[], name: string, options: object): string };
+  parser: {
+    parse(source: string, extensions?: unknown[], options?: object): TemplateNode;
+    Parser: new (tokens: Tokenizer) => { readonly tokens: Tokenizer; parseAsRoot(): TemplateNode };
+  };
+  lexer: { lex(source: string, options?: object): Tokenizer };
+  compiler: {
+    compile(source: string, asyncFilters: string[], extensions: unknown[], name: string, options: object): string;
+    Compiler: { prototype: Record<string, unknown> };
+  };
+  lib: {
+    TemplateError: new (message: string | Error, lineno?: number, colno?: number) => Error & { lineno?: number; colno?: number };
+    inOperator(key: unknown, value: unknown): boolean;
+    isObject(value: unknown): boolean;
+  };
 }
 
 export const nunjucksInternals = nunjucks as unknown as NunjucksInternals;
@@ -120,17 +122,35 @@ function refuse(what: string): never {
 }
 
 /**
- * Replaces the runtime's lookups with fenced ones; idempotent. It also makes
- * the positions of render errors 1-based, as nunjucks' parse errors are:
+ * Installs the fences into nunjucks' parser and runtime; idempotent. It also
+ * makes the positions of render errors 1-based, as nunjucks' parse errors are:
  * compiled templates report them 0-based, and nunjucks leaves a position of 0
  * out of its message, so an error on a template's first line would name no line.
  */
-export function hardenNunjucksRuntime(): void {
-  const runtime = nunjucksInternals.runtime;
+export function hardenNunjucks(): void {
+  const { runtime, parser, lexer, lib } = nunjucksInternals;
   if (runtime.__uhlpHardened) return;
-  const callWrap = runtime.callWrap;
   const handleError = runtime.handleError;
+  const makeMacro = runtime.makeMacro;
 
+  // Fence 1: every tree any compile in the process gets passed the grammar.
+  // nunjucks' compiler calls `parser.parse` through the module object, so this
+  // is the parse it uses.
+  parser.parse = (source, extensions, options) => {
+    if (extensions !== undefined && extensions.length > 0) throw new lib.TemplateError('extensions are not allowed in templates', 1, 1);
+    const reader = new parser.Parser(lexer.lex(source, options));
+    let root: TemplateNode;
+    try {
+      root = reader.parseAsRoot();
+    } catch (error) {
+      throw positioned(error, reader.tokens);
+    }
+    const problem = templateTreeProblem(root, TEMPLATE_VOCABULARY);
+    if (problem) throw new lib.TemplateError(problem.cause, problem.line ?? undefined, problem.column ?? undefined);
+    return root;
+  };
+
+  // Fence 2: lookups find own data only, calls call only what the runtime made.
   runtime.memberLookup = (obj, key) => {
     if (obj === undefined || obj === null) return undefined;
     // The key is made a primitive once, here: a key object whose toString
@@ -138,123 +158,120 @@ export function hardenNunjucksRuntime(): void {
     // and be used as another.
     const name = typeof key === 'number' ? key : String(key);
     if (typeof name === 'string' && BLOCKED_NAMES.has(name)) refuse(`the attribute "${name}"`);
-    const value = (obj as Record<string | number, unknown>)[name];
+    const value = ownDataProperty(obj, name);
     if (FORBIDDEN_VALUES.has(value)) refuse(`the attribute "${String(name)}"`);
-    if (typeof value === 'function') {
-      // As nunjucks does: a method keeps its object as `this`.
-      return (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(obj, args);
-    }
     return value;
   };
 
   runtime.contextOrFrameLookup = (context, frame, name) => {
     if (BLOCKED_NAMES.has(name)) refuse(`the name "${name}"`);
+    // Frames keep their variables in prototype-less tables: a lookup finds own entries only.
     const found = frame.lookup(name);
-    const value = found !== undefined ? found : context.lookup(name);
+    if (found !== undefined) {
+      if (FORBIDDEN_VALUES.has(found)) refuse(`the name "${name}"`);
+      return found;
+    }
+    const variable = ownDataProperty(context.ctx, name);
+    const value = variable !== undefined ? variable : TEMPLATE_GLOBALS[name];
     if (FORBIDDEN_VALUES.has(value)) refuse(`the name "${name}"`);
     // A render variable (not one the template set itself) seen by whoever tracks what the render reads.
-    return found === undefined && lookupObserver !== undefined ? lookupObserver(name, value) : value;
+    return lookupObserver !== undefined ? lookupObserver(name, value) : value;
   };
 
-  runtime.callWrap = (fn, name, context, args) => {
-    if (FORBIDDEN_VALUES.has(fn)) refuse(`calling ${name}`);
-    return callWrap(fn, name, context, args);
+  runtime.callWrap = (fn, name, _context, args) => {
+    // nunjucks' own messages; values have no methods here, so say what can be called.
+    if (!fn) throw new Error(`Unable to call \`${name}\`, which is undefined or falsey${name.includes('[') ? ' (values have no methods in templates: use a filter)' : ''}`);
+    if (typeof fn !== 'function') throw new Error(`Unable to call \`${name}\`, which is not a function`);
+    if (!isTemplateCallable(fn)) refuse(`calling \`${name}\` (only macros, caller, range, cycler and joiner can be called)`);
+    return (fn as (...a: unknown[]) => unknown).apply(undefined, args);
   };
+
+  runtime.makeMacro = (argNames, kwargNames, func) => allowCall(makeMacro(argNames, kwargNames, func));
+
+  // `key in dict` asks for an own key, as every lookup does; lists and strings keep their membership test.
+  runtime.inOperator = (key, value) => {
+    const source = viewSource(value);
+    if (!lib.isObject(source)) return lib.inOperator(key, value);
+    const name = typeof key === 'number' ? key : String(key);
+    // Through a view, the key asked for counts as read.
+    if (source !== value) ownDataProperty(value, name);
+    return Object.hasOwn(source as object, name);
+  };
+
+  // Compiled templates keep the position of the last call made, for errors;
+  // lookups and filters set it too, so a refusal or a failed filter names its own.
+  const compilerPrototype = nunjucksInternals.compiler.Compiler.prototype;
+  for (const kind of ['compileLookupVal', 'compileFilter']) {
+    const compile = compilerPrototype[kind] as (this: CompilerThis, node: TemplateNode, frame: unknown) => void;
+    compilerPrototype[kind] = function (this: CompilerThis, node: TemplateNode, frame: unknown): void {
+      this._emit(`(lineno = ${Math.trunc(Number(node.lineno)) || 0}, colno = ${Math.trunc(Number(node.colno)) || 0}, `);
+      compile.call(this, node, frame);
+      this._emit(')');
+    };
+  }
 
   runtime.handleError = (error, lineno, colno) => handleError(error, lineno === undefined ? lineno : lineno + 1, colno === undefined ? colno : colno + 1);
   runtime.__uhlpHardened = true;
 }
 
-/** A nunjucks environment whose filters, tests and globals are its own entries only. */
-export function createSandboxedEnvironment(loader: nunjucks.ILoader): nunjucks.Environment {
-  hardenNunjucksRuntime();
-  // Prompts are not HTML: nothing is escaped.
-  const env = new nunjucks.Environment(loader, { autoescape: false, throwOnUndefined: false });
-  const raw = env as unknown as {
-    filters: Record<string, unknown>;
-    tests: Record<string, unknown>;
-    globals: Record<string, unknown>;
-    getFilter(name: string): unknown;
-    getTest(name: string): unknown;
-  };
-  // Without a prototype, `name in globals` and `globals[name]` find only real globals.
-  raw.globals = Object.assign(Object.create(null) as Record<string, unknown>, raw.globals);
-  const range = raw.globals['range'] as (start: number, stop?: number, step?: number) => number[];
-  raw.globals['range'] = (start: number, stop?: number, step?: number): number[] => {
-    const [from, to] = stop === undefined ? [0, start] : [start, stop];
-    const by = step || 1;
-    const length = Math.ceil((Number(to) - Number(from)) / by);
-    if (!(length <= MAX_RANGE)) throw new TemplateSandboxError(`range() makes at most ${MAX_RANGE} items`);
-    return range(start, stop, step);
-  };
-  const ownOnly = (table: 'filters' | 'tests', kind: string) => (name: string) => {
-    if (!Object.hasOwn(raw[table], name)) throw new TemplateSandboxError(`${kind} not found: ${name}`);
-    return raw[table][name];
-  };
-  raw.getFilter = ownOnly('filters', 'filter');
-  raw.getTest = ownOnly('tests', 'test');
-  return env;
+/**
+ * A parse error with a position: nunjucks' own errors have one; a parser that
+ * failed in other ways (a TypeError on a malformed tag, a stack overflow) is
+ * placed where its tokenizer stopped.
+ */
+function positioned(error: unknown, at: Tokenizer): Error {
+  const thrown = error as { message?: unknown; lineno?: unknown };
+  if (typeof thrown?.lineno === 'number') return error as Error;
+  const message = typeof thrown?.message === 'string' ? thrown.message : String(error);
+  return new nunjucksInternals.lib.TemplateError(`cannot parse the template: ${message}`, at.lineno + 1, at.colno + 1);
 }
 
-/** A node of nunjucks' syntax tree, as far as the check reads it. */
-export interface TemplateNode {
-  readonly typename: string;
-  /** 0-based. */
-  readonly lineno?: number;
-  readonly colno?: number;
-  readonly fields?: readonly string[];
-  readonly value?: unknown;
-  readonly [field: string]: unknown;
-}
+/** A compiled template: nunjucks' root and block functions. */
+export type TemplateCode = Readonly<Record<string, unknown>>;
 
-export interface TemplateProblem {
-  /** 1-based. */
-  readonly line: number | undefined;
-  readonly cause: string;
+/** Compiles `source` (the template `name`) through the fences, or says why not: a 1-based position and the cause. */
+export function compileTemplate(source: string, name: string): { code: TemplateCode } | { problem: TemplateProblem } {
+  hardenNunjucks();
+  let code: string;
+  try {
+    code = nunjucksInternals.compiler.compile(source, [], [], name, OPTIONS);
+  } catch (error) {
+    const thrown = error as { message?: unknown; lineno?: unknown; colno?: unknown };
+    const message = typeof thrown?.message === 'string' ? thrown.message : String(error);
+    return {
+      problem: {
+        line: typeof thrown?.lineno === 'number' ? thrown.lineno : null,
+        column: typeof thrown?.colno === 'number' ? thrown.colno : null,
+        cause: message,
+      },
+    };
+  }
+  // The compiler's own output, from a tree the grammar allowed: nunjucks runs it the same way.
+  return { code: Object.freeze(new Function(code)() as Record<string, unknown>) };
 }
 
 /**
- * The first thing in a parsed template that the sandbox refuses, or undefined:
- * a blocked name (`{{ x.constructor }}`, `{% set __proto__ = 1 %}`,
- * `{{ {"__proto__": 1} }}`) or a filter `hasFilter` does not know.
+ * A fresh, frozen nunjucks environment over `loader`, for one render: its
+ * filters, tests and globals are the library's frozen tables, found among
+ * their own entries only.
  */
-export function templateProblem(root: TemplateNode, hasFilter: (name: string) => boolean): TemplateProblem | undefined {
-  const at = (node: TemplateNode | undefined, cause: string): TemplateProblem => ({ line: node?.lineno !== undefined ? node.lineno + 1 : undefined, cause });
-  const stack: TemplateNode[] = [root];
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    switch (node.typename) {
-      case 'Symbol':
-        if (typeof node.value === 'string' && BLOCKED_NAMES.has(node.value)) return at(node, `the name "${node.value}" is not allowed in templates`);
-        break;
-      case 'LookupVal': {
-        const key = node['val'] as TemplateNode | undefined;
-        if (key?.typename === 'Literal' && BLOCKED_NAMES.has(String(key.value))) return at(key, `the attribute "${String(key.value)}" is not allowed in templates`);
-        break;
-      }
-      case 'Pair': {
-        const key = node['key'] as TemplateNode | undefined;
-        if (key?.typename === 'Literal' && BLOCKED_NAMES.has(String(key.value))) return at(key, `the key "${String(key.value)}" is not allowed in templates`);
-        break;
-      }
-      case 'Filter': {
-        const name = node['name'] as TemplateNode | undefined;
-        if (name?.typename === 'Symbol' && typeof name.value === 'string' && !hasFilter(name.value)) return at(name, `filter not found: ${name.value}`);
-        break;
-      }
-    }
-    for (const child of childNodes(node)) stack.push(child);
-  }
-  return undefined;
-}
-
-/** The nodes under `node`, last first (the walk pops them in source order). */
-function childNodes(node: TemplateNode): TemplateNode[] {
-  const children: TemplateNode[] = [];
-  const add = (value: unknown): void => {
-    if (Array.isArray(value)) for (const item of value) add(item);
-    else if (typeof value === 'object' && value !== null && typeof (value as TemplateNode).typename === 'string') children.push(value as TemplateNode);
+export function createSandboxedEnvironment(loader: nunjucks.ILoader): nunjucks.Environment {
+  hardenNunjucks();
+  const env = new nunjucks.Environment(loader, { ...OPTIONS });
+  const raw = env as unknown as Record<string, unknown> & { opts: object; loaders: object[] };
+  raw['filters'] = TEMPLATE_FILTERS;
+  raw['tests'] = TEMPLATE_TESTS;
+  raw['globals'] = TEMPLATE_GLOBALS;
+  raw['asyncFilters'] = Object.freeze([]);
+  raw['extensions'] = Object.freeze(Object.create(null) as object);
+  raw['extensionsList'] = Object.freeze([]);
+  const ownOnly = (table: Readonly<Record<string, unknown>>, kind: string) => (name: string) => {
+    if (!Object.hasOwn(table, name)) throw new TemplateSandboxError(`${kind} not found: ${name}`);
+    return table[name];
   };
-  for (const field of node.fields ?? []) add(node[field]);
-  return children.reverse();
+  raw['getFilter'] = ownOnly(TEMPLATE_FILTERS, 'filter');
+  raw['getTest'] = ownOnly(TEMPLATE_TESTS, 'test');
+  Object.freeze(raw.opts);
+  Object.freeze(raw.loaders);
+  return Object.freeze(env);
 }

@@ -490,7 +490,7 @@ async function askModel(
   const render = (file: string): Promise<string> =>
     deps.templates.render(file, variables, deps.scope).catch((error: unknown) => {
       if (!(error instanceof PromptTemplateError)) throw error;
-      throw new WorkflowRunError('UHLP_PROMPT_TEMPLATE_ERROR', `prompt template ${error.message}`, 500, { file: error.file, line: error.line, cause: error.reason });
+      throw new WorkflowRunError(error.code, `prompt template ${error.message}`, 500, error.details());
     });
   const [system, prompt, schema, offered] = await Promise.all([
     spec.system !== undefined ? render(spec.system) : undefined,
