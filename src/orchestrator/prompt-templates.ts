@@ -30,7 +30,8 @@ import type nunjucks from 'nunjucks';
 import type { ToolsClient } from '../runner/tools-client.js';
 import { DefinitionFileError, type DefinitionFiles, appRelativePath } from './definition-files.js';
 import type { TemplateNode } from './template-grammar.js';
-import { compileTemplate, createSandboxedEnvironment, nunjucksInternals, withLookupObserver, type LookupObserver, type TemplateCode } from './template-sandbox.js';
+import { compileTemplate, createSandboxedEnvironment, nunjucksInternals, withLookupObserver, type LookupObserver, type RenderError, type TemplateCode } from './template-sandbox.js';
+import { startRenderPositions, TemplateSandboxError } from './template-refusal.js';
 
 /** Distinct files one revision's templates may use, includes and imports included. */
 export const MAX_TEMPLATE_FILES = 256;
@@ -162,12 +163,13 @@ class RevisionTemplates {
     }
   }
 
-  private renderOnce(file: string, variables: Record<string, unknown>, observer: LookupObserver | undefined): Promise<{ text: string } | { error: Error }> {
+  private renderOnce(file: string, variables: Record<string, unknown>, observer: LookupObserver | undefined): Promise<{ text: string } | { error: RenderError }> {
     return new Promise((resolve) => {
       try {
         // The callback form: nunjucks reports some errors of included templates
         // asynchronously, which the synchronous form would throw out of reach.
         const env = createSandboxedEnvironment(this.loader());
+        startRenderPositions();
         withLookupObserver(observer, () => env.render(file, variables, (error, text) => resolve(error ? { error } : { text: text ?? '' })));
       } catch (error) {
         resolve({ error: error instanceof Error ? error : new Error(String(error)) });
@@ -213,16 +215,16 @@ class RevisionTemplates {
     this.wanted.delete(name);
   }
 
-  /** The file, position and cause of a render error, from what nunjucks put in its message. */
-  private explain(error: Error, root: string): PromptTemplateError {
-    // nunjucks prefixes the message with "(file) [Line n, Column m]" for each
-    // template the error passed through, innermost last (1-based: see hardenNunjucks).
+  /** The file, position and cause of a render error. */
+  private explain(error: RenderError, root: string): PromptTemplateError {
+    // nunjucks prefixes the message with "(file) [Line n, Column m]" for the
+    // templates the error passed through: the rendered one, and included ones.
     const frames = [...error.message.matchAll(/\(([^\n]*?)\)(?: \[Line (\d+)(?:, Column (\d+))?\])?\n/g)];
     const innermost = frames[frames.length - 1];
-    const file = innermost?.[1] && this.sources.has(innermost[1]) ? innermost[1] : root;
+    const named = error.templateName ?? innermost?.[1];
+    const file = named !== undefined && this.sources.has(named) ? named : root;
     const lines = error.message.split('\n');
-    const last = (lines[lines.length - 1] ?? '').trim();
-    const cause = last.replace(/^(?:[A-Za-z]*Error|Template render error): /, '');
+    const cause = error.cause instanceof Error ? error.cause.message : (lines[lines.length - 1] ?? '').trim().replace(/^(?:[A-Za-z]*Error|Template render error): /, '');
 
     const notFound = /^template not found: (.*)$/.exec(cause);
     if (notFound) {
@@ -235,11 +237,15 @@ class RevisionTemplates {
       const at = this.positionNaming(file, name);
       return new PromptTemplateError('UHLP_PROMPT_TEMPLATE_ERROR', file, at?.line ?? null, `template not found: ${name}: ${why}`, at?.column ?? null);
     }
-    const line = innermost?.[2] !== undefined ? Number(innermost[2]) : null;
-    const column = innermost?.[3] !== undefined ? Number(innermost[3]) : null;
-    // The sandbox refused something the template did while rendering: a refusal like the grammar's.
-    const code = last.startsWith('TemplateSandboxError: ') ? 'UHLP_PROMPT_TEMPLATE_INVALID' : 'UHLP_PROMPT_TEMPLATE_ERROR';
-    return new PromptTemplateError(code, file, line, cause || error.message, column);
+    // The sandbox refused something the template did while rendering: a refusal
+    // like the grammar's, placed where it was made.
+    if (error.cause instanceof TemplateSandboxError) {
+      const at = error.cause.position;
+      const where = at !== undefined && this.sources.has(at.templateName) ? at.templateName : file;
+      return new PromptTemplateError('UHLP_PROMPT_TEMPLATE_INVALID', where, at?.line ?? null, cause, at?.column ?? null);
+    }
+    const position = (value: unknown, fallback: string | undefined): number | null => (typeof value === 'number' && value > 0 ? value : fallback !== undefined ? Number(fallback) : null);
+    return new PromptTemplateError('UHLP_PROMPT_TEMPLATE_ERROR', file, position(error.lineno, innermost?.[2]), cause || error.message, position(error.colno, innermost?.[3]));
   }
 
   /** Where in `file` an include, import, from or extends names `target` (nunjucks does not say). */

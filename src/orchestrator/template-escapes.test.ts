@@ -46,6 +46,8 @@ describe('issue 24, item 1: a template runs no JavaScript of its own', () => {
     ['an import target', `{% import "m.njk" as "x\\");globalThis.${CANARY}=1;//" %}`, 1, 22],
     ['a from-import alias', `{% from "m.njk" import a as "x\\");globalThis.${CANARY}=1;//" %}`, 1, 29],
     ['a macro name', `{% macro "m\\");globalThis.${CANARY}=1;//"() %}{% endmacro %}`, 1, 10],
+    // A test's arguments were compiled one after the other with no comma: `"a"["constructor"]["constructor"](…)`.
+    ['the arguments of a test', `{{ 1 is eq("a", ["constr" ~ "uctor"], ["constr" ~ "uctor"], ("globalThis.${CANARY} = 1"), ("")) }}`, 1, 11],
   ];
 
   it.each(payloads)('refuses JavaScript in %s', async (_where, template, line, column) => {
@@ -62,6 +64,24 @@ describe('issue 24, item 1: a template runs no JavaScript of its own', () => {
       expect(globalThis[CANARY], tag).toBeUndefined();
       expect(outcome, tag).toMatchObject({ code: 'UHLP_PROMPT_TEMPLATE_INVALID', file: 'inc/q.njk', line: 3, column: 5 });
     }
+  });
+});
+
+describe('issue 24, item 1: compiled templates run in strict mode', () => {
+  // nunjucks declares the variable of an import inside a {% set %} block's
+  // function and assigns it outside: without strict mode that made a global.
+  const LEAK = '{% set z %}{% import "m.njk" as q %}{% endset %}{% set q = secret %}';
+  const READ = '{% set z %}{% import "m.njk" as q %}{% endset %}[{{ q }}]';
+
+  it('one render cannot leave data in a global for another to read', async () => {
+    const before = Object.getOwnPropertyNames(globalThis);
+    const templates = new PromptTemplates(new DefinitionFiles());
+    const files = { 'leak.njk': LEAK, 'read.njk': READ, 'm.njk': '{% macro a() %}A{% endmacro %}' };
+    await templates.render('leak.njk', { secret: 'SECRET' }, scope(files)).catch(() => undefined);
+    expect(Object.getOwnPropertyNames(globalThis).filter((name) => !before.includes(name))).toEqual([]);
+    const read = await templates.render('read.njk', {}, scope(files)).catch((error: unknown) => error);
+    expect(read).not.toContain('SECRET');
+    expect(read).toMatchObject({ code: 'UHLP_PROMPT_TEMPLATE_ERROR', reason: expect.stringMatching(/is not defined/) });
   });
 });
 

@@ -67,6 +67,15 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** JavaScript operators nunjucks compiles a comparison to, by the token it read. */
 const COMPARISONS: ReadonlySet<string> = new Set(['==', '===', '!=', '!==', '<', '>', '<=', '>=']);
 
+/** Tags the rest of their function continues in a callback of (see `body`), by node kind. */
+const CONTINUING_TAGS: ReadonlyMap<string, string> = new Map([
+  ['Include', 'include'],
+  ['Import', 'import'],
+  ['FromImport', 'from'],
+  ['Extends', 'extends'],
+  ['Block', 'block'],
+]);
+
 const BINARY = new Set(['In', 'Or', 'And', 'Add', 'Concat', 'Sub', 'Mul', 'Div', 'FloorDiv', 'Mod', 'Pow']);
 const UNARY = new Set(['Not', 'Neg', 'Pos']);
 
@@ -123,12 +132,23 @@ class TreeCheck {
 
   // --- statements -------------------------------------------------------
 
-  /** A NodeList of statements: the body of a tag. */
-  private body(node: unknown, owner: TemplateNode): void {
+  /**
+   * A NodeList of statements: the body of a tag. nunjucks compiles an include,
+   * import, from-import, extends or block as a callback that the rest of its
+   * function continues in, and closes those callbacks where a body is compiled
+   * in a scope of its own; the case bodies of a switch and the else of a for
+   * get none (`unscoped`), so such a tag directly in one compiles to broken code.
+   */
+  private body(node: unknown, owner: TemplateNode, unscoped?: string): void {
     const list = this.node(node, owner);
     this.shape(list, 'NodeList', ['children']);
     this.nested(list, () => {
-      for (const child of this.list(list, 'children')) this.statement(child);
+      for (const child of this.list(list, 'children')) {
+        if (unscoped !== undefined && CONTINUING_TAGS.has(child.typename)) {
+          throw new Refusal(child, `{% ${CONTINUING_TAGS.get(child.typename)} %} cannot stand directly in ${unscoped}: put it inside {% if true %}…{% endif %}`);
+        }
+        this.statement(child);
+      }
     });
   }
 
@@ -162,7 +182,7 @@ class TreeCheck {
           for (const name of names) this.name(name, 'loop variable');
         } else this.name(target, 'loop variable');
         this.body(node['body'], node);
-        if (node['else_'] !== null) this.body(node['else_'], node);
+        if (node['else_'] !== null) this.body(node['else_'], node, 'the {% else %} of a {% for %}');
         return;
       }
       case 'Set': {
@@ -183,9 +203,9 @@ class TreeCheck {
         for (const item of this.array(node['cases'], node)) {
           this.shape(item, 'Case', ['cond', 'body']);
           this.expression(this.node(item['cond'], item));
-          this.body(item['body'], item);
+          this.body(item['body'], item, 'a {% case %}');
         }
-        if (node['default'] !== null) this.body(node['default'], node);
+        if (node['default'] !== null) this.body(node['default'], node, 'a {% default %}');
         return;
       }
       case 'Macro':
@@ -256,15 +276,22 @@ class TreeCheck {
     const args = this.node(node['args'], node);
     this.shape(args, 'NodeList', ['children']);
     const items = this.list(args, 'children');
+    const names = new Set<unknown>();
+    const parameter = (node: TemplateNode): void => {
+      this.name(node, 'argument name');
+      // Positional arguments become the parameters of a JavaScript function, which may not repeat.
+      if (names.has(node.value)) throw new Refusal(node, `the argument "${String(node.value)}" is named twice`);
+      names.add(node.value);
+    };
     items.forEach((item, i) => {
       if (item.typename === 'KeywordArgs' && i === items.length - 1) {
         this.shape(item, 'KeywordArgs', ['children']);
         for (const pair of this.list(item, 'children')) {
           this.shape(pair, 'Pair', ['key', 'value']);
-          this.name(this.node(pair['key'], pair), 'argument name');
+          parameter(this.node(pair['key'], pair));
           this.expression(this.node(pair['value'], pair));
         }
-      } else this.name(item, 'argument name');
+      } else parameter(item);
     });
     this.body(node['body'], node);
   }
@@ -345,12 +372,24 @@ class TreeCheck {
         this.shape(node, 'Is', ['left', 'right']);
         this.expression(this.node(node['left'], node));
         const right = this.node(node['right'], node);
+        // `x is none` (or `null`): the lexer reads the test's name as the literal null, which the compiler names "null".
+        if (right.typename === 'Literal' && right.value === null && this.vocabulary.tests.has('null')) {
+          this.shape(right, 'Literal', ['value']);
+          return;
+        }
         const test = right.typename === 'FunCall' ? this.node(right['name'], right) : right;
         this.shape(test, 'Symbol', ['value']);
         if (typeof test.value !== 'string' || !this.vocabulary.tests.has(test.value)) throw new Refusal(test, `test not found: ${String(test.value)}`);
         if (right !== test) {
+          // nunjucks compiles a test's arguments one after the other with no
+          // comma between them: `is eq("a", ["constructor"], …)` became the
+          // member access `"a"["constructor"]`. A test takes one argument.
           this.shape(right, 'FunCall', ['name', 'args']);
-          this.callArguments(this.node(right['args'], right));
+          const args = this.node(right['args'], right);
+          this.shape(args, 'NodeList', ['children']);
+          const items = this.list(args, 'children');
+          if (items.length !== 1 || items[0]!.typename === 'KeywordArgs') throw new Refusal(right, `a test takes one argument: ${String(test.value)}(value)`);
+          this.expression(items[0]!);
         }
         return;
       }

@@ -13,7 +13,8 @@
  * and no render can add to it or change it.
  */
 import nunjucks from 'nunjucks';
-import { allowCall, ownDataProperty, TemplateSandboxError } from './template-values.js';
+import { TemplateSandboxError } from './template-refusal.js';
+import { allowCall, ownDataProperty } from './template-values.js';
 
 /** Largest list `range()` makes (Jinja2's sandbox has the same). */
 export const MAX_RANGE = 100_000;

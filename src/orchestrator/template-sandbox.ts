@@ -31,7 +31,8 @@
 import nunjucks from 'nunjucks';
 import { templateTreeProblem, type TemplateNode, type TemplateProblem, BLOCKED_NAMES } from './template-grammar.js';
 import { TEMPLATE_FILTERS, TEMPLATE_GLOBALS, TEMPLATE_TESTS, TEMPLATE_VOCABULARY } from './template-library.js';
-import { allowCall, isTemplateCallable, ownDataProperty, TemplateSandboxError, viewSource } from './template-values.js';
+import { currentRenderPosition, markRenderPosition, TemplateSandboxError } from './template-refusal.js';
+import { allowCall, isTemplateCallable, ownDataProperty, viewSource } from './template-values.js';
 
 // The constructors of every kind of function: each compiles a string into code.
 const AsyncFunction = (async () => undefined).constructor;
@@ -48,8 +49,30 @@ const AsyncGeneratorFunction = async function* () {
  */
 const FORBIDDEN_VALUES: ReadonlySet<unknown> = new Set<unknown>([Function, AsyncFunction, GeneratorFunction, AsyncGeneratorFunction, Object, Reflect, Proxy, eval, globalThis, process]);
 
-/** Options of every compile and environment: prompts are not HTML, nothing is escaped. */
-const OPTIONS = Object.freeze({ autoescape: false, throwOnUndefined: false, trimBlocks: false, lstripBlocks: false, dev: false });
+/**
+ * The Function constructor as this module found it: how the compiler's output
+ * becomes functions, whatever the global `Function` is later.
+ */
+const FunctionConstructor = Function;
+
+/**
+ * Options of every compile and environment: prompts are not HTML, nothing is
+ * escaped. `dev` keeps nunjucks from replacing a render error by a bare Error
+ * with its message only: the error keeps its position, its cause and the
+ * template it happened in (RenderError).
+ */
+const OPTIONS = Object.freeze({ autoescape: false, throwOnUndefined: false, trimBlocks: false, lstripBlocks: false, dev: true });
+
+/** A render error as nunjucks hands it over, with what the fences add. */
+export interface RenderError extends Error {
+  /** 1-based. */
+  readonly lineno?: number;
+  readonly colno?: number;
+  /** What was thrown inside the template: a TemplateSandboxError is a refusal. */
+  readonly cause?: unknown;
+  /** The template whose code failed (nunjucks names only the template rendered). */
+  readonly templateName?: string;
+}
 
 /** Sees every render variable a template looks up, and may hand the template a view of it instead. */
 export type LookupObserver = (name: string, value: unknown) => unknown;
@@ -86,6 +109,11 @@ interface Tokenizer {
 
 interface CompilerThis {
   _emit(code: string): void;
+  _emitLine(code: string): void;
+  _closeScopeLevels(): void;
+  _templateName(): string;
+  compile(node: TemplateNode, frame: unknown): void;
+  buffer: string | null;
 }
 
 /** The parts of nunjucks the fences reach, which its type declarations leave out. */
@@ -96,7 +124,8 @@ interface NunjucksInternals {
     callWrap(fn: unknown, name: string, context: unknown, args: unknown[]): unknown;
     makeMacro(argNames: string[], kwargNames: string[], func: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown;
     inOperator(key: unknown, value: unknown): boolean;
-    handleError(error: unknown, lineno: number | undefined, colno: number | undefined): unknown;
+    handleError(error: unknown, lineno: number | undefined, colno: number | undefined, templateName?: string): unknown;
+    at(templateName: string, line: number, column: number): void;
     __uhlpHardened?: boolean;
   };
   parser: {
@@ -198,19 +227,61 @@ export function hardenNunjucks(): void {
     return Object.hasOwn(source as object, name);
   };
 
-  // Compiled templates keep the position of the last call made, for errors;
-  // lookups and filters set it too, so a refusal or a failed filter names its own.
+  // Where a render is, for its errors (template-refusal.ts): every lookup,
+  // call, filter, `in` and `is` tells the runtime its template, line and
+  // column as it starts.
   const compilerPrototype = nunjucksInternals.compiler.Compiler.prototype;
-  for (const kind of ['compileLookupVal', 'compileFilter']) {
+  for (const kind of ['compileLookupVal', 'compileFunCall', 'compileFilter', 'compileIn', 'compileIs']) {
     const compile = compilerPrototype[kind] as (this: CompilerThis, node: TemplateNode, frame: unknown) => void;
     compilerPrototype[kind] = function (this: CompilerThis, node: TemplateNode, frame: unknown): void {
-      this._emit(`(lineno = ${Math.trunc(Number(node.lineno)) || 0}, colno = ${Math.trunc(Number(node.colno)) || 0}, `);
+      const line = Math.trunc(Number(node.lineno)) || 0;
+      const column = Math.trunc(Number(node.colno)) || 0;
+      this._emit(`(lineno = ${line}, colno = ${column}, runtime.at(${this._templateName()}, ${line}, ${column}), `);
       compile.call(this, node, frame);
       this._emit(')');
     };
   }
+  runtime.at = markRenderPosition;
 
-  runtime.handleError = (error, lineno, colno) => handleError(error, lineno === undefined ? lineno : lineno + 1, colno === undefined ? colno : colno + 1);
+  // A sign is compiled as the operator pasted before its operand, so `--x`
+  // became JavaScript's decrement (of a local, for a variable set in the
+  // template); each operand gets parentheses of its own.
+  for (const [kind, sign] of [['compileNeg', '-'], ['compilePos', '+']] as const) {
+    compilerPrototype[kind] = function (this: CompilerThis, node: TemplateNode, frame: unknown): void {
+      this._emit(`${sign}(`);
+      this.compile(node['target'] as TemplateNode, frame);
+      this._emit(')');
+    };
+  }
+
+  // nunjucks' own end of a compiled function, except that its error handler
+  // learns which template the function belongs to: an error in a template
+  // rendered as another's parent (extends) or imported names its own file.
+  compilerPrototype['_emitFuncEnd'] = function (this: CompilerThis, noReturn?: boolean): void {
+    if (!noReturn) this._emitLine(`cb(null, ${this.buffer});`);
+    this._closeScopeLevels();
+    this._emitLine('} catch (e) {');
+    this._emitLine(`  cb(runtime.handleError(e, lineno, colno, ${this._templateName()}));`);
+    this._emitLine('}');
+    this._emitLine('}');
+    this.buffer = null;
+  };
+
+  // Compiled code runs in strict mode: an assignment nunjucks' compiler emits
+  // for a variable declared in another function's scope (`{% from %}` inside
+  // `{% filter %}`, then `{% set %}` of the same name) fails instead of
+  // creating a global that another render could read.
+  const compile = nunjucksInternals.compiler.compile;
+  nunjucksInternals.compiler.compile = (source, asyncFilters, extensions, name, options) => `"use strict";\n${compile(source, asyncFilters, extensions, name, options)}`;
+
+  // An error is placed where the render was when the first function's catch
+  // saw it (template-refusal.ts); passing on through other templates it keeps that place.
+  runtime.handleError = (error, lineno, colno, templateName) => {
+    const at = currentRenderPosition() ?? (typeof lineno === 'number' && typeof templateName === 'string' ? { templateName, line: lineno + 1, column: (colno ?? 0) + 1 } : undefined);
+    const handled = handleError(error, at?.line, at?.column) as { templateName?: string };
+    if (typeof handled === 'object' && handled !== null && handled.templateName === undefined && at !== undefined) handled.templateName = at.templateName;
+    return handled;
+  };
   runtime.__uhlpHardened = true;
 }
 
@@ -247,7 +318,14 @@ export function compileTemplate(source: string, name: string): { code: TemplateC
     };
   }
   // The compiler's own output, from a tree the grammar allowed: nunjucks runs it the same way.
-  return { code: Object.freeze(new Function(code)() as Record<string, unknown>) };
+  let compiled: Record<string, unknown>;
+  try {
+    compiled = new FunctionConstructor(code)() as Record<string, unknown>;
+  } catch (error) {
+    // A construct nunjucks compiles wrongly and the grammar does not know of yet.
+    return { problem: { line: null, column: null, cause: `nunjucks compiled the template to code that does not run: ${String(error)}` } };
+  }
+  return { code: Object.freeze(compiled) };
 }
 
 /**

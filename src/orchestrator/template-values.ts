@@ -8,14 +8,6 @@
  * `allowCall`. Everything else a template holds is data.
  */
 
-/** A refusal of the template sandbox at render time (UHLP_PROMPT_TEMPLATE_INVALID). */
-export class TemplateSandboxError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TemplateSandboxError';
-  }
-}
-
 /** Functions a template may call, marked by whoever made them. */
 const callables = new WeakSet<object>();
 
