@@ -109,11 +109,8 @@ interface Tokenizer {
 
 interface CompilerThis {
   _emit(code: string): void;
-  _emitLine(code: string): void;
-  _closeScopeLevels(): void;
   _templateName(): string;
   compile(node: TemplateNode, frame: unknown): void;
-  buffer: string | null;
 }
 
 /** The parts of nunjucks the fences reach, which its type declarations leave out. */
@@ -124,7 +121,7 @@ interface NunjucksInternals {
     callWrap(fn: unknown, name: string, context: unknown, args: unknown[]): unknown;
     makeMacro(argNames: string[], kwargNames: string[], func: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown;
     inOperator(key: unknown, value: unknown): boolean;
-    handleError(error: unknown, lineno: number | undefined, colno: number | undefined, templateName?: string): unknown;
+    handleError(error: unknown, lineno: number | undefined, colno: number | undefined): unknown;
     at(templateName: string, line: number, column: number): void;
     __uhlpHardened?: boolean;
   };
@@ -151,10 +148,10 @@ function refuse(what: string): never {
 }
 
 /**
- * Installs the fences into nunjucks' parser and runtime; idempotent. It also
- * makes the positions of render errors 1-based, as nunjucks' parse errors are:
- * compiled templates report them 0-based, and nunjucks leaves a position of 0
- * out of its message, so an error on a template's first line would name no line.
+ * Installs the fences into nunjucks' parser, compiler and runtime; idempotent.
+ * Besides the fences it makes compiled code strict and its error positions
+ * 1-based (as nunjucks' parse errors are) and placed in the template that
+ * failed, not the one whose catch the error happened to reach.
  */
 export function hardenNunjucks(): void {
   const { runtime, parser, lexer, lib } = nunjucksInternals;
@@ -254,19 +251,6 @@ export function hardenNunjucks(): void {
     };
   }
 
-  // nunjucks' own end of a compiled function, except that its error handler
-  // learns which template the function belongs to: an error in a template
-  // rendered as another's parent (extends) or imported names its own file.
-  compilerPrototype['_emitFuncEnd'] = function (this: CompilerThis, noReturn?: boolean): void {
-    if (!noReturn) this._emitLine(`cb(null, ${this.buffer});`);
-    this._closeScopeLevels();
-    this._emitLine('} catch (e) {');
-    this._emitLine(`  cb(runtime.handleError(e, lineno, colno, ${this._templateName()}));`);
-    this._emitLine('}');
-    this._emitLine('}');
-    this.buffer = null;
-  };
-
   // Compiled code runs in strict mode: an assignment nunjucks' compiler emits
   // for a variable declared in another function's scope (`{% from %}` inside
   // `{% filter %}`, then `{% set %}` of the same name) fails instead of
@@ -275,10 +259,12 @@ export function hardenNunjucks(): void {
   nunjucksInternals.compiler.compile = (source, asyncFilters, extensions, name, options) => `"use strict";\n${compile(source, asyncFilters, extensions, name, options)}`;
 
   // An error is placed where the render was when the first function's catch
-  // saw it (template-refusal.ts); passing on through other templates it keeps that place.
-  runtime.handleError = (error, lineno, colno, templateName) => {
-    const at = currentRenderPosition() ?? (typeof lineno === 'number' && typeof templateName === 'string' ? { templateName, line: lineno + 1, column: (colno ?? 0) + 1 } : undefined);
-    const handled = handleError(error, at?.line, at?.column) as { templateName?: string };
+  // saw it (template-refusal.ts); passing on through other templates it keeps
+  // that place. Before the render reached a lookup, call or filter, nunjucks'
+  // own position of the catching function stands, made 1-based.
+  runtime.handleError = (error, lineno, colno) => {
+    const at = currentRenderPosition();
+    const handled = (at !== undefined ? handleError(error, at.line, at.column) : handleError(error, lineno === undefined ? lineno : lineno + 1, colno === undefined ? colno : colno + 1)) as { templateName?: string };
     if (typeof handled === 'object' && handled !== null && handled.templateName === undefined && at !== undefined) handled.templateName = at.templateName;
     return handled;
   };
