@@ -48,7 +48,7 @@ describe('an LLM component end to end', () => {
   it('refuses a template that reaches for process, and keeps serving', async () => {
     const { status, json } = await call('/h/hostile');
     expect(status).toBe(500);
-    expect(json).toMatchObject({ code: 'UHLP_PROMPT_TEMPLATE_ERROR', details: { file: 'prompts/hostile.njk', line: 1, cause: 'the attribute "constructor" is not allowed in templates' } });
+    expect(json).toMatchObject({ code: 'UHLP_PROMPT_TEMPLATE_INVALID', details: { file: 'prompts/hostile.njk', line: 1, column: 11, cause: 'the attribute "constructor" is not allowed in templates' } });
     const after = await call('/h/tickets/7', { method: 'POST', body: 'plain text', headers: { 'content-type': 'text/plain' } });
     expect(after).toEqual({ status: 200, json: { text: DEFAULT_ANSWER } });
   });

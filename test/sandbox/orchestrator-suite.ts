@@ -220,14 +220,14 @@ export function describeOrchestrator(name: string, options: OrchestratorSuiteOpt
       });
     });
 
-    it('answers 500 UHLP_PROMPT_TEMPLATE_ERROR naming the file and line, and refuses a template reaching for process', async () => {
+    it('answers 500 UHLP_PROMPT_TEMPLATE_ERROR naming the file and line, and 500 UHLP_PROMPT_TEMPLATE_INVALID for a template reaching for process', async () => {
       expect(await execute({ prompt: 'prompts/broken.njk' })).toMatchObject({
         resultType: 'error',
         data: { code: 'UHLP_PROMPT_TEMPLATE_ERROR', status: 500, details: { file: 'prompts/broken.njk', line: 2, cause: expect.stringMatching(/^template not found: prompts\/missing\.njk/) } },
       });
       expect(await execute({ prompt: 'prompts/hostile.njk' })).toMatchObject({
         resultType: 'error',
-        data: { code: 'UHLP_PROMPT_TEMPLATE_ERROR', details: { file: 'prompts/hostile.njk', line: 1, cause: 'the attribute "constructor" is not allowed in templates' } },
+        data: { code: 'UHLP_PROMPT_TEMPLATE_INVALID', status: 500, details: { file: 'prompts/hostile.njk', line: 1, column: 10, cause: 'the attribute "constructor" is not allowed in templates' } },
       });
       // The sandbox is still serving.
       answers = [{ text: 'still here' }];
