@@ -101,6 +101,18 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     const label = `queue ${String(row.path ?? row.name ?? '')}`.trim();
     for (const [key, value] of Object.entries(row)) put(`${label} ${key}`, value);
   }
+  const ledger = report.ledger as
+    | { dispatch: Array<{ mode: string; result: { rps: number; p50Ms: number; p99Ms: number } }>; verify: Array<{ threads: number; entriesPerSecond: number; peakMib: number }> }
+    | undefined;
+  for (const row of ledger?.dispatch ?? []) {
+    put(`ledger ${row.mode} req/s`, row.result.rps);
+    put(`ledger ${row.mode} p50 ms`, row.result.p50Ms);
+    put(`ledger ${row.mode} p99 ms`, row.result.p99Ms);
+  }
+  for (const row of ledger?.verify ?? []) {
+    put(`ledger verify --full ${row.threads} thread${row.threads === 1 ? '' : 's'} entries/s`, row.entriesPerSecond);
+    put(`ledger verify --full ${row.threads} thread${row.threads === 1 ? '' : 's'} peak MiB`, row.peakMib);
+  }
   const workflow = report.workflow as { perStepOverheadP50Ms?: number; firstByte?: { throughCore?: { p50Ms?: number } } } | undefined;
   if (workflow) {
     put('workflow overhead per step p50 ms', workflow.perStepOverheadP50Ms);

@@ -147,7 +147,7 @@ export function judgeKeying(ledgers: readonly LedgerKeying[], options: KeyingOpt
       verdict.warnings.push({
         file: plain.file,
         line: plain.line,
-        message: `plain sha256 entries ${span} before the first keyed entry (${plain.file === keyed.file ? `line ${keyed.line}` : place(keyed)}): accepted as written before the key (--allow-unkeyed); that entry's HMAC covers them through previous_hash`,
+        message: `plain sha256 entries ${span} before the first keyed entry (${plain.file === keyed.file && keyed.line > 0 ? `line ${keyed.line}` : place(keyed)}): accepted as written before the key (--allow-unkeyed); that entry's HMAC covers them through previous_hash`,
       });
       return verdict;
     }
