@@ -6,11 +6,15 @@
  * the core, the SSRF guard refuses a private address behind an allowed name,
  * a bundle publishes onto the app's queue whose route runs another bundle,
  * an endless loop is stopped with the runner still serving, `uhlp fn run`
- * answers what the served component answers, and a JIT script cannot load a
- * native addon it wrote.
+ * answers what the served component answers, a redirect to a host the
+ * function's manifest leaves out is refused through the core, log
+ * lines written just before a handler returns are kept, and a JIT script cannot
+ * load a native addon it wrote.
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,16 +56,36 @@ const files = (name: string) => ({
   manifestJson: readFileSync(path.join(FUNCTIONS, name, 'manifest.json'), 'utf8'),
 });
 
+/** Where the redirect test's fetches go: `/away?to=…` redirects, anything else answers what it was asked. */
+let web: http.Server;
+let webPort: number;
+const webHits: string[] = [];
+
 beforeAll(async () => {
+  web = http.createServer((req, res) => {
+    webHits.push(`${req.headers.host} ${req.url}`);
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/away') res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
+    else res.end(`secret of ${req.headers.host}${url.pathname}`);
+  });
+  await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+  webPort = (web.address() as AddressInfo).port;
   const defs = copyFixture('csjs-app');
+  const appFile = path.join(defs, 'apps', 'pay', 'app.yaml');
+  writeFileSync(appFile, readFileSync(appFile, 'utf8').replaceAll('WEB_PORT', String(webPort)));
   mkdirSync(path.join(defs, 'apps', 'pay', 'files'));
   // A real addon for the escape attempt: the one the csjs runner itself loads.
-  copyFileSync(path.join(REPO_ROOT, 'node_modules', 'isolated-vm', 'out', 'isolated_vm.node'), path.join(defs, 'apps', 'pay', 'files', 'addon.node'));
+  copyFileSync(
+    path.join(REPO_ROOT, 'node_modules', 'isolated-vm', 'prebuilds', `${process.platform}-${process.arch}`, `isolated-vm.abi${process.versions.modules}.glibc.node`),
+    path.join(defs, 'apps', 'pay', 'files', 'addon.node'),
+  );
   core = await startUhlpDev(defs, ['--state', TEST_REDIS_URL], 60_000, undefined, { UHLP_STATE_PREFIX: prefix });
 }, 90_000);
 
 afterAll(async () => {
   await core?.stop();
+  web?.closeAllConnections();
+  web?.close();
   const store = await RedisRuntimeStore.connect({ url: TEST_REDIS_URL, keyPrefix: prefix });
   await store.deleteAllKeys();
   await store.close();
@@ -158,6 +182,39 @@ describe('cs-js components', () => {
     const refused = await call('/fetcher');
     expect(refused.status).toBe(403);
     expect(refused.json.code).toBe('UHLP_WEB_ADDRESS_NOT_ALLOWED');
+  });
+
+  // `uhlp fn run` applies the list to every hop with the guarded fetch itself (src/net/guarded-fetch.test.ts); it
+  // reaches no loopback server at all, so the two are not compared here.
+  it("applies the manifest's http.allowHosts to every redirect hop through the core", async () => {
+    expect((await uhlp('fn', 'publish', path.join(FUNCTIONS, 'redirected'), '--app', 'pay', '--function', 'payments/redirected')).code).toBe(0);
+    const fetchThrough = (to: string) =>
+      call('/redirected', { method: 'POST', body: JSON.stringify({ url: `http://127.0.0.1:${webPort}/away?to=${encodeURIComponent(to)}` }) });
+    // A hop to a host the manifest allows is followed.
+    const followed = await fetchThrough(`http://127.0.0.1:${webPort}/kept`);
+    expect(followed.status).toBe(200);
+    expect(Buffer.from(followed.json.body, 'base64').toString()).toBe(`secret of 127.0.0.1:${webPort}/kept`);
+    // The app allows localhost; the function's manifest does not: the redirect is refused, and never fetched.
+    webHits.length = 0;
+    const refused = await fetchThrough(`http://localhost:${webPort}/secret`);
+    expect(refused.status).toBe(403);
+    expect(refused.json).toMatchObject({ code: 'UHLP_WEB_HOST_NOT_ALLOWED', details: { host: 'localhost' } });
+    expect(webHits).toEqual([`127.0.0.1:${webPort} /away?to=${encodeURIComponent(`http://localhost:${webPort}/secret`)}`]);
+  });
+
+  it('keeps the log lines a handler writes just before it returns: `uhlp fn run` prints them, `uhlp fn logs` shows them', async () => {
+    expect((await uhlp('fn', 'publish', path.join(FUNCTIONS, 'logger'), '--app', 'pay', '--function', 'payments/logger')).code).toBe(0);
+    const served = await call('/logger');
+    expect(served.status).toBe(200);
+    expect(served.text).toBe('logged');
+    const logs = await uhlp('fn', 'logs', served.headers.get('x-request-id')!);
+    expect(logs.code).toBe(0);
+    expect(logs.json.lines).toEqual([expect.objectContaining({ level: 'info', msg: 'handling' }), expect.objectContaining({ level: 'warn', msg: '{"trigger":"http"}' })]);
+    const eventFile = path.join(core.dataDir, 'logger-event.json');
+    writeFileSync(eventFile, '{}');
+    const local = await uhlp('fn', 'run', path.join(FUNCTIONS, 'logger'), '--event', eventFile);
+    expect(local.code).toBe(0);
+    expect(local.json.logs).toEqual([expect.objectContaining({ level: 'info', msg: 'handling' }), expect.objectContaining({ level: 'warn', msg: '{"trigger":"local"}' })]);
   });
 
   it('stops an endless loop at its deadline and keeps serving', async () => {

@@ -2,7 +2,8 @@
  * A core with a ledger key (`UHLP_LEDGER_KEY_FILE`), through `uhlp dev` on real
  * processes: the ledger thread seals every entry with HMAC-SHA256, and
  * `uhlp ledger verify` needs the key, and catches a changed entry even when the
- * whole file was re-hashed with plain sha256 or re-sealed with another key.
+ * whole file was re-hashed with plain sha256 or re-sealed with another key,
+ * and an unhashed entry put before a session's keyed chain.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -88,6 +89,30 @@ describe('a core with a ledger key', () => {
     expect(otherKey.out).toContain(`${file}:1: KEY_UNKNOWN: entry is sealed with key id ${other.id}`);
     writeFileSync(file, original);
     expect(verify(['--key-file', keyFile]).code).toBe(0);
+  });
+
+  it('refuses an unhashed entry a writer without the key put before the keyed chain of a session, naming file and line', async () => {
+    const first = await fetch(`${core.url}/counter/version`, { headers: { 'X-UHLP-Session': 'new' } });
+    const sessionId = first.headers.get('x-uhlp-session-id')!;
+    await fetch(`${core.url}/counter/version`, { headers: { 'X-UHLP-Session-ID': sessionId } });
+    const dir = path.join(core.dataDir, 'planes/development/sessions', sessionId, 'ledger');
+    const files = ['exec.jsonl', 'evidence.jsonl'].map((name) => path.join(dir, name));
+    const entries = (file: string): Entry[] => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Entry);
+    await waitFor(() => files.every((file) => entries(file).length === 2), { what: 'two entries in each ledger', timeoutMs: 10_000 });
+    expect(verify(['--key-file', keyFile, '--full']).code).toBe(0);
+    const originals = files.map((file) => readFileSync(file, 'utf8'));
+    for (const file of files) {
+      // A "legacy" entry: no entry_hash, the right session_id.
+      const { entry_hash: _h, previous_hash: _p, hash_alg: _a, key_id: _k, ...rest } = entries(file)[0]!;
+      writeFileSync(file, `${JSON.stringify({ ...rest, turn_number: 0, status: 'ok' })}\n${readFileSync(file, 'utf8')}`);
+    }
+    for (const flags of [['--full'], ['--full', '--allow-unkeyed']]) {
+      const forged = verify(['--key-file', keyFile, ...flags]);
+      expect(forged.code).toBe(1);
+      for (const file of files) expect(forged.out).toContain(`${file}:1: UNKEYED_ENTRY: entry has no entry_hash (line 1), but this session is sealed with a ledger key`);
+    }
+    files.forEach((file, i) => writeFileSync(file, originals[i]!));
+    expect(verify(['--key-file', keyFile, '--full']).code).toBe(0);
   });
 
   it('refuses to start with a key that is too short, naming the setting', async () => {

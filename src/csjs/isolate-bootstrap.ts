@@ -15,7 +15,7 @@
 /**
  * Source of the bootstrap closure, run with `context.evalClosure`: `$0` is a
  * Reference to the host call (`(op, json) => Promise<json>`), `$1` the log sink
- * (ignored: `(level, text) => void`). It answers an object with `install`
+ * (synchronous: `(level, text) => void`, the line recorded when it returns). It answers an object with `install`
  * (takes the handler, once), `start` (eventJson, ctxJson), `collect` (the
  * result text when the activation is done) and `wait` (a promise of it).
  */

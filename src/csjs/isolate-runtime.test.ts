@@ -70,6 +70,29 @@ describe('cs host API', () => {
     expect(await kv.kvGet('app/shop/kv/ctr:n')).toBe('2');
   });
 
+  it('keeps every log line of an activation, those written synchronously just before the handler returns included', async () => {
+    const lines = (output: Awaited<ReturnType<typeof run>>): string[][] => output.logs.map((line) => [line.level, line.msg]);
+    // No host call at all: the handler is done within the synchronous start.
+    expect(lines(await run(`export default async () => { cs.log.info('first'); cs.log.warn({ b: 1 }); return 1 }`))).toEqual([
+      ['info', 'first'],
+      ['warn', '{"b":1}'],
+    ]);
+    expect(lines(await run(`export default () => { cs.log.error('sync handler'); return 1 }`))).toEqual([['error', 'sync handler']]);
+    // After the last awaited host call, and in a reaction the handler left behind.
+    const after = bundle(`export default async () => { await cs.kv.get('ctr:n'); Promise.resolve().then(() => cs.log.info('reaction')); cs.log.info('after'); return 2 }`, kvManifest);
+    for (let i = 0; i < 20; i++) {
+      const output = await runLocal({ bundle: after, event: {}, runtime, tenant: 'shop' });
+      expect(lines(output), `run ${i}`).toEqual([
+        ['info', 'after'],
+        ['info', 'reaction'],
+      ]);
+    }
+    // And before an endless loop the deadline stops.
+    const looped = await run(`export default () => { cs.log.info('before the loop'); for (;;) {} }`, { limits: { timeoutMs: 200 } });
+    expect(looped.result.data).toMatchObject({ code: 'UHLP_CS_TIMEOUT' });
+    expect(lines(looped)).toEqual([['info', 'before the loop']]);
+  });
+
   it.each([
     ['a key outside the prefixes', `await cs.kv.get('other:n')`, kvManifest, { capability: 'kv', rule: 'prefixes' }],
     ['an op outside the ops', `await cs.kv.del('ctr:n')`, kvManifest, { capability: 'kv', rule: 'ops' }],

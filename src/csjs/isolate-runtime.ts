@@ -321,7 +321,9 @@ export class IsolateRuntime {
     const context = isolate.createContextSync();
     // A Reference, not a Callback: the isolate awaits the host's promise (apply with result.promise).
     const hostCall = new ivm.Reference((op: unknown, json: unknown) => hostAnswer(state.manifest, state.current, op, json));
-    const hostLog = new ivm.Callback((level: string, text: string) => this.record(state.current, level, text), { ignored: true }) as Callback;
+    // Synchronous: the line is recorded before the bundle goes on. A queued (ignored) callback could run after
+    // the activation ended, when there is no activation left to record it for, and the line was lost.
+    const hostLog = new ivm.Callback((level: string, text: string) => this.record(state.current, level, text), { sync: true }) as Callback;
     const api = context.evalClosureSync(ISOLATE_BOOTSTRAP, [hostCall, hostLog], { result: { reference: true } }) as unknown as Reference<Record<string, unknown>>;
     return { isolate, context, api, memoryMb, state };
   }

@@ -408,7 +408,7 @@ function parseHead(buffer: Buffer, end: number, limits: RequestLimits): Http1Hea
       case 'content-length':
         // Sent twice is refused even with the same value, as llhttp does: one framing, stated once.
         if (contentLength !== -1) throw new HttpRequestError(400, 'content-length is sent more than once', key);
-        contentLength = parseContentLength(buffer, valueStart, valueEnd, i, limits);
+        contentLength = parseContentLength(buffer, valueStart, valueEnd, limits);
         break;
       case 'transfer-encoding':
         transferEncodings++;
@@ -465,11 +465,11 @@ function parseHead(buffer: Buffer, end: number, limits: RequestLimits): Http1Hea
 }
 
 /**
- * A Content-Length value: digits, then spaces only (llhttp refuses a tab
- * there). A length over the body limit is refused with 413 here, however many
- * digits it has.
+ * A Content-Length value: digits between optional whitespace (spaces and tabs,
+ * RFC 9110 5.6.1's OWS, as llhttp 9.3 of Node 24 reads it). A length over the
+ * body limit is refused with 413 here, however many digits it has.
  */
-function parseContentLength(buffer: Buffer, start: number, end: number, lineEnd: number, limits: RequestLimits): number {
+function parseContentLength(buffer: Buffer, start: number, end: number, limits: RequestLimits): number {
   let length = 0;
   for (let i = start; i < end; i++) {
     const digit = buffer[i]! - 0x30;
@@ -477,7 +477,7 @@ function parseContentLength(buffer: Buffer, start: number, end: number, lineEnd:
     // Past the limit the digits still have to be digits; the value no longer matters.
     if (length <= limits.maxBodyBytes) length = length * 10 + digit;
   }
-  if (start === end || hasTab(buffer, end, lineEnd)) throw new HttpRequestError(400, 'content-length is not a number', 'content-length');
+  if (start === end) throw new HttpRequestError(400, 'content-length is not a number', 'content-length');
   if (length > limits.maxBodyBytes) throw new HttpRequestError(413, `the body is over ${limits.maxBodyBytes} bytes`, 'body');
   return length;
 }

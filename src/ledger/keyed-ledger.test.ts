@@ -209,7 +209,7 @@ describe('keyed ledgers', () => {
     ]);
   });
 
-  it('accept plain entries before the first keyed one (the HMAC covers them), and plain chains only with --allow-unkeyed', async () => {
+  it('refuse a session begun before the key and continued after, unless --allow-unkeyed accepts its plain beginning; plain sessions only with --allow-unkeyed', async () => {
     const plainDir = await mkdtemp(path.join(os.tmpdir(), 'uhlp-plain-'));
     try {
       // A session begun before the core had a key, continued after.
@@ -217,6 +217,10 @@ describe('keyed ledgers', () => {
       const after = new FileLedger({ dataDir: plainDir, tier: 'production', key });
       await before.startSession(sid);
       await turns(before, 1, 2);
+      const plainExec = path.join(plainDir, 'planes', 'production', 'sessions', sid, 'ledger', 'exec.jsonl');
+      // Legacy entries pass in a session that was never keyed, with their warning (this one of no turn, to need no twin).
+      const legacy = { session_id: sid, query_hash: 'q', result_hash: 'r', status: 'ok' };
+      await rewrite(plainExec, [legacy, ...(await lines(plainExec))]);
       const keys = ledgerKeyring([key]);
       const plainOnly = await verifyLedgers(plainDir, { keys });
       expect(plainOnly.problems.map((p) => [path.basename(p.file), p.line, p.code])).toEqual([
@@ -225,31 +229,75 @@ describe('keyed ledgers', () => {
       ]);
       const allowed = await run(['--data-dir', plainDir, '--key-file', keyFile, '--allow-unkeyed']);
       expect(allowed.code).toBe(0);
-      expect(allowed.err[0]).toMatch(/^warning: .*exec\.jsonl:1: a ledger key is given, but no entry from line 1 on is sealed with it.*accepted as begun before the key/);
+      expect(allowed.err).toEqual([
+        `warning: ${plainExec}:1: legacy entry without entry_hash (written before hashing) at line 1; not verifiable`,
+        expect.stringMatching(/^warning: .*exec\.jsonl:1: a ledger key is given, but no entry from line 1 on is sealed with it.*accepted as begun before the key/),
+        expect.stringMatching(/^warning: .*evidence\.jsonl:1: a ledger key is given, but no entry from line 1 on is sealed with it.*accepted as begun before the key/),
+      ]);
       // Without a key, a plain chain is what it always was.
       expect((await verifyLedgers(plainDir)).problems).toEqual([]);
 
+      await rewrite(plainExec, (await lines(plainExec)).slice(1));
       await turns(after, 3, 4);
-      const mixed = await lines(path.join(plainDir, 'planes', 'production', 'sessions', sid, 'ledger', 'exec.jsonl'));
+      const mixed = await lines(plainExec);
       expect(mixed.map((e) => e.hash_alg ?? 'sha256')).toEqual(['sha256', 'sha256', 'hmac-sha256', 'hmac-sha256']);
+      // Keyed means keyed: its plain entries are refused by default...
       const report = await verifyLedgers(plainDir, { keys });
-      expect(report.problems).toEqual([]);
-      expect(report.warnings).toEqual([]);
+      expect(report.problems.map((p) => [path.basename(p.file), p.line, p.code])).toEqual([
+        ['exec.jsonl', 1, 'UNKEYED_ENTRY'],
+        ['evidence.jsonl', 1, 'UNKEYED_ENTRY'],
+      ]);
+      expect(report.problems[0]!.message).toMatch(/sealed with plain sha256 in a session sealed with the ledger key.*--allow-unkeyed/);
+      // ...and accepted with --allow-unkeyed, the first keyed entry's HMAC covering them through previous_hash.
+      const accepted = await verifyLedgers(plainDir, { keys, allowUnkeyed: true });
+      expect(accepted.problems).toEqual([]);
+      expect(accepted.warnings.map((w) => [path.basename(w.file), w.line])).toEqual([
+        ['exec.jsonl', 1],
+        ['evidence.jsonl', 1],
+      ]);
+      expect(accepted.warnings[0]!.message).toMatch(/lines 1-2 .*before the first keyed entry \(line 3\).*--allow-unkeyed/);
+      // An unhashed entry is covered by nothing: refused even then.
+      await rewrite(plainExec, [legacy, ...mixed]);
+      expect((await verifyLedgers(plainDir, { keys, allowUnkeyed: true })).problems.map((p) => [path.basename(p.file), p.line, p.code])).toEqual([['exec.jsonl', 1, 'UNKEYED_ENTRY']]);
     } finally {
       await rm(plainDir, { recursive: true, force: true });
     }
   });
 
-  it('accept legacy entries only before the first hashed one, with a warning naming them', async () => {
-    const legacy = [1, 2, 3].map((n) => ({ session_id: sid, turn_number: n, query_hash: 'q', result_hash: 'r', status: 'ok' }));
-    await rewrite(execFile(), [...legacy, ...(await lines(execFile()))]);
-    const { code, err } = await run(['--data-dir', dataDir, '--key-file', keyFile]);
-    expect(code).toBe(0);
-    expect(err).toEqual([`warning: ${execFile()}:1: legacy entries without entry_hash (written before hashing) at lines 1-3; not verifiable`]);
+  it('refuse unhashed entries forged before a keyed chain in both ledgers, naming file and line, with any flags and without the key (keyed means keyed)', async () => {
+    // What a local writer without the key can write: an unhashed "legacy" entry naming the right session.
+    const unhashed = (entry: Entry): Entry => {
+      const { entry_hash: _h, previous_hash: _p, hash_alg: _a, key_id: _k, ...rest } = entry;
+      return { ...rest, turn_number: 0, status: 'forged' };
+    };
+    await rewrite(execFile(), [unhashed((await lines(execFile()))[0]!), ...(await lines(execFile()))]);
+    await rewrite(evidenceFile(), [unhashed((await lines(evidenceFile()))[0]!), ...(await lines(evidenceFile()))]);
+    for (const flags of [['--full'], [], ['--full', '--allow-unkeyed']]) {
+      const { code, out } = await run(['--data-dir', dataDir, '--key-file', keyFile, ...flags]);
+      expect(code, flags.join(' ')).toBe(1);
+      expect(out.slice(0, 2)).toEqual([
+        `${execFile()}:1: UNKEYED_ENTRY: entry has no entry_hash (line 1), but this session is sealed with a ledger key: every entry of a keyed session is sealed, so a writer without the key put it there`,
+        `${evidenceFile()}:1: UNKEYED_ENTRY: entry has no entry_hash (line 1), but this session is sealed with a ledger key: every entry of a keyed session is sealed, so a writer without the key put it there`,
+      ]);
+    }
+    // Without the key the session still says it was written keyed.
+    expect(await problems()).toEqual([
+      ['exec.jsonl', 2, 'KEY_REQUIRED'],
+      ['exec.jsonl', 1, 'UNKEYED_ENTRY'],
+      ['evidence.jsonl', 2, 'KEY_REQUIRED'],
+      ['evidence.jsonl', 1, 'UNKEYED_ENTRY'],
+    ]);
     // Inside the chain, an unhashed entry is a removed hash.
-    const entries = await lines(execFile());
-    await rewrite(execFile(), entries.map((x, i) => (i === 5 ? legacy[0]! : x)));
-    expect((await verifyLedgers(dataDir, { keys: ledgerKeyring([key]) })).problems[0]).toMatchObject({ line: 6, code: 'HASH_MISSING' });
+    const entries = (await lines(execFile())).slice(1);
+    await rewrite(execFile(), entries.map((x, i) => (i === 3 ? unhashed(x) : x)));
+    expect((await verifyLedgers(dataDir, { keys: ledgerKeyring([key]) })).problems[0]).toMatchObject({ line: 4, code: 'HASH_MISSING' });
+  });
+
+  it('refuse a ledger re-hashed whole with plain sha256 beside a keyed one even with --allow-unkeyed: the session was keyed', async () => {
+    await rewrite(execFile(), forge(await lines(execFile()), 2, 0, plain));
+    const { code, out } = await run(['--data-dir', dataDir, '--key-file', keyFile, '--allow-unkeyed']);
+    expect(code).toBe(1);
+    expect(out[0]).toMatch(new RegExp(`^${execFile()}:1: UNKEYED_CHAIN: .*evidence\\.jsonl:1 is sealed with it.*--allow-unkeyed does not apply`));
   });
 
   it('refuse to append plain entries to a keyed ledger when the core has no key', async () => {
@@ -298,12 +346,11 @@ describe('keyed ledgers', () => {
       await rewrite(checkpointFile(), [{ ...unsealed, entry_hash: forged[4]!.entry_hash }]);
       for (const full of [false, true]) {
         const report = await verifyLedgers(dataDir, { keys: ledgerKeyring([key]), full });
-        expect(report.problems.map((p) => [path.basename(p.file), p.line, p.code]).slice(0, 2)).toEqual(
-          full ? [['exec.jsonl', 1, 'UNKEYED_CHAIN']] : [
-            ['exec.jsonl', 5, 'CHECKPOINT_MISMATCH'],
-            ['exec.jsonl', 1, 'UNKEYED_CHAIN'],
-          ],
-        );
+        // Full verification holds the forged checkpoint against the chain too.
+        expect(report.problems.map((p) => [path.basename(p.file), p.line, p.code]).slice(0, 2)).toEqual([
+          ['exec.jsonl', 5, 'CHECKPOINT_MISMATCH'],
+          ['exec.jsonl', 1, 'UNKEYED_CHAIN'],
+        ]);
         if (!full) expect(report.problems[0]!.message).toMatch(/not sealed with the ledger key.*verified from the start instead/);
       }
       const keys = ledgerKeyring([key]);

@@ -3,23 +3,23 @@
  * it is fed the file's lines one at a time and an optional checkpoint to start
  * from, keeps nothing of a line once it is checked, and reports the first entry
  * that does not verify. Legacy entries (written before hashing existed,
- * no `entry_hash`) are accepted with a warning naming them, but only before the
- * first hashed entry: an unhashed entry inside a chain would be a way to hide a
- * change.
+ * no `entry_hash`) can only come before the first hashed entry: an unhashed
+ * entry inside a chain would be a way to hide a change (HASH_MISSING).
  *
  * Keyed chains (ledger-key.ts): an entry sealed with `hmac-sha256` is checked
  * with the key its `key_id` names, and without that key it cannot be checked at
  * all (KEY_REQUIRED). What the key protects must not be shed by re-sealing:
- * a plain sha256 entry after a keyed one is a downgrade (HASH_DOWNGRADE), and
- * when verification is given a key, a chain with no keyed entry from its start
- * (or checkpoint) on is one anybody could have re-hashed (UNKEYED_CHAIN), unless
- * `allowUnkeyed` says such chains predate the key. Plain entries before the
- * first keyed one are covered by it: its HMAC includes `previous_hash`.
+ * a plain sha256 entry after a keyed one is a downgrade (HASH_DOWNGRADE). What a
+ * key asks of the entries that are not sealed with it (legacy ones, plain ones,
+ * a chain with none keyed) is judged over the whole session by keyed-rule.ts,
+ * from what the verifier reports of the seals it saw; a verifier that is not
+ * deferred (one file on its own) applies the same rule to its file.
  */
 import { canonicalJson } from './canonical-json.js';
 import { knownEntryJson } from './entry-json.js';
 import { KEYED_HASH_ALG, type LedgerKey, type LedgerKeyring } from './ledger-key.js';
 import { sha256 } from './ledger-entry.js';
+import { chainKeying, judgeKeying } from './keyed-rule.js';
 
 export type ChainProblemCode =
   | 'UNPARSEABLE'
@@ -34,6 +34,7 @@ export type ChainProblemCode =
   | 'HASH_ALG_UNKNOWN'
   | 'HASH_DOWNGRADE'
   | 'UNKEYED_CHAIN'
+  | 'UNKEYED_ENTRY'
   | 'SEGMENT_MISSING'
   | 'SEGMENT_HEADER_INVALID'
   | 'ANCHOR_MISMATCH'
@@ -79,8 +80,11 @@ export interface ChainOptions {
    */
   continues?: boolean;
   /**
-   * Leave the UNKEYED_CHAIN judgement to the caller, who sees every segment of
-   * the ledger; `keyedLines` and `firstUnkeyedLine` tell it what it needs.
+   * Leave what the key asks of unkeyed entries (keyed-rule.ts) to the caller,
+   * who sees every segment of the session's two ledgers; the result's seal
+   * fields (`legacyLines`, `firstPlainLine`, `claimsKeyed`, ...) tell it what
+   * it needs. Legacy entries are then not warned about here either: in a keyed
+   * session they are an error.
    * @defaultValue false
    */
   deferUnkeyed?: boolean;
@@ -108,6 +112,14 @@ export interface ChainResult {
   keyedEntries: number;
   /** The first plain (or legacy) entry after the start, 0 when none. */
   firstUnkeyedLine: number;
+  /** The first hashed entry after the start sealed with plain sha256, 0 when none. */
+  firstPlainLine: number;
+  /** The first entry that names a ledger key (`hash_alg: hmac-sha256`), whether or not its seal could be checked; 0 when none. */
+  firstKeyedLine: number;
+  /** Some entry named a ledger key: the file was written keyed, whatever else it holds. */
+  claimsKeyed: boolean;
+  /** Entries without entry_hash before the first hashed one (written before hashing existed, or forged as such). */
+  legacyLines: number[];
   /** With `continues`: the `previous_hash` of the first entry, which the file before must end with. */
   continuesFrom?: string | null;
   /** The verified entries after the start, with their lines, in file order (with `keepEntries`). */
@@ -159,15 +171,17 @@ export class ChainVerifier {
     lastKeyed: false,
     keyedEntries: 0,
     firstUnkeyedLine: 0,
+    firstPlainLine: 0,
+    firstKeyedLine: 0,
+    claimsKeyed: false,
+    legacyLines: [],
     entries: [],
   };
-  private readonly keyed: boolean;
   private expectedPrevious: string | null = null;
   private chainStarted = false;
   private previousLine = 0;
   /** The line of the last keyed entry so far (0: none). */
   private lastKeyedLine = 0;
-  private readonly legacy: number[] = [];
   private awaitingStart: ChainStart | undefined;
   private done = false;
 
@@ -176,7 +190,6 @@ export class ChainVerifier {
     private readonly options: ChainOptions = {},
     start?: ChainStart,
   ) {
-    this.keyed = options.keys !== undefined && options.keys.size > 0;
     this.awaitingStart = start;
   }
 
@@ -197,7 +210,7 @@ export class ChainVerifier {
     const hash = entry.entry_hash;
     if (hash === undefined) {
       if (this.chainStarted) return this.fail(line, 'HASH_MISSING', 'entry has no entry_hash after hashed entries (hash removed?)');
-      this.legacy.push(line);
+      this.result.legacyLines.push(line);
       if (this.result.firstUnkeyedLine === 0) this.result.firstUnkeyedLine = line;
       this.result.lastLine = line;
       return true;
@@ -226,7 +239,7 @@ export class ChainVerifier {
     const start = this.awaitingStart!;
     this.awaitingStart = undefined;
     if (line > start.line) return this.fail(start.line, 'CHECKPOINT_MISMATCH', checkpointMissing(start.line));
-    if ('code' in sealed) return this.fail(start.line, sealed.code, sealed.message);
+    if ('code' in sealed) return this.failSeal(start.line, sealed);
     if (hash !== start.entry_hash || sealed.hash !== start.entry_hash) {
       return this.fail(start.line, 'CHECKPOINT_MISMATCH', `entry at line ${start.line} no longer has the checkpointed hash ${start.entry_hash}`);
     }
@@ -246,7 +259,7 @@ export class ChainVerifier {
   private link(line: number, hash: unknown, previous: unknown, timestamp: unknown, sealed: ExpectedHash, entry?: Record<string, unknown>): boolean {
     const { result } = this;
     result.entriesChecked += 1;
-    if ('code' in sealed) return this.fail(line, sealed.code, sealed.message);
+    if ('code' in sealed) return this.failSeal(line, sealed);
     if (!sealed.keyed && this.lastKeyedLine !== 0) {
       return this.fail(
         line,
@@ -288,17 +301,11 @@ export class ChainVerifier {
       this.awaitingStart = undefined;
       return this.failed(line, 'CHECKPOINT_MISMATCH', checkpointMissing(line));
     }
-    if (this.legacy.length > 0) {
-      result.warnings.push({
-        file: this.file,
-        line: this.legacy[0]!,
-        message: `legacy ${this.legacy.length === 1 ? 'entry' : 'entries'} without entry_hash (written before hashing) at ${lineList(this.legacy)}; not verifiable`,
-      });
-    }
-    if (this.keyed && !this.options.deferUnkeyed) {
-      const problem = unkeyedChain(this.file, result, this.options.allowUnkeyed ?? false);
-      if (problem && 'code' in problem) result.problem = problem;
-      else if (problem) result.warnings.push(problem);
+    if (!this.options.deferUnkeyed) {
+      // One file on its own is all the session there is.
+      const [judged] = judgeKeying([chainKeying(this.file, result)], this.options);
+      result.warnings.push(...judged!.warnings);
+      result.problem ??= judged!.problems[0];
     }
     return result;
   }
@@ -310,7 +317,23 @@ export class ChainVerifier {
     if (keyed) {
       this.lastKeyedLine = line;
       result.keyedEntries += 1;
-    } else if (result.firstUnkeyedLine === 0) result.firstUnkeyedLine = line;
+      if (result.firstKeyedLine === 0) {
+        result.firstKeyedLine = line;
+        result.claimsKeyed = true;
+      }
+    } else {
+      if (result.firstUnkeyedLine === 0) result.firstUnkeyedLine = line;
+      if (result.firstPlainLine === 0) result.firstPlainLine = line;
+    }
+  }
+
+  /** An entry whose seal cannot be checked; one that names a key it could not be checked with still says the file was written keyed. */
+  private failSeal(line: number, sealed: { code: ChainProblemCode; message: string }): false {
+    if (sealed.code === 'KEY_REQUIRED' || sealed.code === 'KEY_UNKNOWN') {
+      this.result.claimsKeyed = true;
+      if (this.result.firstKeyedLine === 0) this.result.firstKeyedLine = line;
+    }
+    return this.fail(line, sealed.code, sealed.message);
   }
 
   private fail(line: number, code: ChainProblemCode, message: string): false {
@@ -323,20 +346,6 @@ export class ChainVerifier {
     this.result.problem = { file: this.file, line, code, message };
     return this.result;
   }
-}
-
-/**
- * With a key given, a chain of which no entry (from its start, or from a
- * checkpoint) is keyed is one anybody could have rewritten: UNKEYED_CHAIN, or
- * with `allowUnkeyed` a warning. Undefined when the chain has a keyed entry or
- * no unkeyed one.
- */
-export function unkeyedChain(file: string, seen: { keyedEntries: number; firstUnkeyedLine: number }, allowUnkeyed: boolean): ChainProblem | ChainWarning | undefined {
-  if (seen.keyedEntries > 0 || seen.firstUnkeyedLine === 0) return undefined;
-  const line = seen.firstUnkeyedLine;
-  const message = `a ledger key is given, but no entry from line ${line} on is sealed with it: anybody could have rewritten and re-hashed this chain`;
-  if (!allowUnkeyed) return { file, line, code: 'UNKEYED_CHAIN', message: `${message} (--allow-unkeyed accepts ledgers begun before the key)` };
-  return { file, line, message: `${message}; accepted as begun before the key (--allow-unkeyed)` };
 }
 
 /** What an entry's hash must be, or why it cannot be known. */
@@ -415,18 +424,6 @@ function canonicalOf(entry: Record<string, unknown>, raw: string | undefined): s
 
 function checkpointMissing(line: number): string {
   return `checkpointed line ${line} is missing or unreadable (file truncated or rewritten)`;
-}
-
-/** `line 3`, `lines 1-4`, `lines 1, 3, 5-7`. */
-function lineList(lines: number[]): string {
-  const parts: string[] = [];
-  for (let i = 0; i < lines.length; ) {
-    let j = i;
-    while (j + 1 < lines.length && lines[j + 1] === lines[j]! + 1) j++;
-    parts.push(j === i ? `${lines[i]}` : `${lines[i]}-${lines[j]}`);
-    i = j + 1;
-  }
-  return `${lines.length === 1 ? 'line' : 'lines'} ${parts.join(', ')}`;
 }
 
 /** The error code for a chain that does not verify: a missing key is not tampering. */

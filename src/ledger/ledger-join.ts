@@ -10,10 +10,11 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { anchorDistrust, readAnchor, type LedgerAnchor } from './ledger-anchor.js';
-import { parseJsonLine, unkeyedChain, type ChainProblem, type ChainWarning } from './ledger-chain.js';
+import { parseJsonLine, type ChainProblem, type ChainWarning } from './ledger-chain.js';
 import { checkpointDistrust, checkpointSegment, latestCheckpoint, readCheckpointsSync, type LedgerCheckpoint } from './ledger-checkpoints.js';
 import type { LedgerKind } from './ledger-entry.js';
 import type { LedgerKeyring } from './ledger-key.js';
+import { addSegmentKeying, emptyKeying, judgeKeying, type LedgerKeying } from './keyed-rule.js';
 import { ANCHOR_FILE, CHECKPOINT_FILE, segmentFileName, segmentsIn } from './ledger-paths.js';
 import { readLines } from './line-reader.js';
 import { sameTurns, verifySegment, type SegmentReport, type SegmentTask, type SegmentVerifyOptions } from './segment-verifier.js';
@@ -116,7 +117,12 @@ export function verifyLedgerHere(layout: LedgerLayout, planOptions: LedgerPlanOp
       // Later segments of a broken chain tell nothing more (and replay must not fold past the break).
       if (report.problem) break;
     }
-    return joinLedger(layout, plan, reports, joinOptions);
+    const verdict = joinLedger(layout, plan, reports, joinOptions);
+    // The one ledger read here is all of the session this judges.
+    const [keyed] = judgeKeying([verdict.keying], joinOptions);
+    verdict.problems.push(...keyed!.problems);
+    verdict.warnings.push(...keyed!.warnings);
+    return verdict;
   };
   const first = run(planLedger(layout, planOptions));
   if (!first.retryFromStart || planOptions.from !== undefined) return first;
@@ -182,16 +188,28 @@ export interface LedgerVerdict {
   lastTimestamp?: string;
   /** A torn tail at the end of the ledger (a write cut short). */
   torn?: { file: string; line: number; offset: number; bytes: number };
+  /** What its segments' seals add up to: keyed-rule.ts judges it with the session's other ledger. */
+  keying: LedgerKeying;
 }
 
 export interface JoinOptions {
   keys?: LedgerKeyring;
+  /** Used by the keyed rule (keyed-rule.ts), which the caller applies to the verdicts of a whole session. */
   allowUnkeyed?: boolean;
 }
 
 export function joinLedger(layout: LedgerLayout, plan: LedgerPlan, reports: ReadonlyMap<number, SegmentReport>, options: JoinOptions = {}): LedgerVerdict {
   const { dir, kind, segments, anchor } = layout;
-  const verdict: LedgerVerdict = { problems: [...plan.problems], warnings: [], entriesChecked: 0, retryFromStart: false, lastHash: null, lastLine: 0, lastSegment: 0 };
+  const verdict: LedgerVerdict = {
+    problems: [...plan.problems],
+    warnings: [],
+    entriesChecked: 0,
+    retryFromStart: false,
+    lastHash: null,
+    lastLine: 0,
+    lastSegment: 0,
+    keying: emptyKeying(segmentPath(dir, kind, segments[0] ?? 1)),
+  };
   const closing = new Map<number, LedgerCheckpoint>();
   for (const checkpoint of layout.checkpoints) if (checkpoint.closes_segment) closing.set(checkpointSegment(checkpoint), checkpoint);
   const startSegment = plan.start ? checkpointSegment(plan.start) : 0;
@@ -267,23 +285,13 @@ export function joinLedger(layout: LedgerLayout, plan: LedgerPlan, reports: Read
     verdict.lastSegment = segment;
     if (report.lastTimestamp !== undefined) verdict.lastTimestamp = report.lastTimestamp;
   }
-  // Judged on a chain that otherwise verified (a distrusted checkpoint only changed where it started).
-  const chainProblems = verdict.problems.length - plan.problems.length;
-  if (options.keys !== undefined && options.keys.size > 0 && chainProblems === 0) {
-    let keyedEntries = 0;
-    let first: { file: string; line: number } | undefined;
-    for (const segment of segments) {
-      const report = reports.get(segment);
-      if (!report) continue;
-      keyedEntries += report.keyedEntries;
-      if (first === undefined && report.firstUnkeyedLine > 0) first = { file: report.file, line: report.firstUnkeyedLine };
-    }
-    if (first) {
-      const found = unkeyedChain(first.file, { keyedEntries, firstUnkeyedLine: first.line }, options.allowUnkeyed ?? false);
-      if (found && 'code' in found) verdict.problems.push(found);
-      else if (found) verdict.warnings.push(found);
-    }
+  // What the key asks of unkeyed entries is judged by the caller over the session; a chain that otherwise
+  // verified (a distrusted checkpoint only changed where it started) is judged whole.
+  for (const segment of segments) {
+    const report = reports.get(segment);
+    if (report) addSegmentKeying(verdict.keying, report.file, report);
   }
+  verdict.keying.broken = verdict.problems.length > plan.problems.length;
   // A full verification also holds every checkpoint against the verified chain.
   if (plan.full && verdict.problems.length === plan.problems.length) {
     for (const segment of segments) {

@@ -167,6 +167,21 @@ describe('ledger retention (pruning whole segments behind an anchor)', () => {
     expect(verified.gaps.length).toBe(1);
   });
 
+  it('keep the record of sessions removed whole keyed: an unhashed entry put before it is refused', async () => {
+    const key = makeLedgerKey(Buffer.alloc(32, 9), 'k1');
+    await session({ turns: 20, key, ageMs: 3 * 24 * HOUR });
+    const report = await pruneLedgers({ dataDir, policy: { planes: { production: { maxAgeMs: 24 * HOUR } }, apps: {} }, sessionTtlMs: HOUR, key });
+    expect(report.pruned).toEqual([expect.objectContaining({ whole: true })]);
+    const record = path.join(dataDir, 'planes', 'production', 'pruned-sessions.jsonl');
+    const keys = ledgerKeyring([key]);
+    expect((await verifyLedgers(dataDir, { full: true, keys })).problems).toEqual([]);
+    const [first] = readFileSync(record, 'utf8').split('\n');
+    const { entry_hash: _h, previous_hash: _p, hash_alg: _a, key_id: _k, ...unhashed } = JSON.parse(first!) as Record<string, unknown>;
+    writeFileSync(record, `${JSON.stringify(unhashed)}\n${readFileSync(record, 'utf8')}`);
+    const verified = await verifyLedgers(dataDir, { full: true, keys, allowUnkeyed: true });
+    expect(verified.problems.map((p) => [path.basename(p.file), p.line, p.code])).toEqual([['pruned-sessions.jsonl', 1, 'UNKEYED_ENTRY']]);
+  });
+
   it('`uhlp ledger prune` applies what the core last applied, or its flags; `uhlp ledger verify` then exits 0 and prints the gap', async () => {
     const sid = await session({ turns: 30, appId: 'shop' });
     const out: string[] = [];

@@ -214,4 +214,18 @@ describe('ledger segments', () => {
     rewrite(file, plain);
     expect(problemsOf(await verifyLedgers(dataDir, { keys, full: true }))).toContainEqual(['exec.000003.jsonl', 1, 'HASH_DOWNGRADE']);
   });
+
+  it('refuse an unhashed entry forged at the start of a keyed session, also where verification reads a segment at its ends only', async () => {
+    const key = makeLedgerKey(Buffer.alloc(32, 7), 'test');
+    const keyed = make({ key });
+    for (let n = 1; n <= 12; n++) await turns(keyed, n, n);
+    const keys = ledgerKeyring([key]);
+    const first = path.join(dir, 'exec.jsonl');
+    const { entry_hash: _h, previous_hash: _p, hash_alg: _a, key_id: _k, ...rest } = lines(first)[0]!;
+    rewrite(first, [{ ...rest, turn_number: 0 }, ...lines(first)]);
+    for (const full of [false, true]) {
+      const report = await verifyLedgers(dataDir, { keys, full, allowUnkeyed: true });
+      expect(problemsOf(report), full ? 'full' : 'from the latest checkpoint').toContainEqual(['exec.jsonl', 1, 'UNKEYED_ENTRY']);
+    }
+  });
 });

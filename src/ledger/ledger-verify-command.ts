@@ -5,7 +5,9 @@
  * not verify, 3 when the only trouble is a torn tail a crash left (which
  * `--repair` moves aside, and then exits 0), 2 on a usage error. Keyed ledgers
  * are checked with the keys of `--key-file` (repeat it across a key rotation),
- * else with the core's own setting (`UHLP_LEDGER_KEY_FILE` or `UHLP_LEDGER_KEY`).
+ * else with the core's own setting (`UHLP_LEDGER_KEY_FILE` or `UHLP_LEDGER_KEY`);
+ * in a session written keyed, an entry not sealed with the key is an error
+ * (keyed-rule.ts).
  * A long run reports its progress on stderr every few seconds, and its rate and
  * peak memory at the end.
  */
@@ -27,7 +29,8 @@ const USAGE = [
   '  --full            verify every line of every segment and every checkpoint, not just from the latest checkpoint',
   '  --key-file F      the ledger key (HMAC) the core seals with; repeat for keys of a rotation',
   '                    (default: UHLP_LEDGER_KEY_FILE or UHLP_LEDGER_KEY)',
-  '  --allow-unkeyed   with a key: accept chains that have no keyed entry (begun before the key), with a warning',
+  '  --allow-unkeyed   with a key: accept, with a warning, sessions never sealed with it (begun before the key) and the',
+  '                    plain entries that begin a ledger the key sealed later; never an unhashed entry in a keyed session',
   '  --repair          move torn tails a crash left into <segment>.torn and cut the segment back to its last whole turn',
   '  --threads N       segments verified at once, this thread included (default: the CPUs, at most 8; 0 or 1: this thread alone)',
   '  --quiet           no progress lines on stderr',

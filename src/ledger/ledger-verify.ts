@@ -4,7 +4,8 @@
  * first entry that does not verify (file, line, reason). Files are streamed
  * line by line in constant memory, whatever their size, and the segments of
  * every session are verified on several threads at once (segment-verify-pool.ts);
- * ledger-join.ts then joins them into one chain per ledger.
+ * ledger-join.ts then joins them into one chain per ledger, and keyed-rule.ts
+ * judges what a ledger key asks of the session's unkeyed entries.
  *
  * By default each ledger is checked from its latest checkpoint (the segments
  * before it only at their ends); `full` checks every line of every segment and
@@ -32,6 +33,7 @@ import {
   type SessionLayout,
 } from './ledger-join.js';
 import type { LedgerKeyring } from './ledger-key.js';
+import { judgeKeying } from './keyed-rule.js';
 import { LEDGER_FILES, LEDGER_KINDS, PRUNED_SESSIONS_FILE, parseSegmentFileName } from './ledger-paths.js';
 import { quarantineTail } from './ledger-repair.js';
 import { verifyPrunedSessions } from './pruned-sessions.js';
@@ -43,7 +45,11 @@ export interface VerifyLedgersOptions {
   full?: boolean;
   /** Keys to check HMAC-sealed entries, checkpoints and anchors with. @defaultValue none */
   keys?: LedgerKeyring;
-  /** With keys: accept chains that have no keyed entry (begun before the key), with a warning. @defaultValue false */
+  /**
+   * With keys: accept, with a warning, sessions no entry of which is keyed (begun before the key) and the plain
+   * entries that begin a ledger a keyed entry continues; never an unhashed or plain entry elsewhere in a keyed
+   * session (keyed-rule.ts). @defaultValue false
+   */
   allowUnkeyed?: boolean;
   /**
    * Threads verifying segments at once, the calling thread included; 0 or 1 verifies on the calling thread alone.
@@ -189,6 +195,16 @@ async function verifySession(dir: string, pool: VerifyPool, options: VerifyLedge
       verdicts.set(kind, run.verdict);
     }),
   );
+  // Keyed means keyed: judged over both ledgers, since a key on either says the session was written keyed.
+  const judged = LEDGER_KINDS.filter((kind) => verdicts.has(kind));
+  const keyed = judgeKeying(
+    judged.map((kind) => verdicts.get(kind)!.keying),
+    { ...(options.keys ? { keys: options.keys } : {}), ...(options.allowUnkeyed ? { allowUnkeyed: true } : {}) },
+  );
+  judged.forEach((kind, i) => {
+    verdicts.get(kind)!.problems.push(...keyed[i]!.problems);
+    verdicts.get(kind)!.warnings.push(...keyed[i]!.warnings);
+  });
   // Reported in a fixed order (exec, then evidence), whichever thread finished first.
   for (const kind of LEDGER_KINDS) {
     const verdict = verdicts.get(kind);

@@ -14,7 +14,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { ChainVerifier, expectedHash, expectedLineHash, parseJsonLine, type ChainProblem, type ChainStart, type ChainWarning, type ExpectedHash } from './ledger-chain.js';
 import { SEGMENT_ENTRY_TYPE, type LedgerKind } from './ledger-entry.js';
-import type { LedgerKeyring } from './ledger-key.js';
+import { KEYED_HASH_ALG, type LedgerKeyring } from './ledger-key.js';
 import { readFirstLine, readLastLine, readLines } from './line-reader.js';
 import { emptyWriterLine, scanWriterLine, type WriterLine } from './writer-line.js';
 
@@ -65,6 +65,11 @@ export interface SegmentReport {
   firstKeyed?: boolean;
   keyedEntries: number;
   firstUnkeyedLine: number;
+  /** What keyed-rule.ts judges the session by: see ChainResult. In ends mode, of the two lines read. */
+  firstPlainLine: number;
+  firstKeyedLine: number;
+  claimsKeyed: boolean;
+  legacyLines: number[];
   /** Full mode without a problem: the digest of the turn numbers. */
   turns?: TurnDigest;
   /** Bytes after the last line break: where they start and how many. */
@@ -77,7 +82,8 @@ export function verifySegment(task: SegmentTask, options: SegmentVerifyOptions =
   return task.mode === 'ends' ? verifyEnds(task, options) : verifyFull(task, options);
 }
 
-function emptyReport(task: SegmentTask): SegmentReport {
+/** A report of nothing read yet. */
+export function emptyReport(task: SegmentTask): SegmentReport {
   return {
     file: task.file,
     kind: task.kind,
@@ -92,6 +98,10 @@ function emptyReport(task: SegmentTask): SegmentReport {
     lastKeyed: false,
     keyedEntries: 0,
     firstUnkeyedLine: 0,
+    firstPlainLine: 0,
+    firstKeyedLine: 0,
+    claimsKeyed: false,
+    legacyLines: [],
   };
 }
 
@@ -180,6 +190,10 @@ function verifyFull(task: SegmentTask, options: SegmentVerifyOptions): SegmentRe
   if (chain.firstKeyed !== undefined) report.firstKeyed = chain.firstKeyed;
   report.keyedEntries = chain.keyedEntries;
   report.firstUnkeyedLine = chain.firstUnkeyedLine;
+  report.firstPlainLine = chain.firstPlainLine;
+  report.firstKeyedLine = chain.firstKeyedLine;
+  report.claimsKeyed = chain.claimsKeyed;
+  report.legacyLines = chain.legacyLines;
   if (read.tail) report.torn = read.tail;
   if (report.problem === undefined && !read.stopped) report.turns = digest;
   return report;
@@ -194,12 +208,22 @@ function verifyEnds(task: SegmentTask, options: SegmentVerifyOptions): SegmentRe
   const firstText = readFirstLine(task.file);
   const last = readLastLine(task.file);
   if (last.tornBytes > 0) report.torn = { line: -1, offset: last.size - last.tornBytes, bytes: last.tornBytes };
-  const check = (text: string | undefined, where: string): Record<string, unknown> | undefined => {
+  const check = (text: string | undefined, where: 'first' | 'last'): Record<string, unknown> | undefined => {
     if (text === undefined || text.trim() === '') return undefined;
     const { entry, error } = parseJsonLine(text, 0);
     if (!entry) {
       report.problem ??= { file: task.file, line: 0, code: 'UNPARSEABLE', message: `the ${where} line is not a JSON object: ${error ?? 'unknown error'}` };
       return undefined;
+    }
+    // What the seals of the two lines say, for the keyed rule (the line of the last is not known here).
+    const line = where === 'first' ? 1 : 0;
+    if (entry.hash_alg === KEYED_HASH_ALG) {
+      if (!report.claimsKeyed) report.firstKeyedLine = line;
+      report.claimsKeyed = true;
+    } else if (where === 'first') {
+      if (entry.entry_hash === undefined) report.legacyLines = [1];
+      else report.firstPlainLine = 1;
+      report.firstUnkeyedLine = 1;
     }
     if (typeof entry.entry_hash !== 'string') return undefined;
     if (sessionId !== undefined && entry.session_id !== sessionId) {

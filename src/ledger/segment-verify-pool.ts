@@ -10,7 +10,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { LedgerKeyring } from './ledger-key.js';
-import { verifySegment, type SegmentReport, type SegmentTask } from './segment-verifier.js';
+import { emptyReport, verifySegment, type SegmentReport, type SegmentTask } from './segment-verifier.js';
 
 /** The compiled thread, resolved from the package root (the same file from dist/ or, in tests, from src/). */
 export const VERIFY_WORKER_ENTRY = fileURLToPath(new URL('../../dist/ledger/segment-verify-worker.js', import.meta.url));
@@ -38,20 +38,8 @@ export interface VerifyPool {
 export function unreadableReport(task: SegmentTask, error: unknown): SegmentReport {
   const code = (error as NodeJS.ErrnoException).code;
   return {
-    file: task.file,
-    kind: task.kind,
-    segment: task.segment,
-    mode: task.mode,
+    ...emptyReport(task),
     problem: { file: task.file, line: 0, code: 'LEDGER_MISSING', message: `cannot be read: ${code ?? (error instanceof Error ? error.message : String(error))}` },
-    warnings: [],
-    entriesChecked: 0,
-    lines: 0,
-    bytes: 0,
-    lastHash: null,
-    lastLine: 0,
-    lastKeyed: false,
-    keyedEntries: 0,
-    firstUnkeyedLine: 0,
   };
 }
 

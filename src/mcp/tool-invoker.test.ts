@@ -217,6 +217,29 @@ describe('invokeTool', () => {
     expect(invocations).toHaveLength(3);
   });
 
+  it('narrows a web call to the hosts the caller names, first hop here and every redirect hop at the endpoint, never widening it', async () => {
+    const g = grant('alpha', everything);
+    invocations.length = 0;
+    nextOutcome = { outcome: 'applied', observation: { status: 200, headers: {}, body: 'ok', bodyEncoding: 'utf8', truncated: false, url: 'https://example.com/x', redirects: [] } };
+    expect(await call(g, 'tool.web.fetch', { url: 'https://example.com/x', allowHosts: ['example.com'] })).toMatchObject({ isError: false, outcome: 'applied' });
+    expect(invocations[0]!.payload).toMatchObject({ allowHosts: ['example.com'], narrowHosts: ['example.com'] });
+    expect(await call(g, 'tool.web.fetch', { url: 'https://example.com/x', allowHosts: ['api.example.org'] })).toMatchObject({
+      isError: true,
+      code: 'UHLP_CAPABILITY_DENIED',
+      details: { capability: 'web', rule: 'allowHosts', host: 'example.com', narrowed: true },
+    });
+    // A list naming more than the capability allows does not widen it.
+    expect(await call(g, 'tool.web.fetch', { url: 'https://other.com/', allowHosts: ['other.com', 'example.com'] })).toMatchObject({ isError: true, details: { capability: 'web', rule: 'allowHosts' } });
+    expect(invocations).toHaveLength(1);
+    // The endpoint's refusal of a redirect hop outside the narrowed list is a web capability refusal.
+    nextOutcome = { outcome: 'rejected', reason: 'refused', observation: { code: 'UHLP_WEB_HOST_NOT_ALLOWED', message: 'narrowed', details: { capability: 'web', host: 'localhost', narrowed: true } } };
+    expect(await call(g, 'tool.web.fetch', { url: 'https://example.com/r', allowHosts: ['example.com'] })).toMatchObject({
+      isError: true,
+      code: 'UHLP_CAPABILITY_DENIED',
+      details: { capability: 'web', rule: 'allowHosts', refusal: 'UHLP_WEB_HOST_NOT_ALLOWED', host: 'localhost' },
+    });
+  });
+
   it('answers UHLP_ENDPOINT_UNAVAILABLE for shell and web when the core has no spine', async () => {
     const g = grant('alpha', everything);
     expect(await call(g, 'core.linux.executeCommand', { argv: ['echo'] }, { spine: undefined })).toMatchObject({ isError: true, code: 'UHLP_ENDPOINT_UNAVAILABLE' });

@@ -204,6 +204,22 @@ describe('guardedFetch', () => {
     expect(v4.hits).toEqual([]);
   });
 
+  it('refuses a redirect to a host the policy allows but the narrower allowlist of the call does not', async () => {
+    const allowPrivate = [`127.0.0.1:${redirector.port}`, `127.0.0.1:${v4.port}`, `localhost:${v4.port}`];
+    const target = `http://localhost:${v4.port}/`;
+    const url = `http://127.0.0.1:${redirector.port}/go?to=${encodeURIComponent(target)}`;
+    const error = await refusedWith({ url }, { allowHosts: ['127.0.0.1', 'localhost'], narrowHosts: ['127.0.0.1'], allowPrivate });
+    expect(error.code).toBe('UHLP_WEB_HOST_NOT_ALLOWED');
+    expect(error.details).toMatchObject({ host: 'localhost', narrowed: true });
+    expect(v4.hits).toEqual([]);
+    // The narrower list only takes hosts away: it does not add one the policy lacks.
+    const widened = await refusedWith({ url: `http://localhost:${v4.port}/` }, { allowHosts: ['127.0.0.1'], narrowHosts: ['127.0.0.1', 'localhost'], allowPrivate });
+    expect(widened.code).toBe('UHLP_WEB_HOST_NOT_ALLOWED');
+    expect(widened.details).not.toHaveProperty('narrowed');
+    // Without it, the same redirect is followed.
+    expect((await guardedFetch({ url }, { allowHosts: ['127.0.0.1', 'localhost'], allowPrivate })).status).toBe(200);
+  });
+
   it('follows allowed redirects: 303 turns POST into GET, 307 keeps the method and body', async () => {
     const allowPrivate = [`127.0.0.1:${redirector.port}`, `127.0.0.1:${v4.port}`];
     const methods = ['GET', 'POST'];

@@ -24,6 +24,13 @@ export interface WebPolicy {
    */
   readonly allowHosts?: readonly string[];
   /**
+   * A narrower allowlist the caller asked for (a cs-js function's manifest
+   * `http.allowHosts`): a hop must match it as well as `allowHosts`, so it can
+   * only take hosts away. Checked on every redirect hop.
+   * @defaultValue undefined: `allowHosts` alone
+   */
+  readonly narrowHosts?: readonly string[];
+  /**
    * HTTP methods that may be used, upper case.
    * @defaultValue ['GET', 'HEAD']
    */
@@ -187,6 +194,9 @@ function checkUrl(url: URL, policy: WebPolicy): void {
   const host = bareHost(url.hostname);
   if (policy.allowHosts !== undefined && !policy.allowHosts.some((pattern) => hostMatches(host, pattern))) {
     throw refusal('UHLP_WEB_HOST_NOT_ALLOWED', `host ${host} is not allowed by the web capability`, { host });
+  }
+  if (policy.narrowHosts !== undefined && !policy.narrowHosts.some((pattern) => hostMatches(host, pattern))) {
+    throw refusal('UHLP_WEB_HOST_NOT_ALLOWED', `host ${host} is not in the allowlist this fetch was narrowed to`, { host, narrowed: true });
   }
 }
 

@@ -3,8 +3,11 @@
  * tool call with the execution's token, so the app's capabilities are checked
  * again by the core (kv prefixes and ops, web hosts, codeq topics), the SSRF
  * guard of the std-body host resolves and vets every address, and every call
- * lands in the turn's evidence. A web refusal of the guard (a private address
- * behind an allowed name) reaches the bundle with the guard's own code.
+ * lands in the turn's evidence. A fetch carries the manifest's
+ * `http.allowHosts`, which the core applies, narrowing the app's own list, to
+ * every redirect hop as `uhlp fn run` does. A web refusal of the guard (a
+ * private address behind an allowed name, a redirect to a host outside either
+ * list) reaches the bundle with the guard's own code.
  */
 import { UhlpError } from '../errors.js';
 import type { CsBackend, CsFetchRequest, CsFetchResponse } from '../csjs/cs-host.js';
@@ -38,6 +41,8 @@ async function fetchThroughCore(tools: ToolsClient, request: CsFetchRequest): Pr
       headers: request.headers,
       ...(request.body !== undefined ? { body: request.body } : {}),
       timeoutMs: request.timeoutMs,
+      // The manifest's list goes with the call: the core applies it, within the app's, to every redirect hop.
+      allowHosts: request.allowHosts,
     });
   } catch (error) {
     const refusal = (error as ToolCallError).details as { refusal?: unknown } | undefined;

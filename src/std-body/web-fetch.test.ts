@@ -15,6 +15,7 @@ describe('web fetch endpoint', () => {
       if (req.url === '/missing') return void res.writeHead(404).end('nope');
       if (req.url === '/binary') return void res.end(Buffer.from([0xff, 0xfe, 0x00, 0x80]));
       if (req.url === '/hang') return;
+      if (req.url === '/to-localhost') return void res.writeHead(302, { location: `http://localhost:${port}/` }).end();
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => res.writeHead(200, { 'x-seen': req.headers['x-demo'] ?? '' }).end(`${req.method} ${body} héllo`));
@@ -64,6 +65,16 @@ describe('web fetch endpoint', () => {
     expect(encodeBody(bytes, false).bodyEncoding).toBe('base64');
   });
 
+  it('refuses a redirect hop outside the narrower host list the core passes, though the app allows the host', async () => {
+    const policy = { allowHosts: ['127.0.0.1', 'localhost'], allowPrivate: [...allowPrivate, `localhost:${port}`] };
+    expect(await handleWebFetch({ url: `http://127.0.0.1:${port}/to-localhost`, ...policy })).toMatchObject({ outcome: 'applied', observation: { status: 200, redirects: [`http://localhost:${port}/`] } });
+    expect(await handleWebFetch({ url: `http://127.0.0.1:${port}/to-localhost`, ...policy, narrowHosts: ['127.0.0.1'] })).toMatchObject({
+      outcome: 'rejected',
+      reason: 'refused',
+      observation: { code: 'UHLP_WEB_HOST_NOT_ALLOWED', details: { host: 'localhost', narrowed: true } },
+    });
+  });
+
   it('caps the body at maxBodyBytes', async () => {
     const result = await handleWebFetch({ url: `http://127.0.0.1:${port}/`, allowPrivate, maxBodyBytes: 4 });
     expect(result.observation).toMatchObject({ body: 'GET ', truncated: true });
@@ -76,6 +87,7 @@ describe('web fetch endpoint', () => {
     ['a header with a newline', { url: 'http://example.com/', headers: { a: 'b\r\nc: d' } }, 'headers.a'],
     ['a non-string body', { url: 'http://example.com/', body: { a: 1 } }, 'body'],
     ['a bad allowHosts', { url: 'http://example.com/', allowHosts: 'example.com' }, 'allowHosts'],
+    ['a bad narrowHosts', { url: 'http://example.com/', narrowHosts: [1] }, 'narrowHosts'],
     ['a non-numeric timeout', { url: 'http://example.com/', timeoutMs: 'soon' }, 'timeoutMs'],
   ])('rejects %s as invalid_payload', async (_name, payload, field) => {
     expect(await handleWebFetch(payload)).toMatchObject({ outcome: 'rejected', reason: 'invalid_payload', observation: { field } });

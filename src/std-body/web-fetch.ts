@@ -3,8 +3,9 @@
  * the body-endpoints document's algorithm: parse, check the scheme, clamp
  * limits, fetch, and map timeout / transport error / response to outcomes. An
  * HTTP error status is still an `applied` fetch. The fetch itself is the
- * guarded fetch, so the app's web policy (passed in the payload by the core)
- * and the private-address refusal hold on every redirect hop.
+ * guarded fetch, so the app's web policy (passed in the payload by the core,
+ * with the narrower host list a caller may add: `narrowHosts`) and the
+ * private-address refusal hold on every redirect hop.
  */
 import { randomUUID } from 'node:crypto';
 import { isUhlpError } from '../errors.js';
@@ -67,8 +68,8 @@ export function parseWebFetchRequest(payload: unknown): ParsedPayload<WebFetchRe
     return invalid('body', `body is over ${WEB_LIMITS.maxRequestBodyBytes} bytes`);
   }
 
-  const lists: Partial<Record<'allowHosts' | 'methods' | 'allowPrivate', string[]>> = {};
-  for (const field of ['allowHosts', 'methods', 'allowPrivate'] as const) {
+  const lists: Partial<Record<'allowHosts' | 'narrowHosts' | 'methods' | 'allowPrivate', string[]>> = {};
+  for (const field of ['allowHosts', 'narrowHosts', 'methods', 'allowPrivate'] as const) {
     const value = payload[field];
     if (value === undefined) continue;
     if (!Array.isArray(value) || !value.every((entry) => typeof entry === 'string')) return invalid(field, `${field} must be an array of strings`);

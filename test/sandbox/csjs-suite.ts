@@ -3,7 +3,8 @@
  * bundle fetched over the core's MCP socket, verified and run with kv through
  * MCP; its execution-time refusals (a bundle that does not hash to its
  * address, a manifest the invoker refuses); a memory bomb and an endless loop
- * stopped with the same sandbox still serving.
+ * stopped with the same sandbox still serving; log lines written just before
+ * the handler returns kept; the manifest's host allowlist sent with a fetch.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecuteRequest, ExecuteResponse } from '../../src/contract/execute-contract.js';
@@ -11,7 +12,7 @@ import { sha256Hex, writeCanonicalTar } from '../../src/csjs/canonical-tar.js';
 import { buildBundle } from '../../src/csjs/function-bundle.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
 import type { SandboxDriver, SandboxHandle } from '../../src/sandbox/sandbox-driver.js';
-import { FAKE_MCP_TOKEN, startFakeMcpServer, type FakeMcpServer } from '../helpers/fake-mcp-server.js';
+import { FAKE_MCP_TOKEN, FakeToolError, startFakeMcpServer, type FakeMcpServer } from '../helpers/fake-mcp-server.js';
 import { makeSuiteDefinitions, suitePool } from './driver-suite.js';
 
 export interface CsjsSuiteOptions {
@@ -31,6 +32,7 @@ export function describeCsjsRunner(name: string, options: CsjsSuiteOptions): voi
     let sequence = 0;
     const bundles = new Map<string, Buffer>();
     const logged: unknown[] = [];
+    const fetched: Array<Record<string, unknown>> = [];
     const publish = (bytes: Buffer, sha256 = sha256Hex(bytes)): string => {
       bundles.set(sha256, bytes);
       return sha256;
@@ -39,6 +41,20 @@ export function describeCsjsRunner(name: string, options: CsjsSuiteOptions): voi
       buildBundle({
         functionJs: `export default async (event, ctx) => { const n = await cs.kv.get('ctr:n'); cs.log.info({ n }); return { statusCode: 200, body: JSON.stringify({ n, tenant: ctx.tenant, version: ctx.version }) } }`,
         manifestJson: manifest({ capabilities: { kv: { prefixes: ['ctr:'], ops: ['get'] } } }),
+      }).bytes,
+    );
+    // Logs written synchronously just before returning, with no cs call pending: none may be lost.
+    const quick = publish(
+      buildBundle({
+        functionJs: `export default (event, ctx) => { cs.log.info('started'); cs.log.warn({ at: 'end' }); return { statusCode: 200, body: 'quick' } }`,
+        manifestJson: manifest(),
+      }).bytes,
+    );
+    // A manifest that allows only 127.0.0.1: the core must apply that list to every redirect hop, so it goes with the call.
+    const fetcher = publish(
+      buildBundle({
+        functionJs: `export default async () => { try { await cs.http.fetch('http://127.0.0.1:8080/away'); return 'followed' } catch (e) { return { code: e.code } } }`,
+        manifestJson: manifest({ capabilities: { http: { allowHosts: ['127.0.0.1'], timeoutMs: 1000 } } }),
       }).bytes,
     );
     const bomb = publish(buildBundle({ functionJs: `export default async () => { const a = []; for (;;) a.push(new Array(1e5).fill(Math.random())) }`, manifestJson: manifest({ limits: { memoryMb: 16 } }) }).bytes);
@@ -56,6 +72,16 @@ export function describeCsjsRunner(name: string, options: CsjsSuiteOptions): voi
           'core.fn.log': (args) => {
             logged.push(...(args['lines'] as unknown[]));
             return { kept: 1 };
+          },
+          // As the core answers a redirect to a host outside the list the call was narrowed to.
+          'tool.web.fetch': (args) => {
+            fetched.push(args);
+            throw new FakeToolError('UHLP_CAPABILITY_DENIED', 'host localhost is not in the allowlist this fetch was narrowed to', 403, {
+              capability: 'web',
+              rule: 'allowHosts',
+              refusal: 'UHLP_WEB_HOST_NOT_ALLOWED',
+              host: 'localhost',
+            });
           },
         },
       });
@@ -102,6 +128,19 @@ export function describeCsjsRunner(name: string, options: CsjsSuiteOptions): voi
       const answer = await execute(counter);
       expect(answer).toMatchObject({ resultType: 'httpResponse', data: { statusCode: 200, body: '{"n":41,"tenant":"suite","version":3}' } });
       expect(logged).toEqual([expect.objectContaining({ level: 'info', msg: '{"n":41}' })]);
+    });
+
+    it('keeps the log lines written synchronously just before the handler returns, and sends them to the core', async () => {
+      logged.length = 0;
+      for (let i = 0; i < 5; i++) expect((await execute(quick)).data).toMatchObject({ statusCode: 200, body: 'quick' });
+      expect(logged).toHaveLength(10);
+      expect(logged.slice(0, 2)).toEqual([expect.objectContaining({ level: 'info', msg: 'started' }), expect.objectContaining({ level: 'warn', msg: '{"at":"end"}' })]);
+    });
+
+    it("sends the manifest's http.allowHosts with every fetch through the core, and hands the core's refusal of a redirect hop to the bundle", async () => {
+      const answer = await execute(fetcher);
+      expect(fetched).toEqual([expect.objectContaining({ url: 'http://127.0.0.1:8080/away', allowHosts: ['127.0.0.1'] })]);
+      expect(answer.data).toMatchObject({ statusCode: 200, body: JSON.stringify({ code: 'UHLP_WEB_HOST_NOT_ALLOWED' }) });
     });
 
     it('refuses a bundle whose bytes do not hash to its address, and a manifest the invoker refuses', async () => {

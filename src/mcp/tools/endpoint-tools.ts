@@ -9,6 +9,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { UhlpError } from '../../errors.js';
+import { bareHost, hostMatches } from '../../net/host-pattern.js';
 import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../../std-body/shell-exec.js';
 import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../../std-body/web-fetch.js';
 import { capabilityDenied, checkShellArgv, checkWebRequest, requireCapability, shellEnvironment, shellLimits } from '../capability-guard.js';
@@ -73,6 +74,14 @@ export const webFetch = defineTool({
       headers: Type.Optional(Type.Record(Type.String(), Type.String())),
       body: Type.Optional(Type.String()),
       timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: "Clamped to the capability's timeoutMs." })),
+      allowHosts: Type.Optional(
+        Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
+          minItems: 1,
+          maxItems: 64,
+          description:
+            "Narrows the web capability's allowHosts for this fetch: the URL and every redirect hop must match both lists (a cs-js function's manifest http.allowHosts). It never allows a host the capability does not.",
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -85,6 +94,9 @@ export const webFetch = defineTool({
       throw new UhlpError('UHLP_MCP_INVALID_ARGUMENTS', 'url is not a valid absolute URL', { field: 'url' });
     }
     const checked = checkWebRequest(web, url, args.method ?? 'GET', args.timeoutMs);
+    if (args.allowHosts !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') && !args.allowHosts.some((pattern) => hostMatches(url.hostname, pattern))) {
+      throw capabilityDenied('web', 'allowHosts', `host ${bareHost(url.hostname)} is not in the allowHosts this fetch was narrowed to`, { host: bareHost(url.hostname), narrowed: true });
+    }
     const payload = {
       url: url.href,
       method: checked.method,
@@ -92,8 +104,10 @@ export const webFetch = defineTool({
       ...(args.body !== undefined ? { body: args.body } : {}),
       timeoutMs: checked.timeoutMs,
       maxBodyBytes: checked.maxBodyBytes,
-      // The policy travels with the call: the host applies it to every redirect hop and resolved address.
+      // The policy travels with the call: the host applies it to every redirect hop and resolved address,
+      // the caller's narrower list too, so a redirect cannot take the fetch to a host the caller gave up.
       allowHosts: web.allowHosts,
+      ...(args.allowHosts !== undefined ? { narrowHosts: args.allowHosts } : {}),
       methods: web.methods,
       allowPrivate: web.allowPrivate,
     };
