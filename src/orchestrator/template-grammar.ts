@@ -11,9 +11,15 @@
  * - the attributes and string subscripts of what a call calls (`m.field(...)`)
  *   are identifiers: the compiler pastes their text too, to name the callee in
  *   its error message;
- * - filters and tests are the sandbox's own (template-library.ts);
+ * - filters and tests are the sandbox's own (template-library.ts), and a test
+ *   takes one argument (nunjucks compiles a test's arguments with no comma
+ *   between them, so two made `"a"["constructor"]`);
  * - literals are strings, numbers, booleans and none: no regular expressions;
  * - no extension tags and none of nunjucks' async tags;
+ * - and, where nunjucks' compiler emits code that does not run: a macro names
+ *   each argument once (compiled code is strict), and an include, import,
+ *   from-import, extends or block does not stand directly in a switch case or
+ *   a for-else;
  * - nothing nests deeper than MAX_TEMPLATE_DEPTH.
  *
  * Strings (text, string literals, subscripts such as `headers["x-user"]`) go
