@@ -9,6 +9,7 @@ export const ERROR_CATALOG = {
   UHLP_APP_NOT_FOUND: { status: 404, summary: 'No application matches the request host or path prefix.' },
   UHLP_ROUTE_NOT_FOUND: { status: 404, summary: 'The application has no route for this method and path.' },
   UHLP_BODY_TOO_LARGE: { status: 413, summary: "The request body is over the ingress body limit (or its chunk extensions are over 16 KiB); a request to /mcp over the MCP endpoint's own limit; a message payload over 1 MiB of JSON." },
+  UHLP_JSON_TOO_DEEP: { status: 400, summary: "JSON a turn or a tool call is given nests deeper than 512 levels: a body that says it is JSON, a queue or event payload, an MCP request's arguments." },
   UHLP_REQUEST_TIMEOUT: { status: 408, summary: 'The request did not arrive whole within the request timeout (a client sending too slowly).' },
   UHLP_EXPECTATION_FAILED: { status: 417, summary: 'The request has an Expect header other than 100-continue.' },
   UHLP_REQUEST_HEAD_TOO_LARGE: { status: 431, summary: 'The request line and headers (or chunked trailers) are over 16 KiB, or there are more than 1000 header lines.' },

@@ -29,6 +29,7 @@ import type { Embedder } from '../llm/embedder.js';
 import { invokeTool } from './tool-invoker.js';
 import { McpBodyTooLarge, mcpBodyParser } from './mcp-body.js';
 import { mcpBodyLimitBytes } from './mcp-limits.js';
+import { CARRIER_LEVELS, jsonTooDeep, MAX_JSON_DEPTH, nestsDeeper } from '../turns/json-depth.js';
 
 export const MCP_PATH = '/mcp';
 const SERVER_INFO = { name: 'uhlp-core', version: '0.1.0' };
@@ -163,9 +164,16 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       await reply.code(error.statusCode).send(errorBody(error, request.id));
       return;
     }
+    const text = (request.body as Buffer | undefined)?.toString('utf8') ?? '';
+    // Arguments too deep to serialize would fail inside the tool (a payload is serialized to be published): refused here, for every tool.
+    if (nestsDeeper(text, MAX_JSON_DEPTH + CARRIER_LEVELS)) {
+      const error = jsonTooDeep('request');
+      await reply.code(error.statusCode).send(errorBody(error, request.id));
+      return;
+    }
     let body: unknown;
     try {
-      body = JSON.parse((request.body as Buffer | undefined)?.toString('utf8') ?? '');
+      body = JSON.parse(text);
     } catch {
       await reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null });
       return;

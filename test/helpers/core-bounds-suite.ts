@@ -11,12 +11,21 @@
  *   with UHLP_WORKFLOW_STATE_TOO_LARGE, whether the checkpoint is within the
  *   endpoint's limit (the run service refuses it) or past it (the endpoint
  *   does, and the orchestrator fails the run).
+ * - A script's httpResponse cannot name a session, turn or run: its x-uhlp-*
+ *   headers are dropped, on a turn of the ambient session too.
+ * - JSON nested deeper than 512 levels gets 400 UHLP_JSON_TOO_DEEP from every
+ *   source: an HTTP body that says it is JSON to every handler kind (JIT, LLM,
+ *   WORKFLOW), synchronously or as an async invocation, the queue endpoint,
+ *   core.queue.publish and core.trigger.emit, a callback URL's delivery.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminJson, signedBy } from './sources-suite.js';
 import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
 
 const MIB = 1024 * 1024;
+/** The issue's body: 300,000 arrays deep, as JSON text (V8 parses it; what comes after overflows the stack). */
+const DEEP = '['.repeat(300_000) + ']'.repeat(300_000);
 
 export interface CoreBoundsSuiteOptions {
   readonly driver: 'process' | 'docker';
@@ -68,6 +77,77 @@ export function describeCoreBounds(options: CoreBoundsSuiteOptions): void {
         expect(over.status, `${bytes}: ${JSON.stringify(over.json)}`).toBe(413);
         expect(over.json).toMatchObject({ code: 'UHLP_BODY_TOO_LARGE' });
       }
+    });
+
+    it("drops the x-uhlp-* headers of a script's httpResponse on a session-less turn, and keeps the others", async () => {
+      const response = await fetch(`${core.url}/bounds/forge`);
+      expect(response.status).toBe(200);
+      expect(await response.text()).toBe('forged');
+      expect(response.headers.get('x-kept')).toBe('yes');
+      for (const name of ['x-uhlp-session-id', 'x-uhlp-run-id', 'x-uhlp-turn']) expect(response.headers.get(name), name).toBeNull();
+      // A stored session's turn gets the core's own, never the script's.
+      const stored = await fetch(`${core.url}/bounds/forge`, { headers: { 'x-uhlp-session': 'new' } });
+      expect(stored.headers.get('x-uhlp-session-id')).toMatch(/^SES-/);
+      expect(stored.headers.get('x-uhlp-turn')).toBe('1');
+      expect(stored.headers.get('x-uhlp-run-id')).toBeNull();
+    });
+
+    it('answers 400 UHLP_JSON_TOO_DEEP for a 300,000-deep JSON body to every handler kind, at once or as an async invocation', async () => {
+      for (const pathname of ['/bounds/echo', '/bounds/ask', '/bounds/board']) {
+        const response = await fetch(`${core.url}${pathname}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: DEEP });
+        const json = (await response.json()) as any;
+        expect(response.status, `${pathname}: ${JSON.stringify(json).slice(0, 300)}`).toBe(400);
+        expect(json).toMatchObject({ code: 'UHLP_JSON_TOO_DEEP', details: { field: 'body', maxDepth: 512 } });
+      }
+      const accepted = await fetch(`${core.url}/bounds/board`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'respond-async' }, body: DEEP });
+      expect(accepted.status).toBe(202);
+      let record: any;
+      await waitFor(
+        async () => {
+          record = await (await fetch(`${core.url}${accepted.headers.get('location')}`)).json();
+          return record.state !== 'running';
+        },
+        { timeoutMs: 20_000, what: 'the async invocation to end' },
+      );
+      expect(record.response.status).toBe(400);
+      expect(JSON.parse(record.response.body)).toMatchObject({ code: 'UHLP_JSON_TOO_DEEP' });
+      // Text that does not say it is JSON is a JIT script's to read, whatever it looks like; JSON at the limit passes.
+      const text = await fetch(`${core.url}/bounds/echo`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: DEEP });
+      expect(await text.json()).toEqual({ bytes: DEEP.length });
+      const atLimit = await fetch(`${core.url}/bounds/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '['.repeat(512) + ']'.repeat(512) });
+      expect(await atLimit.json()).toEqual({ bytes: 1024 });
+    });
+
+    it('answers 400 UHLP_JSON_TOO_DEEP for deep JSON from the queue endpoint, core.queue.publish and core.trigger.emit, and refuses a callback delivery of it', async () => {
+      const token = await signedBy(core, 'queue-publish', 'bounds', 'orders');
+      for (const body of [DEEP, '['.repeat(600) + ']'.repeat(600)]) {
+        const published = await fetch(`${core.url}/_uhlp/queues/bounds/orders`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body });
+        expect(published.status).toBe(400);
+        expect(await published.json()).toMatchObject({ code: 'UHLP_JSON_TOO_DEEP' });
+      }
+      for (const tool of ['queue', 'trigger']) {
+        const refused = await post(`/bounds/deep/${tool}`, { depth: 600 });
+        expect(refused.status, `${tool}: ${JSON.stringify(refused.json)}`).toBe(400);
+        expect(refused.json).toMatchObject({ code: 'UHLP_JSON_TOO_DEEP' });
+        const passed = await post(`/bounds/deep/${tool}`, { depth: 500 });
+        expect(passed.status, `${tool}: ${JSON.stringify(passed.json)}`).toBe(200);
+      }
+
+      // A callback URL is the caller's to use once: its body is taken, and the turn it would run refused.
+      const created = await post('/bounds/callback', {});
+      expect(created.status, JSON.stringify(created.json)).toBe(200);
+      const called = await fetch(`${core.url}${created.json.path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: DEEP });
+      expect(called.status).toBe(202);
+      const { invocationId } = (await called.json()) as { invocationId: string };
+      let dead: any;
+      await waitFor(
+        async () => {
+          dead = ((await adminJson(core, '/_uhlp/queues/bounds/hook/dead?source=callback')).deadLetters as any[]).find((d) => d.invocationId === invocationId);
+          return dead !== undefined;
+        },
+        { timeoutMs: 20_000, what: 'the callback delivery to be dead-lettered' },
+      );
+      expect(dead).toMatchObject({ reason: 'failed', error: 'UHLP_JSON_TOO_DEEP' });
     });
 
     it('completes a workflow whose blackboard holds ~350 KiB at the default run cap', async () => {
