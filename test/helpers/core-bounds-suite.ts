@@ -79,6 +79,23 @@ export function describeCoreBounds(options: CoreBoundsSuiteOptions): void {
       }
     });
 
+    it("reads a request to /mcp on the TCP port up to the endpoint's own limit, past the ingress limit, and answers 413 past it", async () => {
+      const { token } = (await post('/_uhlp/dev/mcp-token', { appId: 'bounds' })).json as { token: string };
+      const call = (bytes: number): Promise<Response> =>
+        fetch(`${core.url}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'core.kv.set', arguments: { key: 'got:big', value: 'v'.repeat(bytes) } } }),
+        });
+      // Over the ingress limit (1 MiB): the tool reads it, and answers as the tool does.
+      const read = await call(1.5 * MIB);
+      expect(read.status).toBe(200);
+      expect(JSON.stringify(await read.json())).toMatch(/UHLP_MCP_INVALID_ARGUMENTS.*value is over 1048576 bytes/);
+      const refused = await call(5 * MIB);
+      expect(refused.status).toBe(413);
+      expect(await refused.json()).toMatchObject({ code: 'UHLP_BODY_TOO_LARGE', details: { field: 'body' } });
+    });
+
     it("drops the x-uhlp-* headers of a script's httpResponse on a session-less turn, and keeps the others", async () => {
       const response = await fetch(`${core.url}/bounds/forge`);
       expect(response.status).toBe(200);
