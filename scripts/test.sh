@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== install and build"
+# Node 24: the machine's own when it is 24 or newer, else the pinned one from the npm registry.
+. scripts/node-env.sh
+echo "== install and build (node $(node --version) at $(command -v node))"
 npm ci --no-audit --no-fund --loglevel=error
 npm run -s build
 npx tsc -p tsconfig.check.json

@@ -56,7 +56,10 @@ beforeAll(async () => {
   const defs = copyFixture('csjs-app');
   mkdirSync(path.join(defs, 'apps', 'pay', 'files'));
   // A real addon for the escape attempt: the one the csjs runner itself loads.
-  copyFileSync(path.join(REPO_ROOT, 'node_modules', 'isolated-vm', 'out', 'isolated_vm.node'), path.join(defs, 'apps', 'pay', 'files', 'addon.node'));
+  copyFileSync(
+    path.join(REPO_ROOT, 'node_modules', 'isolated-vm', 'prebuilds', `${process.platform}-${process.arch}`, `isolated-vm.abi${process.versions.modules}.glibc.node`),
+    path.join(defs, 'apps', 'pay', 'files', 'addon.node'),
+  );
   core = await startUhlpDev(defs, ['--state', TEST_REDIS_URL], 60_000, undefined, { UHLP_STATE_PREFIX: prefix });
 }, 90_000);
 

@@ -195,8 +195,10 @@ describe('Http1RequestParser', () => {
   it('refuses Content-Length sent twice, even with one value, and one over the body limit however many digits it has', () => {
     expect(failure('POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 1\r\ncontent-length: 1\r\n\r\nx')).toMatchObject({ status: 400, field: 'content-length' });
     expect(failure('POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 99999999999999999999999\r\n\r\n')).toMatchObject({ status: 413, field: 'body' });
-    expect(failure('POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 1\t\r\n\r\nx')).toMatchObject({ status: 400, field: 'content-length' });
+    // Whitespace around the digits is spaces and tabs, as llhttp of Node 24 reads it.
+    expect(parserWith('POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 1\t\r\n\r\nx').next()?.body.toString()).toBe('x');
     expect(parserWith('POST / HTTP/1.1\r\nhost: s\r\ncontent-length:\t0001 \r\n\r\nx').next()?.body.toString()).toBe('x');
+    expect(failure('POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 1\t1\r\n\r\nx')).toMatchObject({ status: 400, field: 'content-length' });
   });
 
   it('takes chunked alone and once: no other coding, no list, no second header, no tab after it', () => {

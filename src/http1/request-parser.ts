@@ -430,7 +430,7 @@ function parseHead(buffer: Buffer, end: number, ceiling: number): Http1Head {
       case 'content-length':
         // Sent twice is refused even with the same value, as llhttp does: one framing, stated once.
         if (contentLength !== -1) throw new HttpRequestError(400, 'content-length is sent more than once', key);
-        contentLength = parseContentLength(buffer, valueStart, valueEnd, i, ceiling);
+        contentLength = parseContentLength(buffer, valueStart, valueEnd, ceiling);
         break;
       case 'transfer-encoding':
         transferEncodings++;
@@ -487,12 +487,12 @@ function parseHead(buffer: Buffer, end: number, ceiling: number): Http1Head {
 }
 
 /**
- * A Content-Length value: digits, then spaces only (llhttp refuses a tab
- * there). Past `ceiling` (the largest body limit) the value is no longer
- * computed, however many digits it has: the caller refuses it with 413 once it
- * knows the request's own limit.
+ * A Content-Length value: digits between optional whitespace (spaces and tabs,
+ * RFC 9110 5.6.1's OWS, as llhttp 9.3 of Node 24 reads it). Past `ceiling`
+ * (the largest body limit) the value is no longer computed, however many digits
+ * it has: the caller refuses it with 413 once it knows the request's own limit.
  */
-function parseContentLength(buffer: Buffer, start: number, end: number, lineEnd: number, ceiling: number): number {
+function parseContentLength(buffer: Buffer, start: number, end: number, ceiling: number): number {
   let length = 0;
   for (let i = start; i < end; i++) {
     const digit = buffer[i]! - 0x30;
@@ -500,7 +500,7 @@ function parseContentLength(buffer: Buffer, start: number, end: number, lineEnd:
     // Past the limit the digits still have to be digits; the value no longer matters.
     if (length <= ceiling) length = length * 10 + digit;
   }
-  if (start === end || hasTab(buffer, end, lineEnd)) throw new HttpRequestError(400, 'content-length is not a number', 'content-length');
+  if (start === end) throw new HttpRequestError(400, 'content-length is not a number', 'content-length');
   return length;
 }
 

@@ -20,6 +20,7 @@ import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { UhlpError } from '../errors.js';
 import { contextStream, packContext, type ContextEntry } from './build-context.js';
+import { pinnedNodeBinary } from './pinned-node.js';
 import { PACKAGE_ROOT, RUNNER_PROGRAMS, runnerAppFiles, type RunnerKind } from './runner-files.js';
 import { IMAGE_NODE_PATH, findNodeRuntime } from './node-runtime.js';
 
@@ -52,7 +53,7 @@ const LAYOUT_VERSION = '1';
 export interface BuildImagesOptions {
   /** Engine to build with. @defaultValue `new Docker()` (DOCKER_HOST or /var/run/docker.sock) */
   readonly docker?: Docker;
-  /** Node binary copied into the base image. @defaultValue process.execPath */
+  /** Node binary copied into the base image. @defaultValue the pinned Node (scripts/node-pin.json) */
   readonly nodePath?: string;
   /** Package root holding dist/ (after `npm run build`) and node_modules/. @defaultValue this package's root */
   readonly packageRoot?: string;
@@ -115,7 +116,7 @@ async function pruneOlder(docker: Docker, repository: string, keep: string): Pro
 }
 
 export async function buildNodeBase(docker: Docker, options: BuildImagesOptions): Promise<BuiltImage> {
-  const nodePath = options.nodePath ?? process.execPath;
+  const nodePath = options.nodePath ?? (await pinnedNodeBinary());
   const runtime = await findNodeRuntime(nodePath).catch((error: Error) => {
     throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `cannot list the libraries of ${nodePath}: ${error.message}`, { nodePath });
   });

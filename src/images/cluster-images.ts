@@ -19,6 +19,7 @@ import { UhlpError } from '../errors.js';
 import { packContext, type ContextEntry } from './build-context.js';
 import { buildNodeBase, ensureImage, SANDBOX_UID, type BuildImagesOptions, type BuiltImage } from './build-images.js';
 import { IMAGE_NODE_PATH, parseLdd, type RuntimeFile } from './node-runtime.js';
+import { pinnedNodeBinary } from './pinned-node.js';
 import { PACKAGE_ROOT } from './runner-files.js';
 
 const run = promisify(execFile);
@@ -72,7 +73,7 @@ async function buildCoreImage(docker: Docker, baseReference: string, options: Bu
   const entries: ContextEntry[] = [{ name: 'Dockerfile', content: Buffer.from(dockerfile) }];
   for (const file of await coreAppFiles(root)) entries.push({ name: `app/${file.name}`, content: file.content, mode: file.mode });
   // The node base holds the C library and the loader already: only what git adds is copied.
-  const nodeLibraries = new Set(parseLdd((await run('ldd', [options.nodePath ?? process.execPath])).stdout).map((file) => file.imagePath));
+  const nodeLibraries = new Set(parseLdd((await run('ldd', [options.nodePath ?? (await pinnedNodeBinary())])).stdout).map((file) => file.imagePath));
   const gitFiles = new Map<string, RuntimeFile>();
   for (const program of GIT_PROGRAMS) {
     gitFiles.set(program, { hostPath: program, imagePath: program });

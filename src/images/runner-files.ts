@@ -45,13 +45,16 @@ export const RUNNER_PROGRAMS: Readonly<Record<RunnerKind, RunnerProgramInfo>> = 
 export const RUNNER_KINDS: readonly RunnerKind[] = ['jit', 'llm', 'csjs'];
 
 /**
- * Packages of which a runner needs only some files at run time, and none of
- * their dependencies: isolated-vm is compiled at install, and its sources,
- * build tree and install-time helpers (prebuild-install) have no place in a
+ * Packages of which a runner needs only some files at run time: isolated-vm's
+ * addon (the published build for this platform, or one compiled at install) and
+ * the few lines that load it (with node-gyp-build, its one dependency); its
+ * sources, vendored V8 headers and other platforms' builds have no place in a
  * sandbox.
  */
 const RUNTIME_FILES: Readonly<Record<string, RegExp>> = {
-  'isolated-vm': /^(package\.json|isolated-vm\.js|LICENSE|out\/isolated_vm\.node)$/,
+  'isolated-vm': new RegExp(
+    `^(package\\.json|isolated-vm\\.js|LICENSE|build/Release/isolated_vm\\.node|prebuilds/${process.platform}-${process.arch}/isolated-vm\\.abi\\d+\\.glibc\\.node)$`,
+  ),
 };
 /** Build output the runner does not load: source maps and type declarations. */
 const SKIPPED_FILE = /(\.map|\.d\.[cm]?ts|\.tsbuildinfo)$/;
@@ -116,7 +119,6 @@ async function packageDirs(root: string, packages: readonly string[]): Promise<s
     const manifest = await readFile(path.join(root, dir, 'package.json'), 'utf8').catch(() => {
       throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `package ${name} is not installed under ${root}; run npm ci`, { package: name });
     });
-    if (RUNTIME_FILES[name] !== undefined) continue;
     queue.push(...Object.keys((JSON.parse(manifest) as { dependencies?: Record<string, string> }).dependencies ?? {}));
   }
   return [...found].sort();

@@ -115,7 +115,7 @@ export class CustomResourceClient {
   async list<T>(resource: ResourceKind, namespace: string | undefined, labelSelector?: string): Promise<{ items: T[]; resourceVersion: string }> {
     const list = (
       namespace === undefined
-        ? await this.api.listCustomObjectForAllNamespaces({ group: API_GROUP, version: API_VERSION, plural: resource.plural, labelSelector })
+        ? await this.api.listCustomObjectForAllNamespaces({ group: API_GROUP, version: API_VERSION, resourcePlural: resource.plural, labelSelector })
         : await this.api.listNamespacedCustomObject({ ...this.target(resource, namespace), labelSelector })
     ) as { items: T[]; metadata?: { resourceVersion?: string } };
     return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };

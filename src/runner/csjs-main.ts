@@ -13,6 +13,12 @@
 import { createCsjsExecutor } from './csjs-executor.js';
 import { runRunnerProgram } from './runner-process.js';
 
+// isolated-vm loads its addon through node-gyp-build, which reads /etc/alpine-release to
+// choose between its glibc and musl builds; the permission model refuses that read (only /app
+// and /work are granted). A sandbox's root carries glibc (the images' and bubblewrap's alike,
+// and only glibc builds are staged, images/runner-files.ts), so the runner says so itself.
+process.env.LIBC ??= 'glibc';
+
 runRunnerProgram({
   name: 'csjs-runner',
   readsDefinitions: false,

@@ -282,7 +282,7 @@ export class DockerDriver implements SandboxDriver {
       name: `uhlp-${spec.appId}-${spec.pool.name}-${id}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
       Image: this.imageOf(spec),
       // The image's Node and runner, with Node's permission model in front of the runner, as in a process sandbox.
-      Entrypoint: [IMAGE_NODE_PATH, ...nodePermissionFlags(process.version).flags(readable, [CONTAINER_WORK]), ...addonFlags(spec.pool.runner), `${IMAGE_APP_DIR}/${program.entry}`],
+      Entrypoint: [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [CONTAINER_WORK]), ...addonFlags(spec.pool.runner), `${IMAGE_APP_DIR}/${program.entry}`],
       Cmd: [
         '--listen',
         listen,

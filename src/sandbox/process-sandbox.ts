@@ -123,23 +123,22 @@ export async function prepareProcessSandbox(options: PrepareProcessSandboxOption
   await mkdir(options.stateDir, { recursive: true });
   const runners = {} as Record<RunnerKind, StagedRunner>;
   for (const kind of RUNNER_KINDS) runners[kind] = await stageRunnerRoot(options.stateDir, kind, options.packageRoot);
-  const permissions = nodePermissionFlags(process.version);
   if ((options.prefer ?? 'namespaces') === 'namespaces') {
     try {
       const bwrap = options.bwrapPath ?? findBwrap();
       if (!existsSync(bwrap)) throw new ProcessIsolationUnavailable(`bubblewrap is not at ${bwrap}`);
       const runtime = await findNodeRuntime(process.execPath);
-      const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runners, permissions);
+      const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runners);
       await probe(sandbox, options.stateDir);
       return sandbox;
     } catch (error) {
       const reason = error instanceof ProcessIsolationUnavailable ? error.reason : (error as Error).message;
       if (!options.allowUnisolated) throw error instanceof ProcessIsolationUnavailable ? error : new ProcessIsolationUnavailable(reason);
-      return unisolatedSandbox(runners, permissions, `no namespaces (${reason}); only Node's permission model`);
+      return unisolatedSandbox(runners, `no namespaces (${reason}); only Node's permission model`);
     }
   }
   if (!options.allowUnisolated) throw new ProcessIsolationUnavailable('namespaces were not asked for');
-  return unisolatedSandbox(runners, permissions, "no namespaces (not asked for); only Node's permission model");
+  return unisolatedSandbox(runners, "no namespaces (not asked for); only Node's permission model");
 }
 
 function findBwrap(): string {
@@ -155,7 +154,7 @@ interface SandboxBuilder extends ProcessSandbox {
   command(launch: RunnerLaunch, program: (paths: RunnerPaths) => string[]): LaunchCommand;
 }
 
-function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], runners: Readonly<Record<RunnerKind, StagedRunner>>, permissions: NodePermissionFlags): SandboxBuilder {
+function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], runners: Readonly<Record<RunnerKind, StagedRunner>>): SandboxBuilder {
   const seccomp = seccompFilter();
   return {
     isolation: 'namespaces',
@@ -195,13 +194,13 @@ function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], 
         work: SANDBOX_PATHS.work,
         mcpSocket: launch.mcpSocket ? SANDBOX_PATHS.mcpSocket : undefined,
       };
-      args.push(`--max-old-space-size=${launch.memoryMb}`, ...permissions.flags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths));
+      args.push(`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths));
       return { file: bwrap, args, fd3: seccomp, socketPath: path.join(launch.socketDir, 'runner.sock'), workDir: SANDBOX_PATHS.work };
     },
   };
 }
 
-function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, permissions: NodePermissionFlags, summary: string): SandboxBuilder {
+function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, summary: string): SandboxBuilder {
   return {
     isolation: 'none',
     summary,
@@ -219,7 +218,7 @@ function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, 
         work: launch.workDir,
         mcpSocket: launch.mcpSocket,
       };
-      const args = [`--max-old-space-size=${launch.memoryMb}`, ...permissions.flags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths)];
+      const args = [`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths)];
       return { file: process.execPath, args, socketPath: paths.socket, workDir: launch.workDir };
     },
   };
@@ -265,22 +264,13 @@ function runnerProgram(entry: string, launch: RunnerLaunch, paths: RunnerPaths):
   ];
 }
 
-interface NodePermissionFlags {
-  flags(read: readonly string[], write: readonly string[]): string[];
-}
-
 /**
- * Node's permission model flags for this Node: `--permission` from 22 on,
- * `--experimental-permission` before; one flag per path (the comma-separated
- * form is refused by recent 20.x releases). The probe at start checks that
- * they work.
+ * Node's permission model flags: `--permission` and one flag per path (a
+ * comma-separated list is not accepted by every release). The probe at start
+ * checks that they work.
  */
-export function nodePermissionFlags(version: string): NodePermissionFlags {
-  const major = Number(/^v(\d+)/.exec(version)?.[1] ?? 0);
-  const enable = major >= 22 ? ['--permission'] : ['--experimental-permission', '--disable-warning=ExperimentalWarning'];
-  return {
-    flags: (read, write) => [...enable, ...read.map((p) => `--allow-fs-read=${p}`), ...write.map((p) => `--allow-fs-write=${p}`)],
-  };
+export function nodePermissionFlags(read: readonly string[], write: readonly string[]): string[] {
+  return ['--permission', ...read.map((p) => `--allow-fs-read=${p}`), ...write.map((p) => `--allow-fs-write=${p}`)];
 }
 
 /** Starts one contained Node that only checks its fences and exits; throws what stopped it. */

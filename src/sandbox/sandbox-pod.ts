@@ -144,7 +144,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
           image: podImage(input),
           // Images come from local builds imported into the node (`uhlp images save`); no registry.
           imagePullPolicy: 'Never',
-          command: [IMAGE_NODE_PATH, ...nodePermissionFlags(process.version).flags(readable, [POD_WORK]), `${IMAGE_APP_DIR}/${program.entry}`],
+          command: [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [POD_WORK]), `${IMAGE_APP_DIR}/${program.entry}`],
           args: [
             '--listen',
             `tcp:0.0.0.0:${POD_RUNNER_PORT}`,
@@ -162,6 +162,10 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             { name: 'HOME', value: POD_WORK },
             { name: 'TMPDIR', value: `${POD_WORK}/tmp` },
           ],
+          // A runner that dies on the V8 heap limit prints why and then, as PID 1, cannot
+          // abort (the signal is ignored) and ends on SIGSEGV: its last log lines are what
+          // tell a heap exhaustion from a crash (pod-exit-cause.ts).
+          terminationMessagePolicy: 'FallbackToLogsOnError',
           ports: [{ name: 'runner', containerPort: POD_RUNNER_PORT, protocol: 'TCP' }],
           readinessProbe: {
             httpGet: { path: '/healthz', port: POD_RUNNER_PORT },

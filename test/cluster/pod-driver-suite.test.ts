@@ -31,9 +31,9 @@ for (const runner of POD_RUNNER_PROFILES) {
     },
     runner,
     labels: { 'uhlp.dev/app': 'suite', 'uhlp.dev/pool': 'suite', 'uhlp.dev/instance': instanceId },
-    // The V8 heap gets half the pod's memory limit as in a container, but the
-    // kubelet's container reports the kernel's OOM kill (reason OOMKilled) first.
-    memoryExhaustionCause: 'oom',
+    // The V8 heap gets half the pod's memory limit as in a container, and a script
+    // that fills it stops on the heap limit before the kernel's OOM kill.
+    memoryExhaustionCause: 'heap-limit',
     // A pod is deleted through the API server and stopped by the kubelet; destroy waits
     // (up to 5 s) until its runner no longer answers, so it never answers after destroy.
     destroyWithinMs: 6000,

@@ -5,9 +5,10 @@
  * and containerd's `ctr images import` take.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildClusterImages, type ClusterImages } from '../../src/images/cluster-images.js';
@@ -15,6 +16,7 @@ import { saveImages } from '../../src/images/save-images.js';
 import { docker } from './docker-env.js';
 
 const run = promisify(execFile);
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The containerd that dockerd runs (Debian's docker.io); `ctr` talks to it. */
 const CONTAINERD_SOCKET = '/var/run/docker/containerd/containerd.sock';
 
@@ -57,7 +59,9 @@ describe('the chart images', () => {
   it('runs the uhlp command as a non-root user, with git and no shell', async () => {
     const info = await docker.getImage(images.core.reference).inspect();
     expect(info.Config.User).toBe('10001:10001');
-    expect(await runToEnd(images.core.reference, ['/usr/local/bin/node', '-e', 'console.log(process.getuid())'])).toEqual({ exitCode: 0, output: '10001' });
+    // The core and the operator run on the pinned Node 24, not on the build machine's.
+    const pinned = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'scripts', 'node-pin.json'), 'utf8')) as { version: string };
+    expect(await runToEnd(images.core.reference, ['/usr/local/bin/node', '-e', 'console.log(process.getuid(), process.version)'])).toEqual({ exitCode: 0, output: `10001 v${pinned.version}` });
     expect((await runToEnd(images.core.reference, ['/usr/local/bin/node', '/app/bin/uhlp.js', '--help'])).output).toMatch(/uhlp operator/);
     expect(await runToEnd(images.core.reference, ['/usr/bin/git', '--version'])).toMatchObject({ exitCode: 0, output: expect.stringMatching(/^git version/) });
     // The https helper loads (its libraries are there): with no network it fails to connect, not to start.

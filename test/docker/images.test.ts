@@ -2,7 +2,7 @@
  * `uhlp images build` on the real engine: the images are FROM scratch (no shell),
  * run Node as a non-root user, and are rebuilt only when an input changes.
  */
-import { appendFileSync, cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,8 +40,13 @@ describe('sandbox images', () => {
     // Only the layer of copied files: node, its libraries, /etc/passwd and /etc/group.
     expect(base.RootFS.Layers).toHaveLength(1);
 
-    const runNode = await runToEnd(images.jitRunner.reference, ['/usr/local/bin/node', '-e', 'console.log(process.getuid(), process.version)']);
-    expect(runNode).toEqual({ exitCode: 0, output: `10001 ${process.version}` });
+    // Every runner carries the pinned Node 24, whatever Node the build machine runs.
+    const pinned = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'scripts', 'node-pin.json'), 'utf8')) as { version: string };
+    expect(pinned.version).toMatch(/^24\./);
+    for (const runner of [images.jitRunner, images.llmOrchestrator, images.csjsRunner]) {
+      const runNode = await runToEnd(runner.reference, ['/usr/local/bin/node', '-e', 'console.log(process.getuid(), process.version)']);
+      expect(runNode).toEqual({ exitCode: 0, output: `10001 v${pinned.version}` });
+    }
     for (const runner of [images.jitRunner, images.llmOrchestrator]) {
       const shell = await docker.createContainer({ Image: runner.reference, Entrypoint: ['/bin/sh'], Cmd: ['-c', 'true'] });
       await expect(shell.start()).rejects.toMatchObject({ statusCode: expect.any(Number) });

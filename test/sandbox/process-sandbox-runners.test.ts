@@ -28,7 +28,7 @@ describe('process sandbox commands per runner', () => {
     const llm = sandbox.launch(launch('llm')).args;
     for (const args of [jit, llm]) {
       expect(args).toEqual(expect.arrayContaining(['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL', '--seccomp', '3', '--clearenv']));
-      expect(args.some((arg) => /^--(experimental-)?permission$/.test(arg))).toBe(true);
+      expect(args).toContain('--permission');
       expect(args).toContain('--allow-fs-write=/work');
       expect(args.join(' ')).toContain('--bind /host/mcp.sock /run/uhlp-core/mcp.sock');
     }
@@ -52,8 +52,12 @@ describe('process sandbox commands per runner', () => {
     // Only the addon's runtime files are staged, not its sources, build tree or install-time helpers.
     const appDir = csjs[csjs.indexOf('/app') - 1]!;
     const { readdirSync } = await import('node:fs');
-    expect(readdirSync(path.join(appDir, 'node_modules', 'isolated-vm'), { recursive: true }).sort()).toEqual(['LICENSE', 'isolated-vm.js', 'out', 'out/isolated_vm.node', 'package.json']);
-    expect(readdirSync(path.join(appDir, 'node_modules'))).not.toContain('prebuild-install');
+    const staged = readdirSync(path.join(appDir, 'node_modules', 'isolated-vm'), { recursive: true }).map(String);
+    expect(staged.filter((name) => !name.endsWith('.node')).sort()).toEqual(['LICENSE', 'isolated-vm.js', 'package.json', 'prebuilds', `prebuilds/${process.platform}-${process.arch}`]);
+    const addons = staged.filter((name) => name.endsWith('.node'));
+    expect(addons).toContain(`prebuilds/${process.platform}-${process.arch}/isolated-vm.abi${process.versions.modules}.glibc.node`);
+    expect(addons.every((name) => /\.glibc\.node$/.test(name))).toBe(true);
+    expect(readdirSync(path.join(appDir, 'node_modules')).sort()).toEqual(['@sinclair', 'isolated-vm', 'node-gyp-build']);
   });
 
   it('unisolated: the permission model reads no definitions for the llm-orchestrator', async () => {

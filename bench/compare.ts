@@ -1,0 +1,140 @@
+/**
+ * Before/after in one run: the same benchmark on two trees (an older commit's
+ * worktree beside this one, or one tree on two Node binaries), in interleaved
+ * rounds, so that a noisy spell on a shared machine hits both sides.
+ *
+ *   tsx bench/compare.ts before=/work/wt/old after=. [--rounds 3]
+ *   tsx bench/compare.ts node20=.:/usr/bin/node node24=.
+ *
+ * Each side is `name=tree[:node]`; the tree must be built (`npm run build`) and
+ * installed for that Node. Every round runs `bench/run.ts` once in each tree in
+ * turn, as a child process with that Node first on PATH and one round of its
+ * own (BENCH_DISPATCH_ROUNDS=1, BENCH_QUEUE_ROUNDS=1); the other BENCH_*
+ * variables (BENCH_ONLY, BENCH_SECONDS, ...) pass through. Prints JSON and a
+ * table: each figure's median over the rounds, with every round's value.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { table } from './lib/load.js';
+
+interface Side {
+  readonly name: string;
+  readonly tree: string;
+  readonly node: string;
+}
+
+/** Figures read from one `bench/run.ts` report, by a stable name. */
+type Figures = Record<string, number>;
+
+function parseSides(args: readonly string[]): { sides: Side[]; rounds: number } {
+  const sides: Side[] = [];
+  let rounds = 3;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--rounds') {
+      rounds = Number(args[++i]);
+      continue;
+    }
+    const match = /^([\w.-]+)=([^:]+)(?::(.+))?$/.exec(arg);
+    if (!match) throw new Error(`compare: expected name=tree[:node] or --rounds N, got "${arg}"`);
+    sides.push({ name: match[1]!, tree: path.resolve(match[2]!), node: match[3] ?? process.execPath });
+  }
+  if (sides.length < 2) throw new Error('compare: name two sides, e.g. before=../old after=.');
+  if (!(rounds >= 1)) throw new Error('compare: --rounds must be a positive number');
+  return { sides, rounds };
+}
+
+/** One run of bench/run.ts in `side`'s tree; resolves with its JSON report. */
+function runOnce(side: Side): Promise<Record<string, unknown>> {
+  const env = {
+    ...process.env,
+    PATH: `${path.dirname(side.node)}${path.delimiter}${process.env.PATH ?? ''}`,
+    BENCH_DISPATCH_ROUNDS: '1',
+    BENCH_QUEUE_ROUNDS: '1',
+  };
+  const tsx = path.join(side.tree, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+  return new Promise((resolve, reject) => {
+    const child = spawn(side.node, [tsx, path.join('bench', 'run.ts')], { cwd: side.tree, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const first = out.split('\n', 1)[0] ?? '';
+      if (code !== 0 || !first.startsWith('{')) reject(new Error(`${side.name}: bench/run.ts exited ${code}\n${out.slice(0, 2000)}`));
+      else resolve(JSON.parse(first) as Record<string, unknown>);
+    });
+  });
+}
+
+/** The figures a before/after claim is made of, from whichever parts the report has. */
+export function figuresOf(report: Record<string, unknown>): Figures {
+  const out: Figures = {};
+  const put = (name: string, value: unknown): void => {
+    if (typeof value === 'number' && Number.isFinite(value)) out[name] = value;
+  };
+  type Row = { path: string; connections: number; sandboxes: number; concurrency: number; result: Record<string, number> };
+  const rows = (key: string, label: string): void => {
+    for (const row of (report[key] as Row[] | undefined) ?? []) {
+      const name = `${label} ${row.path} c${row.connections} ${row.sandboxes}x${row.concurrency}`;
+      put(`${name} req/s`, row.result.rps);
+      put(`${name} p50 ms`, row.result.p50Ms);
+      put(`${name} p99 ms`, row.result.p99Ms);
+    }
+  };
+  rows('warmDispatch', 'dispatch');
+  rows('llmDispatch', 'llm');
+  const csjs = report.csjs as
+    | { warm: { csjs: { p50: number; p99: number }; jit: { p50: number }; overheadP50Ms: number }; firstCallOfNewVersion: { p50: number; p99: number }; firstRunInProcess: { p50: number } }
+    | undefined;
+  if (csjs) {
+    put('csjs warm call p50 ms', csjs.warm.csjs.p50);
+    put('csjs warm call p99 ms', csjs.warm.csjs.p99);
+    put('csjs warm jit call p50 ms', csjs.warm.jit.p50);
+    put('csjs warm overhead p50 ms', csjs.warm.overheadP50Ms);
+    put('csjs first call of a new version p50 ms', csjs.firstCallOfNewVersion.p50);
+    put('csjs first call of a new version p99 ms', csjs.firstCallOfNewVersion.p99);
+    put('csjs first run in process p50 ms', csjs.firstRunInProcess.p50);
+  }
+  for (const row of (report.queue as Array<Record<string, unknown>> | undefined) ?? []) {
+    const label = `queue ${String(row.path ?? row.name ?? '')}`.trim();
+    for (const [key, value] of Object.entries(row)) put(`${label} ${key}`, value);
+  }
+  const workflow = report.workflow as { perStepOverheadP50Ms?: number; firstByte?: { throughCore?: { p50Ms?: number } } } | undefined;
+  if (workflow) {
+    put('workflow overhead per step p50 ms', workflow.perStepOverheadP50Ms);
+    put('workflow first byte p50 ms', workflow.firstByte?.throughCore?.p50Ms);
+  }
+  return out;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+const { sides, rounds } = parseSides(process.argv.slice(2));
+const runs = new Map<string, Figures[]>(sides.map((side) => [side.name, []]));
+const started = { cpus: os.cpus().length, loadAverage: os.loadavg(), at: new Date().toISOString() };
+for (let round = 0; round < rounds; round++) {
+  for (const side of sides) {
+    process.stderr.write(`compare: round ${round + 1}/${rounds}, ${side.name} (${side.tree}, ${side.node})\n`);
+    runs.get(side.name)!.push(figuresOf(await runOnce(side)));
+  }
+}
+
+const names = [...new Set([...runs.values()].flatMap((list) => list.flatMap((figures) => Object.keys(figures))))];
+const summary = names.map((figure) => {
+  const row: Record<string, string | number> = { figure };
+  for (const side of sides) {
+    const values = runs.get(side.name)!.map((figures) => figures[figure]).filter((v): v is number => v !== undefined);
+    row[side.name] = values.length > 0 ? median(values) : '-';
+    row[`${side.name} rounds`] = values.join(' ');
+  }
+  return row;
+});
+const report = { machine: started, loadAverageAfter: os.loadavg(), rounds, sides, summary };
+mkdirSync('bench/results', { recursive: true });
+writeFileSync(`bench/results/compare-${Date.now()}.json`, JSON.stringify(report, null, 2));
+process.stdout.write(`${JSON.stringify(report)}\n\n${table(summary)}\n`);
