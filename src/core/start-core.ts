@@ -16,6 +16,7 @@ import { createOpenAiCompatibleProvider } from '../llm/openai-compatible-provide
 import { createScriptedProvider, loadScriptedProvider } from '../llm/scripted-provider.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
+import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
 import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../registry/application-registry.js';
@@ -256,6 +257,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     // cs.codeq.publish (core.codeq.publish) publishes onto the app's own queues of the delivery sources.
     codeq: codeqOnQueues(sources),
     sources,
+    // Checkpoints up to the run cap must reach the run service, which fails an oversized run itself.
+    bodyLimitBytes: mcpBodyLimitBytes(config.runs.maxBytes),
   });
 
   let url = '';
@@ -336,7 +339,14 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     app = built.app;
     invocations = built.invocations;
     await app.ready();
-    server = new IngressServer({ ingress: built.ingress, metrics, logger, coreRoutes: app.routing, bodyLimitBytes: config.bodyLimitBytes });
+    server = new IngressServer({
+      ingress: built.ingress,
+      metrics,
+      logger,
+      coreRoutes: app.routing,
+      bodyLimitBytes: config.bodyLimitBytes,
+      mcpBodyLimitBytes: mcp.bodyLimitBytes,
+    });
     // It must exist before the first container starts.
     await server.listenCoreSocket(coreSocket);
     if (kubernetesApps) await kubernetesApps.start();

@@ -204,6 +204,13 @@ describe('validateAppDefinition', () => {
         ['no jit pool', llmDoc(optimized, { pools: [{ name: 'brain', runner: 'llm' }], components: [{ id: 'triage', handler: 'LLM', pool: 'brain', llm: { prompt: 'prompts/triage.njk', ...optimized } }] }), '/spec/components/0/llm/optimize', /runner: jit/],
         ['a code pool that is not jit', llmDoc({ ...optimized, optimize: { mode: 'auto', pool: 'brain' } }), '/spec/components/1/llm/optimize/pool', /runner: llm/],
         ['an agreement out of range', llmDoc({ ...optimized, optimize: { mode: 'auto', agreement: 1.5 } }), '/spec/components/1/llm/optimize/agreement', /.+/],
+        [
+          'a minSamples too small for its holdout to hold back 4 samples',
+          llmDoc({ ...optimized, optimize: { mode: 'auto', minSamples: 4, holdout: 0.3 } }),
+          '/spec/components/1/llm/optimize/minSamples',
+          /^minSamples 4 with holdout 0\.3 holds back about 1 of them; a candidate is judged on at least 4 held-back samples: raise minSamples to 14 or more, or holdout$/,
+        ],
+        ['a minSamples one short at the smallest holdout', llmDoc({ ...optimized, optimize: { mode: 'suggest', minSamples: 39, holdout: 0.1 } }), '/spec/components/1/llm/optimize/minSamples', /minSamples 39 with holdout 0\.1.*raise minSamples to 40/],
         ['a fallback on an LLM component', llmDoc({}, {}), '/spec/components/1/fallback', /only a JIT component/],
       ];
       optimizeCases[optimizeCases.length - 1]![1] = doc({
@@ -225,6 +232,16 @@ describe('validateAppDefinition', () => {
           /runner: llm/,
         ],
       );
+      it.each([
+        [14, 0.3],
+        [40, 0.1],
+        [5, 0.9],
+        [8, 0.5],
+      ])('takes minSamples %d with holdout %d: at least 4 held back', (minSamples, holdout) => {
+        const result = validateAppDefinition(llmDoc({ ...optimized, optimize: { mode: 'auto', minSamples, holdout } }), llmOptions);
+        expect(result.ok ? [] : result.problems).toEqual([]);
+      });
+
       it.each(optimizeCases)('reports %s', (_name, input, path, reason) => {
         const result = validateAppDefinition(input, llmOptions);
         expect(result.ok).toBe(false);

@@ -24,6 +24,16 @@ describe('interpretResult', () => {
       {},
       '',
     ],
+    [
+      "httpResponse drops the core's own x-uhlp-* headers, in any case",
+      {
+        resultType: 'httpResponse',
+        data: { statusCode: 200, headers: { 'X-UHLP-Session-ID': 'SES-forged', 'x-uhlp-run-id': 'RUN-forged', 'X-Uhlp-Turn': '9', 'x-uhlp': 'kept', 'x-uhlpx': 'kept' }, body: '' },
+      },
+      200,
+      { 'x-uhlp': 'kept', 'x-uhlpx': 'kept' },
+      '',
+    ],
     ['httpResponse without body', { resultType: 'httpResponse', data: { statusCode: 204 } }, 204, {}, ''],
     [
       'httpResponse base64',

@@ -1,6 +1,7 @@
 /**
  * Turns a sandbox's validated /execute answer into the HTTP response the client
- * gets: `httpResponse` is proxied exactly, `generic` becomes JSON, `error` becomes
+ * gets: `httpResponse` is proxied exactly (but for hop-by-hop headers and the
+ * core's own `x-uhlp-*`), `generic` becomes JSON, `error` becomes
  * the app's own error code with the status it asked for (422 when that is not a
  * 4xx/5xx), with a `Retry-After` header when its details say when to retry
  * (`retryAfterSeconds`, as core.llm.generate's budget refusal gives it). A pure
@@ -38,6 +39,13 @@ const HOP_BY_HOP = new Set([
   'x-request-id',
 ]);
 
+/**
+ * The core's own headers (`x-uhlp-session-id`, `x-uhlp-turn`, `x-uhlp-run-id`,
+ * ...): only the core says which session, turn or run an answer belongs to, so a
+ * sandbox's are dropped, whatever the turn. The core adds its own afterwards.
+ */
+const CORE_HEADER_PREFIX = 'x-uhlp-';
+
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function interpretResult(response: ExecuteResponse, requestId: string): FinalResponse {
@@ -60,7 +68,7 @@ function fromHttpResponse(data: HttpResponseData): FinalResponse {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(data.headers ?? {})) {
     const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower)) continue;
+    if (HOP_BY_HOP.has(lower) || lower.startsWith(CORE_HEADER_PREFIX)) continue;
     if (!isHeaderName(name)) throw badResponse(`/data/headers: "${name}" is not a header name`);
     if (typeof value === 'string' ? !isHeaderValue(value) : !value.every(isHeaderValue)) {
       throw badResponse(`/data/headers/${name}: the value has a line break or control character`);

@@ -144,6 +144,34 @@ describe('Http1RequestParser', () => {
     expect(failure('POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n0\r\n', `x-t: ${'t'.repeat(300)}\r\n`)).toMatchObject({ status: 431 });
   });
 
+  it("bounds the body of a path with a limit of its own by that limit, and every other path's by maxBodyBytes", () => {
+    const limits = { ...LIMITS, bodyLimitsByPath: new Map([['/mcp', 4096]]) };
+    const parse = (...parts: string[]): Http1RequestParser => {
+      const parser = new Http1RequestParser(limits);
+      for (const part of parts) parser.push(Buffer.from(part, 'latin1'));
+      return parser;
+    };
+    const status = (...parts: string[]): number | undefined => {
+      try {
+        parse(...parts).next();
+        return undefined;
+      } catch (error) {
+        return (error as HttpRequestError).status;
+      }
+    };
+    expect(parse('POST /mcp?x=1 HTTP/1.1\r\nhost: s\r\ncontent-length: 4096\r\n\r\n', 'y'.repeat(4096)).next()?.body.length).toBe(4096);
+    expect(parse('POST /mcp HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n1000\r\n', 'y'.repeat(4096), '\r\n0\r\n\r\n').next()?.body.length).toBe(4096);
+    expect(status('POST /mcp HTTP/1.1\r\nhost: s\r\ncontent-length: 4097\r\n\r\n')).toBe(413);
+    expect(status('POST /mcp HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n1001\r\n')).toBe(413);
+    expect(status('POST /mcp HTTP/1.1\r\nhost: s\r\ncontent-length: 99999999999999999999999\r\n\r\n')).toBe(413);
+    // Not the endpoint's path: the ordinary limit, whatever the path starts with.
+    expect(status('POST /mcp/x HTTP/1.1\r\nhost: s\r\ncontent-length: 1025\r\n\r\n')).toBe(413);
+    expect(status('POST / HTTP/1.1\r\nhost: s\r\ntransfer-encoding: chunked\r\n\r\n401\r\n')).toBe(413);
+    const after = parse('POST /mcp HTTP/1.1\r\nhost: s\r\ncontent-length: 2000\r\n\r\n', 'y'.repeat(2000), 'POST / HTTP/1.1\r\nhost: s\r\ncontent-length: 2000\r\n\r\n');
+    expect(after.next()?.body.length).toBe(2000);
+    expect(() => after.next()).toThrow(expect.objectContaining({ status: 413 }));
+  });
+
   it('trims spaces and tabs around a value, and nothing else: a VT, FF or NBSP is refused or kept', () => {
     expect(parserWith('GET / HTTP/1.1\r\nhost: s\r\nx-a: \t 1 2\t \r\n\r\n').next()?.headers['x-a']).toBe('1 2');
     expect(parserWith('GET / HTTP/1.1\r\nhost: s\r\nx-a: 1\xa0\r\n\r\n').next()?.headers['x-a']).toBe('1\xa0');

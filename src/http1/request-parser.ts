@@ -76,6 +76,13 @@ export interface RequestLimits {
   readonly maxHeadBytes: number;
   /** Body, bytes; past it: 413. */
   readonly maxBodyBytes: number;
+  /**
+   * Body limits of their own for the requests to some paths (exactly as the
+   * request line names them, query aside), instead of maxBodyBytes: the core's
+   * MCP endpoint takes what its tools accept, which is more than an app request.
+   * @defaultValue none
+   */
+  readonly bodyLimitsByPath?: ReadonlyMap<string, number>;
 }
 
 const HEAD_END = Buffer.from('\r\n\r\n');
@@ -134,19 +141,31 @@ const FIRST_ONLY = new Set([
   'user-agent',
 ]);
 
+/** A request whose head is parsed and whose body is still to read. */
+interface Pending {
+  readonly head: Http1Head;
+  headBytes: number;
+  /** Its path's body limit (RequestLimits.bodyLimitsByPath), else maxBodyBytes. */
+  readonly bodyLimit: number;
+}
+
 type Chunked = { state: 'size' } | { state: 'data'; remaining: number } | { state: 'data-end' } | { state: 'trailers' };
 
 export class Http1RequestParser {
   /** Bytes not consumed yet, in arrival order; joined only when they are parsed. */
   private parts: Buffer[] = [];
   private size = 0;
-  /** The next request's parsed head and its length in bytes, until its body is read. */
-  private pending: { head: Http1Head; headBytes: number } | undefined;
+  /** The next request's parsed head, its length in bytes and its body limit, until its body is read. */
+  private pending: Pending | undefined;
   /** Chunked body: decoding state and the chunks decoded so far. */
   private chunked: { state: Chunked; parts: Buffer[]; size: number; trailerBytes: number; extensionBytes: number } | undefined;
   private failed: HttpRequestError | undefined;
+  /** The largest body any request may have: a Content-Length past it is refused before the path's own limit is known. */
+  private readonly ceiling: number;
 
-  constructor(private readonly limits: RequestLimits) {}
+  constructor(private readonly limits: RequestLimits) {
+    this.ceiling = Math.max(limits.maxBodyBytes, ...(limits.bodyLimitsByPath?.values() ?? []));
+  }
 
   /** Bytes from the connection; parsed by head() and next(). */
   push(chunk: Buffer): void {
@@ -222,7 +241,7 @@ export class Http1RequestParser {
     }
   }
 
-  private parseHead(): { head: Http1Head; headBytes: number } | undefined {
+  private parseHead(): Pending | undefined {
     if (this.size === 0) return undefined;
     let buffer = this.buffer;
     // A client may send empty lines between requests (RFC 9112, section 2.2).
@@ -236,7 +255,10 @@ export class Http1RequestParser {
       if (buffer.length > this.limits.maxHeadBytes) throw new HttpRequestError(431, `the request head is over ${this.limits.maxHeadBytes} bytes`);
       return undefined;
     }
-    this.pending = { head: parseHead(buffer, end, this.limits), headBytes: end + 4 };
+    const head = parseHead(buffer, end, this.ceiling);
+    const bodyLimit = this.limits.bodyLimitsByPath?.get(head.path) ?? this.limits.maxBodyBytes;
+    if (typeof head.bodyLength === 'number' && head.bodyLength > bodyLimit) throw new HttpRequestError(413, `the body is over ${bodyLimit} bytes`, 'body');
+    this.pending = { head, headBytes: end + 4, bodyLimit };
     return this.pending;
   }
 
@@ -249,7 +271,7 @@ export class Http1RequestParser {
   }
 
   /** Decodes what has arrived of a chunked body; the body once its last chunk and trailers are in. */
-  private readChunked(pending: { headBytes: number }): Buffer | undefined {
+  private readChunked(pending: Pending): Buffer | undefined {
     if (!this.chunked) {
       this.chunked = { state: { state: 'size' }, parts: [], size: 0, trailerBytes: 0, extensionBytes: 0 };
       this.buffer = this.buffer.subarray(pending.headBytes);
@@ -293,7 +315,7 @@ export class Http1RequestParser {
           const digit = HEX_VALUE[buffer[i]!]!;
           if (digit === 255) break;
           // Past the limit the digits still have to be digits; the value no longer matters.
-          if (size <= this.limits.maxBodyBytes) size = size * 16 + digit;
+          if (size <= pending.bodyLimit) size = size * 16 + digit;
         }
         if (i === 0 || (i < lineEnd && buffer[i] !== SEMICOLON)) throw new HttpRequestError(400, 'a chunk-size line is malformed', 'transfer-encoding');
         if (i < lineEnd) {
@@ -303,7 +325,7 @@ export class Http1RequestParser {
         }
         this.buffer = buffer.subarray(lineEnd + 2);
         chunked.size += size;
-        if (chunked.size > this.limits.maxBodyBytes) throw new HttpRequestError(413, `the body is over ${this.limits.maxBodyBytes} bytes`, 'body');
+        if (chunked.size > pending.bodyLimit) throw new HttpRequestError(413, `the body is over ${pending.bodyLimit} bytes`, 'body');
         chunked.state = size === 0 ? { state: 'trailers' } : { state: 'data', remaining: size };
         continue;
       }
@@ -333,7 +355,7 @@ function badRequestLine(): HttpRequestError {
  * the head is made a string once (Latin-1: one character per byte, at the same
  * offsets), and names and values are slices of it.
  */
-function parseHead(buffer: Buffer, end: number, limits: RequestLimits): Http1Head {
+function parseHead(buffer: Buffer, end: number, ceiling: number): Http1Head {
   const text = buffer.toString('latin1', 0, end + 2);
   // The request line: method SP request-target SP HTTP-version CRLF, one SP each (RFC 9112, section 3).
   let i = 0;
@@ -408,7 +430,7 @@ function parseHead(buffer: Buffer, end: number, limits: RequestLimits): Http1Hea
       case 'content-length':
         // Sent twice is refused even with the same value, as llhttp does: one framing, stated once.
         if (contentLength !== -1) throw new HttpRequestError(400, 'content-length is sent more than once', key);
-        contentLength = parseContentLength(buffer, valueStart, valueEnd, limits);
+        contentLength = parseContentLength(buffer, valueStart, valueEnd, ceiling);
         break;
       case 'transfer-encoding':
         transferEncodings++;
@@ -466,19 +488,19 @@ function parseHead(buffer: Buffer, end: number, limits: RequestLimits): Http1Hea
 
 /**
  * A Content-Length value: digits between optional whitespace (spaces and tabs,
- * RFC 9110 5.6.1's OWS, as llhttp 9.3 of Node 24 reads it). A length over the
- * body limit is refused with 413 here, however many digits it has.
+ * RFC 9110 5.6.1's OWS, as llhttp 9.3 of Node 24 reads it). Past `ceiling`
+ * (the largest body limit) the value is no longer computed, however many digits
+ * it has: the caller refuses it with 413 once it knows the request's own limit.
  */
-function parseContentLength(buffer: Buffer, start: number, end: number, limits: RequestLimits): number {
+function parseContentLength(buffer: Buffer, start: number, end: number, ceiling: number): number {
   let length = 0;
   for (let i = start; i < end; i++) {
     const digit = buffer[i]! - 0x30;
     if (digit < 0 || digit > 9) throw new HttpRequestError(400, 'content-length is not a number', 'content-length');
     // Past the limit the digits still have to be digits; the value no longer matters.
-    if (length <= limits.maxBodyBytes) length = length * 10 + digit;
+    if (length <= ceiling) length = length * 10 + digit;
   }
   if (start === end) throw new HttpRequestError(400, 'content-length is not a number', 'content-length');
-  if (length > limits.maxBodyBytes) throw new HttpRequestError(413, `the body is over ${limits.maxBodyBytes} bytes`, 'body');
   return length;
 }
 

@@ -27,6 +27,9 @@ import type { CodeqPublisher } from './tools/fn-tools.js';
 import type { EndpointInvoker, SourceTools, ToolServices, WorkflowServices } from './tool-definition.js';
 import type { Embedder } from '../llm/embedder.js';
 import { invokeTool } from './tool-invoker.js';
+import { McpBodyTooLarge, mcpBodyParser } from './mcp-body.js';
+import { mcpBodyLimitBytes } from './mcp-limits.js';
+import { CARRIER_LEVELS, jsonTooDeep, MAX_JSON_DEPTH, nestsDeeper } from '../turns/json-depth.js';
 
 export const MCP_PATH = '/mcp';
 const SERVER_INFO = { name: 'uhlp-core', version: '0.1.0' };
@@ -59,12 +62,19 @@ export interface CoreMcpServerOptions {
   readonly embedder?: Embedder;
   /** Workflow runs behind core.workflow.* and core.component.invoke. @defaultValue none */
   readonly workflows?: WorkflowServices;
+  /**
+   * Largest request body /mcp reads, bytes: sized for what its tools accept (mcp-limits.ts), not the ingress limit.
+   * @defaultValue mcpBodyLimitBytes of the default run cap (1 MiB): 3 MiB
+   */
+  readonly bodyLimitBytes?: number;
 }
 
 export interface CoreMcpServer extends McpExecutions {
   readonly tokens: McpTokenService;
   /** The services tools run with (kv, LLM, spine, scratch directories). */
   readonly services: ToolServices;
+  /** Largest request body /mcp reads, bytes (the core's TCP listener applies it to /mcp too). */
+  readonly bodyLimitBytes: number;
   /** Mounts `/mcp` on the core's fastify app. */
   register(app: FastifyInstance): void;
   close(): Promise<void>;
@@ -113,6 +123,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     },
   };
   const invokerDeps = { services, metrics: options.metrics, logger: options.logger };
+  const bodyLimitBytes = options.bodyLimitBytes ?? mcpBodyLimitBytes(1024 * 1024);
   // One for every request: the SDK makes an Ajv instance per Server otherwise, which cost
   // more than the tool call itself (most of a millisecond per call on a 2-core machine).
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
@@ -145,9 +156,24 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       await reply.code(401).header('www-authenticate', 'Bearer realm="uhlp-mcp"').send(errorBody(error, request.id));
       return;
     }
+    if (request.body instanceof McpBodyTooLarge) {
+      const error = new UhlpError('UHLP_BODY_TOO_LARGE', `the MCP request is over the endpoint's limit of ${request.body.limitBytes} bytes`, {
+        field: 'body',
+        limitBytes: request.body.limitBytes,
+      });
+      await reply.code(error.statusCode).send(errorBody(error, request.id));
+      return;
+    }
+    const text = (request.body as Buffer | undefined)?.toString('utf8') ?? '';
+    // Arguments too deep to serialize would fail inside the tool (a payload is serialized to be published): refused here, for every tool.
+    if (nestsDeeper(text, MAX_JSON_DEPTH + CARRIER_LEVELS)) {
+      const error = jsonTooDeep('request');
+      await reply.code(error.statusCode).send(errorBody(error, request.id));
+      return;
+    }
     let body: unknown;
     try {
-      body = JSON.parse((request.body as Buffer | undefined)?.toString('utf8') ?? '');
+      body = JSON.parse(text);
     } catch {
       await reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null });
       return;
@@ -175,6 +201,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
   return {
     tokens,
     services,
+    bodyLimitBytes,
     beginExecution(binding, ttlMs) {
       return tokens.mint(binding, ttlMs);
     },
@@ -182,13 +209,18 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       return tokens.revoke(token)?.calls.snapshot() ?? { calls: [], externalCalls: [], capabilityViolations: [], droppedEvidence: 0 };
     },
     register(app) {
-      app.post(MCP_PATH, handlePost);
-      // Stateless: there is no session to stream server messages on or to delete.
-      app.route({
-        method: ['GET', 'DELETE'],
-        url: MCP_PATH,
-        handler: async (_request, reply) =>
-          reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, use POST' }, id: null }),
+      // A context of its own: /mcp reads its bodies with its own limit and parser, the core's other routes with theirs.
+      void app.register(async (scope) => {
+        scope.removeAllContentTypeParsers();
+        scope.addContentTypeParser('*', mcpBodyParser(bodyLimitBytes));
+        scope.post(MCP_PATH, handlePost);
+        // Stateless: there is no session to stream server messages on or to delete.
+        scope.route({
+          method: ['GET', 'DELETE'],
+          url: MCP_PATH,
+          handler: async (_request, reply) =>
+            reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, use POST' }, id: null }),
+        });
       });
     },
     async close() {

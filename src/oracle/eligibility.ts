@@ -9,6 +9,7 @@
  * capabilities narrowed to the component's tools (`candidateCapabilities`).
  */
 import type { AppSpec, CapabilitiesSpec, ComponentSpec, LlmComponentSpec, OptimizeSpec, PoolSpec } from '../definitions/app-definition-schema.js';
+import { MIN_HELD_BACK } from './sample-split.js';
 
 /** Tools generated code may call through ctx.tools: they read and change nothing. */
 export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set(['core.kv.get', 'core.state.getDefinitionFileContent', 'core.framework.getConfigValue', 'core.log']);
@@ -41,6 +42,15 @@ export function optimizeProblems(spec: AppSpec, component: ComponentSpec): Array
   llm.tools.forEach((tool, index) => {
     if (!READ_ONLY_TOOLS.has(tool)) why(`/llm/tools/${index}`, `tools that only read (${[...READ_ONLY_TOOLS].join(', ')}): verification replays old samples, and ${tool} would repeat its effect`);
   });
+  const heldBack = heldBackAt(optimize);
+  if (heldBack < MIN_HELD_BACK) {
+    // Checked only when code is asked for, it would send the component from sampling to generating and back on every scan.
+    const needed = Math.ceil(MIN_HELD_BACK / optimize.holdout - 1e-9);
+    problems.push([
+      '/llm/optimize/minSamples',
+      `minSamples ${optimize.minSamples} with holdout ${optimize.holdout} holds back about ${heldBack} of them; a candidate is judged on at least ${MIN_HELD_BACK} held-back samples: raise minSamples to ${needed} or more, or holdout`,
+    ]);
+  }
   if (optimize.pool !== undefined) {
     const pool = spec.pools.find((p) => p.name === optimize.pool);
     if (pool === undefined) problems.push(['/llm/optimize/pool', `pool "${optimize.pool}" is not declared in spec.pools`]);
@@ -49,6 +59,12 @@ export function optimizeProblems(spec: AppSpec, component: ComponentSpec): Array
     why('/llm/optimize', 'a pool with runner: jit in spec.pools, where the generated code is verified and served');
   }
   return problems;
+}
+
+/** The held-back samples `minSamples` samples give at `holdout`, as the split gives them on average (whole samples). */
+function heldBackAt(optimize: Pick<OptimizeSpec, 'minSamples' | 'holdout'>): number {
+  // The epsilon keeps 0.3 * 40 from flooring to 11.
+  return Math.floor(optimize.minSamples * optimize.holdout + 1e-9);
 }
 
 /**

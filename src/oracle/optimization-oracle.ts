@@ -44,6 +44,7 @@ import { OracleRecords } from './oracle-records.js';
 import { parseSample, type OracleSample } from './oracle-sample.js';
 import { OracleTurns } from './oracle-turns.js';
 import { SampleRecorder } from './sample-recorder.js';
+import { MIN_HELD_BACK, splitSamples } from './sample-split.js';
 import { allowedDisagreements, type StageVerdict } from './stage-rules.js';
 
 export interface OptimizationOracleOptions {
@@ -184,6 +185,10 @@ export class OptimizationOracle {
     const scope = { appId: app.id, componentId: component.id, revision: definition.revision };
     const { samples, stats } = await store.getOracleSamples(scope);
     if (!this.ready(app, component, optimize, stats)) return;
+    const parsed = samples.map(parseSample).filter((sample): sample is OracleSample => sample !== undefined);
+    // The split is by input hash: with too few inputs on the held-back side no candidate could be judged, and
+    // generation would end at once, back to sampling, on every scan. Sampling goes on, with no decision, until there are.
+    if (splitSamples(parsed, optimize.holdout).heldBack.length < MIN_HELD_BACK) return;
     const lease = await store.acquireLease(leaseName(app.id, component.id), this.owner, GENERATION_LEASE_MS);
     if (lease === undefined) return;
     const counters = await store.getOracleCounters(app.id, component.id);
@@ -194,7 +199,6 @@ export class OptimizationOracle {
       await store.releaseLease(leaseName(app.id, component.id), this.owner);
       return;
     }
-    const parsed = samples.map(parseSample).filter((sample): sample is OracleSample => sample !== undefined);
     this.track(app.id, component.id, this.generate(app, component, optimize, claimed, parsed, stats));
   }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compileOutputSchema } from '../definitions/output-schema.js';
 import { ToolCallError } from '../runner/tools-client.js';
 import { feedbackMessage, judgeAnswer } from './answer-judge.js';
-import { converse, type ConversationOptions } from './conversation.js';
+import { converse, INVALID_NAME, type ConversationOptions } from './conversation.js';
 import type { GenerateAnswer, GenerateRequest, ModelToolCall } from './generate-client.js';
 import { LlmTaskError } from './llm-task-error.js';
 import { NO_TOOLS, type OfferedTools } from './model-tools.js';
@@ -117,6 +117,28 @@ describe('converse', () => {
       { role: 'tool', toolCallId: 'c4', content: expect.stringContaining('"code":"UHLP_MCP_TOOL_NOT_FOUND"') },
       { role: 'tool', toolCallId: 'c5', content: expect.stringContaining('"code":"UHLP_MCP_INVALID_ARGUMENTS"') },
     ]);
+  });
+
+  it('gives a call whose name is no function name back to the model, sent back under a function name the core takes', async () => {
+    const model = scriptedModel([{ toolCalls: [call('c1', 'core.kv.get', { key: 'ctr:a' }), call('c2', 'what ever?', {})] }, { text: '{"label":"question"}' }]);
+    const called: string[] = [];
+    const callTool = async (name: string): Promise<Record<string, unknown>> => {
+      called.push(name);
+      return {};
+    };
+    expect(await converse(options({ generate: model.generate, callTool, tools: kvTools }))).toEqual({ label: 'question' });
+    expect(called).toEqual([]);
+    const sent = model.asked[1]!.messages.slice(2);
+    expect(sent).toEqual([
+      { role: 'assistant', content: null, toolCalls: [call('c1', INVALID_NAME, { key: 'ctr:a' }), call('c2', INVALID_NAME, {})] },
+      { role: 'tool', toolCallId: 'c1', content: expect.stringContaining('"code":"UHLP_MCP_TOOL_NOT_FOUND"') },
+      { role: 'tool', toolCallId: 'c2', content: expect.stringContaining('"code":"UHLP_MCP_TOOL_NOT_FOUND"') },
+    ]);
+    // The function the model meant, when there is one.
+    expect(JSON.parse(String(sent[1]!.content)).error.message).toBe('"core.kv.get" is not the name of a function offered; call the function "core_kv_get"');
+    expect(JSON.parse(String(sent[2]!.content)).error.message).toBe('"what ever?" is not the name of a function offered; call the functions offered, by their names');
+    // Every name the conversation sends is one the core's core.llm.generate takes.
+    for (const message of sent) for (const toolCall of ('toolCalls' in message ? (message.toolCalls ?? []) : [])) expect(toolCall.name).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
   });
 
   it('stops at maxToolCalls with UHLP_LLM_TOOL_LOOP_LIMIT, counting the calls of every attempt', async () => {

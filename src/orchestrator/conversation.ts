@@ -7,7 +7,9 @@
  * - Tool calls go through MCP with the execution's token. A refusal of the core
  *   (a capability, a bad argument) or an unknown function goes back to the model
  *   as that call's error result: the model may recover from it; the turn does
- *   not fail. Each call counts against `maxToolCalls` (all attempts together);
+ *   not fail. A call whose name is no function name at all (`core.kv.get`)
+ *   goes back the same way; in the conversation it is sent back under a
+ *   placeholder name, since the core (and OpenAI) take function names only. Each call counts against `maxToolCalls` (all attempts together);
  *   the model asking for more is UHLP_LLM_TOOL_LOOP_LIMIT (502).
  * - An answer that fails the judge is re-asked: the model's answer and a user
  *   message with the errors are appended, up to `maxAttempts` answers in all;
@@ -20,6 +22,14 @@ import { feedbackMessage, type Verdict } from './answer-judge.js';
 import type { ChatMessage, Generate, GenerateRequest, ModelToolCall } from './generate-client.js';
 import { LlmTaskError } from './llm-task-error.js';
 import type { OfferedTools } from './model-tools.js';
+import { functionName, isFunctionName } from './tool-names.js';
+
+/**
+ * The name a call the model made under no function name is sent back under. It
+ * is never offered: offered names are mapped from MCP tool names, which are
+ * dotted (`core.kv.get` -> `core_kv_get`).
+ */
+export const INVALID_NAME = 'invalid_function_name';
 
 export interface ConversationOptions {
   readonly generate: Generate;
@@ -51,7 +61,7 @@ export async function converse(options: ConversationOptions): Promise<unknown> {
           requested: toolCalls,
         });
       }
-      messages.push({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls });
+      messages.push({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls.map(asSent) });
       // One after the other, in the model's order: calls may depend on each other's effects.
       for (const call of answer.toolCalls) messages.push({ role: 'tool', toolCallId: call.id, content: await runToolCall(call, options) });
       answer = await options.generate({ ...options.request, messages, ...(functions.length > 0 ? { tools: functions } : {}) });
@@ -70,8 +80,16 @@ export async function converse(options: ConversationOptions): Promise<unknown> {
 
 /** The content of a tool's result message: its structured content, or the error it ended with, as JSON. */
 async function runToolCall(call: ModelToolCall, options: ConversationOptions): Promise<string> {
-  const tool = options.tools.names.toolOf(call.name);
-  if (tool === undefined) return toolError('UHLP_MCP_TOOL_NOT_FOUND', `no tool named "${call.name}" was offered`);
+  const names = options.tools.names;
+  const tool = names.toolOf(call.name);
+  if (tool === undefined) {
+    const quoted = JSON.stringify(call.name.slice(0, 128));
+    if (isFunctionName(call.name)) return toolError('UHLP_MCP_TOOL_NOT_FOUND', `no tool named ${quoted} was offered`);
+    // `core.kv.get` for `core_kv_get`: the model is told the name to call, when there is one.
+    const meant = functionName(call.name);
+    const hint = names.toolOf(meant) !== undefined ? `; call the function "${meant}"` : '; call the functions offered, by their names';
+    return toolError('UHLP_MCP_TOOL_NOT_FOUND', `${quoted} is not the name of a function offered${hint}`);
+  }
   let args: unknown;
   try {
     args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
@@ -85,6 +103,11 @@ async function runToolCall(call: ModelToolCall, options: ConversationOptions): P
     if (error instanceof ToolCallError) return toolError(error.code, error.message, error.details);
     throw error;
   }
+}
+
+/** A call of the model as the conversation sends it back: its own name, or INVALID_NAME for one that is no function name. */
+function asSent(call: ModelToolCall): ModelToolCall {
+  return isFunctionName(call.name) ? call : { ...call, name: INVALID_NAME };
 }
 
 function toolError(code: string, message: string, details?: unknown): string {

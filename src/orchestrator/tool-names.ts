@@ -6,6 +6,12 @@
  * back from the model's calls.
  */
 const FUNCTION_NAME_LENGTH = 64;
+const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Whether a model's call names a function as functions are named (a model may write `core.kv.get` anyway). */
+export function isFunctionName(name: string): boolean {
+  return FUNCTION_NAME.test(name);
+}
 
 /** The function name of `name`, before collisions are resolved. */
 export function functionName(name: string): string {

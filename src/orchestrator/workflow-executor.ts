@@ -35,7 +35,7 @@ import { runnerErrorResult } from '../runner/script-result.js';
 import { ToolCallError, type ExecutionTools } from '../runner/tools-client.js';
 import { mapInputs, readPath, writePath, type Blackboard } from '../workflows/blackboard.js';
 import { checkConstraints } from '../workflows/preflight.js';
-import type { EngineState, RunError, RunView, SimulationStep } from '../workflows/run-record.js';
+import { bounded, type EngineState, type RunError, type RunView, type SimulationStep } from '../workflows/run-record.js';
 import type { StreamPacket } from '../workflows/stream-packets.js';
 import { readWorkflow, type WorkflowAppView, type WorkflowRead } from '../workflows/validate-workflow.js';
 import type { AgentNode, Constraint, EvaluatorNode, WorkflowDefinition, WorkflowNode } from '../workflows/workflow-schema.js';
@@ -187,6 +187,7 @@ export function createWorkflowExecutor(options: WorkflowExecutorOptions = {}): E
       workflowId: run.workflowId,
       approvals: run.approvals,
       takePending: () => runner.take(),
+      sendCheckpointed: (tool, args) => runner.send(tool, args),
     };
 
     while (state.position.frontier.length > 0) {
@@ -261,6 +262,12 @@ type MutableState = { -readonly [K in keyof EngineState]: EngineState[K] } & {
   feedback: Record<string, string>;
 };
 
+/** A step's copy of the blackboard, or the note of its size that the core would keep instead (run-record.ts `bounded`). */
+function snapshotOf(board: Blackboard): unknown {
+  const kept = bounded(board);
+  return kept === board ? structuredClone(board) : kept;
+}
+
 /** Moves the run from `from` to `target`: a join node waits until every node it names has led to it. */
 function advance(workflow: WorkflowDefinition, state: MutableState, frontier: string[], from: string, target: string): void {
   const join = workflow.nodes[target]?.join;
@@ -282,6 +289,8 @@ class RunDriver {
   private readonly deadline: number;
   /** Steps (and packets) of completed nodes not sent to the core yet. */
   private pending: { steps: SimulationStep[]; emit: StreamPacket[] } | undefined;
+  /** The run has ended on the core's side (a checkpoint too large failed it): no checkpoint is sent any more. */
+  private ended = false;
 
   constructor(
     private readonly request: ExecuteRequest,
@@ -304,9 +313,10 @@ class RunDriver {
       status: what.error !== undefined ? 'failed' : 'completed',
       thought: what.thought.slice(0, 8192),
       action: what.action,
-      observation: what.observation ?? null,
-      snapshot: structuredClone(this.state.blackboard),
-      ...(what.output !== undefined ? { output: what.output } : {}),
+      // Bounded here as the core bounds what it keeps: a checkpoint carries no more of a step than its record will.
+      observation: bounded(what.observation),
+      snapshot: snapshotOf(this.state.blackboard),
+      ...(what.output !== undefined ? { output: bounded(what.output) } : {}),
       ...(what.error !== undefined ? { error: what.error } : {}),
       durationMs: Math.round(what.durationMs * 1000) / 1000,
     };
@@ -338,13 +348,36 @@ class RunDriver {
     this.pending = undefined;
     const allSteps = pending !== undefined ? [...pending.steps, ...steps] : steps;
     const allEmit = pending !== undefined ? [...pending.emit, ...emit] : emit;
-    await this.tools.call(CHECKPOINT_TOOL, { state: this.state, steps: allSteps, ...rest, ...(allEmit.length > 0 ? { emit: allEmit.slice(0, 256) } : {}) });
+    await this.send(CHECKPOINT_TOOL, { state: this.state, steps: allSteps, ...rest, ...(allEmit.length > 0 ? { emit: allEmit.slice(0, 256) } : {}) });
   }
 
-  /** Ends the run failed (timed_out for a timeout) and answers its error. */
+  /**
+   * A call that carries a checkpoint: core.workflow.checkpoint, or
+   * core.component.invoke with the pending one. Over the run cap the core fails
+   * the run itself (UHLP_WORKFLOW_STATE_TOO_LARGE) and nothing more is sent.
+   * Over the MCP endpoint's body limit the core cannot read it at all (413
+   * UHLP_BODY_TOO_LARGE): the run is failed from here with the same code, by a
+   * checkpoint without the state, so that the run keeps the state of its last
+   * checkpoint.
+   */
+  async send(tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    try {
+      return await this.tools.call(tool, args);
+    } catch (error) {
+      if (!(error instanceof ToolCallError)) throw error;
+      if (error.code === 'UHLP_WORKFLOW_STATE_TOO_LARGE') this.ended = true;
+      if (error.code !== 'UHLP_BODY_TOO_LARGE') throw error;
+      const failure = new WorkflowRunError('UHLP_WORKFLOW_STATE_TOO_LARGE', `the run's checkpoint is too large for the core to read (${error.message}); the run failed`, 500, error.details);
+      this.ended = true;
+      await this.tools.call(CHECKPOINT_TOOL, { steps: [], status: 'failed', error: failure.toRunError() });
+      throw failure;
+    }
+  }
+
+  /** Ends the run failed (timed_out for a timeout) and answers its error; a run the core has ended already is not checkpointed again. */
   async fail(error: RunError, steps: SimulationStep[] = [], emit: StreamPacket[] = []): Promise<ScriptResult> {
     const status = error.code === 'UHLP_WORKFLOW_TIMEOUT' ? 'timed_out' : 'failed';
-    await this.checkpoint({ steps, emit, status, error });
+    if (!this.ended) await this.checkpoint({ steps, emit, status, error });
     return { resultType: 'error', data: { code: error.code, message: error.message, status: error.status, ...(error.details !== undefined ? { details: error.details } : {}) } };
   }
 
@@ -381,6 +414,8 @@ interface NodeDeps {
   readonly approvals: RunView['approvals'];
   /** The checkpoint still to send, taken by the next JIT step's call. */
   readonly takePending: () => Record<string, unknown> | undefined;
+  /** Makes a call that carries a checkpoint (RunDriver.send). */
+  readonly sendCheckpointed: (tool: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
 
 /** Runs a node, again after a failure that may pass (429, 5xx), with backoff, up to its max_retries. */
@@ -525,7 +560,8 @@ async function runJit(id: string, node: { component: string; inputs_map?: Record
   const board = deps.state.blackboard;
   const input = node.inputs_map !== undefined ? mapInputs(board, node.inputs_map) : (board['input'] ?? null);
   const checkpoint = deps.takePending();
-  const answer = await deps.tools.call(INVOKE_TOOL, { component: node.component, input, node: id, ...(checkpoint !== undefined ? { checkpoint } : {}) });
+  const call = { component: node.component, input, node: id };
+  const answer = checkpoint !== undefined ? await deps.sendCheckpointed(INVOKE_TOOL, { ...call, checkpoint }) : await deps.tools.call(INVOKE_TOOL, call);
   const data = answer['data'] ?? null;
   if (node.output !== undefined) writePath(board, node.output, data);
   const emit: StreamPacket[] = [];

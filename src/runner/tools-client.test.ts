@@ -3,6 +3,10 @@
  * listener: one JSON-RPC POST per call, structured content back, tool errors
  * thrown with the core's code and status.
  */
+import { mkdtempSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../llm/scripted-provider.js';
@@ -11,6 +15,7 @@ import { type CoreMcpServer, createCoreMcpServer } from '../mcp/core-mcp-server.
 import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
 import { createMetrics } from '../metrics.js';
 import { ExecutionTools, ToolCallError } from './tools-client.js';
+import { unixSocketFetch } from './unix-socket-fetch.js';
 
 let app: FastifyInstance;
 let mcp: CoreMcpServer;
@@ -133,5 +138,67 @@ describe('ExecutionTools', () => {
       { operation: 'core.kv.get nope', capability: 'capabilities.kv.prefixes', detail: expect.stringContaining('outside the allowed prefixes'), timestamp: expect.any(String) },
     ]);
     expect(mcp.endExecution(token)).toEqual({ calls: [], externalCalls: [], capabilityViolations: [], droppedEvidence: 0 });
+  });
+});
+
+describe("the MCP endpoint's own body limit", () => {
+  /** A second core-like app whose endpoint reads at most 64 KiB, on TCP and on a Unix socket, as the core serves /mcp. */
+  let small: { app: FastifyInstance; mcp: CoreMcpServer; endpoint: string; socket: string; unix: http.Server };
+  const LIMIT = 64 * 1024;
+
+  beforeAll(async () => {
+    const smallMcp = createCoreMcpServer({
+      kv: store,
+      llmState: store,
+      llm: createScriptedProvider({ entries: [] }),
+      revisionsRoot: '/nonexistent',
+      scratchRoot: '/nonexistent',
+      metrics: createMetrics({ defaultMetrics: false }),
+      logger: silentLogger(),
+      bodyLimitBytes: LIMIT,
+    });
+    const smallApp = Fastify();
+    smallApp.removeAllContentTypeParsers();
+    smallApp.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    smallMcp.register(smallApp);
+    const url = await smallApp.listen({ host: '127.0.0.1', port: 0 });
+    const socket = path.join(mkdtempSync(path.join(os.tmpdir(), 'uhlp-mcp-limit-')), 'mcp.sock');
+    const unix = http.createServer(smallApp.routing);
+    await new Promise<void>((resolve) => unix.listen(socket, resolve));
+    small = { app: smallApp, mcp: smallMcp, endpoint: `${url}/mcp`, socket, unix };
+  });
+
+  afterAll(async () => {
+    small?.unix.closeAllConnections();
+    await new Promise((resolve) => small?.unix.close(resolve) ?? resolve(undefined));
+    await small?.app.close();
+    await small?.mcp.close();
+  });
+
+  function mintOn(server: CoreMcpServer): string {
+    return server.beginExecution(
+      { appId: 'app-a', componentId: 'c', requestId: 'r2', revision: 'abc1234', capabilities: { kv: { prefixes: ['ctr:'], ops: ['get', 'set'] } }, configuration: {} },
+      60_000,
+    );
+  }
+
+  it("reads a request over the core's other routes' body limit (fastify's 1 MiB here) when it is within its own", async () => {
+    const tools = new ExecutionTools({ endpoint, token: mint() });
+    // Just under 1 MiB of value (what core.kv.set keeps): the request around it is over 1 MiB.
+    const value = 'v'.repeat(1024 * 1024 - 64);
+    expect(await tools.call('core.kv.set', { key: 'ctr:big', value })).toEqual({ ok: true });
+    expect((await tools.call('core.kv.get', { key: 'ctr:big' }))['value']).toBe(value);
+  });
+
+  it('answers a request over its limit 413 UHLP_BODY_TOO_LARGE, over TCP and over a Unix socket, however far over, and keeps serving', async () => {
+    const token = mintOn(small.mcp);
+    const clients = [new ExecutionTools({ endpoint: small.endpoint, token }), new ExecutionTools({ endpoint: 'http://core/mcp', token, fetch: unixSocketFetch(small.socket) })];
+    for (const tools of clients) {
+      for (const size of [LIMIT, 8 * 1024 * 1024]) {
+        const error = await thrown(tools.call('core.kv.set', { key: 'ctr:x', value: 'v'.repeat(size) }));
+        expect(error).toMatchObject({ code: 'UHLP_BODY_TOO_LARGE', status: 413, details: { field: 'body', limitBytes: LIMIT } });
+      }
+      expect(await tools.call('core.kv.set', { key: 'ctr:x', value: 'v'.repeat(LIMIT - 1024) })).toEqual({ ok: true });
+    }
   });
 });

@@ -119,6 +119,11 @@ export class ExecutionTools implements McpToolsClient {
       const message = typeof body?.['message'] === 'string' ? body['message'] : 'unauthorized';
       throw new ToolCallError('UHLP_MCP_UNAUTHORIZED', message, 401);
     }
+    // The core refused the request itself (a body over the endpoint's limit): its code and status, as a tool's refusal would be.
+    const refusal = body?.['code'];
+    if (response.status >= 400 && response.status < 500 && typeof refusal === 'string' && refusal.startsWith('UHLP_')) {
+      throw new ToolCallError(refusal, `${label}: ${typeof body?.['message'] === 'string' ? body['message'] : `HTTP ${response.status}`}`, response.status, body?.['details']);
+    }
     const rpcError = body?.['error'] as { message?: unknown } | undefined;
     if (!response.ok || body === undefined || rpcError !== undefined) {
       const why = typeof rpcError?.message === 'string' ? rpcError.message : `HTTP ${response.status}`;

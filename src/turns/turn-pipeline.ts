@@ -1,6 +1,6 @@
 /**
- * The one turn pipeline every source runs its events through: the app's rate
- * limit, once-only runs (an Idempotency-Key, an invocation id), the session and
+ * The one turn pipeline every source runs its events through: how deep its
+ * JSON input may nest (json-depth.ts), the app's rate limit, once-only runs (an Idempotency-Key, an invocation id), the session and
  * its turn, the execution's MCP token, the execution in a sandbox with its write
  * surface, the ledger's exec and evidence entries, and the answer the contract's
  * result maps to. Sources only turn their input into a TurnEvent and the answer
@@ -20,6 +20,7 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
 import type { LoadedApp } from '../registry/app-snapshot.js';
 import type { TurnEvent } from './turn-event.js';
+import { checkTurnInputDepth } from './json-depth.js';
 import { resolveCsComponent } from '../csjs/resolve-cs-component.js';
 import type { CsTarget } from '../csjs/activation-context.js';
 import { SESSION_ID_HEADER, TURN_HEADER, type Turn, type TurnKeeper } from './turn-keeper.js';
@@ -68,6 +69,12 @@ export class TurnPipeline {
 
   /** Runs one turn; rejects with the UhlpError its caller answers (rate limit, session, sandbox failures). */
   run(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
+    // Before anything of the turn, whatever its source and handler: a value too deep to serialize is never let in.
+    try {
+      checkTurnInputDepth(event.requestDataJson);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // Most events have neither a limit nor a key: straight to the turn, with no promise of their own here.
     if (event.once === undefined && event.app.document.spec.limits?.requestsPerSecond === undefined) return this.execute(event, notes);
     return this.runLimited(event, notes);

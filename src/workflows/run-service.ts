@@ -58,7 +58,8 @@ export interface NewRun {
 
 /** What a checkpoint of the orchestrator carries (core.workflow.checkpoint). */
 export interface Checkpoint {
-  readonly state: EngineState;
+  /** The engine state after the node; left out, the run keeps the state of its last checkpoint (the state is what was too large). */
+  readonly state?: EngineState;
   readonly steps: readonly SimulationStep[];
   readonly status?: Exclude<RunStatus, 'running'> | 'running';
   readonly result?: unknown;
@@ -164,7 +165,7 @@ export class RunService {
     return this.change(id, (record) => {
       if (record.owner !== owner) throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} is owned by another execution now`);
       if (record.status !== 'running') throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} is ${record.status}`, { status: record.status });
-      record.state = checkpoint.state;
+      if (checkpoint.state !== undefined) record.state = checkpoint.state;
       appendSteps(record, checkpoint.steps);
       const status = checkpoint.status ?? 'running';
       if (status !== 'running') this.settle(record, status, checkpoint);

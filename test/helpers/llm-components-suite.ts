@@ -104,12 +104,43 @@ export function describeLlmComponents(options: LlmComponentsSuiteOptions): void 
       expect(toolResults[1]).toMatch(/"value":null/);
     });
 
+    it('gives a tool call whose name is no function name back to the model as its result, and answers', async () => {
+      llm.enqueue(reply.toolCalls([{ name: 'core.kv.get', arguments: { key: 't:ada' } }]), reply.text('Called it by its function name next time.'));
+      const answer = await call('/desk/lookup?user=ada');
+      expect(answer).toMatchObject({ status: 200, json: { text: 'Called it by its function name next time.' } });
+      expect(llm.requests).toHaveLength(2);
+      const sent = llm.requests[1]!.body.messages!;
+      const made = sent.find((m) => m.role === 'assistant') as { tool_calls: Array<{ id: string; function: { name: string } }> };
+      // Sent back under a function name (as OpenAI takes them), with the error as the call's result.
+      expect(made.tool_calls[0]!.function.name).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+      const result = sent.find((m) => m.role === 'tool')!;
+      expect(result.tool_call_id).toBe(made.tool_calls[0]!.id);
+      expect(JSON.parse(String(result.content))).toMatchObject({ error: { code: 'UHLP_MCP_TOOL_NOT_FOUND', message: expect.stringContaining('"core_kv_get"') } });
+    });
+
     it('proxies an httpResponse answer', async () => {
       llm.enqueue(reply.text(JSON.stringify({ statusCode: 201, headers: { 'content-type': 'text/plain', 'x-made-by': 'model' }, body: 'Hello, Ada' })));
       const page = await call('/desk/page?name=Ada');
       expect(page.status).toBe(201);
       expect(page.json).toBe('Hello, Ada');
       expect(page.headers.get('x-made-by')).toBe('model');
+    });
+
+    it("drops the x-uhlp-* headers of a model's httpResponse: only the core sets them", async () => {
+      llm.enqueue(
+        reply.text(
+          JSON.stringify({
+            statusCode: 200,
+            headers: { 'content-type': 'text/plain', 'X-UHLP-Session-ID': 'SES-forged', 'x-uhlp-run-id': 'RUN-forged', 'x-uhlp-turn': '7', 'x-made-by': 'model' },
+            body: 'Hello, Ada',
+          }),
+        ),
+      );
+      // A turn of the app's ambient session: the core names no session, and neither may the model.
+      const page = await call('/desk/page?name=Ada');
+      expect(page.status).toBe(200);
+      expect(page.headers.get('x-made-by')).toBe('model');
+      for (const name of ['x-uhlp-session-id', 'x-uhlp-run-id', 'x-uhlp-turn']) expect(page.headers.get(name), name).toBeNull();
     });
 
     it('answers a repeated request from the cache at temperature 0, without asking the model', async () => {

@@ -10,6 +10,9 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/ledger/canonical-json.js';
+import { hexHash } from '../../src/oracle/oracle-sample.js';
+import { isHeldBack } from '../../src/oracle/sample-split.js';
 import { git } from './git-repo.js';
 import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './redis-url.js';
@@ -63,7 +66,20 @@ export default async function (event) {
   idea: () => `export default async function (event) {
   return { shout: event.body.text.toUpperCase(), n: event.body.text.length };
 }`,
+  unlucky: () => `export default async function (event) {
+  return { shout: event.body.text.toUpperCase(), n: event.body.text.length };
+}`,
 };
+
+/** Texts whose sample (the template reads body.text) the split holds back at `holdout`, or does not. */
+function textsOnSide(count: number, holdout: number, heldBack: boolean, prefix: string): string[] {
+  const texts: string[] = [];
+  for (let i = 0; texts.length < count; i++) {
+    const text = `${prefix}${i}`;
+    if (isHeldBack({ inputHash: hexHash(canonicalJson({ body: { text } })) }, holdout) === heldBack) texts.push(text);
+  }
+  return texts;
+}
 
 const WORDS = [
   'alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliett', 'kilo', 'lima',
@@ -278,6 +294,22 @@ export function describeOptimizationOracle(options: OracleSuiteOptions): void {
       expect(git(repo, 'log', '-1', '--format=%s')).toMatch(/^oracle: revert generated code of shop\/idea/);
       expect(appYaml()).not.toMatch(/generated\/idea-/);
     }, 120_000);
+
+    it('waits in sampling, with no decision, while fewer than 4 samples are held back, then asks for code', async () => {
+      // minSamples inputs (and a repeat), all on the training side of the split: no candidate could be judged.
+      const training = textsOnSide(14, 0.3, false, 'train ');
+      await feed('unlucky', [...training, training[0]!]);
+      await until('unlucky', 'sampled', (s) => s.samples?.stored === 14 && s.samples.stable === true);
+      // Twenty scans: the component stays in sampling and gives up on nothing, and no code is asked for.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const waiting = await status('unlucky');
+      expect(waiting).toMatchObject({ stage: 'sampling', codegen: { attempts: 0, tokens: 0 } });
+      expect(waiting.reason).toBeUndefined();
+      expect(llm.requests.filter((request) => isCodegen(request) && String(request.body.messages?.[1]?.['content']).includes('shop/unlucky'))).toHaveLength(0);
+      // Held-back inputs arrive: code is asked for.
+      await feed('unlucky', textsOnSide(4, 0.3, true, 'held '));
+      await until('unlucky', 'a candidate judged on its held-back samples', (s) => s.stage === 'suggested');
+    }, 60_000);
 
     it('answers bad operator requests with stable codes', async () => {
       const unknown = await fetch(`${core.url}/_uhlp/oracle/status?app=shop&component=nope`);

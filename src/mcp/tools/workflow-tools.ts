@@ -83,7 +83,8 @@ export const workflowLoad = defineTool({
 });
 
 const CheckpointFields = {
-  state: EngineStateSchema,
+  // Left out (only by a checkpoint that fails the run because its state was too large), the run keeps its last state.
+  state: Type.Optional(EngineStateSchema),
   steps: Type.Array(Step, { maxItems: 64 }),
   status: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('paused'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('timed_out')])),
   result: Type.Optional(Type.Unknown()),
@@ -125,7 +126,7 @@ export const componentInvoke = defineTool({
       node: Type.Optional(NodeId),
       checkpoint: Type.Optional(
         Type.Object(
-          { state: CheckpointFields.state, steps: CheckpointFields.steps, emit: CheckpointFields.emit },
+          { state: EngineStateSchema, steps: CheckpointFields.steps, emit: CheckpointFields.emit },
           { additionalProperties: false, description: 'The checkpoint of the nodes before this step, applied before the component runs (one round trip instead of two).' },
         ),
       ),

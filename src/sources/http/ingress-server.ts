@@ -8,7 +8,8 @@
  * client's connection ends with fastify's answer (`connection: close`): those
  * routes need node:http's request and response objects (the MCP SDK streams its
  * answers), and their traffic is light. So every request on the core's port is
- * framed by one parser, with one set of limits and one error answer; a client
+ * framed by one parser, with one set of limits (but for /mcp's body limit,
+ * sized for the MCP tools: src/mcp/mcp-limits.ts) and one error answer; a client
  * that sends an app request after a core path sends it on a fresh connection.
  * fastify's /mcp route also listens on a Unix socket of its own, which
  * containers (no network) reach /mcp through; that socket serves /mcp and
@@ -37,6 +38,8 @@ export interface IngressServerOptions {
   readonly coreRoutes: (request: http.IncomingMessage, response: http.ServerResponse) => void;
   /** Largest request body; a larger one gets 413 from its Content-Length (or as soon as a chunked body passes it). */
   readonly bodyLimitBytes: number;
+  /** Largest body of a request to /mcp, which has a limit of its own (src/mcp/mcp-limits.ts). @defaultValue bodyLimitBytes */
+  readonly mcpBodyLimitBytes?: number;
 }
 
 /** Request line and headers, as node:http allows by default. */
@@ -70,7 +73,11 @@ export class IngressServer {
     // Idle connections live as long as fastify's own would: longer than the usual load balancer's idle timeout.
     this.coreServer = createHandOverServer((request, response) => this.serveCoreRoute(request, response), 72_000);
     this.http1 = new Http1Server({
-      limits: { maxHeadBytes: MAX_HEAD_BYTES, maxBodyBytes: options.bodyLimitBytes },
+      limits: {
+        maxHeadBytes: MAX_HEAD_BYTES,
+        maxBodyBytes: options.bodyLimitBytes,
+        ...(options.mcpBodyLimitBytes !== undefined ? { bodyLimitsByPath: new Map([[MCP_PATH, options.mcpBodyLimitBytes]]) } : {}),
+      },
       onRequest: (request, respond) => this.serve(request, respond),
       onBadRequest: (error) => this.badRequest(error),
       handOver: (head) => (isCorePath(head) ? (connection) => this.handOver(connection) : undefined),

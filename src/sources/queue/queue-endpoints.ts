@@ -18,6 +18,7 @@ import type { DeliveryKind, StreamAddress } from '../../state/delivery-store.js'
 import { checkIdempotencyKey, IDEMPOTENCY_HEADER } from '../../turns/idempotency.js';
 import type { DeliverySources } from '../delivery-sources.js';
 import { bearerToken, verifyToken, type TokenPurpose } from '../signed-token.js';
+import { jsonTooDeep, MAX_JSON_DEPTH, nestsDeeper } from '../../turns/json-depth.js';
 
 export const QUEUES_PATH = '/_uhlp/queues';
 
@@ -45,6 +46,8 @@ export function registerQueueEndpoints(app: FastifyInstance, sources: DeliverySo
     authorize(request, ['queue-publish', 'queue-admin'], appId, name);
     const body = request.body as Buffer | undefined;
     const text = body !== undefined && isUtf8(body) ? body.toString('utf8') : undefined;
+    // Its delivery would be refused (turns/json-depth.ts): the publisher hears it now, whatever the content type said.
+    if (text !== undefined && nestsDeeper(text, MAX_JSON_DEPTH)) throw jsonTooDeep('body');
     let payload: string;
     try {
       payload = JSON.stringify(JSON.parse(text ?? ''));
