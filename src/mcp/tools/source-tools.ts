@@ -37,7 +37,7 @@ export const callbackCreate = defineTool({
   description: "Creates a single-use callback URL for one of this app's callback routes; a request to it runs the route's component with callbackDetails.",
   capability: 'callback',
   inputSchema: Type.Object(
-    { name: Type.String({ minLength: 1, maxLength: 63 }), correlation: Type.String({ maxLength: 512, default: '' }) },
+    { name: Type.String({ minLength: 1, maxLength: 63 }), correlation: Type.Optional(Type.String({ maxLength: 512 })) },
     { additionalProperties: false },
   ),
   async run(args, { grant, services }) {
