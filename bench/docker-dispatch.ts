@@ -32,7 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { Client } from 'undici';
-import type { PoolSpec } from '../src/definitions/app-definition-schema.js';
+import type { PoolSpec } from '../src/apps/schema/app-definition-schema.js';
 import { buildImages } from '../src/images/build-images.js';
 import { silentLogger } from '../src/logger.js';
 import { createMetrics } from '../src/metrics.js';

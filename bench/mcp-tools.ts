@@ -9,7 +9,7 @@
 import os from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ExecutionTools } from '../src/runner/tools-client.js';
+import { ExecutionTools } from '../src/runners/kit/tools-client.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { writeBenchApp } from './lib/bench-app.js';
 import { runLoad, table, type LoadResult } from './lib/load.js';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { UhlpError } from './errors.js';
+import { UhlpError } from './shared/errors.js';
 import { DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MS } from './ledger/file-ledger.js';
 import { makeLedgerKey, readLedgerKeyFile, type LedgerKey } from './ledger/ledger-key.js';
 import { parseRetentionSpec, parseSize, type RetentionLimits } from './ledger/ledger-retention.js';

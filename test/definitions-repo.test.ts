@@ -4,10 +4,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDefinitionsRepo } from '../src/definitions/definitions-repo.js';
+import { openDefinitionsRepo } from '../src/apps/git/definitions-repo.js';
 import { silentLogger } from '../src/logger.js';
 import { createMetrics } from '../src/metrics.js';
-import { ApplicationRegistry } from '../src/registry/application-registry.js';
+import { ApplicationRegistry } from '../src/apps/application-registry.js';
 
 const APP = `apiVersion: uhlp.dev/v1alpha1
 kind: AppDefinition

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAiEmbedder } from '../src/llm/embedder.js';
-import { cosineSimilarity } from '../src/llm/local-embedding.js';
+import { cosineSimilarity } from '../src/shared/local-embedding.js';
 import { startOpenAiTestServer, type OpenAiTestServer } from './helpers/openai-test-server.js';
 
 describe('the OpenAI-compatible embedder', () => {

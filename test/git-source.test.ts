@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultLookup } from '../src/net/address-guard.js';
-import { GitSourceCache, runSourceGit } from '../src/registry/git-source-cache.js';
+import { GitSourceCache, runSourceGit } from '../src/apps/git/git-source-cache.js';
 import { commitAll, git, initRepo, writeFiles } from './helpers/git-repo.js';
 import { startHttpsGitServer, type HttpsGitServer } from './helpers/https-git-server.js';
 

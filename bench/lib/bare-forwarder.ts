@@ -7,7 +7,7 @@
  * work, and how much is one more process and one more hop.
  */
 import type { AddressInfo } from 'node:net';
-import { Http1Server } from '../../src/http1/http1-server.js';
+import { Http1Server } from '../../src/shared/http1/http1-server.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
 import type { SandboxEndpoint } from '../../src/sandbox/sandbox-driver.js';
 import { executeBody } from '../../test/sandbox/driver-suite.js';

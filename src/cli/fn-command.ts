@@ -16,11 +16,11 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { UhlpError } from '../errors.js';
-import { buildBundle, openBundle, readBundleDir } from '../csjs/function-bundle.js';
-import { checkAlias, checkSha256, isSha256, parseFunctionName } from '../csjs/function-ref.js';
-import type { VerifiedBundle } from '../csjs/isolate-runtime.js';
-import { memoryKv, runLocal } from '../csjs/local-run.js';
+import { UhlpError } from '../shared/errors.js';
+import { buildBundle, openBundle, readBundleDir } from '../contract/cs-bundle/function-bundle.js';
+import { checkAlias, checkSha256, isSha256, parseFunctionName } from '../functions/function-ref.js';
+import type { VerifiedBundle } from '../contract/cs-bundle/function-bundle.js';
+import { memoryKv, runLocal } from './fn-run.js';
 import { RedisRuntimeStore } from '../state/redis-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 

@@ -3,8 +3,8 @@
  * loading the rest of the command line: the core's modules would be most of
  * the memory of a verification that otherwise runs in constant memory.
  */
-import { PRUNE_USAGE_LINE, runLedgerPrune } from '../ledger/ledger-prune-command.js';
-import { runLedgerVerify, VERIFY_USAGE_LINE } from '../ledger/ledger-verify-command.js';
+import { PRUNE_USAGE_LINE, runLedgerPrune } from './ledger-prune-command.js';
+import { runLedgerVerify, VERIFY_USAGE_LINE } from './ledger-verify-command.js';
 import { runCommand } from './run-command.js';
 
 export const LEDGER_USAGE = `${VERIFY_USAGE_LINE}\n  ${PRUNE_USAGE_LINE}`;

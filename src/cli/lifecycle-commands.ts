@@ -20,7 +20,7 @@ import {
   writeRuntimeState,
   type RuntimeState,
   type TrackedProcess,
-} from '../lifecycle/runtime-state.js';
+} from './runtime-state.js';
 import { probeSpineSocket, sendSpineExit } from '../spine/spine-control.js';
 import { readSpineSecret, spineSecretPath } from '../spine/spine-secret.js';
 

@@ -5,7 +5,7 @@
  * or the MCP inspector (bearer token in `Authorization`).
  */
 import { parseArgs } from 'node:util';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { DEV_MCP_TOKEN_PATH } from '../mcp/dev-token-route.js';
 
 export const MCP_USAGE = 'uhlp mcp token <appId> [--url <core URL>] [--ttl <seconds>]';

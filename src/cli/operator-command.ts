@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { createLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
 import { runOperator } from '../operator/run-operator.js';

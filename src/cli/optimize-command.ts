@@ -12,7 +12,7 @@
  * of the newest one judged).
  */
 import { parseArgs } from 'node:util';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { ComponentStatus } from '../oracle/optimization-oracle.js';
 import { ORACLE_ROUTE_PREFIX } from '../oracle/oracle-routes.js';
 

@@ -9,8 +9,8 @@
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { loadSourcesKeyConfig } from '../config.js';
-import { UhlpError } from '../errors.js';
-import { readRuntimeState } from '../lifecycle/runtime-state.js';
+import { UhlpError } from '../shared/errors.js';
+import { readRuntimeState } from './runtime-state.js';
 import { SOURCES_KEY_FILE, loadSourcesKey, signToken } from '../sources/signed-token.js';
 import { existsSync } from 'node:fs';
 

@@ -2,7 +2,7 @@
  * Runs one subcommand for the `uhlp` command line: errors with a uhlp code are
  * printed as one line, never a stack.
  */
-import { isUhlpError } from '../errors.js';
+import { isUhlpError } from '../shared/errors.js';
 
 export type Command = (argv: string[]) => Promise<number>;
 

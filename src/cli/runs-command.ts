@@ -6,9 +6,9 @@
  * trace's JSON with --json, to replay the run step by step.
  */
 import { parseArgs } from 'node:util';
-import { UhlpError } from '../errors.js';
-import { isRunId } from '../workflows/run-record.js';
-import { RUNS_PATH } from '../workflows/workflow-turns.js';
+import { UhlpError } from '../shared/errors.js';
+import { isRunId } from '../workflow-runs/run-record.js';
+import { RUNS_PATH } from '../workflow-runs/workflow-turns.js';
 
 export const RUNS_USAGE = 'uhlp runs show|trace <runId> [--url <core URL>] [--json]';
 

@@ -4,7 +4,7 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
-import { errorBody, UhlpError } from '../errors.js';
+import { errorBody, UhlpError } from '../shared/errors.js';
 import { registerIngressRoute } from '../sources/http/fastify-ingress-route.js';
 import { HttpIngress } from '../sources/http/http-ingress.js';
 import type { WatchLiveness } from '../k8s/resource-informer.js';
@@ -12,7 +12,7 @@ import type { Logger } from '../logger.js';
 import type { CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { registerDevTokenRoute } from '../mcp/dev-token-route.js';
 import type { Metrics } from '../metrics.js';
-import type { ApplicationRegistry } from '../registry/application-registry.js';
+import type { ApplicationRegistry } from '../apps/application-registry.js';
 import { ComponentExecutor } from '../execution/component-executor.js';
 import { TurnPipeline } from '../turns/turn-pipeline.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
@@ -26,8 +26,8 @@ import { registerCallbackEndpoint } from '../sources/callback/callback-endpoint.
 import type { DeliverySources } from '../sources/delivery-sources.js';
 import { registerQueueEndpoints } from '../sources/queue/queue-endpoints.js';
 import { registerSessionOutputsRoute } from './session-outputs-route.js';
-import { registerRunsRoutes } from '../workflows/runs-routes.js';
-import type { WorkflowTurns } from '../workflows/workflow-turns.js';
+import { registerRunsRoutes } from '../workflow-runs/runs-routes.js';
+import type { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
 
 export interface CoreDeps {
   readonly registry: ApplicationRegistry;

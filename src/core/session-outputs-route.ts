@@ -8,8 +8,8 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { normalizeAppPath } from '../definitions/definition-paths.js';
-import { errorBody, UhlpError } from '../errors.js';
+import { normalizeAppPath } from '../apps/definition-paths.js';
+import { errorBody, UhlpError } from '../shared/errors.js';
 import { isSessionId } from '../state/session-id.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 

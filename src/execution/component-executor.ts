@@ -5,7 +5,7 @@
  * 502 broken, oversized answer or dead sandbox, 503 no sandbox, 504 past timeoutMs.
  */
 import { validateExecuteResponse, type ExecuteResponse } from '../contract/execute-contract.js';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { SandboxTransportError } from '../sandbox/sandbox-client.js';

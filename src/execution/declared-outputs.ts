@@ -6,7 +6,7 @@
  * (`tmp/**`) allows any number of files, none included.
  */
 import path from 'node:path';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { DeclaredOutput } from './write-surface.js';
 
 export const DECLARED_OUTPUTS_HEADER = 'x-uhlp-declared-outputs';

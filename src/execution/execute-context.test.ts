@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ComponentSpec } from '../definitions/app-definition-schema.js';
-import type { LoadedApp } from '../registry/app-snapshot.js';
+import type { ComponentSpec } from '../apps/schema/app-definition-schema.js';
+import type { LoadedApp } from '../apps/app-snapshot.js';
 import { buildExecuteContext, ExecuteContextWriter } from './execute-context.js';
 
 const app = {

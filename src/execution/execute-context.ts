@@ -8,10 +8,10 @@
  * it is the largest part of every request.
  */
 import type { ExecuteContext } from '../contract/execute-contract.js';
-import type { ComponentSpec } from '../definitions/app-definition-schema.js';
-import type { LoadedApp } from '../registry/app-snapshot.js';
+import type { ComponentSpec } from '../apps/schema/app-definition-schema.js';
+import type { LoadedApp } from '../apps/app-snapshot.js';
 import { workspaceDirs } from './write-surface.js';
-import type { CsTarget } from '../csjs/activation-context.js';
+import type { CsTarget } from '../contract/cs-bundle/activation-context.js';
 
 export interface ContextOptions {
   /** URL of the core's MCP endpoint as sandboxes reach it. */

@@ -10,8 +10,8 @@
  * could end a line) breaks the contract: UHLP_SANDBOX_BAD_RESPONSE.
  */
 import type { ErrorData, ExecuteResponse, HttpResponseData } from '../contract/execute-contract.js';
-import { UhlpError } from '../errors.js';
-import { isHeaderName, isHeaderValue } from '../http1/response-head.js';
+import { UhlpError } from '../shared/errors.js';
+import { isHeaderName, isHeaderValue } from '../shared/http1/response-head.js';
 
 export interface FinalResponse {
   status: number;

@@ -13,8 +13,8 @@
  * it through MCP as before.
  */
 import { readFile } from 'node:fs/promises';
-import { appRevisionFile } from '../definitions/revision-paths.js';
-import { decodeUtf8 } from '../definitions/utf8-text.js';
+import { appRevisionFile } from '../apps/revision-paths.js';
+import { decodeUtf8 } from '../shared/utf8-text.js';
 import type { PooledSandbox } from '../sandbox/warm-pool.js';
 
 /** Larger scripts go through MCP: the request would carry them for nothing when the runner has them. */

@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { contextStream, packContext, type ContextEntry } from './build-context.js';
 import { pinnedNodeBinary } from './pinned-node.js';
 import { PACKAGE_ROOT, RUNNER_PROGRAMS, runnerAppFiles, type RunnerKind } from './runner-files.js';

@@ -15,7 +15,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { packContext, type ContextEntry } from './build-context.js';
 import { buildNodeBase, ensureImage, SANDBOX_UID, type BuildImagesOptions, type BuiltImage } from './build-images.js';
 import { IMAGE_NODE_PATH, parseLdd, type RuntimeFile } from './node-runtime.js';

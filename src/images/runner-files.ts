@@ -9,7 +9,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { importClosure } from './import-closure.js';
 
 /** This package's root: it holds dist/ (after `npm run build`) and node_modules/. */
@@ -37,9 +37,9 @@ export interface RunnerProgramInfo {
 }
 
 export const RUNNER_PROGRAMS: Readonly<Record<RunnerKind, RunnerProgramInfo>> = {
-  jit: { name: 'jit-runner', entry: 'dist/runner/main.js', readsDefinitions: true },
-  llm: { name: 'llm-orchestrator', entry: 'dist/orchestrator/main.js', readsDefinitions: false },
-  csjs: { name: 'csjs-runner', entry: 'dist/runner/csjs-main.js', readsDefinitions: false, loadsAddons: true },
+  jit: { name: 'jit-runner', entry: 'dist/runners/jit/main.js', readsDefinitions: true },
+  llm: { name: 'llm-orchestrator', entry: 'dist/runners/llm-orchestrator/main.js', readsDefinitions: false },
+  csjs: { name: 'csjs-runner', entry: 'dist/runners/csjs/main.js', readsDefinitions: false, loadsAddons: true },
 };
 
 export const RUNNER_KINDS: readonly RunnerKind[] = ['jit', 'llm', 'csjs'];

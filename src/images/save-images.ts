@@ -7,7 +7,7 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type Docker from 'dockerode';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 
 /** Writes `references` (repository:tag, kept as tags in the archive) to `file`, atomically. */
 export async function saveImages(docker: Docker, references: readonly string[], file: string): Promise<void> {

@@ -10,7 +10,7 @@ import {
   setHeaderOptions,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { API_GROUP, API_VERSION, APP_API_VERSION, APP_KIND, type AppSpec } from '../definitions/app-definition-schema.js';
+import { API_GROUP, API_VERSION, APP_API_VERSION, APP_KIND, type AppSpec } from '../apps/schema/app-definition-schema.js';
 import {
   APP_DEFINITION_PLURAL,
   SANDBOX_POOL_KIND,
@@ -18,7 +18,7 @@ import {
   type AppDefinitionStatus,
   type SandboxPoolSpec,
   type SandboxPoolStatus,
-} from '../definitions/sandbox-pool-schema.js';
+} from '../apps/schema/sandbox-pool-schema.js';
 
 /**
  * The metadata fields uhlp reads and writes; the API server owns the rest. Custom

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { evidenceEntryJson, execEntryJson } from './entry-json.js';
 import type { EvidenceEntry, ExecEntry } from './ledger-entry.js';
 

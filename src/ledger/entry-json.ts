@@ -4,7 +4,7 @@
  * sealed per turn, on the ledger thread, and the walk's key sorting and string
  * checks were most of that thread's time. A test holds both to the same output.
  */
-import { canonicalJson, quote } from './canonical-json.js';
+import { canonicalJson, quote } from '../shared/canonical-json.js';
 import type { EvidenceEntry, ExecEntry } from './ledger-entry.js';
 
 const nullable = (text: string | null): string => (text === null ? 'null' : quote(text));

@@ -20,9 +20,9 @@
  */
 import { closeSync, fdatasyncSync, fstatSync, mkdirSync, openSync, readdirSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { assertSessionId } from '../state/session-id.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { fsyncDir } from './durable-files.js';
 import { chainErrorCode, parseJsonLine } from './ledger-chain.js';
 import { checkpointDistrust, latestCheckpoint, readCheckpointsSync, sealCheckpoint, type LedgerCheckpoint } from './ledger-checkpoints.js';

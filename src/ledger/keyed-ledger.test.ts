@@ -6,12 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadLedgerKey } from '../config.js';
 import { createSessionIdGenerator } from '../state/session-id.js';
 import { FileLedger } from './file-ledger.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { computeEntryHash, hashPayload, type LedgerEntry } from './ledger-entry.js';
 import { ledgerKeyId, ledgerKeyring, makeLedgerKey, readLedgerKeyFile, type LedgerKey } from './ledger-key.js';
 import { replayLedger } from './ledger-replay.js';
 import { verifyLedgers } from './ledger-verify.js';
-import { runLedgerVerify } from './ledger-verify-command.js';
+import { runLedgerVerify } from '../cli/ledger-verify-command.js';
 
 const newId = createSessionIdGenerator();
 type Entry = Record<string, unknown>;

@@ -14,7 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { replaceFile } from './durable-files.js';
 import { sha256, type LedgerKind } from './ledger-entry.js';
 import { KEYED_HASH_ALG, type LedgerKey, type LedgerKeyring } from './ledger-key.js';

@@ -15,7 +15,7 @@
  * from what the verifier reports of the seals it saw; a verifier that is not
  * deferred (one file on its own) applies the same rule to its file.
  */
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { knownEntryJson } from './entry-json.js';
 import { KEYED_HASH_ALG, type LedgerKey, type LedgerKeyring } from './ledger-key.js';
 import { sha256 } from './ledger-entry.js';

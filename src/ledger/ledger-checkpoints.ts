@@ -13,7 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import type { LedgerKind } from './ledger-entry.js';
 import { KEYED_HASH_ALG, type LedgerKey, type LedgerKeyring } from './ledger-key.js';
 

@@ -8,7 +8,7 @@
  * names the key in `key_id`; both are inside what the HMAC covers.
  */
 import { hash } from 'node:crypto';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import type { KEYED_HASH_ALG, LedgerKey } from './ledger-key.js';
 
 export const LEDGER_SCHEMA_VERSION = 1;

@@ -11,7 +11,7 @@
  */
 import { createHmac, hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 
 /** 256 bits: HMAC-SHA256 gains nothing from a longer key and is weakened by a shorter one. */
 export const LEDGER_KEY_MIN_BYTES = 32;

@@ -7,7 +7,7 @@
  * the deployment mode. Both parts are checked before they become a path.
  */
 import path from 'node:path';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { assertSessionId } from '../state/session-id.js';
 import type { LedgerKind } from './ledger-entry.js';
 

@@ -7,10 +7,10 @@ import { createSessionIdGenerator } from '../state/session-id.js';
 import { FileLedger } from './file-ledger.js';
 import { hashPayload } from './ledger-entry.js';
 import { ledgerKeyring, makeLedgerKey, type LedgerKey } from './ledger-key.js';
-import { runLedgerPrune } from './ledger-prune-command.js';
+import { runLedgerPrune } from '../cli/ledger-prune-command.js';
 import { pruneLedgers } from './ledger-prune.js';
 import { writeRetentionFile } from './ledger-retention.js';
-import { runLedgerVerify } from './ledger-verify-command.js';
+import { runLedgerVerify } from '../cli/ledger-verify-command.js';
 import { verifyLedgers } from './ledger-verify.js';
 
 const newId = createSessionIdGenerator();

@@ -24,7 +24,7 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, sta
 import { opendir } from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { replaceFile } from './durable-files.js';
 import { readAnchor, sealAnchor, writeAnchor, type AnchoredLedger, type LedgerAnchor } from './ledger-anchor.js';
 import { parseJsonLine } from './ledger-chain.js';

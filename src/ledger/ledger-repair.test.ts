@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSessionIdGenerator } from '../state/session-id.js';
 import { FileLedger } from './file-ledger.js';
 import { hashPayload } from './ledger-entry.js';
-import { EXIT_TORN, runLedgerVerify } from './ledger-verify-command.js';
+import { EXIT_TORN, runLedgerVerify } from '../cli/ledger-verify-command.js';
 import { verifyLedgers } from './ledger-verify.js';
 
 const newId = createSessionIdGenerator();

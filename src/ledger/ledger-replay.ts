@@ -6,7 +6,7 @@
  * never held all at once.
  */
 import path from 'node:path';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { checkpointDistrust, latestCheckpoint, readCheckpoints, type LedgerCheckpoint } from './ledger-checkpoints.js';
 import { chainErrorCode, type ChainWarning } from './ledger-chain.js';
 import { SEGMENT_ENTRY_TYPE, type LedgerEntry, type LedgerKind } from './ledger-entry.js';

@@ -11,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { replaceFile } from './durable-files.js';
 import { RETENTION_FILE } from './ledger-paths.js';
 

@@ -7,7 +7,7 @@ import { FileLedger } from './file-ledger.js';
 import { computeEntryHash, hashPayload, type LedgerEntry } from './ledger-entry.js';
 import { replayLedger } from './ledger-replay.js';
 import { verifyLedgers } from './ledger-verify.js';
-import { runLedgerVerify } from './ledger-verify-command.js';
+import { runLedgerVerify } from '../cli/ledger-verify-command.js';
 
 const newId = createSessionIdGenerator();
 type Entry = Record<string, unknown>;

@@ -7,7 +7,7 @@
  * verification reports the removed sessions as a gap.
  */
 import { closeSync, existsSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import type { AnchoredLedger } from './ledger-anchor.js';
 import { ChainVerifier, parseJsonLine, type ChainProblem, type ChainWarning } from './ledger-chain.js';
 import { LEDGER_SCHEMA_VERSION, sha256, type LedgerKind } from './ledger-entry.js';

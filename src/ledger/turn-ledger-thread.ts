@@ -19,7 +19,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { SessionStart } from './file-ledger.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { evidenceEntryJson, execEntryJson } from './entry-json.js';
 import { sha256 } from './ledger-entry.js';
 import { emptyWriterLine, scanWriterLine, type WriterLine } from './writer-line.js';

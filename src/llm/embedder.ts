@@ -7,8 +7,8 @@
  * similarity, so their length does not matter.
  */
 import { request as undiciRequest } from 'undici';
-import { UhlpError } from '../errors.js';
-import { LOCAL_EMBEDDING_MODEL, localEmbedding } from './local-embedding.js';
+import { UhlpError } from '../shared/errors.js';
+import { LOCAL_EMBEDDING_MODEL, localEmbedding } from '../shared/local-embedding.js';
 
 export interface Embeddings {
   readonly vectors: number[][];

@@ -6,7 +6,7 @@
  * temperature the same request is meant to get another answer.
  */
 import { hash } from 'node:crypto';
-import { canonicalJson } from '../ledger/canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import type { LlmGenerateResult, LlmToolCall, NormalizedLlmRequest } from './llm-provider.js';
 

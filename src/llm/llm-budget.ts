@@ -6,7 +6,7 @@
  * at once are all admitted while the count is under the budget, so the day
  * can end a few calls over it, never more.
  */
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 
 export type LlmBudgetStore = Pick<RuntimeStore, 'getLlmTokens' | 'addLlmTokens'>;

@@ -10,7 +10,7 @@
  * Schema for structured output. A result is the model's text, or its tool
  * calls, or both, with why it stopped and the tokens it took.
  */
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 
 /** One function call the model asked for. `arguments` is the JSON text the model wrote, unparsed. */
 export interface LlmToolCall {

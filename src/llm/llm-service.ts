@@ -7,7 +7,7 @@
  * capability's model), and the evidence of the call for the turn's ledger
  * entry. The provider knows nothing of apps; everything per app lives here.
  */
-import { isUhlpError } from '../errors.js';
+import { isUhlpError } from '../shared/errors.js';
 import { hashPayload, type ExternalCall } from '../ledger/ledger-entry.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';

@@ -10,7 +10,7 @@
  * Bytes are fed as they arrive; events may be split anywhere, even inside a
  * UTF-8 sequence. Lines end in LF, CRLF or CR, as the SSE format allows.
  */
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { LlmGenerateResult, LlmUsage, NormalizedLlmRequest } from './llm-provider.js';
 import { completionResult, readUsage, toolCall, upstreamMessage } from './openai-chat-wire.js';
 

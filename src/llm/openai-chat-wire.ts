@@ -5,7 +5,7 @@
  * answer read back into a result. The streaming answer is assembled in
  * openai-chat-stream.ts into the same result through `completionResult`.
  */
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import {
   estimateTokens,
   type LlmGenerateResult,

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type OpenAiTestServer, reply, startOpenAiTestServer } from '../../test/helpers/openai-test-server.js';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { LlmProvider } from './llm-provider.js';
 import { type OpenAiCompatibleProviderOptions, createOpenAiCompatibleProvider, retryAfterMs } from './openai-compatible-provider.js';
 

@@ -10,8 +10,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request as undiciRequest } from 'undici';
-import { backoffDelay } from '../backoff.js';
-import { UhlpError } from '../errors.js';
+import { backoffDelay } from '../shared/backoff.js';
+import { UhlpError } from '../shared/errors.js';
 import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, type NormalizedLlmRequest, normalizeRequest } from './llm-provider.js';
 import { ChatCompletionStream } from './openai-chat-stream.js';
 import { type StructuredOutputMode, chatRequestBody, parseChatCompletion, upstreamMessage } from './openai-chat-wire.js';

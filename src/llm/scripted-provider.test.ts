@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { createScriptedProvider, loadScriptedProvider, parseScript } from './scripted-provider.js';
 
 const YAML_SCRIPT = `

@@ -36,7 +36,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import {
   estimateTokens,
   type LlmGenerateRequest,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KvCapability, LlmCapability, ShellCapability, WebCapability } from '../definitions/app-definition-schema.js';
-import { UhlpError } from '../errors.js';
+import type { KvCapability, LlmCapability, ShellCapability, WebCapability } from '../apps/schema/app-definition-schema.js';
+import { UhlpError } from '../shared/errors.js';
 import { checkCallbackCreate, checkKv, checkLlm, checkQueuePublish, checkShellArgv, checkStateWrite, checkTriggerEmit, checkWebRequest, requireCapability, shellEnvironment, shellLimits } from './capability-guard.js';
 
 const shell: ShellCapability = { allow: [['git', 'status'], ['ls']], timeoutMs: 5000, maxStdoutBytes: 100, maxStderrBytes: 50, env: ['LANG', 'ABSENT'] };

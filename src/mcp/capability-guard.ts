@@ -15,10 +15,10 @@ import type {
   ShellCapability,
   StateCapability,
   WebCapability,
-} from '../definitions/app-definition-schema.js';
-import { protectedPathReason } from '../definitions/protected-paths.js';
-import { UhlpError } from '../errors.js';
-import { bareHost, hostMatches } from '../net/host-pattern.js';
+} from '../apps/schema/app-definition-schema.js';
+import { protectedPathReason } from '../apps/protected-paths.js';
+import { UhlpError } from '../shared/errors.js';
+import { bareHost, hostMatches } from '../shared/host-pattern.js';
 
 export type CapabilityName = keyof CapabilitiesSpec;
 

@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ApplicationRegistry } from '../registry/application-registry.js';
+import type { ApplicationRegistry } from '../apps/application-registry.js';
 import { DEV_MCP_TOKEN_PATH, registerDevTokenRoute } from './dev-token-route.js';
 import type { GrantBinding } from './mcp-token-service.js';
 

@@ -7,8 +7,8 @@
  */
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { UhlpError } from '../errors.js';
-import type { ApplicationRegistry } from '../registry/application-registry.js';
+import { UhlpError } from '../shared/errors.js';
+import type { ApplicationRegistry } from '../apps/application-registry.js';
 import type { McpExecutions } from './mcp-executions.js';
 
 export const DEV_MCP_TOKEN_PATH = '/_uhlp/dev/mcp-token';

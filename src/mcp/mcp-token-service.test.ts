@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { type ExecutionGrant, type GrantBinding, McpTokenService, bearerToken } from './mcp-token-service.js';
 
 const binding = (appId: string): GrantBinding => ({

@@ -8,9 +8,9 @@
  * token is the one named in the execution's `mcp_endpoint`.
  */
 import { randomFillSync } from 'node:crypto';
-import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
-import { UhlpError } from '../errors.js';
-import type { StreamPacket } from '../workflows/stream-packets.js';
+import type { CapabilitiesSpec } from '../apps/schema/app-definition-schema.js';
+import { UhlpError } from '../shared/errors.js';
+import type { StreamPacket } from '../contract/workflow/stream-packets.js';
 import { ToolCallRecorder } from './tool-call-recorder.js';
 
 /** What a token is bound to. */
@@ -28,13 +28,13 @@ export interface GrantBinding {
   readonly run?: { readonly id: string; readonly owner: boolean };
   /** The stored session of the turn, continued by the components a workflow step runs. @defaultValue none: the ambient session */
   readonly sessionId?: string;
-  /** Tools the app marks risk_level: critical (src/workflows/risk-gate.ts). @defaultValue none */
+  /** Tools the app marks risk_level: critical (src/workflow-runs/risk-gate.ts). @defaultValue none */
   readonly criticalTools?: ReadonlySet<string>;
   /** Where the execution's stream packets and LLM tokens go (server-sent events). @defaultValue none: they are dropped */
   readonly stream?: StreamSink;
 }
 
-/** What an execution's stream takes (src/workflows/execution-stream.ts). */
+/** What an execution's stream takes (src/workflow-runs/execution-stream.ts). */
 export interface StreamSink {
   packet(packet: StreamPacket): void;
   delta(streamId: string, node: string | undefined, text: string, contentType?: string): void;

@@ -2,7 +2,7 @@
  * Every tool the core serves over MCP, and the list one app sees: the tools
  * every app has plus those its capabilities allow.
  */
-import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
+import type { CapabilitiesSpec } from '../apps/schema/app-definition-schema.js';
 import { type McpTool, isToolAvailable } from './tool-definition.js';
 import { executeCommand, webFetch } from './tools/endpoint-tools.js';
 import { getConfigValue, log } from './tools/framework-tools.js';

@@ -6,17 +6,17 @@
  */
 import type { Static, TObject } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
-import { UhlpError } from '../errors.js';
+import type { CapabilitiesSpec } from '../apps/schema/app-definition-schema.js';
+import { UhlpError } from '../shared/errors.js';
 import type { Embedder } from '../llm/embedder.js';
 import type { LlmService } from '../llm/llm-service.js';
-import type { GitDefinitionStore } from '../definitions/definition-store.js';
+import type { GitDefinitionStore } from '../apps/git/definition-store.js';
 import type { Logger } from '../logger.js';
 import type { CapabilityName } from './capability-guard.js';
 import type { KvStore } from './kv-store.js';
 import type { ExecutionGrant } from './mcp-token-service.js';
 import type { TokenUsage } from './tool-call-recorder.js';
-import type { FunctionStore } from '../state/function-store.js';
+import type { FunctionStore } from '../functions/function-store.js';
 import type { CodeqPublisher } from './tools/fn-tools.js';
 
 /** What `endpoint_invoke` on the spine needs: the server's `invoke`, or a fake in tests. */
@@ -66,7 +66,7 @@ export interface SourceTools {
   publicUrl(): string;
 }
 
-/** What the workflow tools ask of the core's run service (src/workflows/workflow-turns.ts). */
+/** What the workflow tools ask of the core's run service (src/workflow-runs/workflow-turns.ts). */
 export interface WorkflowServices {
   /** The run the grant's execution drives, its workflow file and the app's LLM components. */
   load(grant: ExecutionGrant): Promise<Record<string, unknown>>;

@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CapabilitiesSpec } from '../definitions/app-definition-schema.js';
+import type { CapabilitiesSpec } from '../apps/schema/app-definition-schema.js';
 import { createLlmService } from '../llm/llm-service.js';
 import { createScriptedProvider } from '../llm/scripted-provider.js';
 import { silentLogger } from '../logger.js';

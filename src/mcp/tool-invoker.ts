@@ -6,7 +6,7 @@
  * with a catalog code, so clients and scripts can switch on `code`.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { UhlpError, isUhlpError } from '../errors.js';
+import { UhlpError, isUhlpError } from '../shared/errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { capabilityDenied } from './capability-guard.js';

@@ -9,7 +9,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import net from 'node:net';
 import { classifyAddress, type AddressClass } from './address-classifier.js';
-import { bareHost } from './host-pattern.js';
+import { bareHost } from '../shared/host-pattern.js';
 
 export interface ResolvedAddress {
   readonly address: string;

@@ -2,7 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { type GuardedRequest, type LookupAll, type WebPolicy, guardedFetch } from './guarded-fetch.js';
 
 interface TestServer {

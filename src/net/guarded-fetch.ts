@@ -9,9 +9,9 @@
  */
 import type net from 'node:net';
 import { Agent, request } from 'undici';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { defaultLookup, refusedAddress, resolveHost, type LookupAll, type ResolvedAddress } from './address-guard.js';
-import { bareHost, hostMatches } from './host-pattern.js';
+import { bareHost, hostMatches } from '../shared/host-pattern.js';
 
 export type { LookupAll, ResolvedAddress } from './address-guard.js';
 

@@ -3,9 +3,9 @@
  * validate what the CRD schema cannot, converge its SandboxPools, and write status
  * only when it changed. Idempotent; it never writes the app's spec.
  */
-import type { PoolSpec } from '../definitions/app-definition-schema.js';
-import { validateAppDefinition } from '../definitions/validate-app-definition.js';
-import { APP_LABEL, type AppDefinitionStatus } from '../definitions/sandbox-pool-schema.js';
+import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
+import { validateAppDefinition } from '../apps/validation/validate-app-definition.js';
+import { APP_LABEL, type AppDefinitionStatus } from '../apps/schema/sandbox-pool-schema.js';
 import {
   APP_DEFINITION,
   SANDBOX_POOL,

@@ -4,7 +4,7 @@
  * reconciler can skip the status write.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { Condition } from '../definitions/sandbox-pool-schema.js';
+import type { Condition } from '../apps/schema/sandbox-pool-schema.js';
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
 

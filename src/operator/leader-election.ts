@@ -10,7 +10,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { apiStatus } from '../k8s/custom-resources.js';
 
 export interface LeaderElectionOptions {

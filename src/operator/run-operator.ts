@@ -5,7 +5,7 @@
  */
 import { CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import type { Metrics } from '../metrics.js';
-import { APP_LABEL } from '../definitions/sandbox-pool-schema.js';
+import { APP_LABEL } from '../apps/schema/sandbox-pool-schema.js';
 import {
   APP_DEFINITION,
   CustomResourceClient,

@@ -7,9 +7,9 @@
  * core asks, and is shared by every core replica.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { PoolSpec } from '../definitions/app-definition-schema.js';
-import { APP_API_VERSION } from '../definitions/app-definition-schema.js';
-import { SANDBOX_POOL_KIND } from '../definitions/sandbox-pool-schema.js';
+import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
+import { APP_API_VERSION } from '../apps/schema/app-definition-schema.js';
+import { SANDBOX_POOL_KIND } from '../apps/schema/sandbox-pool-schema.js';
 import type { SandboxPoolResource } from '../k8s/custom-resources.js';
 import type { RunnerKind } from '../images/runner-files.js';
 import {

@@ -7,7 +7,7 @@
  * counts belong to whatever runs the sandboxes and are kept as found.
  */
 import type { CoreV1Api, NetworkingV1Api, V1NetworkPolicy, V1Pod } from '@kubernetes/client-node';
-import { APP_LABEL, POOL_LABEL, type SandboxPoolStatus } from '../definitions/sandbox-pool-schema.js';
+import { APP_LABEL, POOL_LABEL, type SandboxPoolStatus } from '../apps/schema/sandbox-pool-schema.js';
 import { SANDBOX_POOL, apiStatus, type CustomResourceClient, type SandboxPoolResource } from '../k8s/custom-resources.js';
 import type { PodInformer } from '../k8s/pod-informer.js';
 import type { ResourceInformer } from '../k8s/resource-informer.js';

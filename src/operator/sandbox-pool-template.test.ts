@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
-import type { PoolSpec } from '../definitions/app-definition-schema.js';
+import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import type { AppDefinitionResource } from '../k8s/custom-resources.js';
 import { isControlledBy, newSandboxPool, sandboxPoolSpecPatch } from './sandbox-pool-template.js';
 

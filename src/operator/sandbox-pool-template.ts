@@ -4,8 +4,8 @@
  * so the rules (notably who owns spec.replicas) are unit-tested without a server.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { APP_API_VERSION, APP_KIND, type PoolSpec } from '../definitions/app-definition-schema.js';
-import { APP_LABEL, POOL_LABEL, SANDBOX_POOL_KIND, type SandboxPoolSpec } from '../definitions/sandbox-pool-schema.js';
+import { APP_API_VERSION, APP_KIND, type PoolSpec } from '../apps/schema/app-definition-schema.js';
+import { APP_LABEL, POOL_LABEL, SANDBOX_POOL_KIND, type SandboxPoolSpec } from '../apps/schema/sandbox-pool-schema.js';
 import type { AppDefinitionResource, OwnerReference, SandboxPoolResource } from '../k8s/custom-resources.js';
 
 /** The SandboxPool name of a pool of an app: `<app>-<pool>`. */

@@ -9,7 +9,7 @@
  *   without `jit` and `fallback`.
  */
 import { isMap, isSeq, parseDocument, type YAMLMap } from 'yaml';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 
 /** The component's node in the document; throws when the file has none. */
 function componentNode(text: string, componentId: string): { doc: ReturnType<typeof parseDocument>; node: YAMLMap } {

@@ -10,12 +10,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ExecuteRequest } from '../contract/execute-contract.js';
-import type { ComponentSpec, PoolSpec } from '../definitions/app-definition-schema.js';
-import { UhlpError } from '../errors.js';
+import type { ComponentSpec, PoolSpec } from '../apps/schema/app-definition-schema.js';
+import { UhlpError } from '../shared/errors.js';
 import type { ComponentExecutor } from '../execution/component-executor.js';
 import { buildExecuteContext } from '../execution/execute-context.js';
 import type { McpExecutions } from '../mcp/mcp-executions.js';
-import type { LoadedApp } from '../registry/app-snapshot.js';
+import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { CandidateRun, CandidateRunner } from './candidate-verifier.js';
 import { candidateCapabilities } from './eligibility.js';
 

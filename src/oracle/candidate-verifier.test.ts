@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecuteResponse } from '../contract/execute-contract.js';
-import { compileOutputSchema } from '../definitions/output-schema.js';
-import { UhlpError } from '../errors.js';
-import { DECLINED_CODE } from '../runner/generated-code.js';
+import { compileOutputSchema } from '../contract/output-schema.js';
+import { UhlpError } from '../shared/errors.js';
+import { DECLINED_CODE } from '../contract/generated-code.js';
 import { verifyCandidate, type CandidateRun } from './candidate-verifier.js';
 import { makeSample, type OracleSample } from './oracle-sample.js';
 

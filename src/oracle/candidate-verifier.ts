@@ -12,8 +12,8 @@
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { ExecuteResponse } from '../contract/execute-contract.js';
-import type { UhlpError } from '../errors.js';
-import { DECLINED_CODE } from '../runner/generated-code.js';
+import type { UhlpError } from '../shared/errors.js';
+import { DECLINED_CODE } from '../contract/generated-code.js';
 import type { Disagreement } from './codegen-prompt.js';
 import { sameOutput, type OracleSample } from './oracle-sample.js';
 

@@ -12,11 +12,11 @@
  * `uhlp_oracle_tokens_total` and never charged to the app's budget.
  */
 import { createHash } from 'node:crypto';
-import type { ComponentSpec, OptimizeSpec } from '../definitions/app-definition-schema.js';
+import type { ComponentSpec, OptimizeSpec } from '../apps/schema/app-definition-schema.js';
 import { hashPayload, type ExternalCall } from '../ledger/ledger-entry.js';
 import type { LlmMessage, LlmProvider } from '../llm/llm-provider.js';
 import type { Metrics } from '../metrics.js';
-import type { LoadedApp } from '../registry/app-snapshot.js';
+import type { LoadedApp } from '../apps/app-snapshot.js';
 import { codegenMessages, extractModule, feedbackMessage, type Disagreement } from './codegen-prompt.js';
 import { verifyCandidate, type CandidateRunner, type SampleOutcome, type Verdict } from './candidate-verifier.js';
 import { generatedScript } from './git-promotion.js';

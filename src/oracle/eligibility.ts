@@ -8,17 +8,13 @@
  * code runs in a pool with `runner: jit` of the same app, with the same
  * capabilities narrowed to the component's tools (`candidateCapabilities`).
  */
-import type { AppSpec, CapabilitiesSpec, ComponentSpec, LlmComponentSpec, OptimizeSpec, PoolSpec } from '../definitions/app-definition-schema.js';
+import type { AppSpec, CapabilitiesSpec, ComponentSpec, OptimizeSpec, PoolSpec } from '../apps/schema/app-definition-schema.js';
+import { activeOptimize } from '../contract/llm-component-schema.js';
 import { MIN_HELD_BACK } from './sample-split.js';
 
 /** Tools generated code may call through ctx.tools: they read and change nothing. */
 export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set(['core.kv.get', 'core.state.getDefinitionFileContent', 'core.framework.getConfigValue', 'core.log']);
 
-/** The optimize block with every default, or undefined when the component is not optimized (`off` or absent). */
-export function activeOptimize(llm: LlmComponentSpec | undefined): OptimizeSpec | undefined {
-  const optimize = llm?.optimize;
-  return optimize !== undefined && optimize.mode !== 'off' ? optimize : undefined;
-}
 
 /** The pool that verifies and serves the generated code: `optimize.pool`, else the app's first jit pool. */
 export function codePool(spec: AppSpec, optimize: OptimizeSpec): PoolSpec | undefined {

@@ -14,10 +14,10 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import { parse } from 'yaml';
-import { LlmComponentSpec } from '../definitions/app-definition-schema.js';
-import type { GitDefinitionStore, GitIdentity } from '../definitions/definition-store.js';
-import { APP_FILE } from '../definitions/protected-paths.js';
-import { UhlpError, isUhlpError } from '../errors.js';
+import { LlmComponentSpec } from '../apps/schema/app-definition-schema.js';
+import type { GitDefinitionStore, GitIdentity } from '../apps/git/definition-store.js';
+import { APP_FILE } from '../apps/protected-paths.js';
+import { UhlpError, isUhlpError } from '../shared/errors.js';
 import { promoteInAppYaml, revertInAppYaml } from './app-yaml-edit.js';
 import { readLlmDefinition } from './llm-definition.js';
 

@@ -11,8 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { LlmComponentSpec } from '../definitions/app-definition-schema.js';
-import { canonicalJson } from '../ledger/canonical-json.js';
+import type { LlmComponentSpec } from '../apps/schema/app-definition-schema.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 
 /** Template files followed per component; a prompt that includes more is hashed by those only. */
 const MAX_TEMPLATE_FILES = 64;

@@ -21,22 +21,23 @@
  * `uhlp optimize` reads the status and sends the operator's commands.
  */
 import type { OracleConfig } from '../config.js';
-import type { ComponentSpec, OptimizeSpec, PoolSpec } from '../definitions/app-definition-schema.js';
-import { UhlpError, isUhlpError } from '../errors.js';
+import type { ComponentSpec, OptimizeSpec, PoolSpec } from '../apps/schema/app-definition-schema.js';
+import { UhlpError, isUhlpError } from '../shared/errors.js';
 import { ComponentExecutor } from '../execution/component-executor.js';
 import type { ExternalCall } from '../ledger/ledger-entry.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
 import type { Logger } from '../logger.js';
 import type { McpExecutions } from '../mcp/mcp-executions.js';
 import type { Metrics } from '../metrics.js';
-import type { LoadedApp } from '../registry/app-snapshot.js';
-import type { ApplicationRegistry } from '../registry/application-registry.js';
+import type { LoadedApp } from '../apps/app-snapshot.js';
+import type { ApplicationRegistry } from '../apps/application-registry.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { OracleCounters, OracleSampleStats, RuntimeStore } from '../state/runtime-store.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
 import { candidateRunner } from './candidate-runner.js';
 import { generateCandidates, type CandidateRecord } from './code-generator.js';
-import { activeOptimize, codePool } from './eligibility.js';
+import { activeOptimize } from '../contract/llm-component-schema.js';
+import { codePool } from './eligibility.js';
 import { suggestionBranch, type PromotionWriter } from './git-promotion.js';
 import { OracleDecisions, type DecisionKind } from './oracle-decisions.js';
 import { enterStage, newRecord, PROMOTED_STAGES, stageCounts, type OracleRecord, type OracleStage, type RecordCandidate } from './oracle-record.js';

@@ -10,7 +10,7 @@
  */
 import { newTurnEvidence } from '../ledger/turn-evidence.js';
 import type { ExternalCall } from '../ledger/ledger-entry.js';
-import { canonicalJson } from '../ledger/canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import type { Logger } from '../logger.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
 

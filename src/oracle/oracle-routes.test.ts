@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { OptimizationOracle } from './optimization-oracle.js';
 import { ORACLE_ROUTE_PREFIX, registerOracleRoutes } from './oracle-routes.js';
 

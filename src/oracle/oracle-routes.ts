@@ -8,7 +8,7 @@
  * cluster, reach them through a port-forward to the core.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { isLoopback } from '../mcp/dev-token-route.js';
 import type { OptimizationOracle, OracleCommand } from './optimization-oracle.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_INPUT_PATHS } from '../orchestrator/template-inputs.js';
+import { MAX_INPUT_PATHS } from '../contract/template-inputs.js';
 import { makeSample, MAX_SAMPLE_INPUT_CHARS, projectInputs, readInputPaths, sameOutput } from './oracle-sample.js';
 import { isHeldBack, splitSamples } from './sample-split.js';
 

@@ -9,9 +9,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { ExecuteRequest } from '../contract/execute-contract.js';
-import { canonicalJson } from '../ledger/canonical-json.js';
-import { MAX_INPUT_PATH_DEPTH, MAX_INPUT_PATHS, MAX_INPUT_SEGMENT_CHARS } from '../orchestrator/template-inputs.js';
-import { templateVariables } from '../orchestrator/template-variables.js';
+import { canonicalJson } from '../shared/canonical-json.js';
+import { MAX_INPUT_PATH_DEPTH, MAX_INPUT_PATHS, MAX_INPUT_SEGMENT_CHARS } from '../contract/template-inputs.js';
+import { templateVariables } from '../contract/template-variables.js';
 
 /** Largest canonical inputs, and output, a sample keeps; larger answers are not sampled. */
 export const MAX_SAMPLE_INPUT_CHARS = 16 * 1024;

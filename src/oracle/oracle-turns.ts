@@ -17,14 +17,15 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import type { ExecuteResponse } from '../contract/execute-contract.js';
-import { OptimizeSpec, type CapabilitiesSpec, type ComponentSpec, type PoolSpec } from '../definitions/app-definition-schema.js';
+import { OptimizeSpec, type CapabilitiesSpec, type ComponentSpec, type PoolSpec } from '../apps/schema/app-definition-schema.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { LoadedApp } from '../registry/app-snapshot.js';
-import { DECLINED_CODE } from '../runner/generated-code.js';
+import type { LoadedApp } from '../apps/app-snapshot.js';
+import { DECLINED_CODE } from '../contract/generated-code.js';
 import type { OracleCounterName, RuntimeStore } from '../state/runtime-store.js';
 import type { TurnEvent } from '../turns/turn-event.js';
-import { activeOptimize, candidateCapabilities } from './eligibility.js';
+import { activeOptimize } from '../contract/llm-component-schema.js';
+import { candidateCapabilities } from './eligibility.js';
 import { PROMOTED_STAGES, stageCounts, type OracleRecord, type OracleStage } from './oracle-record.js';
 import type { OracleRecords } from './oracle-records.js';
 import { sameOutput } from './oracle-sample.js';

@@ -16,7 +16,7 @@
  * candidate had to meet on held-back samples, and it is judged as soon as it
  * can no longer be met.
  */
-import type { OptimizeSpec } from '../definitions/app-definition-schema.js';
+import type { OptimizeSpec } from '../apps/schema/app-definition-schema.js';
 import type { OracleCounters } from '../state/runtime-store.js';
 import type { OracleStage } from './oracle-record.js';
 

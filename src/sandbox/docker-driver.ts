@@ -20,7 +20,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { IMAGE_APP_DIR, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
 import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';

@@ -28,9 +28,9 @@ import {
   type ObjectCache,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { APP_API_VERSION } from '../definitions/app-definition-schema.js';
-import { SANDBOX_POOL_KIND } from '../definitions/sandbox-pool-schema.js';
-import { UhlpError } from '../errors.js';
+import { APP_API_VERSION } from '../apps/schema/app-definition-schema.js';
+import { SANDBOX_POOL_KIND } from '../apps/schema/sandbox-pool-schema.js';
+import { UhlpError } from '../shared/errors.js';
 import { CustomResourceClient, SANDBOX_POOL, type SandboxPoolResource } from '../k8s/custom-resources.js';
 import { KeptAliveApi } from '../k8s/kept-alive-api.js';
 import type { RunnerKind } from '../images/runner-files.js';

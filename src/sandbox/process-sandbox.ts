@@ -30,7 +30,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { IMAGE_NODE_PATH, findNodeRuntime, type RuntimeFile } from '../images/node-runtime.js';
 import { RUNNER_KINDS, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { stageRunnerRoot, type StagedRunner } from './runner-root.js';

@@ -11,7 +11,7 @@
  */
 import net from 'node:net';
 import { EXECUTE_PATH, REQUEST_ID_HEADER } from '../contract/execute-contract.js';
-import { Http1ResponseParser, ResponseTooLargeError, type ParsedResponse } from './http1-response-parser.js';
+import { Http1ResponseParser, ResponseTooLargeError, type ParsedResponse } from '../shared/http1/response-parser.js';
 import type { SandboxEndpoint } from './sandbox-driver.js';
 
 export interface RawResponse {

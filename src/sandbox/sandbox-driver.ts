@@ -3,7 +3,7 @@
  * a child process, a Docker container, a pod. A driver only creates, watches and
  * destroys single sandboxes; counting, queuing and recycling live in the pool.
  */
-import type { PoolSpec } from '../definitions/app-definition-schema.js';
+import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import type { WorkTree } from './work-tree.js';
 
 /** Where a sandbox's runner answers HTTP: a Unix socket, or a loopback port. */

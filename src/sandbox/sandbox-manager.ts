@@ -4,11 +4,11 @@
  * old one drains its in-flight requests, then goes), a removed app loses them.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { PoolSpec } from '../definitions/app-definition-schema.js';
-import { appRevisionsDir } from '../definitions/revision-paths.js';
+import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
+import { appRevisionsDir } from '../apps/revision-paths.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { AppSnapshot } from '../registry/app-snapshot.js';
+import type { AppSnapshot } from '../apps/app-snapshot.js';
 import type { SandboxDriver } from './sandbox-driver.js';
 import { WarmPool } from './warm-pool.js';
 

@@ -13,7 +13,7 @@
  * no file system with the core.
  */
 import { createHash } from 'node:crypto';
-import type { PoolSpec } from '../definitions/app-definition-schema.js';
+import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { IMAGE_APP_DIR, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
 import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';

@@ -12,7 +12,7 @@
  * ABI (x32, or 32-bit calls on a 64-bit kernel) kills the process: its syscall
  * numbers would slip past this list.
  */
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 
 /** seccomp_data offsets (linux/seccomp.h). */
 const NR_OFFSET = 0;

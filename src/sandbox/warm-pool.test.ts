@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
-import type { PoolSpec } from '../definitions/app-definition-schema.js';
-import { UhlpError } from '../errors.js';
+import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
+import { UhlpError } from '../shared/errors.js';
 import { silentLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';

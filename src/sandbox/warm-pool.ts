@@ -7,8 +7,8 @@
  * replaces any that die or fail a health probe. The driver only starts and
  * stops single sandboxes; every counting decision is made here.
  */
-import type { PoolSpec } from '../definitions/app-definition-schema.js';
-import { UhlpError } from '../errors.js';
+import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
+import { UhlpError } from '../shared/errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Gauge } from 'prom-client';

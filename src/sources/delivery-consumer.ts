@@ -20,12 +20,12 @@
  * which the once-only record answers without running the component again).
  */
 import { randomUUID } from 'node:crypto';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { turnDeclaredOutputs } from '../execution/declared-outputs.js';
 import type { FinalResponse } from '../execution/result-interpreter.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { LoadedApp } from '../registry/app-snapshot.js';
+import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { DeliveryMessage, DeliveryReader, DeliveryStore, StreamAddress } from '../state/delivery-store.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { deliveryRequestDataJson } from './delivery-details.js';

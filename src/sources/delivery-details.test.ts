@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../ledger/canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import type { DeliveryKind, DeliveryMessage } from '../state/delivery-store.js';
 import { deliveryRequestDataJson } from './delivery-details.js';
 

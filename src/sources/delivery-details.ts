@@ -2,13 +2,13 @@
  * The contract's requestData of a delivered message: `cronDetails`,
  * `queueDetails`, `callbackDetails` or `triggerDetails`, and `delivery`
  * (invocation id and attempt). Written in canonical JSON (keys in code-unit
- * order, ledger/canonical-json.ts), as http-details.ts writes `httpDetails`:
+ * order, shared/canonical-json.ts), as http-details.ts writes `httpDetails`:
  * the text the sandbox gets is the text the ledger hashes.
  *
  * A queue message's payload is the producer's JSON; the other sources publish
  * their details object itself as the payload.
  */
-import { canonicalJson, quote } from '../ledger/canonical-json.js';
+import { canonicalJson, quote } from '../shared/canonical-json.js';
 import type { DeliveryKind, DeliveryMessage } from '../state/delivery-store.js';
 
 export function deliveryRequestDataJson(kind: DeliveryKind, queueName: string, message: DeliveryMessage): string {

@@ -9,17 +9,17 @@
  * its lease.
  */
 import { randomUUID } from 'node:crypto';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { AppSnapshot, LoadedApp } from '../registry/app-snapshot.js';
+import type { AppSnapshot, LoadedApp } from '../apps/app-snapshot.js';
 import type { DeliveryStore, StreamAddress } from '../state/delivery-store.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { CronScheduler } from './cron/cron-scheduler.js';
 import { DeliveryConsumer } from './delivery-consumer.js';
 import { signToken, verifyToken } from './signed-token.js';
 import type { SourceRoute } from './source-routes.js';
-import { canonicalJson } from '../ledger/canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import type { SourceTools } from '../mcp/tool-definition.js';
 
 export interface DeliverySourcesOptions {

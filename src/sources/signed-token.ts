@@ -10,7 +10,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 
 /** What a token is for. */
 export type TokenPurpose = 'callback' | 'queue-publish' | 'queue-admin';

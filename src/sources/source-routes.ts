@@ -11,7 +11,7 @@ import type {
   QueueRouteSpec,
   RouteSpec,
   TriggerRouteSpec,
-} from '../definitions/app-definition-schema.js';
+} from '../apps/schema/app-definition-schema.js';
 import type { DeliveryKind, StreamAddress } from '../state/delivery-store.js';
 import { CronSchedule } from './cron/cron-schedule.js';
 

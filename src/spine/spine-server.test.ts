@@ -3,7 +3,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { LineSplitter } from './json-lines.js';
 import { type SpineClient, createSpineClient } from './spine-client.js';
 import { newSpineSecret } from './spine-secret.js';

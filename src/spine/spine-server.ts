@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, unlink } from 'node:fs/promises';
 import net from 'node:net';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
 import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
 import { LineSplitter, encodeLine } from './json-lines.js';

@@ -3,7 +3,7 @@
  * `redis://` / `rediss://` URL. With Redis, it waits for the first connection so
  * that a wrong URL fails at start-up, not at the first request.
  */
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { MemoryRuntimeStore } from './memory-runtime-store.js';
 import { RedisRuntimeStore, type RedisRuntimeStoreOptions } from './redis-runtime-store.js';
 import type { RuntimeStore } from './runtime-store.js';

@@ -4,7 +4,7 @@
  * suite); being single-threaded JavaScript, each method body is atomic as long as
  * it does not await, which none of them does.
  */
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { RuntimeKeys } from './runtime-keys.js';
 import {
   checkCounterDelta,
@@ -47,8 +47,8 @@ import {
 } from './runtime-store.js';
 import { assertSessionId, newSessionId } from './session-id.js';
 import { decideGcra, MAX_LIMIT_PER_SECOND } from './rate-limit-gcra.js';
-import type { FunctionStore } from './function-store.js';
-import { MemoryFunctionStore } from './memory-function-store.js';
+import type { FunctionStore } from '../functions/function-store.js';
+import { MemoryFunctionStore } from '../functions/memory-function-store.js';
 
 export interface MemoryRuntimeStoreOptions {
   /** Clock in epoch milliseconds; tests drive time with it. @defaultValue `Date.now` */

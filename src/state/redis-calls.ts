@@ -5,7 +5,7 @@
  * loaded under (lua-scripts.ts).
  */
 import type { Redis } from 'ioredis';
-import { isUhlpError, UhlpError } from '../errors.js';
+import { isUhlpError, UhlpError } from '../shared/errors.js';
 
 type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
 

@@ -13,7 +13,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import {
   DELIVERY_GROUP,
   deadLetterFields,

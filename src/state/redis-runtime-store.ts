@@ -12,7 +12,7 @@
  * Multi-step updates run as Lua scripts (`lua/*.lua`) or MULTI transactions.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import { loadLuaScripts } from './lua-scripts.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
 import { MAX_LIMIT_PER_SECOND } from './rate-limit-gcra.js';
@@ -57,8 +57,8 @@ import {
   type StoredRun,
 } from './runtime-store.js';
 import { assertSessionId, newSessionId } from './session-id.js';
-import type { FunctionStore } from './function-store.js';
-import { RedisFunctionStore } from './redis-function-store.js';
+import type { FunctionStore } from '../functions/function-store.js';
+import { RedisFunctionStore } from '../functions/redis-function-store.js';
 
 export interface RedisRuntimeStoreOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://...`. */

@@ -2,7 +2,7 @@
  * Argument checks shared by both runtime stores, so that both refuse the same
  * input with the same code (`UHLP_STATE_INPUT_INVALID`, naming the field).
  */
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import {
   MAX_ORACLE_SAMPLE_CHARS,
   MAX_ORACLE_SAMPLES,

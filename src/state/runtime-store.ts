@@ -1,4 +1,4 @@
-import type { FunctionStore } from './function-store.js';
+import type { FunctionStore } from '../functions/function-store.js';
 
 /**
  * The runtime state of a core: sessions, kv, sandbox leases, idempotency records,
@@ -99,7 +99,7 @@ export const ORACLE_COUNTER_NAMES = ['samples', 'hits', 'agreements', 'disagreem
 export type OracleCounterName = (typeof ORACLE_COUNTER_NAMES)[number];
 export type OracleCounters = Record<OracleCounterName, number>;
 
-/** A workflow run record as the store keeps it: JSON text (src/workflows/run-record.ts owns its shape) and its version. */
+/** A workflow run record as the store keeps it: JSON text (src/workflow-runs/run-record.ts owns its shape) and its version. */
 export interface StoredRun {
   readonly json: string;
   /** 1 when created; each update adds one. */

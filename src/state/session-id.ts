@@ -9,7 +9,7 @@
  * also directory names (ledger paths), so the alphabet is path-safe.
  */
 import { randomFillSync } from 'node:crypto';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 /** 20 x 5 bits = 100 random bits, over the 96 a session credential needs. */

@@ -8,7 +8,7 @@
  * private-address refusal hold on every redirect hop.
  */
 import { randomUUID } from 'node:crypto';
-import { isUhlpError } from '../errors.js';
+import { isUhlpError } from '../shared/errors.js';
 import { type GuardedFetchDependencies, type WebPolicy, guardedFetch } from '../net/guarded-fetch.js';
 import type { EndpointOutcome } from '../spine/spine-protocol.js';
 import { type ParsedPayload, clampLimit, invalid, isObject } from './payload-fields.js';

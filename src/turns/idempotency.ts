@@ -7,7 +7,7 @@
  * a core-side failure (502/503/504) frees the key so the client can retry.
  */
 import { createHash } from 'node:crypto';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { FinalResponse } from '../execution/result-interpreter.js';
 import { waitForIdempotentCompletion } from '../state/idempotency-wait.js';
 import type { RuntimeStore, StoredResponse } from '../state/runtime-store.js';

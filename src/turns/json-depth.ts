@@ -15,7 +15,7 @@
  */
 import type { RequestData } from '../contract/execute-contract.js';
 import { isJsonContentType } from '../contract/json-content-type.js';
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 
 /** Levels a JSON body or payload may nest: far past any real document, far short of a stack overflow. */
 export const MAX_JSON_DEPTH = 512;

@@ -4,10 +4,10 @@
  * source, which is all the pipeline knows of it. An HTTP request and a cron run
  * are the same turn from here on.
  */
-import type { ComponentSpec, PoolSpec } from '../definitions/app-definition-schema.js';
+import type { ComponentSpec, PoolSpec } from '../apps/schema/app-definition-schema.js';
 import type { DeclaredOutput } from '../execution/write-surface.js';
-import type { LoadedApp } from '../registry/app-snapshot.js';
-import type { ExecutionStream } from '../workflows/execution-stream.js';
+import type { LoadedApp } from '../apps/app-snapshot.js';
+import type { ExecutionStream } from '../workflow-runs/execution-stream.js';
 
 /** How a turn names its session: none (the app's ambient session), a new stored one, or one to continue. */
 export type SessionChoice = undefined | { readonly open: true } | { readonly continue: string };
@@ -47,7 +47,7 @@ export interface TurnEvent {
   };
   /** How many internal events led to this turn (trigger deliveries); its own core.trigger.emit calls are one deeper. @defaultValue 0 */
   readonly triggerDepth?: number;
-  /** A turn of a workflow run (src/workflows/workflow-turns.ts). */
+  /** A turn of a workflow run (src/workflow-runs/workflow-turns.ts). */
   readonly workflowRun?: WorkflowRunTurn;
   /** Where the execution's stream packets go: the client asked for server-sent events. */
   readonly stream?: ExecutionStream;

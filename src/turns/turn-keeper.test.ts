@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { AppLedgerSpec } from '../definitions/app-definition-schema.js';
+import type { AppLedgerSpec } from '../apps/schema/app-definition-schema.js';
 import { newTurnEvidence } from '../ledger/turn-evidence.js';
 import { TurnLedgerThread, type LedgerDurability } from '../ledger/turn-ledger-thread.js';
 import { silentLogger } from '../logger.js';

@@ -13,8 +13,8 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { SessionChoice } from './turn-event.js';
-import type { AppLedgerSpec } from '../definitions/app-definition-schema.js';
-import { UhlpError } from '../errors.js';
+import type { AppLedgerSpec } from '../apps/schema/app-definition-schema.js';
+import { UhlpError } from '../shared/errors.js';
 import { keepsAmbientTurn, mustKeepTurn } from '../ledger/ambient-sampling.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import type { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';

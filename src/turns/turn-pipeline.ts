@@ -6,7 +6,7 @@
  * result maps to. Sources only turn their input into a TurnEvent and the answer
  * into what they owe their caller (an HTTP response, a queue acknowledgement).
  */
-import { UhlpError } from '../errors.js';
+import { UhlpError } from '../shared/errors.js';
 import type { ComponentExecutor } from '../execution/component-executor.js';
 import { ExecuteContextWriter } from '../execution/execute-context.js';
 import { interpretResult, type FinalResponse } from '../execution/result-interpreter.js';
@@ -18,11 +18,11 @@ import type { Metrics } from '../metrics.js';
 import type { ExecutionResult, ExecutionView, TurnOracle } from '../oracle/oracle-turns.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
-import type { LoadedApp } from '../registry/app-snapshot.js';
+import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { TurnEvent } from './turn-event.js';
 import { checkTurnInputDepth } from './json-depth.js';
-import { resolveCsComponent } from '../csjs/resolve-cs-component.js';
-import type { CsTarget } from '../csjs/activation-context.js';
+import { resolveCsComponent } from '../functions/resolve-cs-component.js';
+import type { CsTarget } from '../contract/cs-bundle/activation-context.js';
 import { SESSION_ID_HEADER, TURN_HEADER, type Turn, type TurnKeeper } from './turn-keeper.js';
 
 export interface TurnPipelineDeps {
@@ -40,7 +40,7 @@ export interface TurnPipelineDeps {
   readonly outputsRoot?: string;
   /** The optimization oracle: samples optimized components, routes promoted ones. @defaultValue none */
   readonly oracle?: TurnOracle;
-  /** Runs the turns of WORKFLOW components (src/workflows/workflow-turns.ts). @defaultValue none: they get 501 */
+  /** Runs the turns of WORKFLOW components (src/workflow-runs/workflow-turns.ts). @defaultValue none: they get 501 */
   readonly workflows?: WorkflowTurnsPort;
 }
 

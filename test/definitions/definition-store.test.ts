@@ -6,8 +6,8 @@
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isUhlpError } from '../../src/errors.js';
-import { GitDefinitionStore } from '../../src/definitions/definition-store.js';
+import { isUhlpError } from '../../src/shared/errors.js';
+import { GitDefinitionStore } from '../../src/apps/git/definition-store.js';
 import { commitAll, git, initRepo, tempDir, writeFiles } from '../helpers/git-repo.js';
 
 const AUTHOR = { name: 'Oracle Bot', email: 'oracle@uhlp.example' };

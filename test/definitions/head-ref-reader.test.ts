@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HeadRefReader } from '../../src/definitions/head-ref-reader.js';
+import { HeadRefReader } from '../../src/apps/git/head-ref-reader.js';
 import { commitAll, git, initRepo, writeFiles } from '../helpers/git-repo.js';
 
 const dirs: string[] = [];

@@ -5,8 +5,8 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GitDefinitionStore } from '../../src/definitions/definition-store.js';
-import { HeadWatcher, type HeadChange } from '../../src/definitions/head-watcher.js';
+import { GitDefinitionStore } from '../../src/apps/git/definition-store.js';
+import { HeadWatcher, type HeadChange } from '../../src/apps/git/head-watcher.js';
 import { commitAll, git, initRepo, tempDir, writeFiles } from '../helpers/git-repo.js';
 import { waitFor } from '../helpers/wait-for.js';
 

@@ -62,11 +62,11 @@ describe('sandbox images', () => {
     const listing = await runToEnd(images.llmOrchestrator.reference, [
       '/usr/local/bin/node',
       '-e',
-      "const fs = require('fs'); console.log(['dist/orchestrator/main.js', 'node_modules/nunjucks/package.json', 'node_modules/ajv/package.json', 'dist/runner/script-loader.js', 'dist/core'].map((f) => f + '=' + fs.existsSync('/app/' + f)).join(' '))",
+      "const fs = require('fs'); console.log(['dist/runners/llm-orchestrator/main.js', 'node_modules/nunjucks/package.json', 'node_modules/ajv/package.json', 'dist/runners/jit/script-loader.js', 'dist/core'].map((f) => f + '=' + fs.existsSync('/app/' + f)).join(' '))",
     ]);
     expect(listing).toEqual({
       exitCode: 0,
-      output: 'dist/orchestrator/main.js=true node_modules/nunjucks/package.json=true node_modules/ajv/package.json=true dist/runner/script-loader.js=false dist/core=false',
+      output: 'dist/runners/llm-orchestrator/main.js=true node_modules/nunjucks/package.json=true node_modules/ajv/package.json=true dist/runners/jit/script-loader.js=false dist/core=false',
     });
   });
 

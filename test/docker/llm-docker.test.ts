@@ -32,7 +32,7 @@ describe('an LLM component on the Docker driver', () => {
       expect(inspected.Config.Image).toBe('uhlp/llm-orchestrator:latest');
       expect(inspected.HostConfig.NetworkMode).toBe('none');
       expect(inspected.Mounts.map((mount) => mount.Destination).sort()).toEqual(['/run/uhlp', '/run/uhlp-core/mcp.sock', '/work']);
-      expect(inspected.Config.Entrypoint).toContain('/app/dist/orchestrator/main.js');
+      expect(inspected.Config.Entrypoint).toContain('/app/dist/runners/llm-orchestrator/main.js');
     }
   });
 

@@ -3,8 +3,8 @@
  * core.state.getDefinitionFileContent serves them, a scripted
  * core.llm.generate, other tools answered by a handler, and a log of calls.
  */
-import { ToolCallError, type ListedTool, type McpToolsClient } from '../../src/runner/tools-client.js';
-import { READ_TOOL } from '../../src/orchestrator/definition-files.js';
+import { ToolCallError, type ListedTool, type McpToolsClient } from '../../src/runners/kit/tools-client.js';
+import { READ_TOOL } from '../../src/runners/llm-orchestrator/definition-files.js';
 
 export const FAKE_REVISION = '0123456789abcdef0123456789abcdef01234567';
 

@@ -10,7 +10,7 @@ import { hash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { execEntryJson, evidenceEntryJson } from '../../src/ledger/entry-json.js';
-import { canonicalJson } from '../../src/ledger/canonical-json.js';
+import { canonicalJson } from '../../src/shared/canonical-json.js';
 import { LEDGER_SCHEMA_VERSION, SEGMENT_ENTRY_TYPE, type LedgerKind } from '../../src/ledger/ledger-entry.js';
 import { CHECKPOINT_FILE, SESSION_META_FILE, segmentFileName } from '../../src/ledger/ledger-paths.js';
 import { createSessionIdGenerator } from '../../src/state/session-id.js';

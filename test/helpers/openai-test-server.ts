@@ -26,7 +26,7 @@
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { localEmbedding } from '../../src/llm/local-embedding.js';
+import { localEmbedding } from '../../src/shared/local-embedding.js';
 
 /** A tool call of a scripted completion; the id is made up when left out. */
 export interface TestToolCall {
@@ -160,7 +160,7 @@ const EMBEDDINGS_PATH = '/v1/embeddings';
 export interface OpenAiTestServerOptions {
   /** Keep every request in `requests`; a benchmark under load turns it off. @defaultValue true */
   readonly record?: boolean;
-  /** The vector `/v1/embeddings` answers for a text. @defaultValue the local hash embedding (src/llm/local-embedding.ts) */
+  /** The vector `/v1/embeddings` answers for a text. @defaultValue the local hash embedding (src/shared/local-embedding.ts) */
   readonly embed?: (text: string) => number[];
 }
 

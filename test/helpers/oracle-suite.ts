@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/ledger/canonical-json.js';
+import { canonicalJson } from '../../src/shared/canonical-json.js';
 import { hexHash } from '../../src/oracle/oracle-sample.js';
 import { isHeldBack } from '../../src/oracle/sample-split.js';
 import { git } from './git-repo.js';

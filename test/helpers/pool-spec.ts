@@ -4,7 +4,7 @@
  * test's pool literal.
  */
 import { Value } from '@sinclair/typebox/value';
-import { PoolSpec } from '../../src/definitions/app-definition-schema.js';
+import { PoolSpec } from '../../src/apps/schema/app-definition-schema.js';
 
 export function poolSpec(fields: { name: string } & Partial<PoolSpec>): PoolSpec {
   return Value.Default(PoolSpec, structuredClone(fields)) as PoolSpec;

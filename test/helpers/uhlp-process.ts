@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isProcessAlive } from '../../src/lifecycle/runtime-state.js';
+import { isProcessAlive } from '../../src/cli/runtime-state.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const UHLP_BIN = path.join(REPO_ROOT, 'bin', 'uhlp.js');

@@ -6,8 +6,8 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import { Http1Server } from '../../src/http1/http1-server.js';
-import type { RequestLimits } from '../../src/http1/request-parser.js';
+import { Http1Server } from '../../src/shared/http1/http1-server.js';
+import type { RequestLimits } from '../../src/shared/http1/request-parser.js';
 
 export interface SeenRequest {
   readonly method: string;

@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_DEFINITION, CustomResourceClient, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
-import { AppDefinitionWatcher, type ReadyAppDefinition } from '../../src/k8s/app-definition-watcher.js';
+import { AppDefinitionWatcher, type ReadyAppDefinition } from '../../src/apps/kubernetes/app-definition-watcher.js';
 import { runOperator, type RunningOperator } from '../../src/operator/run-operator.js';
 import { FAST_LEASE, appDefinition, collectingLogger } from './fixtures.js';
 import { createNamespace, removeApps, installCrds, loadKubeConfig, waitFor } from './kube-env.js';

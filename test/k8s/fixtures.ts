@@ -1,4 +1,4 @@
-import type { AppSpec } from '../../src/definitions/app-definition-schema.js';
+import type { AppSpec } from '../../src/apps/schema/app-definition-schema.js';
 import type { OperatorLogger } from '../../src/operator/run-operator.js';
 
 /** An AppDefinition as a user would write it: schema defaults left to the API server. */

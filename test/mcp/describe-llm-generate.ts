@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { CapabilitiesSpec } from '../../src/definitions/app-definition-schema.js';
+import type { CapabilitiesSpec } from '../../src/apps/schema/app-definition-schema.js';
 import { FileLedger } from '../../src/ledger/file-ledger.js';
 import { hashPayload } from '../../src/ledger/ledger-entry.js';
 import { verifyLedgers } from '../../src/ledger/ledger-verify.js';

@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecuteRequest, ExecuteResponse } from '../../src/contract/execute-contract.js';
-import { sha256Hex, writeCanonicalTar } from '../../src/csjs/canonical-tar.js';
-import { buildBundle } from '../../src/csjs/function-bundle.js';
+import { sha256Hex, writeCanonicalTar } from '../../src/contract/cs-bundle/canonical-tar.js';
+import { buildBundle } from '../../src/contract/cs-bundle/function-bundle.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
 import type { SandboxDriver, SandboxHandle } from '../../src/sandbox/sandbox-driver.js';
 import { FAKE_MCP_TOKEN, FakeToolError, startFakeMcpServer, type FakeMcpServer } from '../helpers/fake-mcp-server.js';

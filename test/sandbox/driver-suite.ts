@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateExecuteResponse, type ExecuteRequest } from '../../src/contract/execute-contract.js';
-import type { PoolSpec } from '../../src/definitions/app-definition-schema.js';
+import type { PoolSpec } from '../../src/apps/schema/app-definition-schema.js';
 import { poolSpec } from '../helpers/pool-spec.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';

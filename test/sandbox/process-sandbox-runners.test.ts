@@ -33,9 +33,9 @@ describe('process sandbox commands per runner', () => {
       expect(args.join(' ')).toContain('--bind /host/mcp.sock /run/uhlp-core/mcp.sock');
     }
     expect(jit.join(' ')).toContain('--ro-bind /host/definitions /definitions');
-    expect(jit).toEqual(expect.arrayContaining(['--allow-fs-read=/definitions', '--definitions', '/app/dist/runner/main.js']));
+    expect(jit).toEqual(expect.arrayContaining(['--allow-fs-read=/definitions', '--definitions', '/app/dist/runners/jit/main.js']));
     expect(llm.join(' ')).not.toContain('/definitions');
-    expect(llm).toContain('/app/dist/orchestrator/main.js');
+    expect(llm).toContain('/app/dist/runners/llm-orchestrator/main.js');
     // Each runner's own staged directory at /app, not the other's.
     const appDir = (args: string[]): string => args[args.indexOf('/app') - 1]!;
     expect(path.basename(appDir(jit))).toMatch(/^jit-runner-[0-9a-f]{16}$/);
@@ -45,7 +45,7 @@ describe('process sandbox commands per runner', () => {
   it('allows native addons to the csjs runner only, which mounts no definitions', async () => {
     const sandbox = await prepareProcessSandbox({ stateDir: mkdtempSync(path.join(os.tmpdir(), 'uhlp-psr-')) });
     const csjs = sandbox.launch(launch('csjs')).args;
-    expect(csjs).toEqual(expect.arrayContaining(['--allow-addons', '/app/dist/runner/csjs-main.js', '--seccomp', '3']));
+    expect(csjs).toEqual(expect.arrayContaining(['--allow-addons', '/app/dist/runners/csjs/main.js', '--seccomp', '3']));
     expect(csjs.join(' ')).not.toContain('/definitions');
     expect(sandbox.launch(launch('jit')).args).not.toContain('--allow-addons');
     expect(sandbox.launch(launch('llm')).args).not.toContain('--allow-addons');

@@ -3,7 +3,7 @@
  * fresh, empty store per test (a unique key prefix for Redis) and a cleanup.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isUhlpError } from '../../src/errors.js';
+import { isUhlpError } from '../../src/shared/errors.js';
 import { waitForIdempotentCompletion } from '../../src/state/idempotency-wait.js';
 import type { RuntimeStore, StoredResponse } from '../../src/state/runtime-store.js';
 import { isSessionId } from '../../src/state/session-id.js';

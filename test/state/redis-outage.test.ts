@@ -5,7 +5,7 @@
  * acknowledged before the crash must still be there.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isUhlpError } from '../../src/errors.js';
+import { isUhlpError } from '../../src/shared/errors.js';
 import { RedisRuntimeStore } from '../../src/state/redis-runtime-store.js';
 import { RedisServerProcess } from '../helpers/redis-server-process.js';
 import { waitFor } from '../helpers/wait-for.js';

@@ -6,7 +6,7 @@
  * recorded in the turn's evidence.
  */
 import { Type } from '@sinclair/typebox';
-import { isUhlpError } from '../../errors.js';
+import { isUhlpError } from '../../shared/errors.js';
 import { localEmbedder } from '../../llm/embedder.js';
 import { requireCapability } from '../capability-guard.js';
 import { defineTool } from '../tool-definition.js';

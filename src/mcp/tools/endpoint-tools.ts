@@ -8,8 +8,8 @@
  * web capability speaking from a later redirect hop or a resolved address.
  */
 import { Type } from '@sinclair/typebox';
-import { UhlpError } from '../../errors.js';
-import { bareHost, hostMatches } from '../../net/host-pattern.js';
+import { UhlpError } from '../../shared/errors.js';
+import { bareHost, hostMatches } from '../../shared/host-pattern.js';
 import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../../std-body/shell-exec.js';
 import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../../std-body/web-fetch.js';
 import { capabilityDenied, checkShellArgv, checkWebRequest, requireCapability, shellEnvironment, shellLimits } from '../capability-guard.js';

@@ -5,8 +5,8 @@
  * queue publishing with and without a publisher connected.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CapabilitiesSpec } from '../../definitions/app-definition-schema.js';
-import { buildBundle } from '../../csjs/function-bundle.js';
+import type { CapabilitiesSpec } from '../../apps/schema/app-definition-schema.js';
+import { buildBundle } from '../../contract/cs-bundle/function-bundle.js';
 import { silentLogger } from '../../logger.js';
 import { createMetrics } from '../../metrics.js';
 import { MemoryRuntimeStore } from '../../state/memory-runtime-store.js';
@@ -14,7 +14,7 @@ import { McpTokenService, type ExecutionGrant } from '../mcp-token-service.js';
 import type { ToolServices } from '../tool-definition.js';
 import { invokeTool } from '../tool-invoker.js';
 import type { CodeqPublisher } from './fn-tools.js';
-import { codeqOnQueues } from '../../csjs/codeq-on-queues.js';
+import { codeqOnQueues } from '../../functions/codeq-on-queues.js';
 
 const metrics = createMetrics({ defaultMetrics: false });
 const tokens = new McpTokenService();

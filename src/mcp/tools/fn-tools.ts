@@ -9,12 +9,12 @@
  * can reach another app's functions.
  */
 import { Type } from '@sinclair/typebox';
-import { topicMatches } from '../../csjs/cs-host.js';
-import { buildBundle } from '../../csjs/function-bundle.js';
-import { checkAlias, checkSha256, parseFunctionName } from '../../csjs/function-ref.js';
-import { UhlpError } from '../../errors.js';
-import type { FunctionsCapability } from '../../definitions/app-definition-schema.js';
-import type { FunctionStore } from '../../state/function-store.js';
+import { topicMatches } from '../../contract/cs-bundle/function-manifest.js';
+import { buildBundle } from '../../contract/cs-bundle/function-bundle.js';
+import { checkAlias, checkSha256, parseFunctionName } from '../../functions/function-ref.js';
+import { UhlpError } from '../../shared/errors.js';
+import type { FunctionsCapability } from '../../apps/schema/app-definition-schema.js';
+import type { FunctionStore } from '../../functions/function-store.js';
 import { capabilityDenied, requireCapability } from '../capability-guard.js';
 import type { ToolServices } from '../tool-definition.js';
 import { defineTool } from '../tool-definition.js';

@@ -4,8 +4,8 @@
  * both allow `ctr:` never see each other's counters.
  */
 import { Type } from '@sinclair/typebox';
-import type { KvOperation } from '../../definitions/app-definition-schema.js';
-import { UhlpError } from '../../errors.js';
+import type { KvOperation } from '../../apps/schema/app-definition-schema.js';
+import { UhlpError } from '../../shared/errors.js';
 import { checkKv, requireCapability } from '../capability-guard.js';
 import type { ExecutionGrant } from '../mcp-token-service.js';
 import { defineTool } from '../tool-definition.js';

@@ -5,7 +5,7 @@
  * publish are delivered with the one delivery contract (docs/sources.md).
  */
 import { Type } from '@sinclair/typebox';
-import { UhlpError } from '../../errors.js';
+import { UhlpError } from '../../shared/errors.js';
 import { checkCallbackCreate, checkQueuePublish, checkTriggerEmit, requireCapability } from '../capability-guard.js';
 import { defineTool, type ToolServices } from '../tool-definition.js';
 

@@ -4,10 +4,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
-import { normalizeAppPath } from '../../definitions/definition-paths.js';
-import { appRevisionFile } from '../../definitions/revision-paths.js';
-import { decodeUtf8 } from '../../definitions/utf8-text.js';
-import { UhlpError } from '../../errors.js';
+import { normalizeAppPath } from '../../apps/definition-paths.js';
+import { appRevisionFile } from '../../apps/revision-paths.js';
+import { decodeUtf8 } from '../../shared/utf8-text.js';
+import { UhlpError } from '../../shared/errors.js';
 import { checkStateWrite, requireCapability } from '../capability-guard.js';
 import { defineTool } from '../tool-definition.js';
 

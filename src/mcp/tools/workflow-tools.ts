@@ -15,8 +15,8 @@
  *   checkpoint of the nodes before it may ride along, applied first.
  */
 import { Type } from '@sinclair/typebox';
-import { UhlpError } from '../../errors.js';
-import { StreamPacketSchema } from '../../workflows/stream-packets.js';
+import { UhlpError } from '../../shared/errors.js';
+import { StreamPacketSchema } from '../../contract/workflow/stream-packets.js';
 import type { ExecutionGrant } from '../mcp-token-service.js';
 import { defineTool, type ToolServices, type WorkflowServices } from '../tool-definition.js';
 

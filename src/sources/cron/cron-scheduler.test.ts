@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ComponentSpec, PoolSpec, RouteSpec } from '../../definitions/app-definition-schema.js';
+import type { ComponentSpec, PoolSpec, RouteSpec } from '../../apps/schema/app-definition-schema.js';
 import { createLogger } from '../../logger.js';
 import { createMetrics } from '../../metrics.js';
 import { MemoryDeliveryStore } from '../../state/memory-delivery-store.js';

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { UhlpError } from '../../errors.js';
+import { UhlpError } from '../../shared/errors.js';
 import type { FinalResponse } from '../../execution/result-interpreter.js';
 import type { Logger } from '../../logger.js';
 import type { DeliveryStore } from '../../state/delivery-store.js';

@@ -6,8 +6,8 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { UhlpError } from '../../errors.js';
-import { HttpRequestError, splitTarget } from '../../http1/request-parser.js';
+import { UhlpError } from '../../shared/errors.js';
+import { HttpRequestError, splitTarget } from '../../shared/http1/request-parser.js';
 import { HTTP_METHODS, type HttpIngress, type RouteLabel } from './http-ingress.js';
 
 declare module 'fastify' {

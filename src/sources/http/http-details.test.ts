@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../ledger/canonical-json.js';
+import { canonicalJson } from '../../shared/canonical-json.js';
 import { httpRequestDataJson, type HttpDetailsInput } from './http-details.js';
 
 const base: HttpDetailsInput = {

@@ -4,13 +4,13 @@
  * base64, so binary uploads survive the JSON hop to the sandbox.
  *
  * The request data is built with every object's keys in code-unit order, so its
- * JSON.stringify text is its canonical JSON (ledger/canonical-json.ts): the text
+ * JSON.stringify text is its canonical JSON (shared/canonical-json.ts): the text
  * the sandbox gets is the text the turn ledger hashes, and it is written once.
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { HttpDetails, HttpMethod, RequestData } from '../../contract/execute-contract.js';
-import { UhlpError } from '../../errors.js';
+import { UhlpError } from '../../shared/errors.js';
 
 /** The query's parameters, keys in code-unit order; a repeated key becomes an array of its values. */
 export function parseQuery(query: string): Record<string, string | string[]> {

@@ -10,12 +10,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { REQUEST_ID_HEADER, type HttpMethod } from '../../contract/execute-contract.js';
-import type { ComponentSpec, PoolSpec } from '../../definitions/app-definition-schema.js';
-import { errorBody, UhlpError } from '../../errors.js';
+import type { ComponentSpec, PoolSpec } from '../../apps/schema/app-definition-schema.js';
+import { errorBody, UhlpError } from '../../shared/errors.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
-import type { LoadedApp } from '../../registry/app-snapshot.js';
-import type { ApplicationRegistry } from '../../registry/application-registry.js';
+import type { LoadedApp } from '../../apps/app-snapshot.js';
+import type { ApplicationRegistry } from '../../apps/application-registry.js';
 import type { RouteMatch } from './route-table.js';
 import { checkIdempotencyKey, IDEMPOTENCY_HEADER, requestFingerprint } from '../../turns/idempotency.js';
 import { sessionChoiceOf } from '../../turns/turn-keeper.js';
@@ -25,8 +25,8 @@ import { JSON_TYPE, type FinalResponse } from '../../execution/result-interprete
 import { acceptRequestId, badPathError, httpRequestDataJson } from './http-details.js';
 import { DECLARED_OUTPUTS_HEADER, turnDeclaredOutputs } from '../../execution/declared-outputs.js';
 import { INVOCATIONS_PATH, prefersAsync, type AsyncInvocations } from './async-invocations.js';
-import type { ResponseStream } from '../../http1/http1-server.js';
-import { ExecutionStream } from '../../workflows/execution-stream.js';
+import type { ResponseStream } from '../../shared/http1/http1-server.js';
+import { ExecutionStream } from '../../workflow-runs/execution-stream.js';
 
 const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
 

@@ -3,7 +3,7 @@
  * hit for literal paths and a short ordered scan for patterns.
  */
 import type { HttpMethod } from '../../contract/execute-contract.js';
-import type { RouteSpec } from '../../definitions/app-definition-schema.js';
+import type { RouteSpec } from '../../apps/schema/app-definition-schema.js';
 import { compareRoutePatterns, compileRoutePattern, matchRoutePattern, type PathParameters, type RoutePattern } from './route-pattern.js';
 
 export interface CompiledRoute {

@@ -13,7 +13,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { UhlpError } from '../../errors.js';
+import { UhlpError } from '../../shared/errors.js';
 import type { DeliveryKind, StreamAddress } from '../../state/delivery-store.js';
 import { checkIdempotencyKey, IDEMPOTENCY_HEADER } from '../../turns/idempotency.js';
 import type { DeliverySources } from '../delivery-sources.js';

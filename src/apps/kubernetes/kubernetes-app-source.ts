@@ -1,0 +1,155 @@
+/**
+ * Apps from Kubernetes (`--registry kubernetes`): the AppDefinitions the operator
+ * marked Ready in the watched namespaces. The spec comes from the resource; the
+ * app's files (scripts/, prompts/, workflows/) come from the Git source the spec
+ * names (`spec.source.git`), fetched and materialized as an immutable revision, so
+ * requests in flight keep the files they started with. Every change of the Ready
+ * set rebuilds the snapshot; a deleted app leaves it at once.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { UhlpError } from '../../shared/errors.js';
+import { APP_API_VERSION, APP_KIND, type AppDefinitionDocument } from '../schema/app-definition-schema.js';
+import { checkGitSourcePath } from '../git/git-source.js';
+import { materializeTree } from '../git/git-tree.js';
+import { appRevisionDir } from '../revision-paths.js';
+import { readInside } from '../load-app-definitions.js';
+import { validateAppDefinition, type DefinitionProblem } from '../validation/validate-app-definition.js';
+import type { LookupAll } from '../../net/address-guard.js';
+import { AppDefinitionWatcher, type ReadyAppDefinition } from './app-definition-watcher.js';
+import type { WatchLiveness } from '../../k8s/resource-informer.js';
+import type { Logger } from '../../logger.js';
+import { AppSnapshot } from '../app-snapshot.js';
+import type { ApplicationRegistry } from '../application-registry.js';
+import { GitSourceCache } from '../git/git-source-cache.js';
+
+export interface KubernetesAppSourceOptions {
+  readonly kubeConfig: KubeConfig;
+  /** Namespaces to watch; all when empty. */
+  readonly namespaces: readonly string[];
+  readonly registry: ApplicationRegistry;
+  /** Where revisions are materialized (the runners' definitions root). */
+  readonly revisionsRoot: string;
+  /** Where bare clones of app sources live. */
+  readonly sourcesDir: string;
+  /** `host:port` pairs app sources may reach on non-public addresses (`UHLP_GIT_ALLOW_PRIVATE`). @defaultValue [] */
+  readonly allowPrivate?: readonly string[];
+  /** CA bundle for https sources (`UHLP_GIT_CA_FILE`). @defaultValue the system's */
+  readonly caFile?: string;
+  /** DNS resolution of source hosts. @defaultValue dns.lookup */
+  readonly lookup?: LookupAll;
+  readonly logger: Logger;
+}
+
+export class KubernetesAppSource {
+  private readonly watcher: AppDefinitionWatcher;
+  private readonly sources: GitSourceCache;
+  private pending: ReadyAppDefinition[] | undefined;
+  private applying: Promise<void> | undefined;
+
+  constructor(private readonly options: KubernetesAppSourceOptions) {
+    this.watcher = new AppDefinitionWatcher(options.kubeConfig, {
+      namespaces: [...options.namespaces],
+      onError: (error) => options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'AppDefinition watch failed; retrying'),
+    });
+    this.sources = new GitSourceCache({
+      root: options.sourcesDir,
+      ...(options.allowPrivate ? { allowPrivate: options.allowPrivate } : {}),
+      ...(options.caFile ? { caFile: options.caFile } : {}),
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    });
+  }
+
+  /** Resolves once the apps Ready at start are routable. */
+  async start(): Promise<void> {
+    this.watcher.onChange((apps) => this.schedule(apps));
+    await this.watcher.start();
+    this.schedule(this.watcher.current());
+    await this.idle();
+  }
+
+  async stop(): Promise<void> {
+    await this.watcher.stop();
+    await this.idle();
+  }
+
+  /** Whether the AppDefinition watch follows the API server (for /readyz). */
+  liveness(): WatchLiveness {
+    return this.watcher.liveness();
+  }
+
+  /** Resolves when no rebuild is running or queued. */
+  async idle(): Promise<void> {
+    while (this.applying) await this.applying;
+  }
+
+  /** Coalesces bursts of changes: only the latest Ready set is applied. */
+  private schedule(apps: ReadyAppDefinition[]): void {
+    this.pending = apps;
+    if (this.applying) return;
+    this.applying = (async () => {
+      while (this.pending) {
+        const next = this.pending;
+        this.pending = undefined;
+        await this.apply(next).catch((error: Error) => this.options.logger.error({ err: error.message }, 'applying Kubernetes apps failed'));
+      }
+      this.applying = undefined;
+    })();
+  }
+
+  private async apply(apps: ReadyAppDefinition[]): Promise<void> {
+    const documents: Array<{ file: string; document: AppDefinitionDocument; revision: string }> = [];
+    const problems: DefinitionProblem[] = [];
+    for (const app of apps) {
+      const file = `${app.namespace}/${app.name}`;
+      try {
+        const loaded = await this.load(app, file);
+        if ('problems' in loaded) problems.push(...loaded.problems);
+        else documents.push(loaded);
+      } catch (error) {
+        problems.push(sourceProblem(file, error));
+      }
+    }
+    for (const problem of problems) this.options.logger.error({ code: 'UHLP_DEFINITION_INVALID', file: problem.file, path: problem.path }, problem.reason);
+    const version = createHash('sha1').update(apps.map((a) => `${a.namespace}/${a.name}@${a.resourceVersion}`).join(',')).digest('hex');
+    await this.options.registry.publish(new AppSnapshot(`k8s-${version.slice(0, 12)}`, documents, problems));
+    this.options.logger.info({ apps: documents.map((d) => d.file), invalid: problems.length }, 'Kubernetes apps applied');
+  }
+
+  private async load(app: ReadyAppDefinition, file: string): Promise<{ file: string; document: AppDefinitionDocument; revision: string } | { problems: DefinitionProblem[] }> {
+    const git = app.spec.source?.git;
+    if (!git) return { problems: [{ file, path: '/spec/source/git', reason: 'an app served from Kubernetes must name the Git source of its files' }] };
+    const sourcePath = checkGitSourcePath(git.path ?? `apps/${app.name}`);
+    const { commit, repoDir } = await this.sources.resolve(git.url, git.ref ?? 'HEAD');
+    // One revision per (commit, path, app): two apps of one repository never share one.
+    const revision = createHash('sha1').update(`${commit}\0${sourcePath}\0${app.name}`).digest('hex');
+    const appDir = appRevisionDir(this.options.revisionsRoot, app.name, revision);
+    await materializeTree({ repoDir, commit, sourcePath, targetDir: appDir });
+    const result = validateAppDefinition(
+      { apiVersion: APP_API_VERSION, kind: APP_KIND, metadata: { name: app.name }, spec: app.spec },
+      {
+        file,
+        appDirName: app.name,
+        fileExists: (relative) => {
+          const target = path.resolve(appDir, relative);
+          return target.startsWith(appDir + path.sep) && existsSync(target);
+        },
+        readFile: (relative) => readInside(appDir, relative),
+      },
+    );
+    return result.ok ? { file, document: result.document, revision } : { problems: result.problems };
+  }
+}
+
+/**
+ * A source that could not be loaded, as a problem of the field at fault
+ * (`/spec/source/git/url` for a refused URL or address) with the error's code.
+ */
+function sourceProblem(file: string, error: unknown): DefinitionProblem {
+  if (!(error instanceof UhlpError)) return { file, path: '/spec/source/git', reason: error instanceof Error ? error.message : String(error) };
+  const field = (error.details as { field?: unknown } | undefined)?.field;
+  const pointer = typeof field === 'string' && field.startsWith('spec.source.git.') ? `/spec/source/git/${field.slice('spec.source.git.'.length)}` : '/spec/source/git';
+  return { file, path: pointer, reason: `${error.code}: ${error.message}` };
+}

@@ -1,0 +1,502 @@
+/**
+ * The AppDefinition schema: the single source for the YAML kept in Git, for API
+ * input, and for the CRDs generated into crds/. Keep it structural in the
+ * Kubernetes sense (every node typed, no unions of objects), so it can be emitted
+ * as an OpenAPI v3 CRD schema unchanged; free-form maps are marked with
+ * `x-kubernetes-preserve-unknown-fields`.
+ */
+import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+import { DURATION_PATTERN, SIZE_PATTERN } from '../../ledger/ledger-retention.js';
+import { LlmComponentSpec, NAME_PATTERN } from '../../contract/llm-component-schema.js';
+
+export { LlmComponentSpec, OptimizeSpec } from '../../contract/llm-component-schema.js';
+
+export const API_GROUP = 'uhlp.dev';
+export const API_VERSION = 'v1alpha1';
+export const APP_API_VERSION = `${API_GROUP}/${API_VERSION}`;
+export const APP_KIND = 'AppDefinition';
+
+const Name = (description: string) => Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description });
+
+/**
+ * Kubernetes label-value syntax: component ids never name a resource, only label
+ * one (metrics, ledger, pod labels), so they take what users write (`outOfStock`, `v1.quote`).
+ */
+export const COMPONENT_ID_PATTERN = '^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$';
+const ComponentId = (description: string) => Type.String({ pattern: COMPONENT_ID_PATTERN, minLength: 1, maxLength: 63, description });
+
+/** A free-form JSON object, kept whole by the Kubernetes API server. */
+const FreeForm = (description: string): TUnsafe<Record<string, unknown>> =>
+  // A real TObject at run time (so the compiler checks it), typed as a record.
+  Type.Object({}, { description, additionalProperties: true, 'x-kubernetes-preserve-unknown-fields': true }) as unknown as TUnsafe<
+    Record<string, unknown>
+  >;
+
+export const SandboxLimits = Type.Object(
+  {
+    memoryMb: Type.Integer({ minimum: 16, maximum: 65536, default: 128, description: 'Memory cap of one sandbox, MiB.' }),
+    cpus: Type.Number({ exclusiveMinimum: 0, maximum: 64, default: 0.5, description: 'CPU cap of one sandbox, in cores.' }),
+    timeoutMs: Type.Integer({ minimum: 1, maximum: 900000, default: 3000, description: 'Wall time of one execution; past it the sandbox is destroyed and the request gets 504.' }),
+  },
+  { additionalProperties: false },
+);
+export type SandboxLimits = Static<typeof SandboxLimits>;
+
+export const RunnerType = Type.Union([Type.Literal('jit'), Type.Literal('llm'), Type.Literal('csjs')], {
+  description: 'The runner the pool sandboxes run.',
+});
+
+export const PoolSpec = Type.Object(
+  {
+    name: Name('Pool name, unique within the app.'),
+    runner: Type.Union([Type.Literal('jit'), Type.Literal('llm'), Type.Literal('csjs')], {
+      default: 'jit',
+      description: 'The runner the pool sandboxes run: jit (JIT scripts), llm (prompts and workflows), csjs (published cs-js bundles in V8 isolates).',
+    }),
+    image: Type.Optional(Type.String({ minLength: 1, description: 'Container image for the Docker and pod drivers; the locally built runner image when omitted.' })),
+    minWarm: Type.Integer({ minimum: 0, maximum: 1000, default: 1, description: 'Idle, ready sandboxes kept as warm spares (within maxSize); /readyz waits for them.' }),
+    maxSize: Type.Integer({ minimum: 1, maximum: 1000, default: 4, description: 'Hard cap on sandboxes of the pool, starting and busy included.' }),
+    maxUses: Type.Integer({ minimum: 1, default: 1000, description: 'A sandbox is recycled after this many executions.' }),
+    concurrency: Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      default: 1,
+      description:
+        'Executions one sandbox runs at once. 1 gives every execution a runner of its own; more share a runner (its memory and module state, and a timeout or crash ends them all) for throughput on few cores.',
+    }),
+    idleTtlSeconds: Type.Integer({ minimum: 1, default: 300, description: 'Idle sandboxes unused for this long are destroyed, down to minWarm idle ones.' }),
+    maxQueue: Type.Integer({ minimum: 0, maximum: 100000, default: 256, description: 'Requests that may wait for a sandbox when all are busy; past it they get 503.' }),
+    acquireTimeoutMs: Type.Integer({ minimum: 1, maximum: 600000, default: 5000, description: 'How long a request waits for a sandbox before 503.' }),
+    limits: Type.Object(SandboxLimits.properties, { additionalProperties: false, default: {} }),
+  },
+  { additionalProperties: false },
+);
+export type PoolSpec = Static<typeof PoolSpec>;
+
+export const HandlerType = Type.Union([Type.Literal('JIT'), Type.Literal('LLM'), Type.Literal('WORKFLOW')]);
+export type HandlerType = Static<typeof HandlerType>;
+
+export const DeclaredOutputSpec = Type.Object(
+  {
+    path: Type.String({
+      pattern: '^(tmp|output)/.',
+      maxLength: 512,
+      description: 'A file every turn writes: output/<path> (kept with the session) or tmp/<path> (scratch); a glob such as tmp/** allows any number of files, none included.',
+    }),
+    role: Type.String({ minLength: 1, maxLength: 64, description: 'What the file is for (report, scratch, ...).' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ComponentSpec = Type.Object(
+  {
+    id: ComponentId('Component id, unique within the app: letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit.'),
+    handler: HandlerType,
+    pool: Name('The pool whose sandboxes run this component.'),
+    jit: Type.Optional(
+      Type.Object(
+        {
+          script: Type.String({ minLength: 1, description: 'ES module path relative to the app directory (.js or .mjs).' }),
+          function: Type.String({ minLength: 1, default: 'default', description: 'Named export to call; `default` when omitted.' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    cs: Type.Optional(
+      Type.Object(
+        {
+          function: Type.Optional(
+            Type.String({
+              pattern: '^[a-z0-9]([-a-z0-9_]{0,61}[a-z0-9])?/[a-z0-9]([-a-z0-9_]{0,61}[a-z0-9])?$',
+              description: "A published cs-js function of the app, namespace/function (uhlp fn publish, core.fn.publish).",
+            }),
+          ),
+          ref: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'With function: a version number, an alias (prod), or latest; latest when omitted.' })),
+          sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$', description: "Instead of function: one bundle of the app's, by its sha256." })),
+        },
+        {
+          additionalProperties: false,
+          description: 'A JIT component run from a published cs-js bundle (in a pool with runner: csjs) instead of a script: function (and ref), or sha256.',
+        },
+      ),
+    ),
+    llm: Type.Optional(LlmComponentSpec),
+    fallback: Type.Optional(
+      Type.Object(
+        { pool: Name('The pool (runner: llm) that runs the llm block.') },
+        {
+          additionalProperties: false,
+          description:
+            "A JIT component generated from its llm block (the optimization oracle writes it): the llm block answers the inputs the code declines (ctx.fallback()) and is the reference the code is compared with in shadow and canary.",
+        },
+      ),
+    ),
+    workflow: Type.Optional(
+      Type.Object(
+        {
+          workflowId: Type.String({
+            pattern: '^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?$',
+            maxLength: 63,
+            description: 'The workflow file: workflows/<workflowId>.yaml in the app directory.',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    declaredOutputs: Type.Optional(
+      Type.Array(DeclaredOutputSpec, {
+        maxItems: 256,
+        description:
+          "The files each turn writes in its session directories. After the turn the core compares what was written with this list (and the request's X-UHLP-Declared-Outputs): an undeclared or missing write refuses the turn with UHLP_WRITE_SURFACE_MISMATCH. Without it, a turn may write nothing.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ComponentSpec = Static<typeof ComponentSpec>;
+
+export const HttpRouteSpec = Type.Object(
+  {
+    method: Type.Union(
+      ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'].map((m) => Type.Literal(m)),
+      { description: 'HTTP method matched exactly.' },
+    ),
+    path: Type.String({ pattern: '^/', description: 'Path pattern: literal segments, `:name` parameters, and a trailing `*`.' }),
+  },
+  { additionalProperties: false },
+);
+
+/** Queue names, cron job ids, callback names and trigger events: label-value syntax, as component ids. */
+const SourceName = (description: string) => Type.String({ pattern: COMPONENT_ID_PATTERN, minLength: 1, maxLength: 63, description });
+
+/** What every delivery source (queue, cron, callback, trigger) shares: at-least-once delivery with retries and dead letters. */
+const DeliveryPolicy = {
+  concurrency: Type.Integer({ minimum: 1, maximum: 256, default: 1, description: 'Executions of this route at once on one core.' }),
+  maxAttempts: Type.Integer({ minimum: 1, maximum: 100, default: 5, description: 'Attempts of one message (the first included); past them it goes to the dead letters.' }),
+  backoff: Type.Object(
+    {
+      initialMs: Type.Integer({ minimum: 1, maximum: 3600000, default: 200, description: 'Wait before the second attempt; doubled for each attempt after it.' }),
+      maxMs: Type.Integer({ minimum: 1, maximum: 86400000, default: 30000, description: 'Ceiling of the wait between two attempts.' }),
+    },
+    { additionalProperties: false, default: {}, description: 'Exponential backoff between attempts.' },
+  ),
+  maxAgeSeconds: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 31536000, description: 'A message older than this when its attempt comes goes to the dead letters without running.' }),
+  ),
+  deadLetter: Type.Boolean({ default: true, description: 'Keep messages that failed every attempt (or expired) as dead letters; false drops them.' }),
+  leaseSeconds: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 86400,
+      description: "How long a message handed to a core stays its own before another core takes it over (that core died). Must exceed the pool's acquireTimeoutMs + timeoutMs; their sum + 30 s when omitted.",
+    }),
+  ),
+};
+
+export const QueueRouteSpec = Type.Object(
+  { name: SourceName('Queue name; its Redis stream is <prefix>queue:<appId>:<name>.'), ...DeliveryPolicy },
+  { additionalProperties: false },
+);
+export type QueueRouteSpec = Static<typeof QueueRouteSpec>;
+
+export const CronRouteSpec = Type.Object(
+  {
+    schedule: Type.String({ minLength: 9, maxLength: 256, description: 'Five cron fields (minute hour day-of-month month day-of-week), or six with seconds first.' }),
+    timezone: Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'IANA time zone the schedule is read in (Europe/Paris).' }),
+    jobId: SourceName('Job id, unique within the app; slots are claimed and recorded under it.'),
+    missed: Type.Union([Type.Literal('skip'), Type.Literal('run-once')], {
+      default: 'skip',
+      description: 'After downtime: skip the slots missed, or run once for the latest of them.',
+    }),
+    ...DeliveryPolicy,
+  },
+  { additionalProperties: false },
+);
+export type CronRouteSpec = Static<typeof CronRouteSpec>;
+
+export const CallbackRouteSpec = Type.Object(
+  {
+    name: SourceName('Callback name, given to core.callback.create.'),
+    ttlSeconds: Type.Integer({ minimum: 1, maximum: 31536000, default: 86400, description: 'Life of a callback URL created for this route.' }),
+    ...DeliveryPolicy,
+  },
+  { additionalProperties: false },
+);
+export type CallbackRouteSpec = Static<typeof CallbackRouteSpec>;
+
+export const TriggerRouteSpec = Type.Object(
+  {
+    event: Type.String({ pattern: '^[A-Za-z0-9][-A-Za-z0-9_.]{0,127}$', description: 'Internal event name this route receives (order.created).' }),
+    from: Type.Optional(Type.Array(Name('An app whose events this route receives.'), { minItems: 1, description: 'Apps whose events this route receives; this app alone when omitted.' })),
+    ...DeliveryPolicy,
+  },
+  { additionalProperties: false },
+);
+export type TriggerRouteSpec = Static<typeof TriggerRouteSpec>;
+
+export const RouteSpec = Type.Object(
+  {
+    http: Type.Optional(HttpRouteSpec),
+    cron: Type.Optional(CronRouteSpec),
+    queue: Type.Optional(QueueRouteSpec),
+    callback: Type.Optional(CallbackRouteSpec),
+    trigger: Type.Optional(TriggerRouteSpec),
+    component: ComponentId('The component this route runs.'),
+  },
+  { additionalProperties: false, description: 'Exactly one of http, cron, queue, callback, trigger, and the component it runs.' },
+);
+export type RouteSpec = Static<typeof RouteSpec>;
+
+export const IngressSpec = Type.Object(
+  {
+    hosts: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Hosts routed to this app on their full path.' }),
+    pathPrefix: Type.Optional(Type.String({ pattern: '^/[^?#]*$', description: 'Path prefix routed to this app; /<appId> when omitted.' })),
+  },
+  { additionalProperties: false },
+);
+
+/** A `host:port` pair (`[::1]:8080` for IPv6). */
+const HostPort = Type.String({ pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:/\\[\\]]+):[0-9]{1,5}$', description: 'host:port, [v6]:port for IPv6.' });
+
+export const ShellCapability = Type.Object(
+  {
+    allow: Type.Array(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), {
+      description: 'argv prefixes that may run: [git, status] allows `git status` and `git status --short`, never `git push`.',
+    }),
+    timeoutMs: Type.Integer({ minimum: 1, maximum: 120000, default: 5000, description: 'Ceiling of one command; a call may ask for less.' }),
+    maxStdoutBytes: Type.Integer({ minimum: 0, maximum: 4194304, default: 65536, description: 'Bytes of stdout kept; the rest is cut and flagged.' }),
+    maxStderrBytes: Type.Integer({ minimum: 0, maximum: 4194304, default: 65536, description: 'Bytes of stderr kept; the rest is cut and flagged.' }),
+    env: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), {
+      default: [],
+      description: "Names of the core's environment variables passed to the command; nothing else is.",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ShellCapability = Static<typeof ShellCapability>;
+
+export const WebCapability = Type.Object(
+  {
+    allowHosts: Type.Array(Type.String({ minLength: 1 }), {
+      description: 'Hosts that may be fetched: exact names or IP literals, or *.example.com for subdomains. Checked on every redirect.',
+    }),
+    methods: Type.Array(Type.Union(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => Type.Literal(m))), {
+      default: ['GET'],
+      description: 'HTTP methods that may be used.',
+    }),
+    timeoutMs: Type.Integer({ minimum: 1, maximum: 60000, default: 5000, description: 'Ceiling of one fetch, redirects and body included.' }),
+    maxBodyBytes: Type.Integer({ minimum: 0, maximum: 10485760, default: 1048576, description: 'Bytes of a response body kept.' }),
+    allowPrivate: Type.Array(HostPort, {
+      default: [],
+      description: 'host:port pairs that may resolve to loopback, private or link-local addresses (tests, internal services).',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type WebCapability = Static<typeof WebCapability>;
+
+export const KvOperation = Type.Union([Type.Literal('get'), Type.Literal('set'), Type.Literal('del')]);
+export type KvOperation = Static<typeof KvOperation>;
+
+export const KvCapability = Type.Object(
+  {
+    prefixes: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Key prefixes the app may touch, inside its own namespace.' }),
+    ops: Type.Array(KvOperation, { default: ['get', 'set', 'del'], description: 'Operations allowed; each one is a tool (core.kv.get, ...).' }),
+  },
+  { additionalProperties: false },
+);
+export type KvCapability = Static<typeof KvCapability>;
+
+export const LlmCapability = Type.Object(
+  {
+    models: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Models the app may call; the first is used when a call names none.' }),
+    maxTokens: Type.Integer({ minimum: 1, maximum: 1000000, default: 1024, description: 'Ceiling of completion tokens per call.' }),
+    tokensPerDay: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Tokens (prompt and completion) the app may spend per UTC day; past it calls get 429 UHLP_LLM_BUDGET_EXCEEDED with Retry-After.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type LlmCapability = Static<typeof LlmCapability>;
+
+export const CodeqCapability = Type.Object(
+  {
+    publishTopics: Type.Array(Type.String({ pattern: '^[A-Za-z0-9*][A-Za-z0-9._:*-]{0,199}$' }), {
+      minItems: 1,
+      description: 'Topic patterns the app may publish to (core.codeq.publish, cs.codeq.publish); `*` stands for any run of characters.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type CodeqCapability = Static<typeof CodeqCapability>;
+
+export const FunctionsCapability = Type.Object(
+  {
+    namespaces: Type.Array(Type.String({ pattern: '^([a-z0-9]([-a-z0-9_]{0,61}[a-z0-9])?|\\*)$' }), {
+      minItems: 1,
+      description: 'cs-js namespaces the app may publish functions into and alias (core.fn.publish, core.fn.alias.set); `*` for any.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type FunctionsCapability = Static<typeof FunctionsCapability>;
+
+/** An app-relative path glob (`data/**`, `prompts/*.njk`), matched with picomatch. */
+const PathGlob = Type.String({ minLength: 1, maxLength: 512, description: 'Glob of paths relative to the app directory (`data/**`, `prompts/*.njk`).' });
+
+export const StateCapability = Type.Object(
+  {
+    write: Type.Array(PathGlob, {
+      minItems: 1,
+      description:
+        "Globs of the app's files that core.state.applyStateDiff may create, change or delete. app.yaml, and every file that decides the app's capabilities, routes, hosts or pools, is never writable, whatever these say.",
+    }),
+    forbidden: Type.Array(PathGlob, { default: [], description: 'Globs never written, whatever write says (matched without regard to case).' }),
+  },
+  { additionalProperties: false },
+);
+export type StateCapability = Static<typeof StateCapability>;
+
+/**
+ * What the app's sandboxes may ask the core to do through MCP. A missing key
+ * means no such tool at all: the tool is not listed and a call is refused.
+ */
+export const CapabilitiesSpec = Type.Object(
+  {
+    shell: Type.Optional(ShellCapability),
+    web: Type.Optional(WebCapability),
+    kv: Type.Optional(KvCapability),
+    llm: Type.Optional(LlmCapability),
+    state: Type.Optional(StateCapability),
+    codeq: Type.Optional(CodeqCapability),
+    functions: Type.Optional(FunctionsCapability),
+    queue: Type.Optional(
+      Type.Object(
+        { publish: Type.Array(Type.String({ pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$' }), { minItems: 1, description: 'Queues core.queue.publish may publish to: a queue name of this app, or <appId>/<name> of another.' }) },
+        { additionalProperties: false },
+      ),
+    ),
+    callback: Type.Optional(
+      Type.Object(
+        { create: Type.Array(Type.String({ pattern: '^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$' }), { minItems: 1, description: "This app's callback routes core.callback.create may make URLs for." }) },
+        { additionalProperties: false },
+      ),
+    ),
+    trigger: Type.Optional(
+      Type.Object(
+        { emit: Type.Array(Type.String({ pattern: '^[A-Za-z0-9][-A-Za-z0-9_.]{0,127}$' }), { minItems: 1, description: 'Internal events core.trigger.emit may emit.' }) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CapabilitiesSpec = Static<typeof CapabilitiesSpec>;
+
+export const LedgerRetentionSpec = Type.Object(
+  {
+    maxAge: Type.Optional(
+      Type.String({ pattern: DURATION_PATTERN, description: "Ledger segments of the app's sessions last written longer ago than this are removed: <n>s, m, h or d (7d)." }),
+    ),
+    maxSize: Type.Optional(
+      Type.String({ pattern: SIZE_PATTERN, description: "The oldest segments of the app's sessions are removed while they hold more than this: bytes, or <n>Ki, Mi, Gi, Ti (K, M, G, T decimal)." }),
+    ),
+  },
+  { additionalProperties: false, description: "Retention of the app's ledgers, on top of its plane's (the core's UHLP_LEDGER_RETENTION): the stricter limit removes a segment." },
+);
+export type LedgerRetentionSpec = Static<typeof LedgerRetentionSpec>;
+
+export const AppLedgerSpec = Type.Object(
+  {
+    ambient: Type.Union([Type.Literal('full'), Type.Literal('sampled'), Type.Literal('off')], {
+      default: 'full',
+      description:
+        'What is ledgered of requests that name no session (the ambient session): every turn (full), one turn in 1/sampleRate (sampled), or none (off). ' +
+        'Stored sessions are always ledgered in full, and a turn with a refusal or capability violation always is.',
+    }),
+    sampleRate: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.01, description: 'With ambient: sampled, the share of ambient turns ledgered (0.01: one in a hundred).' }),
+    retention: Type.Optional(LedgerRetentionSpec),
+  },
+  { additionalProperties: false },
+);
+export type AppLedgerSpec = Static<typeof AppLedgerSpec>;
+
+export const AppSpec = Type.Object(
+  {
+    deploymentMode: Type.Union([Type.Literal('development'), Type.Literal('staging'), Type.Literal('production')], {
+      default: 'development',
+    }),
+    ingress: Type.Object(IngressSpec.properties, { additionalProperties: false, default: {} }),
+    pools: Type.Array(PoolSpec, { minItems: 1 }),
+    components: Type.Array(ComponentSpec, { minItems: 1 }),
+    routes: Type.Array(RouteSpec, { default: [] }),
+    configuration: Type.Optional(FreeForm('Configuration values given to every execution of the app.')),
+    source: Type.Optional(
+      Type.Object(
+        {
+          git: Type.Object(
+            {
+              url: Type.String({
+                minLength: 1,
+                description:
+                  'Repository holding the app files (scripts/, prompts/, workflows/): https://host/path, ssh://[user@]host[:port]/path or user@host:path. ' +
+                  'Local paths, file://, http://, git:// and <transport>:: URLs are refused, and the host must resolve to public addresses unless the core allows it (UHLP_GIT_ALLOW_PRIVATE).',
+              }),
+              ref: Type.String({ minLength: 1, default: 'HEAD', description: 'HEAD, a branch or tag name (letters, digits, ".", "_", "/", "-"), or a full commit id.' }),
+              path: Type.Optional(Type.String({ minLength: 1, description: 'Directory of the app inside the repository (relative, no "." or ".." segments); apps/<appId> when omitted.' })),
+            },
+            { additionalProperties: false },
+          ),
+        },
+        {
+          additionalProperties: false,
+          description: 'Where the app files come from when the app is a Kubernetes resource (ignored for apps read from a definitions repository).',
+        },
+      ),
+    ),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          requestsPerSecond: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 1000000, description: 'Requests per second the app accepts (bursts up to this many); past it, 429 with Retry-After.' }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    tools: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, description: 'An MCP tool of the core, e.g. core.linux.executeCommand.' }),
+            risk_level: Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')], {
+              description:
+                'critical: the core refuses the tool to every execution except a workflow run whose policy.allow_critical_tools lists it or whose approval node granted it.',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 256, description: "Risk levels of the core's tools for this app (seed 004: risk_level)." },
+      ),
+    ),
+    // Optional in the type so that specs built in code need not spell it; validation fills `{}`.
+    capabilities: Type.Optional(Type.Object(CapabilitiesSpec.properties, { additionalProperties: false, default: {} })),
+    ledger: Type.Optional(Type.Object(AppLedgerSpec.properties, { additionalProperties: false, description: 'What the turn ledger keeps of this app, and for how long.' })),
+  },
+  { additionalProperties: false },
+);
+export type AppSpec = Static<typeof AppSpec>;
+
+export const AppDefinitionDocument = Type.Object(
+  {
+    apiVersion: Type.Literal(APP_API_VERSION),
+    kind: Type.Literal(APP_KIND),
+    metadata: Type.Object(
+      { name: Name('The appId.') },
+      { additionalProperties: true },
+    ),
+    spec: AppSpec,
+  },
+  { additionalProperties: false },
+);
+export type AppDefinitionDocument = Static<typeof AppDefinitionDocument>;

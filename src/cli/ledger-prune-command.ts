@@ -1,0 +1,102 @@
+/**
+ * `uhlp ledger prune`: applies retention by hand (ledger-prune.ts), with the
+ * limits the core last applied to this data directory (`ledger-retention.json`:
+ * its planes' and its apps') unless flags say otherwise. Prints what it removed
+ * (or with --dry-run would remove) and exits 0, or 1 when a session could not
+ * be pruned, 2 on a usage error.
+ */
+import { existsSync } from 'node:fs';
+import { loadLedgerKey } from '../config.js';
+import { UhlpError } from '../shared/errors.js';
+import { readLedgerKeyFile, type LedgerKey } from '../ledger/ledger-key.js';
+import { pruneLedgers } from '../ledger/ledger-prune.js';
+import { formatLimits, formatSize, parseDuration, parseRetentionSpec, parseSize, readRetentionFile, type RetentionLimits } from '../ledger/ledger-retention.js';
+import type { LedgerVerifyIo } from './ledger-verify-command.js';
+
+export const PRUNE_USAGE_LINE = 'uhlp ledger prune [--data-dir D] [--max-age 7d] [--max-size 10Gi] [--retention SPEC] [--session-ttl 1h] [--key-file F] [--dry-run]';
+
+const USAGE = [
+  `usage: ${PRUNE_USAGE_LINE}`,
+  '  --data-dir D       the data directory (default ./.uhlp)',
+  '  --max-age A        remove segments last written longer ago than A (90m, 12h, 7d), in every plane',
+  '  --max-size S       remove the oldest segments while a plane holds more than S (500Mi, 10Gi), in every plane',
+  '  --retention SPEC   per plane: production=30d/100Gi,*=7d (as UHLP_LEDGER_RETENTION)',
+  '                     (default: what the core last applied here, with its apps\' own limits)',
+  '  --session-ttl T    a stored session is over once idle this long (default: the core\'s, or 1h)',
+  '  --key-file F       the ledger key: anchors of keyed ledgers are sealed with it (default: UHLP_LEDGER_KEY_FILE or UHLP_LEDGER_KEY)',
+  '  --dry-run          print what would go, remove nothing',
+].join('\n');
+
+const defaultIo: LedgerVerifyIo = {
+  stdout: (line) => process.stdout.write(`${line}\n`),
+  stderr: (line) => process.stderr.write(`${line}\n`),
+};
+
+/** `argv` is what follows `uhlp ledger prune`. Resolves to the exit code. */
+export async function runLedgerPrune(argv: string[], io: LedgerVerifyIo = defaultIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let dataDir = './.uhlp';
+  let dryRun = false;
+  const values: Partial<Record<'max-age' | 'max-size' | 'retention' | 'session-ttl' | 'key-file', string>> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(2, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg.slice(2), undefined];
+    if (arg === '--dry-run') dryRun = true;
+    else if (arg === '--help' || arg === '-h') {
+      io.stdout(USAGE);
+      return 0;
+    } else if (name === 'data-dir') dataDir = inline ?? argv[++i] ?? '';
+    else if (name === 'max-age' || name === 'max-size' || name === 'retention' || name === 'session-ttl' || name === 'key-file') values[name] = inline ?? argv[++i] ?? '';
+    else {
+      io.stderr(`uhlp ledger prune: unknown argument "${arg}"\n${USAGE}`);
+      return 2;
+    }
+  }
+  let key: LedgerKey | undefined;
+  let planes: Record<string, RetentionLimits>;
+  let apps: Record<string, RetentionLimits>;
+  let sessionTtlMs: number;
+  try {
+    if (dataDir === '' || !existsSync(dataDir)) throw new UhlpError('UHLP_CONFIG_INVALID', `--data-dir must be an existing data directory, got "${dataDir}"`);
+    const known = readRetentionFile(dataDir);
+    planes = values.retention !== undefined ? parseRetentionSpec(values.retention, '--retention') : { ...(known?.policy.planes ?? {}) };
+    if (values['max-age'] !== undefined || values['max-size'] !== undefined) {
+      const everywhere: RetentionLimits = {
+        ...(values['max-age'] !== undefined ? { maxAgeMs: parseDuration(values['max-age'], '--max-age') } : {}),
+        ...(values['max-size'] !== undefined ? { maxBytes: parseSize(values['max-size'], '--max-size') } : {}),
+      };
+      planes = Object.fromEntries([...Object.keys(planes), '*'].map((plane) => [plane, { ...planes[plane], ...everywhere }]));
+    }
+    apps = { ...(known?.policy.apps ?? {}) };
+    const ttlSeconds = Number(env.UHLP_SESSION_TTL_SECONDS);
+    sessionTtlMs =
+      values['session-ttl'] !== undefined
+        ? parseDuration(values['session-ttl'], '--session-ttl')
+        : (known?.sessionTtlMs ?? (Number.isSafeInteger(ttlSeconds) && ttlSeconds > 0 ? ttlSeconds * 1000 : 3600_000));
+    key = values['key-file'] !== undefined ? readLedgerKeyFile(values['key-file'], '--key-file') : loadLedgerKey(env);
+  } catch (error) {
+    if (!(error instanceof UhlpError)) throw error;
+    io.stderr(`uhlp ledger prune: ${error.message}\n${USAGE}`);
+    return 2;
+  }
+  if (Object.values(planes).every((l) => l.maxAgeMs === undefined && l.maxBytes === undefined) && Object.keys(apps).length === 0) {
+    io.stderr(`uhlp ledger prune: no retention limits: give --max-age, --max-size or --retention (no core has applied any to ${dataDir})\n${USAGE}`);
+    return 2;
+  }
+  for (const [plane, limits] of Object.entries(planes)) io.stdout(`retention: plane ${plane}: ${formatLimits(limits)}`);
+  for (const [app, limits] of Object.entries(apps)) io.stdout(`retention: app ${app}: ${formatLimits(limits)}`);
+
+  const report = await pruneLedgers({ dataDir, policy: { planes, apps }, sessionTtlMs, dryRun, ...(key ? { key } : {}) });
+  for (const record of report.pruned) {
+    const what = record.whole ? 'the whole session' : record.throughSegment === 1 ? 'segment 1' : `segments 1-${record.throughSegment}`;
+    io.stdout(`${dryRun ? 'would remove' : 'removed'}: ${record.tier}/${record.sessionId}: ${what} (${formatSize(record.bytes)}): ${record.reason}`);
+  }
+  for (const error of report.errors) io.stderr(`error: ${error.where}: ${error.message}`);
+  const kept = Object.entries(report.keptBytes)
+    .map(([plane, bytes]) => `${plane} ${formatSize(bytes)}`)
+    .join(', ');
+  io.stdout(
+    `ledger prune${dryRun ? ' (dry run)' : ''}: ${report.removedSegments} segments of ${report.pruned.length} sessions (${report.removedSessions} whole), ` +
+      `${formatSize(report.freedBytes)} ${dryRun ? 'to free' : 'freed'}; kept ${kept || 'nothing'}${report.errors.length > 0 ? `; ${report.errors.length} errors` : ''}`,
+  );
+  return report.errors.length > 0 ? 1 : 0;
+}

@@ -1,0 +1,136 @@
+/**
+ * The jit-runner's executor: imports the component's script from the mounted
+ * revision (script-loader.ts) and calls its function with the request data and
+ * the context, `ctx.tools` bound to the execution's token and `ctx.workspace`
+ * as absolute paths in the sandbox's writable tree. Code generated from an LLM
+ * component is called with that component's template variables and may decline
+ * an input (generated-code.ts).
+ */
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Executor } from '../kit/executor.js';
+import { CandidateModules, declineInput, generatedCodeEvent, readCandidateTask } from './generated-code.js';
+import { ScriptLoadError, ScriptLoader } from './script-loader.js';
+import { resultFromValue, runnerErrorResult } from '../kit/script-result.js';
+
+export interface JitExecutorOptions {
+  /** The app's revisions, `<root>/<revision>/<app files>` (read-only). */
+  readonly definitionsRoot: string;
+  /**
+   * The sandbox's writable tree; each execution's `context.workspace` names its
+   * directories in it. @defaultValue none: executions get no workspace
+   */
+  readonly workDir?: string;
+  /**
+   * `definitionsRoot` is a writable cache, not a mount: a script missing there is
+   * read through `core.state.getDefinitionFileContent` (with the execution's token,
+   * bound to its revision) and written there before it is imported. Pods use it:
+   * they share no file system with the core. A script the core sent with the
+   * request (`definitionFiles`) is kept without that round trip. Only the script
+   * file itself is fetched; a script that imports sibling files needs the mount.
+   * @defaultValue false
+   */
+  readonly definitionsViaMcp?: boolean;
+}
+
+const READ_TOOL = 'core.state.getDefinitionFileContent';
+/** The revision of the warm-up script: all zeros, which no commit id is. */
+const WARM_UP_REVISION = '0'.repeat(40);
+
+export function createJitExecutor(options: JitExecutorOptions): Executor {
+  const loader = new ScriptLoader(options.definitionsRoot);
+  const candidates = new CandidateModules();
+
+  /** The execution's directories as absolute paths inside the work tree; none when either is missing or leaves it. */
+  function workspaceOf(sent: { tmpDir: string; outputDir: string } | undefined): { tmpDir: string; outputDir: string } | undefined {
+    const root = options.workDir;
+    if (!root || !sent) return undefined;
+    const tmpDir = path.resolve(root, sent.tmpDir);
+    const outputDir = path.resolve(root, sent.outputDir);
+    const inside = (dir: string): boolean => dir.startsWith(path.resolve(root) + path.sep);
+    return inside(tmpDir) && inside(outputDir) ? { tmpDir, outputDir } : undefined;
+  }
+
+  const execute: Executor = async (request, tools) => {
+    const task = request.context.taskDetails;
+    if (!task || task.handler !== 'JIT' || !task.script) {
+      return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails must name a JIT script');
+    }
+    // A candidate of the optimization oracle under verification: its source and one sample's inputs.
+    const candidate = readCandidateTask(task.oracle);
+    if (candidate !== undefined && 'problem' in candidate) return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', candidate.problem);
+    const ref = { revision: task.revision, script: task.script, exportName: task.function };
+    // A script's first load (kept from the core or read through MCP, then imported) is reported as metrics.script_load_ms.
+    const loadStarted = candidate === undefined && !loader.isLoaded(ref) ? performance.now() : undefined;
+    let fn;
+    try {
+      fn =
+        candidate !== undefined
+          ? await candidates.load(candidate.source)
+          : await loader.load(ref).catch(async (error: unknown) => {
+              if (!options.definitionsViaMcp || !(error instanceof ScriptLoadError) || error.code !== 'UHLP_SCRIPT_NOT_FOUND') throw error;
+              // The core sends the script with its first execution here; else it is read through MCP.
+              const sent = request.definitionFiles?.find((file) => file.path === ref.script);
+              if (sent !== undefined) await keepScript(loader.resolve(ref), Buffer.from(sent.content, 'utf8'));
+              else await fetchScript(loader.resolve(ref), ref.script, ref.revision, tools);
+              return loader.load(ref);
+            });
+    } catch (error) {
+      if (error instanceof ScriptLoadError) return runnerErrorResult(error.code, error.message);
+      throw error;
+    }
+    const scriptLoadMs = loadStarted === undefined ? undefined : Math.round((performance.now() - loadStarted) * 1000) / 1000;
+    const workspace = workspaceOf(request.context.workspace);
+    // Temporary files of the script (and of anything it uses) go to the turn's own directory.
+    // With concurrency above 1 executions share the process environment: the last one set wins.
+    if (workspace) process.env.TMPDIR = process.env.TEMP = process.env.TMP = workspace.tmpDir;
+    // Code generated from an llm block (which the core sends along) maps the block's template variables, and may decline.
+    const generated = task.llm !== undefined;
+    const event = candidate !== undefined ? candidate.inputs : generated ? generatedCodeEvent(request) : request.requestData;
+    // Scripts get the context as sent, with `workspace` as absolute paths and `tools` (ctx.tools.call) bound to this execution's token.
+    const value = await fn(event, {
+      ...request.context,
+      ...(workspace ? { workspace } : {}),
+      tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) },
+      ...(generated ? { fallback: declineInput } : {}),
+    });
+    const result = resultFromValue(value);
+    return scriptLoadMs === undefined ? result : { ...result, metrics: { ...result.metrics, script_load_ms: scriptLoadMs } };
+  };
+  if (options.definitionsViaMcp) {
+    // A pod's first script is kept in the cache and imported: do that once with a script of
+    // its own (at a revision no commit has), so the module loader's first-use work is done.
+    execute.warmUp = async () => {
+      const ref = { revision: WARM_UP_REVISION, script: 'warm-up.js' };
+      await keepScript(loader.resolve(ref), Buffer.from('export default () => 0;\n'));
+      (await loader.load(ref))(undefined, undefined);
+    };
+  }
+  return execute;
+}
+
+/** Reads the script through MCP at the execution's revision and keeps it at `file` (written whole, then renamed: a concurrent import never sees half). */
+async function fetchScript(file: string, script: string, revision: string, tools: { call(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>> }): Promise<void> {
+  let answer: Record<string, unknown>;
+  try {
+    answer = await tools.call(READ_TOOL, { path: script });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'UHLP_DEFINITION_FILE_NOT_FOUND') {
+      throw new ScriptLoadError('UHLP_SCRIPT_NOT_FOUND', `script "${script}" does not exist in revision ${revision.slice(0, 12)}`);
+    }
+    throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `script "${script}" could not be read from the core: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (answer.revision !== revision || typeof answer.content !== 'string') {
+    throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `the core answered script "${script}" for another revision or without content`);
+  }
+  await keepScript(file, answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8'));
+}
+
+/** Writes a script into the cache whole, then renames it: a concurrent import never sees half. */
+async function keepScript(file: string, bytes: Buffer): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.part`;
+  await writeFile(partial, bytes, { mode: 0o444 });
+  await rename(partial, file);
+}

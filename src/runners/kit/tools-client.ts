@@ -1,0 +1,170 @@
+/**
+ * `ctx.tools` for component scripts: `await ctx.tools.call(name, args)` calls a
+ * core MCP tool with the execution's token and answers the tool's structured
+ * content; a tool error is thrown as an Error whose `code` (and `status`,
+ * `details`) are the core's, so an uncaught refusal becomes the script's error
+ * answer with the right status.
+ *
+ * The core's MCP server is stateless and answers plain JSON, so one `tools/call`
+ * is one JSON-RPC POST: no initialize round trip, and the runner carries no MCP
+ * SDK (the image stays small). The calls are counted per tool for the /execute
+ * response's `metrics.mcp_calls`.
+ */
+import { McpCallTotals, type McpCallSummary } from '../../contract/mcp-call-totals.js';
+
+/** The protocol revision the requests claim; the core's SDK accepts it. */
+export const MCP_PROTOCOL_VERSION = '2025-06-18';
+
+export interface ToolsClient {
+  call(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+/** One tool of the MCP `tools/list` answer: the tools of the execution's app. */
+export interface ListedTool {
+  readonly name: string;
+  readonly description?: string;
+  /** JSON Schema of the tool's arguments. */
+  readonly inputSchema: Record<string, unknown>;
+}
+
+export interface ToolsClientOptions {
+  /** `context.mcp_endpoint`. */
+  readonly endpoint: string;
+  /** `context.mcp_token`; without it every call fails UHLP_MCP_UNAUTHORIZED as the core would. */
+  readonly token: string | undefined;
+  /** @defaultValue globalThis.fetch */
+  readonly fetch?: typeof fetch;
+}
+
+/** A tool failure as scripts see it. */
+export class ToolCallError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status?: number,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ToolCallError';
+  }
+}
+
+/** A client that also lists the app's tools (the llm-orchestrator offers them to the model). */
+export interface McpToolsClient extends ToolsClient {
+  listTools(): Promise<ListedTool[]>;
+}
+
+/** One execution's client, and what it recorded. */
+export class ExecutionTools implements McpToolsClient {
+  private readonly totals = new McpCallTotals();
+  private nextId = 1;
+
+  constructor(private readonly options: ToolsClientOptions) {}
+
+  async call(name: string, args: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    if (typeof name !== 'string' || name === '') throw new TypeError('ctx.tools.call needs a tool name');
+    const started = performance.now();
+    let usage: { prompt: number; completion: number } | undefined;
+    try {
+      const result = await this.post(name, args);
+      usage = tokenUsage(result);
+      return result;
+    } finally {
+      this.totals.add(name, performance.now() - started, usage);
+    }
+  }
+
+  /** Calls per tool, for `metrics.mcp_calls`; empty when the script called none. */
+  metrics(): McpCallSummary[] {
+    return this.totals.summary();
+  }
+
+  /**
+   * The tools the execution's app may call, with their argument schemas (MCP
+   * `tools/list`). Not counted in `metrics()`: it is no tool call.
+   */
+  async listTools(): Promise<ListedTool[]> {
+    const result = await this.rpc('tools/list', {}, 'tools/list');
+    const tools = result?.['tools'];
+    if (!Array.isArray(tools)) throw new ToolCallError('UHLP_MCP_CALL_FAILED', 'tools/list: the answer has no tools', 502);
+    return tools.flatMap((tool: unknown): ListedTool[] => {
+      const entry = tool as { name?: unknown; description?: unknown; inputSchema?: unknown };
+      if (typeof entry?.name !== 'string' || typeof entry.inputSchema !== 'object' || entry.inputSchema === null) return [];
+      return [{ name: entry.name, inputSchema: entry.inputSchema as Record<string, unknown>, ...(typeof entry.description === 'string' ? { description: entry.description } : {}) }];
+    });
+  }
+
+  /** One JSON-RPC request to the endpoint; its `result`, or a ToolCallError naming `label`. */
+  private async rpc(method: string, params: Record<string, unknown>, label: string): Promise<Record<string, unknown> | undefined> {
+    if (this.options.token === undefined) throw new ToolCallError('UHLP_MCP_UNAUTHORIZED', 'this execution has no MCP token', 401);
+    const id = this.nextId++;
+    let response: Response;
+    try {
+      response = await (this.options.fetch ?? fetch)(this.options.endpoint, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${this.options.token}`,
+          'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+      });
+    } catch (error) {
+      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `MCP endpoint unreachable: ${error instanceof Error ? error.message : String(error)}`, 502);
+    }
+    const text = await response.text();
+    const body = parseJson(text);
+    if (response.status === 401) {
+      const message = typeof body?.['message'] === 'string' ? body['message'] : 'unauthorized';
+      throw new ToolCallError('UHLP_MCP_UNAUTHORIZED', message, 401);
+    }
+    // The core refused the request itself (a body over the endpoint's limit): its code and status, as a tool's refusal would be.
+    const refusal = body?.['code'];
+    if (response.status >= 400 && response.status < 500 && typeof refusal === 'string' && refusal.startsWith('UHLP_')) {
+      throw new ToolCallError(refusal, `${label}: ${typeof body?.['message'] === 'string' ? body['message'] : `HTTP ${response.status}`}`, response.status, body?.['details']);
+    }
+    const rpcError = body?.['error'] as { message?: unknown } | undefined;
+    if (!response.ok || body === undefined || rpcError !== undefined) {
+      const why = typeof rpcError?.message === 'string' ? rpcError.message : `HTTP ${response.status}`;
+      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `${label}: ${why}`, 502);
+    }
+    const result = body['result'];
+    return typeof result === 'object' && result !== null && !Array.isArray(result) ? (result as Record<string, unknown>) : undefined;
+  }
+
+  private async post(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const result = (await this.rpc('tools/call', { name, arguments: args }, name)) as { isError?: unknown; structuredContent?: unknown } | undefined;
+    const content = result?.structuredContent;
+    if (typeof content !== 'object' || content === null || Array.isArray(content)) {
+      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `${name}: the result has no structured content`, 502);
+    }
+    const structured = content as Record<string, unknown>;
+    if (result?.isError === true) {
+      throw new ToolCallError(
+        typeof structured['code'] === 'string' ? structured['code'] : 'UHLP_MCP_CALL_FAILED',
+        typeof structured['message'] === 'string' ? structured['message'] : `${name} failed`,
+        typeof structured['status'] === 'number' ? structured['status'] : undefined,
+        structured['details'],
+      );
+    }
+    return structured;
+  }
+
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `core.llm.generate` answers `usage: {prompt, completion}`; that is what the metrics count. */
+function tokenUsage(content: Record<string, unknown>): { prompt: number; completion: number } | undefined {
+  const usage = content['usage'] as { prompt?: unknown; completion?: unknown } | undefined;
+  if (typeof usage?.prompt === 'number' && typeof usage.completion === 'number') return { prompt: usage.prompt, completion: usage.completion };
+  return undefined;
+}

@@ -1,7 +1,0 @@
-import { describeFunctionStore } from '../../test/state/describe-function-store.js';
-import { MemoryRuntimeStore } from './memory-runtime-store.js';
-
-describeFunctionStore('memory', async () => {
-  const store = new MemoryRuntimeStore();
-  return { store, cleanup: () => store.close() };
-});

@@ -1,0 +1,253 @@
+/**
+ * The core's workflow runs: records in the runtime store (run-record.ts),
+ * changed only by compare-and-set, so that two cores, or a core and a late
+ * checkpoint of an execution that lost the run, never overwrite each other.
+ *
+ * - `create` makes a run pinned to its revision, running, with its input.
+ * - `claim` gives the run to one execution (its request id): only that
+ *   execution's checkpoints are applied, so a sandbox that was given up on
+ *   cannot write after the run moved on.
+ * - `checkpoint` applies what the orchestrator reports after every node:
+ *   the engine state, the trace steps, and a status (paused, completed,
+ *   failed, timed_out) with the result or error. The record stays under the
+ *   size cap, or the run fails with UHLP_WORKFLOW_STATE_TOO_LARGE.
+ * - `resume` records an approver's decision on a paused run and the tools it
+ *   grants, and sets it running again.
+ * - `finish` ends a run from the core's side (a timeout, a sandbox that kept
+ *   dying, an interrupted run).
+ */
+import { UhlpError } from '../shared/errors.js';
+import type { RuntimeStore, StoredRun } from '../state/runtime-store.js';
+import { appendSteps, type RunRecord } from './run-record.js';
+import { type Approval, type EngineState, type RunError, type RunStatus, type RunView, type SimulationStep } from '../contract/workflow/run-view.js';
+import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
+
+export interface RunServiceOptions {
+  readonly store: RuntimeStore;
+  /** How long a run record is kept after its last change, ms. */
+  readonly ttlMs: number;
+  /** Largest JSON of a run record, bytes. */
+  readonly maxBytes: number;
+  /** Clock, epoch ms. @defaultValue Date.now */
+  readonly now?: () => number;
+}
+
+export interface NewRun {
+  readonly id: string;
+  readonly appId: string;
+  readonly componentId: string;
+  readonly workflowId: string;
+  readonly revision: string;
+  readonly persistence: RunRecord['persistence'];
+  readonly sessionId: string | null;
+  readonly metadata?: WorkflowMetadata;
+  readonly input: unknown;
+  readonly blackboard: Record<string, unknown>;
+  readonly start: string;
+  readonly timeoutMs: number;
+  readonly allowedTools: readonly string[];
+}
+
+/** What a checkpoint of the orchestrator carries (core.workflow.checkpoint). */
+export interface Checkpoint {
+  /** The engine state after the node; left out, the run keeps the state of its last checkpoint (the state is what was too large). */
+  readonly state?: EngineState;
+  readonly steps: readonly SimulationStep[];
+  readonly status?: Exclude<RunStatus, 'running'> | 'running';
+  readonly result?: unknown;
+  readonly error?: RunError;
+  readonly paused?: { readonly node: string; readonly prompt: string };
+}
+
+/** A record read with the version it has. */
+interface Versioned {
+  readonly record: RunRecord;
+  readonly version: number;
+}
+
+/** Compare-and-set attempts before a change gives up (another writer kept winning). */
+const MAX_CAS_ATTEMPTS = 8;
+/** Statuses after which a run never changes again. */
+const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'timed_out']);
+
+export class RunService {
+  private readonly now: () => number;
+
+  constructor(private readonly options: RunServiceOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  get store(): RuntimeStore {
+    return this.options.store;
+  }
+
+  async create(run: NewRun): Promise<RunRecord> {
+    const at = new Date(this.now()).toISOString();
+    const record: RunRecord = {
+      id: run.id,
+      appId: run.appId,
+      componentId: run.componentId,
+      workflowId: run.workflowId,
+      revision: run.revision,
+      status: 'running',
+      createdAt: at,
+      updatedAt: at,
+      persistence: run.persistence,
+      sessionId: run.sessionId,
+      ...(run.metadata !== undefined ? { metadata: run.metadata } : {}),
+      input: run.input,
+      state: { position: { frontier: [run.start], arrived: {} }, blackboard: run.blackboard, retries: {}, loops: {}, feedback: {}, nodesRun: 0 },
+      approvals: {},
+      allowedTools: [...run.allowedTools],
+      timing: { timeoutMs: run.timeoutMs, spentMs: 0 },
+      attempts: 0,
+      steps: [],
+      droppedSteps: 0,
+    };
+    const json = this.serialize(record);
+    if (json === undefined) throw new UhlpError('UHLP_WORKFLOW_STATE_TOO_LARGE', `the run's input is over the run size cap of ${this.options.maxBytes} bytes`, { maxBytes: this.options.maxBytes });
+    if (!(await this.options.store.createRun(run.id, json, this.options.ttlMs, true))) {
+      throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${run.id} exists already`);
+    }
+    return record;
+  }
+
+  /** The run; UHLP_WORKFLOW_RUN_NOT_FOUND when there is none. */
+  async get(id: string): Promise<RunRecord> {
+    return (await this.read(id)).record;
+  }
+
+  /** The run, or undefined. */
+  async find(id: string): Promise<RunRecord | undefined> {
+    const stored = await this.options.store.getRun(id);
+    return stored === undefined ? undefined : parse(stored).record;
+  }
+
+  /** Gives a running run to the execution `owner`, starting a leg of running time. */
+  claim(id: string, owner: string): Promise<RunRecord> {
+    return this.change(id, (record) => {
+      if (record.status !== 'running') throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} is ${record.status}, not running`, { status: record.status });
+      record.owner = owner;
+      record.attempts += 1;
+      record.timing.runningSince ??= this.now();
+    });
+  }
+
+  /** What the owner of a run loads (core.workflow.load). */
+  async view(id: string, owner: string): Promise<RunView> {
+    const record = await this.get(id);
+    if (record.owner !== owner || record.status !== 'running') {
+      throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} is ${record.status === 'running' ? 'owned by another execution' : record.status}`, { status: record.status });
+    }
+    return {
+      id: record.id,
+      workflowId: record.workflowId,
+      revision: record.revision,
+      status: record.status,
+      state: record.state,
+      approvals: record.approvals,
+      remainingMs: this.remainingMs(record),
+      nextStep: record.droppedSteps + record.steps.length,
+      fresh: record.state.nodesRun === 0 && record.steps.length === 0,
+    };
+  }
+
+  /** Applies a checkpoint of the run's owner. */
+  checkpoint(id: string, owner: string, checkpoint: Checkpoint): Promise<RunRecord> {
+    return this.change(id, (record) => {
+      if (record.owner !== owner) throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} is owned by another execution now`);
+      if (record.status !== 'running') throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} is ${record.status}`, { status: record.status });
+      if (checkpoint.state !== undefined) record.state = checkpoint.state;
+      appendSteps(record, checkpoint.steps);
+      const status = checkpoint.status ?? 'running';
+      if (status !== 'running') this.settle(record, status, checkpoint);
+    });
+  }
+
+  /** Records an approver's decision on a paused run; `grants` are the tools the approval node grants. */
+  resume(id: string, decision: Omit<Approval, 'at'>, grants: readonly string[]): Promise<RunRecord> {
+    return this.change(id, (record) => {
+      if (record.status !== 'paused' || record.paused === undefined) {
+        throw new UhlpError('UHLP_WORKFLOW_RUN_NOT_PAUSED', `run ${id} is ${record.status}; only a paused run is resumed`, { status: record.status });
+      }
+      const node = record.paused.node;
+      record.approvals[node] = { ...decision, at: new Date(this.now()).toISOString() };
+      if (decision.approved) for (const tool of grants) if (!record.allowedTools.includes(tool)) record.allowedTools.push(tool);
+      delete record.paused;
+      record.status = 'running';
+      delete record.owner;
+    });
+  }
+
+  /** Ends a run from the core's side; a run that ended already stays as it is. */
+  finish(id: string, status: 'failed' | 'timed_out', error: RunError): Promise<RunRecord> {
+    return this.change(id, (record) => {
+      if (FINAL.has(record.status)) return false;
+      this.settle(record, status, { error });
+      return true;
+    });
+  }
+
+  /** Running time left of the current leg, ms (0 when spent). */
+  remainingMs(record: RunRecord): number {
+    const running = record.timing.runningSince !== undefined ? this.now() - record.timing.runningSince : 0;
+    return Math.max(0, record.timing.timeoutMs - record.timing.spentMs - running);
+  }
+
+  private settle(record: RunRecord, status: Exclude<RunStatus, 'running'>, outcome: Pick<Checkpoint, 'result' | 'error' | 'paused'>): void {
+    record.status = status;
+    if (record.timing.runningSince !== undefined) {
+      record.timing.spentMs += this.now() - record.timing.runningSince;
+      delete record.timing.runningSince;
+    }
+    delete record.owner;
+    if (status === 'paused') {
+      const paused = outcome.paused ?? { node: record.state.position.frontier[0] ?? '', prompt: '' };
+      record.paused = { node: paused.node, prompt: paused.prompt, since: new Date(this.now()).toISOString() };
+    } else if (status === 'completed') record.result = outcome.result ?? null;
+    else record.error = outcome.error ?? { code: 'UHLP_INTERNAL', message: 'the run failed', status: 500 };
+  }
+
+  /**
+   * Reads, changes and writes back a run until the write wins. `mutate` may
+   * throw (nothing is written) or answer false (nothing to change).
+   */
+  private async change(id: string, mutate: (record: RunRecord) => void | boolean): Promise<RunRecord> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const { record, version } = await this.read(id);
+      if (mutate(record) === false) return record;
+      record.updatedAt = new Date(this.now()).toISOString();
+      let json = this.serialize(record);
+      if (json === undefined) {
+        // Over the cap: the run fails, keeping what it was started with and why it ended.
+        const failed = (await this.read(id)).record;
+        this.settle(failed, 'failed', {
+          error: { code: 'UHLP_WORKFLOW_STATE_TOO_LARGE', message: `the run record would be over ${this.options.maxBytes} bytes`, status: 500, details: { maxBytes: this.options.maxBytes } },
+        });
+        json = JSON.stringify(failed);
+        if (await this.options.store.updateRun(id, version, json, this.options.ttlMs, false)) {
+          throw new UhlpError('UHLP_WORKFLOW_STATE_TOO_LARGE', `the run record would be over ${this.options.maxBytes} bytes; the run failed`, { maxBytes: this.options.maxBytes });
+        }
+        continue;
+      }
+      if (await this.options.store.updateRun(id, version, json, this.options.ttlMs, record.status === 'running')) return record;
+    }
+    throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} kept changing; the change was not applied`);
+  }
+
+  private async read(id: string): Promise<Versioned> {
+    const stored = await this.options.store.getRun(id);
+    if (stored === undefined) throw new UhlpError('UHLP_WORKFLOW_RUN_NOT_FOUND', `no run ${id.slice(0, 80)} (or it has expired)`, { runId: id.slice(0, 80) });
+    return parse(stored);
+  }
+
+  /** The record's JSON, or undefined when it is over the cap. */
+  private serialize(record: RunRecord): string | undefined {
+    const json = JSON.stringify(record);
+    return Buffer.byteLength(json) > this.options.maxBytes ? undefined : json;
+  }
+}
+
+function parse(stored: StoredRun): Versioned {
+  return { record: JSON.parse(stored.json) as RunRecord, version: stored.version };
+}

@@ -1,0 +1,77 @@
+/**
+ * The core's routes of workflow runs, for clients and approvers:
+ *
+ * - `GET /_uhlp/runs/<id>`: the run (status, position, blackboard, result or error, approvals).
+ * - `GET /_uhlp/runs/<id>/trace[?step=N]`: its SimulationTrace, or one step of it.
+ * - `POST /_uhlp/runs/<id>/resume` `{"approved": true|false, "comment"?, "by"?}`:
+ *   the decision on a run paused at an approval node; the run goes on and the
+ *   answer is the run's (its result, or 202 again at the next approval).
+ *
+ * A run id is a credential (100 random bits): whoever holds it may read the
+ * run and decide its approvals.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { errorBody, UhlpError } from '../shared/errors.js';
+import { isRunId } from './run-record.js';
+import { RUNS_PATH, type Decision, type WorkflowTurns } from './workflow-turns.js';
+
+export function registerRunsRoutes(app: FastifyInstance, workflows: WorkflowTurns): void {
+  app.get<{ Params: { id: string } }>(`${RUNS_PATH}/:id`, async (request, reply) => {
+    return reply.send(await workflows.view(runIdOf(request.params.id)));
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { step?: string } }>(`${RUNS_PATH}/:id/trace`, async (request, reply) => {
+    const trace = await workflows.trace(runIdOf(request.params.id));
+    const step = request.query.step;
+    if (step === undefined) return reply.send(trace);
+    const steps = trace['steps'] as Array<{ index: number }>;
+    const found = /^\d{1,9}$/.test(step) ? steps.find((item) => item.index === Number(step)) : undefined;
+    if (found === undefined) {
+      const error = new UhlpError('UHLP_WORKFLOW_RUN_NOT_FOUND', `run ${request.params.id} has no step ${step.slice(0, 20)} in its trace`, { field: 'step' });
+      return reply.code(error.statusCode).send(errorBody(error, request.id));
+    }
+    return reply.send(found);
+  });
+
+  app.post<{ Params: { id: string } }>(`${RUNS_PATH}/:id/resume`, async (request, reply: FastifyReply) => {
+    const id = runIdOf(request.params.id);
+    const decision = decisionOf(request.body);
+    const notes: Record<string, string> = {};
+    const final = await workflows.resume(id, decision, notes);
+    return reply
+      .code(final.status)
+      .headers({ ...final.headers, ...notes })
+      .send(final.body);
+  });
+}
+
+function runIdOf(id: string): string {
+  if (!isRunId(id)) throw new UhlpError('UHLP_WORKFLOW_RUN_NOT_FOUND', `no run ${id.slice(0, 80)} (run ids are RUN-<timestamp>-<random>)`, { runId: id.slice(0, 80) });
+  return id;
+}
+
+/** The decision in a resume body; UHLP_WORKFLOW_DECISION_INVALID names the field at fault. */
+export function decisionOf(body: unknown): Decision {
+  const bad = (field: string, reason: string): never => {
+    throw new UhlpError('UHLP_WORKFLOW_DECISION_INVALID', `${field}: ${reason}`, { field });
+  };
+  let value: unknown = body;
+  if (Buffer.isBuffer(body)) {
+    try {
+      value = JSON.parse(body.toString('utf8'));
+    } catch {
+      return bad('body', 'is not JSON');
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return bad('body', 'must be a JSON object {"approved": true|false, "comment"?, "by"?}');
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) if (!['approved', 'comment', 'by'].includes(key)) bad(key.slice(0, 64), 'is not a field of a decision');
+  if (typeof record['approved'] !== 'boolean') bad('approved', 'must be true or false');
+  if (record['comment'] !== undefined && (typeof record['comment'] !== 'string' || record['comment'].length > 4096)) bad('comment', 'must be a string of at most 4096 characters');
+  if (record['by'] !== undefined && (typeof record['by'] !== 'string' || record['by'].length > 256)) bad('by', 'must be a string of at most 256 characters');
+  return {
+    approved: record['approved'] as boolean,
+    ...(typeof record['comment'] === 'string' ? { comment: record['comment'] } : {}),
+    ...(typeof record['by'] === 'string' ? { by: record['by'] } : {}),
+  };
+}
