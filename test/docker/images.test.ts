@@ -76,13 +76,13 @@ describe('sandbox images', () => {
       cpSync(path.join(PACKAGE_ROOT, 'dist'), path.join(root, 'dist'), { recursive: true });
       symlinkSync(path.join(PACKAGE_ROOT, 'node_modules'), path.join(root, 'node_modules'));
       // A file no runner imports is in no image: nothing to build.
-      writeFileSync(path.join(root, 'dist', 'runner', 'extra.js'), 'export const unused = true;\n');
+      writeFileSync(path.join(root, 'dist', 'runners', 'jit', 'extra.js'), 'export const unused = true;\n');
       const unchanged = await buildImages({ docker, packageRoot: root });
       expect(unchanged.jitRunner).toEqual({ ...images.jitRunner, built: false });
       expect(unchanged.llmOrchestrator).toEqual({ ...images.llmOrchestrator, built: false });
 
       // Only the jit-runner loads scripts.
-      appendFileSync(path.join(root, 'dist', 'runner', 'script-loader.js'), '\n// changed\n');
+      appendFileSync(path.join(root, 'dist', 'runners', 'jit', 'script-loader.js'), '\n// changed\n');
       const jitChanged = await buildImages({ docker, packageRoot: root });
       removeAfter.push(jitChanged.jitRunner.reference);
       expect(jitChanged.nodeBase.built).toBe(false);
@@ -91,7 +91,7 @@ describe('sandbox images', () => {
       expect(jitChanged.llmOrchestrator).toEqual({ ...images.llmOrchestrator, built: false });
 
       // Only the orchestrator renders templates.
-      appendFileSync(path.join(root, 'dist', 'orchestrator', 'template-sandbox.js'), '\n// changed\n');
+      appendFileSync(path.join(root, 'dist', 'runners', 'llm-orchestrator', 'template-sandbox.js'), '\n// changed\n');
       const llmChanged = await buildImages({ docker, packageRoot: root });
       removeAfter.push(llmChanged.llmOrchestrator.reference);
       expect(llmChanged.jitRunner).toEqual({ ...jitChanged.jitRunner, built: false });

@@ -64,7 +64,7 @@ describe('process sandbox commands per runner', () => {
     const sandbox = await prepareProcessSandbox({ stateDir: mkdtempSync(path.join(os.tmpdir(), 'uhlp-psr-')), prefer: 'none', allowUnisolated: true });
     const llm = sandbox.launch(launch('llm')).args;
     expect(llm.join(' ')).not.toContain('/host/definitions');
-    expect(llm.some((arg) => arg.endsWith(path.join('dist', 'orchestrator', 'main.js')))).toBe(true);
+    expect(llm.some((arg) => arg.endsWith(path.join('dist', 'runners', 'llm-orchestrator', 'main.js')))).toBe(true);
     expect(sandbox.launch(launch('jit')).args).toEqual(expect.arrayContaining(['--allow-fs-read=/host/definitions', '--definitions', '/host/definitions']));
   });
 });
