@@ -49,7 +49,7 @@ import { codeqOnQueues } from '../functions/codeq-on-queues.js';
 import { localEmbedder, openAiEmbedder } from '../llm/embedder.js';
 import { RunService } from '../workflow-runs/run-service.js';
 import { WorkflowCatalog } from '../workflow-runs/workflow-catalog.js';
-import { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
+import { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -226,7 +226,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
-  const workflows = new WorkflowTurns({
+  const workflows = new WorkflowRuns({
     runs: new RunService({ store, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes }),
     catalog: new WorkflowCatalog({ revisionsRoot, registry }),
     logger,
@@ -238,7 +238,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const definitionStore = repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined;
   const mcp = createCoreMcpServer({
     embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
-    workflows,
+    workflows: workflows.tools,
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store,
     llm: llmProvider,
@@ -290,7 +290,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   // (watchers, listeners, in-flight requests, whose scripts may still call /mcp,
   // then fastify's routes), then sandboxes, then what they used.
   const shutdown = async (): Promise<void> => {
-    workflows.stopSweeping();
+    workflows.stop();
     await watcher?.stop();
     await kubernetesApps?.stop();
     // No new deliveries; those running finish while their sandboxes and /mcp are still up.
@@ -357,7 +357,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await sources.start(built.pipeline, registry.snapshot);
     logger.info(`core listening on ${url}`);
     // Runs whose core stopped (Redis state) go on here once nobody holds them.
-    workflows.startSweeping();
+    workflows.start();
     oracle?.start();
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {

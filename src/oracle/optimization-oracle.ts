@@ -5,7 +5,7 @@
  *
  * 1. Samples: every answer of an optimized component becomes an (inputs,
  *    output) sample in a bounded reservoir per component and llm revision
- *    (oracle-turns.ts, sample-recorder.ts).
+ *    (oracle-executions.ts, sample-recorder.ts).
  * 2. A scan on an interval finds components that are hot (sampled answers per
  *    minute), have enough distinct samples, and are stable (inputs seen again
  *    answered the same). One core at a time (a runtime-store lease) then asks
@@ -43,7 +43,8 @@ import { OracleDecisions, type DecisionKind } from './oracle-decisions.js';
 import { enterStage, newRecord, PROMOTED_STAGES, stageCounts, type OracleRecord, type OracleStage, type RecordCandidate } from './oracle-record.js';
 import { OracleRecords } from './oracle-records.js';
 import { parseSample, type OracleSample } from './oracle-sample.js';
-import { OracleTurns } from './oracle-turns.js';
+import { OracleExecutions } from './oracle-executions.js';
+import { LiveComparisons } from './live-comparisons.js';
 import { SampleRecorder } from './sample-recorder.js';
 import { MIN_HELD_BACK, splitSamples } from './sample-split.js';
 import { allowedDisagreements, type StageVerdict } from './stage-rules.js';
@@ -102,7 +103,9 @@ const KEPT_CANDIDATES = 20;
 const GENERATION_LEASE_MS = 15 * 60_000;
 
 export class OptimizationOracle {
-  readonly turns: OracleTurns;
+  /** Its part in turns: decorators of the execution stage of optimized and promoted components. */
+  readonly executions: OracleExecutions;
+  private readonly comparisons: LiveComparisons;
   private readonly records: OracleRecords;
   private readonly recorder: SampleRecorder;
   private readonly decisions: OracleDecisions;
@@ -121,7 +124,7 @@ export class OptimizationOracle {
     this.decisions = new OracleDecisions(logger, options.turns);
     this.executor = new ComponentExecutor(options.sandboxes, metrics, logger);
     this.owner = options.instanceId ?? `oracle-${Math.random().toString(36).slice(2)}`;
-    this.turns = new OracleTurns({
+    this.comparisons = new LiveComparisons({
       records: this.records,
       recorder: this.recorder,
       store,
@@ -129,6 +132,11 @@ export class OptimizationOracle {
       logger,
       maxComparisons: options.config.maxComparisons,
       onVerdict: (app, component, stage, verdict) => this.onVerdict(app, component, stage, verdict),
+    });
+    this.executions = new OracleExecutions({
+      records: this.records,
+      recorder: this.recorder,
+      comparisons: this.comparisons,
       onUnknownPromotion: (app, component) => this.adopt(app, component),
     });
   }
@@ -152,7 +160,7 @@ export class OptimizationOracle {
     clearTimeout(this.timer);
     await this.scanning;
     await Promise.allSettled([...this.busy.values()]);
-    await this.turns.drain();
+    await this.comparisons.drain();
   }
 
   /** One pass over the optimized components: new revisions start sampling, hot and stable ones get code. */
