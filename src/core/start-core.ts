@@ -7,35 +7,30 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { CoreConfig, LlmConfig } from '../config.js';
+import type { CoreConfig } from '../config.js';
 import { openDefinitionsRepo } from '../apps/git/definitions-repo.js';
 import { REVISIONS_DIR } from '../apps/revision-paths.js';
-import type { LlmProvider } from '../llm/llm-provider.js';
-import { withModelMap } from '../llm/model-map.js';
-import { createOpenAiCompatibleProvider } from '../llm/openai-compatible-provider.js';
-import { createScriptedProvider, loadScriptedProvider } from '../llm/scripted-provider.js';
+import { createLlmProvider } from '../llm/create-llm-provider.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
-import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
+import { spawnStdBodyChild, waitForStdBody, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../apps/application-registry.js';
 import { createSandboxDriver } from '../sandbox/create-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { newSpineSecret, spineSecretPath } from '../spine/spine-secret.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
-import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
-import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
+import { defaultKubeConfig } from '../k8s/default-kube-config.js';
+import { loopbackUrl } from '../net/loopback-url.js';
 import { HeadWatcher } from '../apps/git/head-watcher.js';
 import { GitDefinitionStore } from '../apps/git/definition-store.js';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesAppSource } from '../apps/kubernetes/kubernetes-app-source.js';
 import { IngressServer } from '../sources/http/ingress-server.js';
 import { TurnKeeper } from '../turns/turn-keeper.js';
 import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
-import { parseDuration, parseSize, type RetentionLimits, type RetentionPolicy } from '../ledger/ledger-retention.js';
+import { retentionPolicy } from '../ledger/app-retention.js';
 import { scheduleRetention, type RetentionSchedule } from '../ledger/retention-schedule.js';
-import type { AppSnapshot } from '../apps/app-snapshot.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { GitPromotions } from '../oracle/git-promotion.js';
@@ -87,8 +82,6 @@ export interface StartCoreOptions {
   stdBodyChild?: boolean;
 }
 
-/** How long start-up waits for the std-body child to register its routes. */
-const STD_BODY_READY_MS = 10_000;
 /** A scrape waits at most this long for the state store's ping (Redis answers in well under 1 ms). */
 const STATE_PROBE_TIMEOUT_MS = 1000;
 
@@ -109,6 +102,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       dataDir: config.dataDir,
       allowUnisolatedProcesses: config.unsafeProcessSandboxes,
       ...(config.bwrapPath !== undefined ? { bwrapPath: config.bwrapPath } : {}),
+      ...(config.hostEnv.PATH !== undefined ? { hostPath: config.hostEnv.PATH } : {}),
       ...(Object.keys(config.pods.images).length > 0 ? { images: config.pods.images } : {}),
       ...(config.driver === 'pod' ? { podNamespace: config.pods.namespace ?? config.namespaces[0] } : {}),
       ...(config.driver === 'pod' && config.pods.corePod !== undefined ? { corePod: config.pods.corePod } : {}),
@@ -189,7 +183,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const kubernetesApps =
     config.registry === 'kubernetes'
       ? new KubernetesAppSource({
-          kubeConfig: loadKubeConfig(),
+          kubeConfig: defaultKubeConfig(),
           namespaces: config.namespaces,
           registry,
           revisionsRoot,
@@ -249,7 +243,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     definitionStore,
     scratchRoot: path.join(config.dataDir, 'scratch'),
     // Read only for the variables an app's shell.env lists, at the time of a call.
-    hostEnv: process.env,
+    hostEnv: config.hostEnv,
     metrics,
     logger,
     // cs-js bundles and activation logs live in the same store.
@@ -313,7 +307,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   };
   try {
     await spine.listen();
-    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, secret: spineSecret, logger });
+    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, secret: spineSecret, logger, ...(config.hostEnv.PATH !== undefined ? { path: config.hostEnv.PATH } : {}) });
     const built = await buildCore(
       {
         bodyLimitBytes: config.bodyLimitBytes,
@@ -397,33 +391,6 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   };
 }
 
-/** The retention the core applies: the planes' limits from its configuration, each app's from its definition. */
-function retentionPolicy(planes: Readonly<Record<string, RetentionLimits>>, snapshot: AppSnapshot, logger: Logger): RetentionPolicy {
-  const apps: Record<string, RetentionLimits> = {};
-  for (const app of snapshot.apps.values()) {
-    const retention = app.document.spec.ledger?.retention;
-    if (retention === undefined) continue;
-    try {
-      apps[app.id] = {
-        ...(retention.maxAge !== undefined ? { maxAgeMs: parseDuration(retention.maxAge, 'spec.ledger.retention.maxAge') } : {}),
-        ...(retention.maxSize !== undefined ? { maxBytes: parseSize(retention.maxSize, 'spec.ledger.retention.maxSize') } : {}),
-      };
-    } catch (error) {
-      // The schema admits only these forms; a value past its bounds is left out rather than stop retention.
-      logger.warn({ app: app.id, err: (error as Error).message }, 'ledger retention of the app ignored');
-    }
-  }
-  return { planes, apps };
-}
-
-/** $KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
-function loadKubeConfig(): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  return kubeConfig;
-}
-
-/** Sandboxes on this machine reach a wildcard listener through loopback. */
 /** Rejects when `promise` has not settled within `ms`; the timer never holds the process open. */
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -440,43 +407,4 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
       },
     );
   });
-}
-
-function loopbackUrl(url: string): string {
-  return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
-}
-
-/** Waits (bounded) for the std-body child's routes; a child that dies at start does not hold start-up for the whole wait. */
-async function waitForStdBody(spine: SpineServer, stdBody: StdBodyChild, logger: Logger): Promise<void> {
-  const died = stdBody.exited.then(() => {
-    throw new Error('the std-body host exited before registering');
-  });
-  died.catch(() => {});
-  await Promise.race([
-    Promise.all([
-      spine.waitForRoute(SHELL_AFFORDANCE, SHELL_CAPABILITY, STD_BODY_READY_MS),
-      spine.waitForRoute(WEB_AFFORDANCE, WEB_CAPABILITY, STD_BODY_READY_MS),
-    ]),
-    died,
-  ]).catch((error: Error) => logger.warn({ err: error.message }, 'std-body host not registered; shell and web tools are unavailable'));
-}
-
-async function createLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
-  return withModelMap(await createBaseLlmProvider(llm), llm.models);
-}
-
-async function createBaseLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
-  if (llm.baseUrl !== undefined) {
-    return createOpenAiCompatibleProvider({
-      baseUrl: llm.baseUrl,
-      ...(llm.apiKey !== undefined ? { apiKey: llm.apiKey } : {}),
-      ...(llm.model !== undefined ? { model: llm.model } : {}),
-      stream: llm.stream,
-      structuredOutput: llm.structuredOutput,
-      timeoutMs: llm.timeoutMs,
-      maxRetries: llm.maxRetries,
-    });
-  }
-  if (llm.scriptFile !== undefined) return loadScriptedProvider(llm.scriptFile);
-  return createScriptedProvider({ entries: [] });
 }
