@@ -118,23 +118,13 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
   registry.onChange((snapshot) => sandboxes.sync(snapshot));
   let lastStateError = 0;
-  const store = await createRuntimeStore({
-    state: config.state,
-    keyPrefix: config.statePrefix,
-    onConnectionError: (error: Error) => {
-      // ioredis reports every failed reconnect; one line a few seconds is enough.
-      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
-      lastStateError = Date.now();
-    },
-  });
-  const deliveryStore: DeliveryStore = await createDeliveryStore({
-    state: config.state,
-    keyPrefix: config.statePrefix,
-    onConnectionError: (error: Error) => {
-      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
-      lastStateError = Date.now();
-    },
-  });
+  // Both stores share one Redis: ioredis reports every failed reconnect of each, and one line a few seconds is enough.
+  const onConnectionError = (error: Error): void => {
+    if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
+    lastStateError = Date.now();
+  };
+  const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
+  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
   const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
   const sources = new DeliverySources({
     store: deliveryStore,
