@@ -21,6 +21,7 @@ import {
   type ObjectCache,
 } from '@kubernetes/client-node';
 import { CustomResourceClient, resourcePath, type CustomObject, type ResourceKind } from './custom-resources.js';
+import { backoffDelay } from '../shared/backoff.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete' | 'resync';
 
@@ -29,7 +30,7 @@ export interface ResourceInformerOptions {
   namespaces?: string[];
   /** Every this many milliseconds each cached object is delivered again as `resync`; 0 turns resync off. @defaultValue `30000` */
   resyncPeriodMs?: number;
-  /** Delay before restarting a failed watch; doubles per failure up to 30 s. @defaultValue `500` */
+  /** Ceiling of the first wait before restarting a failed watch; doubles per failure up to 30 s, half of each wait random (src/shared/backoff.ts). @defaultValue `500` */
   restartDelayMs?: number;
   /** Label selector the list and watch use. @defaultValue none */
   labelSelector?: string;
@@ -129,7 +130,7 @@ export class ResourceInformer<T extends CustomObject> {
         state.lastError = error instanceof Error ? error.message : String(error);
         this.options.onError(error);
         failures += 1;
-        const delay = Math.min(this.options.restartDelayMs * 2 ** (failures - 1), 30_000);
+        const delay = backoffDelay(failures - 1, { initialMs: this.options.restartDelayMs, maxMs: 30_000 });
         const timer = setTimeout(() => {
           this.timers.delete(timer);
           if (!this.stopped) this.startWatch(index).catch((startError: unknown) => this.options.onError(startError));

@@ -6,6 +6,7 @@
  */
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
+import { backoffDelay } from '../shared/backoff.js';
 import { LineSplitter, encodeLine } from './json-lines.js';
 import {
   type EndpointOutcome,
@@ -156,9 +157,8 @@ export function createSpineClient(options: SpineClientOptions): SpineClient {
 
   function scheduleReconnect(): void {
     if (closed || reconnectTimer !== undefined) return;
-    // Full jitter keeps a fleet of hosts from reconnecting in lockstep after a core restart.
-    const ceiling = Math.min(maxDelay, initialDelay * 2 ** attempt);
-    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+    // Jitter keeps a fleet of hosts from reconnecting in lockstep after a core restart.
+    const delay = backoffDelay(attempt, { initialMs: initialDelay, maxMs: maxDelay });
     attempt += 1;
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined;

@@ -30,6 +30,7 @@ import {
   type StreamStats,
 } from './delivery-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
+import { backoffDelay } from '../shared/backoff.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
 import { RuntimeKeys } from './runtime-keys.js';
 
@@ -271,7 +272,8 @@ export class RedisDeliveryStore implements DeliveryStore {
       autoResendUnfulfilledCommands: false,
       commandTimeout,
       connectTimeout: 2000,
-      retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), 2000),
+      // ioredis counts attempts from 1.
+      retryStrategy: (attempt) => backoffDelay(attempt - 1, { initialMs: 100, maxMs: 2000 }),
     };
   }
 

@@ -57,6 +57,7 @@ import {
   type StoredRun,
 } from './runtime-store.js';
 import { assertSessionId, newSessionId } from './session-id.js';
+import { backoffDelay } from '../shared/backoff.js';
 import type { FunctionStore } from '../functions/function-store.js';
 import { RedisFunctionStore } from '../functions/redis-function-store.js';
 
@@ -108,7 +109,8 @@ export class RedisRuntimeStore implements RuntimeStore {
       autoResendUnfulfilledCommands: false,
       commandTimeout: options.commandTimeoutMs ?? 2000,
       connectTimeout: options.connectTimeoutMs ?? 2000,
-      retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),
+      // ioredis counts attempts from 1.
+      retryStrategy: (attempt) => backoffDelay(attempt - 1, { initialMs: 100, maxMs: maxDelay }),
     };
     this.redis = new Redis(options.url, redisOptions);
     const onError = options.onConnectionError ?? (() => {});
