@@ -29,6 +29,7 @@ import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
 import { HeadWatcher } from '../apps/git/head-watcher.js';
 import { GitDefinitionStore } from '../apps/git/definition-store.js';
 import { KubeConfig } from '@kubernetes/client-node';
+import { withDeadline } from '../shared/deadline.js';
 import { KubernetesAppSource } from '../apps/kubernetes/kubernetes-app-source.js';
 import { IngressServer } from '../sources/http/ingress-server.js';
 import { TurnKeeper } from '../turns/turn-keeper.js';
@@ -155,7 +156,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   registry.onChange((snapshot) => sources.follow(snapshot));
   // uhlp_state_up: the store is pinged at each scrape, so an outage shows without traffic.
   const probeState = async (): Promise<void> => {
-    const up = await withTimeout(store.ping(), STATE_PROBE_TIMEOUT_MS).then(
+    const up = await withDeadline(store.ping(), STATE_PROBE_TIMEOUT_MS, () => new Error(`no answer within ${STATE_PROBE_TIMEOUT_MS} ms`)).then(
       () => 1,
       () => 0,
     );
@@ -380,15 +381,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     mcp,
     oracle,
     async whenReady(timeoutMs) {
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`pools not warm after ${timeoutMs} ms`)), timeoutMs);
-      });
-      try {
-        await Promise.race([sandboxes.whenReady(), deadline]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await withDeadline(sandboxes.whenReady(), timeoutMs, () => new Error(`pools not warm after ${timeoutMs} ms`));
     },
     close() {
       closing ??= shutdown();
@@ -424,24 +417,6 @@ function loadKubeConfig(): KubeConfig {
 }
 
 /** Sandboxes on this machine reach a wildcard listener through loopback. */
-/** Rejects when `promise` has not settled within `ms`; the timer never holds the process open. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
 function loopbackUrl(url: string): string {
   return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
 }

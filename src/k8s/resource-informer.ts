@@ -22,6 +22,7 @@ import {
 } from '@kubernetes/client-node';
 import { CustomResourceClient, resourcePath, type CustomObject, type ResourceKind } from './custom-resources.js';
 import { backoffDelay } from '../shared/backoff.js';
+import { withDeadline } from '../shared/deadline.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete' | 'resync';
 
@@ -101,7 +102,8 @@ export class ResourceInformer<T extends CustomObject> {
     for (const namespace of scopes) {
       const path = resourcePath(resource, namespace);
       const list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-        const result = await withDeadline(client.list<KubernetesObject>(resource, namespace, this.options.labelSelector), this.options.listTimeoutMs, `list ${path}`);
+        const listTimeoutMs = this.options.listTimeoutMs;
+        const result = await withDeadline(client.list<KubernetesObject>(resource, namespace, this.options.labelSelector), listTimeoutMs, () => new Error(`list ${path}: no answer within ${listTimeoutMs} ms`));
         return { apiVersion: 'v1', kind: 'List', items: result.items, metadata: { resourceVersion: result.resourceVersion } };
       };
       const informer = makeInformer<KubernetesObject>(kubeConfig, path, list, this.options.labelSelector);
@@ -235,13 +237,4 @@ export class ResourceInformer<T extends CustomObject> {
   private emit(event: InformerEvent, object: T): void {
     for (const handler of this.handlers) handler(event, object);
   }
-}
-
-/** The promise's answer, or a failure once `ms` have passed without one. */
-function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }

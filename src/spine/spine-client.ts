@@ -7,6 +7,7 @@
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import { backoffDelay } from '../shared/backoff.js';
+import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { LineSplitter, encodeLine } from './json-lines.js';
 import {
   type EndpointOutcome,
@@ -214,19 +215,13 @@ export function createSpineClient(options: SpineClientOptions): SpineClient {
 
     ready(timeoutMs: number): Promise<void> {
       if (isReady()) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const onReady = (): void => {
-          if (!isReady()) return;
-          clearTimeout(timer);
-          emitter.off('ready', onReady);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          emitter.off('ready', onReady);
-          reject(new Error(`spine client not registered on ${options.socketPath} within ${timeoutMs} ms`));
-        }, timeoutMs);
-        emitter.on('ready', onReady);
-      });
+      return withDeadline(
+        async (signal) => {
+          while (!isReady()) await nextEvent(emitter, 'ready', signal);
+        },
+        timeoutMs,
+        () => new Error(`spine client not registered on ${options.socketPath} within ${timeoutMs} ms`),
+      );
     },
 
     async close(): Promise<void> {

@@ -31,6 +31,7 @@ import {
 } from './delivery-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
 import { backoffDelay } from '../shared/backoff.js';
+import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
 import { RuntimeKeys } from './runtime-keys.js';
 
@@ -69,13 +70,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     const timeoutMs = options.timeoutMs ?? 5000;
     try {
       if (store.redis.status !== 'ready') {
-        await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`)), timeoutMs);
-          store.redis.once('ready', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
+        await withDeadline((signal) => nextEvent(store.redis, 'ready', signal), timeoutMs, () => new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
       }
       return store;
     } catch (error) {

@@ -58,6 +58,7 @@ import {
 } from './runtime-store.js';
 import { assertSessionId, newSessionId } from './session-id.js';
 import { backoffDelay } from '../shared/backoff.js';
+import { nextEvent, withDeadline } from '../shared/deadline.js';
 import type { FunctionStore } from '../functions/function-store.js';
 import { RedisFunctionStore } from '../functions/redis-function-store.js';
 
@@ -144,17 +145,7 @@ export class RedisRuntimeStore implements RuntimeStore {
   /** Resolves once the client is ready (connected and Redis has loaded its data). */
   async waitUntilReady(timeoutMs: number): Promise<void> {
     if (this.redis.status === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.redis.off('ready', onReady);
-        reject(new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const onReady = (): void => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.redis.once('ready', onReady);
-    });
+    await withDeadline((signal) => nextEvent(this.redis, 'ready', signal), timeoutMs, () => new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
   }
 
   async createSession(input: CreateSessionInput): Promise<SessionRecord> {

@@ -26,6 +26,7 @@
  * capability checks and its critical-tool gate hold for every step.
  */
 import { backoffDelay } from '../../../shared/backoff.js';
+import { withDeadline } from '../../../shared/deadline.js';
 import type { ExecuteRequest } from '../../../contract/execute-contract.js';
 import { compileOutputSchema } from '../../../contract/output-schema.js';
 import type { LlmComponentSpec } from '../../../contract/llm-component-schema.js';
@@ -385,12 +386,7 @@ class RunDriver {
   async withinTime<T>(work: () => Promise<T>): Promise<T> {
     const left = this.deadline - performance.now();
     if (left <= 0) throw this.timeout();
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return await Promise.race([work(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(this.timeout()), left)))]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withDeadline(work(), left, () => this.timeout());
   }
 
   private timeout(): WorkflowRunError {
