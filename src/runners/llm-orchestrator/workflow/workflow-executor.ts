@@ -44,7 +44,8 @@ import { nextOf } from '../../../contract/workflow/workflow-schema.js';
 import { answerJson, judgeAnswer } from '../answer-judge.js';
 import { converse } from '../conversation.js';
 import { DefinitionFileError, DefinitionFiles } from '../definition-files.js';
-import { mcpGenerate, type ChatMessage, type GenerateRequest } from '../generate-client.js';
+import type { LlmMessage } from '../../../contract/llm-messages.js';
+import { mcpGenerate, type GenerateRequest } from '../generate-client.js';
 import { readLlmTaskSpec } from '../llm-task-spec.js';
 import { ModelTools } from '../model-tools.js';
 import { OutputSchemas } from '../output-schemas.js';
@@ -529,7 +530,7 @@ async function askModel(
     spec.outputSchema !== undefined ? deps.schemas.get(spec.outputSchema, deps.scope) : undefined,
     deps.modelTools.offer(spec.maxToolCalls > 0 ? spec.tools : [], deps.scope),
   ]);
-  const messages: ChatMessage[] = [];
+  const messages: LlmMessage[] = [];
   if (system !== undefined) messages.push({ role: 'system', content: system });
   messages.push({ role: 'user', content: [prompt, ...options.extra].join('\n\n') });
   const output = await converse({
