@@ -12,7 +12,7 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { ChainVerifier, expectedHash, expectedLineHash, parseJsonLine, type ChainProblem, type ChainResult, type ChainStart, type ExpectedHash } from './ledger-chain.js';
+import { ChainVerifier, emptyChainResult, expectedHash, expectedLineHash, parseJsonLine, type ChainProblem, type ChainResult, type ChainStart, type ExpectedHash } from './ledger-chain.js';
 import { SEGMENT_ENTRY_TYPE, type LedgerKind } from './ledger-entry.js';
 import { KEYED_HASH_ALG, type LedgerKeyring } from './ledger-key.js';
 import { readFirstLine, readLastLine, readLines } from './line-reader.js';
@@ -91,25 +91,9 @@ export function verifySegment(task: SegmentTask, options: SegmentVerifyOptions =
 
 /** A report of nothing read yet. */
 export function emptyReport(task: SegmentTask): SegmentReport {
-  return {
-    file: task.file,
-    kind: task.kind,
-    segment: task.segment,
-    mode: task.mode,
-    warnings: [],
-    entriesChecked: 0,
-    lines: 0,
-    bytes: 0,
-    lastHash: null,
-    lastLine: 0,
-    lastKeyed: false,
-    keyedEntries: 0,
-    firstUnkeyedLine: 0,
-    firstPlainLine: 0,
-    firstKeyedLine: 0,
-    claimsKeyed: false,
-    legacyLines: [],
-  };
+  // A report carries no entries: it crosses from a worker thread.
+  const { entries: _entries, ...chain } = emptyChainResult();
+  return { file: task.file, kind: task.kind, segment: task.segment, mode: task.mode, lines: 0, bytes: 0, ...chain };
 }
 
 function verifyFull(task: SegmentTask, options: SegmentVerifyOptions): SegmentReport {
