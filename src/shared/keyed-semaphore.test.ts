@@ -56,6 +56,23 @@ describe('KeyedSemaphore.acquire', () => {
     expect(typeof (await next)).toBe('function');
   });
 
+  it('skips a waiter that gave up in the middle of the line, and forgets the key once the line is done', async () => {
+    const semaphore = new KeyedSemaphore();
+    const held = semaphore.acquire('k', 1, 1000) as Release;
+    const first = semaphore.acquire('k', 1, 1000);
+    const quitter = semaphore.acquire('k', 1, 5);
+    const last = semaphore.acquire('k', 1, 1000);
+    await expect(quitter).resolves.toBeUndefined();
+    held();
+    const firstRelease = (await first)!;
+    expect(semaphore.held('k')).toBe(1);
+    firstRelease();
+    const lastRelease = (await last)!;
+    lastRelease();
+    expect(semaphore.held('k')).toBe(0);
+    expect(typeof semaphore.acquire('k', 1, 0)).toBe('function');
+  });
+
   it('counts a second call of a release once', () => {
     const semaphore = new KeyedSemaphore();
     const release = semaphore.acquire('k', 2, 1000) as Release;
@@ -81,6 +98,15 @@ describe('KeyedSemaphore.run', () => {
     a.finish();
     await expect(Promise.all(results)).resolves.toEqual(['a', 'b', 'c']);
     expect(log).toEqual(['a start', 'a end', 'b start', 'b end', 'c start', 'c end']);
+    expect(semaphore.held('k')).toBe(0);
+  });
+
+  it('serves a long line in order', async () => {
+    const semaphore = new KeyedSemaphore();
+    const order: number[] = [];
+    const count = 20_000;
+    await Promise.all(Array.from({ length: count }, (_, i) => semaphore.run('k', () => void order.push(i))));
+    expect(order).toEqual(Array.from({ length: count }, (_, i) => i));
     expect(semaphore.held('k')).toBe(0);
   });
 

@@ -11,15 +11,24 @@
  * - `run` is the mutex and the promise queue: tasks of one key run one after
  *   another in the order they came (a failed task does not stop the next).
  */
+/** A waiter in its key's line: a singly linked list, so that a long line costs O(1) per grant. */
 interface Waiter {
   readonly grant: () => void;
-  readonly timer: NodeJS.Timeout | undefined;
+  timer: NodeJS.Timeout | undefined;
+  next: Waiter | undefined;
+  /** Its wait passed: it stays in the line, skipped, until the line reaches it. */
+  gone: boolean;
 }
 
 interface Entry {
   held: number;
-  readonly waiters: Waiter[];
+  first: Waiter | undefined;
+  last: Waiter | undefined;
+  /** Waiters in the line that have not given up. */
+  waiting: number;
 }
+
+type Release = () => void;
 
 export class KeyedSemaphore {
   private readonly entries = new Map<string, Entry>();
@@ -30,14 +39,14 @@ export class KeyedSemaphore {
    * Answers the release function at once when a slot is free. Call the release
    * exactly once.
    */
-  acquire(key: string, limit: number, waitMs: number): Promise<(() => void) | undefined> | (() => void) {
+  acquire(key: string, limit: number, waitMs: number): Promise<Release | undefined> | Release {
     let entry = this.entries.get(key);
     if (entry === undefined) {
-      entry = { held: 0, waiters: [] };
+      entry = { held: 0, first: undefined, last: undefined, waiting: 0 };
       this.entries.set(key, entry);
     }
     const target = entry;
-    if (target.held < limit && target.waiters.length === 0) {
+    if (target.held < limit && target.waiting === 0) {
       target.held++;
       return this.releaser(key, target);
     }
@@ -48,15 +57,21 @@ export class KeyedSemaphore {
           target.held++;
           resolve(this.releaser(key, target));
         },
-        timer: Number.isFinite(waitMs)
-          ? setTimeout(() => {
-              const index = target.waiters.indexOf(waiter);
-              if (index >= 0) target.waiters.splice(index, 1);
-              resolve(undefined);
-            }, Math.max(0, waitMs))
-          : undefined,
+        timer: undefined,
+        next: undefined,
+        gone: false,
       };
-      target.waiters.push(waiter);
+      if (Number.isFinite(waitMs)) {
+        waiter.timer = setTimeout(() => {
+          waiter.gone = true;
+          target.waiting--;
+          resolve(undefined);
+        }, Math.max(0, waitMs));
+      }
+      if (target.last === undefined) target.first = waiter;
+      else target.last.next = waiter;
+      target.last = waiter;
+      target.waiting++;
     });
   }
 
@@ -79,15 +94,25 @@ export class KeyedSemaphore {
     return this.entries.get(key)?.held ?? 0;
   }
 
-  private releaser(key: string, entry: Entry): () => void {
+  private releaser(key: string, entry: Entry): Release {
     let released = false;
     return () => {
       if (released) return;
       released = true;
       entry.held--;
-      const next = entry.waiters.shift();
+      const next = this.nextWaiter(entry);
       if (next !== undefined) next.grant();
       else if (entry.held === 0) this.entries.delete(key);
     };
+  }
+
+  /** Takes the first waiter that still waits off the line, dropping those that gave up. */
+  private nextWaiter(entry: Entry): Waiter | undefined {
+    let waiter = entry.first;
+    while (waiter !== undefined && waiter.gone) waiter = waiter.next;
+    entry.first = waiter?.next;
+    if (entry.first === undefined) entry.last = undefined;
+    if (waiter !== undefined) entry.waiting--;
+    return waiter;
   }
 }
