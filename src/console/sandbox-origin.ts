@@ -28,8 +28,8 @@ export interface SandboxOriginOptions {
   readonly consoleOrigins: readonly string[];
 }
 
-/** Loopback consoles on any port. */
-const LOOPBACK_ORIGINS = ['http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*'];
+/** Loopback consoles on any port (CSP has no source expression for an IPv6 literal: a console on [::1] is reached as localhost). */
+const LOOPBACK_ORIGINS = ['http://127.0.0.1:*', 'http://localhost:*'];
 const PAGE = '/sandbox/sandbox.html';
 
 export class SandboxOrigin {
@@ -88,7 +88,7 @@ export class SandboxOrigin {
   private frameAncestors(request: http.IncomingMessage): string[] {
     const ancestors = [...LOOPBACK_ORIGINS, ...this.options.consoleOrigins];
     // The console on this machine's name (another port of the same host): `uhlp dev --host 0.0.0.0` reached by name.
-    const hostName = /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d+)?$/.exec(request.headers.host ?? '')?.[1];
+    const hostName = /^([A-Za-z0-9.-]+)(:\d+)?$/.exec(request.headers.host ?? '')?.[1];
     if (hostName !== undefined) ancestors.push(`http://${hostName}:*`, `https://${hostName}:*`);
     return [...new Set(ancestors)];
   }
