@@ -35,7 +35,9 @@ interface AppsAnswer {
 export function AppsPage({ sandboxOrigin, canAct }: { sandboxOrigin: string; canAct: boolean }) {
   const { data, error } = useLoad(() => api<AppsAnswer>('/apps'), [], 10_000);
   const views = useLoad(() => api<{ apps: Array<{ app: string; tools: ViewTool[] }> }>('/views'), []);
-  const [open, setOpen] = useState<{ app: string; tool: ViewTool; args: Record<string, unknown> } | undefined>(undefined);
+  // Views stay open side by side (each in its own sandbox) until closed.
+  const [open, setOpen] = useState<Array<{ key: number; app: string; tool: ViewTool; args: Record<string, unknown> }>>([]);
+  const [nextKey, setNextKey] = useState(1);
   if (error !== undefined) return <ErrorBox error={error} />;
   if (data === undefined) return <Loading />;
   return (
@@ -58,7 +60,9 @@ export function AppsPage({ sandboxOrigin, canAct }: { sandboxOrigin: string; can
           ) : null}
         </Section>
       ) : null}
-      {open !== undefined ? <ViewHost app={open.app} tool={open.tool} args={open.args} sandboxOrigin={sandboxOrigin} onClose={() => setOpen(undefined)} /> : null}
+      {open.map((view) => (
+        <ViewHost key={view.key} app={view.app} tool={view.tool} args={view.args} sandboxOrigin={sandboxOrigin} onClose={() => setOpen((views) => views.filter((other) => other.key !== view.key))} />
+      ))}
       {data.apps.map((app) => (
         <Section title={app.id} key={app.id}>
           <dl class="facts">
@@ -126,7 +130,10 @@ export function AppsPage({ sandboxOrigin, canAct }: { sandboxOrigin: string; can
             <JsonBlock value={{ capabilities: app.capabilities, pools: app.pools }} label={`${app.id} capabilities`} />
           </details>
           {(views.data?.apps.find((entry) => entry.app === app.id)?.tools ?? []).length > 0 ? (
-            <AppViews app={app.id} tools={views.data!.apps.find((entry) => entry.app === app.id)!.tools} canAct={canAct} onOpen={(tool, args) => setOpen({ app: app.id, tool, args })} />
+            <AppViews app={app.id} tools={views.data!.apps.find((entry) => entry.app === app.id)!.tools} canAct={canAct} onOpen={(tool, args) => {
+                setOpen((views) => [...views, { key: nextKey, app: app.id, tool, args }]);
+                setNextKey((key) => key + 1);
+              }} />
           ) : null}
         </Section>
       ))}

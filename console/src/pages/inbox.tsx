@@ -13,21 +13,32 @@ import type { RunDetail, RunPage } from '../types.js';
 
 export function InboxPage({ canAct }: { canAct: boolean }) {
   const { data, error, reload } = useLoad(() => api<RunPage>(`/runs${query({ status: 'paused', limit: 50 })}`), [], 5000);
+  // A decided run leaves the list: what became of it stays said here.
+  const [decided, setDecided] = useState<string[]>([]);
+  const done = (outcome: string): void => {
+    setDecided((lines) => [...lines.slice(-9), outcome]);
+    reload();
+  };
   return (
     <Section title="Approvals inbox" actions={<span class="muted">{data !== undefined ? `${data.total ?? data.runs.length} waiting` : ''}</span>}>
       <ErrorBox error={error} />
+      <ul class="decided" role="status" aria-live="polite">
+        {decided.map((line) => (
+          <li class="ok">{line}</li>
+        ))}
+      </ul>
       {data === undefined ? <Loading /> : null}
       {data !== undefined && data.runs.length === 0 ? <p class="muted">Nothing waits for a decision.</p> : null}
       <ul class="inbox">
         {data?.runs.map((run) => (
-          <InboxItem key={run.id} runId={run.id} canAct={canAct} onDone={reload} />
+          <InboxItem key={run.id} runId={run.id} canAct={canAct} onDone={done} />
         ))}
       </ul>
     </Section>
   );
 }
 
-function InboxItem({ runId, canAct, onDone }: { runId: string; canAct: boolean; onDone: () => void }) {
+function InboxItem({ runId, canAct, onDone }: { runId: string; canAct: boolean; onDone: (outcome: string) => void }) {
   const { data, error } = useLoad(() => api<RunDetail>(`/runs/${encodeURIComponent(runId)}`), [runId]);
   if (error !== undefined) return <li class="inbox-item"><ErrorBox error={error} /></li>;
   if (data === undefined) return <li class="inbox-item"><Loading /></li>;
@@ -46,13 +57,11 @@ function InboxItem({ runId, canAct, onDone }: { runId: string; canAct: boolean; 
   );
 }
 
-export function Decision({ runId, grants, canAct, onDone }: { runId: string; grants: readonly string[]; canAct: boolean; onDone: () => void }) {
+export function Decision({ runId, grants, canAct, onDone }: { runId: string; grants: readonly string[]; canAct: boolean; onDone: (outcome: string) => void }) {
   const [comment, setComment] = useState('');
-  const [outcome, setOutcome] = useState<string | undefined>(undefined);
   const decide = async (approved: boolean): Promise<void> => {
     const answer = await api<{ status: number; body: unknown }>(`/runs/${encodeURIComponent(runId)}/resume`, { method: 'POST', body: { approved, ...(comment !== '' ? { comment } : {}) } });
-    setOutcome(`${approved ? 'Approved' : 'Rejected'}: the run answered ${answer.status}`);
-    onDone();
+    onDone(`${approved ? 'Approved' : 'Rejected'} ${runId}: the run answered ${answer.status}`);
   };
   const id = `comment-${runId}`;
   return (
@@ -73,11 +82,6 @@ export function Decision({ runId, grants, canAct, onDone }: { runId: string; gra
       <input id={id} value={comment} onInput={(event) => setComment(event.currentTarget.value)} maxLength={4096} />
       <ActionButton label="Approve" canAct={canAct} run={() => decide(true)} />
       <ActionButton label="Reject" kind="danger" canAct={canAct} run={() => decide(false)} />
-      {outcome !== undefined ? (
-        <p role="status" class="ok">
-          {outcome}
-        </p>
-      ) : null}
     </div>
   );
 }
