@@ -232,7 +232,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
   // The runs list of the console: beside the run records, in memory or on the same Redis.
-  const runIndex = createRunIndex({ state: config.state, keyPrefix: config.statePrefix, ttlMs: config.runs.ttlSeconds * 1000, logger });
+  const runIndex = await createRunIndex({ state: config.state, keyPrefix: config.statePrefix, ttlMs: config.runs.ttlSeconds * 1000, logger });
   const workflows = new WorkflowTurns({
     runs: new RunService({ store, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes, index: runIndex }),
     catalog: new WorkflowCatalog({ revisionsRoot, registry }),

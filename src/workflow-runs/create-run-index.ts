@@ -1,6 +1,7 @@
 /**
  * Picks the run index beside the runtime state: in memory with `memory`
- * state, on the same Redis (under the same key prefix) with a `redis://` URL.
+ * state, on the same Redis (under the same key prefix) with a `redis://` URL,
+ * connected before the core takes its first request.
  */
 import type { Logger } from '../logger.js';
 import { MemoryRunIndex } from './memory-run-index.js';
@@ -16,9 +17,9 @@ export interface CreateRunIndexOptions {
   readonly logger: Logger;
 }
 
-export function createRunIndex(options: CreateRunIndexOptions): RunIndex {
+export async function createRunIndex(options: CreateRunIndexOptions): Promise<RunIndex> {
   if (/^rediss?:\/\//.test(options.state)) {
-    return new RedisRunIndex({ url: options.state, ttlMs: options.ttlMs, logger: options.logger, ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}) });
+    return RedisRunIndex.connect({ url: options.state, ttlMs: options.ttlMs, logger: options.logger, ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}) });
   }
   return new MemoryRunIndex({ ttlMs: options.ttlMs });
 }

@@ -12,6 +12,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.js';
+import { UhlpError } from '../shared/errors.js';
 import { callRedis } from '../state/redis-calls.js';
 import { RuntimeKeys } from '../state/runtime-keys.js';
 import { decodeCursor, encodeCursor, filtersBeyondTime, isAfter, matches, MAX_COUNTED, type RunIndex, type RunPage, type RunQuery, type RunSummary } from './run-index.js';
@@ -56,6 +57,26 @@ export class RedisRunIndex implements RunIndex {
     this.redis = new Redis(options.url, redisOptions);
     this.redis.on('error', () => {});
     this.redis.connect().catch(() => {});
+  }
+
+  /** An index whose first connection is up; UHLP_STATE_UNAVAILABLE after `timeoutMs` (the runtime store waits the same way). */
+  static async connect(options: RedisRunIndexOptions & { timeoutMs?: number }): Promise<RedisRunIndex> {
+    const index = new RedisRunIndex(options);
+    if (index.redis.status === 'ready') return index;
+    const timeoutMs = options.timeoutMs ?? 5000;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms (run index)`)), timeoutMs);
+        index.redis.once('ready', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return index;
+    } catch (error) {
+      index.redis.disconnect();
+      throw error;
+    }
   }
 
   put(summary: RunSummary): void {
