@@ -131,7 +131,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps, p
   function sendAsset(request: FastifyRequest, reply: FastifyReply, file: string): FastifyReply {
     const asset = deps.assets?.files.get(file);
     if (deps.assets === undefined) throw new UhlpError('UHLP_CONSOLE_NOT_BUILT', "the console's assets are not in this build (npm run build)");
-    if (asset === undefined || deps.assets.sandboxFiles.has(file) && file !== 'index.html') {
+    if (asset === undefined || (deps.assets.sandboxFiles.has(file) && file !== 'index.html')) {
       throw new UhlpError('UHLP_ROUTE_NOT_FOUND', `the console has no file ${file.slice(0, 80)}`);
     }
     reply.headers({

@@ -15,7 +15,7 @@
  * A refusal is UHLP_CONSOLE_VIEW_REFUSED with the reason.
  *
  * - `GET  api/views` -> `{apps: [{app, resources, tools}]}` (tools as MCP lists them, `_meta.ui` included)
- * - `POST api/views/<app>/resources/read {"uri"}` -> an MCP ReadResourceResult
+ * - `POST api/views/<app>/resources/read {"uri"}` -> an MCP ReadResourceResult (operator role: it runs a component)
  * - `POST api/views/<app>/tools/call {"name", "arguments", "caller": "host"|"view"}` -> an MCP CallToolResult
  */
 import { randomUUID } from 'node:crypto';
@@ -48,7 +48,8 @@ export function registerViewsApi(app: FastifyInstance, context: ConsoleContext):
   });
 
   app.post<{ Params: { app: string } }>(`${CONSOLE_API}/views/:app/resources/read`, async (request, reply) => {
-    context.access.apiPrincipal(request);
+    // Reading a view runs its component (a turn of the app): an operator's doing, as a tool call is.
+    context.access.operator(request);
     const loaded = appOf(context, request.params.app);
     const body = jsonObjectBody(request.body);
     const uri = typeof body['uri'] === 'string' ? body['uri'] : '';
