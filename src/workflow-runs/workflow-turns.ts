@@ -202,6 +202,19 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
     };
   }
 
+  /** The tools the approval node a paused run waits at grants: what approving it allows. */
+  async pendingGrants(runId: string): Promise<readonly string[]> {
+    const record = await this.options.runs.get(runId);
+    if (record.status !== 'paused' || record.paused === undefined) return [];
+    try {
+      const node = this.pinned(record).workflow.nodes[record.paused.node];
+      return node?.type === 'approval' ? node.grants : [];
+    } catch {
+      // A revision that cannot be read any more grants nothing a reader can be shown.
+      return [];
+    }
+  }
+
   /** The run's trace (seed 004 §8), its values through the response interceptors that are built in. */
   async trace(runId: string): Promise<Record<string, unknown>> {
     const record = await this.options.runs.get(runId);
