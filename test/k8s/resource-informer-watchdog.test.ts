@@ -123,7 +123,7 @@ describe('ResourceInformer against a real API server behind a relay that goes qu
     informer = watched;
     expect(watched.liveness().live).toBe(false);
     await watched.start();
-    expect(watched.liveness()).toEqual({ live: true });
+    expect(watched.liveness()).toEqual({ live: true, synced: true });
 
     // Every connection, open or new, hangs: the quiet watch is restarted and its restart never answers.
     relay.freeze();
