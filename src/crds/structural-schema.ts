@@ -115,7 +115,8 @@ export function toStructuralSchema(schema: Record<string, unknown>, path = '<roo
     // A member with a default is not required: the API server fills it in before it validates,
     // so listing it changes nothing there, while offline validators (kubeconform, an editor's
     // schema), which apply no defaults, would refuse every app.yaml that leaves it out.
-    const required = ((schema.required as string[] | undefined) ?? []).filter((name) => properties[name]?.default === undefined);
+    const defaulted = (name: string): boolean => (properties[name] as StructuralSchema | undefined)?.default !== undefined;
+    const required = ((schema.required as string[] | undefined) ?? []).filter((name) => !defaulted(name));
     if (required.length > 0) out.required = required;
   }
   if (schema.items !== undefined) {
