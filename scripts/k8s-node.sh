@@ -11,10 +11,10 @@
 #   scripts/k8s-node.sh build    only build the binaries (cached per Kubernetes version)
 #   scripts/k8s-node.sh import IMAGE...   copy local Docker images into the node's containerd (`docker save | ctr import`)
 #   scripts/k8s-node.sh ctr ARGS...       ctr against the node's containerd, namespace k8s.io
-#   scripts/k8s-node.sh api-outage start|stop   cut pods off the API server (their relay drops every
-#                                         packet, open connections included), or let them reach it again:
-#                                         a control-plane outage as the cluster's workloads see it, while
-#                                         the API server itself, shared with everything else here, runs on
+#   scripts/k8s-node.sh api-outage start|stop   stop the pods' relay to the API server (its open
+#                                         connections close, new ones are refused), or start it again: the
+#                                         API server stopped, as the cluster's workloads see it, while the
+#                                         server itself, shared with everything else here, runs on
 #
 # `up` is idempotent: run again, it starts only what is not running (a dead relay, say)
 # and prints the line. The node's name resolves to its address through /etc/hosts (a
@@ -235,17 +235,31 @@ remove_node_name() {
   printf '%s\n' "$kept" > /etc/hosts
 }
 
-# --- API server outage --------------------------------------------------------
+# --- API server relay and its outage --------------------------------------------
+
+start_relay() {
+  start api-relay "TCP-LISTEN:$relay_port,bind=$gateway,reuseaddr,fork" "TCP:127.0.0.1:${UHLP_K8S_APISERVER_PORT:-26443}"
+  wait_for "API server relay" relay_answers
+}
 
 # Pods reach the API server only through the relay on the bridge address (the
-# `kubernetes` Service's endpoint): dropping what arrives there from the bridge is an
-# outage for every workload, while the kubelet, kube-proxy and CoreDNS (on loopback)
-# and every other user of the shared API server go on.
-outage_rule=(-i "$bridge" -p tcp --dport "$relay_port" -j DROP)
+# `kubernetes` Service's endpoint). Stopping it is, for every workload, the API server
+# stopped: socat forks one child per connection, in its process group, so all of them go
+# and every open connection closes, and new ones are refused. The kubelet, kube-proxy
+# and CoreDNS (on loopback) and every other user of the shared API server go on.
 api_outage() {
+  local pid deadline
   case ${1:-} in
-    start) iptables -C UHLP-K8S-INPUT "${outage_rule[@]}" 2> /dev/null || iptables -I UHLP-K8S-INPUT 1 "${outage_rule[@]}" ;;
-    stop) while iptables -C UHLP-K8S-INPUT "${outage_rule[@]}" 2> /dev/null; do iptables -D UHLP-K8S-INPUT "${outage_rule[@]}"; done ;;
+    start)
+      if pid=$(running_pid api-relay); then
+        kill -TERM -- "-$pid" 2> /dev/null || kill -TERM "$pid"
+        deadline=$((SECONDS + 10))
+        while kill -0 "$pid" 2> /dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+        kill -0 "$pid" 2> /dev/null && kill -KILL -- "-$pid"
+      fi
+      rm -f "$(pid_file api-relay)"
+      ;;
+    stop) start_relay ;;
     *) die "usage: $0 api-outage start|stop" ;;
   esac
 }
@@ -473,7 +487,6 @@ up() {
   mkdir -p "$run_dir/pids" "$run_dir/logs"
   check_apiserver_cert
   ensure_node_name
-  api_outage stop # one an interrupted test left
   if all_running && node_ready; then
     echo "KUBECONFIG=$kubeconfig"
     return
@@ -487,8 +500,8 @@ up() {
   start containerd --config "$node_dir/containerd/config.toml" --log-level warn
   wait_for containerd containerd_answers
   import_pause
-  start api-relay "TCP-LISTEN:$relay_port,bind=$gateway,reuseaddr,fork" "TCP:127.0.0.1:${UHLP_K8S_APISERVER_PORT:-26443}"
-  wait_for "API server relay" relay_answers
+  # An outage an interrupted test left ends here too: the relay is started again.
+  start_relay
   publish_apiserver_endpoints
   start coredns -conf "$node_dir/Corefile"
   start kube-scheduler --kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" \
@@ -565,6 +578,8 @@ case ${1:-} in
     ;;
   api-outage)
     shift
+    [[ "$(id -u)" -eq 0 ]] || die "must run as root (the relay is root's)"
+    mkdir -p "$run_dir/pids" "$run_dir/logs"
     api_outage "$@"
     ;;
   *) die "usage: $0 up|down|env|build|import IMAGE...|ctr ARGS...|api-outage start|stop" ;;

@@ -328,6 +328,7 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
   it('serves through a minute without the API server, under load, with no failed request and the core ready', async () => {
     const failures: string[] = [];
     const notReady: string[] = [];
+    const watchDown: string[] = [];
     let served = 0;
     let stop = false;
     const load = Promise.all(
@@ -339,11 +340,14 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
         }
       }),
     );
-    // The Service keeps the core: its readiness follows the data plane, not the AppDefinition watch.
+    // The Service keeps the core: its readiness follows the data plane, while it reports the
+    // AppDefinition watch that lost the API server.
     const readiness = (async () => {
       while (!stop) {
         const answer = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(10_000) }).catch((error: unknown) => ({ status: 0, text: async () => String(error) }));
-        if (answer.status !== 200) notReady.push(`${answer.status} ${await answer.text()}`);
+        const text = await answer.text();
+        if (answer.status !== 200) notReady.push(`${answer.status} ${text}`);
+        else if ((JSON.parse(text) as { appWatch?: { live: boolean; reason?: string } }).appWatch?.live === false) watchDown.push(text);
         await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     })();
@@ -373,6 +377,8 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     expect(during).toBeGreaterThan(100);
     expect(failures).toEqual([]);
     expect(notReady).toEqual([]);
+    // The outage was real, and seen: the core said its watch was down, and stayed ready.
+    expect(watchDown.length).toBeGreaterThan(10);
   }, 8 * MINUTE);
 
   it('uninstalls with the AppDefinition still there: nothing left running, and the namespace deleted within a minute', async () => {
