@@ -374,6 +374,7 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
       stop = true;
       await Promise.all([load, readiness]);
     }
+    process.stderr.write(`helm journey: ${during} requests answered during the minute without the API server, ${failures.length} failed, ${watchDown.length} readiness probes ready with the watch down\n`);
     expect(during).toBeGreaterThan(100);
     expect(failures).toEqual([]);
     expect(notReady).toEqual([]);
@@ -384,7 +385,9 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
   it('uninstalls with the AppDefinition still there: nothing left running, and the namespace deleted within a minute', async () => {
     expect((await get<{ metadata: { name: string } }>(['get', 'appdefinition', 'shop'])).metadata.name).toBe('shop');
     // The pre-delete hook stops the operator and deletes the pools and their pods; then helm deletes the release.
+    const uninstallStarted = Date.now();
     await helmOk(['uninstall', release, '-n', namespace.name, '--wait', '--timeout', '3m']);
+    process.stderr.write(`helm journey: helm uninstall (its hook included) took ${Date.now() - uninstallStarted} ms\n`);
     installed = false;
     expect((await get<{ items: unknown[] }>(['get', 'sandboxpools'])).items).toEqual([]);
     // The release's pods end as the garbage collector takes their ReplicaSets; nothing starts again.
@@ -398,6 +401,7 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
 
     const started = Date.now();
     await kubectl(['delete', 'namespace', namespace.name, '--wait=true', '--timeout=60s']);
+    process.stderr.write(`helm journey: the namespace deleted in ${Date.now() - started} ms after helm uninstall\n`);
     expect(Date.now() - started).toBeLessThan(MINUTE);
     expect((await kubectl(['get', 'namespace', namespace.name, '--ignore-not-found', '-o', 'name'])).trim()).toBe('');
     // Nothing of the namespace anywhere: no pod, no pool, no app (so no finalizer held), no policy.

@@ -314,6 +314,19 @@ describe('helm install, upgrade and uninstall on the real API server', () => {
     }
   });
 
+  it('takes the CRDs over with crds.adopt and --take-ownership, and keeps them on uninstall', async () => {
+    const adopter = `${release}c`;
+    await helmOk(['install', adopter, CHART, '-n', other, '--take-ownership', '--set', 'crds.adopt=true,core.sandboxes.driver=process,core.sandboxes.unsafeProcessSandboxes=true']);
+    try {
+      expect(objects(await helmOk(['get', 'manifest', adopter, '-n', other])).filter((object) => object.kind === 'CustomResourceDefinition').length).toBe(2);
+      const crd = JSON.parse(await kubectl(['get', 'crd', 'appdefinitions.uhlp.dev', '-o', 'json'])) as K8sObject;
+      expect(crd.metadata.annotations).toMatchObject({ 'meta.helm.sh/release-name': adopter, 'meta.helm.sh/release-namespace': other, 'helm.sh/resource-policy': 'keep' });
+    } finally {
+      await helmOk(['uninstall', adopter, '-n', other, '--wait', '--no-hooks']);
+    }
+    expect(JSON.parse(await kubectl(['get', 'crd', 'appdefinitions.uhlp.dev', '-o', 'json'])).metadata.name).toBe('appdefinitions.uhlp.dev');
+  });
+
   it('uninstalls: nothing of the release is left, the CRDs are kept', async () => {
     await helmOk(['uninstall', release, '-n', ns, '--wait', '--no-hooks']);
     await waitFor('the release objects to be gone', async () => (await instanceObjects(ns)).length === 0 && (await instanceObjects(extra)).length === 0);
