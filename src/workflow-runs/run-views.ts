@@ -1,14 +1,15 @@
 /**
- * A run as clients read it (`GET /_uhlp/runs/<id>` and its trace): its record
- * without the engine's bookkeeping, its values through the response
- * interceptors that are built in (pii-redact), never through an app's own.
+ * A run as clients read it (`GET /_uhlp/runs/<id>` and its trace, the
+ * console): its record without the engine's bookkeeping, its values through
+ * the response interceptors that are built in (pii-redact), never through an
+ * app's own, and what approving it would grant while it is paused.
  */
 import type { Logger } from '../logger.js';
 import { interceptorContext } from '../contract/workflow/stream-packets.js';
 import { interceptorChain } from './interceptors.js';
 import { pinnedRun } from './pinned-runs.js';
 import { RUNS_PATH } from './run-links.js';
-import type { RunRecord } from './run-record.js';
+import { traceOf, type RunRecord } from './run-record.js';
 import type { RunService } from './run-service.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
 
@@ -52,16 +53,20 @@ export class RunViews {
   async trace(runId: string): Promise<Record<string, unknown>> {
     const record = await this.options.runs.get(runId);
     const redact = await this.resultRedactor(record);
-    return {
-      runId: record.id,
-      appId: record.appId,
-      workflowId: record.workflowId,
-      revision: record.revision,
-      status: record.status,
-      metadata: record.metadata ?? null,
-      droppedSteps: record.droppedSteps,
-      steps: await Promise.all(record.steps.map(async (step) => (await redact(step)) as Record<string, unknown>)),
-    };
+    return { ...traceOf(record), steps: await Promise.all(record.steps.map(async (step) => (await redact(step)) as Record<string, unknown>)) };
+  }
+
+  /** The tools the approval node a paused run waits at grants: what approving it allows. */
+  async pendingGrants(runId: string): Promise<readonly string[]> {
+    const record = await this.options.runs.get(runId);
+    if (record.status !== 'paused' || record.paused === undefined) return [];
+    try {
+      const node = pinnedRun(this.options.catalog, record).workflow.nodes[record.paused.node];
+      return node?.type === 'approval' ? node.grants : [];
+    } catch {
+      // A revision that cannot be read any more grants nothing a reader can be shown.
+      return [];
+    }
   }
 
   /** Values of a run as clients read them: through the built-in response interceptors (pii-redact) only. */
