@@ -15,6 +15,7 @@
  */
 import type { Callback, Context, Isolate, Reference } from 'isolated-vm';
 import { UhlpError, type ErrorCode } from '../../shared/errors.js';
+import { FunctionNotFoundError, ScriptLoadFailedError } from '../../shared/runner-errors.js';
 import type { VerifiedBundle } from '../../contract/cs-bundle/function-bundle.js';
 import { dispatchCsCall, type CsBackend, type CsLogLine } from './cs-host.js';
 import type { FunctionManifest } from '../../contract/cs-bundle/function-manifest.js';
@@ -240,17 +241,17 @@ export class IsolateRuntime {
       });
     } catch (error) {
       if (isolate.isDisposed) throw error;
-      throw new UhlpError('UHLP_SCRIPT_LOAD_FAILED', `function.js cannot be linked: ${messageOf(error)}`);
+      throw new ScriptLoadFailedError(`function.js cannot be linked: ${messageOf(error)}`);
     }
     try {
       module.evaluateSync({ timeout: Math.max(1, deadlineMs - Date.now()) });
     } catch (error) {
       if (isolate.isDisposed || /execution timed out/i.test(messageOf(error))) throw error;
-      throw new UhlpError('UHLP_SCRIPT_LOAD_FAILED', `function.js failed while loading: ${messageOf(error)}`);
+      throw new ScriptLoadFailedError(`function.js failed while loading: ${messageOf(error)}`);
     }
     const handler = module.namespace.getSync(manifest.handler, { reference: true });
     if (handler.typeof !== 'function') {
-      throw new UhlpError('UHLP_FUNCTION_NOT_FOUND', `function.js exports no function "${manifest.handler}" (the manifest's handler)`, { handler: manifest.handler });
+      throw new FunctionNotFoundError(`function.js exports no function "${manifest.handler}" (the manifest's handler)`, { handler: manifest.handler });
     }
     api.getSync('install', { reference: true }).applySync(undefined, [handler.derefInto()]);
     return {
@@ -347,7 +348,7 @@ function compileModule(isolate: Isolate, source: string, sha256: string) {
     return isolate.compileModuleSync(source, { filename: `cs-js:${sha256.slice(0, 12)}/function.js` });
   } catch (error) {
     if (isolate.isDisposed) throw error;
-    throw new UhlpError('UHLP_SCRIPT_LOAD_FAILED', `function.js does not compile: ${messageOf(error)}`);
+    throw new ScriptLoadFailedError(`function.js does not compile: ${messageOf(error)}`);
   }
 }
 
