@@ -6,8 +6,7 @@
  * the workflow's state schema, and the wave's checkpoint is kept for the next
  * call to the core (run-checkpoints.ts) or sent as the run's last one.
  */
-import type { RunError, SimulationStep } from '../../../contract/workflow/run-view.js';
-import { toRunError } from '../../../contract/workflow/run-view.js';
+import { toRunError, type RunError, type SimulationStep } from '../../../contract/workflow/run-view.js';
 import type { StreamPacket } from '../../../contract/workflow/stream-packets.js';
 import { WorkflowInvalidError, WorkflowStateInvalidError } from '../../../shared/workflow-errors.js';
 import type { ScriptResult } from '../../kit/script-result.js';
