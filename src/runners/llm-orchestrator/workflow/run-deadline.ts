@@ -3,6 +3,7 @@
  * runs within it. Past it the node's work is abandoned (it may still be
  * running; its outcome is dropped) and the run fails UHLP_WORKFLOW_TIMEOUT.
  */
+import { withDeadline } from '../../../shared/deadline.js';
 import type { WorkflowTimeoutError } from '../../../shared/workflow-errors.js';
 import type { EngineClock } from './engine-clock.js';
 
@@ -22,11 +23,6 @@ export class RunDeadline {
   async within<T>(work: () => Promise<T>): Promise<T> {
     const left = this.at - this.clock.now();
     if (left <= 0) throw this.expired();
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return await Promise.race([work(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(this.expired()), left)))]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withDeadline(work(), left, this.expired);
   }
 }

@@ -11,7 +11,8 @@ import type { AgentNode } from '../../../../contract/workflow/workflow-schema.js
 import { WorkflowInvalidError } from '../../../../shared/workflow-errors.js';
 import { judgeAnswer } from '../../answer-judge.js';
 import { converse } from '../../conversation.js';
-import type { ChatMessage, GenerateRequest } from '../../generate-client.js';
+import type { LlmMessage } from '../../../../contract/llm-messages.js';
+import type { GenerateRequest } from '../../generate-client.js';
 import { readLlmTaskSpec } from '../../llm-task-spec.js';
 import { PromptTemplateError } from '../../prompt-templates.js';
 import { functionName } from '../../tool-names.js';
@@ -38,7 +39,7 @@ export async function askModel(ctx: NodeContext, spec: LlmComponentSpec, name: s
     spec.outputSchema !== undefined ? ctx.llm.schemas.get(spec.outputSchema, ctx.scope) : undefined,
     ctx.llm.modelTools.offer(spec.maxToolCalls > 0 ? spec.tools : [], ctx.scope),
   ]);
-  const messages: ChatMessage[] = [];
+  const messages: LlmMessage[] = [];
   if (system !== undefined) messages.push({ role: 'system', content: system });
   messages.push({ role: 'user', content: [prompt, ...options.extra].join('\n\n') });
   const output = await converse({
