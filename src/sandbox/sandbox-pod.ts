@@ -14,10 +14,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
-import { IMAGE_APP_DIR, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
+import { IMAGE_APP_DIR, pythonImageCommand, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
-import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
+import { isPythonRunner, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { nodePermissionFlags } from './process-sandbox.js';
+import { pythonMemoryArgs } from './python-memory.js';
 
 /** Every sandbox pod: the NetworkPolicy and the drivers select on it. */
 export const POD_LABEL_ROLE = 'uhlp.dev/role';
@@ -144,7 +145,9 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
           image: podImage(input),
           // Images come from local builds imported into the node (`uhlp images save`); no registry.
           imagePullPolicy: 'Never',
-          command: [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [POD_WORK]), `${IMAGE_APP_DIR}/${program.entry}`],
+          command: isPythonRunner(pool.runner)
+            ? pythonImageCommand()
+            : [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [POD_WORK]), `${IMAGE_APP_DIR}/${program.entry}`],
           args: [
             '--listen',
             `tcp:0.0.0.0:${POD_RUNNER_PORT}`,
@@ -154,6 +157,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             '--concurrency',
             String(pool.concurrency),
             '--drain-on-sigterm',
+            ...(isPythonRunner(pool.runner) ? pythonMemoryArgs(pool.limits.memoryMb) : []),
           ],
           env: [
             { name: 'NODE_OPTIONS', value: `--max-old-space-size=${heapMb}` },
@@ -161,6 +165,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             { name: 'TZ', value: 'UTC' },
             { name: 'HOME', value: POD_WORK },
             { name: 'TMPDIR', value: `${POD_WORK}/tmp` },
+            { name: 'PYTHONDONTWRITEBYTECODE', value: '1' },
           ],
           // A runner that dies on the V8 heap limit prints why and then, as PID 1, cannot
           // abort (the signal is ignored) and ends on SIGSEGV: its last log lines are what
