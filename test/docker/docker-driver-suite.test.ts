@@ -10,13 +10,13 @@ const instanceId = uniqueInstanceId('suite');
 for (const runner of RUNNER_PROFILES) {
   describeSandboxDriver('docker', {
     makeDriver: async () => {
-      const { jitRunner, llmOrchestrator } = await testImages();
-      return new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: jitRunner.reference, llm: llmOrchestrator.reference } });
+      const { jitRunner, llmOrchestrator, pythonRunner } = await testImages();
+      return new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: jitRunner.reference, llm: llmOrchestrator.reference, python: pythonRunner.reference } });
     },
     runner,
     labels: { 'uhlp.dev/app': 'suite', 'uhlp.dev/pool': 'suite', 'uhlp.dev/instance': instanceId },
-    // The V8 heap gets half the container's memory, so a script filling its heap
-    // hits the heap limit before the kernel's OOM killer.
+    // The V8 heap gets half the container's memory (a Python's data segment three quarters),
+    // so a script filling its heap hits the heap limit before the kernel's OOM killer.
     memoryExhaustionCause: 'heap-limit',
   });
 }

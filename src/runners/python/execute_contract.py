@@ -109,17 +109,18 @@ def _check(schema, value, path):
             for index, item in enumerate(value):
                 _check(schema["items"], item, f"{path}/{index}")
     if isinstance(value, dict):
+        # In the schema's order, as TypeBox walks them: the first violation is at the place TypeBox names first.
         properties = schema.get("properties", {})
-        for name in schema.get("required", ()):
-            if name not in properties:
-                continue
-            if name not in value:
+        required = schema.get("required", ())
+        for name, item_schema in properties.items():
+            if name in value:
+                _check(item_schema, value[name], f"{path}/{name}")
+            elif name in required:
                 raise ContractViolation(f"{path}/{name}", "Expected required property")
         for name, item in value.items():
-            inner = f"{path}/{name}"
             if name in properties:
-                _check(properties[name], item, inner)
                 continue
+            inner = f"{path}/{name}"
             matched = False
             for source, item_schema in schema.get("patternProperties", {}).items():
                 if _pattern(source).search(name):

@@ -15,7 +15,6 @@ runner as a heap limit (runner_exit.py) before the kernel's OOM killer would.
 A bad command line exits 64 with the reason on stderr.
 """
 
-import argparse
 import json
 import os
 import resource
@@ -35,47 +34,62 @@ THREAD_STACK_BYTES = 2 * 1024 * 1024
 USAGE_EXIT_STATUS = 64
 
 
-class _Usage(argparse.ArgumentParser):
-    def error(self, message):
-        sys.stderr.write(f"python-runner: {message}\n")
-        sys.exit(USAGE_EXIT_STATUS)
+# Options that take a value, and flags; anything else is a usage error. (Not argparse: it alone is a tenth of the start.)
+_VALUES = ("listen", "definitions", "work-dir", "concurrency", "niceness", "memory-mb", "mcp-socket")
+_FLAGS = ("definitions-via-mcp", "exit-on-stdin-close", "drain-on-sigterm")
+USAGE = "usage: python-runner --listen unix:<path>|tcp:<host>:<port> --definitions <dir> [--definitions-via-mcp] [--work-dir <dir>] [--concurrency N] [--niceness N] [--memory-mb N] [--mcp-socket <path>] [--exit-on-stdin-close] [--drain-on-sigterm]"
 
 
-def _positive(text, name, low, high):
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or value < low or value > high:
-        sys.stderr.write(f'python-runner: --{name} must be an integer {low}-{high}, got "{text}"\n')
-        sys.exit(USAGE_EXIT_STATUS)
-    return value
+def _usage(message):
+    sys.stderr.write(f"python-runner: {message}\n{USAGE}\n")
+    sys.exit(USAGE_EXIT_STATUS)
+
+
+def _integer(options, name, default, low, high):
+    text = options.get(name, default)
+    if text is None:
+        return None
+    if not text.isdigit() or not low <= int(text) <= high:
+        _usage(f'--{name} must be an integer {low}-{high}, got "{text}"')
+    return int(text)
+
+
+class _Args:
+    def __init__(self, options):
+        self.listen = options.get("listen")
+        self.definitions = options.get("definitions")
+        if not self.listen or not self.definitions:
+            _usage("--listen and --definitions are required")
+        self.work_dir = options.get("work-dir")
+        self.mcp_socket = options.get("mcp-socket")
+        self.definitions_via_mcp = "definitions-via-mcp" in options
+        self.exit_on_stdin_close = "exit-on-stdin-close" in options
+        self.drain_on_sigterm = "drain-on-sigterm" in options
+        self.concurrency = _integer(options, "concurrency", "1", 1, 1000)
+        self.niceness = _integer(options, "niceness", "0", 0, 19)
+        self.memory_mb = _integer(options, "memory-mb", None, 8, 1024 * 1024)
+        if self.listen.startswith("unix:") and len(self.listen) > len("unix:"):
+            self.target = ("unix", self.listen[len("unix:") :])
+            return
+        host, _, port = self.listen[len("tcp:") :].rpartition(":") if self.listen.startswith("tcp:") else ("", "", "")
+        if not host or not port.isdigit():
+            _usage(f'--listen must be unix:<path> or tcp:<host>:<port>, got "{self.listen}"')
+        self.target = ("tcp", (host, int(port)))
 
 
 def _parse(argv):
-    parser = _Usage(prog="python-runner", add_help=False)
-    parser.add_argument("--listen", required=True)
-    parser.add_argument("--definitions", required=True)
-    parser.add_argument("--definitions-via-mcp", action="store_true")
-    parser.add_argument("--work-dir")
-    parser.add_argument("--concurrency", default="1")
-    parser.add_argument("--niceness", default="0")
-    parser.add_argument("--memory-mb")
-    parser.add_argument("--mcp-socket")
-    parser.add_argument("--exit-on-stdin-close", action="store_true")
-    parser.add_argument("--drain-on-sigterm", action="store_true")
-    args = parser.parse_args(argv)
-    args.concurrency = _positive(args.concurrency, "concurrency", 1, 1000)
-    args.niceness = _positive(args.niceness, "niceness", 0, 19)
-    args.memory_mb = None if args.memory_mb is None else _positive(args.memory_mb, "memory-mb", 8, 1024 * 1024)
-    if args.listen.startswith("unix:"):
-        args.target = ("unix", args.listen[len("unix:") :])
-    else:
-        host, _, port = args.listen[len("tcp:") :].rpartition(":") if args.listen.startswith("tcp:") else ("", "", "")
-        if not host or not port.isdigit():
-            parser.error(f'--listen must be unix:<path> or tcp:<host>:<port>, got "{args.listen}"')
-        args.target = ("tcp", (host, int(port)))
-    return args
+    options = {}
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        name = arg[2:] if arg.startswith("--") else None
+        if name in _FLAGS:
+            options[name] = True
+        elif name in _VALUES and rest:
+            options[name] = rest.pop(0)
+        else:
+            _usage(f'unknown or incomplete option "{arg}"')
+    return _Args(options)
 
 
 def _bind(target, handler):

@@ -13,11 +13,9 @@ the reading of scripts through MCP for pods, are the jit-runner's
 (src/runners/jit/jit-executor.ts).
 """
 
-import asyncio
 import base64
-import inspect
 import os
-import tempfile
+import sys
 import threading
 import time
 
@@ -64,16 +62,17 @@ class PythonExecutor:
         workspace = self._workspace(context.get("workspace"))
         if workspace is not None:
             # Temporary files of the script (and of what it uses) go to the turn's own directory. tempfile
-            # keeps the first directory it found, so it is told too. With concurrency above 1 executions
-            # share the process environment: the last one set wins.
+            # keeps the first directory it found, so once a script imported it, it is told too. With
+            # concurrency above 1 executions share the process environment: the last one set wins.
             os.environ["TMPDIR"] = os.environ["TEMP"] = os.environ["TMP"] = workspace["tmpDir"]
-            tempfile.tempdir = workspace["tmpDir"]
+            if "tempfile" in sys.modules:
+                sys.modules["tempfile"].tempdir = workspace["tmpDir"]
         ctx = ScriptContext(context)
         if workspace is not None:
             ctx["workspace"] = workspace
         ctx["tools"] = tools
         value = function(request["requestData"], ctx)
-        if inspect.isawaitable(value):
+        if hasattr(type(value), "__await__"):
             value = self._loop().run_until_complete(_awaited(value))
         result = result_from_value(value)
         return result if script_load_ms is None else result.with_metrics({"script_load_ms": script_load_ms})
@@ -116,6 +115,9 @@ class PythonExecutor:
     def _loop(self):
         loop = getattr(self._loops, "loop", None)
         if loop is None:
+            # asyncio is imported by the first script that needs it: a runner whose scripts never await starts without it.
+            import asyncio
+
             loop = self._loops.loop = asyncio.new_event_loop()
         return loop
 

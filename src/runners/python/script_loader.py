@@ -5,7 +5,7 @@ The root holds the sandbox's own app's revisions, a revision's files at
 revision and its function kept: a new revision is a new module.
 
 A script is compiled here from its source and run as a module of its own
-(`uhlp_script_<hash>`), never imported through the import system: no bytecode
+(`uhlp_script_<n>`), never imported through the import system: no bytecode
 is read from or written next to it (a `__pycache__` in the revision is
 ignored), whatever the flags. It may import the standard library and
 `uhlp_tools`; a script is one file (sibling modules of the app are not on the
@@ -15,7 +15,7 @@ path: pods fetch only the script itself).
 the script's `handler`, as in AWS Lambda's Python convention.
 """
 
-import hashlib
+import itertools
 import os
 import re
 import sys
@@ -44,6 +44,8 @@ class ScriptLoader:
     def __init__(self, root):
         self._root = root
         self._functions = {}
+        self._modules = {}
+        self._numbers = itertools.count(1)
         self._lock = threading.Lock()
 
     def resolve(self, revision, script):
@@ -82,10 +84,10 @@ class ScriptLoader:
             return function
 
     def _module(self, revision, script, file):
-        module_name = "uhlp_script_" + hashlib.sha256(f"{revision}\0{script}".encode("utf-8")).hexdigest()[:20]
-        module = sys.modules.get(module_name)
+        module = self._modules.get((revision, script))
         if module is not None:
             return module
+        module_name = f"uhlp_script_{next(self._numbers)}"
         try:
             with open(file, "rb") as handle:
                 source = handle.read()
@@ -109,4 +111,5 @@ class ScriptLoader:
                 raise
             reason = f"{type(error).__name__}: {error.msg} (line {error.lineno})" if isinstance(error, SyntaxError) else f"{type(error).__name__}: {error}"
             raise ScriptLoadError("UHLP_SCRIPT_LOAD_FAILED", f'script "{script}" could not be loaded: {reason}') from None
+        self._modules[(revision, script)] = module
         return module
