@@ -19,20 +19,21 @@ for (const runner of POD_RUNNER_PROFILES) {
   describeSandboxDriver('pod', {
     makeDriver: async () => {
       const kubeConfig = await requireNode();
-      const { jitRunner, llmOrchestrator } = await testImages();
-      await importImages([jitRunner.reference, llmOrchestrator.reference]);
+      const { jitRunner, llmOrchestrator, pythonRunner } = await testImages();
+      await importImages([jitRunner.reference, llmOrchestrator.reference, pythonRunner.reference]);
       return new PodDriver({
         logger: silentLogger(),
         instanceId,
         kubeConfig,
         namespace: namespace!.name,
-        images: { jit: jitRunner.reference, llm: llmOrchestrator.reference },
+        images: { jit: jitRunner.reference, llm: llmOrchestrator.reference, python: pythonRunner.reference },
       });
     },
     runner,
     labels: { 'uhlp.dev/app': 'suite', 'uhlp.dev/pool': 'suite', 'uhlp.dev/instance': instanceId },
-    // The V8 heap gets half the pod's memory limit as in a container, and a script
-    // that fills it stops on the heap limit before the kernel's OOM kill.
+    // The V8 heap gets half the pod's memory limit as in a container (a Python's data
+    // segment three quarters), and a script that fills it stops on the heap limit
+    // before the kernel's OOM kill.
     memoryExhaustionCause: 'heap-limit',
     // A pod is deleted through the API server and stopped by the kubelet; destroy waits
     // (up to 5 s) until its runner no longer answers, so it never answers after destroy.
