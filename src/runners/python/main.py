@@ -142,7 +142,7 @@ def main(argv):
 
     def drain():
         server.shutdown()
-        runner.wait_idle()
+        runner.drain()
         os._exit(0)
 
     def on_term(_signal, _frame):

@@ -351,6 +351,57 @@ describe('a script that takes its process down', () => {
   });
 });
 
+describe('the process around the runner', () => {
+  it('finishes what it runs on SIGTERM with --drain-on-sigterm, then exits 0; stops at once without it', async () => {
+    const draining = await startPythonRunner(['--definitions', defs, '--drain-on-sigterm']);
+    const own = new SandboxClient({ kind: 'unix', socketPath: draining.socketPath });
+    try {
+      const slow = own.execute(JSON.stringify(request('d-1', { function: 'slow' })), 'd-1', 5000);
+      const health = new SandboxClient({ kind: 'unix', socketPath: draining.socketPath });
+      for (let i = 0; i < 200 && (await health.health(1000))?.running !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      health.close();
+      draining.child.kill('SIGTERM');
+      const answer = await slow;
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body.toString()).data).toEqual({ slow: true });
+      expect(await draining.exited).toBe(0);
+    } finally {
+      own.close();
+      await draining.stop();
+    }
+    const stopping = await startPythonRunner(['--definitions', defs]);
+    stopping.child.kill('SIGTERM');
+    expect(await stopping.exited).toBe(0);
+  });
+
+  it('exits when its parent closes its stdin, with --exit-on-stdin-close', async () => {
+    const watched = await startPythonRunner(['--definitions', defs, '--exit-on-stdin-close']);
+    watched.child.stdin!.end();
+    expect(await watched.exited).toBe(0);
+  });
+
+  it("keeps a script the core sent with the request when it reads definitions through MCP, and runs it from then on", async () => {
+    const cache = mkdtempSync(path.join(os.tmpdir(), 'uhlp-pycache-'));
+    const pod = await startPythonRunner(['--definitions', cache, '--definitions-via-mcp']);
+    const own = new SandboxClient({ kind: 'unix', socketPath: pod.socketPath });
+    try {
+      const sent = { ...request('s-1', { script: 'scripts/sent.py' }), definitionFiles: [{ path: 'scripts/sent.py', content: 'def handler(event, ctx):\n    return {"sent": True}\n' }] };
+      const first = JSON.parse((await own.execute(JSON.stringify(sent), 's-1', 5000)).body.toString());
+      expect(first).toMatchObject({ resultType: 'generic', data: { sent: true }, metrics: { script_load_ms: expect.any(Number) } });
+      const again = JSON.parse((await own.execute(JSON.stringify(request('s-2', { script: 'scripts/sent.py' })), 's-2', 5000)).body.toString());
+      expect(again.data).toEqual({ sent: true });
+      // Kept read-only, with no bytecode beside it.
+      expect(readdirSync(path.join(cache, REVISION, 'scripts'))).toEqual(['sent.py']);
+      // Neither sent nor reachable through MCP (this execution has no token): a load failure with the reason.
+      const missing = JSON.parse((await own.execute(JSON.stringify(request('s-3', { script: 'scripts/other.py' })), 's-3', 5000)).body.toString());
+      expect(missing).toMatchObject({ resultType: 'error', data: { code: 'UHLP_SCRIPT_LOAD_FAILED', message: expect.stringMatching(/could not be read from the core: this execution has no MCP token/) } });
+    } finally {
+      own.close();
+      await pod.stop();
+    }
+  });
+});
+
 /** One raw exchange on a new connection, as the bytes of the answer's head. */
 function rawText(text: string): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -6,7 +6,8 @@ answers them:
   `requestId`; a body that is not JSON or breaks the contract is 400
   UHLP_EXECUTE_BAD_REQUEST; every answer echoes the request id;
 - the pool leases a sandbox to at most `concurrency` executions at once, one
-  more is refused with 429 UHLP_RUNNER_BUSY;
+  more is refused with 429 UHLP_RUNNER_BUSY; a draining runner (a pod being
+  deleted) finishes what it runs and refuses more with 503 UHLP_SHUTTING_DOWN;
 - an execution's answer is 200 with resultType, data and metrics
   (execution_time_ms, script_load_ms on a script's first load, mcp_calls).
 
@@ -44,6 +45,7 @@ class RunnerServer:
         self._lock = threading.Lock()
         self._in_flight = {}
         self._idle = threading.Condition(self._lock)
+        self._draining = False
         self.warming = False
 
     def health(self):
@@ -53,29 +55,35 @@ class RunnerServer:
             running = len(self._in_flight)
         return 200, {"status": "ok", "busy": running >= self._concurrency, "running": running}
 
-    def wait_idle(self):
-        """Returns once no execution runs (a draining runner exits then)."""
+    def drain(self):
+        """Takes no new execution (a request on a kept connection gets 503) and returns once none runs."""
         with self._idle:
+            self._draining = True
             while self._in_flight:
                 self._idle.wait()
 
-    def execute(self, raw, request_id):
-        """Runs one POST /execute; (status, body parts) of the answer."""
+    def execute(self, raw, request_id, answer):
+        """Runs one POST /execute and answers it with `answer(status, body parts)`; an execution counts as running until its answer is written."""
         try:
             body = json.loads(raw)
         except ValueError:
-            return 400, _error_body("UHLP_EXECUTE_BAD_REQUEST", "the body is not JSON")
+            return answer(400, _error_body("UHLP_EXECUTE_BAD_REQUEST", "the body is not JSON"))
         violation = validate_execute_request(body)
         if violation is not None:
-            return 400, _error_body("UHLP_EXECUTE_BAD_REQUEST", f"{violation.path}: {violation.message}")
+            return answer(400, _error_body("UHLP_EXECUTE_BAD_REQUEST", f"{violation.path}: {violation.message}"))
         if body["requestId"] != request_id:
-            return 400, _error_body("UHLP_EXECUTE_BAD_REQUEST", "requestId does not match the X-Request-ID header")
+            return answer(400, _error_body("UHLP_EXECUTE_BAD_REQUEST", "requestId does not match the X-Request-ID header"))
         token = object()
         with self._lock:
-            if len(self._in_flight) >= self._concurrency:
-                running = ", ".join(self._in_flight.values())
-                return 429, _error_body("UHLP_RUNNER_BUSY", f"busy with {running}")
-            self._in_flight[token] = request_id
+            if self._draining:
+                refusal = (503, _error_body("UHLP_SHUTTING_DOWN", "the runner is stopping"))
+            elif len(self._in_flight) >= self._concurrency:
+                refusal = (429, _error_body("UHLP_RUNNER_BUSY", f"busy with {', '.join(self._in_flight.values())}"))
+            else:
+                refusal = None
+                self._in_flight[token] = request_id
+        if refusal is not None:
+            return answer(*refusal)
         started = time.perf_counter()
         context = body["context"]
         tools = ExecutionTools(context["mcp_endpoint"], context.get("mcp_token"), self._mcp_socket)
@@ -93,11 +101,11 @@ class RunnerServer:
             calls = tools.metrics()
             if calls:
                 metrics["mcp_calls"] = calls
-            return 200, [
+            answer(200, [
                 '{"requestId":' + json.dumps(request_id, ensure_ascii=False) + ',"resultType":"' + result.result_type + '","data":',
                 result.data_json,
                 ',"metrics":' + json.dumps(metrics, ensure_ascii=False, separators=(",", ":")) + "}",
-            ]
+            ])
         finally:
             tools.close()
             with self._idle:
@@ -156,8 +164,7 @@ def make_handler(runner):
             if len(ids) != 1:
                 self._answer(400, _error_body("UHLP_EXECUTE_BAD_REQUEST", "the X-Request-ID header is required (once)"))
                 return
-            status, parts = runner.execute(raw, ids[0])
-            self._answer(status, parts, ids[0])
+            runner.execute(raw, ids[0], lambda status, parts: self._answer(status, parts, ids[0]))
 
         def do_PUT(self):
             self._not_here()
