@@ -139,7 +139,9 @@ export async function prepareProcessSandbox(options: PrepareProcessSandboxOption
   await mkdir(options.stateDir, { recursive: true });
   const runners = {} as Record<RunnerKind, StagedRunner>;
   for (const kind of RUNNER_KINDS) runners[kind] = await stageRunnerRoot(options.stateDir, kind, options.packageRoot);
-  const python = await findPythonRuntime(options.pythonPath).catch((error: unknown) => error as UhlpError);
+  const python = await findPythonRuntime(options.pythonPath).catch((error: unknown) =>
+    error instanceof UhlpError ? error : new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `runner: python pools cannot start: ${(error as Error).message}`),
+  );
   if ((options.prefer ?? 'namespaces') === 'namespaces') {
     try {
       const bwrap = options.bwrapPath ?? findBwrap();
@@ -151,11 +153,16 @@ export async function prepareProcessSandbox(options: PrepareProcessSandboxOption
     } catch (error) {
       const reason = error instanceof ProcessIsolationUnavailable ? error.reason : (error as Error).message;
       if (!options.allowUnisolated) throw error instanceof ProcessIsolationUnavailable ? error : new ProcessIsolationUnavailable(reason);
-      return unisolatedSandbox(runners, python, `no namespaces (${reason}); only Node's permission model`);
+      return unisolatedSandbox(runners, python, `no namespaces (${reason}); only Node's permission model${pythonNote(python)}`);
     }
   }
   if (!options.allowUnisolated) throw new ProcessIsolationUnavailable('namespaces were not asked for');
-  return unisolatedSandbox(runners, python, "no namespaces (not asked for); only Node's permission model");
+  return unisolatedSandbox(runners, python, `no namespaces (not asked for); only Node's permission model${pythonNote(python)}`);
+}
+
+/** What the summary says of a host whose python pools cannot start. */
+function pythonNote(python: PythonRuntime | UhlpError): string {
+  return python instanceof UhlpError ? `; no python3 here, runner: python pools cannot start` : '';
 }
 
 /** The CPython a python runner needs, or the reason this host has none. */
@@ -186,7 +193,7 @@ function bubblewrapSandbox(
   const seccomp = seccompFilter();
   return {
     isolation: 'namespaces',
-    summary: 'bubblewrap: user, pid, net, mount, ipc, uts and cgroup namespaces, seccomp, a read-only root, Node permission model (python: none)',
+    summary: `bubblewrap: user, pid, net, mount, ipc, uts and cgroup namespaces, seccomp, a read-only root, Node permission model (python: none)${pythonNote(python)}`,
     launch(launch) {
       const runner = runners[launch.runner];
       const entry = path.posix.join(SANDBOX_PATHS.app, path.relative(runner.dir, runner.entry).split(path.sep).join('/'));

@@ -107,6 +107,8 @@ describe('process sandbox commands per runner', () => {
     const sandbox = await prepareProcessSandbox({ stateDir: path.join(dataDir, 'runtime'), pythonPath: '/nonexistent/python3' });
     expect(() => sandbox.launch(launch('python'))).toThrow(expect.objectContaining({ code: 'UHLP_SANDBOX_UNAVAILABLE', message: expect.stringMatching(/apt-get install python3/) }));
     expect(sandbox.launch(launch('jit')).args).toContain('/app/dist/runners/jit/main.js');
+    // The core logs it when it starts.
+    expect(sandbox.summary).toMatch(/no python3 here, runner: python pools cannot start$/);
     // Through the driver: a rejected start, and no directory left behind.
     const driver = new ProcessDriver({ logger: silentLogger(), sandbox, workRoot: path.join(dataDir, 'work') });
     try {
