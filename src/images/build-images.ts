@@ -28,7 +28,7 @@ import { contextStream, packContext, type ContextEntry } from './build-context.j
 import { pinnedNodeBinary } from './pinned-node.js';
 import { isPythonRunner, PACKAGE_ROOT, RUNNER_PROGRAMS, runnerAppFiles, type RunnerKind } from './runner-files.js';
 import { IMAGE_NODE_PATH, findNodeRuntime } from './node-runtime.js';
-import { findPythonRuntime, IMAGE_PYTHON_PATH, PYTHON_FLAGS, stdlibImageFiles } from './python-runtime.js';
+import { findPythonRuntime, IMAGE_PYTHON_PATH, PYTHON_FLAGS, stdlibImageFiles, type PythonRuntime } from './python-runtime.js';
 
 const run = promisify(execFile);
 
@@ -106,10 +106,16 @@ export interface BuildImagesResult {
   readonly llmOrchestrator: BuiltImage;
   /** The csjs runner: the base plus its files and isolated-vm's compiled addon. */
   readonly csjsRunner: BuiltImage;
-  /** CPython and its standard library, FROM scratch. */
-  readonly pythonBase: BuiltImage;
-  /** The python runner: the python base plus its files. */
-  readonly pythonRunner: BuiltImage;
+  /** CPython and its standard library, FROM scratch; none on a machine without python3 (`pythonSkipped` says why). */
+  readonly pythonBase?: BuiltImage;
+  /** The python runner: the python base plus its files; none with no python base. */
+  readonly pythonRunner?: BuiltImage;
+  /**
+   * Why the python images were not built: this machine has no python3 at the default
+   * path (a `pythonPath` that was asked for and is missing fails the build instead),
+   * so that a machine that runs no python pool builds the Node images all the same.
+   */
+  readonly pythonSkipped?: string;
 }
 
 export async function buildImages(options: BuildImagesOptions = {}): Promise<BuildImagesResult> {
@@ -118,18 +124,22 @@ export async function buildImages(options: BuildImagesOptions = {}): Promise<Bui
   const jitRunner = await buildRunnerImage(docker, nodeBase.reference, 'jit', options);
   const llmOrchestrator = await buildRunnerImage(docker, nodeBase.reference, 'llm', options);
   const csjsRunner = await buildRunnerImage(docker, nodeBase.reference, 'csjs', options);
-  const pythonBase = await buildPythonBase(docker, options);
-  const pythonRunner = await buildRunnerImage(docker, pythonBase.reference, 'python', options);
+  const python = await findPythonRuntime(options.pythonPath).catch((error: Error) => {
+    if (options.pythonPath !== undefined) throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `the python image needs a CPython: ${error.message}`, { pythonPath: options.pythonPath });
+    return error.message;
+  });
+  const pythonBase = typeof python === 'string' ? undefined : await buildPythonBase(docker, python, options);
+  const pythonRunner = pythonBase === undefined ? undefined : await buildRunnerImage(docker, pythonBase.reference, 'python', options);
   if (options.prune) {
     // The runners first: older runner images are what keep older bases in use.
     await pruneOlder(docker, JIT_RUNNER_REPOSITORY, jitRunner.reference);
     await pruneOlder(docker, LLM_ORCHESTRATOR_REPOSITORY, llmOrchestrator.reference);
     await pruneOlder(docker, CSJS_RUNNER_REPOSITORY, csjsRunner.reference);
-    await pruneOlder(docker, PYTHON_RUNNER_REPOSITORY, pythonRunner.reference);
+    if (pythonRunner) await pruneOlder(docker, PYTHON_RUNNER_REPOSITORY, pythonRunner.reference);
     await pruneOlder(docker, NODE_BASE_REPOSITORY, nodeBase.reference);
-    await pruneOlder(docker, PYTHON_BASE_REPOSITORY, pythonBase.reference);
+    if (pythonBase) await pruneOlder(docker, PYTHON_BASE_REPOSITORY, pythonBase.reference);
   }
-  return { nodeBase, jitRunner, llmOrchestrator, csjsRunner, pythonBase, pythonRunner };
+  return { nodeBase, jitRunner, llmOrchestrator, csjsRunner, ...(pythonBase && pythonRunner ? { pythonBase, pythonRunner } : { pythonSkipped: python as string }) };
 }
 
 /**
@@ -189,10 +199,7 @@ export async function buildNodeBase(docker: Docker, options: BuildImagesOptions)
  * each file keeps its modification time), and the libraries they link. No
  * /etc/passwd: the user is numeric, and a script finds no user database to read.
  */
-export async function buildPythonBase(docker: Docker, options: BuildImagesOptions): Promise<BuiltImage> {
-  const runtime = await findPythonRuntime(options.pythonPath).catch((error: Error) => {
-    throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `the python image needs Debian's python3: ${error.message}`, { pythonPath: options.pythonPath ?? IMAGE_PYTHON_PATH });
-  });
+export async function buildPythonBase(docker: Docker, runtime: PythonRuntime, options: BuildImagesOptions): Promise<BuiltImage> {
   const dockerfile = ['FROM scratch', 'COPY rootfs/ /', `USER ${SANDBOX_UID}:${SANDBOX_UID}`, `ENTRYPOINT ["${IMAGE_PYTHON_PATH}"]`, ''].join('\n');
   const files: Array<{ hostPath: string; imagePath: string; mode: number }> = [
     { hostPath: runtime.binary.hostPath, imagePath: runtime.binary.imagePath, mode: 0o755 },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { silentLogger } from '../../src/logger.js';
 import { PodDriver } from '../../src/sandbox/pod-driver.js';
-import { testImages, uniqueInstanceId } from '../docker/docker-env.js';
+import { pythonImages, testImages, uniqueInstanceId } from '../docker/docker-env.js';
 import { createNamespace } from '../k8s/kube-env.js';
 import { describeSandboxDriver } from '../sandbox/driver-suite.js';
 import { importImages, requireNode } from './node-env.js';
@@ -19,7 +19,9 @@ for (const runner of POD_RUNNER_PROFILES) {
   describeSandboxDriver('pod', {
     makeDriver: async () => {
       const kubeConfig = await requireNode();
-      const { jitRunner, llmOrchestrator, pythonRunner } = await testImages();
+      const images = await testImages();
+      const { jitRunner, llmOrchestrator } = images;
+      const { pythonRunner } = pythonImages(images);
       await importImages([jitRunner.reference, llmOrchestrator.reference, pythonRunner.reference]);
       return new PodDriver({
         logger: silentLogger(),

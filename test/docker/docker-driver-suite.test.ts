@@ -3,14 +3,16 @@ import { silentLogger } from '../../src/logger.js';
 import { DockerDriver } from '../../src/sandbox/docker-driver.js';
 import { describeSandboxDriver } from '../sandbox/driver-suite.js';
 import { RUNNER_PROFILES } from '../sandbox/runner-profiles.js';
-import { docker, sweep, testImages, uniqueInstanceId } from './docker-env.js';
+import { docker, pythonImages, sweep, testImages, uniqueInstanceId } from './docker-env.js';
 
 const instanceId = uniqueInstanceId('suite');
 
 for (const runner of RUNNER_PROFILES) {
   describeSandboxDriver('docker', {
     makeDriver: async () => {
-      const { jitRunner, llmOrchestrator, pythonRunner } = await testImages();
+      const images = await testImages();
+      const { jitRunner, llmOrchestrator } = images;
+      const { pythonRunner } = pythonImages(images);
       return new DockerDriver({ logger: silentLogger(), instanceId, docker, images: { jit: jitRunner.reference, llm: llmOrchestrator.reference, python: pythonRunner.reference } });
     },
     runner,
