@@ -204,6 +204,21 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
       ),
       tls: passThroughList('Ingress TLS entries, e.g. `[{hosts: [apps.example.com], secretName: apps-tls}]`.'),
     }),
+    console: section('The web console at /_uhlp/console/ (docs/console.md), served on the core\'s port, so the Service and the Ingress reach it.', {
+      enabled: bool('Serve the console.', true),
+      auth: section(
+        'Who may use it beyond loopback (a port-forward is loopback): a key of an existing Secret holding a tokens file, one `<name> <role> <token>` a line, role `read` or `operator`. Empty: loopback only.',
+        {
+          existingSecret: str('Name of the Secret in the release namespace; empty: none.', '', { pattern: `^$|${NAME}` }),
+          secretKey: str('Key within the Secret.', 'tokens', { minLength: 1 }),
+        },
+      ),
+      sandbox: section("The origin app views are served from (MCP Apps' sandbox proxy): a port of its own on the core, a Service port, and behind an Ingress a host of its own.", {
+        port: int('Container and Service port of the views\' origin.', 8081, 1, 65535),
+        url: str('The views\' origin as browsers reach it, e.g. `https://views.example.com`; empty: the console\'s host name on `port`.', '', { pattern: '^$|^https?://[^\\s/?#]+$' }),
+        ingressHost: str('With the Ingress on: a host name routed to the views\' origin (set `url` to match); empty: none.', ''),
+      }),
+    }),
     podDisruptionBudget: section('A PodDisruptionBudget for the core.', {
       enabled: bool('Create it.', false),
       minAvailable: int('Cores that must stay available.', 1, 0),

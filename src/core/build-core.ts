@@ -28,6 +28,7 @@ import { registerQueueEndpoints } from '../sources/queue/queue-endpoints.js';
 import { registerSessionOutputsRoute } from './session-outputs-route.js';
 import { registerRunsRoutes } from '../workflow-runs/runs-routes.js';
 import type { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
+import { registerConsoleRoutes, type ConsoleDeps } from '../console/console-routes.js';
 
 export interface CoreDeps {
   readonly registry: ApplicationRegistry;
@@ -50,6 +51,12 @@ export interface CoreDeps {
    * @defaultValue none (apps from a Git repository)
    */
   readonly appWatch?: { liveness(): WatchLiveness };
+  /**
+   * The web console at /_uhlp/console/ (src/console/): its configuration, built files, the
+   * views' sandbox origin, and the reads the core's other parts do not carry.
+   * @defaultValue none: no console
+   */
+  readonly console?: Pick<ConsoleDeps, 'config' | 'assets' | 'sandboxPort' | 'runIndex' | 'ledger'>;
 }
 
 export interface BuildCoreOptions {
@@ -146,6 +153,24 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   if (deps.workflows !== undefined) {
     deps.workflows.attach(pipeline);
     registerRunsRoutes(app, deps.workflows);
+  }
+  if (deps.console !== undefined) {
+    registerConsoleRoutes(
+      app,
+      {
+        ...deps.console,
+        registry: deps.registry,
+        sandboxes: deps.sandboxes,
+        metrics: deps.metrics,
+        logger: deps.logger,
+        store: deps.store,
+        turns: deps.turns,
+        ...(deps.workflows !== undefined ? { workflows: deps.workflows } : {}),
+        ...(deps.sources !== undefined ? { sources: deps.sources.delivery } : {}),
+        ...(deps.oracle !== undefined ? { oracle: deps.oracle } : {}),
+      },
+      pipeline,
+    );
   }
   const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger, ...(invocations !== undefined ? { invocations } : {}) });
   registerIngressRoute(app, ingress);

@@ -21,6 +21,8 @@ import {
   type ObjectCache,
 } from '@kubernetes/client-node';
 import { CustomResourceClient, resourcePath, type CustomObject, type ResourceKind } from './custom-resources.js';
+import { backoffDelay } from '../shared/backoff.js';
+import { withDeadline } from '../shared/deadline.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete' | 'resync';
 
@@ -29,7 +31,7 @@ export interface ResourceInformerOptions {
   namespaces?: string[];
   /** Every this many milliseconds each cached object is delivered again as `resync`; 0 turns resync off. @defaultValue `30000` */
   resyncPeriodMs?: number;
-  /** Delay before restarting a failed watch; doubles per failure up to 30 s. @defaultValue `500` */
+  /** Ceiling of the first wait before restarting a failed watch; doubles per failure up to 30 s, half of each wait random (src/shared/backoff.ts). @defaultValue `500` */
   restartDelayMs?: number;
   /** Label selector the list and watch use. @defaultValue none */
   labelSelector?: string;
@@ -100,7 +102,8 @@ export class ResourceInformer<T extends CustomObject> {
     for (const namespace of scopes) {
       const path = resourcePath(resource, namespace);
       const list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-        const result = await withDeadline(client.list<KubernetesObject>(resource, namespace, this.options.labelSelector), this.options.listTimeoutMs, `list ${path}`);
+        const listTimeoutMs = this.options.listTimeoutMs;
+        const result = await withDeadline(client.list<KubernetesObject>(resource, namespace, this.options.labelSelector), listTimeoutMs, () => new Error(`list ${path}: no answer within ${listTimeoutMs} ms`));
         return { apiVersion: 'v1', kind: 'List', items: result.items, metadata: { resourceVersion: result.resourceVersion } };
       };
       const informer = makeInformer<KubernetesObject>(kubeConfig, path, list, this.options.labelSelector);
@@ -129,7 +132,7 @@ export class ResourceInformer<T extends CustomObject> {
         state.lastError = error instanceof Error ? error.message : String(error);
         this.options.onError(error);
         failures += 1;
-        const delay = Math.min(this.options.restartDelayMs * 2 ** (failures - 1), 30_000);
+        const delay = backoffDelay(failures - 1, { initialMs: this.options.restartDelayMs, maxMs: 30_000 });
         const timer = setTimeout(() => {
           this.timers.delete(timer);
           if (!this.stopped) this.startWatch(index).catch((startError: unknown) => this.options.onError(startError));
@@ -234,13 +237,4 @@ export class ResourceInformer<T extends CustomObject> {
   private emit(event: InformerEvent, object: T): void {
     for (const handler of this.handlers) handler(event, object);
   }
-}
-
-/** The promise's answer, or a failure once `ms` have passed without one. */
-function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }

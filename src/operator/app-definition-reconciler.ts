@@ -5,7 +5,8 @@
  */
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { validateAppDefinition } from '../apps/validation/validate-app-definition.js';
-import { APP_LABEL, type AppDefinitionStatus } from '../apps/schema/sandbox-pool-schema.js';
+import type { AppDefinitionStatus } from '../apps/schema/sandbox-pool-schema.js';
+import { LABEL_APP } from '../sandbox/sandbox-labels.js';
 import {
   APP_DEFINITION,
   SANDBOX_POOL,
@@ -114,7 +115,7 @@ export class AppDefinitionReconciler {
     if (!finalizers.includes(APP_FINALIZER)) return;
     const { namespace, name } = app.metadata;
     // A live list, not the cache: the finalizer must not be dropped while a pool still exists.
-    const { items } = await this.deps.client.list<SandboxPoolResource>(SANDBOX_POOL, namespace, `${APP_LABEL}=${name}`);
+    const { items } = await this.deps.client.list<SandboxPoolResource>(SANDBOX_POOL, namespace, `${LABEL_APP}=${name}`);
     const owned = items.filter((pool) => isControlledBy(pool, app));
     if (owned.length > 0) {
       for (const pool of owned) {

@@ -176,6 +176,44 @@ describe('helm lint and template', () => {
     }
   });
 
+  it('reaches the console through the Service and the Ingress: the views\' origin on a port and a host of its own, the tokens Secret mounted', async () => {
+    const values = [
+      '--set', 'core.ingress.enabled=true',
+      '--set', 'core.ingress.hosts[0].host=apps.example.com',
+      '--set', 'core.ingress.hosts[0].paths[0].path=/',
+      '--set', 'core.ingress.hosts[0].paths[0].pathType=Prefix',
+      '--set', 'core.console.auth.existingSecret=console-tokens',
+      '--set', 'core.console.sandbox.url=https://views.example.com',
+      '--set', 'core.console.sandbox.ingressHost=views.example.com',
+    ];
+    const rendered = objects(await helmOk(['template', 'rel', CHART, '-n', 'default', ...values]));
+    const service = rendered.find((object) => object.kind === 'Service' && object.metadata.name === 'rel-uhlp-core')!;
+    expect((service.spec as any).ports).toEqual([
+      { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
+      { name: 'views', port: 8081, targetPort: 'views', protocol: 'TCP' },
+    ]);
+    const deployment = rendered.find((object) => object.kind === 'Deployment' && object.metadata.name === 'rel-uhlp-core')!;
+    const pod = (deployment.spec as any).template.spec;
+    const container = pod.containers[0];
+    expect(container.ports).toContainEqual({ name: 'views', containerPort: 8081, protocol: 'TCP' });
+    expect(container.volumeMounts).toContainEqual({ name: 'console-tokens', mountPath: '/etc/uhlp/console', readOnly: true });
+    expect(pod.volumes).toContainEqual({ name: 'console-tokens', secret: { secretName: 'console-tokens', items: [{ key: 'tokens', path: 'tokens' }] } });
+    const settings = rendered.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'rel-uhlp-core')!;
+    expect(settings.data).toMatchObject({ UHLP_CONSOLE: 'on', UHLP_CONSOLE_SANDBOX_PORT: '8081', UHLP_CONSOLE_SANDBOX_URL: 'https://views.example.com', UHLP_CONSOLE_TOKENS_FILE: '/etc/uhlp/console/tokens' });
+    const ingress = rendered.find((object) => object.kind === 'Ingress')!;
+    expect((ingress.spec as any).rules).toEqual([
+      { host: 'apps.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'rel-uhlp-core', port: { name: 'http' } } } }] } },
+      { host: 'views.example.com', http: { paths: [{ path: '/sandbox/', pathType: 'Prefix', backend: { service: { name: 'rel-uhlp-core', port: { name: 'views' } } } }] } },
+    ]);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-console-ingress-'));
+    try {
+      writeFileSync(path.join(dir, 'ingress.yaml'), await helmOk(['template', 'rel', CHART, '-n', 'default', ...values, '--show-only', 'templates/core-ingress.yaml']));
+      expect(await kubectl(['apply', '--dry-run=server', '-n', 'default', '-f', path.join(dir, 'ingress.yaml')])).toMatch(/created \(server dry run\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a misspelt value, and a value of the wrong kind, naming it', async () => {
     const typo = await helm(['template', 'rel', CHART, '--set', 'core.replicas=2']);
     expect(typo.code).not.toBe(0);

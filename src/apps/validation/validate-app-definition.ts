@@ -13,6 +13,7 @@ import { compileRoutePattern, RoutePatternError } from '../../sources/http/route
 import { declaredPathProblem } from '../../execution/declared-outputs.js';
 import { fallbackProblems, llmComponentProblems } from './validate-llm-component.js';
 import { csComponentProblems } from './validate-cs-component.js';
+import { uiProblems } from './validate-ui.js';
 import { sourceRouteProblems } from './validate-source-route.js';
 
 const ROUTE_KINDS = ['http', 'cron', 'queue', 'callback', 'trigger'] as const;
@@ -125,6 +126,8 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
       }
     }
   });
+
+  for (const [where, reason] of uiProblems(spec)) add(where, reason);
 
   const riskNames = new Set<string>();
   spec.tools?.forEach((tool, i) => {
