@@ -20,7 +20,7 @@ import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import type { OptimizationOracle } from '../oracle/optimization-oracle.js';
 import { registerOracleRoutes } from '../oracle/oracle-routes.js';
-import { registerOpsRoutes } from './ops-routes.js';
+import { OPS_PATHS, registerOpsRoutes } from './ops-routes.js';
 import { AsyncInvocations } from '../sources/http/async-invocations.js';
 import { registerCallbackEndpoint } from '../sources/callback/callback-endpoint.js';
 import type { DeliverySources } from '../sources/delivery-sources.js';
@@ -46,9 +46,9 @@ export interface CoreDeps {
   /** The optimization oracle: its part in turns, and /_uhlp/oracle. @defaultValue none: the oracle is off */
   readonly oracle?: OptimizationOracle;
   /**
-   * The AppDefinition watch of a Kubernetes registry: /readyz is not ready while it does
-   * not follow the API server (a core that stopped seeing apps serves what it last saw).
-   * @defaultValue none (apps from a Git repository)
+   * The AppDefinition watch of a Kubernetes registry: /readyz is not ready until it has
+   * listed once, and reports it; a watch that lost the API server since does not make
+   * the core not-ready (it serves what it last listed). @defaultValue none (apps from a Git repository)
    */
   readonly appWatch?: { liveness(): WatchLiveness };
   /**
@@ -107,8 +107,11 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    const label = request.uhlpRoute;
-    deps.metrics.requests.inc({ app: label?.app ?? '', route: label?.route ?? '', status: String(reply.statusCode) });
+    // Probes and scrapes are not traffic: counted, they would be most of an idle core's requests, under app="".
+    if (!OPS_PATHS.has(request.routeOptions.url ?? '')) {
+      const label = request.uhlpRoute;
+      deps.metrics.requests.inc({ app: label?.app ?? '', route: label?.route ?? '', status: String(reply.statusCode) });
+    }
     done();
   });
 

@@ -103,7 +103,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   await mkdir(config.dataDir, { recursive: true });
   await mkdir(path.dirname(config.spineSocket), { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
-  const metrics = createMetrics();
+  const metrics = createMetrics({ appWatch: config.registry === 'kubernetes' });
   const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
   const revisionsRoot = path.join(config.dataDir, REVISIONS_DIR);
   // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
@@ -205,6 +205,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           logger,
         })
       : undefined;
+  // uhlp_app_watch_up: read at each scrape, so an API server outage shows while the core serves on.
+  if (kubernetesApps) metrics.appWatchProbes.add(() => kubernetesApps.liveness().live);
   const watcher =
     repo && config.reloadIntervalMs > 0
       ? new HeadWatcher({

@@ -56,7 +56,12 @@ type Handler<T> = (event: InformerEvent, object: T) => void;
 export interface WatchLiveness {
   /** Every watch was listed and established, with no failure since, and none restarting for long. */
   readonly live: boolean;
-  /** Why not, when it is not. */
+  /**
+   * Every namespace was listed at least once: the cache holds what the API server had then,
+   * even while it does not follow it now.
+   */
+  readonly synced: boolean;
+  /** Why not live, when it is not. */
   readonly reason?: string;
 }
 
@@ -64,6 +69,8 @@ export interface WatchLiveness {
 interface WatchState {
   /** Listed and watching, with no failure since. */
   live: boolean;
+  /** Listed at least once. */
+  synced: boolean;
   /** Failures so far: a start during which one happened did not bring the watch back. */
   failures: number;
   /** The watchdog's restart of a quiet watch, not yet back. */
@@ -108,7 +115,7 @@ export class ResourceInformer<T extends CustomObject> {
       };
       const informer = makeInformer<KubernetesObject>(kubeConfig, path, list, this.options.labelSelector);
       const index = this.informers.length;
-      const state: WatchState = { live: false, failures: 0 };
+      const state: WatchState = { live: false, synced: false, failures: 0 };
       this.watches.push(state);
       const alive = (): void => {
         this.lastAlive[index] = Date.now();
@@ -168,19 +175,20 @@ export class ResourceInformer<T extends CustomObject> {
   /**
    * Whether the cache follows the API server now: false before the first list, and
    * when a watch that failed, or a quiet one the watchdog started again, is not back
-   * within `restartGraceMs`. A readiness probe reads it: a cache that stopped
-   * following serves what it last saw.
+   * within `restartGraceMs`. A cache that stopped following serves what it last saw
+   * (`synced`): the core's metric and alert read `live`, its readiness `synced`.
    */
   liveness(now = Date.now()): WatchLiveness {
+    const synced = this.watches.every((state) => state.synced);
     for (const state of this.watches) {
       if (!state.live && (state.failedSince === undefined || now - state.failedSince > this.options.restartGraceMs)) {
-        return { live: false, reason: state.lastError ? `watch failed: ${state.lastError}` : 'not listed yet' };
+        return { live: false, synced, reason: state.lastError ? `watch failed: ${state.lastError}` : 'not listed yet' };
       }
       if (state.rewatchingSince !== undefined && now - state.rewatchingSince > this.options.restartGraceMs) {
-        return { live: false, reason: `a quiet watch restarted ${Math.round((now - state.rewatchingSince) / 1000)} s ago is not back` };
+        return { live: false, synced, reason: `a quiet watch restarted ${Math.round((now - state.rewatchingSince) / 1000)} s ago is not back` };
       }
     }
-    return { live: true };
+    return { live: true, synced };
   }
 
   /** Starts one namespace's informer; it is live once its list and watch are up with no failure meanwhile. */
@@ -189,7 +197,7 @@ export class ResourceInformer<T extends CustomObject> {
     const failures = state.failures;
     await this.informers[index]!.start();
     if (state.failures === failures && !this.stopped) {
-      state.live = true;
+      state.live = state.synced = true;
       state.rewatchingSince = state.failedSince = undefined;
     }
   }

@@ -64,6 +64,8 @@ export interface RunningOperator {
   readonly identity: string;
   /** True while this operator holds the Lease and acts. */
   isLeader(): boolean;
+  /** True once this operator has read or written its Lease: it reaches the API server with its rights. */
+  reachedApiServer(): boolean;
   /** Stops acting, releases the Lease if held, and stops watching. */
   stop(): Promise<void>;
 }
@@ -195,6 +197,7 @@ export async function runOperator(options: OperatorOptions = {}): Promise<Runnin
   return {
     identity: elector.identity,
     isLeader: () => elector.isLeader,
+    reachedApiServer: () => elector.reachedApiServer,
     stop: async () => {
       await elector.stop();
       options.metrics?.operatorQueueCollectors.delete(collectQueueDepth);

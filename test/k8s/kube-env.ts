@@ -80,9 +80,8 @@ export async function kubectl(args: string[]): Promise<string> {
 }
 
 /**
- * Deletes every AppDefinition of a namespace and waits until they are gone. Call it
- * while the operator still runs: it holds a finalizer on each app, and a namespace
- * deleted after the operator stopped would stay Terminating.
+ * Deletes every AppDefinition of a namespace and waits until they are gone (their
+ * pools go with them: owner references).
  */
 export async function removeApps(kubeConfig: KubeConfig, namespace: string): Promise<void> {
   const client = new CustomResourceClient(kubeConfig);
