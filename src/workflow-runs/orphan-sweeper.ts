@@ -6,7 +6,9 @@
  * and nothing is swept.
  */
 import { randomUUID } from 'node:crypto';
+import { toRunError } from '../contract/workflow/run-view.js';
 import type { Logger } from '../logger.js';
+import { WorkflowInterruptedError } from '../shared/workflow-errors.js';
 import type { TurnNotes } from '../turns/turn-runner.js';
 import { pinnedRun, runEvent, type PinnedRun } from './pinned-runs.js';
 import type { PipelineTurns } from './pipeline-turns.js';
@@ -59,7 +61,7 @@ export class OrphanSweeper {
       if (record === undefined || record.status !== 'running') continue;
       if ((await store.getLease(runLease(id))) !== undefined) continue;
       if (record.persistence.actual !== 'redis') {
-        await runs.finish(id, 'failed', { code: 'UHLP_WORKFLOW_INTERRUPTED', message: 'the run was running when its core stopped; its persistence is memory', status: 503 });
+        await runs.finish(id, 'failed', toRunError(new WorkflowInterruptedError('the run was running when its core stopped; its persistence is memory')));
         continue;
       }
       const entry = pipeline.attached();

@@ -11,7 +11,9 @@
  * (a runtime-store lease it renews).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { UhlpError } from '../shared/errors.js';
+import { toRunError } from '../contract/workflow/run-view.js';
+import { errorBody, InternalError, UhlpError } from '../shared/errors.js';
+import { WorkflowTimeoutError } from '../shared/workflow-errors.js';
 import { JSON_TYPE, type FinalResponse } from '../execution/result-interpreter.js';
 import type { Logger } from '../logger.js';
 import type { TurnEvent } from '../turns/turn-event.js';
@@ -149,7 +151,7 @@ async function answer(record: RunRecord, final: FinalResponse | undefined, chain
     default: {
       if (record.status === 'timed_out') return timedOut(record, requestId);
       if (final !== undefined && final.status >= 400) return { ...final, headers: { ...final.headers, [RUN_ID_HEADER]: record.id } };
-      const error = record.error ?? { code: 'UHLP_INTERNAL', message: 'the run failed', status: 500 };
+      const error = record.error ?? toRunError(new InternalError('the run failed'));
       return { status: error.status, headers, body: JSON.stringify({ code: error.code, message: error.message, requestId, ...(error.details !== undefined ? { details: error.details } : {}) }) };
     }
   }
@@ -157,9 +159,10 @@ async function answer(record: RunRecord, final: FinalResponse | undefined, chain
 
 function timedOut(record: RunRecord, requestId: string): FinalResponse {
   const error = record.error ?? timeoutError(record);
+  const timeout = new WorkflowTimeoutError(error.message, { runId: record.id, timeoutMs: record.timing.timeoutMs });
   return {
-    status: 504,
+    status: timeout.statusCode,
     headers: { 'content-type': JSON_TYPE, [RUN_ID_HEADER]: record.id },
-    body: JSON.stringify({ code: 'UHLP_WORKFLOW_TIMEOUT', message: error.message, requestId, details: { runId: record.id, timeoutMs: record.timing.timeoutMs } }),
+    body: JSON.stringify(errorBody(timeout, requestId)),
   };
 }

@@ -1,13 +1,13 @@
 /** The errors a run records when the core ends it: past its time, or failed in the core. */
-import { UhlpError } from '../shared/errors.js';
-import type { RunError } from '../contract/workflow/run-view.js';
+import { InternalError, UhlpError } from '../shared/errors.js';
+import { WorkflowTimeoutError } from '../shared/workflow-errors.js';
+import { toRunError, type RunError } from '../contract/workflow/run-view.js';
 import type { RunRecord } from './run-record.js';
 
 export function timeoutError(record: RunRecord): RunError {
-  return { code: 'UHLP_WORKFLOW_TIMEOUT', message: `the run ran past its ${record.timing.timeoutMs} ms`, status: 504, details: { timeoutMs: record.timing.timeoutMs } };
+  return toRunError(new WorkflowTimeoutError(`the run ran past its ${record.timing.timeoutMs} ms`, { timeoutMs: record.timing.timeoutMs }));
 }
 
 export function runErrorOf(error: unknown): RunError {
-  if (error instanceof UhlpError) return { code: error.code, message: error.message, status: error.statusCode, ...(error.details !== undefined ? { details: error.details } : {}) };
-  return { code: 'UHLP_INTERNAL', message: 'the run failed in the core', status: 500 };
+  return toRunError(error instanceof UhlpError ? error : new InternalError('the run failed in the core'));
 }
