@@ -1,10 +1,11 @@
 /**
  * The function store in one process's memory (`uhlp dev`, tests): the same
- * behaviour as the Redis one, checked by the same suite.
+ * behaviour as the Redis one, checked by the same suite. Its ref watchers hear
+ * each change as it is made, before the write answers: their feed is never down.
  */
 import { UhlpError } from '../shared/errors.js';
 import type { FunctionRef } from './function-ref.js';
-import type { FunctionStore, FunctionVersion, PublishedVersion } from './function-store.js';
+import type { FunctionStore, FunctionVersion, PublishedVersion, RefChangeListener, RefWatch } from './function-store.js';
 import { checkKey, checkTtl } from '../state/runtime-store-input.js';
 
 interface FunctionEntry {
@@ -16,6 +17,7 @@ export class MemoryFunctionStore implements FunctionStore {
   private readonly bundles = new Map<string, Buffer>();
   private readonly functions = new Map<string, FunctionEntry>();
   private readonly logs = new Map<string, { chunks: string[]; expiresAt: number }>();
+  private readonly watchers = new Set<RefChangeListener>();
 
   /** @param assertOpen throws when the owning store is closed. */
   constructor(
@@ -47,6 +49,7 @@ export class MemoryFunctionStore implements FunctionStore {
     if (newest?.sha256 === sha256) return { ...newest, created: false };
     const version: FunctionVersion = { version: (newest?.version ?? 0) + 1, sha256, publishedAt: this.now() };
     entry.versions.push(version);
+    this.announce(tenant, namespace, fn);
     return { ...version, created: true };
   }
 
@@ -61,6 +64,7 @@ export class MemoryFunctionStore implements FunctionStore {
     const entry = this.entry(tenant, namespace, fn, false);
     if (entry === undefined || !entry.versions.some((v) => v.version === version)) throw versionMissing(namespace, fn, version);
     entry.aliases.set(alias, version);
+    this.announce(tenant, namespace, fn);
   }
 
   async listAliases(tenant: string, namespace: string, fn: string): Promise<Record<string, number>> {
@@ -93,6 +97,20 @@ export class MemoryFunctionStore implements FunctionStore {
     const current = this.logs.get(activationId);
     if (current === undefined || current.expiresAt <= this.now()) return undefined;
     return [...current.chunks];
+  }
+
+  watchRefs(listener: RefChangeListener): RefWatch {
+    this.watchers.add(listener);
+    listener.live(true);
+    return {
+      close: async () => {
+        this.watchers.delete(listener);
+      },
+    };
+  }
+
+  private announce(tenant: string, namespace: string, fn: string): void {
+    for (const watcher of this.watchers) watcher.changed({ tenant, namespace, function: fn });
   }
 
   private entry(tenant: string, namespace: string, fn: string, create: boolean): FunctionEntry | undefined {

@@ -119,7 +119,7 @@ export class RedisRuntimeStore implements RuntimeStore {
     for (const script of loadLuaScripts().values()) {
       this.redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     }
-    this.functions = new RedisFunctionStore(this.redis, this.keys, (operation) => this.call(operation));
+    this.functions = new RedisFunctionStore(this.redis, this.keys, (operation) => this.call(operation), onError);
     this.redis.connect().catch(() => {
       // The first attempt failed; retryStrategy keeps trying and calls fail fast meanwhile.
     });
