@@ -97,6 +97,11 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put('csjs first call of a new version p99 ms', csjs.firstCallOfNewVersion.p99);
     put('csjs first run in process p50 ms', csjs.firstRunInProcess.p50);
   }
+  for (const row of (report.csjsCore as Array<{ path: string; result: { p50Ms: number; p99Ms: number; rps: number }; overJitP50Ms: number }> | undefined) ?? []) {
+    put(`csjs through the core ${row.path} c1 p50 ms`, row.result.p50Ms);
+    put(`csjs through the core ${row.path} c1 p99 ms`, row.result.p99Ms);
+    if (row.path !== 'jit') put(`csjs through the core ${row.path} p50 over jit ms`, row.overJitP50Ms);
+  }
   const python = report.python as
     | { warm: { python: { p50: number; p99: number }; node: { p50: number }; ratioP50: number }; miss: { pythonPoolMiss: { p50: number }; barePython: { p50: number }; ratioP50: number } }
     | undefined;
