@@ -131,7 +131,7 @@ export async function fnCommand(argv: string[], io: FnCommandIo = {}): Promise<n
         remote = await RedisRuntimeStore.connect({ url: kvEndpoint, keyPrefix: env['UHLP_STATE_PREFIX'] ?? 'uhlp', timeoutMs: 5000 });
       }
       try {
-        const output = await runLocal({ bundle, event, tenant, kv: remote ?? memoryKv() });
+        const output = await runLocal({ bundle, event, tenant, kv: remote?.kv ?? memoryKv() });
         print(output);
         return output.result.resultType === 'error' ? 1 : 0;
       } finally {

@@ -174,7 +174,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           ...(config.ledgerKey ? { key: config.ledgerKey } : {}),
         })
       : undefined;
-  const turns = new TurnKeeper({ store, sessionTtlMs: config.sessionTtlSeconds * 1000, ledger: ledgerThread, metrics });
+  const turns = new TurnKeeper({ store: store.sessions, sessionTtlMs: config.sessionTtlSeconds * 1000, ledger: ledgerThread, metrics });
   // Retention on the ledger thread, with the apps' own limits as the registry has them now.
   const retention: RetentionSchedule | undefined =
     ledgerThread && config.ledgerPruneIntervalSeconds > 0
@@ -227,7 +227,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
   const workflows = new WorkflowTurns({
-    runs: new RunService({ store, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes }),
+    runs: new RunService({ store: store.runs, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes }),
+    leases: store.leases,
     catalog: new WorkflowCatalog({ revisionsRoot, registry }),
     logger,
     stateKind: store.kind,
@@ -240,10 +241,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
     workflows,
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
-    kv: store,
+    kv: store.kv,
     llm: llmProvider,
     // Token budgets and cached answers live beside kv, shared by every replica on Redis.
-    llmState: store,
+    llmState: store.llm,
     spine,
     revisionsRoot,
     definitionStore,

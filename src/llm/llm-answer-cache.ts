@@ -7,10 +7,10 @@
  */
 import { hash } from 'node:crypto';
 import { canonicalJson } from '../shared/canonical-json.js';
-import type { RuntimeStore } from '../state/runtime-store.js';
+import type { LlmStore } from '../state/llm-store.js';
 import type { LlmGenerateResult, LlmToolCall, NormalizedLlmRequest } from './llm-provider.js';
 
-export type LlmCacheStore = Pick<RuntimeStore, 'getLlmCached' | 'setLlmCached'>;
+export type LlmCacheStore = Pick<LlmStore, 'getLlmCached' | 'setLlmCached'>;
 
 /** What a cache entry holds: the answer without its usage (a hit spends nothing). */
 export type CachedAnswer = Omit<LlmGenerateResult, 'usage'>;

@@ -32,7 +32,8 @@ import type { Metrics } from '../metrics.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { ApplicationRegistry } from '../apps/application-registry.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
-import type { OracleCounters, OracleSampleStats, RuntimeStore } from '../state/runtime-store.js';
+import type { OracleCounters, OracleSampleStats } from '../state/oracle-store.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
 import { candidateRunner } from './candidate-runner.js';
 import { generateCandidates, type CandidateRecord } from './code-generator.js';
@@ -51,7 +52,8 @@ import { allowedDisagreements, type StageVerdict } from './stage-rules.js';
 export interface OptimizationOracleOptions {
   readonly config: OracleConfig;
   readonly registry: ApplicationRegistry;
-  readonly store: RuntimeStore;
+  /** The oracle's state, and the leases that let one core at a time generate code for a component. */
+  readonly store: Pick<RuntimeStore, 'oracle' | 'leases'>;
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -116,15 +118,15 @@ export class OptimizationOracle {
 
   constructor(private readonly options: OptimizationOracleOptions) {
     const { store, metrics, logger } = options;
-    this.records = new OracleRecords(store, metrics, logger);
-    this.recorder = new SampleRecorder({ store, metrics, logger, revisionsRoot: options.revisionsRoot });
+    this.records = new OracleRecords(store.oracle, metrics, logger);
+    this.recorder = new SampleRecorder({ store: store.oracle, metrics, logger, revisionsRoot: options.revisionsRoot });
     this.decisions = new OracleDecisions(logger, options.turns);
     this.executor = new ComponentExecutor(options.sandboxes, metrics, logger);
     this.owner = options.instanceId ?? `oracle-${Math.random().toString(36).slice(2)}`;
     this.turns = new OracleTurns({
       records: this.records,
       recorder: this.recorder,
-      store,
+      store: store.oracle,
       metrics,
       logger,
       maxComparisons: options.config.maxComparisons,
@@ -175,7 +177,7 @@ export class OptimizationOracle {
     const { record } = await this.records.read(app.id, component.id);
     if (record === undefined || record.revision !== definition.revision) {
       // A new llm definition (or the first look): its samples start from nothing.
-      const counters = await store.getOracleCounters(app.id, component.id);
+      const counters = await store.oracle.getOracleCounters(app.id, component.id);
       await this.records.update(app.id, component.id, (current) =>
         current === undefined || current.revision !== definition.revision ? newRecord(definition.revision, counters, new Date()) : undefined,
       );
@@ -184,20 +186,20 @@ export class OptimizationOracle {
     if (record.stage === 'generating') return this.recoverGeneration(app, component, record);
     if (record.stage !== 'sampling' || this.busy.has(key(app.id, component.id))) return;
     const scope = { appId: app.id, componentId: component.id, revision: definition.revision };
-    const { samples, stats } = await store.getOracleSamples(scope);
+    const { samples, stats } = await store.oracle.getOracleSamples(scope);
     if (!this.ready(app, component, optimize, stats)) return;
     const parsed = samples.map(parseSample).filter((sample): sample is OracleSample => sample !== undefined);
     // The split is by input hash: with too few inputs on the held-back side no candidate could be judged, and
     // generation would end at once, back to sampling, on every scan. Sampling goes on, with no decision, until there are.
     if (splitSamples(parsed, optimize.holdout).heldBack.length < MIN_HELD_BACK) return;
-    const lease = await store.acquireLease(leaseName(app.id, component.id), this.owner, GENERATION_LEASE_MS);
+    const lease = await store.leases.acquireLease(leaseName(app.id, component.id), this.owner, GENERATION_LEASE_MS);
     if (lease === undefined) return;
-    const counters = await store.getOracleCounters(app.id, component.id);
+    const counters = await store.oracle.getOracleCounters(app.id, component.id);
     const claimed = await this.records.update(app.id, component.id, (current) =>
       current?.stage === 'sampling' && current.revision === definition.revision ? enterStage(current, 'generating', counters, new Date()) : undefined,
     );
     if (claimed === undefined) {
-      await store.releaseLease(leaseName(app.id, component.id), this.owner);
+      await store.leases.releaseLease(leaseName(app.id, component.id), this.owner);
       return;
     }
     this.track(app.id, component.id, this.generate(app, component, optimize, claimed, parsed, stats));
@@ -215,8 +217,8 @@ export class OptimizationOracle {
   /** A generation whose core is gone (its lease expired) goes back to sampling. */
   private async recoverGeneration(app: LoadedApp, component: ComponentSpec, record: OracleRecord): Promise<void> {
     if (this.busy.has(key(app.id, component.id))) return;
-    if ((await this.options.store.getLease(leaseName(app.id, component.id))) !== undefined) return;
-    const counters = await this.options.store.getOracleCounters(app.id, component.id);
+    if ((await this.options.store.leases.getLease(leaseName(app.id, component.id))) !== undefined) return;
+    const counters = await this.options.store.oracle.getOracleCounters(app.id, component.id);
     await this.records.update(app.id, component.id, (current) =>
       current?.stage === 'generating' && current.stageSince === record.stageSince ? enterStage(current, 'sampling', counters, new Date(), 'the core generating code stopped; sampling again') : undefined,
     );
@@ -247,14 +249,14 @@ export class OptimizationOracle {
           provider: this.options.provider,
           metrics: this.options.metrics,
           onCandidate: async (candidate) => {
-            await store.addOracleCandidate(app.id, component.id, JSON.stringify(candidate), KEPT_CANDIDATES);
+            await store.oracle.addOracleCandidate(app.id, component.id, JSON.stringify(candidate), KEPT_CANDIDATES);
             const { source: _source, disagreements: _d, ...figures } = candidate;
             decide('candidate', `candidate ${candidate.hash.slice(0, 12)} of ${app.id}/${component.id} ${candidate.verdict}${candidate.reason ? `: ${candidate.reason}` : ''}`, { ...figures });
           },
         },
       );
       const spent = { attempts: outcome.attempts, codegenTokens: outcome.tokens };
-      const counters = await store.getOracleCounters(app.id, component.id);
+      const counters = await store.oracle.getOracleCounters(app.id, component.id);
       const passed = outcome.passed;
       if (passed === undefined) {
         const exhausted = outcome.attempts >= optimize.maxAttempts || outcome.tokens >= optimize.maxCodegenTokens;
@@ -278,14 +280,14 @@ export class OptimizationOracle {
       await this.commitCandidate(app, component, optimize, { ...record, ...spent, candidate }, passed, evidence, pool, outcome.calls);
     } catch (error) {
       logger.error({ err: error, app: app.id, component: component.id }, 'oracle code generation failed');
-      const counters = await store.getOracleCounters(app.id, component.id).catch(() => record.stageBase);
+      const counters = await store.oracle.getOracleCounters(app.id, component.id).catch(() => record.stageBase);
       await this.records
         .update(app.id, component.id, (current) =>
           current?.stage === 'generating' ? enterStage(current, 'sampling', counters, new Date(), `code generation failed: ${isUhlpError(error) ? `${error.code}: ` : ''}${(error as Error).message}`) : undefined,
         )
         .catch(() => undefined);
     } finally {
-      await store.releaseLease(leaseName(app.id, component.id), this.owner).catch(() => false);
+      await store.leases.releaseLease(leaseName(app.id, component.id), this.owner).catch(() => false);
     }
   }
 
@@ -301,7 +303,7 @@ export class OptimizationOracle {
     calls: readonly ExternalCall[],
   ): Promise<void> {
     const tier = app.document.spec.deploymentMode;
-    const counters = await this.options.store.getOracleCounters(app.id, component.id);
+    const counters = await this.options.store.oracle.getOracleCounters(app.id, component.id);
     const suggest = optimize.mode === 'suggest';
     const branch = suggest ? suggestionBranch(app.id, component.id) : undefined;
     const promotions = this.options.promotions;
@@ -363,7 +365,7 @@ export class OptimizationOracle {
   }
 
   private async advance(app: LoadedApp, component: ComponentSpec, from: OracleStage, to: OracleStage, why: string): Promise<OracleRecord | undefined> {
-    const counters = await this.options.store.getOracleCounters(app.id, component.id);
+    const counters = await this.options.store.oracle.getOracleCounters(app.id, component.id);
     let figures: OracleCounters | undefined;
     const moved = await this.records.update(app.id, component.id, (current) => {
       if (current?.stage !== from || current.candidate?.script !== component.jit?.script) return undefined;
@@ -391,7 +393,7 @@ export class OptimizationOracle {
     const id = key(app.id, component.id);
     const running = this.busy.get(id);
     if (running !== undefined) await running;
-    const counters = await this.options.store.getOracleCounters(app.id, component.id);
+    const counters = await this.options.store.oracle.getOracleCounters(app.id, component.id);
     let from: OracleStage | undefined;
     let figures: OracleCounters | undefined;
     const rolled = await this.records.update(app.id, component.id, (current) => {
@@ -452,7 +454,7 @@ export class OptimizationOracle {
     const work = (async (): Promise<void> => {
       const { jit: _jit, fallback: _fallback, ...llmForm } = component;
       const definition = await this.recorder.definition(app, { ...llmForm, handler: 'LLM', pool: component.fallback!.pool });
-      const counters = await this.options.store.getOracleCounters(app.id, component.id);
+      const counters = await this.options.store.oracle.getOracleCounters(app.id, component.id);
       const adopted = await this.records.update(app.id, component.id, (current) => {
         if (current?.candidate?.script === script && (PROMOTED_STAGES.has(current.stage) || current.stage === 'rolled-back' || current.stage === 'rejected')) return undefined;
         const known = current?.candidate?.script === script ? current.candidate : undefined;
@@ -488,15 +490,15 @@ export class OptimizationOracle {
         const promoted = component.handler === 'JIT' && component.fallback !== undefined;
         if (!promoted && activeOptimize(component.llm) === undefined) continue;
         const { record } = await this.records.read(app.id, component.id);
-        const totals = await store.getOracleCounters(app.id, component.id);
+        const totals = await store.oracle.getOracleCounters(app.id, component.id);
         const live = record !== undefined ? stageCounts(record, totals) : totals;
         const compared = live.agreements + live.disagreements;
         let samples: ComponentStatus['samples'];
         if (record !== undefined && optimize !== undefined) {
-          const { stats } = await store.getOracleSamples({ appId: app.id, componentId: component.id, revision: record.revision });
+          const { stats } = await store.oracle.getOracleSamples({ appId: app.id, componentId: component.id, revision: record.revision });
           samples = { ...stats, perMinute: this.recorder.ratePerMinute(app.id, component.id), stable: isStable(stats, optimize) };
         }
-        const candidates = (await store.listOracleCandidates(app.id, component.id)).flatMap((json) => {
+        const candidates = (await store.oracle.listOracleCandidates(app.id, component.id)).flatMap((json) => {
           try {
             const kept = JSON.parse(json) as CandidateRecord;
             const { source: _source, disagreements: _d, ...figures } = kept;
@@ -556,7 +558,7 @@ export class OptimizationOracle {
       case 'reject':
         if (promoted && stage !== undefined && PROMOTED_STAGES.has(stage)) await this.rollback(app, component, 'rejected', `rejected ${operator}`);
         else {
-          const counters = await this.options.store.getOracleCounters(appId, componentId);
+          const counters = await this.options.store.oracle.getOracleCounters(appId, componentId);
           const rejected = await this.records.update(appId, componentId, (current) =>
             current === undefined || current.stage === 'rejected' || current.stage === 'generating'
               ? undefined
@@ -584,7 +586,7 @@ export class OptimizationOracle {
     const optimize = activeOptimize(component.llm);
     const pool = optimize !== undefined ? codePool(app.document.spec, optimize) : undefined;
     if (optimize === undefined || pool === undefined) throw new UhlpError('UHLP_ORACLE_NOTHING_TO_DO', `${app.id}/${component.id} is not optimized any more`);
-    const kept = (await this.options.store.listOracleCandidates(app.id, component.id))
+    const kept = (await this.options.store.oracle.listOracleCandidates(app.id, component.id))
       .map((json) => JSON.parse(json) as CandidateRecord)
       .find((candidate) => candidate.hash === record.candidate!.hash);
     if (kept === undefined) throw new UhlpError('UHLP_ORACLE_NOTHING_TO_DO', `candidate ${record.candidate!.hash.slice(0, 12)} is no longer kept; let the oracle judge a new one`);

@@ -22,7 +22,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
 import { DECLINED_CODE } from '../contract/generated-code.js';
-import type { OracleCounterName, RuntimeStore } from '../state/runtime-store.js';
+import type { OracleCounterName, OracleStore } from '../state/oracle-store.js';
 import type { TurnEvent } from '../turns/turn-event.js';
 import { activeOptimize } from '../contract/llm-component-schema.js';
 import { candidateCapabilities } from './eligibility.js';
@@ -65,7 +65,7 @@ export interface TurnOracle {
 export interface OracleTurnsDeps {
   readonly records: OracleRecords;
   readonly recorder: SampleRecorder;
-  readonly store: RuntimeStore;
+  readonly store: OracleStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
   /** Comparisons running at once at most; past it a comparison is skipped (and counted). */

@@ -28,7 +28,8 @@ import { SESSION_ID_HEADER, TURN_HEADER, type Turn, type TurnKeeper } from './tu
 export interface TurnPipelineDeps {
   readonly executor: ComponentExecutor;
   readonly metrics: Metrics;
-  readonly store: RuntimeStore;
+  /** The runtime store's concerns a turn uses: rate limits, once-only records, cs-js functions. */
+  readonly store: Pick<RuntimeStore, 'rateLimits' | 'idempotency' | 'functions'>;
   readonly turns: TurnKeeper;
   /** How long completed once-only answers are replayed, ms. */
   readonly idempotencyTtlMs: number;
@@ -84,7 +85,7 @@ export class TurnPipeline {
     const { app, pool, once } = event;
     const limit = app.document.spec.limits?.requestsPerSecond;
     if (limit !== undefined) {
-      const decision = await this.deps.store.hitRateLimit(app.id, limit);
+      const decision = await this.deps.store.rateLimits.hitRateLimit(app.id, limit);
       if (!decision.allowed) {
         this.deps.metrics.rateLimited.labels(app.id).inc();
         notes['retry-after'] = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
@@ -95,7 +96,7 @@ export class TurnPipeline {
 
     const outcome = await runIdempotent(
       {
-        store: this.deps.store,
+        store: this.deps.store.idempotency,
         appId: app.id,
         key: once.key,
         fingerprint: once.fingerprint,

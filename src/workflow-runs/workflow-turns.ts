@@ -40,6 +40,7 @@ import { interceptorChain, type InterceptorChain } from './interceptors.js';
 import { newRunId, type RunRecord } from './run-record.js';
 import { type Approval, type RunError } from '../contract/workflow/run-view.js';
 import type { Checkpoint, RunService } from './run-service.js';
+import type { LeaseStore } from '../state/lease-store.js';
 import { interceptorContext, type StreamPacket } from '../contract/workflow/stream-packets.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
 import type { WorkflowDefinition } from '../contract/workflow/workflow-schema.js';
@@ -62,6 +63,8 @@ const ORPHAN_SWEEP_MS = 5_000;
 
 export interface WorkflowTurnsOptions {
   readonly runs: RunService;
+  /** The runtime store's leases: one core at a time drives a run. */
+  readonly leases: LeaseStore;
   readonly catalog: WorkflowCatalog;
   readonly logger: Logger;
   /** The core's runtime state: runs survive a restart only on Redis. */
@@ -293,12 +296,11 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
 
   /** Drives every running run no core holds; runs of memory persistence end as interrupted. */
   async sweepOrphans(): Promise<void> {
-    const store = this.options.runs.store;
-    for (const id of await store.listActiveRuns()) {
+    for (const id of await this.options.runs.store.listActiveRuns()) {
       if (this.driving.has(id)) continue;
       const record = await this.options.runs.find(id);
       if (record === undefined || record.status !== 'running') continue;
-      if ((await store.getLease(runLease(id))) !== undefined) continue;
+      if ((await this.options.leases.getLease(runLease(id))) !== undefined) continue;
       if (record.persistence.actual !== 'redis') {
         await this.options.runs.finish(id, 'failed', { code: 'UHLP_WORKFLOW_INTERRUPTED', message: 'the run was running when its core stopped; its persistence is memory', status: 503 });
         continue;
@@ -325,15 +327,14 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
 
   /** Executes the run until it pauses or ends, on a new sandbox after each death; answers what the run answers. */
   private async drive(runId: string, first: TurnEvent, notes: TurnNotes, attempt: (event: TurnEvent) => Promise<FinalResponse>, chain: InterceptorChain): Promise<FinalResponse> {
-    const { runs } = this.options;
-    const store = runs.store;
+    const { runs, leases } = this.options;
     this.driving.add(runId);
     let renew: NodeJS.Timeout | undefined;
     try {
-      if (!(await store.acquireLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS))) {
+      if (!(await leases.acquireLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS))) {
         throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${runId} is driven by another core`);
       }
-      renew = setInterval(() => void store.renewLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS).catch(() => undefined), RUN_LEASE_MS / 3);
+      renew = setInterval(() => void leases.renewLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS).catch(() => undefined), RUN_LEASE_MS / 3);
       renew.unref();
       let event = first;
       for (let resumes = 0; ; resumes++) {
@@ -371,7 +372,7 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
     } finally {
       clearInterval(renew);
       this.driving.delete(runId);
-      await store.releaseLease(runLease(runId), this.leaseOwner).catch(() => undefined);
+      await leases.releaseLease(runLease(runId), this.leaseOwner).catch(() => undefined);
     }
   }
 
