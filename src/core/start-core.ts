@@ -20,7 +20,7 @@ import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
 import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../apps/application-registry.js';
-import { createSandboxDriver } from '../sandbox/create-driver.js';
+import { createSandboxDriver, poolStrategyFor } from '../sandbox/create-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { newSpineSecret, spineSecretPath } from '../spine/spine-secret.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
@@ -113,6 +113,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       ...(config.driver === 'pod' ? { podNamespace: config.pods.namespace ?? config.namespaces[0] } : {}),
       ...(config.driver === 'pod' && config.pods.corePod !== undefined ? { corePod: config.pods.corePod } : {}),
     }),
+    strategy: poolStrategyFor(config.driver),
     metrics,
     logger,
     definitionsRoot: revisionsRoot,

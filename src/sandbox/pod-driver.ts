@@ -95,8 +95,6 @@ type PodInformer = Informer<V1Pod> & ObjectCache<V1Pod>;
 export class PodDriver implements SandboxDriver {
   readonly name = 'pod';
   readonly isolation = 'container';
-  readonly warmedElsewhere = true;
-  readonly definitionsOverMcp = true;
   private readonly api: CoreV1Api;
   private readonly keptAlive: KeptAliveApi;
   private readonly pools: CustomResourceClient;

@@ -1,7 +1,9 @@
 /**
- * All warm pools of the core, one per (app, pool name), kept in step with the
+ * All pools of the core, one per (app, pool name), kept in step with the
  * registry: a new app gets its pools, a changed pool spec gets a new pool (the
  * old one drains its in-flight requests, then goes), a removed app loses them.
+ * Each pool is made by the strategy the driver calls for (pool-strategy.ts),
+ * which the manager and the executions use without knowing which it is.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
@@ -9,11 +11,13 @@ import { appRevisionsDir } from '../apps/revision-paths.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { AppSnapshot } from '../apps/app-snapshot.js';
+import type { KeptPool, PoolStrategy, PoolStrategyFactory } from './pool-strategy.js';
 import type { SandboxDriver } from './sandbox-driver.js';
-import { WarmPool } from './warm-pool.js';
 
 export interface SandboxManagerOptions {
   readonly driver: SandboxDriver;
+  /** How the pools are kept: by the core (localWarmPool) or warmed by the operator (operatorWarmedPool); see poolStrategyFor. */
+  readonly strategy: PoolStrategyFactory;
   readonly metrics: Metrics;
   readonly logger: Logger;
   /** Root of materialized revisions; each sandbox mounts its own app's directory of it, read-only. */
@@ -41,8 +45,14 @@ export interface PoolReadiness {
   lastStartError?: string;
 }
 
+/** A pool, and its spec as its app declared it (what a new snapshot is compared with). */
+interface ManagedPool {
+  readonly declared: PoolSpec;
+  readonly pool: KeptPool;
+}
+
 export class SandboxManager {
-  private readonly pools = new Map<string, WarmPool>();
+  private readonly pools = new Map<string, ManagedPool>();
   private readonly retiring = new Set<Promise<void>>();
 
   constructor(private readonly options: SandboxManagerOptions) {}
@@ -51,47 +61,35 @@ export class SandboxManager {
     return this.options.driver.name;
   }
 
-  /** Root of the materialized revisions the sandboxes run. */
-  get definitionsRoot(): string {
-    return this.options.definitionsRoot;
-  }
-
-  /** The driver's sandboxes read scripts through MCP (SandboxDriver.definitionsOverMcp). */
-  get definitionsOverMcp(): boolean {
-    return this.options.driver.definitionsOverMcp === true;
-  }
-
   get isolation(): SandboxDriver['isolation'] {
     return this.options.driver.isolation;
   }
 
-  pool(appId: string, poolName: string): WarmPool | undefined {
-    return this.pools.get(key(appId, poolName));
+  /** The pool an execution leases from. */
+  pool(appId: string, poolName: string): PoolStrategy | undefined {
+    return this.pools.get(key(appId, poolName))?.pool;
   }
 
   /** Brings the pools in line with a registry snapshot. Resolves once new pools have started filling. */
   async sync(snapshot: AppSnapshot): Promise<void> {
     const wanted = new Map<string, { appId: string; spec: PoolSpec }>();
     for (const app of snapshot.apps.values()) {
-      for (const declared of app.pools.values()) {
-        // The operator keeps the warm spares of such a driver: ours would be a second set.
-        const spec = this.options.driver.warmedElsewhere ? { ...declared, minWarm: 0 } : declared;
-        wanted.set(key(app.id, spec.name), { appId: app.id, spec });
-      }
+      for (const spec of app.pools.values()) wanted.set(key(app.id, spec.name), { appId: app.id, spec });
     }
-    for (const [k, pool] of this.pools) {
+    for (const [k, managed] of this.pools) {
       const next = wanted.get(k);
-      if (!next || !isDeepStrictEqual(next.spec, pool.pool)) this.retire(k, pool);
+      if (!next || !isDeepStrictEqual(next.spec, managed.declared)) this.retire(k, managed.pool);
     }
     const starts: Promise<void>[] = [];
     for (const [k, { appId, spec }] of wanted) {
       if (this.pools.has(k)) continue;
-      const pool = new WarmPool({
+      const pool = this.options.strategy({
         appId,
         pool: spec,
         driver: this.options.driver,
         metrics: this.options.metrics,
         logger: this.options.logger,
+        definitionsRoot: this.options.definitionsRoot,
         startConcurrency: this.options.startConcurrency,
         maxResponseBytes: this.options.maxResponseBytes,
         sandboxSpec: {
@@ -102,7 +100,7 @@ export class SandboxManager {
           labels: { 'uhlp.dev/app': appId, 'uhlp.dev/pool': spec.name, 'uhlp.dev/instance': this.options.instanceId },
         },
       });
-      this.pools.set(k, pool);
+      this.pools.set(k, { declared: spec, pool });
       starts.push(pool.start());
     }
     await Promise.all(starts);
@@ -110,11 +108,11 @@ export class SandboxManager {
 
   /** Resolves when every pool holds its minWarm sandboxes. */
   async whenReady(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((pool) => pool.whenReady()));
+    await Promise.all([...this.pools.values()].map(({ pool }) => pool.whenReady()));
   }
 
   readiness(): { ready: boolean; pools: PoolReadiness[] } {
-    const pools = [...this.pools.values()].map((pool): PoolReadiness => ({
+    const pools = [...this.pools.values()].map(({ pool }): PoolReadiness => ({
       app: pool.appId,
       pool: pool.pool.name,
       ready: pool.ready,
@@ -127,13 +125,13 @@ export class SandboxManager {
 
   /** Closes every pool. `force` destroys busy sandboxes too instead of waiting for their requests. */
   async close(options: { force?: boolean } = {}): Promise<void> {
-    const closing = [...this.pools.values()].map((pool) => pool.close(options));
+    const closing = [...this.pools.values()].map(({ pool }) => pool.close(options));
     this.pools.clear();
     await Promise.all([...closing, ...this.retiring]);
     await this.options.driver.close();
   }
 
-  private retire(k: string, pool: WarmPool): void {
+  private retire(k: string, pool: KeptPool): void {
     this.pools.delete(k);
     const done = pool.close().finally(() => this.retiring.delete(done));
     this.retiring.add(done);
