@@ -16,15 +16,8 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { UhlpError } from '../shared/errors.js';
-import type { FunctionStore } from '../functions/function-store.js';
 import { RedisFunctionStore } from '../functions/redis-function-store.js';
-import type { IdempotencyStore } from './idempotency-store.js';
-import type { KvStore } from './kv-store.js';
-import type { LeaseStore } from './lease-store.js';
-import type { LlmStore } from './llm-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
-import type { OracleStore } from './oracle-store.js';
-import type { RateLimitStore } from './rate-limit-store.js';
 import { RedisStoreClient } from './redis-calls.js';
 import { RedisIdempotencyStore } from './redis-idempotency-store.js';
 import { RedisKvStore } from './redis-kv-store.js';
@@ -34,11 +27,9 @@ import { RedisOracleStore } from './redis-oracle-store.js';
 import { RedisRateLimitStore } from './redis-rate-limit-store.js';
 import { RedisRunStore } from './redis-run-store.js';
 import { RedisSessionStore } from './redis-session-store.js';
-import type { RunStore } from './run-store.js';
 import { RuntimeKeys } from './runtime-keys.js';
 import type { RuntimeStore } from './runtime-store.js';
-import type { SessionStore } from './session-store.js';
-import { withInputChecks } from './validating-stores.js';
+import { CheckedStores } from './validating-stores.js';
 
 export interface RedisRuntimeStoreOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://...`. */
@@ -55,18 +46,9 @@ export interface RedisRuntimeStoreOptions {
   onConnectionError?: (error: Error) => void;
 }
 
-export class RedisRuntimeStore implements RuntimeStore {
+export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
   readonly kind = 'redis' as const;
   readonly keys: RuntimeKeys;
-  readonly sessions: SessionStore;
-  readonly kv: KvStore;
-  readonly leases: LeaseStore;
-  readonly idempotency: IdempotencyStore;
-  readonly rateLimits: RateLimitStore;
-  readonly oracle: OracleStore;
-  readonly llm: LlmStore;
-  readonly runs: RunStore;
-  readonly functions: FunctionStore;
   private readonly redis: Redis;
   private readonly client: RedisStoreClient;
 
@@ -83,7 +65,7 @@ export class RedisRuntimeStore implements RuntimeStore {
       // An empty prefix would make deleteAllKeys() empty the whole database.
       throw new UhlpError('UHLP_CONFIG_INVALID', 'the Redis key prefix must not be empty', { field: 'keyPrefix' });
     }
-    this.keys = new RuntimeKeys(options.keyPrefix);
+    const keys = new RuntimeKeys(options.keyPrefix);
     const maxDelay = options.maxReconnectDelayMs ?? 2000;
     const redisOptions: RedisOptions = {
       lazyConnect: true,
@@ -97,33 +79,28 @@ export class RedisRuntimeStore implements RuntimeStore {
       connectTimeout: options.connectTimeoutMs ?? 2000,
       retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),
     };
-    this.redis = new Redis(options.url, redisOptions);
+    const redis = new Redis(options.url, redisOptions);
     const onError = options.onConnectionError ?? (() => {});
-    this.redis.on('error', onError);
+    redis.on('error', onError);
     for (const script of loadLuaScripts().values()) {
-      this.redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+      redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     }
-    this.client = new RedisStoreClient(this.redis, this.keys);
-    const checked = withInputChecks({
-      sessions: new RedisSessionStore(this.client),
-      kv: new RedisKvStore(this.client),
-      leases: new RedisLeaseStore(this.client),
-      idempotency: new RedisIdempotencyStore(this.client),
-      rateLimits: new RedisRateLimitStore(this.client),
-      oracle: new RedisOracleStore(this.client),
-      llm: new RedisLlmStore(this.client),
-      runs: new RedisRunStore(this.client),
-      functions: new RedisFunctionStore(this.redis, this.keys, (operation) => this.client.call(operation)),
+    // Every concern's store shares the one connection and key builder.
+    const client = new RedisStoreClient(redis, keys);
+    super({
+      sessions: new RedisSessionStore(client),
+      kv: new RedisKvStore(client),
+      leases: new RedisLeaseStore(client),
+      idempotency: new RedisIdempotencyStore(client),
+      rateLimits: new RedisRateLimitStore(client),
+      oracle: new RedisOracleStore(client),
+      llm: new RedisLlmStore(client),
+      runs: new RedisRunStore(client),
+      functions: new RedisFunctionStore(redis, keys, (operation) => client.call(operation)),
     });
-    this.sessions = checked.sessions;
-    this.kv = checked.kv;
-    this.leases = checked.leases;
-    this.idempotency = checked.idempotency;
-    this.rateLimits = checked.rateLimits;
-    this.oracle = checked.oracle;
-    this.llm = checked.llm;
-    this.runs = checked.runs;
-    this.functions = checked.functions;
+    this.keys = keys;
+    this.redis = redis;
+    this.client = client;
     this.redis.connect().catch(() => {
       // The first attempt failed; retryStrategy keeps trying and calls fail fast meanwhile.
     });

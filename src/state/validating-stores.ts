@@ -3,9 +3,9 @@
  * implementations share runs here, in front of them, so that memory and Redis
  * refuse the same input with the same code (`UHLP_STATE_INPUT_INVALID` naming
  * the field, `UHLP_SESSION_ID_INVALID` for a session id) and each
- * implementation only stores. `MemoryRuntimeStore` and `RedisRuntimeStore` hand
- * out their concerns through `withInputChecks`; nothing reaches an
- * implementation unchecked.
+ * implementation only stores. `MemoryRuntimeStore` and `RedisRuntimeStore` are
+ * both `CheckedStores`: they hand out their concerns through `withInputChecks`,
+ * and nothing reaches an implementation unchecked.
  */
 import type { FunctionRef } from '../functions/function-ref.js';
 import type { FunctionStore, FunctionVersion, PublishedVersion } from '../functions/function-store.js';
@@ -48,6 +48,20 @@ import {
 } from './runtime-store-input.js';
 import { assertSessionId } from './session-id.js';
 import type { CreateSessionInput, SessionRecord, SessionStore } from './session-store.js';
+
+/**
+ * What both runtime stores are made of: each concern's store, behind the checks.
+ * The interface of the same name gives the class its concern fields, which the
+ * constructor sets from `withInputChecks`, so the list of concerns is written
+ * once (RuntimeStores).
+ */
+export interface CheckedStores extends RuntimeStores {}
+
+export abstract class CheckedStores {
+  protected constructor(stores: RuntimeStores) {
+    Object.assign(this, withInputChecks(stores));
+  }
+}
 
 /** The same stores, each behind the checks of its arguments. */
 export function withInputChecks(stores: RuntimeStores): RuntimeStores {

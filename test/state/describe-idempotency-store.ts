@@ -3,29 +3,18 @@
  * replays, fingerprints, abandonment, expiry, waiting for a twin.
  * `makeStore` gives a fresh, empty store per test (a unique key prefix on Redis).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { IdempotencyStore, StoredResponse } from '../../src/state/idempotency-store.js';
 import { waitForIdempotentCompletion } from '../../src/state/idempotency-wait.js';
 import { waitFor } from '../helpers/wait-for.js';
-import type { MakeStore, StoreFixture } from './store-fixture.js';
+import { storeTest, type MakeStore } from './store-fixture.js';
 
 const RESPONSE: StoredResponse = { statusCode: 201, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
 
 export function describeIdempotencyStore(name: string, makeStore: MakeStore<IdempotencyStore>): void {
+  const it = storeTest(makeStore);
   describe(`IdempotencyStore contract: ${name}`, () => {
-    let fixture: StoreFixture<IdempotencyStore>;
-    let store: IdempotencyStore;
-
-    beforeEach(async () => {
-      fixture = await makeStore();
-      store = fixture.store;
-    });
-
-    afterEach(async () => {
-      await fixture.cleanup();
-    });
-
-    it('claims a key once, reports it in flight, then replays the stored response', async () => {
+    it('claims a key once, reports it in flight, then replays the stored response', async ({ store }) => {
       expect(await store.beginIdempotent('shop', 'k1', { inFlightTtlMs: 60_000 })).toBe('new');
       expect(await store.beginIdempotent('shop', 'k1', { inFlightTtlMs: 60_000 })).toEqual({ state: 'in-flight' });
       expect(await store.getIdempotent('shop', 'k1')).toEqual({ state: 'in-flight' });
@@ -35,12 +24,12 @@ export function describeIdempotencyStore(name: string, makeStore: MakeStore<Idem
       expect(await store.beginIdempotent('other', 'k1', { inFlightTtlMs: 60_000 })).toBe('new');
     });
 
-    it('gives a key claimed concurrently to exactly one request', async () => {
+    it('gives a key claimed concurrently to exactly one request', async ({ store }) => {
       const results = await Promise.all(Array.from({ length: 20 }, () => store.beginIdempotent('shop', 'k2', { inFlightTtlMs: 60_000 })));
       expect(results.filter((r) => r === 'new')).toHaveLength(1);
     });
 
-    it('reports a key reused for another request fingerprint', async () => {
+    it('reports a key reused for another request fingerprint', async ({ store }) => {
       expect(await store.beginIdempotent('shop', 'k3', { inFlightTtlMs: 60_000, fingerprint: 'aaa' })).toBe('new');
       expect(await store.beginIdempotent('shop', 'k3', { inFlightTtlMs: 60_000, fingerprint: 'bbb' })).toEqual({ state: 'key-reused' });
       await store.completeIdempotent('shop', 'k3', RESPONSE, 60_000);
@@ -48,7 +37,7 @@ export function describeIdempotencyStore(name: string, makeStore: MakeStore<Idem
       expect(await store.beginIdempotent('shop', 'k3', { inFlightTtlMs: 60_000, fingerprint: 'aaa' })).toEqual({ state: 'completed', response: RESPONSE });
     });
 
-    it('frees an abandoned in-flight key but keeps a completed one', async () => {
+    it('frees an abandoned in-flight key but keeps a completed one', async ({ store }) => {
       await store.beginIdempotent('shop', 'k4', { inFlightTtlMs: 60_000 });
       await store.abandonIdempotent('shop', 'k4');
       expect(await store.getIdempotent('shop', 'k4')).toBeUndefined();
@@ -58,14 +47,14 @@ export function describeIdempotencyStore(name: string, makeStore: MakeStore<Idem
       expect(await store.getIdempotent('shop', 'k4')).toEqual({ state: 'completed', response: RESPONSE });
     });
 
-    it('expires in-flight markers and completed records', async () => {
+    it('expires in-flight markers and completed records', async ({ store }) => {
       await store.beginIdempotent('shop', 'k5', { inFlightTtlMs: 100 });
       await waitFor(async () => (await store.beginIdempotent('shop', 'k5', { inFlightTtlMs: 60_000 })) === 'new', { what: 'in-flight expiry' });
       await store.completeIdempotent('shop', 'k5', RESPONSE, 100);
       await waitFor(async () => (await store.getIdempotent('shop', 'k5')) === undefined, { what: 'record expiry' });
     });
 
-    it('lets a repeat wait for the first request to complete', async () => {
+    it('lets a repeat wait for the first request to complete', async ({ store }) => {
       await store.beginIdempotent('shop', 'k6', { inFlightTtlMs: 60_000 });
       const waiting = waitForIdempotentCompletion(store, 'shop', 'k6', { timeoutMs: 5000, intervalMs: 10 });
       await store.completeIdempotent('shop', 'k6', RESPONSE, 60_000);

@@ -3,26 +3,15 @@
  * time, expiry, contention.
  * `makeStore` gives a fresh, empty store per test (a unique key prefix on Redis).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { LeaseStore } from '../../src/state/lease-store.js';
 import { waitFor } from '../helpers/wait-for.js';
-import type { MakeStore, StoreFixture } from './store-fixture.js';
+import { storeTest, type MakeStore } from './store-fixture.js';
 
 export function describeLeaseStore(name: string, makeStore: MakeStore<LeaseStore>): void {
+  const it = storeTest(makeStore);
   describe(`LeaseStore contract: ${name}`, () => {
-    let fixture: StoreFixture<LeaseStore>;
-    let store: LeaseStore;
-
-    beforeEach(async () => {
-      fixture = await makeStore();
-      store = fixture.store;
-    });
-
-    afterEach(async () => {
-      await fixture.cleanup();
-    });
-
-    it('lets one owner hold a lease; others cannot renew, release or take it', async () => {
+    it('lets one owner hold a lease; others cannot renew, release or take it', async ({ store }) => {
       const lease = await store.acquireLease('sb-1', 'core-a', 60_000);
       expect(lease).toMatchObject({ resource: 'sb-1', owner: 'core-a' });
       expect(await store.acquireLease('sb-1', 'core-b', 60_000)).toBeUndefined();
@@ -37,14 +26,14 @@ export function describeLeaseStore(name: string, makeStore: MakeStore<LeaseStore
       expect((await store.acquireLease('sb-1', 'core-b', 60_000))?.owner).toBe('core-b');
     });
 
-    it('frees a lease when its TTL passes without renewal', async () => {
+    it('frees a lease when its TTL passes without renewal', async ({ store }) => {
       await store.acquireLease('sb-2', 'core-a', 100);
       await waitFor(async () => (await store.acquireLease('sb-2', 'core-b', 60_000)) !== undefined, { what: 'lease expiry' });
       expect((await store.getLease('sb-2'))?.owner).toBe('core-b');
       expect(await store.renewLease('sb-2', 'core-a', 60_000)).toBe(false);
     });
 
-    it('gives a contended lease to exactly one owner', async () => {
+    it('gives a contended lease to exactly one owner', async ({ store }) => {
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.acquireLease('sb-3', `core-${i}`, 60_000)));
       const winners = results.filter((r) => r !== undefined);
       expect(winners).toHaveLength(1);

@@ -3,26 +3,15 @@
  * reservoirs, records by compare-and-set, candidates.
  * `makeStore` gives a fresh, empty store per test (a unique key prefix on Redis).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { OracleStore } from '../../src/state/oracle-store.js';
-import { codeOf, type MakeStore, type StoreFixture } from './store-fixture.js';
+import { codeOf, storeTest, type MakeStore } from './store-fixture.js';
 
 export function describeOracleStore(name: string, makeStore: MakeStore<OracleStore>): void {
+  const it = storeTest(makeStore);
   describe(`OracleStore contract: ${name}`, () => {
-    let fixture: StoreFixture<OracleStore>;
-    let store: OracleStore;
-
-    beforeEach(async () => {
-      fixture = await makeStore();
-      store = fixture.store;
-    });
-
-    afterEach(async () => {
-      await fixture.cleanup();
-    });
-
     describe('oracle counters', () => {
-      it('adds deltas atomically per app and component', async () => {
+      it('adds deltas atomically per app and component', async ({ store }) => {
         expect(await store.getOracleCounters('shop', 'price')).toEqual({ samples: 0, hits: 0, agreements: 0, disagreements: 0, declines: 0, tokensSaved: 0 });
         await Promise.all(Array.from({ length: 40 }, () => store.incrOracleCounters('shop', 'price', { samples: 1, hits: 2 })));
         const after = await store.incrOracleCounters('shop', 'price', { agreements: 3, disagreements: 1 });
@@ -32,7 +21,7 @@ export function describeOracleStore(name: string, makeStore: MakeStore<OracleSto
         expect(await store.getOracleCounters('shop', 'price')).toEqual({ samples: 0, hits: 0, agreements: 0, disagreements: 0, declines: 0, tokensSaved: 0 });
       });
 
-      it('refuses unknown counters', async () => {
+      it('refuses unknown counters', async ({ store }) => {
         const bad = { bogus: 1 } as unknown as Record<'samples', number>;
         expect((await codeOf(store.incrOracleCounters('shop', 'price', bad))).details).toEqual({ field: 'deltas.bogus' });
       });
@@ -49,7 +38,7 @@ export function describeOracleStore(name: string, makeStore: MakeStore<OracleSto
       });
       const options = (pick: number, limit = 3) => ({ limit, ttlMs: 60_000, pick });
 
-      it('holds a bounded reservoir: new inputs fill it, then replace with the draw, never past the limit', async () => {
+      it('holds a bounded reservoir: new inputs fill it, then replace with the draw, never past the limit', async ({ store }) => {
         for (let i = 1; i <= 3; i++) expect((await store.addOracleSample(scope, sample(i, i), options(0))).outcome).toBe('added');
         // The 4th input: the draw 5 % 4 = 1 < 3 replaces slot 1; the 5th: 9 % 5 = 4 is not a slot, it passes.
         expect((await store.addOracleSample(scope, sample(4, 4), options(5))).outcome).toBe('replaced');
@@ -63,7 +52,7 @@ export function describeOracleStore(name: string, makeStore: MakeStore<OracleSto
         expect((await store.getOracleSamples({ ...scope, revision: 'r2' })).samples).toEqual([]);
       });
 
-      it('counts fresh repeats of held inputs, and the ones that answered differently', async () => {
+      it('counts fresh repeats of held inputs, and the ones that answered differently', async ({ store }) => {
         await store.addOracleSample(scope, sample(1, 10), options(0));
         expect((await store.addOracleSample(scope, sample(1, 10), options(0))).outcome).toBe('repeat');
         expect((await store.addOracleSample(scope, sample(1, 11), options(0))).outcome).toBe('unstable');
@@ -74,13 +63,13 @@ export function describeOracleStore(name: string, makeStore: MakeStore<OracleSto
         expect((await store.getOracleSamples(scope)).stats).toEqual({ seen: 1, stored: 1, repeats: 22, unstable: 1 });
       });
 
-      it('refuses samples that are too large or not hashes', async () => {
+      it('refuses samples that are too large or not hashes', async ({ store }) => {
         expect((await codeOf(store.addOracleSample(scope, { ...sample(1, 1), json: 'x'.repeat(64 * 1024 + 1) }, options(0)))).details).toEqual({ field: 'json' });
         expect((await codeOf(store.addOracleSample(scope, { ...sample(1, 1), inputHash: 'nope' }, options(0)))).details).toEqual({ field: 'inputHash' });
         expect((await codeOf(store.addOracleSample(scope, sample(1, 1), { ...options(0), limit: 10_001 }))).details).toEqual({ field: 'limit' });
       });
 
-      it('writes records by compare-and-set on their version', async () => {
+      it('writes records by compare-and-set on their version', async ({ store }) => {
         expect(await store.getOracleRecord('shop', 'triage')).toBeUndefined();
         expect(await store.putOracleRecord('shop', 'triage', '{"stage":"sampling"}', 1)).toBeUndefined();
         const writes = await Promise.all([0, 0, 0].map((v, i) => store.putOracleRecord('shop', 'triage', `{"n":${i}}`, v)));
@@ -90,7 +79,7 @@ export function describeOracleStore(name: string, makeStore: MakeStore<OracleSto
         expect(await store.getOracleRecord('shop', 'triage')).toEqual({ version: 2, json: '{"stage":"shadow"}' });
       });
 
-      it('keeps the newest candidates only', async () => {
+      it('keeps the newest candidates only', async ({ store }) => {
         for (let i = 1; i <= 4; i++) await store.addOracleCandidate('shop', 'triage', `{"n":${i}}`, 3);
         expect(await store.listOracleCandidates('shop', 'triage')).toEqual(['{"n":4}', '{"n":3}', '{"n":2}']);
         expect(await store.listOracleCandidates('shop', 'other')).toEqual([]);

@@ -3,26 +3,15 @@
  * updated by version, listed while active.
  * `makeStore` gives a fresh, empty store per test (a unique key prefix on Redis).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { RunStore } from '../../src/state/run-store.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { codeOf, type MakeStore, type StoreFixture } from './store-fixture.js';
+import { codeOf, storeTest, type MakeStore } from './store-fixture.js';
 
 export function describeRunStore(name: string, makeStore: MakeStore<RunStore>): void {
+  const it = storeTest(makeStore);
   describe(`RunStore contract: ${name}`, () => {
-    let fixture: StoreFixture<RunStore>;
-    let store: RunStore;
-
-    beforeEach(async () => {
-      fixture = await makeStore();
-      store = fixture.store;
-    });
-
-    afterEach(async () => {
-      await fixture.cleanup();
-    });
-
-    it('creates a run once, reads it back at version 1, and lists it while active', async () => {
+    it('creates a run once, reads it back at version 1, and lists it while active', async ({ store }) => {
       expect(await store.createRun('RUN-1', '{"status":"running"}', 60_000, true)).toBe(true);
       expect(await store.createRun('RUN-1', '{"status":"other"}', 60_000, true)).toBe(false);
       expect(await store.getRun('RUN-1')).toEqual({ json: '{"status":"running"}', version: 1 });
@@ -31,7 +20,7 @@ export function describeRunStore(name: string, makeStore: MakeStore<RunStore>): 
       expect(await store.getRun('RUN-none')).toBeUndefined();
     });
 
-    it('updates only from the version read, and takes a run off the active list', async () => {
+    it('updates only from the version read, and takes a run off the active list', async ({ store }) => {
       await store.createRun('RUN-3', '{"n":0}', 60_000, true);
       const results = await Promise.all([store.updateRun('RUN-3', 1, '{"n":1}', 60_000, true), store.updateRun('RUN-3', 1, '{"n":2}', 60_000, true)]);
       expect(results.filter(Boolean)).toHaveLength(1);
@@ -43,7 +32,7 @@ export function describeRunStore(name: string, makeStore: MakeStore<RunStore>): 
       expect(await store.updateRun('RUN-none', 1, '{}', 60_000, false)).toBe(false);
     });
 
-    it('lists active runs oldest first, drops expired ones, and refuses bad input', async () => {
+    it('lists active runs oldest first, drops expired ones, and refuses bad input', async ({ store }) => {
       await store.createRun('RUN-a', '{}', 60_000, true);
       await store.createRun('RUN-b', '{}', 150, true);
       await store.createRun('RUN-c', '{}', 60_000, true);

@@ -4,7 +4,7 @@
  * what the store answers as a whole. `makeStore` gives a fresh, empty store per
  * test (a unique key prefix for Redis) and a cleanup.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { RuntimeStore } from '../../src/state/runtime-store.js';
 import { describeIdempotencyStore } from './describe-idempotency-store.js';
 import { describeKvStore } from './describe-kv-store.js';
@@ -14,7 +14,7 @@ import { describeOracleStore } from './describe-oracle-store.js';
 import { describeRateLimitStore } from './describe-rate-limit-store.js';
 import { describeRunStore } from './describe-run-store.js';
 import { describeSessionStore } from './describe-session-store.js';
-import { concernOf, type MakeStore } from './store-fixture.js';
+import { concernOf, storeTest, type MakeStore } from './store-fixture.js';
 
 export function describeRuntimeStore(name: string, makeStore: MakeStore<RuntimeStore>): void {
   describe(`RuntimeStore contract: ${name}`, () => {
@@ -27,13 +27,8 @@ export function describeRuntimeStore(name: string, makeStore: MakeStore<RuntimeS
     describeLlmStore(name, concernOf(makeStore, (store) => store.llm));
     describeRunStore(name, concernOf(makeStore, (store) => store.runs));
 
-    it('answers ping', async () => {
-      const { store, cleanup } = await makeStore();
-      try {
-        await expect(store.ping()).resolves.toBeUndefined();
-      } finally {
-        await cleanup();
-      }
+    storeTest(makeStore)('answers ping', async ({ store }) => {
+      await expect(store.ping()).resolves.toBeUndefined();
     });
   });
 }
