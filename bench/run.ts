@@ -33,7 +33,11 @@
  *
  * The workflow benchmark (bench/workflow-bench.ts) measures the engine's overhead
  * per step and the time to the first streamed byte, over BENCH_WORKFLOW_RUNS (20) runs.
- * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow picks the parts (all by default).
+ *
+ * The python benchmark (bench/python-dispatch.ts, BENCH_ONLY=python) runs a warm call of
+ * a Python script beside the same work as a Node script (BENCH_PYTHON_CALLS, 2000 a
+ * side), and a python pool miss beside a bare Python start (BENCH_PYTHON_MISSES, 20).
+ * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python picks the parts (all by default).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -43,6 +47,7 @@ import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './l
 import { benchLedger, ledgerBenchTables } from './ledger-dispatch.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchCsjs, csjsTable } from './csjs-dispatch.js';
+import { benchPython, pythonTable } from './python-dispatch.js';
 import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 import { benchWorkflow } from './workflow-bench.js';
@@ -110,6 +115,9 @@ async function processBench(): Promise<void> {
       })
     : [];
   const workflow = only('workflow') ? await benchWorkflow(Number(process.env.BENCH_WORKFLOW_RUNS ?? 20)) : undefined;
+  const python = only('python')
+    ? await benchPython({ warmCalls: Number(process.env.BENCH_PYTHON_CALLS ?? 2000), misses: Number(process.env.BENCH_PYTHON_MISSES ?? 20) })
+    : undefined;
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -124,6 +132,7 @@ async function processBench(): Promise<void> {
     queueRatio: queueRatio(queue),
     ...(ledger ? { ledger } : {}),
     ...(workflow !== undefined ? { workflow } : {}),
+    ...(python !== undefined ? { python } : {}),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -145,6 +154,7 @@ async function processBench(): Promise<void> {
   }
   if (ledger) process.stdout.write(`\n${ledgerBenchTables(ledger)}`);
   if (csjs !== undefined) process.stdout.write(`\ncs-js bundle vs the same function as a plain JIT script\n${csjsTable(csjs)}\n`);
+  if (python !== undefined) process.stdout.write(`\nA Python script vs the same work as a Node script; a python pool miss vs a bare Python start\n${pythonTable(python)}\n`);
   if (queue.length > 0) {
     process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
   }
@@ -160,7 +170,7 @@ async function processBench(): Promise<void> {
   }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

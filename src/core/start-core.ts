@@ -7,35 +7,31 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { CoreConfig, LlmConfig } from '../config.js';
+import type { CoreConfig } from '../config.js';
 import { openDefinitionsRepo } from '../apps/git/definitions-repo.js';
 import { REVISIONS_DIR } from '../apps/revision-paths.js';
-import type { LlmProvider } from '../llm/llm-provider.js';
-import { withModelMap } from '../llm/model-map.js';
-import { createOpenAiCompatibleProvider } from '../llm/openai-compatible-provider.js';
-import { createScriptedProvider, loadScriptedProvider } from '../llm/scripted-provider.js';
+import { createLlmProvider } from '../llm/create-llm-provider.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
-import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
+import { spawnStdBodyChild, waitForStdBody, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../apps/application-registry.js';
 import { createSandboxDriver, poolStrategyFor } from '../sandbox/create-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { newSpineSecret, spineSecretPath } from '../spine/spine-secret.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
-import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
-import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
+import { defaultKubeConfig } from '../k8s/default-kube-config.js';
+import { loopbackUrl } from '../net/loopback-url.js';
 import { HeadWatcher } from '../apps/git/head-watcher.js';
 import { GitDefinitionStore } from '../apps/git/definition-store.js';
-import { KubeConfig } from '@kubernetes/client-node';
+import { withDeadline } from '../shared/deadline.js';
 import { KubernetesAppSource } from '../apps/kubernetes/kubernetes-app-source.js';
 import { IngressServer } from '../sources/http/ingress-server.js';
 import { TurnKeeper } from '../turns/turn-keeper.js';
 import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
-import { parseDuration, parseSize, type RetentionLimits, type RetentionPolicy } from '../ledger/ledger-retention.js';
+import { retentionPolicy } from '../ledger/app-retention.js';
 import { scheduleRetention, type RetentionSchedule } from '../ledger/retention-schedule.js';
-import type { AppSnapshot } from '../apps/app-snapshot.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { GitPromotions } from '../oracle/git-promotion.js';
@@ -49,7 +45,10 @@ import { codeqOnQueues } from '../functions/codeq-on-queues.js';
 import { localEmbedder, openAiEmbedder } from '../llm/embedder.js';
 import { RunService } from '../workflow-runs/run-service.js';
 import { WorkflowCatalog } from '../workflow-runs/workflow-catalog.js';
-import { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
+import { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
+import { createRunIndex } from '../workflow-runs/create-run-index.js';
+import { loadConsoleAssets } from '../console/console-assets.js';
+import { SandboxOrigin } from '../console/sandbox-origin.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -68,6 +67,8 @@ export interface RunningCore {
   readonly mcp: CoreMcpServer;
   /** The optimization oracle; undefined when it is off (UHLP_ORACLE=off). */
   readonly oracle: OptimizationOracle | undefined;
+  /** The console's page (`<url>/_uhlp/console/`), and the views' sandbox origin; undefined when the console is off. */
+  readonly console: { readonly url: string; readonly sandboxUrl: string } | undefined;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -87,8 +88,6 @@ export interface StartCoreOptions {
   stdBodyChild?: boolean;
 }
 
-/** How long start-up waits for the std-body child to register its routes. */
-const STD_BODY_READY_MS = 10_000;
 /** A scrape waits at most this long for the state store's ping (Redis answers in well under 1 ms). */
 const STATE_PROBE_TIMEOUT_MS = 1000;
 
@@ -97,7 +96,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   await mkdir(config.dataDir, { recursive: true });
   await mkdir(path.dirname(config.spineSocket), { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
-  const metrics = createMetrics();
+  const metrics = createMetrics({ appWatch: config.registry === 'kubernetes' });
   const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
   const revisionsRoot = path.join(config.dataDir, REVISIONS_DIR);
   // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
@@ -109,6 +108,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       dataDir: config.dataDir,
       allowUnisolatedProcesses: config.unsafeProcessSandboxes,
       ...(config.bwrapPath !== undefined ? { bwrapPath: config.bwrapPath } : {}),
+      ...(config.hostEnv.PATH !== undefined ? { hostPath: config.hostEnv.PATH } : {}),
       ...(Object.keys(config.pods.images).length > 0 ? { images: config.pods.images } : {}),
       ...(config.driver === 'pod' ? { podNamespace: config.pods.namespace ?? config.namespaces[0] } : {}),
       ...(config.driver === 'pod' && config.pods.corePod !== undefined ? { corePod: config.pods.corePod } : {}),
@@ -125,23 +125,13 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
   registry.onChange((snapshot) => sandboxes.sync(snapshot));
   let lastStateError = 0;
-  const store = await createRuntimeStore({
-    state: config.state,
-    keyPrefix: config.statePrefix,
-    onConnectionError: (error: Error) => {
-      // ioredis reports every failed reconnect; one line a few seconds is enough.
-      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
-      lastStateError = Date.now();
-    },
-  });
-  const deliveryStore: DeliveryStore = await createDeliveryStore({
-    state: config.state,
-    keyPrefix: config.statePrefix,
-    onConnectionError: (error: Error) => {
-      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
-      lastStateError = Date.now();
-    },
-  });
+  // Both stores share one Redis: ioredis reports every failed reconnect of each, and one line a few seconds is enough.
+  const onConnectionError = (error: Error): void => {
+    if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
+    lastStateError = Date.now();
+  };
+  const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
+  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
   const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
   const sources = new DeliverySources({
     store: deliveryStore,
@@ -156,7 +146,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   registry.onChange((snapshot) => sources.follow(snapshot));
   // uhlp_state_up: the store is pinged at each scrape, so an outage shows without traffic.
   const probeState = async (): Promise<void> => {
-    const up = await withTimeout(store.ping(), STATE_PROBE_TIMEOUT_MS).then(
+    const up = await withDeadline(store.ping(), STATE_PROBE_TIMEOUT_MS, () => new Error(`no answer within ${STATE_PROBE_TIMEOUT_MS} ms`)).then(
       () => 1,
       () => 0,
     );
@@ -190,7 +180,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const kubernetesApps =
     config.registry === 'kubernetes'
       ? new KubernetesAppSource({
-          kubeConfig: loadKubeConfig(),
+          kubeConfig: defaultKubeConfig(),
           namespaces: config.namespaces,
           registry,
           revisionsRoot,
@@ -200,6 +190,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           logger,
         })
       : undefined;
+  // uhlp_app_watch_up: read at each scrape, so an API server outage shows while the core serves on.
+  if (kubernetesApps) metrics.appWatchProbes.add(() => kubernetesApps.liveness().live);
   const watcher =
     repo && config.reloadIntervalMs > 0
       ? new HeadWatcher({
@@ -227,8 +219,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
-  const workflows = new WorkflowTurns({
-    runs: new RunService({ store: store.runs, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes }),
+  // The runs list of the console: beside the run records, in memory or on the same Redis.
+  const runIndex = await createRunIndex({ state: config.state, keyPrefix: config.statePrefix, ttlMs: config.runs.ttlSeconds * 1000, logger });
+  const workflows = new WorkflowRuns({
+    runs: new RunService({ store: store.runs, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes, index: runIndex }),
     leases: store.leases,
     catalog: new WorkflowCatalog({ revisionsRoot, registry }),
     logger,
@@ -240,7 +234,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const definitionStore = repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined;
   const mcp = createCoreMcpServer({
     embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
-    workflows,
+    workflows: workflows.tools,
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store.kv,
     llm: llmProvider,
@@ -251,7 +245,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     definitionStore,
     scratchRoot: path.join(config.dataDir, 'scratch'),
     // Read only for the variables an app's shell.env lists, at the time of a call.
-    hostEnv: process.env,
+    hostEnv: config.hostEnv,
     metrics,
     logger,
     // cs-js bundles and activation logs live in the same store.
@@ -284,6 +278,14 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         instanceId: config.instanceId,
       })
     : undefined;
+  // The console's files, and the origin its app views are served from (an own listener, see sandbox-origin.ts).
+  const consoleAssets = config.console.enabled ? loadConsoleAssets() : undefined;
+  if (config.console.enabled && consoleAssets === undefined) logger.warn('the console is not built (npm run build): /_uhlp/console/ answers UHLP_CONSOLE_NOT_BUILT');
+  const sandboxOrigin =
+    consoleAssets !== undefined
+      ? new SandboxOrigin({ assets: consoleAssets, registry, logger, consoleOrigins: config.publicUrl !== undefined ? [new URL(config.publicUrl).origin] : [] })
+      : undefined;
+  let sandboxPort = 0;
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
   let stdBody: StdBodyChild | undefined;
@@ -292,7 +294,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   // (watchers, listeners, in-flight requests, whose scripts may still call /mcp,
   // then fastify's routes), then sandboxes, then what they used.
   const shutdown = async (): Promise<void> => {
-    workflows.stopSweeping();
+    workflows.stop();
     await watcher?.stop();
     await kubernetesApps?.stop();
     // No new deliveries; those running finish while their sandboxes and /mcp are still up.
@@ -305,6 +307,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await oracle?.close();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
+    await sandboxOrigin?.close();
+    await runIndex.close();
     await mcp.close();
     await spine.close();
     await retention?.stop();
@@ -315,7 +319,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   };
   try {
     await spine.listen();
-    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, secret: spineSecret, logger });
+    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, secret: spineSecret, logger, ...(config.hostEnv.PATH !== undefined ? { path: config.hostEnv.PATH } : {}) });
     const built = await buildCore(
       {
         bodyLimitBytes: config.bodyLimitBytes,
@@ -336,6 +340,17 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         sources: { delivery: sources, key: sourcesKey },
         ...(oracle !== undefined ? { oracle } : {}),
         ...(kubernetesApps !== undefined ? { appWatch: kubernetesApps } : {}),
+        ...(config.console.enabled
+          ? {
+              console: {
+                config: config.console,
+                assets: consoleAssets,
+                sandboxPort: () => sandboxPort,
+                runIndex,
+                ...(config.ledger === 'files' ? { ledger: { dataDir: config.dataDir, ...(config.ledgerKey !== undefined ? { key: config.ledgerKey } : {}) } } : {}),
+              },
+            }
+          : {}),
       },
     );
     app = built.app;
@@ -355,11 +370,12 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     else await registry.load();
     await watcher?.start();
     url = await server.listen(config.host, config.port);
+    if (sandboxOrigin !== undefined) sandboxPort = await sandboxOrigin.listen(config.console.sandboxHost, config.console.sandboxPort);
     // Once the core listens: a delivery's script may call /mcp at once.
     await sources.start(built.pipeline, registry.snapshot);
     logger.info(`core listening on ${url}`);
     // Runs whose core stopped (Redis state) go on here once nobody holds them.
-    workflows.startSweeping();
+    workflows.start();
     oracle?.start();
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
@@ -381,16 +397,11 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     sources,
     mcp,
     oracle,
+    console: config.console.enabled
+      ? { url: `${loopbackUrl(url)}/_uhlp/console/`, sandboxUrl: config.console.sandboxUrl ?? `${loopbackUrl(url).replace(/:\d+$/, '')}:${sandboxPort}` }
+      : undefined,
     async whenReady(timeoutMs) {
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`pools not warm after ${timeoutMs} ms`)), timeoutMs);
-      });
-      try {
-        await Promise.race([sandboxes.whenReady(), deadline]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await withDeadline(sandboxes.whenReady(), timeoutMs, () => new Error(`pools not warm after ${timeoutMs} ms`));
     },
     close() {
       closing ??= shutdown();
@@ -399,86 +410,3 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   };
 }
 
-/** The retention the core applies: the planes' limits from its configuration, each app's from its definition. */
-function retentionPolicy(planes: Readonly<Record<string, RetentionLimits>>, snapshot: AppSnapshot, logger: Logger): RetentionPolicy {
-  const apps: Record<string, RetentionLimits> = {};
-  for (const app of snapshot.apps.values()) {
-    const retention = app.document.spec.ledger?.retention;
-    if (retention === undefined) continue;
-    try {
-      apps[app.id] = {
-        ...(retention.maxAge !== undefined ? { maxAgeMs: parseDuration(retention.maxAge, 'spec.ledger.retention.maxAge') } : {}),
-        ...(retention.maxSize !== undefined ? { maxBytes: parseSize(retention.maxSize, 'spec.ledger.retention.maxSize') } : {}),
-      };
-    } catch (error) {
-      // The schema admits only these forms; a value past its bounds is left out rather than stop retention.
-      logger.warn({ app: app.id, err: (error as Error).message }, 'ledger retention of the app ignored');
-    }
-  }
-  return { planes, apps };
-}
-
-/** $KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
-function loadKubeConfig(): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  return kubeConfig;
-}
-
-/** Sandboxes on this machine reach a wildcard listener through loopback. */
-/** Rejects when `promise` has not settled within `ms`; the timer never holds the process open. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
-function loopbackUrl(url: string): string {
-  return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
-}
-
-/** Waits (bounded) for the std-body child's routes; a child that dies at start does not hold start-up for the whole wait. */
-async function waitForStdBody(spine: SpineServer, stdBody: StdBodyChild, logger: Logger): Promise<void> {
-  const died = stdBody.exited.then(() => {
-    throw new Error('the std-body host exited before registering');
-  });
-  died.catch(() => {});
-  await Promise.race([
-    Promise.all([
-      spine.waitForRoute(SHELL_AFFORDANCE, SHELL_CAPABILITY, STD_BODY_READY_MS),
-      spine.waitForRoute(WEB_AFFORDANCE, WEB_CAPABILITY, STD_BODY_READY_MS),
-    ]),
-    died,
-  ]).catch((error: Error) => logger.warn({ err: error.message }, 'std-body host not registered; shell and web tools are unavailable'));
-}
-
-async function createLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
-  return withModelMap(await createBaseLlmProvider(llm), llm.models);
-}
-
-async function createBaseLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
-  if (llm.baseUrl !== undefined) {
-    return createOpenAiCompatibleProvider({
-      baseUrl: llm.baseUrl,
-      ...(llm.apiKey !== undefined ? { apiKey: llm.apiKey } : {}),
-      ...(llm.model !== undefined ? { model: llm.model } : {}),
-      stream: llm.stream,
-      structuredOutput: llm.structuredOutput,
-      timeoutMs: llm.timeoutMs,
-      maxRetries: llm.maxRetries,
-    });
-  }
-  if (llm.scriptFile !== undefined) return loadScriptedProvider(llm.scriptFile);
-  return createScriptedProvider({ entries: [] });
-}

@@ -3,9 +3,9 @@
  * namespaces and runs one reconciler per resource kind. Only the leader watches and
  * acts; a candidate that loses or gives up the lease stops both.
  */
-import { CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { defaultKubeConfig } from '../k8s/default-kube-config.js';
 import type { Metrics } from '../metrics.js';
-import { APP_LABEL } from '../apps/schema/sandbox-pool-schema.js';
 import {
   APP_DEFINITION,
   CustomResourceClient,
@@ -15,7 +15,7 @@ import {
 } from '../k8s/custom-resources.js';
 import { PodInformer } from '../k8s/pod-informer.js';
 import { ResourceInformer } from '../k8s/resource-informer.js';
-import { POD_LABEL_ROLE, POD_LABEL_SANDBOX_POOL, POD_ROLE_SANDBOX } from '../sandbox/sandbox-pod.js';
+import { LABEL_APP, LABEL_ROLE, LABEL_SANDBOX_POOL, ROLE_SANDBOX } from '../sandbox/sandbox-labels.js';
 import { AppDefinitionReconciler } from './app-definition-reconciler.js';
 import { Controller, objectKey } from './controller.js';
 import { LeaderElector } from './leader-election.js';
@@ -28,7 +28,7 @@ export interface OperatorLogger {
 }
 
 export interface OperatorOptions {
-  /** Cluster access. @defaultValue `KubeConfig.loadFromDefault()`: $KUBECONFIG, ~/.kube/config, or in-cluster */
+  /** Cluster access. @defaultValue defaultKubeConfig(): $KUBECONFIG, ~/.kube/config, or in-cluster */
   kubeConfig?: KubeConfig;
   /** Namespaces to watch (`--namespace`, repeatable); all namespaces when empty. @defaultValue `[]` */
   namespaces?: string[];
@@ -65,6 +65,8 @@ export interface RunningOperator {
   readonly identity: string;
   /** True while this operator holds the Lease and acts. */
   isLeader(): boolean;
+  /** True once this operator has read or written its Lease: it reaches the API server with its rights. */
+  reachedApiServer(): boolean;
   /** Stops acting, releases the Lease if held, and stops watching. */
   stop(): Promise<void>;
 }
@@ -101,7 +103,7 @@ class Term {
       logger.error('reconcile failed; requeued', { controller: name, key, error: errorText(error) });
     const appReconciler = new AppDefinitionReconciler({ client, apps: this.apps, pools: this.pools });
     this.pods = options.sandboxPods
-      ? new PodInformer(kubeConfig, { namespaces: informerOptions.namespaces, labelSelector: `${POD_LABEL_ROLE}=${POD_ROLE_SANDBOX}`, onError: informerOptions.onError })
+      ? new PodInformer(kubeConfig, { namespaces: informerOptions.namespaces, labelSelector: `${LABEL_ROLE}=${ROLE_SANDBOX}`, onError: informerOptions.onError })
       : undefined;
     const poolReconciler = new SandboxPoolReconciler({
       client,
@@ -131,12 +133,12 @@ class Term {
     this.pools.on((event, pool) => {
       if (event !== 'delete') this.poolController.queue.add(objectKey(pool));
       // A pool changed or deleted by someone else sends its app back to converge it.
-      const app = pool.metadata.labels?.[APP_LABEL];
+      const app = pool.metadata.labels?.[LABEL_APP];
       if (app && event !== 'resync') this.appController.queue.add(`${pool.metadata.namespace}/${app}`);
     });
     // A pod that became ready, was claimed, released, ended or deleted changes its pool's counts.
     this.pods?.on((_event, pod) => {
-      const pool = pod.metadata?.labels?.[POD_LABEL_SANDBOX_POOL];
+      const pool = pod.metadata?.labels?.[LABEL_SANDBOX_POOL];
       if (pool) this.poolController.queue.add(`${pod.metadata?.namespace ?? ''}/${pool}`);
     });
   }
@@ -161,7 +163,7 @@ class Term {
 
 /** Starts competing for the Lease; the returned handle stops the operator. */
 export async function runOperator(options: OperatorOptions = {}): Promise<RunningOperator> {
-  const kubeConfig = options.kubeConfig ?? loadDefaultKubeConfig();
+  const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
   const logger = options.logger ?? stderrLogger;
   const namespaces = options.namespaces ?? [];
   let term: Term | undefined;
@@ -196,15 +198,10 @@ export async function runOperator(options: OperatorOptions = {}): Promise<Runnin
   return {
     identity: elector.identity,
     isLeader: () => elector.isLeader,
+    reachedApiServer: () => elector.reachedApiServer,
     stop: async () => {
       await elector.stop();
       options.metrics?.operatorQueueCollectors.delete(collectQueueDepth);
     },
   };
-}
-
-function loadDefaultKubeConfig(): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  return kubeConfig;
 }

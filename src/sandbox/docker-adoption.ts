@@ -1,16 +1,17 @@
 /**
  * Adoption by labels: the containers a restarted core can hand back to their
  * pools, found by the labels it gave them (its instance, the app, the pool;
- * docker-container-spec.ts), so that a restart reuses warm sandboxes instead of
+ * sandbox-labels.ts), so that a restart reuses warm sandboxes instead of
  * starting new ones. What cannot be handed back (dead, deaf, or of another
  * configuration or image) is removed rather than leaked.
  */
 import { rm } from 'node:fs/promises';
 import type Docker from 'dockerode';
 import type { Logger } from '../logger.js';
-import { CONTAINER_PORT, LABEL_APP, LABEL_CONFIG, LABEL_INSTANCE, LABEL_POOL, LABEL_SOCKET_DIR, LABEL_WORK_DIR, runnerSocketPath } from './docker-container-spec.js';
+import { CONTAINER_PORT, runnerSocketPath } from './docker-container-spec.js';
 import { SandboxClient } from './sandbox-client.js';
 import type { SandboxEndpoint } from './sandbox-driver.js';
+import { LABEL_APP, LABEL_CONFIG, LABEL_INSTANCE, LABEL_POOL, LABEL_SOCKET_DIR, LABEL_WORK_DIR } from './sandbox-labels.js';
 
 /** A running container of the pool that answers, with what its labels say of it. */
 export interface AdoptableContainer {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
-import { containerConfigHash, containerCreateOptions, LABEL_APP, LABEL_CONFIG, LABEL_INSTANCE, LABEL_POOL, LABEL_SOCKET_DIR, LABEL_WORK_DIR } from './docker-container-spec.js';
+import { containerConfigHash, containerCreateOptions } from './docker-container-spec.js';
 import type { SandboxSpec } from './sandbox-driver.js';
+import { LABEL_APP, LABEL_CONFIG, LABEL_INSTANCE, LABEL_POOL, LABEL_SOCKET_DIR, LABEL_WORK_DIR } from './sandbox-labels.js';
 
 const spec: SandboxSpec = { appId: 'shop', pool: poolSpec({ name: 'node', runner: 'jit' }), definitionsRoot: '/defs/shop', labels: { extra: 'x' } };
 const settings = { instanceId: 'i1', user: '1000:1000' };

@@ -1,7 +1,7 @@
 /**
  * What a Docker sandbox is made of: its image, the runner's command line, its
- * mounts, limits and hardening, and the labels a restarted core finds it by
- * (docker-adoption.ts). Containers have no network unless the spec asks for one;
+ * mounts, limits and hardening, and the labels (sandbox-labels.ts) a restarted
+ * core finds it by (docker-adoption.ts). Containers have no network unless the spec asks for one;
  * the runner then listens on a Unix socket in a per-sandbox host directory
  * bind-mounted at /run/uhlp. With a network, the runner listens on TCP and the
  * port is published on 127.0.0.1 only. A jit-runner container sees its own app's
@@ -13,22 +13,14 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import { IMAGE_APP_DIR, RUNNER_IMAGES } from '../images/build-images.js';
+import { IMAGE_APP_DIR, pythonImageCommand, RUNNER_IMAGES } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
-import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
+import { isPythonRunner, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { addonFlags, nodePermissionFlags } from './process-sandbox.js';
+import { pythonMemoryArgs } from './python-memory.js';
 import type { SandboxSpec } from './sandbox-driver.js';
+import { LABEL_APP, LABEL_CONFIG, LABEL_INSTANCE, LABEL_POOL, LABEL_SOCKET_DIR, LABEL_WORK_DIR } from './sandbox-labels.js';
 import { dockerSeccompProfile } from './seccomp-filter.js';
-
-export const LABEL_APP = 'uhlp.dev/app';
-export const LABEL_POOL = 'uhlp.dev/pool';
-export const LABEL_INSTANCE = 'uhlp.dev/instance';
-/** Host directory holding the runner's socket; read back on adoption. */
-export const LABEL_SOCKET_DIR = 'uhlp.dev/socket-dir';
-/** Hash of what the container was started with; adoption skips containers of another configuration. */
-export const LABEL_CONFIG = 'uhlp.dev/config-hash';
-/** Host directory of the container's writable tree; read back on adoption. */
-export const LABEL_WORK_DIR = 'uhlp.dev/work-dir';
 
 /** Where the socket directory is mounted inside the container. */
 const CONTAINER_SOCKET_DIR = '/run/uhlp';
@@ -124,8 +116,11 @@ export function containerCreateOptions(spec: SandboxSpec, settings: ContainerSet
   return {
     name: `uhlp-${spec.appId}-${spec.pool.name}-${id}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
     Image: containerImage(spec, settings),
-    // The image's Node and runner, with Node's permission model in front of the runner, as in a process sandbox.
-    Entrypoint: [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [CONTAINER_WORK]), ...addonFlags(spec.pool.runner), `${IMAGE_APP_DIR}/${program.entry}`],
+    // The image's Node and runner, with Node's permission model in front of the runner, as in a process sandbox;
+    // or the image's CPython, which has none: the container, its read-only root and the seccomp policy are its fences.
+    Entrypoint: isPythonRunner(spec.pool.runner)
+      ? pythonImageCommand()
+      : [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [CONTAINER_WORK]), ...addonFlags(spec.pool.runner), `${IMAGE_APP_DIR}/${program.entry}`],
     Cmd: [
       '--listen',
       listen,
@@ -135,6 +130,7 @@ export function containerCreateOptions(spec: SandboxSpec, settings: ContainerSet
       '--concurrency',
       String(spec.pool.concurrency),
       ...mcpArgs,
+      ...(isPythonRunner(spec.pool.runner) ? pythonMemoryArgs(spec.pool.limits.memoryMb) : []),
     ],
     // Only what the runner needs: nothing of the core's environment goes in.
     Env: [

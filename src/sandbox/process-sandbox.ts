@@ -16,11 +16,21 @@
  *   /proc, /dev                           its own PID namespace's, a minimal /dev
  *
  * It runs as uid 10001 in its namespace with no capability, no new privileges,
- * a network namespace with nothing in it, and the seccomp filter of
- * seccomp-filter.ts (no process creation). Inside, Node's permission model
- * limits the runner's own file access to /app, /definitions (if mounted) and /work and
- * refuses child processes, workers and native addons: a second fence behind the
- * first, not the fence itself.
+ * a network namespace with nothing in it, a root that is read-only once built,
+ * and the seccomp filter of seccomp-filter.ts (no process creation, no links).
+ * Inside, Node's permission model limits the runner's own file access to /app,
+ * /definitions (if mounted) and /work and refuses child processes, workers and
+ * native addons: a second fence behind the first, not the fence itself.
+ *
+ * The python runner (`runner: python`) has no such second fence: CPython has no
+ * permission model, and a script may call any C function through ctypes. What
+ * contains it is the first fence alone, which is why it is whole: the
+ * namespaces, the seccomp filter, and a read-only root holding nothing but
+ * /usr/bin/python3, the standard library and the libraries they link (read-only,
+ * from the host: python-runtime.ts), its files, its revisions and /work. It runs
+ * as PID 1 of its namespace (`--as-pid-1`): no bubblewrap process, whose command
+ * line names host paths, is there to look at. Its memory cap is its own
+ * (RLIMIT_DATA, `--memory-mb`) instead of V8's heap limit.
  *
  * Without bubblewrap there is no containment but Node's permission model; the
  * driver then runs only when the operator accepted that (`uhlp dev` says so
@@ -32,7 +42,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { UhlpError } from '../shared/errors.js';
 import { IMAGE_NODE_PATH, findNodeRuntime, type RuntimeFile } from '../images/node-runtime.js';
-import { RUNNER_KINDS, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
+import { findPythonRuntime, IMAGE_PYTHON_PATH, PYTHON_FLAGS, type PythonRuntime } from '../images/python-runtime.js';
+import { isPythonRunner, RUNNER_KINDS, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { stageRunnerRoot, type StagedRunner } from './runner-root.js';
 import { seccompFilter } from './seccomp-filter.js';
 
@@ -84,6 +95,8 @@ export interface ProcessSandbox {
   /** One line for logs and /readyz. */
   readonly summary: string;
   launch(launch: RunnerLaunch): LaunchCommand;
+  /** The environment a runner process starts with: nothing of the core's (bubblewrap sets the runner's own), or, unisolated, the host's PATH and the runner's basics. */
+  runnerEnv(workDir: string): NodeJS.ProcessEnv;
 }
 
 export interface PrepareProcessSandboxOptions {
@@ -97,10 +110,17 @@ export interface PrepareProcessSandboxOptions {
   readonly allowUnisolated?: boolean;
   /** Use bubblewrap only if asked: `none` skips it even where it works (tests of the unisolated mode). @defaultValue `namespaces` */
   readonly prefer?: ProcessIsolation;
-  /** bubblewrap's executable. @defaultValue the first `bwrap` on PATH, /usr/bin/bwrap */
+  /** bubblewrap's executable. @defaultValue the first `bwrap` on `hostPath` */
   readonly bwrapPath?: string;
+  /** The host's PATH (config.ts reads it): where bubblewrap is looked for, and what an unisolated runner inherits. @defaultValue `/usr/bin:/bin` */
+  readonly hostPath?: string;
   /** Package root holding dist/ and node_modules/. @defaultValue this package */
   readonly packageRoot?: string;
+  /**
+   * The CPython of `runner: python` pools. Where it is missing, only those pools
+   * fail (UHLP_SANDBOX_UNAVAILABLE when a sandbox starts). @defaultValue /usr/bin/python3 (Debian's python3)
+   */
+  readonly pythonPath?: string;
 }
 
 /** What a host lacks for namespaces, when it lacks something; `prepareProcessSandbox` reports it. */
@@ -122,27 +142,45 @@ export class ProcessIsolationUnavailable extends UhlpError {
 export async function prepareProcessSandbox(options: PrepareProcessSandboxOptions): Promise<ProcessSandbox> {
   await mkdir(options.stateDir, { recursive: true });
   const runners = {} as Record<RunnerKind, StagedRunner>;
+  const hostPath = options.hostPath ?? DEFAULT_HOST_PATH;
   for (const kind of RUNNER_KINDS) runners[kind] = await stageRunnerRoot(options.stateDir, kind, options.packageRoot);
+  const python = await findPythonRuntime(options.pythonPath).catch((error: unknown) =>
+    error instanceof UhlpError ? error : new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `runner: python pools cannot start: ${(error as Error).message}`),
+  );
   if ((options.prefer ?? 'namespaces') === 'namespaces') {
     try {
-      const bwrap = options.bwrapPath ?? findBwrap();
+      const bwrap = options.bwrapPath ?? findBwrap(hostPath);
       if (!existsSync(bwrap)) throw new ProcessIsolationUnavailable(`bubblewrap is not at ${bwrap}`);
       const runtime = await findNodeRuntime(process.execPath);
-      const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runners);
+      const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runners, python);
       await probe(sandbox, options.stateDir);
       return sandbox;
     } catch (error) {
       const reason = error instanceof ProcessIsolationUnavailable ? error.reason : (error as Error).message;
       if (!options.allowUnisolated) throw error instanceof ProcessIsolationUnavailable ? error : new ProcessIsolationUnavailable(reason);
-      return unisolatedSandbox(runners, `no namespaces (${reason}); only Node's permission model`);
+      return unisolatedSandbox(runners, python, `no namespaces (${reason}); only Node's permission model${pythonNote(python)}`, hostPath);
     }
   }
   if (!options.allowUnisolated) throw new ProcessIsolationUnavailable('namespaces were not asked for');
-  return unisolatedSandbox(runners, "no namespaces (not asked for); only Node's permission model");
+  return unisolatedSandbox(runners, python, `no namespaces (not asked for); only Node's permission model${pythonNote(python)}`, hostPath);
 }
 
-function findBwrap(): string {
-  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(path.delimiter)) {
+/** What the summary says of a host whose python pools cannot start. */
+function pythonNote(python: PythonRuntime | UhlpError): string {
+  return python instanceof UhlpError ? `; no python3 here, runner: python pools cannot start` : '';
+}
+
+/** The CPython a python runner needs, or the reason this host has none. */
+function pythonOf(python: PythonRuntime | UhlpError): PythonRuntime {
+  if (python instanceof UhlpError) throw python;
+  return python;
+}
+
+/** The PATH of a host whose environment names none. */
+const DEFAULT_HOST_PATH = '/usr/bin:/bin';
+
+function findBwrap(hostPath: string): string {
+  for (const dir of hostPath.split(path.delimiter)) {
     const candidate = path.join(dir, 'bwrap');
     if (dir && existsSync(candidate)) return candidate;
   }
@@ -154,11 +192,18 @@ interface SandboxBuilder extends ProcessSandbox {
   command(launch: RunnerLaunch, program: (paths: RunnerPaths) => string[]): LaunchCommand;
 }
 
-function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], runners: Readonly<Record<RunnerKind, StagedRunner>>): SandboxBuilder {
+function bubblewrapSandbox(
+  bwrap: string,
+  runtimeFiles: readonly RuntimeFile[],
+  runners: Readonly<Record<RunnerKind, StagedRunner>>,
+  python: PythonRuntime | UhlpError,
+): SandboxBuilder {
   const seccomp = seccompFilter();
   return {
     isolation: 'namespaces',
-    summary: 'bubblewrap: user, pid, net, mount, ipc, uts and cgroup namespaces, seccomp, Node permission model',
+    // bubblewrap starts the runner with an environment of its own (--clearenv, --setenv).
+    runnerEnv: () => ({}),
+    summary: `bubblewrap: user, pid, net, mount, ipc, uts and cgroup namespaces, seccomp, a read-only root, Node permission model (python: none)${pythonNote(python)}`,
     launch(launch) {
       const runner = runners[launch.runner];
       const entry = path.posix.join(SANDBOX_PATHS.app, path.relative(runner.dir, runner.entry).split(path.sep).join('/'));
@@ -179,13 +224,20 @@ function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], 
         '--dev', '/dev',
       ];
       const readsDefinitions = RUNNER_PROGRAMS[launch.runner].readsDefinitions;
-      for (const file of runtimeFiles) args.push('--ro-bind', file.hostPath, file.imagePath);
+      const interpreter = isPythonRunner(launch.runner) ? pythonOf(python) : undefined;
+      if (interpreter === undefined) for (const file of runtimeFiles) args.push('--ro-bind', file.hostPath, file.imagePath);
+      else {
+        for (const file of [interpreter.binary, ...interpreter.libraries]) args.push('--ro-bind', file.hostPath, file.imagePath);
+        args.push('--ro-bind', interpreter.stdlib, interpreter.stdlib, '--as-pid-1');
+      }
       args.push('--ro-bind', runners[launch.runner].dir, SANDBOX_PATHS.app);
       if (readsDefinitions) args.push('--ro-bind', launch.definitionsDir, SANDBOX_PATHS.definitions);
       args.push('--bind', launch.workDir, SANDBOX_PATHS.work);
       args.push('--bind', launch.socketDir, SANDBOX_PATHS.socketDir);
       if (launch.mcpSocket) args.push('--bind', launch.mcpSocket, SANDBOX_PATHS.mcpSocket);
-      args.push('--chdir', SANDBOX_PATHS.work, '--seccomp', '3', '--', IMAGE_NODE_PATH);
+      // Last: the root bubblewrap built (a tmpfs) takes no more writes once every mount point is made.
+      args.push('--remount-ro', '/');
+      args.push('--chdir', SANDBOX_PATHS.work, '--seccomp', '3', '--', interpreter === undefined ? IMAGE_NODE_PATH : IMAGE_PYTHON_PATH);
       const paths: RunnerPaths = {
         read: readsDefinitions ? [SANDBOX_PATHS.app, SANDBOX_PATHS.definitions, SANDBOX_PATHS.work] : [SANDBOX_PATHS.app, SANDBOX_PATHS.work],
         write: [SANDBOX_PATHS.work],
@@ -194,16 +246,18 @@ function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], 
         work: SANDBOX_PATHS.work,
         mcpSocket: launch.mcpSocket ? SANDBOX_PATHS.mcpSocket : undefined,
       };
-      args.push(`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths));
+      if (interpreter !== undefined) args.push(...PYTHON_FLAGS, ...program(paths), '--memory-mb', String(launch.memoryMb));
+      else args.push(`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths));
       return { file: bwrap, args, fd3: seccomp, socketPath: path.join(launch.socketDir, 'runner.sock'), workDir: SANDBOX_PATHS.work };
     },
   };
 }
 
-function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, summary: string): SandboxBuilder {
+function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, python: PythonRuntime | UhlpError, summary: string, hostPath: string): SandboxBuilder {
   return {
     isolation: 'none',
     summary,
+    runnerEnv: (workDir) => unisolatedEnv(workDir, hostPath),
     launch(launch) {
       return this.command(launch, (paths) => runnerProgram(runners[launch.runner].entry, launch, paths));
     },
@@ -218,6 +272,11 @@ function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, 
         work: launch.workDir,
         mcpSocket: launch.mcpSocket,
       };
+      if (isPythonRunner(launch.runner)) {
+        // Nothing but its own memory cap: CPython has no permission model to fall back on.
+        const args = [...PYTHON_FLAGS, ...program(paths), '--memory-mb', String(launch.memoryMb)];
+        return { file: pythonOf(python).binary.hostPath, args, socketPath: paths.socket, workDir: launch.workDir };
+      }
       const args = [`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths)];
       return { file: process.execPath, args, socketPath: paths.socket, workDir: launch.workDir };
     },
@@ -236,8 +295,8 @@ function env(work: string): string[] {
 }
 
 /** Environment of an unisolated runner (no bubblewrap to clear it). */
-export function unisolatedEnv(workDir: string): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production', TZ: 'UTC', HOME: workDir, TMPDIR: path.join(workDir, 'tmp'), PYTHONDONTWRITEBYTECODE: '1' };
+function unisolatedEnv(workDir: string, hostPath: string): NodeJS.ProcessEnv {
+  return { PATH: hostPath, NODE_ENV: 'production', TZ: 'UTC', HOME: workDir, TMPDIR: path.join(workDir, 'tmp'), PYTHONDONTWRITEBYTECODE: '1' };
 }
 
 interface RunnerPaths {

@@ -6,7 +6,7 @@
 import { rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import Docker from 'dockerode';
-import { LABEL_APP, LABEL_INSTANCE, LABEL_POOL, LABEL_SOCKET_DIR, LABEL_WORK_DIR } from './docker-container-spec.js';
+import { LABEL_APP, LABEL_INSTANCE, LABEL_POOL, LABEL_SOCKET_DIR, LABEL_WORK_DIR } from './sandbox-labels.js';
 
 export interface RemoveInstanceOptions {
   /** Engine client. @defaultValue `new Docker()` */

@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { AppSnapshot } from '../apps/app-snapshot.js';
 import type { KeptPool, PoolStrategy, PoolStrategyFactory } from './pool-strategy.js';
 import type { SandboxDriver } from './sandbox-driver.js';
+import { LABEL_APP, LABEL_INSTANCE, LABEL_POOL } from './sandbox-labels.js';
 
 export interface SandboxManagerOptions {
   readonly driver: SandboxDriver;
@@ -97,7 +98,7 @@ export class SandboxManager {
           pool: spec,
           definitionsRoot: appRevisionsDir(this.options.definitionsRoot, appId),
           mcpSocket: this.options.mcpSocket,
-          labels: { 'uhlp.dev/app': appId, 'uhlp.dev/pool': spec.name, 'uhlp.dev/instance': this.options.instanceId },
+          labels: { [LABEL_APP]: appId, [LABEL_POOL]: spec.name, [LABEL_INSTANCE]: this.options.instanceId },
         },
       });
       this.pools.set(k, { declared: spec, pool });

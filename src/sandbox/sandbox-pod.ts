@@ -14,30 +14,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
-import { IMAGE_APP_DIR, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
+import { IMAGE_APP_DIR, pythonImageCommand, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
-import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
-import { nodePermissionFlags } from './process-sandbox.js';
-
-/** Every sandbox pod: the NetworkPolicy and the drivers select on it. */
-export const POD_LABEL_ROLE = 'uhlp.dev/role';
-export const POD_ROLE_SANDBOX = 'sandbox';
-export const POD_LABEL_APP = 'uhlp.dev/app';
-export const POD_LABEL_POOL = 'uhlp.dev/pool';
-/** `warm` (the operator's, free to claim) or `claimed` (a core's). */
-export const POD_LABEL_STATE = 'uhlp.dev/sandbox-state';
-/** The instance id of the core that claimed the pod; a restarted core adopts the pods it names. */
-export const POD_LABEL_CLAIMED_BY = 'uhlp.dev/claimed-by';
-/** podConfigHash of what the pod was made with: a core claims only pods of its pool as it is now. */
-export const POD_LABEL_CONFIG = 'uhlp.dev/config-hash';
-/**
- * The core pod that claimed the pod, `<namespace>/<name>` (annotation), when the core
- * runs in a pod: the operator deletes claimed pods whose core pod is gone (a replaced
- * core has a new name, so a new instance id, and adopts nothing).
- */
-export const POD_ANNOTATION_CLAIMER_POD = 'uhlp.dev/claimer-pod';
-/** The SandboxPool the pod belongs to, when it has one. */
-export const POD_LABEL_SANDBOX_POOL = 'uhlp.dev/sandbox-pool';
+import { isPythonRunner, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
+import { addonFlags, nodePermissionFlags } from './process-sandbox.js';
+import { pythonMemoryArgs } from './python-memory.js';
+import { ANNOTATION_CLAIMER_POD, LABEL_APP, LABEL_CLAIMED_BY, LABEL_CONFIG, LABEL_POOL, LABEL_ROLE, LABEL_SANDBOX_POOL, LABEL_SANDBOX_STATE, ROLE_SANDBOX } from './sandbox-labels.js';
 
 export type PodState = 'warm' | 'claimed';
 
@@ -82,13 +64,13 @@ export function podImage(input: SandboxPodInput): string {
 /** What decides how a sandbox pod behaves; pods with another hash are never claimed. */
 export function podConfigHash(input: SandboxPodInput): string {
   const { runner, limits, concurrency } = input.pool;
-  const config = { image: podImage(input), runner, limits, concurrency, heapShare: input.heapShare ?? 0.5, layout: 1 };
+  const config = { image: podImage(input), runner, limits, concurrency, heapShare: input.heapShare ?? 0.5, layout: 2 };
   return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
 }
 
 /** The label selector of a pool's pods (all states). */
 export function poolPodSelector(appId: string, poolName: string): string {
-  return `${POD_LABEL_ROLE}=${POD_ROLE_SANDBOX},${POD_LABEL_APP}=${appId},${POD_LABEL_POOL}=${poolName}`;
+  return `${LABEL_ROLE}=${ROLE_SANDBOX},${LABEL_APP}=${appId},${LABEL_POOL}=${poolName}`;
 }
 
 /** A pod name prefix that is a valid DNS label prefix: the API server appends 5 characters. */
@@ -104,14 +86,14 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
   const readable = [IMAGE_APP_DIR, POD_WORK];
   const labels: Record<string, string> = {
     ...placement.labels,
-    [POD_LABEL_ROLE]: POD_ROLE_SANDBOX,
-    [POD_LABEL_APP]: input.appId,
-    [POD_LABEL_POOL]: pool.name,
-    [POD_LABEL_STATE]: placement.state,
-    [POD_LABEL_CONFIG]: podConfigHash(input),
+    [LABEL_ROLE]: ROLE_SANDBOX,
+    [LABEL_APP]: input.appId,
+    [LABEL_POOL]: pool.name,
+    [LABEL_SANDBOX_STATE]: placement.state,
+    [LABEL_CONFIG]: podConfigHash(input),
   };
-  if (placement.claimedBy) labels[POD_LABEL_CLAIMED_BY] = placement.claimedBy;
-  if (placement.owner) labels[POD_LABEL_SANDBOX_POOL] = placement.owner.name;
+  if (placement.claimedBy) labels[LABEL_CLAIMED_BY] = placement.claimedBy;
+  if (placement.owner) labels[LABEL_SANDBOX_POOL] = placement.owner.name;
   const memory = `${pool.limits.memoryMb}Mi`;
   return {
     apiVersion: 'v1',
@@ -120,7 +102,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
       generateName: generateName(input.appId, pool.name),
       namespace: input.namespace,
       labels,
-      ...(placement.claimerPod ? { annotations: { [POD_ANNOTATION_CLAIMER_POD]: placement.claimerPod } } : {}),
+      ...(placement.claimerPod ? { annotations: { [ANNOTATION_CLAIMER_POD]: placement.claimerPod } } : {}),
       ...(placement.owner
         ? { ownerReferences: [{ ...placement.owner, controller: true, blockOwnerDeletion: true }] }
         : {}),
@@ -144,7 +126,9 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
           image: podImage(input),
           // Images come from local builds imported into the node (`uhlp images save`); no registry.
           imagePullPolicy: 'Never',
-          command: [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [POD_WORK]), `${IMAGE_APP_DIR}/${program.entry}`],
+          command: isPythonRunner(pool.runner)
+            ? pythonImageCommand()
+            : [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [POD_WORK]), ...addonFlags(pool.runner), `${IMAGE_APP_DIR}/${program.entry}`],
           args: [
             '--listen',
             `tcp:0.0.0.0:${POD_RUNNER_PORT}`,
@@ -154,6 +138,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             '--concurrency',
             String(pool.concurrency),
             '--drain-on-sigterm',
+            ...(isPythonRunner(pool.runner) ? pythonMemoryArgs(pool.limits.memoryMb) : []),
           ],
           env: [
             { name: 'NODE_OPTIONS', value: `--max-old-space-size=${heapMb}` },
@@ -161,6 +146,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             { name: 'TZ', value: 'UTC' },
             { name: 'HOME', value: POD_WORK },
             { name: 'TMPDIR', value: `${POD_WORK}/tmp` },
+            { name: 'PYTHONDONTWRITEBYTECODE', value: '1' },
           ],
           // A runner that dies on the V8 heap limit prints why and then, as PID 1, cannot
           // abort (the signal is ignored) and ends on SIGSEGV: its last log lines are what

@@ -12,6 +12,7 @@
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { UhlpError } from '../shared/errors.js';
 import type { Gauge } from 'prom-client';
+import { backoffDelay } from '../shared/backoff.js';
 import type { KeptPool, Lease, PooledSandbox, PoolStats, PoolStrategyFactory, PoolStrategyOptions, ReleaseOutcome } from './pool-strategy.js';
 import { SandboxClient } from './sandbox-client.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle } from './sandbox-driver.js';
@@ -357,7 +358,7 @@ export class WarmPool implements KeptPool {
         waiter.reject(new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `no sandbox could be started for pool ${this.label}: ${this.lastStartError}`));
       }
     }
-    const delay = Math.min(MAX_START_BACKOFF_MS, 100 * 2 ** (this.startFailures - 1));
+    const delay = backoffDelay(this.startFailures - 1, { initialMs: 100, maxMs: MAX_START_BACKOFF_MS });
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.refill();

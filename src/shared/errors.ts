@@ -30,7 +30,11 @@ export const ERROR_CATALOG = {
   UHLP_IMAGE_BUILD_FAILED: { status: 500, summary: 'A sandbox image could not be built (missing build output, ldd or strip failed, the engine refused the build).' },
 
   // Answers built by runners inside the sandbox
-  UHLP_EXECUTE_BAD_REQUEST: { status: 400, summary: 'A runner received an /execute body that breaks the contract.' },
+  UHLP_EXECUTE_BAD_REQUEST: {
+    status: 500,
+    summary:
+      "A runner was sent a task it cannot run: the task in the /execute context is not one for this runner, or breaks its schema. (A body that breaks the /execute contract itself the runner refuses with the contract's HTTP 400 under this code; the core answers that as UHLP_SANDBOX_ERROR.)",
+  },
   UHLP_RUNNER_BUSY: { status: 429, summary: 'A runner received a request while it was executing another one.' },
   UHLP_SCRIPT_NOT_FOUND: { status: 500, summary: "The component's script does not exist in the definitions revision." },
   UHLP_FUNCTION_NOT_FOUND: { status: 500, summary: 'The script does not export the named function.' },
@@ -145,6 +149,15 @@ export const ERROR_CATALOG = {
   UHLP_ORACLE_NOTHING_TO_DO: { status: 409, summary: "The optimize command does not apply at the component's stage (no passing candidate to promote, nothing promoted to roll back)." },
   UHLP_ORACLE_FORBIDDEN: { status: 403, summary: 'The oracle endpoints answer loopback clients only (use a port-forward to reach a core in a cluster).' },
 
+  // The console (/_uhlp/console)
+  UHLP_CONSOLE_UNAUTHORIZED: { status: 401, summary: 'A console request from beyond loopback carries no console token, or one the core does not know.' },
+  UHLP_CONSOLE_FORBIDDEN: {
+    status: 403,
+    summary: 'The console answers loopback clients only (no console token is configured), the token\'s role is read-only and the request is an action, or the request did not come from the console\'s own page.',
+  },
+  UHLP_CONSOLE_VIEW_REFUSED: { status: 403, summary: "An app view's request that the MCP Apps rules refuse: a tool of another app, a tool whose visibility leaves out \"app\", a resource that is not a ui:// resource of the app." },
+  UHLP_CONSOLE_NOT_BUILT: { status: 503, summary: "The console's assets are not in the build (run npm run build)." },
+
   // Definitions and configuration (reported in logs, /readyz and CLI exit codes)
   UHLP_DEFINITION_INVALID: { status: 422, summary: 'An AppDefinition file breaks the schema or references something missing.' },
   UHLP_DEFINITIONS_UNREADABLE: { status: 500, summary: 'The definitions directory cannot be read as a Git repository.' },
@@ -167,18 +180,46 @@ export const ERROR_CATALOG = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 
-/** Base of every uhlp error: a stable code, the HTTP status that fits, and safe details. */
-export class UhlpError extends Error {
-  readonly code: ErrorCode;
+/** True when `code` is a code of the registry (a code that came over the wire may be any string). */
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.prototype.hasOwnProperty.call(ERROR_CATALOG, code);
+}
+
+/** The HTTP status of `code`: the only place a status of a uhlp error comes from. */
+export function errorStatus(code: ErrorCode): number {
+  return ERROR_CATALOG[code].status;
+}
+
+/**
+ * Base of every uhlp error: a stable code, the HTTP status the registry gives it,
+ * and safe details. A code with a class of its own (runner-errors.ts,
+ * workflow-errors.ts) is thrown as that class, which names the code once.
+ */
+export class UhlpError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
   readonly statusCode: number;
   readonly details: unknown;
 
-  constructor(code: ErrorCode, message: string, details?: unknown, options?: { cause?: unknown }) {
+  constructor(code: C, message: string, details?: unknown, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'UhlpError';
     this.code = code;
-    this.statusCode = ERROR_CATALOG[code].status;
+    this.statusCode = errorStatus(code);
     this.details = details;
+  }
+
+  /** The status under the name the /execute contract's error data and a run's error use. */
+  get status(): number {
+    return this.statusCode;
+  }
+}
+
+/** An unexpected failure; the log (not the client) gets what went wrong. */
+export class InternalError extends UhlpError<'UHLP_INTERNAL'> {
+  override readonly name = 'InternalError';
+
+  constructor(message = 'an unexpected failure', details?: unknown) {
+    super('UHLP_INTERNAL', message, details);
   }
 }
 

@@ -11,23 +11,26 @@
  * run and decide its approvals.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { errorBody, UhlpError } from '../shared/errors.js';
+import { errorBody } from '../shared/errors.js';
+import { WorkflowDecisionInvalidError, WorkflowRunNotFoundError } from '../shared/workflow-errors.js';
 import { isRunId } from './run-record.js';
-import { RUNS_PATH, type Decision, type WorkflowTurns } from './workflow-turns.js';
+import type { Decision, RunApprovals } from './run-approvals.js';
+import { RUNS_PATH } from './run-links.js';
+import type { RunViews } from './run-views.js';
 
-export function registerRunsRoutes(app: FastifyInstance, workflows: WorkflowTurns): void {
+export function registerRunsRoutes(app: FastifyInstance, workflows: { readonly views: RunViews; readonly approvals: RunApprovals }): void {
   app.get<{ Params: { id: string } }>(`${RUNS_PATH}/:id`, async (request, reply) => {
-    return reply.send(await workflows.view(runIdOf(request.params.id)));
+    return reply.send(await workflows.views.view(runIdOf(request.params.id)));
   });
 
   app.get<{ Params: { id: string }; Querystring: { step?: string } }>(`${RUNS_PATH}/:id/trace`, async (request, reply) => {
-    const trace = await workflows.trace(runIdOf(request.params.id));
+    const trace = await workflows.views.trace(runIdOf(request.params.id));
     const step = request.query.step;
     if (step === undefined) return reply.send(trace);
     const steps = trace['steps'] as Array<{ index: number }>;
     const found = /^\d{1,9}$/.test(step) ? steps.find((item) => item.index === Number(step)) : undefined;
     if (found === undefined) {
-      const error = new UhlpError('UHLP_WORKFLOW_RUN_NOT_FOUND', `run ${request.params.id} has no step ${step.slice(0, 20)} in its trace`, { field: 'step' });
+      const error = new WorkflowRunNotFoundError(`run ${request.params.id} has no step ${step.slice(0, 20)} in its trace`, { field: 'step' });
       return reply.code(error.statusCode).send(errorBody(error, request.id));
     }
     return reply.send(found);
@@ -37,7 +40,7 @@ export function registerRunsRoutes(app: FastifyInstance, workflows: WorkflowTurn
     const id = runIdOf(request.params.id);
     const decision = decisionOf(request.body);
     const notes: Record<string, string> = {};
-    const final = await workflows.resume(id, decision, notes);
+    const final = await workflows.approvals.resume(id, decision, notes);
     return reply
       .code(final.status)
       .headers({ ...final.headers, ...notes })
@@ -46,14 +49,14 @@ export function registerRunsRoutes(app: FastifyInstance, workflows: WorkflowTurn
 }
 
 function runIdOf(id: string): string {
-  if (!isRunId(id)) throw new UhlpError('UHLP_WORKFLOW_RUN_NOT_FOUND', `no run ${id.slice(0, 80)} (run ids are RUN-<timestamp>-<random>)`, { runId: id.slice(0, 80) });
+  if (!isRunId(id)) throw new WorkflowRunNotFoundError(`no run ${id.slice(0, 80)} (run ids are RUN-<timestamp>-<random>)`, { runId: id.slice(0, 80) });
   return id;
 }
 
 /** The decision in a resume body; UHLP_WORKFLOW_DECISION_INVALID names the field at fault. */
 export function decisionOf(body: unknown): Decision {
   const bad = (field: string, reason: string): never => {
-    throw new UhlpError('UHLP_WORKFLOW_DECISION_INVALID', `${field}: ${reason}`, { field });
+    throw new WorkflowDecisionInvalidError(`${field}: ${reason}`, { field });
   };
   let value: unknown = body;
   if (Buffer.isBuffer(body)) {
