@@ -30,13 +30,15 @@ export const NODE_BASE_REPOSITORY = 'uhlp/node-base';
 export const JIT_RUNNER_REPOSITORY = 'uhlp/jit-runner';
 export const LLM_ORCHESTRATOR_REPOSITORY = 'uhlp/llm-orchestrator';
 export const CSJS_RUNNER_REPOSITORY = 'uhlp/csjs-runner';
+export const MCP_HOST_REPOSITORY = 'uhlp/mcp-host';
 /** The repository of each runner's image. */
-export const RUNNER_REPOSITORIES: Readonly<Record<RunnerKind, string>> = { jit: JIT_RUNNER_REPOSITORY, llm: LLM_ORCHESTRATOR_REPOSITORY, csjs: CSJS_RUNNER_REPOSITORY };
+export const RUNNER_REPOSITORIES: Readonly<Record<RunnerKind, string>> = { jit: JIT_RUNNER_REPOSITORY, llm: LLM_ORCHESTRATOR_REPOSITORY, csjs: CSJS_RUNNER_REPOSITORY, mcp: MCP_HOST_REPOSITORY };
 /** The image the Docker driver runs for a pool of `runner` that names none. */
 export const RUNNER_IMAGES: Readonly<Record<RunnerKind, string>> = {
   jit: `${JIT_RUNNER_REPOSITORY}:latest`,
   llm: `${LLM_ORCHESTRATOR_REPOSITORY}:latest`,
   csjs: `${CSJS_RUNNER_REPOSITORY}:latest`,
+  mcp: `${MCP_HOST_REPOSITORY}:latest`,
 };
 /** The image the Docker driver runs when a jit pool names none. */
 export const JIT_RUNNER_IMAGE = RUNNER_IMAGES.jit;

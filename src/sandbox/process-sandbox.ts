@@ -35,6 +35,7 @@ import { IMAGE_NODE_PATH, findNodeRuntime, type RuntimeFile } from '../images/no
 import { RUNNER_KINDS, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { stageRunnerRoot, type StagedRunner } from './runner-root.js';
 import { seccompFilter } from './seccomp-filter.js';
+import type { McpServerLaunch } from './sandbox-driver.js';
 
 /** Paths inside a bubblewrap sandbox. */
 export const SANDBOX_PATHS = {
@@ -43,6 +44,7 @@ export const SANDBOX_PATHS = {
   work: '/work',
   socketDir: '/run/uhlp',
   mcpSocket: '/run/uhlp-core/mcp.sock',
+  mcpServer: '/mcp-server',
 } as const;
 /** The uid and gid a runner has in its user namespace (the jit-runner image's `sandbox` user). */
 const SANDBOX_ID = '10001';
@@ -63,6 +65,8 @@ export interface RunnerLaunch {
   readonly concurrency: number;
   /** How much nicer than the core the runner makes itself. */
   readonly niceness: number;
+  /** The stdio MCP server of a `runner: mcp` sandbox. @defaultValue none */
+  readonly mcpServer?: McpServerLaunch;
 }
 
 export interface LaunchCommand {
@@ -185,14 +189,20 @@ function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], 
       args.push('--bind', launch.workDir, SANDBOX_PATHS.work);
       args.push('--bind', launch.socketDir, SANDBOX_PATHS.socketDir);
       if (launch.mcpSocket) args.push('--bind', launch.mcpSocket, SANDBOX_PATHS.mcpSocket);
+      const packageDir = launch.mcpServer?.packageDir;
+      if (packageDir !== undefined) args.push('--ro-bind', packageDir, SANDBOX_PATHS.mcpServer);
       args.push('--chdir', SANDBOX_PATHS.work, '--seccomp', '3', '--', IMAGE_NODE_PATH);
       const paths: RunnerPaths = {
-        read: readsDefinitions ? [SANDBOX_PATHS.app, SANDBOX_PATHS.definitions, SANDBOX_PATHS.work] : [SANDBOX_PATHS.app, SANDBOX_PATHS.work],
+        read: [
+          ...(readsDefinitions ? [SANDBOX_PATHS.app, SANDBOX_PATHS.definitions, SANDBOX_PATHS.work] : [SANDBOX_PATHS.app, SANDBOX_PATHS.work]),
+          ...(packageDir !== undefined ? [SANDBOX_PATHS.mcpServer] : []),
+        ],
         write: [SANDBOX_PATHS.work],
         socket: `${SANDBOX_PATHS.socketDir}/runner.sock`,
         definitions: readsDefinitions ? SANDBOX_PATHS.definitions : undefined,
         work: SANDBOX_PATHS.work,
         mcpSocket: launch.mcpSocket ? SANDBOX_PATHS.mcpSocket : undefined,
+        mcpServerRoot: packageDir !== undefined ? SANDBOX_PATHS.mcpServer : SANDBOX_PATHS.definitions,
       };
       args.push(`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths));
       return { file: bwrap, args, fd3: seccomp, socketPath: path.join(launch.socketDir, 'runner.sock'), workDir: SANDBOX_PATHS.work };
@@ -210,13 +220,18 @@ function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, 
     command(launch, program) {
       const runner = runners[launch.runner];
       const readsDefinitions = RUNNER_PROGRAMS[launch.runner].readsDefinitions;
+      const packageDir = launch.mcpServer?.packageDir;
       const paths: RunnerPaths = {
-        read: readsDefinitions ? [runner.dir, launch.definitionsDir, launch.workDir] : [runner.dir, launch.workDir],
+        read: [
+          ...(readsDefinitions ? [runner.dir, launch.definitionsDir, launch.workDir] : [runner.dir, launch.workDir]),
+          ...(packageDir !== undefined ? [packageDir] : []),
+        ],
         write: [launch.workDir],
         socket: path.join(launch.socketDir, 'runner.sock'),
         definitions: readsDefinitions ? launch.definitionsDir : undefined,
         work: launch.workDir,
         mcpSocket: launch.mcpSocket,
+        mcpServerRoot: packageDir ?? launch.definitionsDir,
       };
       const args = [`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths)];
       return { file: process.execPath, args, socketPath: paths.socket, workDir: launch.workDir };
@@ -248,6 +263,8 @@ interface RunnerPaths {
   definitions: string | undefined;
   work: string;
   mcpSocket: string | undefined;
+  /** Where a stdio MCP server's entry is found: its package, or the app's revisions. @defaultValue none */
+  mcpServerRoot?: string;
 }
 
 /** The runner's entry and its arguments, with the paths as the runner sees them. */
@@ -260,6 +277,9 @@ function runnerProgram(entry: string, launch: RunnerLaunch, paths: RunnerPaths):
     '--concurrency', String(launch.concurrency),
     '--niceness', String(launch.niceness),
     ...(paths.mcpSocket ? ['--mcp-socket', paths.mcpSocket] : []),
+    ...(launch.mcpServer !== undefined && paths.mcpServerRoot !== undefined
+      ? ['--server-entry', path.posix.join(paths.mcpServerRoot, launch.mcpServer.entry), ...launch.mcpServer.args.flatMap((arg) => ['--server-arg', arg])]
+      : []),
     '--exit-on-stdin-close',
   ];
 }

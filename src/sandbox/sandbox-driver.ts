@@ -24,6 +24,19 @@ export type SandboxExitCause =
   | 'shutdown'
   | 'start-failed';
 
+/**
+ * The stdio MCP server a `runner: mcp` sandbox runs: its entry module, in an
+ * installed package (mounted read-only) or in the app's revisions (a script).
+ */
+export interface McpServerLaunch {
+  /** Host directory of the installed package; undefined for a script of the app. */
+  readonly packageDir?: string;
+  /** The entry, relative to packageDir, or to the app's revisions directory (`<revision>/<script>`). */
+  readonly entry: string;
+  /** Arguments after the entry; `{work}` stands for the sandbox's writable tree. */
+  readonly args: readonly string[];
+}
+
 export interface SandboxSpec {
   readonly appId: string;
   readonly pool: PoolSpec;
@@ -42,6 +55,8 @@ export interface SandboxSpec {
    * loopback port instead of a Unix socket. @defaultValue false
    */
   readonly network?: boolean;
+  /** The stdio MCP server of a `runner: mcp` pool. @defaultValue none */
+  readonly mcpServer?: McpServerLaunch;
 }
 
 export interface SandboxHandle {
