@@ -16,6 +16,9 @@ import { createOpenAiCompatibleProvider } from '../llm/openai-compatible-provide
 import { createScriptedProvider, loadScriptedProvider } from '../llm/scripted-provider.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
+import { McpFederation } from '../mcp/federation/mcp-federation.js';
+import { PackageCache } from '../mcp/federation/package-cache.js';
+import { secretFile } from '../mcp/federation/secret-file.js';
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
 import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
@@ -102,6 +105,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const revisionsRoot = path.join(config.dataDir, REVISIONS_DIR);
   // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
   const coreSocket = path.join(path.dirname(config.spineSocket), 'mcp.sock');
+  // Other MCP servers' tools at /mcp: the federation reaches app pools through the sandbox manager, which asks it what a runner: mcp pool runs.
+  let federation: McpFederation | undefined;
   const sandboxes = new SandboxManager({
     driver: await createSandboxDriver(config.driver, {
       logger,
@@ -120,9 +125,22 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     mcpSocket: coreSocket,
     instanceId: config.instanceId,
     maxResponseBytes: config.maxSandboxResponseBytes,
+    mcpServerLaunch: (app, pool) => federation!.launch(app, pool),
+  });
+  federation = new McpFederation({
+    appPool: (appId, poolName) => sandboxes.pool(appId, poolName),
+    packages: new PackageCache(config.mcpFederation.packageCache),
+    secret: secretFile(config.mcpFederation.secretsFile),
+    allowPrivate: config.mcpFederation.allowPrivate,
+    criticalAllowed: (grant, tool) => workflows.criticalAllowed(grant, tool),
+    metrics,
+    logger,
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
-  registry.onChange((snapshot) => sandboxes.sync(snapshot));
+  registry.onChange((snapshot) => {
+    federation!.sync(snapshot);
+    return sandboxes.sync(snapshot);
+  });
   let lastStateError = 0;
   const store = await createRuntimeStore({
     state: config.state,
@@ -259,6 +277,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     sources,
     // Checkpoints up to the run cap must reach the run service, which fails an oversized run itself.
     bodyLimitBytes: mcpBodyLimitBytes(config.runs.maxBytes),
+    federation,
   });
 
   let url = '';
@@ -304,6 +323,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await sandboxes.close({ force: true });
     await stdBody?.stop();
     await mcp.close();
+    await federation.close();
     await spine.close();
     await retention?.stop();
     await turns.close();

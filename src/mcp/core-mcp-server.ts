@@ -25,7 +25,8 @@ import type { EndpointInvoker, SourceTools, ToolServices, WorkflowServices } fro
 import type { Embedder } from '../llm/embedder.js';
 import { invokeTool } from './tool-invoker.js';
 import { McpBodyTooLarge, mcpBodyParser } from './mcp-body.js';
-import { createCoreMcpProtocol, type CoreMcpProtocol, type GrantTools, type StandardHeaders } from './core-mcp-protocol.js';
+import { createCoreMcpProtocol, type CoreMcpProtocol, type GrantTools, type ListedMcpTool, type StandardHeaders } from './core-mcp-protocol.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { mcpBodyLimitBytes } from './mcp-limits.js';
 import { CARRIER_LEVELS, jsonTooDeep, MAX_JSON_DEPTH, nestsDeeper } from '../turns/json-depth.js';
 
@@ -59,11 +60,19 @@ export interface CoreMcpServerOptions {
   readonly embedder?: Embedder;
   /** Workflow runs behind core.workflow.* and core.component.invoke. @defaultValue none */
   readonly workflows?: WorkflowServices;
+  /** Other MCP servers' tools (app.* and community.*). @defaultValue none: only the core's own tools */
+  readonly federation?: FederatedTools;
   /**
    * Largest request body /mcp reads, bytes: sized for what its tools accept (mcp-limits.ts), not the ingress limit.
    * @defaultValue mcpBodyLimitBytes of the default run cap (1 MiB): 3 MiB
    */
   readonly bodyLimitBytes?: number;
+}
+
+/** What the endpoint asks of the federation (federation/mcp-federation.ts). */
+export interface FederatedTools {
+  list(grant: ExecutionGrant, signal: AbortSignal): Promise<ListedMcpTool[]>;
+  call(grant: ExecutionGrant, name: string, args: unknown, signal: AbortSignal): Promise<CallToolResult>;
 }
 
 export interface CoreMcpServer extends McpExecutions {
@@ -121,15 +130,19 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
   };
   const invokerDeps = { services, metrics: options.metrics, logger: options.logger };
   const bodyLimitBytes = options.bodyLimitBytes ?? mcpBodyLimitBytes(1024 * 1024);
+  const federation = options.federation;
   const grantTools: GrantTools = {
-    async list(grant) {
-      return toolsFor(grant.capabilities, grant.run?.owner === true).map((tool) => ({
+    async list(grant, signal) {
+      const core = toolsFor(grant.capabilities, grant.run?.owner === true).map((tool) => ({
         name: tool.name,
         description: tool.description,
         inputSchema: tool.inputSchema as unknown as Record<string, unknown>,
       }));
+      // Servers are asked only for apps that may be granted some of their tools.
+      return federation === undefined || grant.capabilities.mcp === undefined ? core : [...core, ...(await federation.list(grant, signal))];
     },
-    call: (grant, name, args, signal) => invokeTool(invokerDeps, grant, name, args, signal),
+    call: (grant, name, args, signal) =>
+      federation !== undefined && isFederatedName(name) ? federation.call(grant, name, args, signal) : invokeTool(invokerDeps, grant, name, args, signal),
   };
   // Built once, on the first request: the SDK servers connect asynchronously.
   let protocol: Promise<CoreMcpProtocol> | undefined;
@@ -232,4 +245,9 @@ function standardHeaders(request: FastifyRequest): StandardHeaders {
     ...(method !== undefined ? { method } : {}),
     ...(name !== undefined ? { name } : {}),
   };
+}
+
+/** Federated tools are named `app.<server>.<tool>` or `community.<server>.<tool>`; the core's own never are. */
+export function isFederatedName(name: string): boolean {
+  return name.startsWith('app.') || name.startsWith('community.');
 }

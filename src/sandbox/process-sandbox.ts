@@ -278,7 +278,7 @@ function runnerProgram(entry: string, launch: RunnerLaunch, paths: RunnerPaths):
     '--niceness', String(launch.niceness),
     ...(paths.mcpSocket ? ['--mcp-socket', paths.mcpSocket] : []),
     ...(launch.mcpServer !== undefined && paths.mcpServerRoot !== undefined
-      ? ['--server-entry', path.posix.join(paths.mcpServerRoot, launch.mcpServer.entry), ...launch.mcpServer.args.flatMap((arg) => ['--server-arg', arg])]
+      ? ['--server-entry', path.posix.join(paths.mcpServerRoot, launch.mcpServer.entry), ...launch.mcpServer.args.flatMap((arg) => ['--server-arg', arg]), ...(launch.mcpServer.env ?? []).flatMap((variable) => ['--server-env', variable])]
       : []),
     '--exit-on-stdin-close',
   ];

@@ -35,6 +35,8 @@ export interface McpServerLaunch {
   readonly entry: string;
   /** Arguments after the entry; `{work}` stands for the sandbox's writable tree. */
   readonly args: readonly string[];
+  /** `NAME=value` variables of the server's process; `{work}` as in args. @defaultValue none */
+  readonly env?: readonly string[];
 }
 
 export interface SandboxSpec {

@@ -8,8 +8,8 @@ import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { appRevisionsDir } from '../apps/revision-paths.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { AppSnapshot } from '../apps/app-snapshot.js';
-import type { SandboxDriver } from './sandbox-driver.js';
+import type { AppSnapshot, LoadedApp } from '../apps/app-snapshot.js';
+import type { McpServerLaunch, SandboxDriver } from './sandbox-driver.js';
 import { WarmPool } from './warm-pool.js';
 
 export interface SandboxManagerOptions {
@@ -26,6 +26,11 @@ export interface SandboxManagerOptions {
   readonly startConcurrency?: number;
   /** Largest /execute answer read from a sandbox, bytes. @defaultValue DEFAULT_MAX_RESPONSE_BYTES (8 MiB) */
   readonly maxResponseBytes?: number;
+  /**
+   * The stdio MCP server a `runner: mcp` pool runs (its package installed first).
+   * @defaultValue none: such pools are not started
+   */
+  readonly mcpServerLaunch?: (app: LoadedApp, pool: PoolSpec) => Promise<McpServerLaunch | undefined>;
 }
 
 export interface PoolReadiness {
@@ -71,12 +76,12 @@ export class SandboxManager {
 
   /** Brings the pools in line with a registry snapshot. Resolves once new pools have started filling. */
   async sync(snapshot: AppSnapshot): Promise<void> {
-    const wanted = new Map<string, { appId: string; spec: PoolSpec }>();
+    const wanted = new Map<string, { appId: string; app: LoadedApp; spec: PoolSpec }>();
     for (const app of snapshot.apps.values()) {
       for (const declared of app.pools.values()) {
         // The operator keeps the warm spares of such a driver: ours would be a second set.
         const spec = this.options.driver.warmedElsewhere ? { ...declared, minWarm: 0 } : declared;
-        wanted.set(key(app.id, spec.name), { appId: app.id, spec });
+        wanted.set(key(app.id, spec.name), { appId: app.id, app, spec });
       }
     }
     for (const [k, pool] of this.pools) {
@@ -84,8 +89,17 @@ export class SandboxManager {
       if (!next || !isDeepStrictEqual(next.spec, pool.pool)) this.retire(k, pool);
     }
     const starts: Promise<void>[] = [];
-    for (const [k, { appId, spec }] of wanted) {
+    for (const [k, { appId, app, spec }] of wanted) {
       if (this.pools.has(k)) continue;
+      let mcpServer: McpServerLaunch | undefined;
+      if (spec.runner === 'mcp') {
+        // The server's package is installed before its first sandbox starts; a pool whose server cannot be had is not started.
+        mcpServer = await this.options.mcpServerLaunch?.(app, spec).catch((error: unknown) => {
+          this.options.logger.error({ app: appId, pool: spec.name, err: error instanceof Error ? error.message : error }, 'MCP server of the pool unavailable');
+          return undefined;
+        });
+        if (mcpServer === undefined || this.pools.has(k)) continue;
+      }
       const pool = new WarmPool({
         appId,
         pool: spec,
@@ -99,6 +113,7 @@ export class SandboxManager {
           pool: spec,
           definitionsRoot: appRevisionsDir(this.options.definitionsRoot, appId),
           mcpSocket: this.options.mcpSocket,
+          ...(mcpServer !== undefined ? { mcpServer } : {}),
           labels: { 'uhlp.dev/app': appId, 'uhlp.dev/pool': spec.name, 'uhlp.dev/instance': this.options.instanceId },
         },
       });

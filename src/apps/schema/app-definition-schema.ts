@@ -475,8 +475,18 @@ export const McpServerSpec = Type.Object(
           args: Type.Array(Type.String({ maxLength: 4096 }), {
             default: [],
             maxItems: 64,
-            description: 'Arguments after the entry. `{work}` is the sandbox\'s writable tree, `{session}` is made of it for the files the server may touch.',
+            description: "Arguments after the entry. `{work}` stands for the sandbox's writable tree (directories under it that an argument names are made).",
           }),
+          env: Type.Array(
+            Type.Object(
+              {
+                name: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }),
+                value: Type.String({ maxLength: 4096, description: 'The value; `{work}` stands for the sandbox\'s writable tree. Not for secrets: this is the app\'s file.' }),
+              },
+              { additionalProperties: false },
+            ),
+            { default: [], maxItems: 32, description: "Environment variables of the server's process; nothing of the core's environment is passed." },
+          ),
         },
         { additionalProperties: false },
       ),

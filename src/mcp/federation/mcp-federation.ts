@@ -26,7 +26,7 @@ import { serverFailure } from './federated-server.js';
 import { createHttpServer } from './http-server.js';
 import type { PackageCache } from './package-cache.js';
 import { createSandboxServer } from './sandbox-server.js';
-import { serverMayBeGranted, toolGrant } from './tool-grant.js';
+import { refusalRule, serverMayBeGranted, toolGrant } from './tool-grant.js';
 
 /** How long a server's tool list is kept, ms: its changes reach callers within this. */
 export const SERVER_TOOLS_TTL_MS = 30_000;
@@ -101,11 +101,12 @@ export class McpFederation {
   async launch(app: LoadedApp, pool: PoolSpec): Promise<McpServerLaunch | undefined> {
     const spec = app.document.spec.mcpServers?.find((server) => server.stdio?.pool === pool.name);
     if (spec?.stdio === undefined) return undefined;
+    const env = spec.stdio.env.map((variable) => `${variable.name}=${variable.value}`);
     if (spec.stdio.package !== undefined) {
       const installed = await this.options.packages.install(spec.stdio.package);
-      return { packageDir: installed.dir, entry: installed.entry, args: spec.stdio.args };
+      return { packageDir: installed.dir, entry: installed.entry, args: spec.stdio.args, env };
     }
-    if (spec.stdio.script !== undefined) return { entry: `${app.revision}/${spec.stdio.script}`, args: spec.stdio.args };
+    if (spec.stdio.script !== undefined) return { entry: `${app.revision}/${spec.stdio.script}`, args: spec.stdio.args, env };
     return undefined;
   }
 
@@ -140,8 +141,7 @@ export class McpFederation {
       if (entry === undefined) throw new UhlpError('UHLP_MCP_TOOL_NOT_FOUND', `no tool named "${fullName.slice(0, 128)}"`, { tool: fullName.slice(0, 128) });
       serverLabel = serverId;
       if (!toolGrant(grant.capabilities)(fullName)) {
-        const forbidden = grant.capabilities.mcp !== undefined && grant.capabilities.mcp.allow.length > 0;
-        throw capabilityDenied('mcp', grant.capabilities.mcp === undefined ? 'absent' : forbidden ? 'allow' : 'absent', `the app's capabilities do not allow ${fullName.slice(0, 128)}`, { tool: fullName.slice(0, 128) });
+        throw capabilityDenied('mcp', refusalRule(grant.capabilities, fullName), `the app's capabilities do not allow ${fullName.slice(0, 128)}`, { tool: fullName.slice(0, 128) });
       }
       // A name the server did not list is not called, whatever the server would do with it.
       const tool = (await this.toolsOf(entry, signal)).tools.get(fullName);

@@ -34,3 +34,10 @@ export function serverMayBeGranted(capabilities: CapabilitiesSpec, serverId: str
     return server === undefined ? picomatch(scope!, { dot: true })(serverId) : picomatch(`${scope}.${server}`, { dot: true })(serverId);
   });
 }
+
+/** Which rule refuses `fullName`: `absent` (no mcp capability), `forbidden` (a forbidden glob matches), or `allow` (no allow glob does). */
+export function refusalRule(capabilities: CapabilitiesSpec, fullName: string): 'absent' | 'forbidden' | 'allow' {
+  const mcp = capabilities.mcp;
+  if (mcp === undefined) return 'absent';
+  return picomatch(mcp.allow, { dot: true })(fullName) ? 'forbidden' : 'allow';
+}

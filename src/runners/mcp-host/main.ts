@@ -7,7 +7,7 @@
  * core's calls on its socket, one at a time.
  *
  *   node dist/runners/mcp-host/main.js --listen unix:/run/sb.sock|tcp:0.0.0.0:8080
- *        --server-entry FILE [--server-arg ARG]... [--work-dir DIR] [--niceness N] [--exit-on-stdin-close]
+ *        --server-entry FILE [--server-arg ARG]... [--server-env NAME=VALUE]... [--work-dir DIR] [--niceness N] [--exit-on-stdin-close]
  *
  * `{work}` in a server argument is the sandbox's writable tree. The ready line
  * is printed once the server has answered its opening: a warm sandbox is a
@@ -34,10 +34,14 @@ const { values } = parseArgs({
     listen: { type: 'string' },
     'server-entry': { type: 'string' },
     'server-arg': { type: 'string', multiple: true, default: [] },
+    'server-env': { type: 'string', multiple: true, default: [] },
     'work-dir': { type: 'string' },
     niceness: { type: 'string', default: '0' },
     concurrency: { type: 'string', default: '1' },
     'mcp-socket': { type: 'string' },
+    // The app's revisions: where a server that is a script of the app is found (--server-entry names it).
+    definitions: { type: 'string' },
+    'definitions-via-mcp': { type: 'boolean', default: false },
     'exit-on-stdin-close': { type: 'boolean', default: false },
     'drain-on-sigterm': { type: 'boolean', default: false },
   },
@@ -122,6 +126,10 @@ const server = new Http1Server({
 // The server's arguments, with the sandbox's paths in place.
 const args = values['server-arg'].map((arg) => arg.replaceAll('{work}', workDir));
 for (const arg of args) if (arg.startsWith(`${workDir}/`)) mkdirSync(arg, { recursive: true });
+for (const variable of values['server-env']) {
+  const equals = variable.indexOf('=');
+  if (equals > 0) process.env[variable.slice(0, equals)] = variable.slice(equals + 1).replaceAll('{work}', workDir);
+}
 process.argv = [process.argv[0]!, path.resolve(entry), ...args];
 await import(pathToFileURL(path.resolve(entry)).href);
 await open();
