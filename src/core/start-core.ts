@@ -19,6 +19,7 @@ import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.
 import { McpFederation } from '../mcp/federation/mcp-federation.js';
 import { PackageCache } from '../mcp/federation/package-cache.js';
 import { secretFile } from '../mcp/federation/secret-file.js';
+import { loadCommunityServers } from '../mcp/federation/community-servers.js';
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
 import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
@@ -130,6 +131,9 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   federation = new McpFederation({
     appPool: (appId, poolName) => sandboxes.pool(appId, poolName),
     packages: new PackageCache(config.mcpFederation.packageCache),
+    community: loadCommunityServers(config.mcpFederation.communityFile),
+    startPool: (appId, spec, launch) => sandboxes.startOwnPool(appId, spec, launch),
+    retirePool: (appId, poolName) => sandboxes.retireOwnPool(appId, poolName),
     secret: secretFile(config.mcpFederation.secretsFile),
     allowPrivate: config.mcpFederation.allowPrivate,
     criticalAllowed: (grant, tool) => workflows.criticalAllowed(grant, tool),

@@ -48,6 +48,8 @@ export interface PoolReadiness {
 
 export class SandboxManager {
   private readonly pools = new Map<string, WarmPool>();
+  /** Pools no AppDefinition declares (startOwnPool): sync leaves them alone. */
+  private readonly ownPools = new Map<string, WarmPool>();
   private readonly retiring = new Set<Promise<void>>();
 
   constructor(private readonly options: SandboxManagerOptions) {}
@@ -140,12 +142,56 @@ export class SandboxManager {
     return { ready: pools.every((p) => p.ready), pools };
   }
 
+  /**
+   * A pool of `appId` that no AppDefinition declares (a community MCP server's,
+   * one per app that uses it), started on the same driver and closed with the
+   * others; the caller retires it with `retireOwnPool`. Replaces one of the same name.
+   */
+  startOwnPool(appId: string, spec: PoolSpec, mcpServer?: McpServerLaunch): WarmPool {
+    const k = key(appId, spec.name);
+    const previous = this.ownPools.get(k);
+    if (previous !== undefined) this.retireOwn(k, previous);
+    const pool = new WarmPool({
+      appId,
+      pool: spec,
+      driver: this.options.driver,
+      metrics: this.options.metrics,
+      logger: this.options.logger,
+      startConcurrency: this.options.startConcurrency,
+      maxResponseBytes: this.options.maxResponseBytes,
+      sandboxSpec: {
+        appId,
+        pool: spec,
+        definitionsRoot: appRevisionsDir(this.options.definitionsRoot, appId),
+        ...(mcpServer !== undefined ? { mcpServer } : {}),
+        labels: { 'uhlp.dev/app': appId, 'uhlp.dev/pool': spec.name, 'uhlp.dev/instance': this.options.instanceId },
+      },
+    });
+    this.ownPools.set(k, pool);
+    void pool.start();
+    return pool;
+  }
+
+  /** Retires a pool started with startOwnPool. */
+  retireOwnPool(appId: string, poolName: string): void {
+    const k = key(appId, poolName);
+    const pool = this.ownPools.get(k);
+    if (pool !== undefined) this.retireOwn(k, pool);
+  }
+
   /** Closes every pool. `force` destroys busy sandboxes too instead of waiting for their requests. */
   async close(options: { force?: boolean } = {}): Promise<void> {
-    const closing = [...this.pools.values()].map((pool) => pool.close(options));
+    const closing = [...this.pools.values(), ...this.ownPools.values()].map((pool) => pool.close(options));
     this.pools.clear();
+    this.ownPools.clear();
     await Promise.all([...closing, ...this.retiring]);
     await this.options.driver.close();
+  }
+
+  private retireOwn(k: string, pool: WarmPool): void {
+    this.ownPools.delete(k);
+    const done = pool.close().finally(() => this.retiring.delete(done));
+    this.retiring.add(done);
   }
 
   private retire(k: string, pool: WarmPool): void {

@@ -445,6 +445,43 @@ export const McpHeaderSpec = Type.Object(
   { additionalProperties: false },
 );
 
+/** A stdio MCP server: what runs, with which arguments and environment, in which pool. */
+export const McpStdioSpec = Type.Object(
+  {
+    pool: Name('The pool (runner: mcp) whose sandboxes run the server, one server process per sandbox.'),
+    package: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String({ pattern: '^(@[a-z0-9][-a-z0-9._~]*/)?[a-z0-9][-a-z0-9._~]*$', maxLength: 214, description: 'npm package name.' }),
+          version: Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.-]+)?$', description: 'Exact version: ranges and tags are refused.' }),
+          integrity: Type.Optional(
+            Type.String({ pattern: '^sha512-[A-Za-z0-9+/]+={0,2}$', description: "The package's sha512 integrity; the registry's is checked when omitted." }),
+          ),
+          bin: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Which of the package's bin entries runs; the only one when omitted." })),
+        },
+        { additionalProperties: false, description: 'An npm package, installed into the core\'s content-addressed cache and mounted read-only.' },
+      ),
+    ),
+    script: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: "A Node script of the app's files (.js or .mjs) that serves MCP on stdio." })),
+    args: Type.Array(Type.String({ maxLength: 4096 }), {
+      default: [],
+      maxItems: 64,
+      description: "Arguments after the entry. `{work}` stands for the sandbox's writable tree (directories under it that an argument names are made).",
+    }),
+    env: Type.Array(
+      Type.Object(
+        {
+          name: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }),
+          value: Type.String({ maxLength: 4096, description: 'The value; `{work}` stands for the sandbox\'s writable tree. Not for secrets: this is the app\'s file.' }),
+        },
+        { additionalProperties: false },
+      ),
+      { default: [], maxItems: 32, description: "Environment variables of the server's process; nothing of the core's environment is passed." },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * An MCP server whose tools the app's executions may call through the core as
  * `app.<name>.<tool>`: a stdio server run in sandboxes of a `runner: mcp` pool
@@ -454,43 +491,7 @@ export const McpHeaderSpec = Type.Object(
 export const McpServerSpec = Type.Object(
   {
     name: Type.String({ pattern: '^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$', description: 'Server name: its tools are app.<name>.<tool>.' }),
-    stdio: Type.Optional(
-      Type.Object(
-        {
-          pool: Name('The pool (runner: mcp) whose sandboxes run the server, one server process per sandbox.'),
-          package: Type.Optional(
-            Type.Object(
-              {
-                name: Type.String({ pattern: '^(@[a-z0-9][-a-z0-9._~]*/)?[a-z0-9][-a-z0-9._~]*$', maxLength: 214, description: 'npm package name.' }),
-                version: Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.-]+)?$', description: 'Exact version: ranges and tags are refused.' }),
-                integrity: Type.Optional(
-                  Type.String({ pattern: '^sha512-[A-Za-z0-9+/]+={0,2}$', description: "The package's sha512 integrity; the registry's is checked when omitted." }),
-                ),
-                bin: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Which of the package's bin entries runs; the only one when omitted." })),
-              },
-              { additionalProperties: false, description: 'An npm package, installed into the core\'s content-addressed cache and mounted read-only.' },
-            ),
-          ),
-          script: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: "A Node script of the app's files (.js or .mjs) that serves MCP on stdio." })),
-          args: Type.Array(Type.String({ maxLength: 4096 }), {
-            default: [],
-            maxItems: 64,
-            description: "Arguments after the entry. `{work}` stands for the sandbox's writable tree (directories under it that an argument names are made).",
-          }),
-          env: Type.Array(
-            Type.Object(
-              {
-                name: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }),
-                value: Type.String({ maxLength: 4096, description: 'The value; `{work}` stands for the sandbox\'s writable tree. Not for secrets: this is the app\'s file.' }),
-              },
-              { additionalProperties: false },
-            ),
-            { default: [], maxItems: 32, description: "Environment variables of the server's process; nothing of the core's environment is passed." },
-          ),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    stdio: Type.Optional(McpStdioSpec),
     http: Type.Optional(
       Type.Object(
         {

@@ -26,6 +26,7 @@ import { serverFailure } from './federated-server.js';
 import { createHttpServer } from './http-server.js';
 import type { PackageCache } from './package-cache.js';
 import { createSandboxServer } from './sandbox-server.js';
+import { communityPoolSpec, type CommunityServerSpec } from './community-servers.js';
 import { refusalRule, serverMayBeGranted, toolGrant } from './tool-grant.js';
 
 /** How long a server's tool list is kept, ms: its changes reach callers within this. */
@@ -36,16 +37,16 @@ export const MAX_TOOLS_PER_SERVER = 512;
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const MAX_DESCRIPTION = 2048;
 
-/** A community server as the operator declares it (core configuration, Helm values). */
-export interface CommunityServerSpec extends McpServerSpec {
-  /** The pool each app's sandboxes of a stdio community server take. */
-  readonly poolSpec?: PoolSpec;
-}
-
 export interface McpFederationOptions {
   /** The pool of an app's `runner: mcp` pool (the sandbox manager's). */
   appPool(appId: string, poolName: string): WarmPool | undefined;
   readonly packages: PackageCache;
+  /** Servers the operator installs for every app (community.*). @defaultValue none */
+  readonly community?: readonly CommunityServerSpec[];
+  /** Starts a pool no AppDefinition declares, for one app's sandboxes of a stdio community server. */
+  startPool?(appId: string, spec: PoolSpec, launch: McpServerLaunch): WarmPool;
+  /** Retires such a pool. */
+  retirePool?(appId: string, poolName: string): void;
   /** A secret's value for a remote server's header. */
   secret(appId: string, name: string, key: string): string | undefined;
   /** host:port pairs remote servers may resolve to although private. @defaultValue [] */
@@ -79,6 +80,8 @@ export class McpFederation {
   private readonly apps = new Map<string, Map<string, ServerEntry>>();
   private readonly apps_ = new Map<string, LoadedApp>();
   private readonly now: () => number;
+  /** One app's pools of stdio community servers, by `<app>\0<server>`, started on first use. */
+  private readonly communityPools = new Map<string, Promise<WarmPool | undefined>>();
 
   constructor(private readonly options: McpFederationOptions) {
     this.now = options.now ?? Date.now;
@@ -95,6 +98,13 @@ export class McpFederation {
     }
     for (const app of snapshot.apps.values()) this.apps_.set(app.id, app);
     for (const appId of [...this.apps_.keys()]) if (!snapshot.apps.has(appId)) this.apps_.delete(appId);
+    // A removed app's community pools go with it.
+    for (const k of [...this.communityPools.keys()]) {
+      const [appId, server] = k.split('\0') as [string, string];
+      if (snapshot.apps.has(appId)) continue;
+      this.communityPools.delete(k);
+      this.options.retirePool?.(appId, `community-${server}`);
+    }
   }
 
   /** The stdio server a `runner: mcp` pool of `app` runs (for the sandbox manager); installs its package first. */
@@ -197,8 +207,39 @@ export class McpFederation {
       const server = this.serverFor(appId, `app.${spec.name}`, spec);
       if (server !== undefined) entries.set(server.id, { server });
     }
+    for (const spec of this.options.community ?? []) {
+      const id = `community.${spec.name}`;
+      const server =
+        spec.stdio !== undefined
+          ? createSandboxServer({ id, pool: () => this.communityPool(appId, spec), timeoutMs: spec.timeoutMs, maxOutputBytes: spec.maxOutputBytes })
+          : this.serverFor(appId, id, spec as McpServerSpec);
+      if (server !== undefined) entries.set(id, { server });
+    }
     this.apps.set(appId, entries);
     return entries;
+  }
+
+  /** The app's pool of a stdio community server, started (its package installed first) on first use. */
+  private communityPool(appId: string, spec: CommunityServerSpec): Promise<WarmPool | undefined> {
+    const k = `${appId}\0${spec.name}`;
+    let pool = this.communityPools.get(k);
+    if (pool === undefined) {
+      pool = (async () => {
+        const installed = await this.options.packages.install(spec.stdio!.package!);
+        const launch: McpServerLaunch = {
+          packageDir: installed.dir,
+          entry: installed.entry,
+          args: spec.stdio!.args,
+          env: spec.stdio!.env.map((variable) => `${variable.name}=${variable.value}`),
+        };
+        return this.options.startPool?.(appId, communityPoolSpec(spec), launch);
+      })().catch((error: unknown) => {
+        this.communityPools.delete(k);
+        throw serverFailure('UHLP_MCP_SERVER_UNAVAILABLE', `community.${spec.name}`, isUhlpError(error) ? error.message : 'its package could not be installed');
+      });
+      this.communityPools.set(k, pool);
+    }
+    return pool;
   }
 
   private serverFor(appId: string, id: string, spec: McpServerSpec): FederatedServer | undefined {

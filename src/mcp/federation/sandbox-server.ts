@@ -14,7 +14,7 @@ import { serverFailure, type FederatedCallResult, type FederatedServer, type Raw
 export interface SandboxServerOptions {
   readonly id: string;
   /** The pool, looked up at each call: a changed pool spec replaces it. */
-  pool(): WarmPool | undefined;
+  pool(): WarmPool | undefined | Promise<WarmPool | undefined>;
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
 }
@@ -26,7 +26,7 @@ export function createSandboxServer(options: SandboxServerOptions): FederatedSer
   const { id } = options;
 
   async function send(method: McpHostCall['method'], params: Record<string, unknown>): Promise<McpHostAnswer> {
-    const pool = options.pool();
+    const pool = await options.pool();
     if (pool === undefined) throw serverFailure('UHLP_MCP_SERVER_UNAVAILABLE', id, 'its pool is not running');
     let lease;
     try {
