@@ -87,6 +87,8 @@ export interface BuildImagesResult {
   readonly llmOrchestrator: BuiltImage;
   /** The csjs runner: the base plus its files and isolated-vm's compiled addon. */
   readonly csjsRunner: BuiltImage;
+  /** The mcp-host of runner: mcp pools: the base plus its files (servers' packages are mounted). */
+  readonly mcpHost: BuiltImage;
 }
 
 export async function buildImages(options: BuildImagesOptions = {}): Promise<BuildImagesResult> {
@@ -95,14 +97,16 @@ export async function buildImages(options: BuildImagesOptions = {}): Promise<Bui
   const jitRunner = await buildRunnerImage(docker, nodeBase.reference, 'jit', options);
   const llmOrchestrator = await buildRunnerImage(docker, nodeBase.reference, 'llm', options);
   const csjsRunner = await buildRunnerImage(docker, nodeBase.reference, 'csjs', options);
+  const mcpHost = await buildRunnerImage(docker, nodeBase.reference, 'mcp', options);
   if (options.prune) {
+    await pruneOlder(docker, MCP_HOST_REPOSITORY, mcpHost.reference);
     // The runners first: older runner images are what keep older bases in use.
     await pruneOlder(docker, JIT_RUNNER_REPOSITORY, jitRunner.reference);
     await pruneOlder(docker, LLM_ORCHESTRATOR_REPOSITORY, llmOrchestrator.reference);
     await pruneOlder(docker, CSJS_RUNNER_REPOSITORY, csjsRunner.reference);
     await pruneOlder(docker, NODE_BASE_REPOSITORY, nodeBase.reference);
   }
-  return { nodeBase, jitRunner, llmOrchestrator, csjsRunner };
+  return { nodeBase, jitRunner, llmOrchestrator, csjsRunner, mcpHost };
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { BuildImagesResult, BuiltImage } from './build-images.js';
 
 export function formatBuiltImages(result: BuildImagesResult): string {
-  return [result.nodeBase, result.jitRunner, result.llmOrchestrator, result.csjsRunner]
+  return [result.nodeBase, result.jitRunner, result.llmOrchestrator, result.csjsRunner, result.mcpHost]
     .map((image) => `${image.reference}  ${(image.sizeBytes / 1e6).toFixed(1)} MB  ${image.built ? 'built' : 'up to date'}`)
     .join('\n');
 }
