@@ -33,8 +33,12 @@
  *
  * The workflow benchmark (bench/workflow-bench.ts) measures the engine's overhead
  * per step and the time to the first streamed byte, over BENCH_WORKFLOW_RUNS (20) runs.
- * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow picks the parts (all by default).
+ * The MCP benchmark (bench/mcp-federation.ts, BENCH_ONLY=mcp) sets a federated tool call
+ * through the core beside the same call straight to the server, and a core.* call of this
+ * tree beside one of BENCH_MCP_BEFORE (a built tree of the commit before), when given.
+ * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,mcp picks the parts (all by default).
  */
+import { benchMcp, mcpBenchTable } from './mcp-federation.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
@@ -110,6 +114,7 @@ async function processBench(): Promise<void> {
       })
     : [];
   const workflow = only('workflow') ? await benchWorkflow(Number(process.env.BENCH_WORKFLOW_RUNS ?? 20)) : undefined;
+  const mcp = only('mcp') ? await benchMcp(seconds * 1000, dispatchRounds) : undefined;
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -124,6 +129,7 @@ async function processBench(): Promise<void> {
     queueRatio: queueRatio(queue),
     ...(ledger ? { ledger } : {}),
     ...(workflow !== undefined ? { workflow } : {}),
+    ...(mcp !== undefined ? { mcp } : {}),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -148,6 +154,7 @@ async function processBench(): Promise<void> {
   if (queue.length > 0) {
     process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
   }
+  if (mcp !== undefined) process.stdout.write(`\nMCP: a federated tool through the core vs straight to the server; a core.* call before and after the SDK move\n${mcpBenchTable(mcp)}`);
   if (workflow !== undefined) {
     const { workflow20, direct20, firstByte } = workflow;
     process.stdout.write(
@@ -160,7 +167,7 @@ async function processBench(): Promise<void> {
   }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,mcp (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

@@ -114,8 +114,8 @@ export class SandboxManager {
           appId,
           pool: spec,
           definitionsRoot: appRevisionsDir(this.options.definitionsRoot, appId),
-          mcpSocket: this.options.mcpSocket,
-          ...(mcpServer !== undefined ? { mcpServer } : {}),
+          // An MCP server's sandbox gets no way to the core's endpoint: it has no token, and nothing to ask.
+          ...(mcpServer === undefined ? { mcpSocket: this.options.mcpSocket } : { mcpServer }),
           labels: { 'uhlp.dev/app': appId, 'uhlp.dev/pool': spec.name, 'uhlp.dev/instance': this.options.instanceId },
         },
       });
