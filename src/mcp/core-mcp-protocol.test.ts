@@ -135,6 +135,46 @@ describe('the core MCP endpoint, both protocol eras', () => {
     expect(((await response.json()) as { error: { code: number } }).error.code).toBe(code);
   });
 
+  it('streams subscriptions/listen: the acknowledged filter, list changes, and the result when the token ends', async () => {
+    const listenToken = mcp.beginExecution(binding, 60_000);
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${listenToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'subscriptions/listen',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'sub-1',
+        method: 'subscriptions/listen',
+        params: { notifications: { toolsListChanged: true, promptsListChanged: true }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const messages = async (count: number): Promise<any[]> => {
+      for (;;) {
+        const found = [...text.matchAll(/^data: (.*)$/gm)].map((match) => JSON.parse(match[1]!));
+        if (found.length >= count) return found;
+        const { done, value } = await reader.read();
+        if (done) return found;
+        text += decoder.decode(value, { stream: true });
+      }
+    };
+    const [ack] = await messages(1);
+    // Only what the core has: tools; no prompts, no resources.
+    expect(ack).toEqual({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' }, notifications: { toolsListChanged: true } } });
+    mcp.endExecution(listenToken);
+    const all = await messages(2);
+    expect(all[1]).toMatchObject({ jsonrpc: '2.0', id: 'sub-1', result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } } });
+  });
+
   it('answers 401 without a token, before any MCP parsing', async () => {
     const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(response.status).toBe(401);

@@ -18,6 +18,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { ExecutionGrant } from './mcp-token-service.js';
 import { ExchangeTransport, type ExchangeExtra } from './exchange-transport.js';
+import { listenFrames, type ToolsChangedWatch } from './listen-stream.js';
 
 /** The revision the core serves statelessly; the 2025 revisions are served too. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -41,13 +42,17 @@ export interface ListedMcpTool {
 export interface GrantTools {
   list(grant: ExecutionGrant, signal: AbortSignal): Promise<ListedMcpTool[]>;
   call(grant: ExecutionGrant, name: string, args: unknown, signal: AbortSignal): Promise<CallToolResult>;
+  /** Tells `onChange` when the grant's list may have changed (subscriptions/listen). @defaultValue never */
+  watch?: ToolsChangedWatch;
 }
 
 /** What the HTTP route writes back. */
 export interface McpAnswer {
   readonly status: number;
-  /** Undefined for 202 (a notification). */
+  /** Undefined for 202 (a notification) and for a stream. */
   readonly body?: unknown;
+  /** Server-sent events, written as they come (subscriptions/listen). */
+  readonly stream?: AsyncIterable<string>;
 }
 
 export interface StandardHeaders {
@@ -134,6 +139,13 @@ export async function createCoreMcpProtocol(tools: GrantTools): Promise<CoreMcpP
         }
         const missing = missingHeader(outcome.message, headers);
         if (missing !== undefined) return rpcError(400, -32020, missing, outcome.message.id);
+        if (outcome.message.method === 'subscriptions/listen') {
+          const params = outcome.message.params as { notifications?: Record<string, unknown> } | undefined;
+          return {
+            status: 200,
+            stream: listenFrames({ id: outcome.message.id, filter: params?.notifications, grant, watch: tools.watch, signal, serverInfo: SERVER_INFO }),
+          };
+        }
         return { status: 200, body: await modern.exchange(outcome.message, withExtra, signal) };
       }
     }

@@ -7,6 +7,7 @@
  * session, and its expiry or revocation ends it.
  */
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UhlpError, errorBody, isUhlpError } from '../shared/errors.js';
@@ -73,6 +74,8 @@ export interface CoreMcpServerOptions {
 export interface FederatedTools {
   list(grant: ExecutionGrant, signal: AbortSignal): Promise<ListedMcpTool[]>;
   call(grant: ExecutionGrant, name: string, args: unknown, signal: AbortSignal): Promise<CallToolResult>;
+  /** Tells `onChange` when a server's list of the grant's app changed; answers how to stop. */
+  watch?(grant: ExecutionGrant, onChange: () => void): () => void;
 }
 
 export interface CoreMcpServer extends McpExecutions {
@@ -143,6 +146,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     },
     call: (grant, name, args, signal) =>
       federation !== undefined && isFederatedName(name) ? federation.call(grant, name, args, signal) : invokeTool(invokerDeps, grant, name, args, signal),
+    ...(federation?.watch !== undefined ? { watch: (grant, onChange) => federation.watch!(grant, onChange) } : {}),
   };
   // Built once, on the first request: the SDK servers connect asynchronously.
   let protocol: Promise<CoreMcpProtocol> | undefined;
@@ -187,7 +191,12 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     reply.raw.once('close', onClose);
     try {
       const answer = await (await protocolOnce()).serve(body, standardHeaders(request), grant, aborter.signal);
-      if (answer.body === undefined) await reply.code(answer.status).send();
+      if (answer.stream !== undefined) {
+        await reply
+          .code(answer.status)
+          .headers({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' })
+          .send(Readable.from(answer.stream));
+      } else if (answer.body === undefined) await reply.code(answer.status).send();
       else await reply.code(answer.status).header('content-type', 'application/json').send(JSON.stringify(answer.body));
     } catch (error) {
       if (aborter.signal.aborted) return;

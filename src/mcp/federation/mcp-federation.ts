@@ -70,6 +70,7 @@ interface ToolList {
 }
 
 interface ServerEntry {
+  readonly appId: string;
   readonly server: FederatedServer;
   list?: ToolList;
   pending?: Promise<ToolList>;
@@ -80,6 +81,8 @@ export class McpFederation {
   private readonly apps = new Map<string, Map<string, ServerEntry>>();
   private readonly apps_ = new Map<string, LoadedApp>();
   private readonly now: () => number;
+  /** Who listens for tool-list changes of an app (subscriptions/listen), and the timer that re-reads its servers' lists meanwhile. */
+  private readonly watchers = new Map<string, { listeners: Set<() => void>; timer: NodeJS.Timeout }>();
   /** One app's pools of stdio community servers, by `<app>\0<server>`, started on first use. */
   private readonly communityPools = new Map<string, Promise<WarmPool | undefined>>();
 
@@ -94,6 +97,7 @@ export class McpFederation {
       if (next === undefined || next.document.spec.mcpServers !== this.apps_.get(appId)?.document.spec.mcpServers) {
         for (const entry of entries.values()) void entry.server.close();
         this.apps.delete(appId);
+        this.changed(appId);
       }
     }
     for (const app of snapshot.apps.values()) this.apps_.set(app.id, app);
@@ -184,8 +188,45 @@ export class McpFederation {
     }
   }
 
+  /**
+   * Tells `onChange` when a server's tool list of the grant's app changes; while
+   * anyone listens, the lists are read again every SERVER_TOOLS_TTL_MS.
+   */
+  watch(grant: ExecutionGrant, onChange: () => void): () => void {
+    const appId = grant.appId;
+    let watching = this.watchers.get(appId);
+    if (watching === undefined) {
+      const timer = setInterval(() => this.refresh(appId), SERVER_TOOLS_TTL_MS);
+      timer.unref();
+      watching = { listeners: new Set(), timer };
+      this.watchers.set(appId, watching);
+    }
+    const listener = (): void => onChange();
+    watching.listeners.add(listener);
+    return () => {
+      const current = this.watchers.get(appId);
+      current?.listeners.delete(listener);
+      if (current !== undefined && current.listeners.size === 0) {
+        clearInterval(current.timer);
+        this.watchers.delete(appId);
+      }
+    };
+  }
+
+  /** Reads the app's servers' lists again (their TTL has passed); changes are told to the watchers. */
+  private refresh(appId: string): void {
+    const signal = AbortSignal.timeout(SERVER_TOOLS_TTL_MS);
+    for (const entry of this.serversOf(appId).values()) void this.toolsOf(entry, signal).catch(() => undefined);
+  }
+
+  private changed(appId: string): void {
+    for (const listener of this.watchers.get(appId)?.listeners ?? []) listener();
+  }
+
   /** Closes every server's client. */
   async close(): Promise<void> {
+    for (const { timer } of this.watchers.values()) clearInterval(timer);
+    this.watchers.clear();
     const closing = [...this.apps.values()].flatMap((entries) => [...entries.values()].map((entry) => entry.server.close()));
     this.apps.clear();
     await Promise.all(closing);
@@ -205,7 +246,7 @@ export class McpFederation {
     const app = this.apps_.get(appId);
     for (const spec of app?.document.spec.mcpServers ?? []) {
       const server = this.serverFor(appId, `app.${spec.name}`, spec);
-      if (server !== undefined) entries.set(server.id, { server });
+      if (server !== undefined) entries.set(server.id, { appId, server });
     }
     for (const spec of this.options.community ?? []) {
       const id = `community.${spec.name}`;
@@ -213,7 +254,7 @@ export class McpFederation {
         spec.stdio !== undefined
           ? createSandboxServer({ id, pool: () => this.communityPool(appId, spec), timeoutMs: spec.timeoutMs, maxOutputBytes: spec.maxOutputBytes })
           : this.serverFor(appId, id, spec as McpServerSpec);
-      if (server !== undefined) entries.set(id, { server });
+      if (server !== undefined) entries.set(id, { appId, server });
     }
     this.apps.set(appId, entries);
     return entries;
@@ -269,7 +310,9 @@ export class McpFederation {
       .listTools(signal)
       .then((raw) => {
         const list = { fetchedAt: this.now(), tools: checkTools(entry.server.id, raw, this.options.logger) };
+        const before = entry.list;
         entry.list = list;
+        if (before !== undefined && !sameTools(before.tools, list.tools)) this.changed(entry.appId);
         return list;
       })
       .finally(() => {
@@ -301,6 +344,16 @@ export function checkTools(serverId: string, raw: readonly RawTool[], logger?: L
   }
   if (refused > 0) logger?.warn({ server: serverId, refused }, 'federated server listed tools the core does not offer');
   return tools;
+}
+
+/** Whether two checked lists offer the same tools, with the same descriptions and schemas. */
+function sameTools(a: ReadonlyMap<string, CheckedTool>, b: ReadonlyMap<string, CheckedTool>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [name, tool] of a) {
+    const other = b.get(name);
+    if (other === undefined || other.description !== tool.description || JSON.stringify(other.inputSchema) !== JSON.stringify(tool.inputSchema)) return false;
+  }
+  return true;
 }
 
 /**
