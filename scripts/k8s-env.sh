@@ -225,13 +225,16 @@ start_control_plane() {
     --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
     --initial-cluster "uhlp-test=http://127.0.0.1:$etcd_peer_port" --listen-metrics-urls ""
   wait_for etcd etcd_healthy || return 1
+  # The API server reaches kubelets (logs, exec, port-forward) at their InternalIP first, as
+  # kubeadm's does: a node's name need not resolve on the control plane's machine.
   start kube-apiserver --etcd-servers "http://127.0.0.1:$etcd_port" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$apiserver_port" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --cert-dir "$run_dir/apiserver-certs" \
     --client-ca-file "$pki/ca.crt" --token-auth-file "$pki/tokens.csv" --authorization-mode RBAC \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \
     --service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 10.96.0.0/24 \
-    --endpoint-reconciler-type none --profiling=false
+    --endpoint-reconciler-type none --profiling=false \
+    --kubelet-preferred-address-types InternalIP,Hostname
   wait_for kube-apiserver ready || return 1
   start kube-controller-manager --kubeconfig "$kubeconfig" \
     --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \

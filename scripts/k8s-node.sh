@@ -11,6 +11,15 @@
 #   scripts/k8s-node.sh build    only build the binaries (cached per Kubernetes version)
 #   scripts/k8s-node.sh import IMAGE...   copy local Docker images into the node's containerd (`docker save | ctr import`)
 #   scripts/k8s-node.sh ctr ARGS...       ctr against the node's containerd, namespace k8s.io
+#   scripts/k8s-node.sh api-outage start|stop   stop the pods' relay to the API server (its open
+#                                         connections close, new ones are refused), or start it again: the
+#                                         API server stopped, as the cluster's workloads see it, while the
+#                                         server itself, shared with everything else here, runs on
+#
+# `up` is idempotent: run again, it starts only what is not running (a dead relay, say)
+# and prints the line. The node's name resolves to its address through /etc/hosts (a
+# marked line `up` adds and `down` removes), so the API server reaches the kubelet by
+# name for `kubectl logs`, `exec` and `port-forward`.
 #
 # The node's containerd is its own daemon (own root, state directory and socket);
 # Docker's containerd is never touched. Pods live on a bridge this script creates
@@ -67,6 +76,14 @@ components=(containerd kube-scheduler kubelet kube-proxy api-relay coredns)
 
 log() { echo "k8s-node: $*" >&2; }
 die() { log "$*"; exit 1; }
+
+# `grep -q` in a pipeline exits at the first match; with pipefail the writer's SIGPIPE
+# then fails the whole test. Every "does this output contain" check reads the output
+# whole first, so a present address, image or certificate name is never taken as absent.
+output_has() {
+  local output=$1 needle=$2
+  [[ "$output" == *"$needle"* ]]
+}
 
 # --- build --------------------------------------------------------------------
 
@@ -147,11 +164,23 @@ running_pid() {
 }
 
 start() {
-  local name=$1
+  local name=$1 pid deadline
   shift
   if running_pid "$name" > /dev/null; then return; fi
   setsid "$(binary_of "$name")" "$@" >> "$run_dir/logs/node-$name.log" 2>&1 < /dev/null 8>&- 9>&- &
-  echo $! > "$(pid_file "$name")"
+  pid=$!
+  echo "$pid" > "$(pid_file "$name")"
+  # $! is this shell's fork, which becomes setsid and then the binary: until that exec it
+  # runs another program, and running_pid (hence wait_for) would take a component that is
+  # still starting for one that exited. Wait for the exec, or for its end.
+  deadline=$((SECONDS + 10))
+  until running_pid "$name" > /dev/null; do
+    if [[ ! -e /proc/$pid ]] || [[ "$(cut -d' ' -f3 "/proc/$pid/stat" 2> /dev/null)" == Z ]] || ((SECONDS >= deadline)); then
+      tail -20 "$run_dir/logs/node-$name.log" >&2
+      die "$name did not start; see $run_dir/logs/node-$name.log"
+    fi
+    sleep 0.05
+  done
 }
 
 wait_for() {
@@ -184,6 +213,56 @@ node_ready() {
 proxy_ready() { curl -fsS --max-time 2 "http://127.0.0.1:$proxy_healthz_port/healthz" > /dev/null 2>&1; }
 dns_ready() { curl -fsS --max-time 2 "http://127.0.0.1:$dns_health_port/health" > /dev/null 2>&1; }
 relay_answers() { (exec 3<> "/dev/tcp/$gateway/$relay_port") 2> /dev/null; }
+
+# --- node name ----------------------------------------------------------------
+
+hosts_marker="# uhlp k8s-node"
+
+# The API server reaches the kubelet by the node's name (its first address type): make
+# the name resolve on this machine, as a real node's host name does.
+ensure_node_name() {
+  local hosts
+  hosts=$(cat /etc/hosts)
+  output_has "$hosts" "$gateway $node_name $hosts_marker" && return
+  remove_node_name
+  echo "$gateway $node_name $hosts_marker" >> /etc/hosts
+}
+
+# /etc/hosts is often a bind mount: rewritten in place, never replaced.
+remove_node_name() {
+  local kept
+  kept=$(grep -vF "$hosts_marker" /etc/hosts || true)
+  printf '%s\n' "$kept" > /etc/hosts
+}
+
+# --- API server relay and its outage --------------------------------------------
+
+start_relay() {
+  start api-relay "TCP-LISTEN:$relay_port,bind=$gateway,reuseaddr,fork" "TCP:127.0.0.1:${UHLP_K8S_APISERVER_PORT:-26443}"
+  wait_for "API server relay" relay_answers
+}
+
+# Pods reach the API server only through the relay on the bridge address (the
+# `kubernetes` Service's endpoint). Stopping it is, for every workload, the API server
+# stopped: socat forks one child per connection, in its process group, so all of them go
+# and every open connection closes, and new ones are refused. The kubelet, kube-proxy
+# and CoreDNS (on loopback) and every other user of the shared API server go on.
+api_outage() {
+  local pid deadline
+  case ${1:-} in
+    start)
+      if pid=$(running_pid api-relay); then
+        kill -TERM -- "-$pid" 2> /dev/null || kill -TERM "$pid"
+        deadline=$((SECONDS + 10))
+        while kill -0 "$pid" 2> /dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+        kill -0 "$pid" 2> /dev/null && kill -KILL -- "-$pid"
+      fi
+      rm -f "$(pid_file api-relay)"
+      ;;
+    stop) start_relay ;;
+    *) die "usage: $0 api-outage start|stop" ;;
+  esac
+}
 
 # --- configuration ------------------------------------------------------------
 
@@ -329,7 +408,7 @@ setup_network() {
   if ! ip link show "$bridge" > /dev/null 2>&1; then
     ip link add "$bridge" type bridge
   fi
-  ip addr show dev "$bridge" | grep -q " $gateway/" || ip addr add "$gateway/${subnet#*/}" dev "$bridge"
+  output_has "$(ip -4 addr show dev "$bridge")" " $gateway/" || ip addr add "$gateway/${subnet#*/}" dev "$bridge"
   ip link set "$bridge" up
   # Pod traffic through the FORWARD chain, whose policy Docker sets to DROP.
   iptables -N UHLP-K8S-FORWARD 2> /dev/null || true
@@ -357,7 +436,7 @@ teardown_network() {
 # The API server's certificate must name the `kubernetes` Service address, which is
 # what in-cluster clients (the operator, the core) connect to.
 check_apiserver_cert() {
-  openssl x509 -in "$run_dir/pki/apiserver.crt" -noout -text | grep -q "IP Address:$service_ip" ||
+  output_has "$(openssl x509 -in "$run_dir/pki/apiserver.crt" -noout -text)" "IP Address:$service_ip" ||
     die "the API server certificate lacks IP:$service_ip; run scripts/k8s-env.sh up (it re-issues it)"
 }
 
@@ -377,7 +456,9 @@ EOF
 }
 
 import_pause() {
-  ctr_ images ls -q 2> /dev/null | grep -qxF "$pause_image" && return
+  local images
+  images=$(ctr_ images ls -q 2> /dev/null || true)
+  [[ $'\n'"$images"$'\n' == *$'\n'"$pause_image"$'\n'* ]] && return
   command -v docker > /dev/null || die "docker is needed once to package the pause image"
   local context
   context=$(mktemp -d)
@@ -405,6 +486,7 @@ up() {
   build
   mkdir -p "$run_dir/pids" "$run_dir/logs"
   check_apiserver_cert
+  ensure_node_name
   if all_running && node_ready; then
     echo "KUBECONFIG=$kubeconfig"
     return
@@ -418,8 +500,8 @@ up() {
   start containerd --config "$node_dir/containerd/config.toml" --log-level warn
   wait_for containerd containerd_answers
   import_pause
-  start api-relay "TCP-LISTEN:$relay_port,bind=$gateway,reuseaddr,fork" "TCP:127.0.0.1:${UHLP_K8S_APISERVER_PORT:-26443}"
-  wait_for "API server relay" relay_answers
+  # An outage an interrupted test left ends here too: the relay is started again.
+  start_relay
   publish_apiserver_endpoints
   start coredns -conf "$node_dir/Corefile"
   start kube-scheduler --kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" \
@@ -459,6 +541,7 @@ down() {
   fi
   rm -f "$(pid_file containerd)"
   teardown_network
+  remove_node_name
 }
 
 # Every task of the node's containerd is killed and every container deleted: the
@@ -493,5 +576,11 @@ case ${1:-} in
     shift
     ctr_ "$@"
     ;;
-  *) die "usage: $0 up|down|env|build|import IMAGE...|ctr ARGS..." ;;
+  api-outage)
+    shift
+    [[ "$(id -u)" -eq 0 ]] || die "must run as root (the relay is root's)"
+    mkdir -p "$run_dir/pids" "$run_dir/logs"
+    api_outage "$@"
+    ;;
+  *) die "usage: $0 up|down|env|build|import IMAGE...|ctr ARGS...|api-outage start|stop" ;;
 esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares the real services the integration tests talk to: Docker Engine and Redis
-# (plus binutils, whose strip the sandbox image build uses, and bubblewrap, which
-# contains the process driver's sandboxes).
+# (plus binutils, whose strip the sandbox image build uses, bubblewrap, which
+# contains the process driver's sandboxes, and chromium, which the console's browser tests drive).
 #
 # Idempotent and safe to run concurrently: it installs Debian's docker.io and
 # redis-server only when missing, starts dockerd and redis-server only when they
@@ -61,6 +61,8 @@ command -v runc >/dev/null 2>&1 || missing+=(runc)
 [ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] || missing+=(containernetworking-plugins)
 command -v socat >/dev/null 2>&1 || missing+=(socat)
 command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+# The console's browser tests drive Debian's Chromium through playwright-core (never a downloaded browser).
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

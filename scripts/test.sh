@@ -29,6 +29,8 @@ if ! scripts/k8s-node.sh env >/dev/null 2>&1; then stop_at_exit=(scripts/k8s-nod
 scripts/k8s-node.sh up >/dev/null
 # helm, built once from Go modules (cached under ~/.cache/uhlp/helm) before any test times it.
 scripts/helm-env.sh >/dev/null
+# kube-score and kubeconform for the chart's lint test, the same way (~/.cache/uhlp/chart-lint).
+scripts/chart-lint-env.sh >/dev/null
 
 echo "== generated files are up to date"
 npm run -s generate

@@ -15,6 +15,7 @@ import { LEDGER_DURABILITIES, type LedgerDurability } from './ledger/turn-ledger
 import { parseModelMap } from './llm/model-map.js';
 import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai-chat-wire.js';
 import type { LogLevel } from './logger.js';
+import { readConsoleTokens, type ConsoleToken } from './console/console-tokens.js';
 
 export type DriverName = 'process' | 'docker' | 'pod';
 
@@ -122,6 +123,32 @@ export interface CoreConfig {
   readonly runs: RunsConfig;
   /** The optimization oracle (docs/oracle.md). */
   readonly oracle: OracleConfig;
+  /** The web console at /_uhlp/console/ (docs/console.md). */
+  readonly console: ConsoleConfig;
+}
+
+/**
+ * The console: loopback-only unless tokens are configured; app views are served
+ * from an origin of their own, a second listener that serves the views' sandbox
+ * page and nothing else.
+ */
+export interface ConsoleConfig {
+  /** Serve the console. @defaultValue true (`UHLP_CONSOLE`, on or off) */
+  readonly enabled: boolean;
+  /**
+   * Who may use the console beyond loopback, and as what (console-tokens.ts); none:
+   * loopback clients only. @defaultValue none (`UHLP_CONSOLE_TOKENS_FILE`, e.g. a mounted Kubernetes Secret)
+   */
+  readonly tokens: readonly ConsoleToken[];
+  /** Interface of the views' sandbox origin. @defaultValue the core's `host` (`UHLP_CONSOLE_SANDBOX_HOST`) */
+  readonly sandboxHost: string;
+  /** Port of the views' sandbox origin; 0 picks a free one. @defaultValue 0 (`UHLP_CONSOLE_SANDBOX_PORT`, 0 - 65535) */
+  readonly sandboxPort: number;
+  /**
+   * The sandbox origin as browsers reach it (behind an Ingress, its own host name).
+   * @defaultValue the console page's host name with the sandbox port (`UHLP_CONSOLE_SANDBOX_URL`, an http(s) origin)
+   */
+  readonly sandboxUrl?: string;
 }
 
 /**
@@ -411,6 +438,23 @@ export function loadConfig(
       intervalMs: envInt('UHLP_ORACLE_INTERVAL_MS', 5000, 50, 3600_000),
       maxComparisons: envInt('UHLP_ORACLE_MAX_COMPARISONS', 8, 1, 1000),
     }),
+    console: consoleConfig(env, host?.raw ?? '127.0.0.1'),
+  });
+}
+
+function consoleConfig(env: NodeJS.ProcessEnv, coreHost: string): ConsoleConfig {
+  const sandboxUrl = env.UHLP_CONSOLE_SANDBOX_URL ? env.UHLP_CONSOLE_SANDBOX_URL.replace(/\/+$/, '') : undefined;
+  // An origin: a browser compares it with the messages' origin, so no path may follow.
+  if (sandboxUrl !== undefined && !/^https?:\/\/[^\s/?#]+$/.test(sandboxUrl)) invalid('UHLP_CONSOLE_SANDBOX_URL', 'an http(s) origin (scheme, host, optional port; no path)', env.UHLP_CONSOLE_SANDBOX_URL!);
+  const sandboxHost = env.UHLP_CONSOLE_SANDBOX_HOST || coreHost;
+  if (sandboxHost.trim() === '') invalid('UHLP_CONSOLE_SANDBOX_HOST', 'a host name or address', sandboxHost);
+  const tokensFile = env.UHLP_CONSOLE_TOKENS_FILE || undefined;
+  return Object.freeze({
+    enabled: env.UHLP_CONSOLE ? oneOf('UHLP_CONSOLE', env.UHLP_CONSOLE, ['on', 'off'] as const) === 'on' : true,
+    tokens: tokensFile !== undefined ? readConsoleTokens(path.resolve(tokensFile), 'UHLP_CONSOLE_TOKENS_FILE') : Object.freeze([]),
+    sandboxHost,
+    sandboxPort: env.UHLP_CONSOLE_SANDBOX_PORT ? integer('UHLP_CONSOLE_SANDBOX_PORT', env.UHLP_CONSOLE_SANDBOX_PORT, 0, 65535) : 0,
+    ...(sandboxUrl !== undefined ? { sandboxUrl } : {}),
   });
 }
 

@@ -54,6 +54,14 @@ export interface Metrics {
   /** 1 while this operator holds the leader Lease, else 0. */
   readonly operatorLeader: Gauge;
   /**
+   * Probes read at every scrape, before uhlp_app_watch_up is read: a core serving
+   * AppDefinitions (`--registry kubernetes`) registers one that tells whether its watch
+   * follows the API server.
+   */
+  readonly appWatchProbes: Set<() => boolean>;
+  /** 1 while the core's AppDefinition watch follows the API server, else 0 (it serves what it last listed). */
+  readonly appWatchUp: Gauge;
+  /**
    * LLM tokens spent, by app, component, model and kind (`prompt` or
    * `completion`). The model is the one the app's capability lists and the call
    * named (not the version string a server answers), so labels stay bounded.
@@ -137,12 +145,40 @@ export interface Metrics {
 /** Every metric the core exports starts with this. */
 export const METRIC_PREFIX = 'uhlp_';
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+/**
+ * prom-client's default gauges whose names end in `_total`, which Prometheus reserves
+ * for counters (`promtool check metrics` fails on them). Their `type`-labelled
+ * siblings (uhlp_nodejs_active_handles{type}, ...) stay: a sum over them is the total.
+ */
+const MISNAMED_DEFAULT_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+export interface MetricsOptions {
+  /** prom-client's process and Node.js metrics (uhlp_process_*, uhlp_nodejs_*). @defaultValue true */
+  readonly defaultMetrics?: boolean;
+  /**
+   * Export the operator's metrics (uhlp_operator_*): `uhlp operator` does. A core does not,
+   * or it would report `uhlp_operator_leader 0`, a leader that is not there. @defaultValue false
+   */
+  readonly operator?: boolean;
+  /**
+   * Export uhlp_app_watch_up: a core serving AppDefinitions (`--registry kubernetes`) does.
+   * One that reads a Git repository has no watch to report on. @defaultValue false
+   */
+  readonly appWatch?: boolean;
+}
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   // prom-client's own names already start with process_ / nodejs_: the prefix is ours alone
   // (uhlp_process_cpu_seconds_total, uhlp_nodejs_heap_size_used_bytes).
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+    for (const name of MISNAMED_DEFAULT_GAUGES) registry.removeSingleMetric(`${METRIC_PREFIX}${name}`);
+  }
   const registers = [registry];
+  // Metrics created but not registered are recorded into and never exported.
+  const operatorRegisters = options.operator ? registers : [];
+  const appWatchProbes = new Set<() => boolean>();
   const poolCollectors = new Set<() => void>();
   const collectPools = (): void => {
     for (const collect of poolCollectors) collect();
@@ -154,6 +190,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     poolCollectors,
     stateProbes,
     operatorQueueCollectors,
+    appWatchProbes,
     requests: new Counter({
       name: 'uhlp_http_requests_total',
       help: 'HTTP requests answered at ingress.',
@@ -245,19 +282,27 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'uhlp_operator_reconciles_total',
       help: 'Operator reconciles by resource kind and outcome.',
       labelNames: ['kind', 'outcome'],
-      registers,
+      registers: operatorRegisters,
     }),
     operatorReconcileSeconds: new Histogram({
       name: 'uhlp_operator_reconcile_duration_seconds',
       help: 'Time of one operator reconcile.',
       labelNames: ['kind'],
       buckets: LATENCY_BUCKETS,
-      registers,
+      registers: operatorRegisters,
     }),
     operatorLeader: new Gauge({
       name: 'uhlp_operator_leader',
       help: '1 while this operator holds the leader Lease, else 0.',
-      registers,
+      registers: operatorRegisters,
+    }),
+    appWatchUp: new Gauge({
+      name: 'uhlp_app_watch_up',
+      help: "1 while the core's AppDefinition watch follows the API server, else 0 (the core serves the apps it last listed).",
+      registers: options.appWatch ? registers : [],
+      collect() {
+        this.set([...appWatchProbes].every((live) => live()) ? 1 : 0);
+      },
     }),
     llmTokens: new Counter({
       name: 'uhlp_llm_tokens_total',
@@ -441,7 +486,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'uhlp_operator_queue_depth',
       help: 'Keys waiting in an operator work queue for a worker, by resource kind.',
       labelNames: ['kind'],
-      registers,
+      registers: operatorRegisters,
       collect() {
         for (const collect of operatorQueueCollectors) collect();
       },

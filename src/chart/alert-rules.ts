@@ -82,6 +82,15 @@ export const ALERT_RULES: readonly AlertRule[] = [
     description: 'No operator has held the leader Lease for 5 minutes; new and changed AppDefinitions are not served.',
   },
   {
+    alert: 'UhlpAppWatchDown',
+    expr: 'min by (namespace, instance) (uhlp_app_watch_up) == 0',
+    for: '10m',
+    severity: 'warning',
+    summary: 'The core {{ $labels.instance }} does not follow the AppDefinitions of the API server.',
+    description:
+      'It serves the apps it last listed and stays ready, but new, changed and deleted AppDefinitions do not reach it until its watch is back: is the API server away (an upgrade, an outage), or does a NetworkPolicy or RBAC keep the core from it? /readyz says why (appWatch.reason).',
+  },
+  {
     alert: 'UhlpOperatorReconcileErrors',
     expr:
       'sum by (namespace, kind) (rate(uhlp_operator_reconciles_total{outcome="error"}[10m]))\n' +

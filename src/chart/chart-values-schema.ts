@@ -50,18 +50,29 @@ function passThroughList(description: string): TSchema {
 const NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const DURATION = '^[0-9]+(ms|s|m|h)$';
 
+const TAG_DESCRIPTION =
+  'Image tag; empty: the chart\'s appVersion, which `uhlp images build` tags every build with. A rebuild under the same version does not roll the pods (their reference is unchanged): give the hashed tag `uhlp images build` prints, and every rebuild rolls them.';
+
 const image = (what: string, repository: string): TObject =>
   section(`The ${what} image. Built locally with \`uhlp images build\` and loaded into the nodes (\`uhlp images save\`); there is no registry.`, {
     repository: str('Image repository.', repository, { minLength: 1 }),
-    tag: str('Image tag: `uhlp images build` prints the hashed tag of each build; `latest` follows the newest build.', 'latest', { minLength: 1 }),
+    tag: str(TAG_DESCRIPTION, '', { pattern: '^$|^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$' }),
     pullPolicy: oneOf('`Never` for images loaded into the node by hand; `IfNotPresent` once they are in a registry.', ['Always', 'IfNotPresent', 'Never'], 'IfNotPresent'),
   });
 
+/**
+ * Requests and limits of a container. Ephemeral storage is bounded too: logs and, for the
+ * core, the emptyDir volumes count against it, and a pod past its limit is evicted
+ * instead of filling the node's disk. No CPU limit: it throttles a latency-bound server
+ * under bursts while the request already reserves its share (charts/README.md, waivers).
+ */
+const resources = (requests: Record<string, string>, limits: Record<string, string>): TSchema =>
+  passThrough('Container resources (requests and limits).', { requests, limits });
+
 const scheduling = {
-  resources: passThrough('Container resources (requests and limits).', { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } }),
   nodeSelector: stringMap('Node labels the pods must match.'),
   tolerations: passThroughList('Pod tolerations.'),
-  affinity: passThrough('Pod affinity rules.'),
+  affinity: passThrough('Pod affinity rules; empty: replicas prefer different nodes.'),
   podAnnotations: stringMap('Extra annotations of the pods.'),
   podLabels: stringMap('Extra labels of the pods.'),
 };
@@ -92,8 +103,12 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
   fullnameOverride: str('Replaces `<release>-<chart>` in object names.', '', { pattern: `^$|${NAME}` }),
   imagePullSecrets: passThroughList('Pull secrets of every pod, e.g. `[{name: regcred}]`.'),
   crds: section('The AppDefinition and SandboxPool CRDs, generated from the same schema as the core (`npm run generate`).', {
-    enabled: bool('Install and upgrade the CRDs with the chart.', true),
+    enabled: bool(
+      'Install and upgrade the CRDs with the chart, unless they exist and another release owns them (or kept them when it was uninstalled): those are left as they are, and this release installs beside them.',
+      true,
+    ),
     keep: bool('Keep the CRDs (and so every AppDefinition) on `helm uninstall`.', true),
+    adopt: bool('Take over CRDs another release owns or kept, so that this release upgrades them; give `--take-ownership` to helm too.', false),
   }),
   rbac: section('Least-privilege RBAC for the operator and the core.', {
     clusterWide: bool(
@@ -110,12 +125,19 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
   operator: section('The operator: reconciles AppDefinitions into SandboxPools, under a leader Lease.', {
     replicaCount: int('Replicas; one leads, the others wait on the Lease.', 2, 1, 10),
     logLevel: oneOf('Log level.', ['info', 'debug'], 'info'),
-    metricsPort: int('Port of /metrics and /healthz.', 9090, 1024, 65535),
+    metricsPort: int('Port of /metrics, /healthz (liveness) and /readyz (readiness: it reached the API server).', 9090, 1024, 65535),
     podDisruptionBudget: section('Keeps an operator running through voluntary disruptions.', {
       enabled: bool('Create a PodDisruptionBudget.', true),
       minAvailable: int('Operators that must stay available.', 1, 0),
     }),
     serviceAccount: serviceAccount('operator'),
+    uninstallHook: section(
+      'Before `helm uninstall` deletes the release, a Job (`uhlp operator --uninstall`, as the operator\'s ServiceAccount) stops the operators through their Lease and deletes every SandboxPool and sandbox pod of the served namespaces, so that nothing runs on unmanaged. AppDefinitions stay; a release installed later serves them again.',
+      {
+        enabled: bool('Run it; off, pools and sandbox pods stay until their AppDefinitions are deleted.', true),
+      },
+    ),
+    resources: resources({ cpu: '100m', memory: '128Mi', 'ephemeral-storage': '64Mi' }, { memory: '512Mi', 'ephemeral-storage': '256Mi' }),
     ...scheduling,
   }),
   core: section('The core: serves the apps of Ready AppDefinitions over HTTP.', {
@@ -125,17 +147,17 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
     bodyLimitBytes: int('Largest request body accepted.', 1048576, 1, 1073741824),
     sandboxes: section('How the core runs sandboxes.', {
       driver: oneOf(
-        'Sandbox driver. `process`: child processes of the core, in its pod. `pod`: a pod per sandbox, claimed from the warm pods the operator keeps for each SandboxPool (the operator runs with `--sandbox-pods`).',
+        'Sandbox driver. `pod`: a pod per sandbox, claimed from the warm pods the operator keeps for each SandboxPool (the operator runs with `--sandbox-pods`): the kernel and the cluster contain each one, and warm capacity follows `kubectl scale sandboxpool` or an HPA. `process`: child processes of the core, in its pod (see unsafeProcessSandboxes).',
         ['process', 'pod'],
-        'process',
+        'pod',
       ),
       unsafeProcessSandboxes: bool(
         'Run process sandboxes without namespaces (bubblewrap cannot run in a pod): the pod is their only boundary. The core refuses to start with `process` unless this is true.',
         false,
       ),
-      runnerImages: section('Runner images of sandbox pods (driver `pod`), loaded into the nodes like the others; pods never pull them (`imagePullPolicy: Never`). The core and the operator get the same references.', {
-        jit: str('The jit-runner image.', 'uhlp/jit-runner:latest', { minLength: 1 }),
-        llm: str('The llm-orchestrator image.', 'uhlp/llm-orchestrator:latest', { minLength: 1 }),
+      runnerImages: section('Runner images of sandbox pods (driver `pod`), loaded into the nodes like the others; pods never pull them (`imagePullPolicy: Never`). The core and the operator get the same references; a changed one replaces the warm pods.', {
+        jit: str('The jit-runner image; empty: `uhlp/jit-runner:<appVersion>`.', ''),
+        llm: str('The llm-orchestrator image; empty: `uhlp/llm-orchestrator:<appVersion>`.', ''),
       }),
     }),
     ledger: section('The hash-chained turn ledger, under the data volume.', {
@@ -214,12 +236,47 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
       ),
       tls: passThroughList('Ingress TLS entries, e.g. `[{hosts: [apps.example.com], secretName: apps-tls}]`.'),
     }),
+    console: section('The web console at /_uhlp/console/ (docs/console.md), served on the core\'s port, so the Service and the Ingress reach it.', {
+      enabled: bool('Serve the console.', true),
+      auth: section(
+        'Who may use it beyond loopback (a port-forward is loopback): a key of an existing Secret holding a tokens file, one `<name> <role> <token>` a line, role `read` or `operator`. Empty: loopback only.',
+        {
+          existingSecret: str('Name of the Secret in the release namespace; empty: none.', '', { pattern: `^$|${NAME}` }),
+          secretKey: str('Key within the Secret.', 'tokens', { minLength: 1 }),
+        },
+      ),
+      sandbox: section("The origin app views are served from (MCP Apps' sandbox proxy): a port of its own on the core, a Service port, and behind an Ingress a host of its own.", {
+        port: int('Container and Service port of the views\' origin.', 8081, 1, 65535),
+        url: str('The views\' origin as browsers reach it, e.g. `https://views.example.com`; empty: the console\'s host name on `port`.', '', { pattern: '^$|^https?://[^\\s/?#]+$' }),
+        ingressHost: str('With the Ingress on: a host name routed to the views\' origin (set `url` to match); empty: none.', ''),
+      }),
+    }),
     podDisruptionBudget: section('A PodDisruptionBudget for the core.', {
       enabled: bool('Create it.', false),
       minAvailable: int('Cores that must stay available.', 1, 0),
     }),
     serviceAccount: serviceAccount('core'),
+    // The ephemeral-storage limit covers the data and tmp volumes (emptyDirs count against it) and the logs.
+    resources: resources({ cpu: '100m', memory: '128Mi', 'ephemeral-storage': '256Mi' }, { memory: '512Mi', 'ephemeral-storage': '3Gi' }),
     ...scheduling,
+  }),
+  networkPolicy: section('NetworkPolicies of the core, the operator and its uninstall hook (bundled Redis has its own); they take effect where the CNI enforces them.', {
+    enabled: bool('Create them.', true),
+    apiServerPorts: Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), {
+      description:
+        'Ports the API server answers on behind the `kubernetes` Service, as policies see it after its translation (443 on most managed clusters, 6443 on kubeadm\'s): the operator\'s only egress.',
+      default: [443, 6443],
+      minItems: 1,
+    }),
+    coreFrom: passThroughList(
+      'Who may reach the core\'s port (app traffic, scrapes), as NetworkPolicyPeers, e.g. `[{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ingress-nginx}}}]`; none: everyone. Sandbox pods, which call the core back, are always let in.',
+    ),
+    coreEgress: Type.Array(Type.Object({}, { additionalProperties: true }), {
+      description:
+        'Egress rules of the core: open by default, since apps name Git remotes and LLM endpoints anywhere, beside Redis, DNS, the API server and sandbox pods. Narrow it to what your apps reach.',
+      default: [{}],
+    }),
+    metricsFrom: passThroughList('Who may scrape the operator\'s /metrics, as NetworkPolicyPeers; none: everyone.'),
   }),
   redis: section('Runtime state (sessions, kv, idempotency, rate limits, budgets). Neither set: in memory, per core.', {
     external: section('An external Redis.', {
@@ -234,7 +291,7 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
         size: str('Claim size.', '1Gi', { pattern: '^[0-9]+(Ki|Mi|Gi|Ti)?$' }),
         storageClass: str('StorageClass; empty: the cluster default.', ''),
       }),
-      resources: passThrough('Container resources.', { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } }),
+      resources: resources({ cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' }, { memory: '256Mi', 'ephemeral-storage': '2Gi' }),
     }),
   }),
   metrics: section('Prometheus integration (the metrics are always served; see docs).', {

@@ -97,6 +97,7 @@ async function runCore(argv: string[], mode: { devMode: boolean; usage: string }
     const apps = [...core.registry.snapshot.apps.keys()];
     if (core.sandboxes.isolation === 'none') process.stderr.write(UNISOLATED_BANNER);
     process.stdout.write(`uhlp is ready at ${core.url} (apps: ${apps.join(', ') || 'none'})\n`);
+    if (core.console !== undefined) process.stdout.write(`console at ${core.console.url}\n`);
   }
   return stopped;
 }

@@ -2,17 +2,21 @@
  * `uhlp operator [--namespace NS]... [--lease-namespace NS] [--metrics-port N]`: runs the operator
  * against $KUBECONFIG, ~/.kube/config or the in-cluster service account, until
  * SIGINT/SIGTERM, when it releases its Lease so another operator takes over at once.
+ * With `--uninstall` it stops the operators of the Lease instead and deletes what they
+ * made (src/operator/release-uninstall.ts), then exits: the chart's pre-delete hook.
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
 import { UhlpError } from '../shared/errors.js';
 import { createLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
+import { uninstallRelease } from '../operator/release-uninstall.js';
 import { runOperator } from '../operator/run-operator.js';
 import type { SandboxPodsOptions } from '../operator/sandbox-pool-pods.js';
 
 export const OPERATOR_USAGE =
-  'uhlp operator [--namespace NS]... [--lease-namespace NS] [--metrics-port N] [--sandbox-pods [--jit-image REF] [--llm-image REF] [--core-selector k=v,...] [--core-port N]]';
+  'uhlp operator [--namespace NS]... [--lease-namespace NS] [--metrics-port N] [--sandbox-pods [--jit-image REF] [--llm-image REF] [--core-selector k=v,...] [--core-port N]] [--uninstall]';
 
 export async function operatorCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -26,10 +30,11 @@ export async function operatorCommand(argv: string[]): Promise<number> {
       'llm-image': { type: 'string' },
       'core-selector': { type: 'string' },
       'core-port': { type: 'string' },
+      uninstall: { type: 'boolean', default: false },
     },
   });
   const logger = createLogger(process.env.UHLP_LOG_LEVEL === 'debug' ? 'debug' : 'info');
-  const metrics = createMetrics();
+  const metrics = createMetrics({ operator: true });
   const metricsPort = values['metrics-port'];
   if (metricsPort !== undefined && !/^\d{1,5}$/.test(metricsPort)) {
     throw new UhlpError('UHLP_CONFIG_INVALID', `--metrics-port must be a port number, got "${metricsPort}"`, { name: '--metrics-port' });
@@ -38,6 +43,19 @@ export async function operatorCommand(argv: string[]): Promise<number> {
   // The Helm chart keeps the Lease in the release namespace, apart from the namespaces it serves.
   if (leaseNamespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(leaseNamespace)) {
     throw new UhlpError('UHLP_CONFIG_INVALID', `--lease-namespace must be a namespace name, got "${leaseNamespace}"`, { name: '--lease-namespace' });
+  }
+  if (values.uninstall) {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromDefault();
+    const namespaces = values.namespace ?? [];
+    await uninstallRelease({
+      kubeConfig,
+      namespaces,
+      leaseNamespace: leaseNamespace ?? namespaces[0] ?? 'default',
+      sandboxPods: values['sandbox-pods'],
+      log: (message, fields) => logger.info(fields ?? {}, message),
+    });
+    return 0;
   }
   const operator = await runOperator({
     namespaces: values.namespace ?? [],
@@ -51,6 +69,11 @@ export async function operatorCommand(argv: string[]): Promise<number> {
       void metrics.registry.metrics().then((body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body));
     } else if (req.url === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', leader: operator.isLeader() }));
+    } else if (req.url === '/readyz') {
+      // Ready once the operator has reached the API server with its rights (it read or wrote its
+      // Lease): a rollout whose operators cannot (a NetworkPolicy, RBAC) stops at the first pod.
+      const ready = operator.reachedApiServer();
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ready ? 'ready' : 'not-ready', leader: operator.isLeader() }));
     } else {
       res.writeHead(404).end();
     }

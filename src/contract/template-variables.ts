@@ -18,6 +18,7 @@
  * another part of the turn (the prompt header, a second render) sees.
  */
 import type { ExecuteRequest, RequestData } from './execute-contract.js';
+import { isJsonContentType } from './json-content-type.js';
 
 export type TemplateVariables = Readonly<Record<string, unknown>>;
 
@@ -43,7 +44,7 @@ export function requestBody(data: RequestData): unknown {
   const carrier = data.httpDetails ?? data.callbackDetails;
   if (carrier) {
     const text = bodyText(carrier);
-    if (isJsonType(carrier.headers['content-type'])) {
+    if (isJsonContentType(carrier.headers['content-type'])) {
       try {
         return JSON.parse(text) as unknown;
       } catch {
@@ -64,11 +65,6 @@ export function bodyBytes(carrier: { body: string; bodyEncoding: 'utf8' | 'base6
 
 function bodyText(carrier: { body: string; bodyEncoding: 'utf8' | 'base64' }): string {
   return carrier.bodyEncoding === 'base64' ? bodyBytes(carrier).toString('utf8') : carrier.body;
-}
-
-function isJsonType(contentType: string | undefined): boolean {
-  const type = contentType?.split(';')[0]?.trim().toLowerCase();
-  return type === 'application/json' || (type !== undefined && type.startsWith('application/') && type.endsWith('+json'));
 }
 
 function deepFreeze<T>(value: T): T {

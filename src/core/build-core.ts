@@ -20,7 +20,7 @@ import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import type { OptimizationOracle } from '../oracle/optimization-oracle.js';
 import { registerOracleRoutes } from '../oracle/oracle-routes.js';
-import { registerOpsRoutes } from './ops-routes.js';
+import { OPS_PATHS, registerOpsRoutes } from './ops-routes.js';
 import { AsyncInvocations } from '../sources/http/async-invocations.js';
 import { registerCallbackEndpoint } from '../sources/callback/callback-endpoint.js';
 import type { DeliverySources } from '../sources/delivery-sources.js';
@@ -28,6 +28,7 @@ import { registerQueueEndpoints } from '../sources/queue/queue-endpoints.js';
 import { registerSessionOutputsRoute } from './session-outputs-route.js';
 import { registerRunsRoutes } from '../workflow-runs/runs-routes.js';
 import type { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
+import { registerConsoleRoutes, type ConsoleDeps } from '../console/console-routes.js';
 
 export interface CoreDeps {
   readonly registry: ApplicationRegistry;
@@ -45,11 +46,17 @@ export interface CoreDeps {
   /** The optimization oracle: its part in turns, and /_uhlp/oracle. @defaultValue none: the oracle is off */
   readonly oracle?: OptimizationOracle;
   /**
-   * The AppDefinition watch of a Kubernetes registry: /readyz is not ready while it does
-   * not follow the API server (a core that stopped seeing apps serves what it last saw).
-   * @defaultValue none (apps from a Git repository)
+   * The AppDefinition watch of a Kubernetes registry: /readyz is not ready until it has
+   * listed once, and reports it; a watch that lost the API server since does not make
+   * the core not-ready (it serves what it last listed). @defaultValue none (apps from a Git repository)
    */
   readonly appWatch?: { liveness(): WatchLiveness };
+  /**
+   * The web console at /_uhlp/console/ (src/console/): its configuration, built files, the
+   * views' sandbox origin, and the reads the core's other parts do not carry.
+   * @defaultValue none: no console
+   */
+  readonly console?: Pick<ConsoleDeps, 'config' | 'assets' | 'sandboxPort' | 'runIndex' | 'ledger'>;
 }
 
 export interface BuildCoreOptions {
@@ -100,8 +107,11 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    const label = request.uhlpRoute;
-    deps.metrics.requests.inc({ app: label?.app ?? '', route: label?.route ?? '', status: String(reply.statusCode) });
+    // Probes and scrapes are not traffic: counted, they would be most of an idle core's requests, under app="".
+    if (!OPS_PATHS.has(request.routeOptions.url ?? '')) {
+      const label = request.uhlpRoute;
+      deps.metrics.requests.inc({ app: label?.app ?? '', route: label?.route ?? '', status: String(reply.statusCode) });
+    }
     done();
   });
 
@@ -146,6 +156,24 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   if (deps.workflows !== undefined) {
     deps.workflows.attach(pipeline);
     registerRunsRoutes(app, deps.workflows);
+  }
+  if (deps.console !== undefined) {
+    registerConsoleRoutes(
+      app,
+      {
+        ...deps.console,
+        registry: deps.registry,
+        sandboxes: deps.sandboxes,
+        metrics: deps.metrics,
+        logger: deps.logger,
+        store: deps.store,
+        turns: deps.turns,
+        ...(deps.workflows !== undefined ? { workflows: deps.workflows } : {}),
+        ...(deps.sources !== undefined ? { sources: deps.sources.delivery } : {}),
+        ...(deps.oracle !== undefined ? { oracle: deps.oracle } : {}),
+      },
+      pipeline,
+    );
   }
   const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger, ...(invocations !== undefined ? { invocations } : {}) });
   registerIngressRoute(app, ingress);

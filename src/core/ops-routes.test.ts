@@ -25,13 +25,19 @@ async function readyz(core: CoreDeps): Promise<{ status: number; body: Record<st
 
 describe('/readyz', () => {
   it('is ready with a live AppDefinition watch, and without one (apps from Git)', async () => {
-    expect((await readyz(deps({ liveness: () => ({ live: true }) }))).status).toBe(200);
+    expect((await readyz(deps({ liveness: () => ({ live: true, synced: true }) }))).status).toBe(200);
     expect((await readyz(deps())).status).toBe(200);
   });
 
-  it('is not ready while the AppDefinition watch does not follow the API server, and says why', async () => {
-    const answer = await readyz(deps({ liveness: () => ({ live: false, reason: 'watch failed: connect ECONNREFUSED' }) }));
+  it('is not ready before the AppDefinition watch has listed once, and says why', async () => {
+    const answer = await readyz(deps({ liveness: () => ({ live: false, synced: false, reason: 'watch failed: connect ECONNREFUSED' }) }));
     expect(answer.status).toBe(503);
-    expect(answer.body).toMatchObject({ status: 'not-ready', appWatch: { live: false, reason: 'watch failed: connect ECONNREFUSED' } });
+    expect(answer.body).toMatchObject({ status: 'not-ready', appWatch: { live: false, synced: false, reason: 'watch failed: connect ECONNREFUSED' } });
+  });
+
+  it('stays ready while a watch that listed once does not follow the API server, and says so', async () => {
+    const answer = await readyz(deps({ liveness: () => ({ live: false, synced: true, reason: 'watch failed: connect ECONNREFUSED' }) }));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ status: 'ready', appWatch: { live: false, synced: true, reason: 'watch failed: connect ECONNREFUSED' } });
   });
 });

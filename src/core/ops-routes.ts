@@ -1,11 +1,20 @@
 /**
- * Operations endpoints: liveness, readiness (every pool warm, definitions loaded, the
- * runtime store answering, and on Kubernetes the AppDefinition watch following the API server)
- * and Prometheus metrics. Their paths are reserved: no app may take them as its
- * path prefix.
+ * Operations endpoints: liveness, readiness and Prometheus metrics. Their paths are
+ * reserved: no app may take them as its path prefix.
+ *
+ * Readiness follows the data plane: definitions loaded, every pool warm, the runtime
+ * store answering. On Kubernetes the AppDefinition watch must have listed once, and
+ * then no longer counts: a core whose watch lost the API server (a control-plane
+ * upgrade, an outage) serves the apps it last listed, so every core of a release does
+ * not leave its Service at once for something only the control plane needs. The
+ * watch's health is reported here (`appWatch`), by uhlp_app_watch_up and by the
+ * chart's UhlpAppWatchDown alert.
  */
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from './build-core.js';
+
+/** The operations paths: probes and scrapes, not traffic (uhlp_http_requests_total leaves them out). */
+export const OPS_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
 export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
@@ -20,7 +29,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
     // A Kubernetes registry with no app yet has loaded too (an empty set is a valid state).
     const loaded = snapshot.revision !== '';
     const appWatch = deps.appWatch?.liveness();
-    const ready = loaded && sandboxes.ready && state.ok && appWatch?.live !== false;
+    const ready = loaded && sandboxes.ready && state.ok && appWatch?.synced !== false;
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'not-ready',
       revision: snapshot.revision,

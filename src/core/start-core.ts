@@ -33,6 +33,7 @@ import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
 import { HeadWatcher } from '../apps/git/head-watcher.js';
 import { GitDefinitionStore } from '../apps/git/definition-store.js';
 import { KubeConfig } from '@kubernetes/client-node';
+import { withDeadline } from '../shared/deadline.js';
 import { KubernetesAppSource } from '../apps/kubernetes/kubernetes-app-source.js';
 import { IngressServer } from '../sources/http/ingress-server.js';
 import { TurnKeeper } from '../turns/turn-keeper.js';
@@ -54,6 +55,9 @@ import { localEmbedder, openAiEmbedder } from '../llm/embedder.js';
 import { RunService } from '../workflow-runs/run-service.js';
 import { WorkflowCatalog } from '../workflow-runs/workflow-catalog.js';
 import { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
+import { createRunIndex } from '../workflow-runs/create-run-index.js';
+import { loadConsoleAssets } from '../console/console-assets.js';
+import { SandboxOrigin } from '../console/sandbox-origin.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -72,6 +76,8 @@ export interface RunningCore {
   readonly mcp: CoreMcpServer;
   /** The optimization oracle; undefined when it is off (UHLP_ORACLE=off). */
   readonly oracle: OptimizationOracle | undefined;
+  /** The console's page (`<url>/_uhlp/console/`), and the views' sandbox origin; undefined when the console is off. */
+  readonly console: { readonly url: string; readonly sandboxUrl: string } | undefined;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -101,7 +107,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   await mkdir(config.dataDir, { recursive: true });
   await mkdir(path.dirname(config.spineSocket), { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
-  const metrics = createMetrics();
+  const metrics = createMetrics({ appWatch: config.registry === 'kubernetes' });
   const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
   const revisionsRoot = path.join(config.dataDir, REVISIONS_DIR);
   // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
@@ -177,7 +183,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   registry.onChange((snapshot) => sources.follow(snapshot));
   // uhlp_state_up: the store is pinged at each scrape, so an outage shows without traffic.
   const probeState = async (): Promise<void> => {
-    const up = await withTimeout(store.ping(), STATE_PROBE_TIMEOUT_MS).then(
+    const up = await withDeadline(store.ping(), STATE_PROBE_TIMEOUT_MS, () => new Error(`no answer within ${STATE_PROBE_TIMEOUT_MS} ms`)).then(
       () => 1,
       () => 0,
     );
@@ -221,6 +227,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           logger,
         })
       : undefined;
+  // uhlp_app_watch_up: read at each scrape, so an API server outage shows while the core serves on.
+  if (kubernetesApps) metrics.appWatchProbes.add(() => kubernetesApps.liveness().live);
   const watcher =
     repo && config.reloadIntervalMs > 0
       ? new HeadWatcher({
@@ -248,8 +256,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
+  // The runs list of the console: beside the run records, in memory or on the same Redis.
+  const runIndex = await createRunIndex({ state: config.state, keyPrefix: config.statePrefix, ttlMs: config.runs.ttlSeconds * 1000, logger });
   const workflows = new WorkflowTurns({
-    runs: new RunService({ store, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes }),
+    runs: new RunService({ store, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes, index: runIndex }),
     catalog: new WorkflowCatalog({ revisionsRoot, registry }),
     logger,
     stateKind: store.kind,
@@ -305,6 +315,14 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         instanceId: config.instanceId,
       })
     : undefined;
+  // The console's files, and the origin its app views are served from (an own listener, see sandbox-origin.ts).
+  const consoleAssets = config.console.enabled ? loadConsoleAssets() : undefined;
+  if (config.console.enabled && consoleAssets === undefined) logger.warn('the console is not built (npm run build): /_uhlp/console/ answers UHLP_CONSOLE_NOT_BUILT');
+  const sandboxOrigin =
+    consoleAssets !== undefined
+      ? new SandboxOrigin({ assets: consoleAssets, registry, logger, consoleOrigins: config.publicUrl !== undefined ? [new URL(config.publicUrl).origin] : [] })
+      : undefined;
+  let sandboxPort = 0;
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
   let stdBody: StdBodyChild | undefined;
@@ -326,6 +344,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await oracle?.close();
     await sandboxes.close({ force: true });
     await stdBody?.stop();
+    await sandboxOrigin?.close();
+    await runIndex.close();
     await mcp.close();
     await federation.close();
     await spine.close();
@@ -358,6 +378,17 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         sources: { delivery: sources, key: sourcesKey },
         ...(oracle !== undefined ? { oracle } : {}),
         ...(kubernetesApps !== undefined ? { appWatch: kubernetesApps } : {}),
+        ...(config.console.enabled
+          ? {
+              console: {
+                config: config.console,
+                assets: consoleAssets,
+                sandboxPort: () => sandboxPort,
+                runIndex,
+                ...(config.ledger === 'files' ? { ledger: { dataDir: config.dataDir, ...(config.ledgerKey !== undefined ? { key: config.ledgerKey } : {}) } } : {}),
+              },
+            }
+          : {}),
       },
     );
     app = built.app;
@@ -377,6 +408,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     else await registry.load();
     await watcher?.start();
     url = await server.listen(config.host, config.port);
+    if (sandboxOrigin !== undefined) sandboxPort = await sandboxOrigin.listen(config.console.sandboxHost, config.console.sandboxPort);
     // Once the core listens: a delivery's script may call /mcp at once.
     await sources.start(built.pipeline, registry.snapshot);
     logger.info(`core listening on ${url}`);
@@ -403,16 +435,11 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     sources,
     mcp,
     oracle,
+    console: config.console.enabled
+      ? { url: `${loopbackUrl(url)}/_uhlp/console/`, sandboxUrl: config.console.sandboxUrl ?? `${loopbackUrl(url).replace(/:\d+$/, '')}:${sandboxPort}` }
+      : undefined,
     async whenReady(timeoutMs) {
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`pools not warm after ${timeoutMs} ms`)), timeoutMs);
-      });
-      try {
-        await Promise.race([sandboxes.whenReady(), deadline]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await withDeadline(sandboxes.whenReady(), timeoutMs, () => new Error(`pools not warm after ${timeoutMs} ms`));
     },
     close() {
       closing ??= shutdown();
@@ -448,24 +475,6 @@ function loadKubeConfig(): KubeConfig {
 }
 
 /** Sandboxes on this machine reach a wildcard listener through loopback. */
-/** Rejects when `promise` has not settled within `ms`; the timer never holds the process open. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
 function loopbackUrl(url: string): string {
   return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
 }

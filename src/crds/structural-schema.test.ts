@@ -37,9 +37,13 @@ describe('toStructuralSchema', () => {
       expected: {
         type: 'object',
         default: { a: 1, b: { c: 'x' } },
-        properties: { a: { type: 'integer', default: 1 }, b: { type: 'object', default: { c: 'x' }, properties: { c: { type: 'string', default: 'x' } }, required: ['c'] } },
-        required: ['a', 'b'],
+        properties: { a: { type: 'integer', default: 1 }, b: { type: 'object', default: { c: 'x' }, properties: { c: { type: 'string', default: 'x' } } } },
       },
+    },
+    {
+      name: 'a member with a default is not required (the server fills it in; offline validators do not)',
+      input: Type.Object({ a: Type.String(), mode: Type.String({ default: 'development' }) }),
+      expected: { type: 'object', properties: { a: { type: 'string' }, mode: { type: 'string', default: 'development' } }, required: ['a'] },
     },
     {
       name: 'a map keeps its value schema',

@@ -112,8 +112,12 @@ export function toStructuralSchema(schema: Record<string, unknown>, path = '<roo
       properties[name] = toStructuralSchema(child, `${path}.${name}`);
     }
     out.properties = properties;
-    const required = (schema.required as string[] | undefined) ?? [];
-    if (required.length > 0) out.required = [...required];
+    // A member with a default is not required: the API server fills it in before it validates,
+    // so listing it changes nothing there, while offline validators (kubeconform, an editor's
+    // schema), which apply no defaults, would refuse every app.yaml that leaves it out.
+    const defaulted = (name: string): boolean => (properties[name] as StructuralSchema | undefined)?.default !== undefined;
+    const required = ((schema.required as string[] | undefined) ?? []).filter((name) => !defaulted(name));
+    if (required.length > 0) out.required = required;
   }
   if (schema.items !== undefined) {
     if (Array.isArray(schema.items)) throw new NonStructuralSchemaError(path, 'tuple items are not structural');

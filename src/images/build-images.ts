@@ -9,10 +9,12 @@
  *                                 and their packages (nunjucks, ajv, @sinclair/typebox).
  *
  * Each tag is a hash of the image's inputs, so a build only happens when an input
- * changed; `:latest` follows the newest build. No image has a shell.
+ * changed; `:latest` and `:<package version>` follow the newest build (the Helm chart
+ * names the version, its appVersion, when given no tag). No image has a shell.
  */
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,6 +44,10 @@ export const RUNNER_IMAGES: Readonly<Record<RunnerKind, string>> = {
 };
 /** The image the Docker driver runs when a jit pool names none. */
 export const JIT_RUNNER_IMAGE = RUNNER_IMAGES.jit;
+/** This package's version: every build is tagged with it too, and the Helm chart's appVersion is it. */
+export const PACKAGE_VERSION: string = (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+/** The tags that follow the newest build of a repository, beside its hashed tags. */
+const MOVING_TAGS = ['latest', PACKAGE_VERSION];
 /** The non-root user every sandbox runs as, unless the driver picks the core's own uid. */
 export const SANDBOX_UID = 10001;
 /** Where the runner files sit inside a runner image. */
@@ -110,14 +116,15 @@ export async function buildImages(options: BuildImagesOptions = {}): Promise<Bui
 }
 
 /**
- * Removes the tags of `repository` other than `keep` and :latest; an image goes
+ * Removes the tags of `repository` other than `keep` and the moving tags; an image goes
  * with its last tag. The engine refuses images a container uses: those stay.
  */
 async function pruneOlder(docker: Docker, repository: string, keep: string): Promise<void> {
   const images = await docker.listImages({ filters: JSON.stringify({ reference: [repository] }) });
+  const moving = new Set(MOVING_TAGS.map((tag) => `${repository}:${tag}`));
   const stale = images
     .flatMap((image) => image.RepoTags ?? [])
-    .filter((tag) => tag.startsWith(`${repository}:`) && tag !== keep && tag !== `${repository}:latest`);
+    .filter((tag) => tag.startsWith(`${repository}:`) && tag !== keep && !moving.has(tag));
   for (const tag of stale) await docker.getImage(tag).remove().catch(() => undefined);
 }
 
@@ -181,7 +188,7 @@ async function buildRunnerImage(docker: Docker, baseReference: string, runner: R
   return ensureImage(docker, `${RUNNER_REPOSITORIES[runner]}:${digest.slice(0, 16)}`, digest, options, async () => context);
 }
 
-/** Builds `reference` from the context `makeContext` gives, unless it exists; points :latest at it. Shared with cluster-images.ts. */
+/** Builds `reference` from the context `makeContext` gives, unless it exists; points the moving tags at it. Shared with cluster-images.ts. */
 export async function ensureImage(
   docker: Docker,
   reference: string,
@@ -196,7 +203,7 @@ export async function ensureImage(
     built = true;
   }
   const image = docker.getImage(reference);
-  await image.tag({ repo: reference.slice(0, reference.lastIndexOf(':')), tag: 'latest' });
+  for (const tag of MOVING_TAGS) await image.tag({ repo: reference.slice(0, reference.lastIndexOf(':')), tag });
   const info = await image.inspect();
   return { reference, id: info.Id, sizeBytes: info.Size, built };
 }

@@ -7,7 +7,8 @@
  *                       helper and the CA bundle (the core fetches the Git sources of
  *                       AppDefinitions). One image for the core (`uhlp serve`) and the
  *                       operator (`uhlp operator`).
- *   uhlp/redis:<hash>   FROM scratch: Debian's redis-server and exactly the libraries it links.
+ *   uhlp/redis:<hash>   FROM scratch: Debian's redis-server, and redis-cli for the chart's readiness
+ *                       probe (a PING, not a bare TCP check), with exactly the libraries they link.
  */
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
@@ -37,6 +38,7 @@ const SKIPPED = /(\.map|\.d\.[cm]?ts|\.tsbuildinfo)$|^dist\/chart\//;
 const GIT_PROGRAMS = ['/usr/bin/git', '/usr/lib/git-core/git-remote-http'];
 const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 const REDIS_SERVER = '/usr/bin/redis-server';
+const REDIS_CLI = '/usr/bin/redis-cli';
 
 export interface ClusterImages {
   readonly nodeBase: BuiltImage;
@@ -107,8 +109,13 @@ async function buildRedisImage(docker: Docker, options: BuildImagesOptions): Pro
     { name: 'rootfs/data', mode: 0o1777 },
     { name: 'rootfs/tmp', mode: 0o1777 },
     { name: `rootfs${REDIS_SERVER}`, content: await readHostFile(REDIS_SERVER), mode: 0o755 },
+    { name: `rootfs${REDIS_CLI}`, content: await readHostFile(REDIS_CLI), mode: 0o755 },
   ];
-  for (const library of await linkedLibraries(REDIS_SERVER)) {
+  const libraries = new Map<string, RuntimeFile>();
+  for (const program of [REDIS_SERVER, REDIS_CLI]) {
+    for (const library of await linkedLibraries(program)) libraries.set(library.imagePath, library);
+  }
+  for (const library of [...libraries.values()].sort((a, b) => a.imagePath.localeCompare(b.imagePath))) {
     entries.push({ name: `rootfs${library.imagePath}`, content: await readHostFile(library.hostPath), mode: 0o755 });
   }
   const context = await packContext(entries);

@@ -4,6 +4,7 @@
  * resource-informer.ts does for the custom resources.
  */
 import { CoreV1Api, makeInformer, type Informer, type KubeConfig, type ObjectCache, type V1Pod } from '@kubernetes/client-node';
+import { backoffDelay } from '../shared/backoff.js';
 
 export type PodEvent = 'add' | 'update' | 'delete';
 
@@ -43,7 +44,7 @@ export class PodInformer {
         const timer = setTimeout(() => {
           this.timers.delete(timer);
           if (!this.stopped) informer.start().catch((startError: unknown) => options.onError?.(startError));
-        }, Math.min(500 * 2 ** (failures - 1), 30_000));
+        }, backoffDelay(failures - 1, { initialMs: 500, maxMs: 30_000 }));
         this.timers.add(timer);
       });
       this.informers.push(informer);

@@ -21,6 +21,8 @@ import {
   type ObjectCache,
 } from '@kubernetes/client-node';
 import { CustomResourceClient, resourcePath, type CustomObject, type ResourceKind } from './custom-resources.js';
+import { backoffDelay } from '../shared/backoff.js';
+import { withDeadline } from '../shared/deadline.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete' | 'resync';
 
@@ -29,7 +31,7 @@ export interface ResourceInformerOptions {
   namespaces?: string[];
   /** Every this many milliseconds each cached object is delivered again as `resync`; 0 turns resync off. @defaultValue `30000` */
   resyncPeriodMs?: number;
-  /** Delay before restarting a failed watch; doubles per failure up to 30 s. @defaultValue `500` */
+  /** Ceiling of the first wait before restarting a failed watch; doubles per failure up to 30 s, half of each wait random (src/shared/backoff.ts). @defaultValue `500` */
   restartDelayMs?: number;
   /** Label selector the list and watch use. @defaultValue none */
   labelSelector?: string;
@@ -54,7 +56,12 @@ type Handler<T> = (event: InformerEvent, object: T) => void;
 export interface WatchLiveness {
   /** Every watch was listed and established, with no failure since, and none restarting for long. */
   readonly live: boolean;
-  /** Why not, when it is not. */
+  /**
+   * Every namespace was listed at least once: the cache holds what the API server had then,
+   * even while it does not follow it now.
+   */
+  readonly synced: boolean;
+  /** Why not live, when it is not. */
   readonly reason?: string;
 }
 
@@ -62,6 +69,8 @@ export interface WatchLiveness {
 interface WatchState {
   /** Listed and watching, with no failure since. */
   live: boolean;
+  /** Listed at least once. */
+  synced: boolean;
   /** Failures so far: a start during which one happened did not bring the watch back. */
   failures: number;
   /** The watchdog's restart of a quiet watch, not yet back. */
@@ -100,12 +109,13 @@ export class ResourceInformer<T extends CustomObject> {
     for (const namespace of scopes) {
       const path = resourcePath(resource, namespace);
       const list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-        const result = await withDeadline(client.list<KubernetesObject>(resource, namespace, this.options.labelSelector), this.options.listTimeoutMs, `list ${path}`);
+        const listTimeoutMs = this.options.listTimeoutMs;
+        const result = await withDeadline(client.list<KubernetesObject>(resource, namespace, this.options.labelSelector), listTimeoutMs, () => new Error(`list ${path}: no answer within ${listTimeoutMs} ms`));
         return { apiVersion: 'v1', kind: 'List', items: result.items, metadata: { resourceVersion: result.resourceVersion } };
       };
       const informer = makeInformer<KubernetesObject>(kubeConfig, path, list, this.options.labelSelector);
       const index = this.informers.length;
-      const state: WatchState = { live: false, failures: 0 };
+      const state: WatchState = { live: false, synced: false, failures: 0 };
       this.watches.push(state);
       const alive = (): void => {
         this.lastAlive[index] = Date.now();
@@ -129,7 +139,7 @@ export class ResourceInformer<T extends CustomObject> {
         state.lastError = error instanceof Error ? error.message : String(error);
         this.options.onError(error);
         failures += 1;
-        const delay = Math.min(this.options.restartDelayMs * 2 ** (failures - 1), 30_000);
+        const delay = backoffDelay(failures - 1, { initialMs: this.options.restartDelayMs, maxMs: 30_000 });
         const timer = setTimeout(() => {
           this.timers.delete(timer);
           if (!this.stopped) this.startWatch(index).catch((startError: unknown) => this.options.onError(startError));
@@ -165,19 +175,20 @@ export class ResourceInformer<T extends CustomObject> {
   /**
    * Whether the cache follows the API server now: false before the first list, and
    * when a watch that failed, or a quiet one the watchdog started again, is not back
-   * within `restartGraceMs`. A readiness probe reads it: a cache that stopped
-   * following serves what it last saw.
+   * within `restartGraceMs`. A cache that stopped following serves what it last saw
+   * (`synced`): the core's metric and alert read `live`, its readiness `synced`.
    */
   liveness(now = Date.now()): WatchLiveness {
+    const synced = this.watches.every((state) => state.synced);
     for (const state of this.watches) {
       if (!state.live && (state.failedSince === undefined || now - state.failedSince > this.options.restartGraceMs)) {
-        return { live: false, reason: state.lastError ? `watch failed: ${state.lastError}` : 'not listed yet' };
+        return { live: false, synced, reason: state.lastError ? `watch failed: ${state.lastError}` : 'not listed yet' };
       }
       if (state.rewatchingSince !== undefined && now - state.rewatchingSince > this.options.restartGraceMs) {
-        return { live: false, reason: `a quiet watch restarted ${Math.round((now - state.rewatchingSince) / 1000)} s ago is not back` };
+        return { live: false, synced, reason: `a quiet watch restarted ${Math.round((now - state.rewatchingSince) / 1000)} s ago is not back` };
       }
     }
-    return { live: true };
+    return { live: true, synced };
   }
 
   /** Starts one namespace's informer; it is live once its list and watch are up with no failure meanwhile. */
@@ -186,7 +197,7 @@ export class ResourceInformer<T extends CustomObject> {
     const failures = state.failures;
     await this.informers[index]!.start();
     if (state.failures === failures && !this.stopped) {
-      state.live = true;
+      state.live = state.synced = true;
       state.rewatchingSince = state.failedSince = undefined;
     }
   }
@@ -234,13 +245,4 @@ export class ResourceInformer<T extends CustomObject> {
   private emit(event: InformerEvent, object: T): void {
     for (const handler of this.handlers) handler(event, object);
   }
-}
-
-/** The promise's answer, or a failure once `ms` have passed without one. */
-function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }

@@ -2,19 +2,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readJsonLines as readLines } from '../../test/helpers/json-lines-file.js';
 import { createSessionIdGenerator } from '../state/session-id.js';
 import { FileLedger } from './file-ledger.js';
 import { computeEntryHash, hashPayload } from './ledger-entry.js';
 import { verifyLedgers } from './ledger-verify.js';
 
 const newId = createSessionIdGenerator();
-
-async function readLines(file: string): Promise<Array<Record<string, unknown>>> {
-  return (await readFile(file, 'utf8'))
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
 
 describe('FileLedger', () => {
   let dataDir: string;

@@ -1,8 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readJsonLines as lines, writeJsonLines as rewrite } from '../../test/helpers/json-lines-file.js';
 import { loadLedgerKey } from '../config.js';
 import { createSessionIdGenerator } from '../state/session-id.js';
 import { FileLedger } from './file-ledger.js';
@@ -77,17 +78,6 @@ describe('keyed ledgers', () => {
   const execFile = (): string => path.join(dir, 'exec.jsonl');
   const evidenceFile = (): string => path.join(dir, 'evidence.jsonl');
   const checkpointFile = (): string => path.join(dir, 'checkpoints.jsonl');
-
-  async function lines(file: string): Promise<Entry[]> {
-    return (await readFile(file, 'utf8'))
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as Entry);
-  }
-
-  async function rewrite(file: string, entries: Entry[]): Promise<void> {
-    await writeFile(file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
-  }
 
   async function turns(on: FileLedger, from: number, to: number): Promise<void> {
     for (let n = from; n <= to; n++) {

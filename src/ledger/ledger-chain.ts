@@ -156,14 +156,9 @@ export function verifyChain(file: string, lines: ParsedLine[], start?: ChainStar
   return verifier.finish();
 }
 
-/**
- * Verifies one hash-chained file fed line by line, in constant memory: each
- * line is checked against the one before it and then forgotten. With a start
- * (a checkpoint), lines before it are ignored and the checkpointed line must
- * still carry the checkpointed hash.
- */
-export class ChainVerifier {
-  private readonly result: ChainResult = {
+/** The result of a check before its first line. */
+export function emptyChainResult(): ChainResult {
+  return {
     warnings: [],
     entriesChecked: 0,
     lastHash: null,
@@ -177,6 +172,16 @@ export class ChainVerifier {
     legacyLines: [],
     entries: [],
   };
+}
+
+/**
+ * Verifies one hash-chained file fed line by line, in constant memory: each
+ * line is checked against the one before it and then forgotten. With a start
+ * (a checkpoint), lines before it are ignored and the checkpointed line must
+ * still carry the checkpointed hash.
+ */
+export class ChainVerifier {
+  private readonly result: ChainResult = emptyChainResult();
   private expectedPrevious: string | null = null;
   private chainStarted = false;
   private previousLine = 0;

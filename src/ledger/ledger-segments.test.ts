@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readJsonLines as lines, writeJsonLines as rewrite } from '../../test/helpers/json-lines-file.js';
 import { createSessionIdGenerator } from '../state/session-id.js';
 import { FileLedger } from './file-ledger.js';
 import { computeEntryHash, hashPayload, type LedgerEntry } from './ledger-entry.js';
@@ -12,17 +13,6 @@ import { verifyLedgers } from './ledger-verify.js';
 
 const newId = createSessionIdGenerator();
 type Entry = Record<string, unknown>;
-
-function lines(file: string): Entry[] {
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Entry);
-}
-
-function rewrite(file: string, entries: Entry[]): void {
-  writeFileSync(file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
-}
 
 /** The entries from `from` (0-based) on, changed by `change` at `from` and re-hashed and re-linked after it, as a local writer without a key can. */
 function rehashFrom(entries: Entry[], from: number, change: (e: Entry) => Entry): Entry[] {

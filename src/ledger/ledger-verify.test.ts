@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readJsonLines as lines, writeJsonLines as rewrite } from '../../test/helpers/json-lines-file.js';
 import { createSessionIdGenerator } from '../state/session-id.js';
 import { FileLedger } from './file-ledger.js';
 import { computeEntryHash, hashPayload, type LedgerEntry } from './ledger-entry.js';
@@ -21,17 +22,6 @@ describe('ledger verification, checkpoints and replay', () => {
 
   const execFile = (): string => path.join(dir, 'exec.jsonl');
   const evidenceFile = (): string => path.join(dir, 'evidence.jsonl');
-
-  async function lines(file: string): Promise<Entry[]> {
-    return (await readFile(file, 'utf8'))
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as Entry);
-  }
-
-  async function rewrite(file: string, entries: Entry[]): Promise<void> {
-    await writeFile(file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
-  }
 
   async function turns(from: number, to: number): Promise<void> {
     for (let n = from; n <= to; n++) {

@@ -12,7 +12,7 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { ChainVerifier, expectedHash, expectedLineHash, parseJsonLine, type ChainProblem, type ChainStart, type ChainWarning, type ExpectedHash } from './ledger-chain.js';
+import { ChainVerifier, emptyChainResult, expectedHash, expectedLineHash, parseJsonLine, type ChainProblem, type ChainResult, type ChainStart, type ExpectedHash } from './ledger-chain.js';
 import { SEGMENT_ENTRY_TYPE, type LedgerKind } from './ledger-entry.js';
 import { KEYED_HASH_ALG, type LedgerKeyring } from './ledger-key.js';
 import { readFirstLine, readLastLine, readLines } from './line-reader.js';
@@ -45,31 +45,21 @@ export interface TurnDigest {
   b: number;
 }
 
-export interface SegmentReport {
+/**
+ * What a segment's check found: the chain fields mean what they mean in
+ * ChainResult (in ends mode, of the two lines read); keyed-rule.ts judges the
+ * session by them.
+ */
+export interface SegmentReport extends Pick<ChainResult, SegmentChainField> {
   readonly file: string;
   readonly kind: LedgerKind;
   readonly segment: number;
   readonly mode: 'full' | 'ends';
-  problem?: ChainProblem;
-  warnings: ChainWarning[];
-  entriesChecked: number;
   /** Whole lines (unknown, -1, in ends mode). */
   lines: number;
   bytes: number;
   /** The segment's first line when it is a segment header: the segment it names and the hash it continues from. */
   header?: { segment: unknown; previousHash: string | null; keyed: boolean };
-  lastHash: string | null;
-  lastLine: number;
-  lastTimestamp?: string;
-  lastKeyed: boolean;
-  firstKeyed?: boolean;
-  keyedEntries: number;
-  firstUnkeyedLine: number;
-  /** What keyed-rule.ts judges the session by: see ChainResult. In ends mode, of the two lines read. */
-  firstPlainLine: number;
-  firstKeyedLine: number;
-  claimsKeyed: boolean;
-  legacyLines: number[];
   /** Full mode without a problem: the digest of the turn numbers. */
   turns?: TurnDigest;
   /** Bytes after the last line break: where they start and how many. */
@@ -78,31 +68,32 @@ export interface SegmentReport {
   watched?: Record<number, string | null>;
 }
 
+/** The fields of a chain's check a segment report carries. */
+type SegmentChainField =
+  | 'problem'
+  | 'warnings'
+  | 'entriesChecked'
+  | 'lastHash'
+  | 'lastLine'
+  | 'lastTimestamp'
+  | 'lastKeyed'
+  | 'firstKeyed'
+  | 'keyedEntries'
+  | 'firstUnkeyedLine'
+  | 'firstPlainLine'
+  | 'firstKeyedLine'
+  | 'claimsKeyed'
+  | 'legacyLines';
+
 export function verifySegment(task: SegmentTask, options: SegmentVerifyOptions = {}): SegmentReport {
   return task.mode === 'ends' ? verifyEnds(task, options) : verifyFull(task, options);
 }
 
 /** A report of nothing read yet. */
 export function emptyReport(task: SegmentTask): SegmentReport {
-  return {
-    file: task.file,
-    kind: task.kind,
-    segment: task.segment,
-    mode: task.mode,
-    warnings: [],
-    entriesChecked: 0,
-    lines: 0,
-    bytes: 0,
-    lastHash: null,
-    lastLine: 0,
-    lastKeyed: false,
-    keyedEntries: 0,
-    firstUnkeyedLine: 0,
-    firstPlainLine: 0,
-    firstKeyedLine: 0,
-    claimsKeyed: false,
-    legacyLines: [],
-  };
+  // A report carries no entries: it crosses from a worker thread.
+  const { entries: _entries, ...chain } = emptyChainResult();
+  return { file: task.file, kind: task.kind, segment: task.segment, mode: task.mode, lines: 0, bytes: 0, ...chain };
 }
 
 function verifyFull(task: SegmentTask, options: SegmentVerifyOptions): SegmentReport {

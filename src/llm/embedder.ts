@@ -7,6 +7,7 @@
  * similarity, so their length does not matter.
  */
 import { request as undiciRequest } from 'undici';
+import { deadlineSignal } from '../shared/deadline.js';
 import { UhlpError } from '../shared/errors.js';
 import { LOCAL_EMBEDDING_MODEL, localEmbedding } from '../shared/local-embedding.js';
 
@@ -48,7 +49,7 @@ export function openAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   return {
     source: 'openai-compatible',
     async embed(texts, signal) {
-      const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
+      const deadline = deadlineSignal(options.timeoutMs ?? 30_000, signal);
       let status: number;
       let text: string;
       try {
@@ -56,7 +57,7 @@ export function openAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...(options.apiKey !== undefined ? { authorization: `Bearer ${options.apiKey}` } : {}) },
           body: JSON.stringify({ model: options.model, input: texts }),
-          signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]),
+          signal: deadline,
         });
         status = response.statusCode;
         const chunks: Buffer[] = [];
@@ -69,7 +70,7 @@ export function openAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
         text = Buffer.concat(chunks).toString('utf8');
       } catch (error) {
         if (error instanceof UhlpError) throw error;
-        if (timeout.aborted) throw new UhlpError('UHLP_LLM_TIMEOUT', `the embeddings endpoint did not answer within ${options.timeoutMs ?? 30_000} ms`);
+        if (deadline.aborted && signal?.aborted !== true) throw new UhlpError('UHLP_LLM_TIMEOUT', `the embeddings endpoint did not answer within ${options.timeoutMs ?? 30_000} ms`);
         throw new UhlpError('UHLP_LLM_UPSTREAM_ERROR', `the embeddings endpoint is unreachable: ${(error as { code?: string }).code ?? 'error'}`);
       }
       if (status === 401 || status === 403) throw new UhlpError('UHLP_LLM_AUTH_FAILED', `the embeddings endpoint refused the API key (${status})`, { upstreamStatus: status });

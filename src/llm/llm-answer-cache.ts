@@ -8,7 +8,8 @@
 import { hash } from 'node:crypto';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
-import type { LlmGenerateResult, LlmToolCall, NormalizedLlmRequest } from './llm-provider.js';
+import type { LlmToolCall } from '../contract/llm-messages.js';
+import type { LlmGenerateResult, NormalizedLlmRequest } from './llm-provider.js';
 
 export type LlmCacheStore = Pick<RuntimeStore, 'getLlmCached' | 'setLlmCached'>;
 

@@ -4,43 +4,13 @@
  * provider answering from a file, the offline default. Both validate requests
  * the same way through `normalizeRequest`.
  *
- * The shapes are OpenAI's chat completions in camelCase: a conversation of
- * system, user, assistant (text and/or tool calls) and tool (a tool call's
- * result) messages; function tools offered to the model; an optional JSON
- * Schema for structured output. A result is the model's text, or its tool
- * calls, or both, with why it stopped and the tokens it took.
+ * The shapes are OpenAI's chat completions in camelCase, with the messages,
+ * tools and usage of src/contract/llm-messages.ts (the orchestrator sends the
+ * same through MCP). A result is the model's text, or its tool calls, or both,
+ * with why it stopped and the tokens it took.
  */
+import type { LlmMessage, LlmResponseSchema, LlmToolCall, LlmToolSpec, LlmUsage } from '../contract/llm-messages.js';
 import { UhlpError } from '../shared/errors.js';
-
-/** One function call the model asked for. `arguments` is the JSON text the model wrote, unparsed. */
-export interface LlmToolCall {
-  readonly id: string;
-  readonly name: string;
-  readonly arguments: string;
-}
-
-export type LlmMessage =
-  | { readonly role: 'system' | 'user'; readonly content: string }
-  | { readonly role: 'assistant'; readonly content: string | null; readonly toolCalls?: readonly LlmToolCall[] }
-  | { readonly role: 'tool'; readonly toolCallId: string; readonly content: string };
-
-export type LlmRole = LlmMessage['role'];
-
-/** A function offered to the model (OpenAI's `tools: [{type: 'function', function}]`). */
-export interface LlmToolSpec {
-  /** Matches `TOOL_NAME_PATTERN`. */
-  readonly name: string;
-  readonly description?: string;
-  /** JSON Schema of the arguments object. */
-  readonly parameters: Readonly<Record<string, unknown>>;
-}
-
-/** Ask for structured output: the answer should be JSON valid against `schema`. The caller still validates. */
-export interface LlmResponseSchema {
-  /** Matches `TOOL_NAME_PATTERN` (OpenAI's rule for schema names). */
-  readonly name: string;
-  readonly schema: Readonly<Record<string, unknown>>;
-}
 
 export interface LlmGenerateRequest {
   /** Model name; a provider may fall back to its configured default when absent. */
@@ -67,11 +37,6 @@ export interface LlmGenerateRequest {
    * setting). The result is the same. @defaultValue none
    */
   readonly onDelta?: (text: string) => void;
-}
-
-export interface LlmUsage {
-  readonly prompt: number;
-  readonly completion: number;
 }
 
 export interface LlmGenerateResult {

@@ -11,7 +11,8 @@
  * UTF-8 sequence. Lines end in LF, CRLF or CR, as the SSE format allows.
  */
 import { UhlpError } from '../shared/errors.js';
-import type { LlmGenerateResult, LlmUsage, NormalizedLlmRequest } from './llm-provider.js';
+import type { LlmUsage } from '../contract/llm-messages.js';
+import type { LlmGenerateResult, NormalizedLlmRequest } from './llm-provider.js';
 import { completionResult, readUsage, toolCall, upstreamMessage } from './openai-chat-wire.js';
 
 interface PartialToolCall {

@@ -5,15 +5,9 @@
  * answer read back into a result. The streaming answer is assembled in
  * openai-chat-stream.ts into the same result through `completionResult`.
  */
+import type { LlmMessage, LlmToolCall, LlmUsage } from '../contract/llm-messages.js';
 import { UhlpError } from '../shared/errors.js';
-import {
-  estimateTokens,
-  type LlmGenerateResult,
-  type LlmMessage,
-  type LlmToolCall,
-  type LlmUsage,
-  type NormalizedLlmRequest,
-} from './llm-provider.js';
+import { estimateTokens, type LlmGenerateResult, type NormalizedLlmRequest } from './llm-provider.js';
 
 /**
  * How a response schema is asked for. `json_schema`: OpenAI's

@@ -11,6 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request as undiciRequest } from 'undici';
 import { backoffDelay } from '../shared/backoff.js';
+import { deadlineSignal } from '../shared/deadline.js';
 import { UhlpError } from '../shared/errors.js';
 import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, type NormalizedLlmRequest, normalizeRequest } from './llm-provider.js';
 import { ChatCompletionStream } from './openai-chat-stream.js';
@@ -105,7 +106,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
 
   async function attempt(body: string, request: NormalizedLlmRequest, signal: AbortSignal | undefined, onDelta: ((text: string) => void) | undefined): Promise<Attempt> {
     const streaming = stream || onDelta !== undefined;
-    const attemptSignal = signal === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]);
+    const attemptSignal = deadlineSignal(timeoutMs, signal);
     try {
       const response = await undiciRequest(endpoint, {
         method: 'POST',

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/helpers/wait-for.js';
 import { createScriptedProvider } from '../llm/scripted-provider.js';
 import { silentLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
@@ -27,14 +28,6 @@ afterAll(async () => {
 
 const binding = { appId: 'a', componentId: 'c', requestId: 'r', revision: 'abc1234', capabilities: {}, configuration: {} };
 
-async function until(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 describe('execution scratch directories', () => {
   it('gives each execution its own directory, once, and removes it when the execution ends', async () => {
     const first = mcp.tokens.resolve(mcp.beginExecution(binding, 60_000));
@@ -48,7 +41,7 @@ describe('execution scratch directories', () => {
     expect(existsSync(other)).toBe(true);
 
     mcp.endExecution(secondToken);
-    await until(() => !existsSync(other));
+    await waitFor(() => !existsSync(other), { what: 'the other scratch directory to be removed' });
     expect(existsSync(dir)).toBe(true);
     // A call that is still running when its execution ends gets no new directory.
     await expect(mcp.services.scratchDir(second)).rejects.toMatchObject({ code: 'UHLP_MCP_UNAUTHORIZED' });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/helpers/wait-for.js';
 import { UhlpError } from '../shared/errors.js';
 import { type ExecutionGrant, type GrantBinding, McpTokenService, bearerToken } from './mcp-token-service.js';
 
@@ -62,8 +63,7 @@ describe('McpTokenService', () => {
     service.mint(binding('short'), 10);
     service.mint(binding('long'), 1_000_000);
     now = 100;
-    const deadline = Date.now() + 2_000;
-    while (dropped.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => dropped.length > 0, { what: 'the sweep to drop a grant' });
     expect(dropped).toEqual(['short']);
     expect(service.size()).toBe(1);
   });

@@ -9,6 +9,7 @@
  */
 import type net from 'node:net';
 import { Agent, request } from 'undici';
+import { deadlineSignal } from '../shared/deadline.js';
 import { UhlpError } from '../shared/errors.js';
 import { defaultLookup, refusedAddress, resolveHost, type LookupAll, type ResolvedAddress } from './address-guard.js';
 import { bareHost, hostMatches } from '../shared/host-pattern.js';
@@ -120,8 +121,7 @@ export async function guardedFetch(
   const maxBodyBytes = policy.maxBodyBytes ?? WEB_DEFAULTS.maxBodyBytes;
   const maxRedirects = policy.maxRedirects ?? WEB_DEFAULTS.maxRedirects;
 
-  const deadline = AbortSignal.timeout(timeoutMs);
-  const signal = input.signal === undefined ? deadline : AbortSignal.any([deadline, input.signal]);
+  const signal = deadlineSignal(timeoutMs, input.signal);
   const redirects: string[] = [];
   let url = parseUrl(input.url);
   let method = (input.method ?? 'GET').toUpperCase();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AppDefinitionResource } from '../k8s/custom-resources.js';
-import { fieldPath, specProblems } from './app-definition-reconciler.js';
+import { fieldPath, LEGACY_APP_FINALIZER, specProblems, withoutLegacyFinalizer } from './app-definition-reconciler.js';
 
 describe('fieldPath', () => {
   const cases: Array<[string, string]> = [
@@ -45,5 +45,16 @@ describe('specProblems', () => {
 
   it('refuses a name that is not a DNS label', () => {
     expect(specProblems(app('a.b', {})).map((problem) => problem.field)).toEqual(['metadata.name']);
+  });
+});
+
+describe('withoutLegacyFinalizer', () => {
+  const app = (finalizers: string[] | undefined): AppDefinitionResource =>
+    ({ metadata: { name: 'shop', namespace: 'ns', resourceVersion: '42', ...(finalizers ? { finalizers } : {}) } }) as unknown as AppDefinitionResource;
+
+  it('drops the finalizer earlier operators held and keeps the others, at the version read', () => {
+    expect(withoutLegacyFinalizer(app([LEGACY_APP_FINALIZER, 'example.com/keep']))).toEqual({ finalizers: ['example.com/keep'], resourceVersion: '42' });
+    expect(withoutLegacyFinalizer(app([LEGACY_APP_FINALIZER]))).toEqual({ finalizers: [], resourceVersion: '42' });
+    expect(withoutLegacyFinalizer(app(undefined))).toEqual({ finalizers: [], resourceVersion: '42' });
   });
 });

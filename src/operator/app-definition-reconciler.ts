@@ -1,11 +1,12 @@
 /**
- * Reconciles one AppDefinition: fetch (from the informer cache), handle deletion,
- * validate what the CRD schema cannot, converge its SandboxPools, and write status
- * only when it changed. Idempotent; it never writes the app's spec.
+ * Reconciles one AppDefinition: fetch (from the informer cache), handle deletion (the
+ * garbage collector's: its pools are owned by it), validate what the CRD schema cannot,
+ * converge its SandboxPools, and write status only when it changed. Idempotent; it
+ * never writes the app's spec.
  */
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { validateAppDefinition } from '../apps/validation/validate-app-definition.js';
-import { APP_LABEL, type AppDefinitionStatus } from '../apps/schema/sandbox-pool-schema.js';
+import type { AppDefinitionStatus } from '../apps/schema/sandbox-pool-schema.js';
 import {
   APP_DEFINITION,
   SANDBOX_POOL,
@@ -20,14 +21,14 @@ import { splitKey, type ReconcileResult } from './controller.js';
 import { isControlledBy, newSandboxPool, sandboxPoolName, sandboxPoolSpecPatch } from './sandbox-pool-template.js';
 
 /**
- * Held on every AppDefinition until its SandboxPools are gone: removal waits for the
- * pools (and whatever drains their sandboxes) instead of leaving that to the garbage
- * collector after the app has already vanished from the API.
+ * The finalizer operators before this one held on every AppDefinition until its
+ * SandboxPools were gone. Owner references already do that work (the garbage collector
+ * deletes an app's pools, and their pods and NetworkPolicies, once the app is gone), and
+ * a finalizer outlives its operator: after `helm uninstall` nothing removed it, and the
+ * namespace's deletion hung on the apps. So none is added any more, and one left by an
+ * earlier operator is removed.
  */
-export const APP_FINALIZER = 'uhlp.dev/sandbox-pools';
-
-/** How soon a deleting app is looked at again while its pools are going. */
-const DELETION_POLL_MS = 250;
+export const LEGACY_APP_FINALIZER = 'uhlp.dev/sandbox-pools';
 
 export interface AppDefinitionReconcilerDeps {
   client: CustomResourceClient;
@@ -43,15 +44,12 @@ export class AppDefinitionReconciler {
   async reconcile(key: string): Promise<ReconcileResult | void> {
     const { namespace, name } = splitKey(key);
     const app = this.deps.apps.get(namespace, name);
-    if (!app) return; // gone; its pools went first (finalizer) or go with it (ownerReferences)
-    if (app.metadata.deletionTimestamp) return this.finalize(app);
-    if (!(app.metadata.finalizers ?? []).includes(APP_FINALIZER)) {
-      // resourceVersion makes the patch fail (409) if the app changed since we read it.
-      await this.deps.client.patch(APP_DEFINITION, namespace, name, {
-        metadata: { finalizers: [...(app.metadata.finalizers ?? []), APP_FINALIZER], resourceVersion: app.metadata.resourceVersion },
-      });
-      return; // the update event brings the app back with the finalizer
+    if (!app) return; // gone; its pools go with it (ownerReferences)
+    if ((app.metadata.finalizers ?? []).includes(LEGACY_APP_FINALIZER)) {
+      await this.deps.client.patch(APP_DEFINITION, namespace, name, { metadata: withoutLegacyFinalizer(app) });
+      return; // the update event brings the app back without it
     }
+    if (app.metadata.deletionTimestamp) return;
 
     const problems = specProblems(app);
     if (problems.length > 0) {
@@ -108,25 +106,6 @@ export class AppDefinitionReconciler {
     return true;
   }
 
-  /** Deletes the app's pools, waits until they are gone, then lets the app go. */
-  private async finalize(app: AppDefinitionResource): Promise<ReconcileResult | void> {
-    const finalizers = app.metadata.finalizers ?? [];
-    if (!finalizers.includes(APP_FINALIZER)) return;
-    const { namespace, name } = app.metadata;
-    // A live list, not the cache: the finalizer must not be dropped while a pool still exists.
-    const { items } = await this.deps.client.list<SandboxPoolResource>(SANDBOX_POOL, namespace, `${APP_LABEL}=${name}`);
-    const owned = items.filter((pool) => isControlledBy(pool, app));
-    if (owned.length > 0) {
-      for (const pool of owned) {
-        if (!pool.metadata.deletionTimestamp) await this.deps.client.delete(SANDBOX_POOL, namespace, pool.metadata.name);
-      }
-      return { requeueAfterMs: DELETION_POLL_MS };
-    }
-    await this.deps.client.patch(APP_DEFINITION, namespace, name, {
-      metadata: { finalizers: finalizers.filter((finalizer) => finalizer !== APP_FINALIZER), resourceVersion: app.metadata.resourceVersion },
-    });
-  }
-
   private async writeStatus(app: AppDefinitionResource, ready: ConditionInput, pools: string[]): Promise<void> {
     const generation = app.metadata.generation ?? 0;
     const status: AppDefinitionStatus = {
@@ -137,6 +116,17 @@ export class AppDefinitionReconciler {
     if (sameStatus(app.status, status)) return;
     await this.deps.client.patchStatus(APP_DEFINITION, app.metadata.namespace, app.metadata.name, status);
   }
+}
+
+/**
+ * The metadata patch that drops LEGACY_APP_FINALIZER and keeps every other finalizer;
+ * its resourceVersion makes it fail (409) if the app changed since it was read.
+ */
+export function withoutLegacyFinalizer(app: AppDefinitionResource): { finalizers: string[]; resourceVersion: string | undefined } {
+  return {
+    finalizers: (app.metadata.finalizers ?? []).filter((finalizer) => finalizer !== LEGACY_APP_FINALIZER),
+    resourceVersion: app.metadata.resourceVersion,
+  };
 }
 
 /** A problem of the app, with the field at fault in Kubernetes notation (`spec.components[1].pool`). */

@@ -49,6 +49,7 @@ export class LeaderElector {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private leading = false;
+  private reached = false;
   private stopped = true;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -77,6 +78,11 @@ export class LeaderElector {
     return this.leading;
   }
 
+  /** True once an attempt read or wrote the lease (whoever holds it). */
+  get reachedApiServer(): boolean {
+    return this.reached;
+  }
+
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
@@ -100,6 +106,7 @@ export class LeaderElector {
       let attempt: Attempt | 'failed';
       try {
         attempt = await this.tryAcquireOrRenew();
+        this.reached = true;
       } catch (error) {
         this.options.onError?.(error);
         attempt = 'failed';
@@ -203,3 +210,53 @@ export class LeaderElector {
     });
   }
 }
+
+export interface LeaseTakeover {
+  /** Who held the lease before (empty when nobody did, or it was released). */
+  readonly previousHolder: string;
+  /** How long the previous holder's lease ran without renewal, ms: past it, that holder has stopped leading. */
+  readonly previousDurationMs: number;
+}
+
+/**
+ * Takes the lease whoever holds it, for `holdSeconds`, so that no candidate leads
+ * meanwhile: the holder's next renewal finds the lease held by another and stops
+ * leading (or, cut off from the API server, it stops once renewDeadline passed, which
+ * is below the lease duration). For `uhlp operator --uninstall`, which must keep a
+ * release's operators from re-creating what it deletes. Each write carries the
+ * resourceVersion read; a conflict is read and tried again.
+ */
+export async function takeOverLease(
+  kubeConfig: KubeConfig,
+  options: { namespace: string; name?: string; identity: string; holdSeconds: number },
+): Promise<LeaseTakeover> {
+  const api = kubeConfig.makeApiClient(CoordinationV1Api);
+  const name = options.name ?? 'uhlp-operator';
+  const { namespace } = options;
+  for (let attempt = 0; ; attempt++) {
+    const now = microTime(new Date()) as unknown as Date;
+    const spec = { holderIdentity: options.identity, leaseDurationSeconds: options.holdSeconds, renewTime: now, acquireTime: now };
+    try {
+      const lease = await api.readNamespacedLease({ name, namespace }).catch((error: unknown) => {
+        if (apiStatus(error) === 404) return undefined;
+        throw error;
+      });
+      if (!lease) {
+        await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: { ...spec, leaseTransitions: 0 } } });
+        return { previousHolder: '', previousDurationMs: 0 };
+      }
+      const previous = lease.spec ?? {};
+      await api.replaceNamespacedLease({
+        name,
+        namespace,
+        body: { metadata: { ...lease.metadata, name }, spec: { ...spec, leaseTransitions: (previous.leaseTransitions ?? 0) + 1 } },
+      });
+      const holder = previous.holderIdentity ?? '';
+      return { previousHolder: holder === options.identity ? '' : holder, previousDurationMs: holder === '' ? 0 : (previous.leaseDurationSeconds ?? 0) * 1000 };
+    } catch (error) {
+      // 409: a candidate wrote the lease between our read and write; read it again.
+      if (apiStatus(error) !== 409 || attempt >= 10) throw error;
+    }
+  }
+}
+

@@ -5,7 +5,6 @@
  */
 import { CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import type { Metrics } from '../metrics.js';
-import { APP_LABEL } from '../apps/schema/sandbox-pool-schema.js';
 import {
   APP_DEFINITION,
   CustomResourceClient,
@@ -15,7 +14,7 @@ import {
 } from '../k8s/custom-resources.js';
 import { PodInformer } from '../k8s/pod-informer.js';
 import { ResourceInformer } from '../k8s/resource-informer.js';
-import { POD_LABEL_ROLE, POD_LABEL_SANDBOX_POOL, POD_ROLE_SANDBOX } from '../sandbox/sandbox-pod.js';
+import { LABEL_APP, LABEL_ROLE, LABEL_SANDBOX_POOL, ROLE_SANDBOX } from '../sandbox/sandbox-labels.js';
 import { AppDefinitionReconciler } from './app-definition-reconciler.js';
 import { Controller, objectKey } from './controller.js';
 import { LeaderElector } from './leader-election.js';
@@ -65,6 +64,8 @@ export interface RunningOperator {
   readonly identity: string;
   /** True while this operator holds the Lease and acts. */
   isLeader(): boolean;
+  /** True once this operator has read or written its Lease: it reaches the API server with its rights. */
+  reachedApiServer(): boolean;
   /** Stops acting, releases the Lease if held, and stops watching. */
   stop(): Promise<void>;
 }
@@ -101,7 +102,7 @@ class Term {
       logger.error('reconcile failed; requeued', { controller: name, key, error: errorText(error) });
     const appReconciler = new AppDefinitionReconciler({ client, apps: this.apps, pools: this.pools });
     this.pods = options.sandboxPods
-      ? new PodInformer(kubeConfig, { namespaces: informerOptions.namespaces, labelSelector: `${POD_LABEL_ROLE}=${POD_ROLE_SANDBOX}`, onError: informerOptions.onError })
+      ? new PodInformer(kubeConfig, { namespaces: informerOptions.namespaces, labelSelector: `${LABEL_ROLE}=${ROLE_SANDBOX}`, onError: informerOptions.onError })
       : undefined;
     const poolReconciler = new SandboxPoolReconciler({
       client,
@@ -131,12 +132,12 @@ class Term {
     this.pools.on((event, pool) => {
       if (event !== 'delete') this.poolController.queue.add(objectKey(pool));
       // A pool changed or deleted by someone else sends its app back to converge it.
-      const app = pool.metadata.labels?.[APP_LABEL];
+      const app = pool.metadata.labels?.[LABEL_APP];
       if (app && event !== 'resync') this.appController.queue.add(`${pool.metadata.namespace}/${app}`);
     });
     // A pod that became ready, was claimed, released, ended or deleted changes its pool's counts.
     this.pods?.on((_event, pod) => {
-      const pool = pod.metadata?.labels?.[POD_LABEL_SANDBOX_POOL];
+      const pool = pod.metadata?.labels?.[LABEL_SANDBOX_POOL];
       if (pool) this.poolController.queue.add(`${pod.metadata?.namespace ?? ''}/${pool}`);
     });
   }
@@ -196,6 +197,7 @@ export async function runOperator(options: OperatorOptions = {}): Promise<Runnin
   return {
     identity: elector.identity,
     isLeader: () => elector.isLeader,
+    reachedApiServer: () => elector.reachedApiServer,
     stop: async () => {
       await elector.stop();
       options.metrics?.operatorQueueCollectors.delete(collectQueueDepth);

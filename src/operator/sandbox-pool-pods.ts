@@ -12,19 +12,8 @@ import { APP_API_VERSION } from '../apps/schema/app-definition-schema.js';
 import { SANDBOX_POOL_KIND } from '../apps/schema/sandbox-pool-schema.js';
 import type { SandboxPoolResource } from '../k8s/custom-resources.js';
 import type { RunnerKind } from '../images/runner-files.js';
-import {
-  POD_ANNOTATION_CLAIMER_POD,
-  POD_LABEL_APP,
-  POD_LABEL_CONFIG,
-  POD_LABEL_POOL,
-  POD_LABEL_ROLE,
-  POD_LABEL_STATE,
-  POD_ROLE_SANDBOX,
-  POD_RUNNER_PORT,
-  podConfigHash,
-  sandboxPod,
-  type SandboxPodInput,
-} from '../sandbox/sandbox-pod.js';
+import { ANNOTATION_CLAIMER_POD, LABEL_APP, LABEL_CONFIG, LABEL_POOL, LABEL_ROLE, LABEL_SANDBOX_STATE, ROLE_SANDBOX } from '../sandbox/sandbox-labels.js';
+import { POD_RUNNER_PORT, podConfigHash, sandboxPod, type SandboxPodInput } from '../sandbox/sandbox-pod.js';
 
 /** Where the core's pods are, for the NetworkPolicy: sandboxes may reach them and nothing else. */
 export interface CoreEndpoint {
@@ -58,7 +47,7 @@ export interface PodPlan {
   readonly ready: number;
   /** Pods claimed by a core. */
   readonly busy: number;
-  /** Claimed pods that name the core pod that claimed them (POD_ANNOTATION_CLAIMER_POD): deleted once it is gone. */
+  /** Claimed pods that name the core pod that claimed them (ANNOTATION_CLAIMER_POD): deleted once it is gone. */
   readonly claimed: ReadonlyArray<{ name: string; resourceVersion: string | undefined; claimerPod: string }>;
   /** Warm pods the pool is held at: spec.replicas within what maxSize leaves beside the busy ones. */
   readonly target: number;
@@ -89,14 +78,14 @@ export function planPods(pool: SandboxPoolResource, pods: readonly V1Pod[], opti
   for (const pod of live) {
     const labels = pod.metadata?.labels ?? {};
     const drop = (): void => void remove.push({ name: pod.metadata!.name!, resourceVersion: pod.metadata?.resourceVersion });
-    if (labels[POD_LABEL_STATE] === 'warm') {
-      if (ended(pod) || labels[POD_LABEL_CONFIG] !== hash) drop();
+    if (labels[LABEL_SANDBOX_STATE] === 'warm') {
+      if (ended(pod) || labels[LABEL_CONFIG] !== hash) drop();
       else warm.push(pod);
     } else if (ended(pod)) {
       drop();
     } else {
       busy += 1;
-      const claimerPod = pod.metadata?.annotations?.[POD_ANNOTATION_CLAIMER_POD];
+      const claimerPod = pod.metadata?.annotations?.[ANNOTATION_CLAIMER_POD];
       if (claimerPod) claimed.push({ name: pod.metadata!.name!, resourceVersion: pod.metadata?.resourceVersion, claimerPod });
     }
   }
@@ -145,13 +134,13 @@ export function sandboxNetworkPolicy(pool: SandboxPoolResource, options: Sandbox
     metadata: {
       name: networkPolicyName(pool),
       namespace: pool.metadata.namespace,
-      labels: { [POD_LABEL_APP]: pool.spec.appName, [POD_LABEL_POOL]: pool.spec.poolName },
+      labels: { [LABEL_APP]: pool.spec.appName, [LABEL_POOL]: pool.spec.poolName },
       ownerReferences: [
         { apiVersion: APP_API_VERSION, kind: SANDBOX_POOL_KIND, name: pool.metadata.name, uid: pool.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
       ],
     },
     spec: {
-      podSelector: { matchLabels: { [POD_LABEL_ROLE]: POD_ROLE_SANDBOX, [POD_LABEL_APP]: pool.spec.appName, [POD_LABEL_POOL]: pool.spec.poolName } },
+      podSelector: { matchLabels: { [LABEL_ROLE]: ROLE_SANDBOX, [LABEL_APP]: pool.spec.appName, [LABEL_POOL]: pool.spec.poolName } },
       policyTypes: ['Ingress', 'Egress'],
       ingress: [{ from: [corePeer], ports: [{ protocol: 'TCP', port: POD_RUNNER_PORT }] }],
       egress: [{ to: [corePeer], ports: [{ protocol: 'TCP', port: core.port }] }],

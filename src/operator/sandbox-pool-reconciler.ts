@@ -7,11 +7,12 @@
  * counts belong to whatever runs the sandboxes and are kept as found.
  */
 import type { CoreV1Api, NetworkingV1Api, V1NetworkPolicy, V1Pod } from '@kubernetes/client-node';
-import { APP_LABEL, POOL_LABEL, type SandboxPoolStatus } from '../apps/schema/sandbox-pool-schema.js';
+import type { SandboxPoolStatus } from '../apps/schema/sandbox-pool-schema.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { SANDBOX_POOL, apiStatus, type CustomResourceClient, type SandboxPoolResource } from '../k8s/custom-resources.js';
 import type { PodInformer } from '../k8s/pod-informer.js';
 import type { ResourceInformer } from '../k8s/resource-informer.js';
-import { POD_LABEL_SANDBOX_POOL } from '../sandbox/sandbox-pod.js';
+import { LABEL_APP, LABEL_POOL, LABEL_SANDBOX_POOL } from '../sandbox/sandbox-labels.js';
 import { sameStatus, setCondition, type ConditionInput } from './conditions.js';
 import { splitKey, type ReconcileResult } from './controller.js';
 import { ClaimerPods } from './claimer-pods.js';
@@ -70,7 +71,7 @@ export function sandboxPoolStatus(pool: SandboxPoolResource, now: Date, plan?: P
     ...counts,
     observedGeneration: generation,
     replicas: held,
-    selector: `${APP_LABEL}=${appName},${POOL_LABEL}=${poolName}`,
+    selector: `${LABEL_APP}=${appName},${LABEL_POOL}=${poolName}`,
     conditions,
   };
 }
@@ -97,7 +98,7 @@ export class SandboxPoolReconciler {
   private async convergePods(pool: SandboxPoolResource, pods: SandboxPoolPods): Promise<PodPlan> {
     const { namespace, name } = pool.metadata;
     await this.ensureNetworkPolicy(pool, pods);
-    const owned = pods.cache.list(namespace).filter((pod) => pod.metadata?.labels?.[POD_LABEL_SANDBOX_POOL] === name);
+    const owned = pods.cache.list(namespace).filter((pod) => pod.metadata?.labels?.[LABEL_SANDBOX_POOL] === name);
     const plan = planPods(pool, owned, pods.options);
     const orphaned: PodPlan['remove'][number][] = [];
     for (const pod of plan.claimed) {
@@ -133,6 +134,7 @@ export class SandboxPoolReconciler {
       });
       return;
     }
+    // Canonical JSON: the client's models and a manifest list keys in different orders.
     if (canonicalJson(existing.spec) !== canonicalJson(body.spec)) {
       await pods.networking.replaceNamespacedNetworkPolicy({ name, namespace, body: { ...body, metadata: { ...(body.metadata ?? {}), resourceVersion: existing.metadata?.resourceVersion } }, fieldManager: pods.fieldManager });
     }
@@ -154,13 +156,4 @@ export function clientNetworkPolicy(manifest: Record<string, unknown>): V1Networ
     }
   }
   return policy as V1NetworkPolicy;
-}
-
-/** JSON with sorted keys and no undefined members: the client's models and a manifest list keys in different orders. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, member: unknown) =>
-    member && typeof member === 'object' && !Array.isArray(member)
-      ? Object.fromEntries(Object.entries(member as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : member,
-  );
 }

@@ -5,7 +5,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { APP_API_VERSION, APP_KIND, type PoolSpec } from '../apps/schema/app-definition-schema.js';
-import { APP_LABEL, POOL_LABEL, SANDBOX_POOL_KIND, type SandboxPoolSpec } from '../apps/schema/sandbox-pool-schema.js';
+import { SANDBOX_POOL_KIND, type SandboxPoolSpec } from '../apps/schema/sandbox-pool-schema.js';
+import { LABEL_APP, LABEL_POOL } from '../sandbox/sandbox-labels.js';
 import type { AppDefinitionResource, OwnerReference, SandboxPoolResource } from '../k8s/custom-resources.js';
 
 /** The SandboxPool name of a pool of an app: `<app>-<pool>`. */
@@ -44,7 +45,7 @@ export function newSandboxPool(app: AppDefinitionResource, pool: PoolSpec): Sand
     metadata: {
       name: sandboxPoolName(app.metadata.name, pool.name),
       namespace: app.metadata.namespace,
-      labels: { [APP_LABEL]: app.metadata.name, [POOL_LABEL]: pool.name },
+      labels: { [LABEL_APP]: app.metadata.name, [LABEL_POOL]: pool.name },
       ownerReferences: [ownerReference(app)],
     },
     spec: { ...mirroredSpec(app.metadata.name, pool), replicas: pool.minWarm },

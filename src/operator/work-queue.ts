@@ -4,6 +4,7 @@
  * second worker, and if it is added meanwhile it is queued again when the first
  * worker is done. Failed keys come back after a per-key exponential backoff.
  */
+import { backoffDelay } from '../shared/backoff.js';
 
 export interface WorkQueueOptions {
   /** Delay of the first rate-limited requeue of a key; doubles per consecutive failure. @defaultValue `100` */
@@ -59,7 +60,7 @@ export class WorkQueue {
   addRateLimited(key: string): number {
     const failures = this.failures.get(key) ?? 0;
     this.failures.set(key, failures + 1);
-    const delay = Math.min(this.baseDelayMs * 2 ** failures, this.maxDelayMs);
+    const delay = backoffDelay(failures, { initialMs: this.baseDelayMs, maxMs: this.maxDelayMs, jitter: 'none' });
     this.addAfter(key, delay);
     return delay;
   }

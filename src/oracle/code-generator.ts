@@ -14,7 +14,8 @@
 import { createHash } from 'node:crypto';
 import type { ComponentSpec, OptimizeSpec } from '../apps/schema/app-definition-schema.js';
 import { hashPayload, type ExternalCall } from '../ledger/ledger-entry.js';
-import type { LlmMessage, LlmProvider } from '../llm/llm-provider.js';
+import type { LlmMessage } from '../contract/llm-messages.js';
+import type { LlmProvider } from '../llm/llm-provider.js';
 import type { Metrics } from '../metrics.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
 import { codegenMessages, extractModule, feedbackMessage, type Disagreement } from './codegen-prompt.js';

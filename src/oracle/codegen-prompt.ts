@@ -10,7 +10,7 @@
  * A failed candidate is re-asked in the same conversation with the samples it
  * got wrong (expected and got) as feedback.
  */
-import type { LlmMessage } from '../llm/llm-provider.js';
+import type { LlmMessage } from '../contract/llm-messages.js';
 import type { LlmDefinition } from './llm-definition.js';
 import type { OracleSample } from './oracle-sample.js';
 

@@ -31,16 +31,7 @@ import { containerExitCause } from './container-exit-cause.js';
 import { SandboxClient } from './sandbox-client.js';
 import { createWorkTree, type WorkTree } from './work-tree.js';
 import type { SandboxDriver, SandboxEndpoint, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
-
-export const LABEL_APP = 'uhlp.dev/app';
-export const LABEL_POOL = 'uhlp.dev/pool';
-export const LABEL_INSTANCE = 'uhlp.dev/instance';
-/** Host directory holding the runner's socket; read back on adoption. */
-export const LABEL_SOCKET_DIR = 'uhlp.dev/socket-dir';
-/** Hash of what the container was started with; adoption skips containers of another configuration. */
-export const LABEL_CONFIG = 'uhlp.dev/config-hash';
-/** Host directory of the container's writable tree; read back on adoption. */
-export const LABEL_WORK_DIR = 'uhlp.dev/work-dir';
+import { LABEL_APP, LABEL_CONFIG, LABEL_INSTANCE, LABEL_POOL, LABEL_SOCKET_DIR, LABEL_WORK_DIR } from './sandbox-labels.js';
 
 /** Where the socket directory is mounted inside the container. */
 const CONTAINER_SOCKET_DIR = '/run/uhlp';

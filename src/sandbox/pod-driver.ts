@@ -39,24 +39,18 @@ import { podExitCause } from './pod-exit-cause.js';
 import { SandboxClient } from './sandbox-client.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 import {
-  POD_ANNOTATION_CLAIMER_POD,
-  POD_LABEL_APP,
-  POD_LABEL_CLAIMED_BY,
-  POD_LABEL_CONFIG,
-  POD_LABEL_POOL,
-  POD_LABEL_ROLE,
-  POD_LABEL_SANDBOX_POOL,
-  POD_LABEL_STATE,
-  POD_ROLE_SANDBOX,
-  POD_RUNNER_PORT,
-  podConfigHash,
-  sandboxPod,
-  type OwnerRef,
-  type SandboxPodInput,
-} from './sandbox-pod.js';
-
-/** The core's instance label, as on Docker containers. */
-const LABEL_INSTANCE = 'uhlp.dev/instance';
+  ANNOTATION_CLAIMER_POD,
+  LABEL_APP,
+  LABEL_CLAIMED_BY,
+  LABEL_CONFIG,
+  LABEL_INSTANCE,
+  LABEL_POOL,
+  LABEL_ROLE,
+  LABEL_SANDBOX_POOL,
+  LABEL_SANDBOX_STATE,
+  ROLE_SANDBOX,
+} from './sandbox-labels.js';
+import { POD_RUNNER_PORT, podConfigHash, sandboxPod, type OwnerRef, type SandboxPodInput } from './sandbox-pod.js';
 
 export interface PodDriverOptions {
   readonly logger: Logger;
@@ -111,7 +105,7 @@ export class PodDriver implements SandboxDriver {
     this.api = options.kubeConfig.makeApiClient(CoreV1Api);
     this.keptAlive = new KeptAliveApi(options.kubeConfig);
     this.pools = new CustomResourceClient(options.kubeConfig, { fieldManager: `uhlp-core-${options.instanceId}` });
-    const selector = `${POD_LABEL_ROLE}=${POD_ROLE_SANDBOX}`;
+    const selector = `${LABEL_ROLE}=${ROLE_SANDBOX}`;
     const namespace = options.namespace;
     this.informer = makeInformer<V1Pod>(
       options.kubeConfig,
@@ -168,10 +162,10 @@ export class PodDriver implements SandboxDriver {
     const found = this.informer.list(this.options.namespace).filter((pod) => {
       const labels = pod.metadata?.labels ?? {};
       return (
-        labels[POD_LABEL_APP] === spec.appId &&
-        labels[POD_LABEL_POOL] === spec.pool.name &&
-        labels[POD_LABEL_STATE] === 'warm' &&
-        labels[POD_LABEL_CONFIG] === hash &&
+        labels[LABEL_APP] === spec.appId &&
+        labels[LABEL_POOL] === spec.pool.name &&
+        labels[LABEL_SANDBOX_STATE] === 'warm' &&
+        labels[LABEL_CONFIG] === hash &&
         !pod.metadata?.deletionTimestamp &&
         isReady(pod)
       );
@@ -192,8 +186,8 @@ export class PodDriver implements SandboxDriver {
     const body = {
       metadata: {
         resourceVersion,
-        labels: { [POD_LABEL_STATE]: 'claimed', [POD_LABEL_CLAIMED_BY]: this.options.instanceId, [LABEL_INSTANCE]: this.options.instanceId },
-        ...(this.options.corePod ? { annotations: { [POD_ANNOTATION_CLAIMER_POD]: this.options.corePod } } : {}),
+        labels: { [LABEL_SANDBOX_STATE]: 'claimed', [LABEL_CLAIMED_BY]: this.options.instanceId, [LABEL_INSTANCE]: this.options.instanceId },
+        ...(this.options.corePod ? { annotations: { [ANNOTATION_CLAIMER_POD]: this.options.corePod } } : {}),
       },
     };
     let answer;
@@ -320,8 +314,8 @@ export class PodDriver implements SandboxDriver {
     const body = {
       metadata: {
         resourceVersion: pod.metadata?.resourceVersion,
-        labels: { [POD_LABEL_STATE]: 'warm', [POD_LABEL_CLAIMED_BY]: null, [LABEL_INSTANCE]: null },
-        annotations: { [POD_ANNOTATION_CLAIMER_POD]: null },
+        labels: { [LABEL_SANDBOX_STATE]: 'warm', [LABEL_CLAIMED_BY]: null, [LABEL_INSTANCE]: null },
+        annotations: { [ANNOTATION_CLAIMER_POD]: null },
       },
     };
     const answer = await this.keptAlive.request('PATCH', this.podPath(handle.name), body, 'application/merge-patch+json').catch(() => undefined);
@@ -335,9 +329,9 @@ export class PodDriver implements SandboxDriver {
     for (const pod of this.informer.list(this.options.namespace)) {
       const labels = pod.metadata?.labels ?? {};
       const name = pod.metadata?.name ?? '';
-      if (labels[POD_LABEL_CLAIMED_BY] !== this.options.instanceId || labels[POD_LABEL_APP] !== appId || labels[POD_LABEL_POOL] !== poolName) continue;
+      if (labels[LABEL_CLAIMED_BY] !== this.options.instanceId || labels[LABEL_APP] !== appId || labels[LABEL_POOL] !== poolName) continue;
       if (this.live.has(name) || pod.metadata?.deletionTimestamp) continue;
-      const current = hash === undefined || labels[POD_LABEL_CONFIG] === hash;
+      const current = hash === undefined || labels[LABEL_CONFIG] === hash;
       const endpoint = pod.status?.podIP ? { kind: 'tcp' as const, host: pod.status.podIP, port: POD_RUNNER_PORT } : undefined;
       const client = endpoint && current ? new SandboxClient(endpoint) : undefined;
       const answers = client ? await client.probe(2000) : false;
@@ -347,7 +341,7 @@ export class PodDriver implements SandboxDriver {
         await this.deletePod(name).catch(() => undefined);
         continue;
       }
-      adopted.push(this.track(pod, labels[POD_LABEL_SANDBOX_POOL] !== undefined));
+      adopted.push(this.track(pod, labels[LABEL_SANDBOX_POOL] !== undefined));
     }
     if (adopted.length > 0) this.options.logger.info({ app: appId, pool: poolName, count: adopted.length }, 'adopted sandbox pods');
     return adopted;

@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { AppSnapshot, LoadedApp } from '../apps/app-snapshot.js';
 import type { McpServerLaunch, SandboxDriver } from './sandbox-driver.js';
+import { LABEL_APP, LABEL_INSTANCE, LABEL_POOL } from './sandbox-labels.js';
 import { WarmPool } from './warm-pool.js';
 
 export interface SandboxManagerOptions {
@@ -116,7 +117,7 @@ export class SandboxManager {
           definitionsRoot: appRevisionsDir(this.options.definitionsRoot, appId),
           // An MCP server's sandbox gets no way to the core's endpoint: it has no token, and nothing to ask.
           ...(mcpServer === undefined ? { mcpSocket: this.options.mcpSocket } : { mcpServer }),
-          labels: { 'uhlp.dev/app': appId, 'uhlp.dev/pool': spec.name, 'uhlp.dev/instance': this.options.instanceId },
+          labels: { [LABEL_APP]: appId, [LABEL_POOL]: spec.name, [LABEL_INSTANCE]: this.options.instanceId },
         },
       });
       this.pools.set(k, pool);
@@ -164,7 +165,7 @@ export class SandboxManager {
         pool: spec,
         definitionsRoot: appRevisionsDir(this.options.definitionsRoot, appId),
         ...(mcpServer !== undefined ? { mcpServer } : {}),
-        labels: { 'uhlp.dev/app': appId, 'uhlp.dev/pool': spec.name, 'uhlp.dev/instance': this.options.instanceId },
+        labels: { [LABEL_APP]: appId, [LABEL_POOL]: spec.name, [LABEL_INSTANCE]: this.options.instanceId },
       },
     });
     this.ownPools.set(k, pool);

@@ -18,26 +18,7 @@ import { IMAGE_APP_DIR, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-image
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
 import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { nodePermissionFlags } from './process-sandbox.js';
-
-/** Every sandbox pod: the NetworkPolicy and the drivers select on it. */
-export const POD_LABEL_ROLE = 'uhlp.dev/role';
-export const POD_ROLE_SANDBOX = 'sandbox';
-export const POD_LABEL_APP = 'uhlp.dev/app';
-export const POD_LABEL_POOL = 'uhlp.dev/pool';
-/** `warm` (the operator's, free to claim) or `claimed` (a core's). */
-export const POD_LABEL_STATE = 'uhlp.dev/sandbox-state';
-/** The instance id of the core that claimed the pod; a restarted core adopts the pods it names. */
-export const POD_LABEL_CLAIMED_BY = 'uhlp.dev/claimed-by';
-/** podConfigHash of what the pod was made with: a core claims only pods of its pool as it is now. */
-export const POD_LABEL_CONFIG = 'uhlp.dev/config-hash';
-/**
- * The core pod that claimed the pod, `<namespace>/<name>` (annotation), when the core
- * runs in a pod: the operator deletes claimed pods whose core pod is gone (a replaced
- * core has a new name, so a new instance id, and adopts nothing).
- */
-export const POD_ANNOTATION_CLAIMER_POD = 'uhlp.dev/claimer-pod';
-/** The SandboxPool the pod belongs to, when it has one. */
-export const POD_LABEL_SANDBOX_POOL = 'uhlp.dev/sandbox-pool';
+import { ANNOTATION_CLAIMER_POD, LABEL_APP, LABEL_CLAIMED_BY, LABEL_CONFIG, LABEL_POOL, LABEL_ROLE, LABEL_SANDBOX_POOL, LABEL_SANDBOX_STATE, ROLE_SANDBOX } from './sandbox-labels.js';
 
 export type PodState = 'warm' | 'claimed';
 
@@ -88,7 +69,7 @@ export function podConfigHash(input: SandboxPodInput): string {
 
 /** The label selector of a pool's pods (all states). */
 export function poolPodSelector(appId: string, poolName: string): string {
-  return `${POD_LABEL_ROLE}=${POD_ROLE_SANDBOX},${POD_LABEL_APP}=${appId},${POD_LABEL_POOL}=${poolName}`;
+  return `${LABEL_ROLE}=${ROLE_SANDBOX},${LABEL_APP}=${appId},${LABEL_POOL}=${poolName}`;
 }
 
 /** A pod name prefix that is a valid DNS label prefix: the API server appends 5 characters. */
@@ -104,14 +85,14 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
   const readable = [IMAGE_APP_DIR, POD_WORK];
   const labels: Record<string, string> = {
     ...placement.labels,
-    [POD_LABEL_ROLE]: POD_ROLE_SANDBOX,
-    [POD_LABEL_APP]: input.appId,
-    [POD_LABEL_POOL]: pool.name,
-    [POD_LABEL_STATE]: placement.state,
-    [POD_LABEL_CONFIG]: podConfigHash(input),
+    [LABEL_ROLE]: ROLE_SANDBOX,
+    [LABEL_APP]: input.appId,
+    [LABEL_POOL]: pool.name,
+    [LABEL_SANDBOX_STATE]: placement.state,
+    [LABEL_CONFIG]: podConfigHash(input),
   };
-  if (placement.claimedBy) labels[POD_LABEL_CLAIMED_BY] = placement.claimedBy;
-  if (placement.owner) labels[POD_LABEL_SANDBOX_POOL] = placement.owner.name;
+  if (placement.claimedBy) labels[LABEL_CLAIMED_BY] = placement.claimedBy;
+  if (placement.owner) labels[LABEL_SANDBOX_POOL] = placement.owner.name;
   const memory = `${pool.limits.memoryMb}Mi`;
   return {
     apiVersion: 'v1',
@@ -120,7 +101,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
       generateName: generateName(input.appId, pool.name),
       namespace: input.namespace,
       labels,
-      ...(placement.claimerPod ? { annotations: { [POD_ANNOTATION_CLAIMER_POD]: placement.claimerPod } } : {}),
+      ...(placement.claimerPod ? { annotations: { [ANNOTATION_CLAIMER_POD]: placement.claimerPod } } : {}),
       ...(placement.owner
         ? { ownerReferences: [{ ...placement.owner, controller: true, blockOwnerDeletion: true }] }
         : {}),

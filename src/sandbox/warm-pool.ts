@@ -12,6 +12,7 @@ import { UhlpError } from '../shared/errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Gauge } from 'prom-client';
+import { backoffDelay } from '../shared/backoff.js';
 import { SandboxClient } from './sandbox-client.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 
@@ -364,7 +365,7 @@ export class WarmPool {
         waiter.reject(new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `no sandbox could be started for pool ${this.label}: ${this.lastStartError}`));
       }
     }
-    const delay = Math.min(MAX_START_BACKOFF_MS, 100 * 2 ** (this.startFailures - 1));
+    const delay = backoffDelay(this.startFailures - 1, { initialMs: 100, maxMs: MAX_START_BACKOFF_MS });
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.refill();

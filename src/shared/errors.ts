@@ -153,6 +153,15 @@ export const ERROR_CATALOG = {
   UHLP_ORACLE_NOTHING_TO_DO: { status: 409, summary: "The optimize command does not apply at the component's stage (no passing candidate to promote, nothing promoted to roll back)." },
   UHLP_ORACLE_FORBIDDEN: { status: 403, summary: 'The oracle endpoints answer loopback clients only (use a port-forward to reach a core in a cluster).' },
 
+  // The console (/_uhlp/console)
+  UHLP_CONSOLE_UNAUTHORIZED: { status: 401, summary: 'A console request from beyond loopback carries no console token, or one the core does not know.' },
+  UHLP_CONSOLE_FORBIDDEN: {
+    status: 403,
+    summary: 'The console answers loopback clients only (no console token is configured), the token\'s role is read-only and the request is an action, or the request did not come from the console\'s own page.',
+  },
+  UHLP_CONSOLE_VIEW_REFUSED: { status: 403, summary: "An app view's request that the MCP Apps rules refuse: a tool of another app, a tool whose visibility leaves out \"app\", a resource that is not a ui:// resource of the app." },
+  UHLP_CONSOLE_NOT_BUILT: { status: 503, summary: "The console's assets are not in the build (run npm run build)." },
+
   // Definitions and configuration (reported in logs, /readyz and CLI exit codes)
   UHLP_DEFINITION_INVALID: { status: 422, summary: 'An AppDefinition file breaks the schema or references something missing.' },
   UHLP_DEFINITIONS_UNREADABLE: { status: 500, summary: 'The definitions directory cannot be read as a Git repository.' },

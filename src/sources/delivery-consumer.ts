@@ -21,6 +21,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { UhlpError } from '../shared/errors.js';
+import { drain } from '../shared/deadline.js';
 import { turnDeclaredOutputs } from '../execution/declared-outputs.js';
 import type { FinalResponse } from '../execution/result-interpreter.js';
 import type { Logger } from '../logger.js';
@@ -84,11 +85,9 @@ export class DeliveryConsumer {
     this.slotFreed?.();
     await this.reader.close();
     await this.loop;
-    let timer: NodeJS.Timeout | undefined;
     // Messages read ahead and not started stay pending: another core takes them over after their lease.
     this.ready.length = 0;
-    await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
+    await drain([...this.running], waitMs);
     await Promise.allSettled([...this.acks]);
   }
 

@@ -13,6 +13,7 @@ import type {
   TriggerRouteSpec,
 } from '../apps/schema/app-definition-schema.js';
 import type { DeliveryKind, StreamAddress } from '../state/delivery-store.js';
+import { backoffDelay } from '../shared/backoff.js';
 import { CronSchedule } from './cron/cron-schedule.js';
 
 /** How a route's messages are delivered. */
@@ -134,7 +135,7 @@ function deliveryPolicy(spec: QueueRouteSpec | CronRouteSpec | CallbackRouteSpec
 
 /** The wait before attempt `attempt + 1` after attempt `attempt` failed: doubled per attempt, capped, with up to 20% jitter off. */
 export function retryDelayMs(policy: DeliveryPolicy, attempt: number, random: () => number = Math.random): number {
-  const base = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * 2 ** Math.min(attempt - 1, 30));
   // Jitter spreads the retries of messages that failed together (a dependency down) without ever waiting longer than the cap.
-  return Math.max(1, Math.round(base * (1 - 0.2 * random())));
+  const wait = backoffDelay(attempt - 1, { initialMs: policy.initialBackoffMs, maxMs: policy.maxBackoffMs, jitter: 'up-to-20-percent-off', random });
+  return Math.max(1, wait);
 }

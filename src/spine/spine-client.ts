@@ -6,6 +6,8 @@
  */
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
+import { backoffDelay } from '../shared/backoff.js';
+import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { LineSplitter, encodeLine } from './json-lines.js';
 import {
   type EndpointOutcome,
@@ -156,9 +158,8 @@ export function createSpineClient(options: SpineClientOptions): SpineClient {
 
   function scheduleReconnect(): void {
     if (closed || reconnectTimer !== undefined) return;
-    // Full jitter keeps a fleet of hosts from reconnecting in lockstep after a core restart.
-    const ceiling = Math.min(maxDelay, initialDelay * 2 ** attempt);
-    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+    // Jitter keeps a fleet of hosts from reconnecting in lockstep after a core restart.
+    const delay = backoffDelay(attempt, { initialMs: initialDelay, maxMs: maxDelay });
     attempt += 1;
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined;
@@ -214,19 +215,13 @@ export function createSpineClient(options: SpineClientOptions): SpineClient {
 
     ready(timeoutMs: number): Promise<void> {
       if (isReady()) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const onReady = (): void => {
-          if (!isReady()) return;
-          clearTimeout(timer);
-          emitter.off('ready', onReady);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          emitter.off('ready', onReady);
-          reject(new Error(`spine client not registered on ${options.socketPath} within ${timeoutMs} ms`));
-        }, timeoutMs);
-        emitter.on('ready', onReady);
-      });
+      return withDeadline(
+        async (signal) => {
+          while (!isReady()) await nextEvent(emitter, 'ready', signal);
+        },
+        timeoutMs,
+        () => new Error(`spine client not registered on ${options.socketPath} within ${timeoutMs} ms`),
+      );
     },
 
     async close(): Promise<void> {

@@ -2,19 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/helpers/wait-for.js';
 import { probeSpineSocket, sendSpineExit } from './spine-control.js';
 import { newSpineSecret } from './spine-secret.js';
 import { createSpineServer } from './spine-server.js';
 
 const SECRET = newSpineSecret();
-
-async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met within deadline');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('spine control', () => {
   let dir: string;
@@ -47,7 +40,7 @@ describe('spine control', () => {
       expect(await probeSpineSocket(socketPath)).toBe(true);
       // A wrong secret is delivered too, and refused.
       expect(await sendSpineExit(socketPath, { secret: newSpineSecret() })).toBe(true);
-      await waitFor(() => refused.length === 1);
+      await waitFor(() => refused.length === 1, { what: 'the refusal' });
       expect(refused).toEqual(['UHLP_SPINE_FORBIDDEN']);
       expect(exits).toBe(0);
       expect(await sendSpineExit(socketPath, { secret: SECRET })).toBe(true);

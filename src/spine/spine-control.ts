@@ -5,6 +5,7 @@
  * secret (read from the file beside the socket: spine-secret.ts).
  */
 import net from 'node:net';
+import { withDeadline } from '../shared/deadline.js';
 import { encodeLine } from './json-lines.js';
 
 export interface SpineControlOptions {
@@ -39,26 +40,19 @@ export function sendSpineExit(socketPath: string, options: SpineExitOptions): Pr
   });
 }
 
-function withSocket(
+async function withSocket(
   socketPath: string,
   timeoutMs: number,
   onConnect: (socket: net.Socket, done: (value: boolean) => void) => void,
 ): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    let settled = false;
-    const socket = net.connect(socketPath);
-    const done = (value: boolean): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(value);
-    };
-    const timer = setTimeout(() => {
-      socket.destroy();
-      done(false);
-    }, timeoutMs);
-    socket.once('connect', () => onConnect(socket, done));
+  const socket = net.connect(socketPath);
+  const answered = new Promise<boolean>((resolve) => {
+    socket.once('connect', () => onConnect(socket, resolve));
     // ENOENT (no socket file) and ECONNREFUSED (a stale file) both mean "not running".
-    socket.once('error', () => done(false));
+    socket.once('error', () => resolve(false));
+  });
+  return withDeadline(answered, timeoutMs, () => new Error(`no answer on ${socketPath} within ${timeoutMs} ms`)).catch(() => {
+    socket.destroy();
+    return false;
   });
 }

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/helpers/wait-for.js';
 import { UhlpError } from '../shared/errors.js';
 import { LineSplitter } from './json-lines.js';
 import { type SpineClient, createSpineClient } from './spine-client.js';
@@ -43,14 +44,6 @@ class RawPeer {
   }
   close(): void {
     this.socket.destroy();
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met within deadline');
-    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
@@ -134,7 +127,7 @@ describe('spine server and client', () => {
     host.start();
     await host.ready(2000);
     const pending = rejection(server.invoke('tool.hang', 'cap.test', {}, { timeoutMs: 10_000 }));
-    await until(() => started === 1);
+    await waitFor(() => started === 1, { what: 'the host to start' });
     await host.close();
     const error = await pending;
     expect(error.code).toBe('UHLP_ENDPOINT_UNAVAILABLE');
@@ -150,7 +143,7 @@ describe('spine server and client', () => {
     host.start();
     await host.ready(2000);
     await server.close();
-    await until(() => !host.isReady());
+    await waitFor(() => !host.isReady(), { what: 'the host to lose its registration' });
     server = createSpineServer({ socketPath, secret: SECRET });
     await server.listen();
     await server.waitForRoute('tool.echo', 'cap.test', 3000);
@@ -181,7 +174,7 @@ describe('spine server and client', () => {
     // The replaced connection closing must not take the route from its successor.
     expect(server.connectionCount()).toBe(2);
     first.close();
-    await until(() => server.connectionCount() === 1);
+    await waitFor(() => server.connectionCount() === 1, { what: 'one connection' });
     expect(server.isAvailable('a.b', 'cap.x')).toBe(true);
     expect(server.routes()).toHaveLength(1);
   });
@@ -217,7 +210,7 @@ describe('spine server and client', () => {
   it('calls onExit for {"type":"exit"} carrying the secret', async () => {
     const raw = await peer();
     raw.send(`${JSON.stringify({ type: 'exit', secret: SECRET })}\n`);
-    await until(() => exits === 1);
+    await waitFor(() => exits === 1, { what: 'the host to exit' });
   });
 
   it('fails an invocation the host does not answer in time with UHLP_ENDPOINT_TIMEOUT', async () => {
@@ -339,13 +332,13 @@ describe('spine server and client', () => {
       host.on('error-message', (message: { code: string }) => errors.push(message));
       host.handle('tool.web.fetch', 'cap.std.web.fetch', async () => ({ outcome: 'applied' }));
       host.start();
-      await until(() => errors.length === 1);
+      await waitFor(() => errors.length === 1, { what: 'the error message' });
       expect(errors[0]).toMatchObject({ code: 'UHLP_SPINE_FORBIDDEN' });
       current = SECRET;
       // A reconnect registers again, with the secret read anew.
       for (const route of server.routes()) expect(route.affordanceKey).not.toBe('tool.web.fetch');
       await server.close();
-      await until(() => !host.isReady());
+      await waitFor(() => !host.isReady(), { what: 'the host to lose its registration' });
       server = createSpineServer({ socketPath, secret: SECRET });
       await server.listen();
       await server.waitForRoute('tool.web.fetch', 'cap.std.web.fetch', 3000);
@@ -359,7 +352,7 @@ describe('spine server and client', () => {
       }
       expect(exits).toBe(0);
       raw.send(`${JSON.stringify({ type: 'exit', secret: SECRET })}\n`);
-      await until(() => exits === 1);
+      await waitFor(() => exits === 1, { what: 'the host to exit' });
     });
 
     it('writes the secret file 0600 only once the socket is free, makes the socket 0600, and removes the file on close', async () => {

@@ -17,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, unlink } from 'node:fs/promises';
 import net from 'node:net';
+import { withDeadline } from '../shared/deadline.js';
 import { UhlpError } from '../shared/errors.js';
 import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
 import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
@@ -389,19 +390,17 @@ export function createSpineServer(options: SpineServerOptions): SpineServer {
     waitForRoute(affordanceKey, capabilityHandle, timeoutMs): Promise<void> {
       if (isAvailable(affordanceKey, capabilityHandle)) return Promise.resolve();
       const key = routeKey(affordanceKey, capabilityHandle);
-      return new Promise<void>((resolve, reject) => {
-        const wake = (): void => {
-          if (!routes.has(key)) return;
-          routeWaiters.delete(wake);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          routeWaiters.delete(wake);
-          reject(unavailable(key, `not registered within ${timeoutMs} ms`));
-        }, timeoutMs);
-        routeWaiters.add(wake);
-      });
+      const registered = (signal: AbortSignal): Promise<void> =>
+        new Promise<void>((resolve) => {
+          const wake = (): void => {
+            if (!routes.has(key)) return;
+            routeWaiters.delete(wake);
+            resolve();
+          };
+          routeWaiters.add(wake);
+          signal.addEventListener('abort', () => routeWaiters.delete(wake), { once: true });
+        });
+      return withDeadline(registered, timeoutMs, () => unavailable(key, `not registered within ${timeoutMs} ms`));
     },
 
     async close(): Promise<void> {

@@ -30,6 +30,8 @@ import {
   type StreamStats,
 } from './delivery-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
+import { backoffDelay } from '../shared/backoff.js';
+import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
 import { RuntimeKeys } from './runtime-keys.js';
 
@@ -68,13 +70,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     const timeoutMs = options.timeoutMs ?? 5000;
     try {
       if (store.redis.status !== 'ready') {
-        await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`)), timeoutMs);
-          store.redis.once('ready', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
+        await withDeadline((signal) => nextEvent(store.redis, 'ready', signal), timeoutMs, () => new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
       }
       return store;
     } catch (error) {
@@ -271,7 +267,8 @@ export class RedisDeliveryStore implements DeliveryStore {
       autoResendUnfulfilledCommands: false,
       commandTimeout,
       connectTimeout: 2000,
-      retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), 2000),
+      // ioredis counts attempts from 1.
+      retryStrategy: (attempt) => backoffDelay(attempt - 1, { initialMs: 100, maxMs: 2000 }),
     };
   }
 

@@ -57,6 +57,8 @@ import {
   type StoredRun,
 } from './runtime-store.js';
 import { assertSessionId, newSessionId } from './session-id.js';
+import { backoffDelay } from '../shared/backoff.js';
+import { nextEvent, withDeadline } from '../shared/deadline.js';
 import type { FunctionStore } from '../functions/function-store.js';
 import { RedisFunctionStore } from '../functions/redis-function-store.js';
 
@@ -108,7 +110,8 @@ export class RedisRuntimeStore implements RuntimeStore {
       autoResendUnfulfilledCommands: false,
       commandTimeout: options.commandTimeoutMs ?? 2000,
       connectTimeout: options.connectTimeoutMs ?? 2000,
-      retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),
+      // ioredis counts attempts from 1.
+      retryStrategy: (attempt) => backoffDelay(attempt - 1, { initialMs: 100, maxMs: maxDelay }),
     };
     this.redis = new Redis(options.url, redisOptions);
     const onError = options.onConnectionError ?? (() => {});
@@ -142,17 +145,7 @@ export class RedisRuntimeStore implements RuntimeStore {
   /** Resolves once the client is ready (connected and Redis has loaded its data). */
   async waitUntilReady(timeoutMs: number): Promise<void> {
     if (this.redis.status === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.redis.off('ready', onReady);
-        reject(new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const onReady = (): void => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.redis.once('ready', onReady);
-    });
+    await withDeadline((signal) => nextEvent(this.redis, 'ready', signal), timeoutMs, () => new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
   }
 
   async createSession(input: CreateSessionInput): Promise<SessionRecord> {

@@ -137,6 +137,16 @@ export class RuntimeKeys {
     return `${this.prefix}runs:active`;
   }
 
+  /** The sorted set of every run's id the console lists (score: creation time, ms). */
+  runIndex(): string {
+    return `${this.prefix}runs:index`;
+  }
+
+  /** The hash of those runs' summaries (field: run id; value: JSON). */
+  runSummaries(): string {
+    return `${this.prefix}runs:summaries`;
+  }
+
   /** A SCAN MATCH pattern for every key under the prefix (cleanup in tests and tools). */
   everything(): string {
     return `${escapeGlob(this.prefix)}*`;

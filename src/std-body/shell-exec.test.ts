@@ -3,6 +3,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/helpers/wait-for.js';
 import { DEFAULT_PATH, SHELL_LIMITS, handleShellExec, parseShellExecRequest } from './shell-exec.js';
 
 /** A process that is gone, or a zombie waiting for a reaper, no longer runs anything. */
@@ -12,14 +13,6 @@ function isRunning(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met within deadline');
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -94,7 +87,7 @@ describe('shell exec endpoint', () => {
     expect(result).toMatchObject({ outcome: 'rejected', reason: 'timeout' });
     const sleeper = Number((result.observation as { stdout: string }).stdout.trim());
     expect(sleeper).toBeGreaterThan(0);
-    await until(() => !isRunning(sleeper));
+    await waitFor(() => !isRunning(sleeper), { what: 'the sleeper to be gone' });
   });
 
   it('does not wait for background processes a finished command left behind', async () => {
@@ -103,7 +96,7 @@ describe('shell exec endpoint', () => {
     expect(result.outcome).toBe('applied');
     expect(Date.now() - started).toBeLessThan(5000);
     const leftover = Number((result.observation as { stdout: string }).stdout.trim());
-    await until(() => !isRunning(leftover));
+    await waitFor(() => !isRunning(leftover), { what: 'the leftover process to be gone' });
   });
 
   it('keeps at most maxStdoutBytes and maxStderrBytes and flags the cut', async () => {

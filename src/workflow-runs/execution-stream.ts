@@ -24,6 +24,7 @@
  * a second start or an end of a stream not open is dropped, and every stream
  * still open when the answer comes is ended before it.
  */
+import { KeyedSemaphore } from '../shared/keyed-semaphore.js';
 import type { Logger } from '../logger.js';
 import type { InterceptorChain } from './interceptors.js';
 import { DEFAULT_CONTENT_TYPE, type StreamPacket } from '../contract/workflow/stream-packets.js';
@@ -44,7 +45,8 @@ export class ExecutionStream {
   /** Streams started (before interception) and not ended. */
   private readonly announced = new Map<string, string>();
   private chain: InterceptorChain | undefined;
-  private tail: Promise<void> = Promise.resolve();
+  /** Events are written one task at a time, in the order they came. */
+  private readonly queue = new KeyedSemaphore();
   private readonly events: string[] = [];
   private buffered = 0;
   private dropped = 0;
@@ -157,13 +159,16 @@ export class ExecutionStream {
   /** Runs `task` after every task queued before it; the reader is woken when it is done. */
   private schedule(task: () => Promise<void> | void): void {
     this.pending += 1;
-    this.tail = this.tail
-      .then(() => (this.closed ? undefined : task()))
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'a stream event was not written'))
-      .finally(() => {
+    void this.queue.run('events', async () => {
+      try {
+        if (!this.closed) await task();
+      } catch (error) {
+        this.logger.warn({ err: error }, 'a stream event was not written');
+      } finally {
         this.pending -= 1;
         this.wake?.();
-      });
+      }
+    });
   }
 
   private write(event: string, data: unknown): void {

@@ -19,6 +19,7 @@
 import { UhlpError } from '../shared/errors.js';
 import type { RuntimeStore, StoredRun } from '../state/runtime-store.js';
 import { appendSteps, type RunRecord } from './run-record.js';
+import { summaryOf, type RunIndex } from './run-index.js';
 import { type Approval, type EngineState, type RunError, type RunStatus, type RunView, type SimulationStep } from '../contract/workflow/run-view.js';
 import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
 
@@ -30,6 +31,8 @@ export interface RunServiceOptions {
   readonly maxBytes: number;
   /** Clock, epoch ms. @defaultValue Date.now */
   readonly now?: () => number;
+  /** Where each run's summary goes after every change, for the console's list. @defaultValue none */
+  readonly index?: RunIndex;
 }
 
 export interface NewRun {
@@ -109,6 +112,7 @@ export class RunService {
     if (!(await this.options.store.createRun(run.id, json, this.options.ttlMs, true))) {
       throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${run.id} exists already`);
     }
+    this.options.index?.put(summaryOf(record));
     return record;
   }
 
@@ -226,11 +230,15 @@ export class RunService {
         });
         json = JSON.stringify(failed);
         if (await this.options.store.updateRun(id, version, json, this.options.ttlMs, false)) {
+          this.options.index?.put(summaryOf(failed));
           throw new UhlpError('UHLP_WORKFLOW_STATE_TOO_LARGE', `the run record would be over ${this.options.maxBytes} bytes; the run failed`, { maxBytes: this.options.maxBytes });
         }
         continue;
       }
-      if (await this.options.store.updateRun(id, version, json, this.options.ttlMs, record.status === 'running')) return record;
+      if (await this.options.store.updateRun(id, version, json, this.options.ttlMs, record.status === 'running')) {
+        this.options.index?.put(summaryOf(record));
+        return record;
+      }
     }
     throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} kept changing; the change was not applied`);
   }

@@ -37,7 +37,7 @@ import type { TurnEvent } from '../turns/turn-event.js';
 import type { TurnNotes, TurnPipeline, WorkflowTurnsPort } from '../turns/turn-pipeline.js';
 import { SESSION_ID_HEADER } from '../turns/turn-keeper.js';
 import { interceptorChain, type InterceptorChain } from './interceptors.js';
-import { newRunId, type RunRecord } from './run-record.js';
+import { newRunId, traceOf, type RunRecord } from './run-record.js';
 import { type Approval, type RunError } from '../contract/workflow/run-view.js';
 import type { Checkpoint, RunService } from './run-service.js';
 import { interceptorContext, type StreamPacket } from '../contract/workflow/stream-packets.js';
@@ -202,20 +202,24 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
     };
   }
 
+  /** The tools the approval node a paused run waits at grants: what approving it allows. */
+  async pendingGrants(runId: string): Promise<readonly string[]> {
+    const record = await this.options.runs.get(runId);
+    if (record.status !== 'paused' || record.paused === undefined) return [];
+    try {
+      const node = this.pinned(record).workflow.nodes[record.paused.node];
+      return node?.type === 'approval' ? node.grants : [];
+    } catch {
+      // A revision that cannot be read any more grants nothing a reader can be shown.
+      return [];
+    }
+  }
+
   /** The run's trace (seed 004 §8), its values through the response interceptors that are built in. */
   async trace(runId: string): Promise<Record<string, unknown>> {
     const record = await this.options.runs.get(runId);
     const redact = await this.resultRedactor(record);
-    return {
-      runId: record.id,
-      appId: record.appId,
-      workflowId: record.workflowId,
-      revision: record.revision,
-      status: record.status,
-      metadata: record.metadata ?? null,
-      droppedSteps: record.droppedSteps,
-      steps: await Promise.all(record.steps.map(async (step) => (await redact(step)) as Record<string, unknown>)),
-    };
+    return { ...traceOf(record), steps: await Promise.all(record.steps.map(async (step) => (await redact(step)) as Record<string, unknown>)) };
   }
 
   // ---- the workflow tools -------------------------------------------------

@@ -2,9 +2,12 @@
  * The end-to-end journey on the real single-node cluster (scripts/k8s-node.sh): the
  * chart installed with helm (core, operator, Redis) from images built here and
  * imported into the node, an AppDefinition applied with kubectl, its SandboxPool's
- * warm pods, HTTP through the core's Service, a sandbox pod killed under load,
- * `kubectl scale sandboxpool`, a new commit of the app's Git source, and an
- * uninstall that leaves nothing behind. It fails, never skips, without the node.
+ * warm pods, HTTP through the core's Service and through `kubectl port-forward`, a
+ * sandbox pod killed under load, `kubectl scale sandboxpool`, a new commit of the app's
+ * Git source, the API server away for a minute under load, then day two: `helm
+ * uninstall` with the AppDefinition still there, the namespace deleted within a
+ * minute, and a second release in another namespace. It fails, never skips, without
+ * the node.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -15,8 +18,9 @@ import { docker, testImages } from '../docker/docker-env.js';
 import { commitAll, git, initRepo, writeFiles } from '../helpers/git-repo.js';
 import { startHttpsGitServer, type HttpsGitServer } from '../helpers/https-git-server.js';
 import { CHART, helm, helmOk } from '../helm/helm-env.js';
-import { createNamespace, kubectl, waitFor } from '../k8s/kube-env.js';
-import { importImages, NODE_GATEWAY, nodeCtr, requireNode } from './node-env.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createNamespace, kubeconfigPath, kubectl, waitFor } from '../k8s/kube-env.js';
+import { apiServerOutage, importImages, NODE_GATEWAY, nodeCtr, requireNode } from './node-env.js';
 
 const release = 'journey';
 const fullname = `${release}-uhlp`;
@@ -56,6 +60,36 @@ function splitReference(reference: string): { repository: string; tag: string } 
   return { repository: reference.slice(0, colon), tag: reference.slice(colon + 1) };
 }
 
+/** `kubectl port-forward` of a Service to a free local port, as the chart's NOTES say; resolves with the local URL. */
+async function portForward(namespace: string, service: string, port: number): Promise<{ url: string; process: ChildProcess; stop: () => void }> {
+  const kubectlBinary = process.env.UHLP_KUBECTL ?? path.join(path.dirname(kubeconfigPath()), 'kubectl');
+  const child = spawn(kubectlBinary, ['--kubeconfig', kubeconfigPath(), 'port-forward', '-n', namespace, `svc/${service}`, `0:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  try {
+    const local = await waitFor(`kubectl port-forward to listen (${output.trim()})`, () => /Forwarding from 127\.0\.0\.1:(\d+)/.exec(output)?.[1] ?? (child.exitCode !== null ? Promise.reject(new Error(output)) : undefined), 30_000);
+    return { url: `http://127.0.0.1:${local}`, process: child, stop: () => child.kill('SIGTERM') };
+  } catch (error) {
+    child.kill('SIGTERM');
+    throw new Error(`kubectl port-forward failed: ${output}${String(error)}`);
+  }
+}
+
+/** Installs the chart as a user would, with the images built here (their hashed tags, so a rebuild rolls the pods). */
+function installArgs(name: string, namespace: string, images: { core: string; redis: string; jit: string; llm: string }, gitPort: number): string[] {
+  const core = splitReference(images.core);
+  const redis = splitReference(images.redis);
+  return [
+    'install', name, CHART, '-n', namespace, '--wait', '--timeout', '5m',
+    '--set', `image.repository=${core.repository},image.tag=${core.tag},image.pullPolicy=Never`,
+    '--set', `redis.bundled.enabled=true,redis.bundled.image.repository=${redis.repository},redis.bundled.image.tag=${redis.tag},redis.bundled.image.pullPolicy=Never`,
+    '--set', 'operator.replicaCount=1',
+    '--set', `core.sandboxes.runnerImages.jit=${images.jit},core.sandboxes.runnerImages.llm=${images.llm}`,
+    '--set', `core.git.allowPrivate={${NODE_GATEWAY}:${gitPort}},core.git.caBundle.configMap=git-ca`,
+  ];
+}
+
 describe('helm install → kubectl apply → HTTP through the Service → kill, scale, new commit → uninstall', () => {
   let namespace: { name: string; remove: () => Promise<void> };
   let gitServer: HttpsGitServer;
@@ -63,6 +97,7 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
   let bare: string;
   let base: string;
   let installed = false;
+  let images: { core: string; redis: string; jit: string; llm: string };
   const files: string[] = [];
 
   const get = async <T>(args: string[]): Promise<T> => JSON.parse(await kubectl([...args, '-n', namespace.name, '-o', 'json'])) as T;
@@ -83,8 +118,9 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
       ingress: { pathPrefix: '/shop' },
       source: { git: { url: `${gitServer.origin}/apps.git`, ref } },
       // maxUses high: under this test's load a pod recycled every 50 uses outruns the refill on a
-      // 2-core machine (waits past acquireTimeoutMs); churn is what bench:k8s measures.
-      pools: [{ name: 'main', minWarm: 2, maxSize: 10, maxUses: 1000 }],
+      // 2-core machine (waits past acquireTimeoutMs), and a recycled pod's replacement is a
+      // claim, which needs the API server (the outage below); churn is what bench:k8s measures.
+      pools: [{ name: 'main', minWarm: 2, maxSize: 10, maxUses: 1_000_000 }],
       components: [{ id: 'hello', handler: 'JIT', pool: 'main', jit: { script: 'scripts/hello.js' } }],
       routes: [{ http: { method: 'GET', path: '/hello' }, component: 'hello' }],
     },
@@ -114,29 +150,21 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     // The images, built here (or found by their input hash) and imported into the node.
     const cluster = await buildClusterImages({ docker });
     const { jitRunner, llmOrchestrator } = await testImages();
-    await importImages([cluster.core.reference, cluster.redis.reference, jitRunner.reference, llmOrchestrator.reference]);
-    const core = splitReference(cluster.core.reference);
-    const redis = splitReference(cluster.redis.reference);
+    images = { core: cluster.core.reference, redis: cluster.redis.reference, jit: jitRunner.reference, llm: llmOrchestrator.reference };
+    await importImages(Object.values(images));
 
-    await helmOk([
-      'install', release, CHART, '-n', namespace.name, '--take-ownership', '--wait', '--timeout', '5m',
-      '--set', `image.repository=${core.repository},image.tag=${core.tag},image.pullPolicy=Never`,
-      '--set', `redis.bundled.enabled=true,redis.bundled.image.repository=${redis.repository},redis.bundled.image.tag=${redis.tag},redis.bundled.image.pullPolicy=Never`,
-      '--set', 'operator.replicaCount=1,core.sandboxes.driver=pod',
-      '--set', `core.sandboxes.runnerImages.jit=${jitRunner.reference},core.sandboxes.runnerImages.llm=${llmOrchestrator.reference}`,
-      '--set', `core.git.allowPrivate={${NODE_GATEWAY}:${gitServer.port}},core.git.caBundle.configMap=git-ca`,
-    ]);
+    // The chart's defaults (pod sandboxes, NetworkPolicies, the uninstall hook), with this build's images.
+    // No --take-ownership: CRDs an earlier release kept are left to it.
+    await helmOk(installArgs(release, namespace.name, images, gitServer.port));
     installed = true;
     const service = await get<{ spec: { clusterIP: string; ports: Array<{ port: number }> } }>(['get', 'service', `${fullname}-core`]);
     base = `http://${service.spec.clusterIP}:${service.spec.ports[0]!.port}`;
   }, 15 * MINUTE);
 
   afterAll(async () => {
-    if (installed) {
-      // A failed run: the apps first (the operator holds their finalizers), then the release.
-      await kubectl(['delete', 'appdefinitions', '--all', '-n', namespace.name, '--wait=true', '--timeout=60s']).catch(() => undefined);
-      await helm(['uninstall', release, '-n', namespace.name, '--wait']);
-    }
+    // A failed run: no outage left behind, then the release (its hook removes the sandboxes).
+    await apiServerOutage('stop').catch(() => undefined);
+    if (installed) await helm(['uninstall', release, '-n', namespace.name, '--wait', '--timeout', '2m']);
     await namespace?.remove();
     await gitServer?.close();
   }, 3 * MINUTE);
@@ -149,6 +177,15 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     await withCoreLog(namespace.name, () =>
       waitFor('the core Service answering', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 2 * MINUTE),
     );
+    // As the chart's NOTES say: through the API server and the kubelet, by the node's name.
+    const forward = await portForward(namespace.name, `${fullname}-core`, 80);
+    try {
+      const answer = await fetch(`${forward.url}/readyz`);
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toMatchObject({ status: 'ready', driver: 'pod', state: { kind: 'redis', ok: true } });
+    } finally {
+      forward.stop();
+    }
   }, 3 * MINUTE);
 
   it('serves an applied AppDefinition through the core Service, from warm sandbox pods', async () => {
@@ -288,12 +325,84 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     }, 2 * MINUTE);
   }, 4 * MINUTE);
 
-  it('leaves no pod, no resource and no finalizer behind after helm uninstall and the namespace deletion', async () => {
-    // The apps go while the operator runs: it holds their finalizers and deletes their pools.
-    await kubectl(['delete', 'appdefinition', 'shop', '-n', namespace.name, '--wait=true', '--timeout=120s']);
+  it('serves through a minute without the API server, under load, with no failed request and the core ready', async () => {
+    const failures: string[] = [];
+    const notReady: string[] = [];
+    const watchDown: string[] = [];
+    let served = 0;
+    let stop = false;
+    const load = Promise.all(
+      Array.from({ length: 3 }, async () => {
+        while (!stop) {
+          const answer = await hello().catch((error: unknown) => ({ status: 0, body: String(error) }));
+          if (answer.status === 200) served += 1;
+          else failures.push(`${answer.status} ${answer.body}`);
+        }
+      }),
+    );
+    // The Service keeps the core: its readiness follows the data plane, while it reports the
+    // AppDefinition watch that lost the API server.
+    const readiness = (async () => {
+      while (!stop) {
+        const answer = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(10_000) }).catch((error: unknown) => ({ status: 0, text: async () => String(error) }));
+        const text = await answer.text();
+        if (answer.status !== 200) notReady.push(`${answer.status} ${text}`);
+        else if ((JSON.parse(text) as { appWatch?: { live: boolean; reason?: string } }).appWatch?.live === false) watchDown.push(text);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    })();
+    let during = 0;
+    try {
+      await waitFor('load running', () => served >= 10, MINUTE);
+      await apiServerOutage('start');
+      const outageStarted = Date.now();
+      const before = served;
+      // A minute away, as a managed cluster's control-plane upgrade takes it.
+      await waitFor('a minute of outage', () => Date.now() - outageStarted >= MINUTE, 2 * MINUTE);
+      during = served - before;
+    } finally {
+      await apiServerOutage('stop');
+    }
+    try {
+      // The core's watch follows the API server again (it reports so in /readyz), and traffic goes on.
+      await withCoreLog(namespace.name, () =>
+        waitFor('the AppDefinition watch live again', async () => ((await (await fetch(`${base}/readyz`)).json()) as { appWatch?: { live: boolean } }).appWatch?.live === true, 3 * MINUTE),
+      );
+      const after = served;
+      await waitFor('requests after the outage', () => served >= after + 10, MINUTE);
+    } finally {
+      stop = true;
+      await Promise.all([load, readiness]);
+    }
+    process.stderr.write(`helm journey: ${during} requests answered during the minute without the API server, ${failures.length} failed, ${watchDown.length} readiness probes ready with the watch down\n`);
+    expect(during).toBeGreaterThan(100);
+    expect(failures).toEqual([]);
+    expect(notReady).toEqual([]);
+    // The outage was real, and seen: the core said its watch was down, and stayed ready.
+    expect(watchDown.length).toBeGreaterThan(10);
+  }, 8 * MINUTE);
+
+  it('uninstalls with the AppDefinition still there: nothing left running, and the namespace deleted within a minute', async () => {
+    expect((await get<{ metadata: { name: string } }>(['get', 'appdefinition', 'shop'])).metadata.name).toBe('shop');
+    // The pre-delete hook stops the operator and deletes the pools and their pods; then helm deletes the release.
+    const uninstallStarted = Date.now();
     await helmOk(['uninstall', release, '-n', namespace.name, '--wait', '--timeout', '3m']);
+    process.stderr.write(`helm journey: helm uninstall (its hook included) took ${Date.now() - uninstallStarted} ms\n`);
     installed = false;
-    await kubectl(['delete', 'namespace', namespace.name, '--wait=true', '--timeout=180s']);
+    expect((await get<{ items: unknown[] }>(['get', 'sandboxpools'])).items).toEqual([]);
+    // The release's pods end as the garbage collector takes their ReplicaSets; nothing starts again.
+    await waitFor('no pod running in the namespace', async () => {
+      const pods = (await get<PodList>(['get', 'pods'])).items;
+      return pods.every((pod) => pod.metadata.deletionTimestamp || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed');
+    }, MINUTE);
+    // The app is the user's: it stays, holding no finalizer.
+    const app = await get<{ metadata: { finalizers?: string[] } }>(['get', 'appdefinition', 'shop']);
+    expect(app.metadata.finalizers ?? []).toEqual([]);
+
+    const started = Date.now();
+    await kubectl(['delete', 'namespace', namespace.name, '--wait=true', '--timeout=60s']);
+    process.stderr.write(`helm journey: the namespace deleted in ${Date.now() - started} ms after helm uninstall\n`);
+    expect(Date.now() - started).toBeLessThan(MINUTE);
     expect((await kubectl(['get', 'namespace', namespace.name, '--ignore-not-found', '-o', 'name'])).trim()).toBe('');
     // Nothing of the namespace anywhere: no pod, no pool, no app (so no finalizer held), no policy.
     const ours = JSON.parse(await kubectl(['get', 'pods,sandboxpools,appdefinitions,networkpolicies', '-A', '-o', 'json'])) as {
@@ -301,4 +410,27 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     };
     expect(ours.items.filter((item) => item.metadata.namespace === namespace.name)).toEqual([]);
   }, 6 * MINUTE);
+
+  it('installs a second release, under another name in another namespace, that serves an app', async () => {
+    const kubeConfig = await requireNode();
+    const second = await createNamespace(kubeConfig, 'uhlp-journey-second');
+    const name = 'again';
+    try {
+      await kubectl(['create', 'configmap', 'git-ca', '-n', second.name, `--from-file=ca.crt=${gitServer.caFile}`]);
+      await helmOk(installArgs(name, second.name, images, gitServer.port));
+      const file = path.join(work, 'second-app.json');
+      writeFileSync(file, JSON.stringify({ ...app('main'), metadata: { name: 'shop', namespace: second.name } }));
+      await kubectl(['apply', '-f', file]);
+      const service = JSON.parse(await kubectl(['get', 'service', `${name}-uhlp-core`, '-n', second.name, '-o', 'json'])) as { spec: { clusterIP: string } };
+      const answer = await waitFor('the second release serving shop', async () => {
+        const response = await fetch(`http://${service.spec.clusterIP}/shop/hello`, { signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+        return response?.status === 200 ? response.json() : undefined;
+      }, 4 * MINUTE);
+      expect(answer).toEqual({ hello: 'v2' });
+      await helmOk(['uninstall', name, '-n', second.name, '--wait', '--timeout', '3m']);
+    } finally {
+      await helm(['uninstall', name, '-n', second.name, '--wait', '--timeout', '2m']);
+      await kubectl(['delete', 'namespace', second.name, '--wait=true', '--timeout=120s']).catch(() => undefined);
+    }
+  }, 12 * MINUTE);
 });

@@ -39,3 +39,12 @@ export async function nodeCtr(args: readonly string[]): Promise<string> {
   const { stdout } = await run(NODE_SCRIPT, ['ctr', ...args], { maxBuffer: 1 << 20 });
   return stdout;
 }
+
+/**
+ * Cuts the cluster's pods off the API server (`scripts/k8s-node.sh api-outage start`: their
+ * relay drops every packet, open connections included), or ends that. The API server itself
+ * runs on for everything else on this machine.
+ */
+export async function apiServerOutage(action: 'start' | 'stop'): Promise<void> {
+  await run(NODE_SCRIPT, ['api-outage', action]);
+}

@@ -83,9 +83,10 @@ describe('the chart images', () => {
     }
   });
 
-  it('runs Redis as a non-root user', async () => {
+  it('runs Redis as a non-root user, with the redis-cli of the chart\'s readiness probe', async () => {
     expect((await docker.getImage(images.redis.reference).inspect()).Config.User).toBe('10001:10001');
     expect(await runToEnd(images.redis.reference, ['/usr/bin/redis-server'], ['--version'])).toMatchObject({ exitCode: 0, output: expect.stringMatching(/^Redis server v=/) });
+    expect(await runToEnd(images.redis.reference, ['/usr/bin/redis-cli'], ['--version'])).toMatchObject({ exitCode: 0, output: expect.stringMatching(/^redis-cli /) });
   });
 
   it('saves the images to a tar that docker load and ctr images import take', async () => {

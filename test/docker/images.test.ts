@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImages, type BuildImagesResult } from '../../src/images/build-images.js';
+import { buildImages, PACKAGE_VERSION, type BuildImagesResult } from '../../src/images/build-images.js';
 import { docker, testImages } from './docker-env.js';
 
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,13 +23,16 @@ describe('sandbox images', () => {
     for (const reference of removeAfter) await docker.getImage(reference).remove({ force: true }).catch(() => undefined);
   });
 
-  it('builds nothing when no input changed, and keeps :latest on the hashed tags', async () => {
+  it('builds nothing when no input changed, and keeps :latest and the package version on the hashed tags', async () => {
     const again = await buildImages({ docker });
     expect(again.nodeBase).toEqual({ ...images.nodeBase, built: false });
     expect(again.jitRunner).toEqual({ ...images.jitRunner, built: false });
     expect(again.llmOrchestrator).toEqual({ ...images.llmOrchestrator, built: false });
     expect((await docker.getImage('uhlp/jit-runner:latest').inspect()).Id).toBe(images.jitRunner.id);
     expect((await docker.getImage('uhlp/llm-orchestrator:latest').inspect()).Id).toBe(images.llmOrchestrator.id);
+    // The tag the Helm chart names when given none (its appVersion).
+    expect((await docker.getImage(`uhlp/jit-runner:${PACKAGE_VERSION}`).inspect()).Id).toBe(images.jitRunner.id);
+    expect((await docker.getImage(`uhlp/llm-orchestrator:${PACKAGE_VERSION}`).inspect()).Id).toBe(images.llmOrchestrator.id);
     expect(images.jitRunner.reference).toMatch(/^uhlp\/jit-runner:[0-9a-f]{16}$/);
     expect(images.llmOrchestrator.reference).toMatch(/^uhlp\/llm-orchestrator:[0-9a-f]{16}$/);
   });

@@ -2,8 +2,10 @@
  * The Helm chart with the real helm (built from Go modules) and the real API server:
  * lint and template over the default values and over every option, a misspelt value
  * refused by the schema, install / upgrade / uninstall with every object accepted by
- * the server, and the RBAC checked verb by verb with `kubectl auth can-i --as`.
- * No kubelet runs here: pods are created by nobody, so nothing waits for them.
+ * the server, releases beside and after one another, and the RBAC checked verb by verb
+ * with `kubectl auth can-i --as`. Nothing here waits for pods (the images are not on any
+ * node): uninstalls skip the pre-delete hook, whose Job needs the image; the helm
+ * journey (test/cluster) runs it on the real node.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -98,7 +100,7 @@ async function checkPermissions(serviceAccount: string, table: readonly Permissi
 
 describe('helm lint and template', () => {
   it('lints the chart over the default values and over every option', async () => {
-    expect(await helmOk(['lint', '--strict', CHART, '--set', 'core.sandboxes.unsafeProcessSandboxes=true'])).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    expect(await helmOk(['lint', '--strict', CHART])).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
     expect(await helmOk(['lint', '--strict', CHART, '-f', ALL_OPTIONS])).toMatch(/0 chart\(s\) failed/);
   });
 
@@ -112,6 +114,9 @@ describe('helm lint and template', () => {
         'CustomResourceDefinition/sandboxpools.uhlp.dev',
         'Deployment/rel-uhlp-core',
         'Deployment/rel-uhlp-operator',
+        'Job/rel-uhlp-uninstall',
+        'NetworkPolicy/rel-uhlp-core',
+        'NetworkPolicy/rel-uhlp-operator',
         'PodDisruptionBudget/rel-uhlp-operator',
         'Role/rel-uhlp-core',
         'Role/rel-uhlp-operator',
@@ -132,7 +137,7 @@ describe('helm lint and template', () => {
       expect(crd.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
       expect(crd.metadata.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
     }
-    for (const deployment of rendered.filter((object) => object.kind === 'Deployment')) {
+    for (const deployment of rendered.filter((object) => object.kind === 'Deployment' || object.kind === 'Job')) {
       const pod = (deployment.spec as { template: { spec: Record<string, any> } }).template.spec;
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } });
       for (const container of pod.containers) {
@@ -141,7 +146,20 @@ describe('helm lint and template', () => {
     }
     const operator = rendered.find((object) => object.kind === 'Deployment' && object.metadata.name === 'rel-uhlp-operator')!;
     expect((operator.spec as { replicas: number }).replicas).toBe(2);
-    expect((operator.spec as any).template.spec.containers[0].args).toEqual(['operator', '--metrics-port', '9090', '--lease-namespace', 'uhlp-system', '--namespace', 'uhlp-system']);
+    // The default driver is `pod`: the operator keeps the warm sandbox pods, of the appVersion's runner images.
+    expect((operator.spec as any).template.spec.containers[0].args).toEqual([
+      'operator', '--metrics-port', '9090', '--lease-namespace', 'uhlp-system', '--namespace', 'uhlp-system',
+      '--sandbox-pods', '--jit-image', 'uhlp/jit-runner:0.1.0', '--llm-image', 'uhlp/llm-orchestrator:0.1.0',
+      '--core-selector', 'app.kubernetes.io/name=uhlp,app.kubernetes.io/instance=rel,app.kubernetes.io/component=core', '--core-port', '8080',
+    ]);
+    expect((operator.spec as any).template.spec.containers[0].image).toBe('uhlp/uhlp:0.1.0');
+    const settings = rendered.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'rel-uhlp-core')!;
+    expect(settings.data).toMatchObject({ UHLP_DRIVER: 'pod', UHLP_IMAGE_JIT: 'uhlp/jit-runner:0.1.0', UHLP_IMAGE_LLM: 'uhlp/llm-orchestrator:0.1.0' });
+    // The uninstall hook: the operator's rights, its namespaces, and the pods of the pod driver.
+    const hook = rendered.find((object) => object.kind === 'Job')!;
+    expect(hook.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-delete' });
+    expect((hook.spec as any).template.spec.serviceAccountName).toBe('rel-uhlp-operator');
+    expect((hook.spec as any).template.spec.containers[0].args).toEqual(['operator', '--uninstall', '--lease-namespace', 'uhlp-system', '--namespace', 'uhlp-system', '--sandbox-pods']);
   });
 
   it('renders every option', async () => {
@@ -176,6 +194,44 @@ describe('helm lint and template', () => {
     }
   });
 
+  it('reaches the console through the Service and the Ingress: the views\' origin on a port and a host of its own, the tokens Secret mounted', async () => {
+    const values = [
+      '--set', 'core.ingress.enabled=true',
+      '--set', 'core.ingress.hosts[0].host=apps.example.com',
+      '--set', 'core.ingress.hosts[0].paths[0].path=/',
+      '--set', 'core.ingress.hosts[0].paths[0].pathType=Prefix',
+      '--set', 'core.console.auth.existingSecret=console-tokens',
+      '--set', 'core.console.sandbox.url=https://views.example.com',
+      '--set', 'core.console.sandbox.ingressHost=views.example.com',
+    ];
+    const rendered = objects(await helmOk(['template', 'rel', CHART, '-n', 'default', ...values]));
+    const service = rendered.find((object) => object.kind === 'Service' && object.metadata.name === 'rel-uhlp-core')!;
+    expect((service.spec as any).ports).toEqual([
+      { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
+      { name: 'views', port: 8081, targetPort: 'views', protocol: 'TCP' },
+    ]);
+    const deployment = rendered.find((object) => object.kind === 'Deployment' && object.metadata.name === 'rel-uhlp-core')!;
+    const pod = (deployment.spec as any).template.spec;
+    const container = pod.containers[0];
+    expect(container.ports).toContainEqual({ name: 'views', containerPort: 8081, protocol: 'TCP' });
+    expect(container.volumeMounts).toContainEqual({ name: 'console-tokens', mountPath: '/etc/uhlp/console', readOnly: true });
+    expect(pod.volumes).toContainEqual({ name: 'console-tokens', secret: { secretName: 'console-tokens', items: [{ key: 'tokens', path: 'tokens' }] } });
+    const settings = rendered.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'rel-uhlp-core')!;
+    expect(settings.data).toMatchObject({ UHLP_CONSOLE: 'on', UHLP_CONSOLE_SANDBOX_PORT: '8081', UHLP_CONSOLE_SANDBOX_URL: 'https://views.example.com', UHLP_CONSOLE_TOKENS_FILE: '/etc/uhlp/console/tokens' });
+    const ingress = rendered.find((object) => object.kind === 'Ingress')!;
+    expect((ingress.spec as any).rules).toEqual([
+      { host: 'apps.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'rel-uhlp-core', port: { name: 'http' } } } }] } },
+      { host: 'views.example.com', http: { paths: [{ path: '/sandbox/', pathType: 'Prefix', backend: { service: { name: 'rel-uhlp-core', port: { name: 'views' } } } }] } },
+    ]);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-console-ingress-'));
+    try {
+      writeFileSync(path.join(dir, 'ingress.yaml'), await helmOk(['template', 'rel', CHART, '-n', 'default', ...values, '--show-only', 'templates/core-ingress.yaml']));
+      expect(await kubectl(['apply', '--dry-run=server', '-n', 'default', '-f', path.join(dir, 'ingress.yaml')])).toMatch(/created \(server dry run\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a misspelt value, and a value of the wrong kind, naming it', async () => {
     const typo = await helm(['template', 'rel', CHART, '--set', 'core.replicas=2']);
     expect(typo.code).not.toBe(0);
@@ -202,7 +258,7 @@ describe('helm install, upgrade and uninstall on the real API server', () => {
     [ns, extra, other] = spaces.map((space) => space.name) as [string, string, string];
   });
   afterAll(async () => {
-    await helm(['uninstall', release, '-n', ns]);
+    await helm(['uninstall', release, '-n', ns, '--no-hooks']);
     for (const space of spaces) await space.remove();
   });
 
@@ -213,9 +269,14 @@ describe('helm install, upgrade and uninstall on the real API server', () => {
       .filter(Boolean)
       .sort();
 
-  it('installs: every object accepted by the server, the CRDs included', async () => {
-    // --take-ownership: other suites apply the same CRDs with kubectl; helm adopts them.
-    await helmOk(['install', release, CHART, '-n', ns, '--take-ownership', '--set', 'core.sandboxes.unsafeProcessSandboxes=true']);
+  it('installs: every object accepted by the server, the CRDs installed or left to their owner', async () => {
+    const owner = async (): Promise<string | undefined> => {
+      const found = await kubectl(['get', 'crd', 'appdefinitions.uhlp.dev', '-o', 'json', '--ignore-not-found']);
+      return found.trim() === '' ? undefined : ((JSON.parse(found) as K8sObject).metadata.annotations?.['meta.helm.sh/release-name'] ?? 'not helm');
+    };
+    const before = await owner();
+    // No --take-ownership: CRDs applied by other suites, or kept by an earlier release, are left as they are.
+    await helmOk(['install', release, CHART, '-n', ns, '--set', 'core.sandboxes.driver=process,core.sandboxes.unsafeProcessSandboxes=true']);
     expect(await instanceObjects(ns)).toEqual(
       [
         `configmap/${release}-uhlp-core`,
@@ -234,8 +295,15 @@ describe('helm install, upgrade and uninstall on the real API server', () => {
         `serviceaccount/${release}-uhlp-operator`,
       ].sort(),
     );
-    const crd = JSON.parse(await kubectl(['get', 'crd', 'appdefinitions.uhlp.dev', '-o', 'json'])) as K8sObject;
-    expect(crd.metadata.annotations?.['meta.helm.sh/release-name']).toBe(release);
+    const manifest = objects(await helmOk(['get', 'manifest', release, '-n', ns]));
+    const ownsCrds = manifest.some((object) => object.kind === 'CustomResourceDefinition');
+    if (before === undefined) {
+      expect(ownsCrds).toBe(true);
+      expect(await owner()).toBe(release);
+    } else {
+      expect(ownsCrds).toBe(false);
+      expect(await owner()).toBe(before);
+    }
   });
 
   it('gives the operator exactly the rights it needs, and the core only reads AppDefinitions', async () => {
@@ -248,7 +316,7 @@ describe('helm install, upgrade and uninstall on the real API server', () => {
     const before = JSON.parse(await kubectl(['get', 'deploy', `${release}-uhlp-core`, '-n', ns, '-o', 'json'])) as any;
     await helmOk([
       'upgrade', release, CHART, '-n', ns,
-      '--set', 'core.sandboxes.unsafeProcessSandboxes=true',
+      '--set', 'core.sandboxes.driver=process,core.sandboxes.unsafeProcessSandboxes=true',
       '--set', 'operator.replicaCount=3',
       '--set', `watchNamespaces={${ns},${extra}}`,
       '--set', 'core.logLevel=debug',
@@ -272,8 +340,33 @@ describe('helm install, upgrade and uninstall on the real API server', () => {
     await checkPermissions(`system:serviceaccount:${ns}:${release}-uhlp-operator`, OPERATOR_PERMISSIONS, { watched: extra, lease: ns, other });
   });
 
+  it('installs a second release beside it in another namespace, without --take-ownership', async () => {
+    const second = `${release}b`;
+    await helmOk(['install', second, CHART, '-n', extra, '--set', 'core.sandboxes.driver=process,core.sandboxes.unsafeProcessSandboxes=true']);
+    try {
+      // The CRDs were the first's (or another's): the second leaves them, and serves its own namespace.
+      expect(objects(await helmOk(['get', 'manifest', second, '-n', extra])).filter((object) => object.kind === 'CustomResourceDefinition')).toEqual([]);
+      expect(await canI(`system:serviceaccount:${extra}:${second}-uhlp-operator`, extra, 'list', APPS)).toBe(true);
+    } finally {
+      await helmOk(['uninstall', second, '-n', extra, '--wait', '--no-hooks']);
+    }
+  });
+
+  it('takes the CRDs over with crds.adopt and --take-ownership, and keeps them on uninstall', async () => {
+    const adopter = `${release}c`;
+    await helmOk(['install', adopter, CHART, '-n', other, '--take-ownership', '--set', 'crds.adopt=true,core.sandboxes.driver=process,core.sandboxes.unsafeProcessSandboxes=true']);
+    try {
+      expect(objects(await helmOk(['get', 'manifest', adopter, '-n', other])).filter((object) => object.kind === 'CustomResourceDefinition').length).toBe(2);
+      const crd = JSON.parse(await kubectl(['get', 'crd', 'appdefinitions.uhlp.dev', '-o', 'json'])) as K8sObject;
+      expect(crd.metadata.annotations).toMatchObject({ 'meta.helm.sh/release-name': adopter, 'meta.helm.sh/release-namespace': other, 'helm.sh/resource-policy': 'keep' });
+    } finally {
+      await helmOk(['uninstall', adopter, '-n', other, '--wait', '--no-hooks']);
+    }
+    expect(JSON.parse(await kubectl(['get', 'crd', 'appdefinitions.uhlp.dev', '-o', 'json'])).metadata.name).toBe('appdefinitions.uhlp.dev');
+  });
+
   it('uninstalls: nothing of the release is left, the CRDs are kept', async () => {
-    await helmOk(['uninstall', release, '-n', ns, '--wait']);
+    await helmOk(['uninstall', release, '-n', ns, '--wait', '--no-hooks']);
     await waitFor('the release objects to be gone', async () => (await instanceObjects(ns)).length === 0 && (await instanceObjects(extra)).length === 0);
     expect(JSON.parse(await kubectl(['get', 'crd', 'appdefinitions.uhlp.dev', '-o', 'json'])).metadata.name).toBe('appdefinitions.uhlp.dev');
   });
@@ -317,18 +410,20 @@ describe('helm install with every option on the real API server', () => {
     for (const name of createdCrds) await kubectl(['wait', '--for=condition=Established', `crd/${name}`, '--timeout=30s']);
   });
   afterAll(async () => {
-    await helm(['uninstall', release, '-n', space.name]);
+    await helm(['uninstall', release, '-n', space.name, '--no-hooks']);
     for (const name of createdCrds) await kubectl(['delete', 'crd', name, '--wait=false']).catch(() => undefined);
     await space?.remove();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('installs every option, serves every namespace with cluster-wide RBAC, and uninstalls cleanly', async () => {
-    await helmOk(['install', release, CHART, '-n', space.name, '--take-ownership', '-f', ALL_OPTIONS]);
+    await helmOk(['install', release, CHART, '-n', space.name, '-f', ALL_OPTIONS]);
     const listed = (await kubectl(['get', 'ingress,statefulset,networkpolicy,servicemonitor,podmonitor,prometheusrule,pdb', '-n', space.name, '-o', 'name'])).trim().split('\n').sort();
     expect(listed).toEqual(
       [
         'ingress.networking.k8s.io/all-options-core',
+        'networkpolicy.networking.k8s.io/all-options-core',
+        'networkpolicy.networking.k8s.io/all-options-operator',
         'networkpolicy.networking.k8s.io/all-options-redis',
         'poddisruptionbudget.policy/all-options-core',
         'poddisruptionbudget.policy/all-options-operator',
@@ -349,7 +444,7 @@ describe('helm install with every option on the real API server', () => {
     expect(await canI(`system:serviceaccount:${space.name}:uhlp-core-sa`, 'default', 'watch', APPS)).toBe(true);
     expect(await canI(`system:serviceaccount:${space.name}:uhlp-core-sa`, 'default', 'patch', APPS)).toBe(false);
 
-    await helmOk(['uninstall', release, '-n', space.name, '--wait']);
+    await helmOk(['uninstall', release, '-n', space.name, '--wait', '--no-hooks']);
     const clusterRoles = await kubectl(['get', 'clusterrole', '-l', `app.kubernetes.io/instance=${release}`, '-o', 'name']);
     expect(clusterRoles.trim()).toBe('');
   });

@@ -4,12 +4,10 @@
  * real operator (against the API server of scripts/k8s-env.sh) while a short load runs,
  * then every PromQL expression of every panel, and every variable query, is evaluated
  * through Prometheus's HTTP API and must return data. The alert rules load with
- * `promtool check rules` and are evaluated by the same Prometheus without error.
+ * `promtool check rules` and are evaluated by the same Prometheus without error, and
+ * what the core and the operator export passes `promtool check metrics`.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -17,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_DEFINITION, CustomResourceClient, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
 import { VARIABLES, dashboardQueries } from '../../src/chart/uhlp-dashboard.js';
 import { ALERT_RULES } from '../../src/chart/alert-rules.js';
+import { freePort, startPrometheus, type PrometheusResult, type PrometheusServer } from '../helpers/prometheus-server.js';
 import { copyFixture, REPO_ROOT, startUhlpDev, UHLP_BIN, type UhlpProcess } from '../helpers/uhlp-process.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from '../helpers/redis-url.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -32,43 +31,26 @@ function substitute(expr: string): string {
   return expr.replace(/\$[_a-z]+/g, (name) => SUBSTITUTIONS[name] ?? name);
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-interface PromResult {
-  metric: Record<string, string>;
-  value: [number, string];
-}
+type PromResult = PrometheusResult;
 
 describe('the dashboard on a real Prometheus scraping a real core and operator', () => {
   let core: UhlpProcess;
   let operator: ChildProcess;
-  let prometheus: ChildProcess;
+  let prometheus: PrometheusServer;
   let promUrl: string;
   let kubeConfig: KubeConfig;
   let namespace: { name: string; remove: () => Promise<void> };
-  let promLog = '';
   let operatorLog = '';
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-prom-'));
+  let operatorPort: number;
 
-  const query = async (expr: string): Promise<PromResult[]> => {
-    const response = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
-    const body = (await response.json()) as { status: string; error?: string; data?: { result: PromResult[] } };
-    if (body.status !== 'success') throw new Error(`query failed: ${body.error ?? response.status}: ${expr}`);
-    return body.data!.result;
-  };
+  const query = (expr: string): Promise<PromResult[]> => prometheus.query(expr);
 
   beforeAll(async () => {
     // The operator, with something to reconcile.
     kubeConfig = loadKubeConfig();
     await installCrds(kubeConfig);
     namespace = await createNamespace(kubeConfig, 'uhlp-dashboard');
-    const operatorPort = await freePort();
+    operatorPort = await freePort();
     operator = spawn(process.execPath, [UHLP_BIN, 'operator', '--namespace', namespace.name, '--metrics-port', String(operatorPort)], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, KUBECONFIG: kubeconfigPath() },
@@ -84,39 +66,55 @@ describe('the dashboard on a real Prometheus scraping a real core and operator',
     });
 
     // Prometheus on loopback, scraping both every second; `namespace` is what a ServiceMonitor adds.
-    const promPort = await freePort();
-    promUrl = `http://127.0.0.1:${promPort}`;
-    const config = path.join(dir, 'prometheus.yml');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        global: { scrape_interval: '1s', evaluation_interval: '1s' },
-        rule_files: [RULES_FILE],
-        scrape_configs: [
-          { job_name: 'uhlp-core', static_configs: [{ targets: [new URL(core.url).host], labels: { namespace: 'uhlp-system' } }] },
-          { job_name: 'uhlp-operator', static_configs: [{ targets: [`127.0.0.1:${operatorPort}`], labels: { namespace: 'uhlp-system' } }] },
-        ],
-      }),
-    );
-    prometheus = spawn('prometheus', [`--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`], {
-      stdio: ['ignore', 'ignore', 'pipe'],
+    prometheus = await startPrometheus({
+      ruleFiles: [RULES_FILE],
+      targets: [
+        { job: 'uhlp-core', address: new URL(core.url).host, labels: { namespace: 'uhlp-system' } },
+        { job: 'uhlp-operator', address: `127.0.0.1:${operatorPort}`, labels: { namespace: 'uhlp-system' } },
+      ],
     });
-    prometheus.stderr!.on('data', (chunk: Buffer) => (promLog = (promLog + chunk.toString()).slice(-20_000)));
-    await waitFor(async () => (await fetch(`${promUrl}/-/ready`)).ok, { timeoutMs: 60_000, intervalMs: 200, what: `Prometheus ready; log:\n${promLog}` });
-    await waitFor(async () => (await query('up == 1')).length === 2, { timeoutMs: 30_000, intervalMs: 200, what: 'both targets up' });
+    promUrl = prometheus.url;
     await waitFor(async () => (await query('uhlp_operator_leader == 1')).length === 1, { timeoutMs: 30_000, intervalMs: 200, what: `the operator to lead; log:\n${operatorLog}` });
 
     await runLoad(core.url);
   }, 180_000);
 
   afterAll(async () => {
-    prometheus?.kill('SIGTERM');
+    const stopped = prometheus?.stop();
     if (namespace) await removeApps(kubeConfig, namespace.name).catch(() => undefined);
     operator?.kill('SIGTERM');
     await core?.stop();
     await namespace?.remove();
-    if (prometheus && prometheus.exitCode === null) await new Promise((resolve) => prometheus.once('exit', resolve));
-    rmSync(dir, { recursive: true, force: true });
+    await stopped;
+  });
+
+  /** `promtool check metrics` on what `url` exports: its exit code and what it said. */
+  const checkMetrics = async (url: string): Promise<{ code: number; output: string }> => {
+    const body = await (await fetch(url)).text();
+    return new Promise((resolve) => {
+      const promtool = spawn('promtool', ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let output = '';
+      promtool.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      promtool.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      promtool.once('exit', (code) => resolve({ code: code ?? 1, output }));
+      promtool.stdin.end(body);
+    });
+  };
+
+  it('exports, on the core and on the operator, what `promtool check metrics` passes', async () => {
+    expect(await checkMetrics(`${core.url}/metrics`)).toEqual({ code: 0, output: '' });
+    expect(await checkMetrics(`http://127.0.0.1:${operatorPort}/metrics`)).toEqual({ code: 0, output: '' });
+  });
+
+  it('exports from a core no operator metric, and counts no probe or scrape as traffic', async () => {
+    const before = await (await fetch(`${core.url}/metrics`)).text();
+    // A core is not an operator: no `uhlp_operator_leader 0` to read as a missing leader.
+    expect(before).not.toMatch(/^uhlp_operator_/m);
+    const unrouted = (text: string): string[] => text.split('\n').filter((line) => line.startsWith('uhlp_http_requests_total{app=""'));
+    for (let i = 0; i < 3; i++) for (const probe of ['/healthz', '/readyz', '/metrics']) await (await fetch(`${core.url}${probe}`)).arrayBuffer();
+    expect(unrouted(await (await fetch(`${core.url}/metrics`)).text())).toEqual(unrouted(before));
+    // The operator's own metrics are there, with its leadership.
+    expect(await (await fetch(`http://127.0.0.1:${operatorPort}/metrics`)).text()).toMatch(/^uhlp_operator_leader 1$/m);
   });
 
   it('loads the alert rules with promtool', async () => {

@@ -13,6 +13,7 @@ import { parse } from 'yaml';
 import { renderCrdFiles } from '../../src/crds/crd-documents.js';
 import { CRDS_DIR } from '../../src/crds/generate-crds.js';
 import { APP_DEFINITION, CustomResourceClient, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
+import { waitForValue } from '../helpers/wait-for.js';
 
 /** The kubeconfig path: $KUBECONFIG, else the one `scripts/k8s-env.sh up` writes. */
 export function kubeconfigPath(): string {
@@ -31,22 +32,9 @@ export function loadKubeConfig(): KubeConfig {
   return kubeConfig;
 }
 
-/** Polls `check` until it returns a value other than undefined/false, or fails after the deadline. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `; last error: ${String(lastError)}` : ''}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** test/helpers/wait-for.ts's waitForValue with the cluster tests' argument order and pace: the API server is polled every 100 ms, for 20 s. */
+export function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  return waitForValue(check, { what, timeoutMs, intervalMs: 100 });
 }
 
 /**
@@ -92,9 +80,8 @@ export async function kubectl(args: string[]): Promise<string> {
 }
 
 /**
- * Deletes every AppDefinition of a namespace and waits until they are gone. Call it
- * while the operator still runs: it holds a finalizer on each app, and a namespace
- * deleted after the operator stopped would stay Terminating.
+ * Deletes every AppDefinition of a namespace and waits until they are gone (their
+ * pools go with them: owner references).
  */
 export async function removeApps(kubeConfig: KubeConfig, namespace: string): Promise<void> {
   const client = new CustomResourceClient(kubeConfig);

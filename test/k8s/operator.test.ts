@@ -9,7 +9,7 @@ import {
 } from '../../src/k8s/custom-resources.js';
 import { runOperator, type RunningOperator } from '../../src/operator/run-operator.js';
 import { createMetrics } from '../../src/metrics.js';
-import { APP_FINALIZER } from '../../src/operator/app-definition-reconciler.js';
+import { LEGACY_APP_FINALIZER } from '../../src/operator/app-definition-reconciler.js';
 import { FAST_LEASE, appDefinition, collectingLogger } from './fixtures.js';
 import { createNamespace, removeApps, installCrds, kubectl, loadKubeConfig, waitFor } from './kube-env.js';
 
@@ -47,7 +47,8 @@ describe('the operator against a real API server', () => {
   it('brings a valid AppDefinition to Ready and creates one owned SandboxPool per pool', async () => {
     const created = await client.create(APP_DEFINITION, appDefinition(namespace.name, 'shop') as unknown as AppDefinitionResource);
     const app = await ready('shop', 'True');
-    expect(app.metadata.finalizers).toContain(APP_FINALIZER);
+    // No finalizer: the pools are owned by the app, and go with it even when no operator runs.
+    expect(app.metadata.finalizers ?? []).toEqual([]);
     expect(app.status?.pools).toEqual(['shop-llm', 'shop-main']);
     expect(app.status?.conditions?.[0]).toMatchObject({ reason: 'Reconciled', observedGeneration: app.metadata.generation });
 
@@ -62,11 +63,10 @@ describe('the operator against a real API server', () => {
     expect(main.status).toMatchObject({ replicas: 1, selector: 'uhlp.dev/app=shop,uhlp.dev/pool=main', observedGeneration: main.metadata.generation });
     expect((await pools('shop')).map((pool) => pool.metadata.name).sort()).toEqual(['shop-llm', 'shop-main']);
 
-    // What the operator wrote of the app: its finalizer and its status, never the spec.
+    // What the operator wrote of the app: its status, never the spec.
     const managed = (app.metadata as { managedFields?: Array<{ manager: string; subresource?: string; fieldsV1?: Record<string, unknown> }> }).managedFields ?? [];
     const byOperator = managed.filter((entry) => entry.manager === operator.identity);
-    expect(byOperator.map((entry) => entry.subresource ?? 'main').sort()).toEqual(['main', 'status']);
-    expect(Object.keys(byOperator.find((entry) => entry.subresource === undefined)!.fieldsV1!)).toEqual(['f:metadata']);
+    expect(byOperator.map((entry) => entry.subresource ?? 'main').sort()).toEqual(['status']);
 
     expect((await metrics.operatorLeader.get()).values[0]?.value).toBe(1);
     const reconciles = (await metrics.operatorReconciles.get()).values;
@@ -157,6 +157,17 @@ describe('the operator against a real API server', () => {
       const pool = await client.get<SandboxPoolResource>(SANDBOX_POOL, namespace.name, 'shop-main');
       return pool !== undefined && pool.metadata.uid !== before!.metadata.uid;
     });
+  });
+
+  it('removes the finalizer an earlier operator put on an app, keeping the others', async () => {
+    await client.create(APP_DEFINITION, {
+      ...(appDefinition(namespace.name, 'legacy') as unknown as AppDefinitionResource),
+      metadata: { name: 'legacy', namespace: namespace.name, finalizers: [LEGACY_APP_FINALIZER, 'example.com/keep'] },
+    });
+    const app = await ready('legacy', 'True');
+    expect(app.metadata.finalizers).toEqual(['example.com/keep']);
+    await client.patch(APP_DEFINITION, namespace.name, 'legacy', { metadata: { finalizers: null } });
+    await client.delete(APP_DEFINITION, namespace.name, 'legacy');
   });
 
   it('deleting the app removes its pools, then the app', async () => {

@@ -4,80 +4,25 @@
  * loopback stands between the informer and the real API server; freezing it stops
  * every byte on the connections open at that moment, while new ones pass.
  */
-import net from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_DEFINITION, CustomResourceClient, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
 import { ResourceInformer } from '../../src/k8s/resource-informer.js';
+import { startApiRelay, type ApiRelay } from './api-relay.js';
 import { appDefinition } from './fixtures.js';
 import { createNamespace, installCrds, loadKubeConfig, waitFor } from './kube-env.js';
-
-/**
- * A loopback TCP relay to `target` whose open connections can be frozen (kept open,
- * nothing passes), and which can hold new ones the same way (`block`) until `unblock`.
- */
-async function startRelay(target: URL): Promise<{ port: number; freeze: () => void; block: () => void; unblock: () => void; close: () => Promise<void> }> {
-  const open = new Set<{ client: net.Socket; upstream: net.Socket }>();
-  const frozen: net.Socket[] = [];
-  let blocked = false;
-  const server = net.createServer((client) => {
-    if (blocked) {
-      client.pause();
-      frozen.push(client);
-      return;
-    }
-    const upstream = net.connect(Number(target.port), target.hostname);
-    const pair = { client, upstream };
-    open.add(pair);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    const end = (): void => {
-      open.delete(pair);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    freeze() {
-      for (const { client, upstream } of open) {
-        client.unpipe(upstream);
-        upstream.unpipe(client);
-        client.pause();
-        upstream.pause();
-        frozen.push(client, upstream);
-      }
-      open.clear();
-    },
-    block() {
-      blocked = true;
-    },
-    unblock() {
-      blocked = false;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of frozen) socket.destroy();
-        for (const { client } of open) client.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 describe('ResourceInformer against a real API server behind a relay that goes quiet', () => {
   let kubeConfig: KubeConfig;
   let namespace: { name: string; remove: () => Promise<void> };
-  let relay: Awaited<ReturnType<typeof startRelay>>;
+  let relay: ApiRelay;
   let informer: ResourceInformer<AppDefinitionResource> | undefined;
 
   beforeAll(async () => {
     kubeConfig = loadKubeConfig();
     await installCrds(kubeConfig);
     namespace = await createNamespace(kubeConfig, 'uhlp-quiet-watch');
-    relay = await startRelay(new URL(kubeConfig.getCurrentCluster()!.server));
+    relay = await startApiRelay(new URL(kubeConfig.getCurrentCluster()!.server));
   });
   afterAll(async () => {
     await informer?.stop();
@@ -87,12 +32,7 @@ describe('ResourceInformer against a real API server behind a relay that goes qu
 
   /** The kube config, with the API server reached through the relay. */
   function viaRelay(): KubeConfig {
-    const config = loadKubeConfig();
-    const cluster = config.getCurrentCluster()!;
-    const server = new URL(cluster.server);
-    server.port = String(relay.port);
-    config.clusters = config.clusters.map((c) => (c.name === cluster.name ? { ...c, server: server.toString().replace(/\/$/, '') } : c));
-    return config;
+    return relay.kubeConfig(loadKubeConfig());
   }
 
   it('sees a change made after its watch connection went quiet, by watching again', async () => {
@@ -123,7 +63,7 @@ describe('ResourceInformer against a real API server behind a relay that goes qu
     informer = watched;
     expect(watched.liveness().live).toBe(false);
     await watched.start();
-    expect(watched.liveness()).toEqual({ live: true });
+    expect(watched.liveness()).toEqual({ live: true, synced: true });
 
     // Every connection, open or new, hangs: the quiet watch is restarted and its restart never answers.
     relay.freeze();

@@ -45,8 +45,55 @@ app.kubernetes.io/component: {{ index . 1 }}
 app.kubernetes.io/component: {{ index . 1 }}
 {{- end }}
 
+{{/* An image reference: include "uhlp.image" (list . .Values.image); an empty tag is the chart's appVersion. */}}
 {{- define "uhlp.image" -}}
-{{- printf "%s:%s" .repository .tag }}
+{{- $image := index . 1 -}}
+{{- printf "%s:%s" $image.repository (default (index . 0).Chart.AppVersion $image.tag) }}
+{{- end }}
+
+{{/* A runner image of sandbox pods: include "uhlp.runnerImage" (list . "jit"); empty: uhlp/<runner>:<appVersion>. */}}
+{{- define "uhlp.runnerImage" -}}
+{{- $root := index . 0 -}}
+{{- $runner := index . 1 -}}
+{{- $repository := get (dict "jit" "uhlp/jit-runner" "llm" "uhlp/llm-orchestrator") $runner -}}
+{{- default (printf "%s:%s" $repository $root.Chart.AppVersion) (get $root.Values.core.sandboxes.runnerImages $runner) }}
+{{- end }}
+
+{{/*
+Replicas of one component on different nodes when the scheduler can: the pod affinity
+given, else a preferred anti-affinity on the host name. include "uhlp.affinity" (list . "core" .Values.core.affinity)
+*/}}
+{{- define "uhlp.affinity" -}}
+{{- $given := index . 2 -}}
+{{- if $given }}
+{{- toYaml $given }}
+{{- else }}
+podAntiAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- include "uhlp.selectorLabels" (list (index . 0) (index . 1)) | nindent 12 }}
+{{- end }}
+{{- end }}
+
+{{/*
+"true" when this release installs and upgrades the CRD named: it does not exist yet, this
+release owns it already, or `crds.adopt` takes it over (with `--take-ownership`). A CRD
+kept by a release uninstalled before, or owned by another one, is left as it is: Helm
+would refuse the whole install over it ("invalid ownership metadata"), and CRDs are the
+cluster's, shared by every release. `helm template` sees no cluster: it renders them.
+*/}}
+{{- define "uhlp.crdOwned" -}}
+{{- $root := index . 0 -}}
+{{- $crd := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" (index . 1) -}}
+{{- $annotations := dict -}}
+{{- if $crd }}{{ $annotations = $crd.metadata.annotations | default dict }}{{ end -}}
+{{- if or (not $crd) $root.Values.crds.adopt (and (eq (get $annotations "meta.helm.sh/release-name") $root.Release.Name) (eq (get $annotations "meta.helm.sh/release-namespace") $root.Release.Namespace)) -}}
+true
+{{- end -}}
 {{- end }}
 
 {{- define "uhlp.operator.serviceAccountName" -}}

@@ -24,6 +24,7 @@ import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { UhlpError } from '../../shared/errors.js';
+import { KeyedSemaphore } from '../../shared/keyed-semaphore.js';
 import { checkGitSourceRef, GIT_SOURCE_FIELDS, parseGitSourceUrl, type GitSourceUrl } from './git-source.js';
 import { gitEnv } from './git-env.js';
 import { runGit } from './git-tree.js';
@@ -82,7 +83,8 @@ export function runSourceGit(cwd: string, args: string[], timeoutMs?: number): P
 }
 
 export class GitSourceCache {
-  private readonly locks = new Map<string, Promise<unknown>>();
+  /** One fetch at a time per bare repository. */
+  private readonly locks = new KeyedSemaphore();
   private readonly lookup: LookupAll;
 
   constructor(private readonly options: GitSourceCacheOptions) {
@@ -103,7 +105,7 @@ export class GitSourceCache {
     const source = parseGitSourceUrl(url);
     checkGitSourceRef(ref);
     const dir = this.repoDir(source.url);
-    const commit = await this.serialized(dir, async () => {
+    const commit = await this.locks.run(dir, async () => {
       if (!existsSync(dir)) {
         await mkdir(dir, { recursive: true });
         await runGit(dir, ['init', '--quiet', '--bare']);
@@ -164,12 +166,5 @@ export class GitSourceCache {
     const address = addresses[0]!.address;
     const alias = literal ? '' : ` -o HostKeyAlias=${source.host}`;
     return ['-c', `core.sshCommand=ssh -o BatchMode=yes -o ConnectTimeout=20 -o HostName=${address}${alias}`];
-  }
-
-  private serialized<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(key) ?? Promise.resolve();
-    const next = previous.then(task, task);
-    this.locks.set(key, next.catch(() => undefined));
-    return next;
   }
 }

@@ -81,7 +81,7 @@ export class AppDefinitionWatcher {
 
   /** Whether the set follows the API server now (ResourceInformer.liveness); not before start. */
   liveness(): WatchLiveness {
-    return this.started ? this.informer.liveness() : { live: false, reason: 'not started' };
+    return this.started ? this.informer.liveness() : { live: false, synced: false, reason: 'not started' };
   }
 
   /** The current set, sorted by namespace then name. */

@@ -8,6 +8,7 @@
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import { DURATION_PATTERN, SIZE_PATTERN } from '../../ledger/ledger-retention.js';
 import { LlmComponentSpec, NAME_PATTERN } from '../../contract/llm-component-schema.js';
+import { UiSpec } from './ui-schema.js';
 
 export { LlmComponentSpec, OptimizeSpec } from '../../contract/llm-component-schema.js';
 
@@ -585,6 +586,7 @@ export const AppSpec = Type.Object(
     // Optional in the type so that specs built in code need not spell it; validation fills `{}`.
     capabilities: Type.Optional(Type.Object(CapabilitiesSpec.properties, { additionalProperties: false, default: {} })),
     ledger: Type.Optional(Type.Object(AppLedgerSpec.properties, { additionalProperties: false, description: 'What the turn ledger keeps of this app, and for how long.' })),
+    ui: Type.Optional(UiSpec),
   },
   { additionalProperties: false },
 );

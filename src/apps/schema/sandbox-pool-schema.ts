@@ -10,15 +10,11 @@
  * such changes it belongs to whoever scales the pool.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { API_GROUP, PoolSpec } from './app-definition-schema.js';
+import { PoolSpec } from './app-definition-schema.js';
 
 export const SANDBOX_POOL_KIND = 'SandboxPool';
 export const APP_DEFINITION_PLURAL = 'appdefinitions';
 export const SANDBOX_POOL_PLURAL = 'sandboxpools';
-
-/** Labels the operator puts on each SandboxPool; the pool's sandboxes carry the same pair. */
-export const APP_LABEL = `${API_GROUP}/app`;
-export const POOL_LABEL = `${API_GROUP}/pool`;
 
 const NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 

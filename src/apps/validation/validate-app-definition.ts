@@ -14,6 +14,7 @@ import { declaredPathProblem } from '../../execution/declared-outputs.js';
 import { fallbackProblems, llmComponentProblems } from './validate-llm-component.js';
 import { isFederatedToolName, mcpServerProblems } from './validate-mcp-servers.js';
 import { csComponentProblems } from './validate-cs-component.js';
+import { uiProblems } from './validate-ui.js';
 import { sourceRouteProblems } from './validate-source-route.js';
 
 const ROUTE_KINDS = ['http', 'cron', 'queue', 'callback', 'trigger'] as const;
@@ -123,6 +124,7 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
   });
 
   for (const [where, reason] of mcpServerProblems(spec, options.fileExists)) add(where, reason);
+  for (const [where, reason] of uiProblems(spec)) add(where, reason);
 
   const riskNames = new Set<string>();
   spec.tools?.forEach((tool, i) => {

@@ -7,7 +7,7 @@
  * llm-orchestrator runner (docs/mcp.md).
  */
 import { Type } from '@sinclair/typebox';
-import type { LlmMessage, LlmResponseSchema, LlmToolSpec } from '../../llm/llm-provider.js';
+import type { LlmMessage, LlmResponseSchema, LlmToolSpec } from '../../contract/llm-messages.js';
 import { MAX_TOOLS } from '../../llm/llm-provider.js';
 import { checkLlm, requireCapability } from '../capability-guard.js';
 import type { StreamSink } from '../mcp-token-service.js';

@@ -3,7 +3,7 @@
  * bundles, one activation at a time each.
  *
  * A function version gets up to `maxConcurrency` isolates on this replica (the
- * semaphore of keyed-semaphore.ts), kept warm between activations: a warm call
+ * semaphore of src/shared/keyed-semaphore.ts), kept warm between activations: a warm call
  * is one call into an isolate that already holds the module. Each isolate has
  * the manifest's `memoryMb` as its heap budget and runs only JavaScript: no
  * require, no import, no process, no timers, no network, only the `cs` object
@@ -19,7 +19,7 @@ import type { VerifiedBundle } from '../../contract/cs-bundle/function-bundle.js
 import { dispatchCsCall, type CsBackend, type CsLogLine } from './cs-host.js';
 import type { FunctionManifest } from '../../contract/cs-bundle/function-manifest.js';
 import { ISOLATE_BOOTSTRAP } from './isolate-bootstrap.js';
-import { KeyedSemaphore } from './keyed-semaphore.js';
+import { KeyedSemaphore } from '../../shared/keyed-semaphore.js';
 
 type IvmModule = typeof import('isolated-vm');
 

@@ -3,7 +3,8 @@ import { compileOutputSchema } from '../../contract/output-schema.js';
 import { ToolCallError } from '../kit/tools-client.js';
 import { feedbackMessage, judgeAnswer } from './answer-judge.js';
 import { converse, INVALID_NAME, type ConversationOptions } from './conversation.js';
-import type { GenerateAnswer, GenerateRequest, ModelToolCall } from './generate-client.js';
+import type { LlmToolCall } from '../../contract/llm-messages.js';
+import type { GenerateAnswer, GenerateRequest } from './generate-client.js';
 import { LlmTaskError } from './llm-task-error.js';
 import { NO_TOOLS, type OfferedTools } from './model-tools.js';
 import { ToolNames } from './tool-names.js';
@@ -26,7 +27,7 @@ function scriptedModel(answers: Array<Partial<GenerateAnswer>>): { generate: Con
 const schema = compileOutputSchema({ type: 'object', properties: { label: { enum: ['bug', 'question'] } }, required: ['label'], additionalProperties: false }).validate!;
 const judge = (text: string | null) => judgeAnswer(text, { validate: schema, respond: 'generic' });
 const kvTools: OfferedTools = { functions: [{ name: 'core_kv_get', parameters: { type: 'object' } }, { name: 'core_kv_set', parameters: { type: 'object' } }], names: new ToolNames(['core.kv.get', 'core.kv.set']) };
-const call = (id: string, name: string, args: unknown): ModelToolCall => ({ id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) });
+const call = (id: string, name: string, args: unknown): LlmToolCall => ({ id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) });
 
 function options(overrides: Partial<ConversationOptions>): ConversationOptions {
   return {

@@ -19,7 +19,8 @@
  */
 import { ToolCallError } from '../kit/tools-client.js';
 import { feedbackMessage, type Verdict } from './answer-judge.js';
-import type { ChatMessage, Generate, GenerateRequest, ModelToolCall } from './generate-client.js';
+import type { LlmMessage, LlmToolCall } from '../../contract/llm-messages.js';
+import type { Generate, GenerateRequest } from './generate-client.js';
 import { LlmTaskError } from './llm-task-error.js';
 import type { OfferedTools } from './model-tools.js';
 import { functionName, isFunctionName } from './tool-names.js';
@@ -38,7 +39,7 @@ export interface ConversationOptions {
   /** The request's fixed part: model, maxTokens, temperature, responseSchema, cacheTtlSeconds. */
   readonly request: Omit<GenerateRequest, 'messages' | 'tools'>;
   /** The system (optional) and user messages. */
-  readonly messages: readonly ChatMessage[];
+  readonly messages: readonly LlmMessage[];
   readonly tools: OfferedTools;
   readonly maxToolCalls: number;
   readonly maxAttempts: number;
@@ -47,7 +48,7 @@ export interface ConversationOptions {
 
 /** Runs the conversation; resolves with the judged output, or throws (see above). */
 export async function converse(options: ConversationOptions): Promise<unknown> {
-  const messages: ChatMessage[] = [...options.messages];
+  const messages: LlmMessage[] = [...options.messages];
   // With no call allowed, no function is offered: the model is not invited to fail.
   const functions = options.maxToolCalls > 0 ? options.tools.functions : [];
   let toolCalls = 0;
@@ -79,7 +80,7 @@ export async function converse(options: ConversationOptions): Promise<unknown> {
 }
 
 /** The content of a tool's result message: its structured content, or the error it ended with, as JSON. */
-async function runToolCall(call: ModelToolCall, options: ConversationOptions): Promise<string> {
+async function runToolCall(call: LlmToolCall, options: ConversationOptions): Promise<string> {
   const names = options.tools.names;
   const tool = names.toolOf(call.name);
   if (tool === undefined) {
@@ -106,7 +107,7 @@ async function runToolCall(call: ModelToolCall, options: ConversationOptions): P
 }
 
 /** A call of the model as the conversation sends it back: its own name, or INVALID_NAME for one that is no function name. */
-function asSent(call: ModelToolCall): ModelToolCall {
+function asSent(call: LlmToolCall): LlmToolCall {
   return isFunctionName(call.name) ? call : { ...call, name: INVALID_NAME };
 }
 

@@ -5,36 +5,18 @@
  * answers no `toolCalls` (an older one) answered none, and an answer without
  * text or tool calls is a bad response, not a crash.
  */
+import type { LlmMessage, LlmResponseSchema, LlmToolCall, LlmToolSpec, LlmUsage } from '../../contract/llm-messages.js';
 import { ToolCallError, type ToolsClient } from '../kit/tools-client.js';
 
 export const GENERATE_TOOL = 'core.llm.generate';
 
-/** A function call the model asked for; `arguments` is the JSON text the model wrote. */
-export interface ModelToolCall {
-  readonly id: string;
-  readonly name: string;
-  readonly arguments: string;
-}
-
-export type ChatMessage =
-  | { readonly role: 'system' | 'user'; readonly content: string }
-  | { readonly role: 'assistant'; readonly content: string | null; readonly toolCalls?: readonly ModelToolCall[] }
-  | { readonly role: 'tool'; readonly toolCallId: string; readonly content: string };
-
-/** A function offered to the model, OpenAI style. */
-export interface OfferedFunction {
-  readonly name: string;
-  readonly description?: string;
-  readonly parameters: Record<string, unknown>;
-}
-
 export interface GenerateRequest {
-  readonly messages: readonly ChatMessage[];
+  readonly messages: readonly LlmMessage[];
   readonly model?: string;
   readonly maxTokens?: number;
   readonly temperature?: number;
-  readonly tools?: readonly OfferedFunction[];
-  readonly responseSchema?: { readonly name: string; readonly schema: Record<string, unknown> };
+  readonly tools?: readonly LlmToolSpec[];
+  readonly responseSchema?: LlmResponseSchema;
   readonly cacheTtlSeconds?: number;
   /** The named output stream the model's text goes to as it is produced (when the client asked for a stream). */
   readonly stream?: { readonly id: string; readonly node?: string; readonly contentType?: string };
@@ -43,10 +25,10 @@ export interface GenerateRequest {
 export interface GenerateAnswer {
   /** Null when the model only called tools. */
   readonly text: string | null;
-  readonly toolCalls: readonly ModelToolCall[];
+  readonly toolCalls: readonly LlmToolCall[];
   readonly finishReason: string;
   readonly model: string;
-  readonly usage: { readonly prompt: number; readonly completion: number };
+  readonly usage: LlmUsage;
   readonly cached: boolean;
 }
 
@@ -78,7 +60,7 @@ export function readAnswer(content: Record<string, unknown>): GenerateAnswer {
   if (text !== null && text !== undefined && typeof text !== 'string') bad('a text that is not a string');
   const rawCalls = content['toolCalls'] ?? [];
   if (!Array.isArray(rawCalls)) bad('toolCalls that are not a list');
-  const toolCalls = (rawCalls as unknown[]).map((raw, index): ModelToolCall => {
+  const toolCalls = (rawCalls as unknown[]).map((raw, index): LlmToolCall => {
     const call = raw as { id?: unknown; name?: unknown; arguments?: unknown };
     if (typeof call?.name !== 'string') return bad(`a tool call (${index}) without a name`);
     const args = typeof call.arguments === 'string' ? call.arguments : call.arguments === undefined ? '{}' : JSON.stringify(call.arguments);

@@ -20,7 +20,8 @@ import { resultFromValue, runnerErrorResult, type ScriptResult } from '../kit/sc
 import { judgeAnswer } from './answer-judge.js';
 import { converse } from './conversation.js';
 import { DefinitionFiles } from './definition-files.js';
-import { mcpGenerate, type ChatMessage, type GenerateRequest } from './generate-client.js';
+import type { LlmMessage } from '../../contract/llm-messages.js';
+import { mcpGenerate, type GenerateRequest } from './generate-client.js';
 import { LlmTaskError } from './llm-task-error.js';
 import { readLlmTaskSpec } from './llm-task-spec.js';
 import { ModelTools } from './model-tools.js';
@@ -70,7 +71,7 @@ export function createLlmExecutor(options: LlmExecutorOptions = {}): Executor {
       modelTools.offer(spec.maxToolCalls > 0 ? spec.tools : [], scope),
     ]);
 
-    const messages: ChatMessage[] = [];
+    const messages: LlmMessage[] = [];
     if (system !== undefined) messages.push({ role: 'system', content: system });
     messages.push({ role: 'user', content: spec.header ? promptHeader(request, now()) + prompt : prompt });
     const fixed: Omit<GenerateRequest, 'messages' | 'tools'> = {

@@ -9,14 +9,14 @@
  * The listing is kept per app revision: capabilities are part of the revision.
  */
 import type { ListedTool, McpToolsClient } from '../kit/tools-client.js';
-import type { OfferedFunction } from './generate-client.js';
+import type { LlmToolSpec } from '../../contract/llm-messages.js';
 import { ToolNames } from './tool-names.js';
 
 /** Revisions whose listings are kept at once. */
 const KEPT_REVISIONS = 4;
 
 export interface OfferedTools {
-  readonly functions: readonly OfferedFunction[];
+  readonly functions: readonly LlmToolSpec[];
   readonly names: ToolNames;
 }
 
@@ -31,7 +31,7 @@ export class ModelTools {
     const listed = new Map((await this.listing(scope)).map((tool) => [tool.name, tool]));
     const offered = wanted.filter((name) => listed.has(name));
     const names = new ToolNames(offered);
-    const functions = offered.map((name): OfferedFunction => {
+    const functions = offered.map((name): LlmToolSpec => {
       const tool = listed.get(name)!;
       return { name: names.functionOf(name)!, parameters: tool.inputSchema, ...(tool.description !== undefined ? { description: tool.description } : {}) };
     });

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type http from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test/helpers/wait-for.js';
 import { createHandOverServer } from './hand-over-server.js';
 import { Http1Server, type Http1Answer, type Http1ServerOptions, type Respond } from './http1-server.js';
 import { HttpRequestError, type Http1Request, type RequestLimits } from './request-parser.js';
@@ -9,14 +10,6 @@ import { HttpHeaderError, type AnswerHeaders } from './response-head.js';
 
 const LIMITS: RequestLimits = { maxHeadBytes: 1024, maxBodyBytes: 64 };
 
-/** Waits for `condition`, checked every few milliseconds, until a deadline. */
-async function waitFor(condition: () => boolean, what: string, deadlineMs = 3_000): Promise<void> {
-  const deadline = performance.now() + deadlineMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 interface RawAnswer {
   readonly status: number;
@@ -67,14 +60,14 @@ class RawClient {
     return this.answers[index]!;
   }
 
-  async until(condition: () => boolean, what: string, deadlineMs?: number): Promise<void> {
+  async until(condition: () => boolean, what: string, timeoutMs?: number): Promise<void> {
     await waitFor(
       () => {
+        // An answer the client cannot read is named when the wait ends.
         if (this.failure) throw this.failure;
         return condition();
       },
-      what,
-      deadlineMs,
+      { what, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
     );
   }
 
@@ -168,7 +161,7 @@ describe('Http1Server', () => {
     const client = await connect();
     const requests = get('/slow') + get('/fast') + get('/faster');
     client.send(requests);
-    await waitFor(() => slow !== undefined && sockets[0]!.bytesRead === requests.length, 'every request to arrive');
+    await waitFor(() => slow !== undefined && sockets[0]!.bytesRead === requests.length, { what: 'every request to arrive' });
     // The next requests wait their turn: the handler does not see them while the first is unanswered.
     expect(seen).toEqual(['/slow']);
     expect(client.answers).toEqual([]);
@@ -256,7 +249,7 @@ describe('Http1Server', () => {
     for (const piece of ['POST /up HTTP/1.1\r\nhost: t\r\ntransfer-encoding: chunked\r\n\r\n', '5\r\nhel', 'lo\r\n6\r\n world\r\n', '0\r\n', '\r\n']) {
       client.send(piece);
       sent += piece.length;
-      await waitFor(() => sockets[0]!.bytesRead === sent, 'the piece to arrive');
+      await waitFor(() => sockets[0]!.bytesRead === sent, { what: 'the piece to arrive' });
     }
     expect(await client.answer(0)).toMatchObject({ status: 200, body: 'hello world' });
     expect(seen).toHaveLength(1);
@@ -517,7 +510,7 @@ describe('Http1Server', () => {
       const { sockets, connect } = await serve({ onRequest: (_request, later) => (respond = later), keepAliveTimeoutMs: 50 });
       const client = await connect();
       client.send(get('/long'));
-      await waitFor(() => respond !== undefined, 'the request');
+      await waitFor(() => respond !== undefined, { what: 'the request' });
       await once(sockets[0]!, 'timeout');
       respond!(text('done'));
       expect((await client.answer(0)).body).toBe('done');
@@ -547,7 +540,7 @@ describe('Http1Server', () => {
       sent += request.length;
     }
     const server = sockets[0]!;
-    await waitFor(() => server.isPaused() && server.writableNeedDrain, 'the server to stop reading');
+    await waitFor(() => server.isPaused() && server.writableNeedDrain, { what: 'the server to stop reading' });
     // Paused with answers still to write: far from every request was read, and fewer were handed over.
     expect(server.bytesRead).toBeLessThan(sent);
     expect(neededDrain.length).toBeLessThan(requests);
@@ -564,7 +557,7 @@ describe('Http1Server', () => {
     const flood = Buffer.alloc(4 * 1024 * 1024, 'a');
     client.send(flood);
     const server = sockets[0]!;
-    await waitFor(() => server.isPaused() || server.destroyed || server.bytesRead >= flood.length, 'the server to stop reading or to read everything');
+    await waitFor(() => server.isPaused() || server.destroyed || server.bytesRead >= flood.length, { what: 'the server to stop reading or to read everything' });
     expect(server.bytesRead).toBeLessThan(flood.length);
   });
 
@@ -584,7 +577,7 @@ describe('Http1Server', () => {
       expect((await idle.answer(0)).headers.connection).toBeUndefined();
       const busy = await served.connect();
       busy.send(get('/busy') + get('/never'));
-      await waitFor(() => busyRespond !== undefined, 'the busy request');
+      await waitFor(() => busyRespond !== undefined, { what: 'the busy request' });
 
       let closed = false;
       const closing = served.server.close().then(() => (closed = true));

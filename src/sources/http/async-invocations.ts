@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { UhlpError } from '../../shared/errors.js';
+import { drain } from '../../shared/deadline.js';
 import type { FinalResponse } from '../../execution/result-interpreter.js';
 import type { Logger } from '../../logger.js';
 import type { DeliveryStore } from '../../state/delivery-store.js';
@@ -58,9 +59,7 @@ export class AsyncInvocations {
 
   /** Waits (bounded) for the invocations this core runs. */
   async drain(waitMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
+    await drain([...this.running], waitMs);
   }
 
   register(app: FastifyInstance): void {

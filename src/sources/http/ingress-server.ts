@@ -22,6 +22,7 @@ import type { Duplex } from 'node:stream';
 import { REQUEST_ID_HEADER } from '../../contract/execute-contract.js';
 import { RESERVED_PATH_PREFIXES } from '../../apps/validation/validate-app-definition.js';
 import { UhlpError, type ErrorCode } from '../../shared/errors.js';
+import { drain } from '../../shared/deadline.js';
 import { createHandOverServer } from '../../shared/http1/hand-over-server.js';
 import { Http1Server, type Http1Answer } from '../../shared/http1/http1-server.js';
 import type { Http1Head, Http1Request, HttpRequestError } from '../../shared/http1/request-parser.js';
@@ -124,9 +125,7 @@ export class IngressServer {
   async closeCoreRoutes(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.coreServer.close(() => resolve()));
     this.coreServer.closeIdleConnections();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, CORE_ROUTES_GRACE_MS)))]);
-    clearTimeout(timer);
+    await drain(closed, CORE_ROUTES_GRACE_MS);
     this.coreServer.closeAllConnections();
   }
 

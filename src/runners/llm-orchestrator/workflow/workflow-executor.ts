@@ -26,6 +26,7 @@
  * capability checks and its critical-tool gate hold for every step.
  */
 import { backoffDelay } from '../../../shared/backoff.js';
+import { withDeadline } from '../../../shared/deadline.js';
 import type { ExecuteRequest } from '../../../contract/execute-contract.js';
 import { compileOutputSchema } from '../../../contract/output-schema.js';
 import type { LlmComponentSpec } from '../../../contract/llm-component-schema.js';
@@ -43,7 +44,8 @@ import { nextOf } from '../../../contract/workflow/workflow-schema.js';
 import { answerJson, judgeAnswer } from '../answer-judge.js';
 import { converse } from '../conversation.js';
 import { DefinitionFileError, DefinitionFiles } from '../definition-files.js';
-import { mcpGenerate, type ChatMessage, type GenerateRequest } from '../generate-client.js';
+import type { LlmMessage } from '../../../contract/llm-messages.js';
+import { mcpGenerate, type GenerateRequest } from '../generate-client.js';
 import { readLlmTaskSpec } from '../llm-task-spec.js';
 import { ModelTools } from '../model-tools.js';
 import { OutputSchemas } from '../output-schemas.js';
@@ -385,12 +387,7 @@ class RunDriver {
   async withinTime<T>(work: () => Promise<T>): Promise<T> {
     const left = this.deadline - performance.now();
     if (left <= 0) throw this.timeout();
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return await Promise.race([work(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(this.timeout()), left)))]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withDeadline(work(), left, () => this.timeout());
   }
 
   private timeout(): WorkflowRunError {
@@ -533,7 +530,7 @@ async function askModel(
     spec.outputSchema !== undefined ? deps.schemas.get(spec.outputSchema, deps.scope) : undefined,
     deps.modelTools.offer(spec.maxToolCalls > 0 ? spec.tools : [], deps.scope),
   ]);
-  const messages: ChatMessage[] = [];
+  const messages: LlmMessage[] = [];
   if (system !== undefined) messages.push({ role: 'system', content: system });
   messages.push({ role: 'user', content: [prompt, ...options.extra].join('\n\n') });
   const output = await converse({

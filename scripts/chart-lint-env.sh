@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The third-party linters of the chart tests, built once from Go modules
+# (scripts/chart-lint-env/go.mod) like helm in scripts/helm-env.sh, and cached per version:
+# kube-score (best practices of the rendered objects) and kubeconform (the objects against
+# the OpenAPI schemas of the Kubernetes version the test cluster runs, which it cannot
+# download here: they come from that release's module, k8s.io/kubernetes in
+# scripts/k8s-env/go.mod, through the module cache).
+#
+#   scripts/chart-lint-env.sh   build if needed; prints, last:
+#                               KUBE_SCORE=<path>
+#                               KUBECONFORM=<path>
+#                               KUBERNETES_VERSION=<vX.Y.Z>
+#                               KUBERNETES_OPENAPI=<path of that release's api/openapi-spec/swagger.json>
+#
+# Environment (all optional):
+#   UHLP_CHART_LINT_CACHE_DIR   where the linters are built, per version   (~/.cache/uhlp/chart-lint)
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+module_dir="$script_dir/chart-lint-env"
+kube_module_dir="$script_dir/k8s-env"
+require() { awk -v mod="$1" '($1 == mod) || ($1 == "require" && $2 == mod) { print ($1 == "require" ? $3 : $2); exit }' "$2"; }
+kube_score_version=$(require github.com/zegl/kube-score "$module_dir/go.mod")
+kubeconform_version=$(require github.com/yannh/kubeconform "$module_dir/go.mod")
+kubernetes_version=$(require k8s.io/kubernetes "$kube_module_dir/go.mod")
+[[ -n "$kube_score_version" && -n "$kubeconform_version" ]] || { echo "chart-lint-env: no kube-score or kubeconform requirement in $module_dir/go.mod" >&2; exit 1; }
+[[ -n "$kubernetes_version" ]] || { echo "chart-lint-env: no k8s.io/kubernetes requirement in $kube_module_dir/go.mod" >&2; exit 1; }
+cache_dir=${UHLP_CHART_LINT_CACHE_DIR:-$HOME/.cache/uhlp/chart-lint}
+version_dir="$cache_dir/kube-score-$kube_score_version-kubeconform-$kubeconform_version"
+bin_dir="$version_dir/bin"
+
+log() { echo "chart-lint-env: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+command -v go > /dev/null || die "go is not installed; it builds the linters from scripts/chart-lint-env/go.mod"
+if [[ ! -x "$bin_dir/kube-score" || ! -x "$bin_dir/kubeconform" ]]; then
+  mkdir -p "$version_dir"
+  exec 9> "$version_dir/build.lock"
+  flock 9
+  if [[ ! -x "$bin_dir/kube-score" || ! -x "$bin_dir/kubeconform" ]]; then # another run may have built them while we waited
+    tmp="$version_dir/bin.tmp.$$"
+    started=$SECONDS
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    log "building kube-score $kube_score_version and kubeconform $kubeconform_version into $bin_dir (once)"
+    # Into a temporary directory first: an interrupted build never leaves a binary that looks complete.
+    (
+      cd "$module_dir"
+      GOFLAGS="-trimpath -buildvcs=false -mod=readonly" CGO_ENABLED=0 nice -n 10 go build \
+        -ldflags="-s -w -X main.version=$kube_score_version" -o "$tmp/" \
+        github.com/zegl/kube-score/cmd/kube-score github.com/yannh/kubeconform/cmd/kubeconform
+    ) > "$version_dir/build.log" 2>&1 || { tail -20 "$version_dir/build.log" >&2; rm -rf "$tmp"; die "build failed; see $version_dir/build.log"; }
+    rm -rf "$bin_dir" && mv "$tmp" "$bin_dir"
+    log "built in $((SECONDS - started))s"
+  fi
+fi
+
+# The release's own OpenAPI document, from the module cache (fetched through the proxy once).
+kube_dir=$(cd "$kube_module_dir" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$kubernetes_version" | awk -F'"' '$2 == "Dir" { print $4; exit }')
+openapi="$kube_dir/api/openapi-spec/swagger.json"
+[[ -s "$openapi" ]] || die "no $openapi in the module cache (go mod download k8s.io/kubernetes@$kubernetes_version)"
+
+echo "KUBE_SCORE=$bin_dir/kube-score"
+echo "KUBECONFORM=$bin_dir/kubeconform"
+echo "KUBERNETES_VERSION=$kubernetes_version"
+echo "KUBERNETES_OPENAPI=$openapi"

@@ -1,0 +1,25 @@
+/**
+ * Picks the run index beside the runtime state: in memory with `memory`
+ * state, on the same Redis (under the same key prefix) with a `redis://` URL,
+ * connected before the core takes its first request.
+ */
+import type { Logger } from '../logger.js';
+import { MemoryRunIndex } from './memory-run-index.js';
+import { RedisRunIndex } from './redis-run-index.js';
+import type { RunIndex } from './run-index.js';
+
+export interface CreateRunIndexOptions {
+  /** `memory`, or the Redis URL. */
+  readonly state: string;
+  readonly keyPrefix?: string;
+  /** How long a run is listed after its last change, ms (the run records' TTL). */
+  readonly ttlMs: number;
+  readonly logger: Logger;
+}
+
+export async function createRunIndex(options: CreateRunIndexOptions): Promise<RunIndex> {
+  if (/^rediss?:\/\//.test(options.state)) {
+    return RedisRunIndex.connect({ url: options.state, ttlMs: options.ttlMs, logger: options.logger, ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}) });
+  }
+  return new MemoryRunIndex({ ttlMs: options.ttlMs });
+}
