@@ -74,7 +74,8 @@ export function describeFederation(options: FederationSuiteOptions): void {
         for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
         const body = req.method === 'POST' ? Buffer.concat(chunks) : undefined;
         void handler.fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, ...(body ? { body } : {}) })).then(async (response) => {
-          res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+          response.headers.forEach((value, name) => res.setHeader(name, value));
+          res.writeHead(response.status);
           res.end(Buffer.from(await response.arrayBuffer()));
         });
       });
