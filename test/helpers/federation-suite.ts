@@ -208,6 +208,10 @@ export function describeFederation(options: FederationSuiteOptions): void {
       expect(new Set(modernAuthorizations)).toEqual(new Set([`Bearer ${MODERN_TOKEN}`]));
     });
 
+    it('reaches a stdio server of the 2026-07-28 revision with the per-request envelope, and 2025 servers with initialize', async () => {
+      expect(text(await one('app.modernstdio.era'))).toBe('served on 2026-07-28 for uhlp-mcp-host');
+    });
+
     it('refuses what the capabilities do not grant, listing and calling alike, and keeps apps apart', async () => {
       expect((await one('app.everything.get-tiny-image')).error).toMatchObject({ code: 'UHLP_CAPABILITY_DENIED', details: { capability: 'mcp', rule: 'allow' } });
       expect((await one('app.fs.move_file', { source: 'a', destination: 'b' })).error).toMatchObject({ code: 'UHLP_CAPABILITY_DENIED', details: { rule: 'forbidden' } });
