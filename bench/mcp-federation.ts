@@ -3,7 +3,7 @@
  *
  * - a federated tool call (`app.everything.echo` of @modelcontextprotocol/server-everything,
  *   a stdio server in a warm `runner: mcp` sandbox) through the core, as a script's
- *   `ctx.tools.call` sends it, vs the same `tools/call` sent straight to the same server
+ *   `ctx.tools.call` sends it (the runner client, over the core's MCP socket), vs the same `tools/call` sent straight to the same server
  *   package over its stdio (a child process, raw JSON-RPC lines: the cheapest a client can be);
  * - a `core.kv.get` call before and after the SDK move: this tree's core and runner
  *   client against the core and runner client of another tree (BENCH_MCP_BEFORE, a
@@ -78,10 +78,11 @@ async function startCore(tree: string, definitions: string): Promise<{ core: Uhl
   const minted = (await (
     await fetch(`${core.url}/_uhlp/dev/mcp-token`, { method: 'POST', body: JSON.stringify({ appId: 'bench' }), headers: { 'content-type': 'application/json' } })
   ).json()) as { mcp_url: string; token: string };
-  // Each tree's own runner client: what a script of that tree's runners sends.
-  const clientModule = path.join(tree, 'dist', 'runners', 'kit', 'tools-client.js');
-  const { ExecutionTools } = (await import(pathToFileURL(clientModule).href)) as typeof import('../src/runners/kit/tools-client.js');
-  return { core, caller: new ExecutionTools({ endpoint: minted.mcp_url, token: minted.token }) };
+  // Each tree's own runner client, over the core's Unix socket: what a script in a sandbox of that tree sends.
+  const kit = path.join(tree, 'dist', 'runners', 'kit');
+  const { ExecutionTools } = (await import(pathToFileURL(path.join(kit, 'tools-client.js')).href)) as typeof import('../src/runners/kit/tools-client.js');
+  const { unixSocketFetch } = (await import(pathToFileURL(path.join(kit, 'unix-socket-fetch.js')).href)) as typeof import('../src/runners/kit/unix-socket-fetch.js');
+  return { core, caller: new ExecutionTools({ endpoint: minted.mcp_url, token: minted.token, fetch: unixSocketFetch(path.join(core.dataDir, 'mcp.sock')) }) };
 }
 
 /** server-everything over its own stdio, raw JSON-RPC lines, one call at a time. */
