@@ -97,6 +97,18 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put('csjs first call of a new version p99 ms', csjs.firstCallOfNewVersion.p99);
     put('csjs first run in process p50 ms', csjs.firstRunInProcess.p50);
   }
+  const python = report.python as
+    | { warm: { python: { p50: number; p99: number }; node: { p50: number }; ratioP50: number }; miss: { pythonPoolMiss: { p50: number }; barePython: { p50: number }; ratioP50: number } }
+    | undefined;
+  if (python) {
+    put('python warm call p50 ms', python.warm.python.p50);
+    put('python warm call p99 ms', python.warm.python.p99);
+    put('python warm node call p50 ms', python.warm.node.p50);
+    put('python/node warm p50 ratio', python.warm.ratioP50);
+    put('python pool miss p50 ms', python.miss.pythonPoolMiss.p50);
+    put('python bare start p50 ms', python.miss.barePython.p50);
+    put('python pool miss/bare start p50 ratio', python.miss.ratioP50);
+  }
   for (const row of (report.queue as Array<Record<string, unknown>> | undefined) ?? []) {
     const label = `queue ${String(row.path ?? row.name ?? '')}`.trim();
     for (const [key, value] of Object.entries(row)) put(`${label} ${key}`, value);

@@ -33,10 +33,15 @@
  *
  * The workflow benchmark (bench/workflow-bench.ts) measures the engine's overhead
  * per step and the time to the first streamed byte, over BENCH_WORKFLOW_RUNS (20) runs.
+ *
+ * The python benchmark (bench/python-dispatch.ts, BENCH_ONLY=python) runs a warm call of
+ * a Python script beside the same work as a Node script (BENCH_PYTHON_CALLS, 2000 a
+ * side), and a python pool miss beside a bare Python start (BENCH_PYTHON_MISSES, 20).
+ *
  * The MCP benchmark (bench/mcp-federation.ts, BENCH_ONLY=mcp) sets a federated tool call
  * through the core beside the same call straight to the server, and a core.* call of this
  * tree beside one of BENCH_MCP_BEFORE (a built tree of the commit before), when given.
- * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,mcp picks the parts (all by default).
+ * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp picks the parts (all by default).
  */
 import { benchMcp, mcpBenchTable } from './mcp-federation.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -47,6 +52,7 @@ import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './l
 import { benchLedger, ledgerBenchTables } from './ledger-dispatch.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchCsjs, csjsTable } from './csjs-dispatch.js';
+import { benchPython, pythonTable } from './python-dispatch.js';
 import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 import { benchWorkflow } from './workflow-bench.js';
@@ -114,6 +120,9 @@ async function processBench(): Promise<void> {
       })
     : [];
   const workflow = only('workflow') ? await benchWorkflow(Number(process.env.BENCH_WORKFLOW_RUNS ?? 20)) : undefined;
+  const python = only('python')
+    ? await benchPython({ warmCalls: Number(process.env.BENCH_PYTHON_CALLS ?? 2000), misses: Number(process.env.BENCH_PYTHON_MISSES ?? 20) })
+    : undefined;
   const mcp = only('mcp') ? await benchMcp(seconds * 1000, dispatchRounds) : undefined;
   const report = {
     machine: started,
@@ -129,6 +138,7 @@ async function processBench(): Promise<void> {
     queueRatio: queueRatio(queue),
     ...(ledger ? { ledger } : {}),
     ...(workflow !== undefined ? { workflow } : {}),
+    ...(python !== undefined ? { python } : {}),
     ...(mcp !== undefined ? { mcp } : {}),
   };
 
@@ -151,6 +161,7 @@ async function processBench(): Promise<void> {
   }
   if (ledger) process.stdout.write(`\n${ledgerBenchTables(ledger)}`);
   if (csjs !== undefined) process.stdout.write(`\ncs-js bundle vs the same function as a plain JIT script\n${csjsTable(csjs)}\n`);
+  if (python !== undefined) process.stdout.write(`\nA Python script vs the same work as a Node script; a python pool miss vs a bare Python start\n${pythonTable(python)}\n`);
   if (queue.length > 0) {
     process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
   }
@@ -167,7 +178,7 @@ async function processBench(): Promise<void> {
   }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,mcp (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

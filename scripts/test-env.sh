@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares the real services the integration tests talk to: Docker Engine and Redis
 # (plus binutils, whose strip the sandbox image build uses, bubblewrap, which
-# contains the process driver's sandboxes, and chromium, which the console's browser tests drive).
+# contains the process driver's sandboxes, python3, which python pools run, and chromium, which the
+# console's browser tests drive).
 #
 # Idempotent and safe to run concurrently: it installs Debian's docker.io and
 # redis-server only when missing, starts dockerd and redis-server only when they
@@ -47,6 +48,9 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v strip >/dev/null 2>&1 || missing+=(binutils)
 # The process driver runs every sandbox in bubblewrap's namespaces.
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+# runner: python pools run Debian's CPython (/usr/bin/python3, never a version manager's): the
+# process sandbox mounts it and `uhlp images build` copies it into uhlp/python-base.
+[ -x /usr/bin/python3 ] || missing+=(python3)
 # The Git-source tests serve https with a certificate made at test time.
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # The dashboard test scrapes a core and an operator with Prometheus (it starts it itself, on

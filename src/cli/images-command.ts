@@ -1,7 +1,8 @@
 /**
  * `uhlp images build [--force] [--prune] [--sandboxes-only]`: builds the images locally
  * (FROM scratch + the host's Node and its libraries, then the jit-runner, the
- * llm-orchestrator and the csjs runner, and the images the Helm chart runs: uhlp/uhlp for the core and the
+ * llm-orchestrator and the csjs runner; FROM scratch + the host's CPython and its standard
+ * library, then the python runner; and the images the Helm chart runs: uhlp/uhlp for the core and the
  * operator, uhlp/redis), tagged by a hash of their inputs and rebuilt only when an input changed.
  *
  * `uhlp images save <file.tar>`: builds what is missing and writes every image to one tar
@@ -38,7 +39,7 @@ export async function imagesCommand(argv: string[]): Promise<number> {
   const lines = [formatBuiltImages(sandboxes), ...(cluster ? [cluster.core, cluster.redis].map(formatBuiltImage) : [])];
   if (save) {
     process.stderr.write(`${lines.join('\n')}\n`);
-    const references = [sandboxes.jitRunner, sandboxes.llmOrchestrator, sandboxes.csjsRunner, sandboxes.mcpHost, cluster!.core, cluster!.redis].flatMap((image) => [
+    const references = [sandboxes.jitRunner, sandboxes.llmOrchestrator, sandboxes.csjsRunner, sandboxes.mcpHost, sandboxes.pythonRunner, cluster!.core, cluster!.redis].flatMap((image) => image === undefined ? [] : [
       image.reference,
       `${image.reference.slice(0, image.reference.lastIndexOf(':'))}:latest`,
     ]);

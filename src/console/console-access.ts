@@ -15,7 +15,7 @@
  * browser must not be able to drive these routes (CSRF).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isLoopback } from '../mcp/dev-token-route.js';
+import { anotherSite, isLoopback } from '../core/loopback-operator.js';
 import { UhlpError } from '../shared/errors.js';
 import { findConsoleToken, type ConsoleRole, type ConsoleToken } from './console-tokens.js';
 
@@ -95,18 +95,8 @@ export function assertFromConsolePage(request: FastifyRequest): void {
     throw new UhlpError('UHLP_CONSOLE_FORBIDDEN', `the console API answers its own page only: ${reason}`, { reason });
   };
   if (request.headers[CONSOLE_HEADER] !== '1') refuse(`no ${CONSOLE_HEADER}: 1 header`);
-  const site = request.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') refuse(`Sec-Fetch-Site is ${String(site).slice(0, 32)}`);
-  const origin = request.headers.origin;
-  if (origin !== undefined) {
-    let host: string | undefined;
-    try {
-      host = new URL(origin).host;
-    } catch {
-      host = undefined;
-    }
-    if (host === undefined || host !== request.headers.host) refuse(`Origin ${String(origin).slice(0, 128)} is not this console's`);
-  }
+  const elsewhere = anotherSite(request);
+  if (elsewhere !== undefined) refuse(elsewhere);
 }
 
 function presentedToken(request: FastifyRequest): string | undefined {

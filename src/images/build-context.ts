@@ -13,6 +13,11 @@ export interface ContextEntry {
   readonly content?: Buffer;
   /** Permission bits. @defaultValue 0o644 for files, 0o755 for directories */
   readonly mode?: number;
+  /**
+   * Modification time. Python's compiled modules (`__pycache__/*.pyc`) record their
+   * source's, and are used only while it matches. @defaultValue the epoch
+   */
+  readonly mtime?: Date;
 }
 
 /** Packs `entries` into a tar and returns it as one Buffer. */
@@ -26,7 +31,7 @@ export async function packContext(entries: readonly ContextEntry[]): Promise<Buf
   });
   const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of sorted) {
-    const common = { name: entry.name, mtime: new Date(0), uid: 0, gid: 0 };
+    const common = { name: entry.name, mtime: entry.mtime ?? new Date(0), uid: 0, gid: 0 };
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error | null): void => (error ? reject(error) : resolve());
       if (entry.content === undefined) pack.entry({ ...common, type: 'directory', mode: entry.mode ?? 0o755 }, done);

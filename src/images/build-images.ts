@@ -7,6 +7,11 @@
  *                                 imports and the packages they name (@sinclair/typebox).
  *   uhlp/llm-orchestrator:<hash>  the base plus the files the llm-orchestrator imports
  *                                 and their packages (nunjucks, ajv, @sinclair/typebox).
+ *   uhlp/csjs-runner:<hash>       the base plus the csjs runner and isolated-vm's addon.
+ *   uhlp/python-base:<hash>       FROM scratch: the host's CPython (Debian's python3), its
+ *                                 standard library (no tests, GUI or build files) and exactly
+ *                                 the libraries they link; no /etc/passwd (the user is numeric).
+ *   uhlp/python-runner:<hash>     the python base plus the python runner's files.
  *
  * Each tag is a hash of the image's inputs, so a build only happens when an input
  * changed; `:latest` and `:<package version>` follow the newest build (the Helm chart
@@ -15,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -23,8 +28,9 @@ import Docker from 'dockerode';
 import { UhlpError } from '../shared/errors.js';
 import { contextStream, packContext, type ContextEntry } from './build-context.js';
 import { pinnedNodeBinary } from './pinned-node.js';
-import { PACKAGE_ROOT, RUNNER_PROGRAMS, runnerAppFiles, type RunnerKind } from './runner-files.js';
+import { isPythonRunner, PACKAGE_ROOT, RUNNER_PROGRAMS, runnerAppFiles, type RunnerKind } from './runner-files.js';
 import { IMAGE_NODE_PATH, findNodeRuntime } from './node-runtime.js';
+import { findPythonRuntime, IMAGE_PYTHON_PATH, PYTHON_FLAGS, stdlibImageFiles, type PythonRuntime } from './python-runtime.js';
 
 const run = promisify(execFile);
 
@@ -32,14 +38,23 @@ export const NODE_BASE_REPOSITORY = 'uhlp/node-base';
 export const JIT_RUNNER_REPOSITORY = 'uhlp/jit-runner';
 export const LLM_ORCHESTRATOR_REPOSITORY = 'uhlp/llm-orchestrator';
 export const CSJS_RUNNER_REPOSITORY = 'uhlp/csjs-runner';
+export const PYTHON_BASE_REPOSITORY = 'uhlp/python-base';
+export const PYTHON_RUNNER_REPOSITORY = 'uhlp/python-runner';
 export const MCP_HOST_REPOSITORY = 'uhlp/mcp-host';
 /** The repository of each runner's image. */
-export const RUNNER_REPOSITORIES: Readonly<Record<RunnerKind, string>> = { jit: JIT_RUNNER_REPOSITORY, llm: LLM_ORCHESTRATOR_REPOSITORY, csjs: CSJS_RUNNER_REPOSITORY, mcp: MCP_HOST_REPOSITORY };
+export const RUNNER_REPOSITORIES: Readonly<Record<RunnerKind, string>> = {
+  jit: JIT_RUNNER_REPOSITORY,
+  llm: LLM_ORCHESTRATOR_REPOSITORY,
+  csjs: CSJS_RUNNER_REPOSITORY,
+  python: PYTHON_RUNNER_REPOSITORY,
+  mcp: MCP_HOST_REPOSITORY,
+};
 /** The image the Docker driver runs for a pool of `runner` that names none. */
 export const RUNNER_IMAGES: Readonly<Record<RunnerKind, string>> = {
   jit: `${JIT_RUNNER_REPOSITORY}:latest`,
   llm: `${LLM_ORCHESTRATOR_REPOSITORY}:latest`,
   csjs: `${CSJS_RUNNER_REPOSITORY}:latest`,
+  python: `${PYTHON_RUNNER_REPOSITORY}:latest`,
   mcp: `${MCP_HOST_REPOSITORY}:latest`,
 };
 /** The image the Docker driver runs when a jit pool names none. */
@@ -52,6 +67,11 @@ const MOVING_TAGS = ['latest', PACKAGE_VERSION];
 export const SANDBOX_UID = 10001;
 /** Where the runner files sit inside a runner image. */
 export const IMAGE_APP_DIR = '/app';
+
+/** The python runner's command line inside its image: the image's ENTRYPOINT, which the drivers give again (as they do Node's). */
+export function pythonImageCommand(): string[] {
+  return [IMAGE_PYTHON_PATH, ...PYTHON_FLAGS, `${IMAGE_APP_DIR}/${RUNNER_PROGRAMS.python.entry}`];
+}
 /** Label carrying the full input hash (tags carry a prefix of it). */
 export const IMAGE_INPUTS_LABEL = 'dev.uhlp.image-inputs';
 
@@ -63,6 +83,8 @@ export interface BuildImagesOptions {
   readonly docker?: Docker;
   /** Node binary copied into the base image. @defaultValue the pinned Node (scripts/node-pin.json) */
   readonly nodePath?: string;
+  /** CPython copied into the python base image, with its standard library. @defaultValue /usr/bin/python3 (Debian's python3) */
+  readonly pythonPath?: string;
   /** Package root holding dist/ (after `npm run build`) and node_modules/. @defaultValue this package's root */
   readonly packageRoot?: string;
   /** Build even when the input-hash tag exists. @defaultValue false */
@@ -95,6 +117,16 @@ export interface BuildImagesResult {
   readonly csjsRunner: BuiltImage;
   /** The mcp-host of runner: mcp pools: the base plus its files (servers' packages are mounted). */
   readonly mcpHost: BuiltImage;
+  /** CPython and its standard library, FROM scratch; none on a machine without python3 (`pythonSkipped` says why). */
+  readonly pythonBase?: BuiltImage;
+  /** The python runner: the python base plus its files; none with no python base. */
+  readonly pythonRunner?: BuiltImage;
+  /**
+   * Why the python images were not built: this machine has no python3 at the default
+   * path (a `pythonPath` that was asked for and is missing fails the build instead),
+   * so that a machine that runs no python pool builds the Node images all the same.
+   */
+  readonly pythonSkipped?: string;
 }
 
 export async function buildImages(options: BuildImagesOptions = {}): Promise<BuildImagesResult> {
@@ -104,15 +136,23 @@ export async function buildImages(options: BuildImagesOptions = {}): Promise<Bui
   const llmOrchestrator = await buildRunnerImage(docker, nodeBase.reference, 'llm', options);
   const csjsRunner = await buildRunnerImage(docker, nodeBase.reference, 'csjs', options);
   const mcpHost = await buildRunnerImage(docker, nodeBase.reference, 'mcp', options);
+  const python = await findPythonRuntime(options.pythonPath).catch((error: Error) => {
+    if (options.pythonPath !== undefined) throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `the python image needs a CPython: ${error.message}`, { pythonPath: options.pythonPath });
+    return error.message;
+  });
+  const pythonBase = typeof python === 'string' ? undefined : await buildPythonBase(docker, python, options);
+  const pythonRunner = pythonBase === undefined ? undefined : await buildRunnerImage(docker, pythonBase.reference, 'python', options);
   if (options.prune) {
     await pruneOlder(docker, MCP_HOST_REPOSITORY, mcpHost.reference);
     // The runners first: older runner images are what keep older bases in use.
     await pruneOlder(docker, JIT_RUNNER_REPOSITORY, jitRunner.reference);
     await pruneOlder(docker, LLM_ORCHESTRATOR_REPOSITORY, llmOrchestrator.reference);
     await pruneOlder(docker, CSJS_RUNNER_REPOSITORY, csjsRunner.reference);
+    if (pythonRunner) await pruneOlder(docker, PYTHON_RUNNER_REPOSITORY, pythonRunner.reference);
     await pruneOlder(docker, NODE_BASE_REPOSITORY, nodeBase.reference);
+    if (pythonBase) await pruneOlder(docker, PYTHON_BASE_REPOSITORY, pythonBase.reference);
   }
-  return { nodeBase, jitRunner, llmOrchestrator, csjsRunner, mcpHost };
+  return { nodeBase, jitRunner, llmOrchestrator, csjsRunner, mcpHost, ...(pythonBase && pythonRunner ? { pythonBase, pythonRunner } : { pythonSkipped: python as string }) };
 }
 
 /**
@@ -167,15 +207,42 @@ export async function buildNodeBase(docker: Docker, options: BuildImagesOptions)
   });
 }
 
+/**
+ * The python base: the host's CPython at IMAGE_PYTHON_PATH, its standard library
+ * at the path it has here (with its compiled modules, which stay valid because
+ * each file keeps its modification time), and the libraries they link. No
+ * /etc/passwd: the user is numeric, and a script finds no user database to read.
+ */
+export async function buildPythonBase(docker: Docker, runtime: PythonRuntime, options: BuildImagesOptions): Promise<BuiltImage> {
+  const dockerfile = ['FROM scratch', 'COPY rootfs/ /', `USER ${SANDBOX_UID}:${SANDBOX_UID}`, `ENTRYPOINT ["${IMAGE_PYTHON_PATH}"]`, ''].join('\n');
+  const files: Array<{ hostPath: string; imagePath: string; mode: number }> = [
+    { hostPath: runtime.binary.hostPath, imagePath: runtime.binary.imagePath, mode: 0o755 },
+    ...runtime.libraries.map((library) => ({ hostPath: library.hostPath, imagePath: library.imagePath, mode: 0o755 })),
+    ...(await stdlibImageFiles(runtime)).map((name) => ({ hostPath: path.join(runtime.stdlib, name), imagePath: path.posix.join(runtime.stdlib, name), mode: 0o644 })),
+  ];
+  // The tag hashes every file's path, bytes and time: the time decides whether a compiled module is used.
+  const hash = createHash('sha256').update(`python-base/${LAYOUT_VERSION}\n${dockerfile}`);
+  const entries: ContextEntry[] = [{ name: 'Dockerfile', content: Buffer.from(dockerfile) }];
+  for (const file of files) {
+    const content = await readHostFile(file.hostPath);
+    const mtime = (await stat(file.hostPath)).mtime;
+    hash.update(`${file.imagePath}\n${sha256(content)}\n${mtime.getTime()}\n`);
+    entries.push({ name: `rootfs${file.imagePath}`, content, mode: file.mode, mtime });
+  }
+  const digest = hash.digest('hex');
+  return ensureImage(docker, `${PYTHON_BASE_REPOSITORY}:${digest.slice(0, 16)}`, digest, options, () => packContext(entries));
+}
+
 /** The base plus one runner's files, hardened alike: same user, no shell, only the runner's own code. */
 async function buildRunnerImage(docker: Docker, baseReference: string, runner: RunnerKind, options: BuildImagesOptions): Promise<BuiltImage> {
   const root = options.packageRoot ?? PACKAGE_ROOT;
+  const entrypoint = isPythonRunner(runner) ? pythonImageCommand() : [IMAGE_NODE_PATH, `${IMAGE_APP_DIR}/${RUNNER_PROGRAMS[runner].entry}`];
   const dockerfile = [
     `FROM ${baseReference}`,
     `COPY app/ ${IMAGE_APP_DIR}/`,
     `WORKDIR ${IMAGE_APP_DIR}`,
     `USER ${SANDBOX_UID}:${SANDBOX_UID}`,
-    `ENTRYPOINT ["${IMAGE_NODE_PATH}", "${IMAGE_APP_DIR}/${RUNNER_PROGRAMS[runner].entry}"]`,
+    `ENTRYPOINT [${entrypoint.map((part) => JSON.stringify(part)).join(', ')}]`,
     '',
   ].join('\n');
   const entries: ContextEntry[] = [{ name: 'Dockerfile', content: Buffer.from(dockerfile) }];

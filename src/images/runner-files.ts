@@ -1,8 +1,9 @@
 /**
- * The runners a pool can run (`runner: jit | llm`), and the files each needs,
- * whatever it runs in: the compiled modules its entry imports, the packages
+ * The runners a pool can run (`runner: jit | llm | csjs | python`), and the files each needs,
+ * whatever it runs in: for a Node runner the compiled modules its entry imports, the packages
  * they name (and their dependencies), and a package.json that makes dist/ an
- * ES module tree. A runner's image copies them to /app; the process sandbox
+ * ES module tree; for the python runner its directory (dist/runners/python: its .py
+ * files and the contract's schema, scripts/copy-python-runner.mjs). A runner's image copies them to /app; the process sandbox
  * stages them in a directory of their own and mounts that, so a runner never
  * sees the rest of the installation, nor the other runner's code.
  */
@@ -15,11 +16,11 @@ import { importClosure } from './import-closure.js';
 /** This package's root: it holds dist/ (after `npm run build`) and node_modules/. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** A pool's `runner`. */
-export type RunnerKind = 'jit' | 'llm' | 'csjs' | 'mcp';
+export type RunnerKind = 'jit' | 'llm' | 'csjs' | 'python' | 'mcp';
 
 export interface RunnerProgramInfo {
   /** The program's name: its image repository is `uhlp/<name>`. */
-  readonly name: 'jit-runner' | 'llm-orchestrator' | 'csjs-runner' | 'mcp-host';
+  readonly name: 'jit-runner' | 'llm-orchestrator' | 'csjs-runner' | 'python-runner' | 'mcp-host';
   /** The compiled entry, relative to the package root and to the runner's directory. */
   readonly entry: string;
   /**
@@ -34,17 +35,29 @@ export interface RunnerProgramInfo {
    * tmp directory and load it. @defaultValue false
    */
   readonly loadsAddons?: boolean;
+  /**
+   * What runs the entry: Node, or CPython for the python runner (its sandboxes
+   * carry the machine's python3 and its standard library instead of Node, and no
+   * Node permission model: see process-sandbox.ts). @defaultValue node
+   */
+  readonly language?: 'node' | 'python';
 }
 
 export const RUNNER_PROGRAMS: Readonly<Record<RunnerKind, RunnerProgramInfo>> = {
   jit: { name: 'jit-runner', entry: 'dist/runners/jit/main.js', readsDefinitions: true },
   llm: { name: 'llm-orchestrator', entry: 'dist/runners/llm-orchestrator/main.js', readsDefinitions: false },
   csjs: { name: 'csjs-runner', entry: 'dist/runners/csjs/main.js', readsDefinitions: false, loadsAddons: true },
+  python: { name: 'python-runner', entry: 'dist/runners/python/main.py', readsDefinitions: true, language: 'python' },
   // Reads the app's revisions for servers that are scripts of the app.
   mcp: { name: 'mcp-host', entry: 'dist/runners/mcp-host/main.js', readsDefinitions: true },
 };
 
-export const RUNNER_KINDS: readonly RunnerKind[] = ['jit', 'llm', 'csjs', 'mcp'];
+export const RUNNER_KINDS: readonly RunnerKind[] = ['jit', 'llm', 'csjs', 'python', 'mcp'];
+
+/** Whether the runner is CPython's (else Node's). */
+export function isPythonRunner(runner: RunnerKind): boolean {
+  return RUNNER_PROGRAMS[runner].language === 'python';
+}
 
 /**
  * Packages of which a runner needs only some files at run time: isolated-vm's
@@ -58,8 +71,8 @@ const RUNTIME_FILES: Readonly<Record<string, RegExp>> = {
     `^(package\\.json|isolated-vm\\.js|LICENSE|build/Release/isolated_vm\\.node|prebuilds/${process.platform}-${process.arch}/isolated-vm\\.abi\\d+\\.glibc\\.node)$`,
   ),
 };
-/** Build output the runner does not load: source maps and type declarations. */
-const SKIPPED_FILE = /(\.map|\.d\.[cm]?ts|\.tsbuildinfo)$/;
+/** Build output the runner does not load: source maps and type declarations (and bytecode a Python left behind). */
+const SKIPPED_FILE = /(\.map|\.d\.[cm]?ts|\.tsbuildinfo)$|__pycache__/;
 
 export interface RunnerFile {
   /** Path in the runner's directory, with `/` separators. */
@@ -70,6 +83,8 @@ export interface RunnerFile {
 /** Every file of the runner's directory, sorted by name. */
 export async function runnerAppFiles(runner: RunnerKind, root: string = PACKAGE_ROOT): Promise<RunnerFile[]> {
   const program = RUNNER_PROGRAMS[runner];
+  // The python runner imports nothing of dist/ but its own directory, and no package.
+  if (isPythonRunner(runner)) return (await collectFiles(root, path.posix.dirname(program.entry))).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // dist/ is ESM; without "type": "module" next to it Node would read it as CommonJS.
   const files: RunnerFile[] = [{ name: 'package.json', content: Buffer.from(`{"name":"uhlp-${program.name}","private":true,"type":"module"}\n`) }];
   const closure = await importClosure(root, program.entry).catch((error: NodeJS.ErrnoException) => {

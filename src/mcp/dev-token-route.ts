@@ -5,9 +5,9 @@
  * core started by `uhlp dev`, and answers only loopback clients: a token is
  * the app's whole capability set.
  */
-import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { UhlpError } from '../shared/errors.js';
+import { notLoopbackOperator } from '../core/loopback-operator.js';
 import type { ApplicationRegistry } from '../apps/application-registry.js';
 import type { McpExecutions } from './mcp-executions.js';
 
@@ -31,8 +31,12 @@ export function registerDevTokenRoute(app: FastifyInstance, options: DevTokenRou
     if (!options.devMode) {
       throw new UhlpError('UHLP_DEV_MODE_ONLY', `${DEV_MCP_TOKEN_PATH} exists only in a core started by uhlp dev`);
     }
-    if (!isLoopback(request.socket.remoteAddress)) {
-      throw new UhlpError('UHLP_DEV_MODE_ONLY', `${DEV_MCP_TOKEN_PATH} answers loopback clients only`, { client: request.socket.remoteAddress });
+    const refused = notLoopbackOperator(request);
+    if (refused !== undefined) {
+      throw new UhlpError('UHLP_DEV_MODE_ONLY', `${DEV_MCP_TOKEN_PATH} answers loopback clients only, and no page of another site: ${refused}`, {
+        client: request.socket.remoteAddress,
+        reason: refused,
+      });
     }
     const { appId, ttlSeconds } = parseBody(request.body as Buffer | undefined);
     const loaded = options.registry.snapshot.apps.get(appId);
@@ -67,11 +71,3 @@ function parseBody(raw: Buffer | undefined): { appId: string; ttlSeconds: number
   }
   return { appId: record['appId'], ttlSeconds: ttl };
 }
-
-/** Whether a client address is loopback (IPv4 127/8, ::1, or IPv4 mapped in IPv6). */
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const bare = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return bare === '::1' || (net.isIPv4(bare) && bare.startsWith('127.'));
-}
-

@@ -51,6 +51,24 @@ describe('the oracle routes', () => {
     }
   });
 
+  it('refuse a page of another site in a loopback browser (CSRF), and take the CLI and a same-origin page', async () => {
+    asked.length = 0;
+    const from = (headers: Record<string, string>) =>
+      on.inject({ method: 'POST', url: `${ORACLE_ROUTE_PREFIX}/rollback`, payload: '{"app":"a","component":"c"}', headers: { 'content-type': 'text/plain', host: '127.0.0.1:8080', ...headers }, remoteAddress: '127.0.0.1' });
+    const crossSite: Array<Record<string, string>> = [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'https://evil.example' }, { origin: 'null' }, { origin: 'http://127.0.0.1:9999' }];
+    for (const headers of crossSite) {
+      const refused = await from(headers);
+      expect(refused.statusCode, JSON.stringify(headers)).toBe(403);
+      expect(refused.json()).toEqual({ code: 'UHLP_ORACLE_FORBIDDEN' });
+    }
+    expect(asked).toEqual([]);
+    const sameSite: Array<Record<string, string>> = [{}, { 'sec-fetch-site': 'same-origin', origin: 'http://127.0.0.1:8080' }, { 'sec-fetch-site': 'none' }];
+    for (const headers of sameSite) {
+      expect((await from(headers)).statusCode, JSON.stringify(headers)).toBe(200);
+    }
+    expect(asked).toHaveLength(3);
+  });
+
   it('pass status filters and commands on, and their errors back', async () => {
     asked.length = 0;
     expect((await on.inject({ method: 'GET', url: `${ORACLE_ROUTE_PREFIX}/status?app=shop&component=triage`, remoteAddress: '127.0.0.1' })).json()).toEqual({ components: [] });

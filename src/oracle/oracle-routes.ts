@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UhlpError } from '../shared/errors.js';
-import { isLoopback } from '../mcp/dev-token-route.js';
+import { notLoopbackOperator } from '../core/loopback-operator.js';
 import type { OptimizationOracle, OracleCommand } from './optimization-oracle.js';
 
 export const ORACLE_ROUTE_PREFIX = '/_uhlp/oracle';
@@ -17,8 +17,12 @@ const COMMANDS: readonly OracleCommand[] = ['promote', 'reject', 'rollback'];
 
 export function registerOracleRoutes(app: FastifyInstance, oracle: OptimizationOracle | undefined): void {
   const guard = (request: FastifyRequest): OptimizationOracle => {
-    if (!isLoopback(request.socket.remoteAddress)) {
-      throw new UhlpError('UHLP_ORACLE_FORBIDDEN', `${ORACLE_ROUTE_PREFIX} answers loopback clients only`, { client: request.socket.remoteAddress });
+    const refused = notLoopbackOperator(request);
+    if (refused !== undefined) {
+      throw new UhlpError('UHLP_ORACLE_FORBIDDEN', `${ORACLE_ROUTE_PREFIX} answers loopback clients only, and no page of another site: ${refused}`, {
+        client: request.socket.remoteAddress,
+        reason: refused,
+      });
     }
     if (oracle === undefined) throw new UhlpError('UHLP_ORACLE_NOT_FOUND', 'the optimization oracle is off on this core (UHLP_ORACLE=off)');
     return oracle;

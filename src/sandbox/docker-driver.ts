@@ -21,10 +21,11 @@ import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
 import { UhlpError } from '../shared/errors.js';
-import { IMAGE_APP_DIR, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
+import { IMAGE_APP_DIR, pythonImageCommand, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
-import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
+import { isPythonRunner, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { addonFlags, nodePermissionFlags } from './process-sandbox.js';
+import { pythonMemoryArgs } from './python-memory.js';
 import { dockerSeccompProfile } from './seccomp-filter.js';
 import type { Logger } from '../logger.js';
 import { containerExitCause } from './container-exit-cause.js';
@@ -289,8 +290,11 @@ export class DockerDriver implements SandboxDriver {
     return {
       name: `uhlp-${spec.appId}-${spec.pool.name}-${id}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
       Image: this.imageOf(spec),
-      // The image's Node and runner, with Node's permission model in front of the runner, as in a process sandbox.
-      Entrypoint: [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [CONTAINER_WORK]), ...addonFlags(spec.pool.runner), `${IMAGE_APP_DIR}/${program.entry}`],
+      // The image's Node and runner, with Node's permission model in front of the runner, as in a process sandbox;
+      // or the image's CPython, which has none: the container, its read-only root and the seccomp policy are its fences.
+      Entrypoint: isPythonRunner(spec.pool.runner)
+        ? pythonImageCommand()
+        : [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [CONTAINER_WORK]), ...addonFlags(spec.pool.runner), `${IMAGE_APP_DIR}/${program.entry}`],
       Cmd: [
         '--listen',
         listen,
@@ -300,6 +304,7 @@ export class DockerDriver implements SandboxDriver {
         '--concurrency',
         String(spec.pool.concurrency),
         ...mcpArgs,
+        ...(isPythonRunner(spec.pool.runner) ? pythonMemoryArgs(spec.pool.limits.memoryMb) : []),
         ...serverArgs,
       ],
       // Only what the runner needs: nothing of the core's environment goes in.

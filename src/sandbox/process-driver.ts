@@ -78,17 +78,25 @@ export class ProcessDriver implements SandboxDriver {
     const socketDir = path.join(this.socketDir, id);
     mkdirSync(socketDir, { mode: 0o700 });
     const work = createWorkTree(this.options.workRoot, id);
-    const command = this.options.sandbox.launch({
-      runner: spec.pool.runner,
-      socketDir,
-      definitionsDir: spec.definitionsRoot,
-      workDir: work.hostDir,
-      ...(spec.mcpSocket ? { mcpSocket: spec.mcpSocket } : {}),
-      ...(spec.mcpServer !== undefined ? { mcpServer: spec.mcpServer } : {}),
-      memoryMb: spec.pool.limits.memoryMb,
-      concurrency: spec.pool.concurrency,
-      niceness: Math.min(19, this.options.niceness ?? RUNNER_NICENESS),
-    });
+    let command: ReturnType<ProcessSandbox['launch']>;
+    try {
+      command = this.options.sandbox.launch({
+        runner: spec.pool.runner,
+        socketDir,
+        definitionsDir: spec.definitionsRoot,
+        workDir: work.hostDir,
+        ...(spec.mcpSocket ? { mcpSocket: spec.mcpSocket } : {}),
+        ...(spec.mcpServer !== undefined ? { mcpServer: spec.mcpServer } : {}),
+        memoryMb: spec.pool.limits.memoryMb,
+        concurrency: spec.pool.concurrency,
+        niceness: Math.min(19, this.options.niceness ?? RUNNER_NICENESS),
+      });
+    } catch (error) {
+      // A runner this host cannot start (no python3 for a python pool): a failed start, not a throw.
+      rmSync(socketDir, { recursive: true, force: true });
+      rmSync(work.hostDir, { recursive: true, force: true });
+      return Promise.reject(error);
+    }
     // Only what the runner needs: the core's own environment (secrets, tokens) stays out.
     const child = spawn(command.file, command.args, {
       stdio: ['pipe', 'pipe', 'pipe', command.fd3 ? 'pipe' : 'ignore'],

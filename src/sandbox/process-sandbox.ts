@@ -16,11 +16,21 @@
  *   /proc, /dev                           its own PID namespace's, a minimal /dev
  *
  * It runs as uid 10001 in its namespace with no capability, no new privileges,
- * a network namespace with nothing in it, and the seccomp filter of
- * seccomp-filter.ts (no process creation). Inside, Node's permission model
- * limits the runner's own file access to /app, /definitions (if mounted) and /work and
- * refuses child processes, workers and native addons: a second fence behind the
- * first, not the fence itself.
+ * a network namespace with nothing in it, a root that is read-only once built,
+ * and the seccomp filter of seccomp-filter.ts (no process creation, no links).
+ * Inside, Node's permission model limits the runner's own file access to /app,
+ * /definitions (if mounted) and /work and refuses child processes, workers and
+ * native addons: a second fence behind the first, not the fence itself.
+ *
+ * The python runner (`runner: python`) has no such second fence: CPython has no
+ * permission model, and a script may call any C function through ctypes. What
+ * contains it is the first fence alone, which is why it is whole: the
+ * namespaces, the seccomp filter, and a read-only root holding nothing but
+ * /usr/bin/python3, the standard library and the libraries they link (read-only,
+ * from the host: python-runtime.ts), its files, its revisions and /work. It runs
+ * as PID 1 of its namespace (`--as-pid-1`): no bubblewrap process, whose command
+ * line names host paths, is there to look at. Its memory cap is its own
+ * (RLIMIT_DATA, `--memory-mb`) instead of V8's heap limit.
  *
  * Without bubblewrap there is no containment but Node's permission model; the
  * driver then runs only when the operator accepted that (`uhlp dev` says so
@@ -32,7 +42,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { UhlpError } from '../shared/errors.js';
 import { IMAGE_NODE_PATH, findNodeRuntime, type RuntimeFile } from '../images/node-runtime.js';
-import { RUNNER_KINDS, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
+import { findPythonRuntime, IMAGE_PYTHON_PATH, PYTHON_FLAGS, type PythonRuntime } from '../images/python-runtime.js';
+import { isPythonRunner, RUNNER_KINDS, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { stageRunnerRoot, type StagedRunner } from './runner-root.js';
 import { seccompFilter } from './seccomp-filter.js';
 import type { McpServerLaunch } from './sandbox-driver.js';
@@ -105,6 +116,11 @@ export interface PrepareProcessSandboxOptions {
   readonly bwrapPath?: string;
   /** Package root holding dist/ and node_modules/. @defaultValue this package */
   readonly packageRoot?: string;
+  /**
+   * The CPython of `runner: python` pools. Where it is missing, only those pools
+   * fail (UHLP_SANDBOX_UNAVAILABLE when a sandbox starts). @defaultValue /usr/bin/python3 (Debian's python3)
+   */
+  readonly pythonPath?: string;
 }
 
 /** What a host lacks for namespaces, when it lacks something; `prepareProcessSandbox` reports it. */
@@ -127,22 +143,36 @@ export async function prepareProcessSandbox(options: PrepareProcessSandboxOption
   await mkdir(options.stateDir, { recursive: true });
   const runners = {} as Record<RunnerKind, StagedRunner>;
   for (const kind of RUNNER_KINDS) runners[kind] = await stageRunnerRoot(options.stateDir, kind, options.packageRoot);
+  const python = await findPythonRuntime(options.pythonPath).catch((error: unknown) =>
+    error instanceof UhlpError ? error : new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `runner: python pools cannot start: ${(error as Error).message}`),
+  );
   if ((options.prefer ?? 'namespaces') === 'namespaces') {
     try {
       const bwrap = options.bwrapPath ?? findBwrap();
       if (!existsSync(bwrap)) throw new ProcessIsolationUnavailable(`bubblewrap is not at ${bwrap}`);
       const runtime = await findNodeRuntime(process.execPath);
-      const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runners);
+      const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runners, python);
       await probe(sandbox, options.stateDir);
       return sandbox;
     } catch (error) {
       const reason = error instanceof ProcessIsolationUnavailable ? error.reason : (error as Error).message;
       if (!options.allowUnisolated) throw error instanceof ProcessIsolationUnavailable ? error : new ProcessIsolationUnavailable(reason);
-      return unisolatedSandbox(runners, `no namespaces (${reason}); only Node's permission model`);
+      return unisolatedSandbox(runners, python, `no namespaces (${reason}); only Node's permission model${pythonNote(python)}`);
     }
   }
   if (!options.allowUnisolated) throw new ProcessIsolationUnavailable('namespaces were not asked for');
-  return unisolatedSandbox(runners, "no namespaces (not asked for); only Node's permission model");
+  return unisolatedSandbox(runners, python, `no namespaces (not asked for); only Node's permission model${pythonNote(python)}`);
+}
+
+/** What the summary says of a host whose python pools cannot start. */
+function pythonNote(python: PythonRuntime | UhlpError): string {
+  return python instanceof UhlpError ? `; no python3 here, runner: python pools cannot start` : '';
+}
+
+/** The CPython a python runner needs, or the reason this host has none. */
+function pythonOf(python: PythonRuntime | UhlpError): PythonRuntime {
+  if (python instanceof UhlpError) throw python;
+  return python;
 }
 
 function findBwrap(): string {
@@ -158,11 +188,16 @@ interface SandboxBuilder extends ProcessSandbox {
   command(launch: RunnerLaunch, program: (paths: RunnerPaths) => string[]): LaunchCommand;
 }
 
-function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], runners: Readonly<Record<RunnerKind, StagedRunner>>): SandboxBuilder {
+function bubblewrapSandbox(
+  bwrap: string,
+  runtimeFiles: readonly RuntimeFile[],
+  runners: Readonly<Record<RunnerKind, StagedRunner>>,
+  python: PythonRuntime | UhlpError,
+): SandboxBuilder {
   const seccomp = seccompFilter();
   return {
     isolation: 'namespaces',
-    summary: 'bubblewrap: user, pid, net, mount, ipc, uts and cgroup namespaces, seccomp, Node permission model',
+    summary: `bubblewrap: user, pid, net, mount, ipc, uts and cgroup namespaces, seccomp, a read-only root, Node permission model (python: none)${pythonNote(python)}`,
     launch(launch) {
       const runner = runners[launch.runner];
       const entry = path.posix.join(SANDBOX_PATHS.app, path.relative(runner.dir, runner.entry).split(path.sep).join('/'));
@@ -183,7 +218,12 @@ function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], 
         '--dev', '/dev',
       ];
       const readsDefinitions = RUNNER_PROGRAMS[launch.runner].readsDefinitions;
-      for (const file of runtimeFiles) args.push('--ro-bind', file.hostPath, file.imagePath);
+      const interpreter = isPythonRunner(launch.runner) ? pythonOf(python) : undefined;
+      if (interpreter === undefined) for (const file of runtimeFiles) args.push('--ro-bind', file.hostPath, file.imagePath);
+      else {
+        for (const file of [interpreter.binary, ...interpreter.libraries]) args.push('--ro-bind', file.hostPath, file.imagePath);
+        args.push('--ro-bind', interpreter.stdlib, interpreter.stdlib, '--as-pid-1');
+      }
       args.push('--ro-bind', runners[launch.runner].dir, SANDBOX_PATHS.app);
       if (readsDefinitions) args.push('--ro-bind', launch.definitionsDir, SANDBOX_PATHS.definitions);
       args.push('--bind', launch.workDir, SANDBOX_PATHS.work);
@@ -191,7 +231,9 @@ function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], 
       if (launch.mcpSocket) args.push('--bind', launch.mcpSocket, SANDBOX_PATHS.mcpSocket);
       const packageDir = launch.mcpServer?.packageDir;
       if (packageDir !== undefined) args.push('--ro-bind', packageDir, SANDBOX_PATHS.mcpServer);
-      args.push('--chdir', SANDBOX_PATHS.work, '--seccomp', '3', '--', IMAGE_NODE_PATH);
+      // Last: the root bubblewrap built (a tmpfs) takes no more writes once every mount point is made.
+      args.push('--remount-ro', '/');
+      args.push('--chdir', SANDBOX_PATHS.work, '--seccomp', '3', '--', interpreter === undefined ? IMAGE_NODE_PATH : IMAGE_PYTHON_PATH);
       const paths: RunnerPaths = {
         read: [
           ...(readsDefinitions ? [SANDBOX_PATHS.app, SANDBOX_PATHS.definitions, SANDBOX_PATHS.work] : [SANDBOX_PATHS.app, SANDBOX_PATHS.work]),
@@ -204,13 +246,14 @@ function bubblewrapSandbox(bwrap: string, runtimeFiles: readonly RuntimeFile[], 
         mcpSocket: launch.mcpSocket ? SANDBOX_PATHS.mcpSocket : undefined,
         mcpServerRoot: packageDir !== undefined ? SANDBOX_PATHS.mcpServer : SANDBOX_PATHS.definitions,
       };
-      args.push(`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths));
+      if (interpreter !== undefined) args.push(...PYTHON_FLAGS, ...program(paths), '--memory-mb', String(launch.memoryMb));
+      else args.push(`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths));
       return { file: bwrap, args, fd3: seccomp, socketPath: path.join(launch.socketDir, 'runner.sock'), workDir: SANDBOX_PATHS.work };
     },
   };
 }
 
-function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, summary: string): SandboxBuilder {
+function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, python: PythonRuntime | UhlpError, summary: string): SandboxBuilder {
   return {
     isolation: 'none',
     summary,
@@ -233,6 +276,11 @@ function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, 
         mcpSocket: launch.mcpSocket,
         mcpServerRoot: packageDir ?? launch.definitionsDir,
       };
+      if (isPythonRunner(launch.runner)) {
+        // Nothing but its own memory cap: CPython has no permission model to fall back on.
+        const args = [...PYTHON_FLAGS, ...program(paths), '--memory-mb', String(launch.memoryMb)];
+        return { file: pythonOf(python).binary.hostPath, args, socketPath: paths.socket, workDir: launch.workDir };
+      }
       const args = [`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths)];
       return { file: process.execPath, args, socketPath: paths.socket, workDir: launch.workDir };
     },

@@ -14,10 +14,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
-import { IMAGE_APP_DIR, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
+import { IMAGE_APP_DIR, pythonImageCommand, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
-import { RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
-import { nodePermissionFlags } from './process-sandbox.js';
+import { isPythonRunner, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
+import { addonFlags, nodePermissionFlags } from './process-sandbox.js';
+import { pythonMemoryArgs } from './python-memory.js';
 import { ANNOTATION_CLAIMER_POD, LABEL_APP, LABEL_CLAIMED_BY, LABEL_CONFIG, LABEL_POOL, LABEL_ROLE, LABEL_SANDBOX_POOL, LABEL_SANDBOX_STATE, ROLE_SANDBOX } from './sandbox-labels.js';
 
 export type PodState = 'warm' | 'claimed';
@@ -63,7 +64,7 @@ export function podImage(input: SandboxPodInput): string {
 /** What decides how a sandbox pod behaves; pods with another hash are never claimed. */
 export function podConfigHash(input: SandboxPodInput): string {
   const { runner, limits, concurrency } = input.pool;
-  const config = { image: podImage(input), runner, limits, concurrency, heapShare: input.heapShare ?? 0.5, layout: 1 };
+  const config = { image: podImage(input), runner, limits, concurrency, heapShare: input.heapShare ?? 0.5, layout: 2 };
   return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
 }
 
@@ -125,7 +126,9 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
           image: podImage(input),
           // Images come from local builds imported into the node (`uhlp images save`); no registry.
           imagePullPolicy: 'Never',
-          command: [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [POD_WORK]), `${IMAGE_APP_DIR}/${program.entry}`],
+          command: isPythonRunner(pool.runner)
+            ? pythonImageCommand()
+            : [IMAGE_NODE_PATH, ...nodePermissionFlags(readable, [POD_WORK]), ...addonFlags(pool.runner), `${IMAGE_APP_DIR}/${program.entry}`],
           args: [
             '--listen',
             `tcp:0.0.0.0:${POD_RUNNER_PORT}`,
@@ -135,6 +138,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             '--concurrency',
             String(pool.concurrency),
             '--drain-on-sigterm',
+            ...(isPythonRunner(pool.runner) ? pythonMemoryArgs(pool.limits.memoryMb) : []),
           ],
           env: [
             { name: 'NODE_OPTIONS', value: `--max-old-space-size=${heapMb}` },
@@ -142,6 +146,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             { name: 'TZ', value: 'UTC' },
             { name: 'HOME', value: POD_WORK },
             { name: 'TMPDIR', value: `${POD_WORK}/tmp` },
+            { name: 'PYTHONDONTWRITEBYTECODE', value: '1' },
           ],
           // A runner that dies on the V8 heap limit prints why and then, as PID 1, cannot
           // abort (the signal is ignored) and ends on SIGSEGV: its last log lines are what

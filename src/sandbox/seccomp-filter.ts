@@ -8,7 +8,10 @@
  * answers ENOSYS, so the C library falls back to clone, whose flags a filter can
  * read), and the calls that reach past a namespace or into the kernel's riskier
  * corners (ptrace, mount, namespaces, BPF, kernel keyrings and modules,
- * io_uring...) fail with EPERM. Node, libuv and V8 use none of them. A foreign
+ * io_uring...) fail with EPERM. So do links, symbolic or hard: a link in a
+ * sandbox's tree is only ever a way to point the core's walk of it elsewhere
+ * (the python runner has no permission model to refuse one). Node, libuv, V8
+ * and CPython use none of them. A foreign
  * ABI (x32, or 32-bit calls on a 64-bit kernel) kills the process: its syscall
  * numbers would slip past this list.
  */
@@ -66,6 +69,7 @@ const ARCHES: Readonly<Record<string, ArchTable>> = {
       io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
       name_to_handle_at: 303, open_by_handle_at: 304, acct: 163, swapon: 167, swapoff: 168, reboot: 169, syslog: 103,
       personality: 135, quotactl: 179, lookup_dcookie: 212,
+      link: 86, symlink: 88, linkat: 265, symlinkat: 266,
       clock_settime: 227, clock_adjtime: 305, settimeofday: 164, ioperm: 173, iopl: 172, kcmp: 312,
       mbind: 237, move_pages: 279, set_mempolicy: 238, get_mempolicy: 239, uselib: 134, ustat: 136, sysfs: 139, _sysctl: 156,
     },
@@ -85,6 +89,7 @@ const ARCHES: Readonly<Record<string, ArchTable>> = {
       io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
       name_to_handle_at: 264, open_by_handle_at: 265, acct: 89, swapon: 224, swapoff: 225, reboot: 142, syslog: 116,
       personality: 92, quotactl: 60, lookup_dcookie: 18,
+      linkat: 37, symlinkat: 36,
       clock_settime: 112, clock_adjtime: 266, settimeofday: 170, kcmp: 272, mbind: 235, move_pages: 239, set_mempolicy: 237, get_mempolicy: 236,
     },
   },

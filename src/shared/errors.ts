@@ -30,7 +30,11 @@ export const ERROR_CATALOG = {
   UHLP_IMAGE_BUILD_FAILED: { status: 500, summary: 'A sandbox image could not be built (missing build output, ldd or strip failed, the engine refused the build).' },
 
   // Answers built by runners inside the sandbox
-  UHLP_EXECUTE_BAD_REQUEST: { status: 400, summary: 'A runner received an /execute body that breaks the contract.' },
+  UHLP_EXECUTE_BAD_REQUEST: {
+    status: 500,
+    summary:
+      "A runner was sent a task it cannot run: the task in the /execute context is not one for this runner, or breaks its schema. (A body that breaks the /execute contract itself the runner refuses with the contract's HTTP 400 under this code; the core answers that as UHLP_SANDBOX_ERROR.)",
+  },
   UHLP_RUNNER_BUSY: { status: 429, summary: 'A runner received a request while it was executing another one.' },
   UHLP_SCRIPT_NOT_FOUND: { status: 500, summary: "The component's script does not exist in the definitions revision." },
   UHLP_FUNCTION_NOT_FOUND: { status: 500, summary: 'The script does not export the named function.' },
@@ -184,18 +188,46 @@ export const ERROR_CATALOG = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 
-/** Base of every uhlp error: a stable code, the HTTP status that fits, and safe details. */
-export class UhlpError extends Error {
-  readonly code: ErrorCode;
+/** True when `code` is a code of the registry (a code that came over the wire may be any string). */
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.prototype.hasOwnProperty.call(ERROR_CATALOG, code);
+}
+
+/** The HTTP status of `code`: the only place a status of a uhlp error comes from. */
+export function errorStatus(code: ErrorCode): number {
+  return ERROR_CATALOG[code].status;
+}
+
+/**
+ * Base of every uhlp error: a stable code, the HTTP status the registry gives it,
+ * and safe details. A code with a class of its own (runner-errors.ts,
+ * workflow-errors.ts) is thrown as that class, which names the code once.
+ */
+export class UhlpError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
   readonly statusCode: number;
   readonly details: unknown;
 
-  constructor(code: ErrorCode, message: string, details?: unknown, options?: { cause?: unknown }) {
+  constructor(code: C, message: string, details?: unknown, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'UhlpError';
     this.code = code;
-    this.statusCode = ERROR_CATALOG[code].status;
+    this.statusCode = errorStatus(code);
     this.details = details;
+  }
+
+  /** The status under the name the /execute contract's error data and a run's error use. */
+  get status(): number {
+    return this.statusCode;
+  }
+}
+
+/** An unexpected failure; the log (not the client) gets what went wrong. */
+export class InternalError extends UhlpError<'UHLP_INTERNAL'> {
+  override readonly name = 'InternalError';
+
+  constructor(message = 'an unexpected failure', details?: unknown) {
+    super('UHLP_INTERNAL', message, details);
   }
 }
 

@@ -16,11 +16,12 @@
  * - `finish` ends a run from the core's side (a timeout, a sandbox that kept
  *   dying, an interrupted run).
  */
-import { UhlpError } from '../shared/errors.js';
+import { InternalError } from '../shared/errors.js';
+import { WorkflowRunConflictError, WorkflowRunNotFoundError, WorkflowRunNotPausedError, WorkflowStateTooLargeError } from '../shared/workflow-errors.js';
 import type { RuntimeStore, StoredRun } from '../state/runtime-store.js';
 import { appendSteps, type RunRecord } from './run-record.js';
 import { summaryOf, type RunIndex } from './run-index.js';
-import { type Approval, type EngineState, type RunError, type RunStatus, type RunView, type SimulationStep } from '../contract/workflow/run-view.js';
+import { toRunError, type Approval, type EngineState, type RunError, type RunStatus, type RunView, type SimulationStep } from '../contract/workflow/run-view.js';
 import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
 
 export interface RunServiceOptions {
@@ -108,9 +109,9 @@ export class RunService {
       droppedSteps: 0,
     };
     const json = this.serialize(record);
-    if (json === undefined) throw new UhlpError('UHLP_WORKFLOW_STATE_TOO_LARGE', `the run's input is over the run size cap of ${this.options.maxBytes} bytes`, { maxBytes: this.options.maxBytes });
+    if (json === undefined) throw new WorkflowStateTooLargeError(`the run's input is over the run size cap of ${this.options.maxBytes} bytes`, { maxBytes: this.options.maxBytes });
     if (!(await this.options.store.createRun(run.id, json, this.options.ttlMs, true))) {
-      throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${run.id} exists already`);
+      throw new WorkflowRunConflictError(`run ${run.id} exists already`);
     }
     this.options.index?.put(summaryOf(record));
     return record;
@@ -130,7 +131,7 @@ export class RunService {
   /** Gives a running run to the execution `owner`, starting a leg of running time. */
   claim(id: string, owner: string): Promise<RunRecord> {
     return this.change(id, (record) => {
-      if (record.status !== 'running') throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} is ${record.status}, not running`, { status: record.status });
+      if (record.status !== 'running') throw new WorkflowRunConflictError(`run ${id} is ${record.status}, not running`, { status: record.status });
       record.owner = owner;
       record.attempts += 1;
       record.timing.runningSince ??= this.now();
@@ -141,7 +142,7 @@ export class RunService {
   async view(id: string, owner: string): Promise<RunView> {
     const record = await this.get(id);
     if (record.owner !== owner || record.status !== 'running') {
-      throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} is ${record.status === 'running' ? 'owned by another execution' : record.status}`, { status: record.status });
+      throw new WorkflowRunConflictError(`run ${id} is ${record.status === 'running' ? 'owned by another execution' : record.status}`, { status: record.status });
     }
     return {
       id: record.id,
@@ -159,8 +160,8 @@ export class RunService {
   /** Applies a checkpoint of the run's owner. */
   checkpoint(id: string, owner: string, checkpoint: Checkpoint): Promise<RunRecord> {
     return this.change(id, (record) => {
-      if (record.owner !== owner) throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} is owned by another execution now`);
-      if (record.status !== 'running') throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} is ${record.status}`, { status: record.status });
+      if (record.owner !== owner) throw new WorkflowRunConflictError(`run ${id} is owned by another execution now`);
+      if (record.status !== 'running') throw new WorkflowRunConflictError(`run ${id} is ${record.status}`, { status: record.status });
       if (checkpoint.state !== undefined) record.state = checkpoint.state;
       appendSteps(record, checkpoint.steps);
       const status = checkpoint.status ?? 'running';
@@ -172,7 +173,7 @@ export class RunService {
   resume(id: string, decision: Omit<Approval, 'at'>, grants: readonly string[]): Promise<RunRecord> {
     return this.change(id, (record) => {
       if (record.status !== 'paused' || record.paused === undefined) {
-        throw new UhlpError('UHLP_WORKFLOW_RUN_NOT_PAUSED', `run ${id} is ${record.status}; only a paused run is resumed`, { status: record.status });
+        throw new WorkflowRunNotPausedError(`run ${id} is ${record.status}; only a paused run is resumed`, { status: record.status });
       }
       const node = record.paused.node;
       record.approvals[node] = { ...decision, at: new Date(this.now()).toISOString() };
@@ -209,7 +210,7 @@ export class RunService {
       const paused = outcome.paused ?? { node: record.state.position.frontier[0] ?? '', prompt: '' };
       record.paused = { node: paused.node, prompt: paused.prompt, since: new Date(this.now()).toISOString() };
     } else if (status === 'completed') record.result = outcome.result ?? null;
-    else record.error = outcome.error ?? { code: 'UHLP_INTERNAL', message: 'the run failed', status: 500 };
+    else record.error = outcome.error ?? toRunError(new InternalError('the run failed'));
   }
 
   /**
@@ -226,12 +227,12 @@ export class RunService {
         // Over the cap: the run fails, keeping what it was started with and why it ended.
         const failed = (await this.read(id)).record;
         this.settle(failed, 'failed', {
-          error: { code: 'UHLP_WORKFLOW_STATE_TOO_LARGE', message: `the run record would be over ${this.options.maxBytes} bytes`, status: 500, details: { maxBytes: this.options.maxBytes } },
+          error: toRunError(new WorkflowStateTooLargeError(`the run record would be over ${this.options.maxBytes} bytes`, { maxBytes: this.options.maxBytes })),
         });
         json = JSON.stringify(failed);
         if (await this.options.store.updateRun(id, version, json, this.options.ttlMs, false)) {
           this.options.index?.put(summaryOf(failed));
-          throw new UhlpError('UHLP_WORKFLOW_STATE_TOO_LARGE', `the run record would be over ${this.options.maxBytes} bytes; the run failed`, { maxBytes: this.options.maxBytes });
+          throw new WorkflowStateTooLargeError(`the run record would be over ${this.options.maxBytes} bytes; the run failed`, { maxBytes: this.options.maxBytes });
         }
         continue;
       }
@@ -240,12 +241,12 @@ export class RunService {
         return record;
       }
     }
-    throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${id} kept changing; the change was not applied`);
+    throw new WorkflowRunConflictError(`run ${id} kept changing; the change was not applied`);
   }
 
   private async read(id: string): Promise<Versioned> {
     const stored = await this.options.store.getRun(id);
-    if (stored === undefined) throw new UhlpError('UHLP_WORKFLOW_RUN_NOT_FOUND', `no run ${id.slice(0, 80)} (or it has expired)`, { runId: id.slice(0, 80) });
+    if (stored === undefined) throw new WorkflowRunNotFoundError(`no run ${id.slice(0, 80)} (or it has expired)`, { runId: id.slice(0, 80) });
     return parse(stored);
   }
 

@@ -11,7 +11,8 @@
  * run and decide its approvals.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { errorBody, UhlpError } from '../shared/errors.js';
+import { errorBody } from '../shared/errors.js';
+import { WorkflowDecisionInvalidError, WorkflowRunNotFoundError } from '../shared/workflow-errors.js';
 import { isRunId } from './run-record.js';
 import { RUNS_PATH, type Decision, type WorkflowTurns } from './workflow-turns.js';
 
@@ -27,7 +28,7 @@ export function registerRunsRoutes(app: FastifyInstance, workflows: WorkflowTurn
     const steps = trace['steps'] as Array<{ index: number }>;
     const found = /^\d{1,9}$/.test(step) ? steps.find((item) => item.index === Number(step)) : undefined;
     if (found === undefined) {
-      const error = new UhlpError('UHLP_WORKFLOW_RUN_NOT_FOUND', `run ${request.params.id} has no step ${step.slice(0, 20)} in its trace`, { field: 'step' });
+      const error = new WorkflowRunNotFoundError(`run ${request.params.id} has no step ${step.slice(0, 20)} in its trace`, { field: 'step' });
       return reply.code(error.statusCode).send(errorBody(error, request.id));
     }
     return reply.send(found);
@@ -46,14 +47,14 @@ export function registerRunsRoutes(app: FastifyInstance, workflows: WorkflowTurn
 }
 
 function runIdOf(id: string): string {
-  if (!isRunId(id)) throw new UhlpError('UHLP_WORKFLOW_RUN_NOT_FOUND', `no run ${id.slice(0, 80)} (run ids are RUN-<timestamp>-<random>)`, { runId: id.slice(0, 80) });
+  if (!isRunId(id)) throw new WorkflowRunNotFoundError(`no run ${id.slice(0, 80)} (run ids are RUN-<timestamp>-<random>)`, { runId: id.slice(0, 80) });
   return id;
 }
 
 /** The decision in a resume body; UHLP_WORKFLOW_DECISION_INVALID names the field at fault. */
 export function decisionOf(body: unknown): Decision {
   const bad = (field: string, reason: string): never => {
-    throw new UhlpError('UHLP_WORKFLOW_DECISION_INVALID', `${field}: ${reason}`, { field });
+    throw new WorkflowDecisionInvalidError(`${field}: ${reason}`, { field });
   };
   let value: unknown = body;
   if (Buffer.isBuffer(body)) {

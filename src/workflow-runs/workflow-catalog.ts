@@ -16,7 +16,7 @@ import { parseDocument } from 'yaml';
 import { validateAppDefinition } from '../apps/validation/validate-app-definition.js';
 import { readInside } from '../apps/load-app-definitions.js';
 import { workflowAppView, workflowFile } from '../apps/validation/validate-workflow-component.js';
-import { UhlpError } from '../shared/errors.js';
+import { WorkflowInvalidError } from '../shared/workflow-errors.js';
 import { readWorkflow } from '../contract/workflow/validate-workflow.js';
 import type { WorkflowDefinition } from '../contract/workflow/workflow-schema.js';
 
@@ -45,7 +45,7 @@ export class WorkflowCatalog {
     const dir = appRevisionDir(this.options.revisionsRoot, appId, revision);
     const file = `apps/${appId}/${APP_FILE}`;
     const source = existsSync(path.join(dir, APP_FILE)) ? readFileSync(path.join(dir, APP_FILE), 'utf8') : undefined;
-    if (source === undefined) throw new UhlpError('UHLP_WORKFLOW_INVALID', `app ${appId} has no revision ${revision.slice(0, 12)} here any more`, { app: appId, revision });
+    if (source === undefined) throw new WorkflowInvalidError(`app ${appId} has no revision ${revision.slice(0, 12)} here any more`, { app: appId, revision });
     const parsed = parseDocument(source, { uniqueKeys: true });
     const result = parsed.errors.length > 0
       ? { ok: false as const, problems: [{ file, path: '/', reason: parsed.errors[0]!.message }] }
@@ -58,7 +58,7 @@ export class WorkflowCatalog {
           },
           readFile: (relative) => readInside(dir, relative),
         });
-    if (!result.ok) throw new UhlpError('UHLP_WORKFLOW_INVALID', `app ${appId} at ${revision.slice(0, 12)} is not valid`, { app: appId, revision, problems: result.problems.slice(0, 20) });
+    if (!result.ok) throw new WorkflowInvalidError(`app ${appId} at ${revision.slice(0, 12)} is not valid`, { app: appId, revision, problems: result.problems.slice(0, 20) });
     const app = new AppSnapshot(revision, [{ file, document: result.document }], []).apps.get(appId)!;
     remember(this.apps, key, app);
     return app;
@@ -72,9 +72,9 @@ export class WorkflowCatalog {
     const relative = workflowFile(workflowId);
     const text = readInside(path.resolve(appRevisionDir(this.options.revisionsRoot, app.id, app.revision)), relative);
     const file = `apps/${app.id}/${relative}`;
-    if (text === undefined) throw new UhlpError('UHLP_WORKFLOW_INVALID', `${file} cannot be read at ${app.revision.slice(0, 12)}`, { file });
+    if (text === undefined) throw new WorkflowInvalidError(`${file} cannot be read at ${app.revision.slice(0, 12)}`, { file });
     const read = readWorkflow(text, workflowAppView(app.document.spec));
-    if (!read.ok) throw new UhlpError('UHLP_WORKFLOW_INVALID', `${file} is not a valid workflow: ${read.problems[0]!.path}: ${read.problems[0]!.reason}`, { file, problems: read.problems.slice(0, 20) });
+    if (!read.ok) throw new WorkflowInvalidError(`${file} is not a valid workflow: ${read.problems[0]!.path}: ${read.problems[0]!.reason}`, { file, problems: read.problems.slice(0, 20) });
     remember(this.workflows, key, read.workflow);
     return read.workflow;
   }

@@ -23,7 +23,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ComponentSpec } from '../apps/schema/app-definition-schema.js';
-import { UhlpError } from '../shared/errors.js';
+import { errorBody, InternalError, UhlpError } from '../shared/errors.js';
+import { WorkflowInterruptedError, WorkflowTimeoutError } from '../shared/workflow-errors.js';
 import type { FinalResponse } from '../execution/result-interpreter.js';
 import { JSON_TYPE } from '../execution/result-interpreter.js';
 import { canonicalJson } from '../shared/canonical-json.js';
@@ -38,7 +39,7 @@ import type { TurnNotes, TurnPipeline, WorkflowTurnsPort } from '../turns/turn-p
 import { SESSION_ID_HEADER } from '../turns/turn-keeper.js';
 import { interceptorChain, type InterceptorChain } from './interceptors.js';
 import { newRunId, traceOf, type RunRecord } from './run-record.js';
-import { type Approval, type RunError } from '../contract/workflow/run-view.js';
+import { toRunError, type Approval, type RunError } from '../contract/workflow/run-view.js';
 import type { Checkpoint, RunService } from './run-service.js';
 import { interceptorContext, type StreamPacket } from '../contract/workflow/stream-packets.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
@@ -304,7 +305,7 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
       if (record === undefined || record.status !== 'running') continue;
       if ((await store.getLease(runLease(id))) !== undefined) continue;
       if (record.persistence.actual !== 'redis') {
-        await this.options.runs.finish(id, 'failed', { code: 'UHLP_WORKFLOW_INTERRUPTED', message: 'the run was running when its core stopped; its persistence is memory', status: 503 });
+        await this.options.runs.finish(id, 'failed', toRunError(new WorkflowInterruptedError('the run was running when its core stopped; its persistence is memory')));
         continue;
       }
       const pipeline = this.requirePipeline();
@@ -405,7 +406,7 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
       default: {
         if (record.status === 'timed_out') return this.timedOut(record, requestId);
         if (final !== undefined && final.status >= 400) return { ...final, headers: { ...final.headers, [RUN_ID_HEADER]: record.id } };
-        const error = record.error ?? { code: 'UHLP_INTERNAL', message: 'the run failed', status: 500 };
+        const error = record.error ?? toRunError(new InternalError('the run failed'));
         return { status: error.status, headers, body: JSON.stringify({ code: error.code, message: error.message, requestId, ...(error.details !== undefined ? { details: error.details } : {}) }) };
       }
     }
@@ -413,10 +414,11 @@ export class WorkflowTurns implements WorkflowTurnsPort, WorkflowServices {
 
   private timedOut(record: RunRecord, requestId: string): FinalResponse {
     const error = record.error ?? timeoutError(record);
+    const timeout = new WorkflowTimeoutError(error.message, { runId: record.id, timeoutMs: record.timing.timeoutMs });
     return {
-      status: 504,
+      status: timeout.statusCode,
       headers: { 'content-type': JSON_TYPE, [RUN_ID_HEADER]: record.id },
-      body: JSON.stringify({ code: 'UHLP_WORKFLOW_TIMEOUT', message: error.message, requestId, details: { runId: record.id, timeoutMs: record.timing.timeoutMs } }),
+      body: JSON.stringify(errorBody(timeout, requestId)),
     };
   }
 
@@ -511,10 +513,9 @@ function runLease(runId: string): string {
 }
 
 function timeoutError(record: RunRecord): RunError {
-  return { code: 'UHLP_WORKFLOW_TIMEOUT', message: `the run ran past its ${record.timing.timeoutMs} ms`, status: 504, details: { timeoutMs: record.timing.timeoutMs } };
+  return toRunError(new WorkflowTimeoutError(`the run ran past its ${record.timing.timeoutMs} ms`, { timeoutMs: record.timing.timeoutMs }));
 }
 
 function runErrorOf(error: unknown): RunError {
-  if (error instanceof UhlpError) return { code: error.code, message: error.message, status: error.statusCode, ...(error.details !== undefined ? { details: error.details } : {}) };
-  return { code: 'UHLP_INTERNAL', message: 'the run failed in the core', status: 500 };
+  return toRunError(error instanceof UhlpError ? error : new InternalError('the run failed in the core'));
 }

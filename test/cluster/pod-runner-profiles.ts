@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { ExecuteRequest } from '../../src/contract/execute-contract.js';
 import { FAKE_MCP_TOKEN, startFakeMcpServer, type FakeToolHandler } from '../helpers/fake-mcp-server.js';
 import { executeBody, makeSuiteDefinitions, SUITE_REVISION } from '../sandbox/driver-suite.js';
-import { JIT_PROFILE, LLM_PROFILE, llmExecuteRequest, type RunnerProfile } from '../sandbox/runner-profiles.js';
+import { JIT_PROFILE, LLM_PROFILE, llmExecuteRequest, PYTHON_PROFILE, PYTHON_SUITE_SCRIPT, type RunnerProfile } from '../sandbox/runner-profiles.js';
 import { NODE_GATEWAY } from './node-env.js';
 
 const generate: FakeToolHandler = async (args) => {
@@ -44,6 +44,24 @@ export const POD_JIT_PROFILE: RunnerProfile = {
   },
 };
 
+/** The python runner in a pod: its script read through MCP as the jit-runner's is. */
+export const POD_PYTHON_PROFILE: RunnerProfile = {
+  runner: 'python',
+  behaviours: PYTHON_PROFILE.behaviours,
+  async prepare() {
+    const definitionsRoot = makeSuiteDefinitions();
+    const script = readFileSync(path.join(definitionsRoot, SUITE_REVISION, PYTHON_SUITE_SCRIPT), 'utf8');
+    const mcp = await startFakeMcpServer({ revision: SUITE_REVISION, files: { [PYTHON_SUITE_SCRIPT]: script }, tcpHost: NODE_GATEWAY });
+    return {
+      definitionsRoot,
+      body: (requestId, behaviour, name) => withEndpoint(executeBody(requestId, behaviour, name, PYTHON_SUITE_SCRIPT), mcp.url),
+      hello: (name) => ({ hello: name }),
+      pidOf: (data) => (data as { pid: number }).pid,
+      close: () => mcp.close(),
+    };
+  },
+};
+
 export const POD_LLM_PROFILE: RunnerProfile = {
   runner: 'llm',
   behaviours: LLM_PROFILE.behaviours,
@@ -66,4 +84,4 @@ export const POD_LLM_PROFILE: RunnerProfile = {
   },
 };
 
-export const POD_RUNNER_PROFILES: readonly RunnerProfile[] = [POD_JIT_PROFILE, POD_LLM_PROFILE];
+export const POD_RUNNER_PROFILES: readonly RunnerProfile[] = [POD_JIT_PROFILE, POD_LLM_PROFILE, POD_PYTHON_PROFILE];

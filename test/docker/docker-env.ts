@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
-import { buildImages, type BuildImagesResult } from '../../src/images/build-images.js';
+import { buildImages, type BuildImagesResult, type BuiltImage } from '../../src/images/build-images.js';
 import { removeInstanceContainers } from '../../src/sandbox/docker-driver.js';
 
 export const docker = new Docker();
@@ -23,6 +23,14 @@ let images: Promise<BuildImagesResult> | undefined;
 export function testImages(): Promise<BuildImagesResult> {
   images ??= requireDocker().then(() => buildImages({ docker }));
   return images;
+}
+
+/** The python images of a build; a machine without python3 fails the test (scripts/test-env.sh installs it), never skips it. */
+export function pythonImages(images: BuildImagesResult): { pythonBase: BuiltImage; pythonRunner: BuiltImage } {
+  if (images.pythonBase === undefined || images.pythonRunner === undefined) {
+    throw new Error(`the python images were not built (${images.pythonSkipped}); run scripts/test-env.sh as root first`);
+  }
+  return { pythonBase: images.pythonBase, pythonRunner: images.pythonRunner };
 }
 
 /** An instance id no other test or core shares, so cleanup touches only this test's containers. */

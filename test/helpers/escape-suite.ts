@@ -1,5 +1,6 @@
 /**
- * The escape suite: the same hostile scripts (test/fixtures/escape) through a
+ * The escape suite: the same hostile scripts (test/fixtures/escape, and in Python
+ * test/fixtures/escape-python for `runner: python` pools) through a
  * real core on each driver. Each attempt to leave the sandbox — a self-granted
  * capability through a state diff, host files, other processes' /proc, TCP and
  * Unix-socket dials to the core, process creation, the spine, a 300 MB answer,
@@ -15,6 +16,8 @@ import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 
 export interface EscapeSuiteOptions {
   readonly driver: 'process' | 'docker';
+  /** Whose hostile scripts: the jit-runner's (JavaScript) or the python runner's. @defaultValue jit */
+  readonly runner?: 'jit' | 'python';
   /** Called before the core starts (the Docker engine check). */
   readonly before?: () => Promise<void>;
   readonly startTimeoutMs?: number;
@@ -40,7 +43,9 @@ type Row = { attempt: string; target: string; outcome: string };
 const GOT_THROUGH = /^(ok|200)\b/;
 
 export function describeEscapes(options: EscapeSuiteOptions): void {
-  describe(`escape attempts on the ${options.driver} driver`, () => {
+  const python = options.runner === 'python';
+  const label = `${options.driver} driver${python ? ', python runner' : ''}`;
+  describe(`escape attempts on the ${label}`, () => {
     let core: UhlpProcess;
     let defs: string;
     let host: HostTargets;
@@ -48,8 +53,9 @@ export function describeEscapes(options: EscapeSuiteOptions): void {
 
     beforeAll(async () => {
       await options.before?.();
-      defs = copyFixture('escape');
-      cpSync(path.join(defs, 'apps/bare/scripts/hostile.mjs'), path.join(defs, 'apps/granted/scripts/hostile.mjs'));
+      defs = copyFixture(python ? 'escape-python' : 'escape');
+      const hostile = python ? 'hostile.py' : 'hostile.mjs';
+      cpSync(path.join(defs, 'apps/bare/scripts', hostile), path.join(defs, 'apps/granted/scripts', hostile));
       core = await startUhlpDev(defs, ['--driver', options.driver], options.startTimeoutMs ?? 60_000);
       const revisions = path.join(core.dataDir, 'app-revisions', 'other');
       host = {
@@ -71,7 +77,7 @@ export function describeEscapes(options: EscapeSuiteOptions): void {
       await core?.stop();
       const width = Math.max(...rows.map((r) => r.attempt.length + r.target.length + 3));
       process.stdout.write(
-        `\n[escape suite, ${options.driver} driver]\n${rows.map((r) => `  ${`${r.attempt} | ${r.target}`.padEnd(width)} -> ${r.outcome}`).join('\n')}\n`,
+        `\n[escape suite, ${label}]\n${rows.map((r) => `  ${`${r.attempt} | ${r.target}`.padEnd(width)} -> ${r.outcome}`).join('\n')}\n`,
       );
     });
 
@@ -149,6 +155,16 @@ export function describeEscapes(options: EscapeSuiteOptions): void {
       await attempt('bare', 'spawn');
       await expectServing();
     });
+
+    if (python) {
+      it('is PID 1 of its own namespace, and sees no process but itself', async () => {
+        // No permission model keeps a Python script out of /proc: what is there is its own process alone.
+        const response = await fetch(`${core.url}/bare/pid-one`);
+        const seen = (await response.json()) as { pid: number; processes: string[] };
+        rows.push({ attempt: 'bare: processes in /proc', target: 'its namespace', outcome: `pid ${seen.pid}, sees ${seen.processes.join(' ')}` });
+        expect(seen).toEqual({ pid: 1, processes: ['1'] });
+      });
+    }
 
     it('writes nowhere outside its session directories', async () => {
       await attempt('bare', 'write-outside');

@@ -28,11 +28,11 @@ export class FakeTools implements McpToolsClient {
     if (name === READ_TOOL) {
       const file = String(args['path']);
       const content = this.options.files?.[file];
-      if (content === undefined) throw new ToolCallError('UHLP_DEFINITION_FILE_NOT_FOUND', `no file "${file}" in app test at ${FAKE_REVISION.slice(0, 12)}`, 404, { path: file });
+      if (content === undefined) throw ToolCallError.of('UHLP_DEFINITION_FILE_NOT_FOUND', `no file "${file}" in app test at ${FAKE_REVISION.slice(0, 12)}`, { path: file });
       return { content, encoding: 'utf8', revision: FAKE_REVISION };
     }
     const handler = this.options.tools?.[name];
-    if (handler === undefined) throw new ToolCallError('UHLP_MCP_CALL_FAILED', `${name}: unknown tool`, 502);
+    if (handler === undefined) throw ToolCallError.of('UHLP_MCP_CALL_FAILED', `${name}: unknown tool`);
     return handler(args);
   }
 

@@ -18,7 +18,29 @@ import type { RunnerProfile, RunnerSetup } from './runner-profiles.js';
 
 export const SUITE_REVISION = 'a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0';
 
-/** A definitions root with one revision holding the suite's scripts. */
+/** The suite's behaviours as a Python script, for the python runner (behaviours.py beside behaviours.mjs). */
+const PYTHON_BEHAVIOURS = [
+  'import asyncio',
+  'import os',
+  '',
+  'def hello(event, ctx):',
+  '    return {"hello": event["triggerDetails"]["payload"]["name"], "pid": os.getpid(), "nice": os.getpriority(os.PRIO_PROCESS, 0)}',
+  '',
+  'def exit(event, ctx):',
+  '    os._exit(7)',
+  '',
+  'def hog(event, ctx):',
+  '    keep = []',
+  '    while True:',
+  '        keep.append([0.5] * 1_000_000)',
+  '',
+  'async def slow(event, ctx):',
+  '    await asyncio.sleep(0.3)',
+  '    return {"pid": os.getpid()}',
+  '',
+].join('\n');
+
+/** A definitions root with one revision holding the suite's scripts (JavaScript and Python). */
 export function makeSuiteDefinitions(): string {
   const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-driver-suite-'));
   // mkdtemp makes it private; container runners read it as a non-root uid of their own.
@@ -35,6 +57,7 @@ export function makeSuiteDefinitions(): string {
       'export const slow = async () => { await new Promise((r) => setTimeout(r, 300)); return { pid: process.pid }; };',
     ].join('\n'),
   );
+  writeFileSync(path.join(scripts, 'behaviours.py'), PYTHON_BEHAVIOURS);
   return root;
 }
 
@@ -42,7 +65,7 @@ export function suitePool(overrides: Partial<PoolSpec> = {}): PoolSpec {
   return poolSpec({ name: 'suite', minWarm: 0, maxSize: 8, maxQueue: 10, limits: { memoryMb: 64, cpus: 0.5, timeoutMs: 3000 }, ...overrides });
 }
 
-export function executeBody(requestId: string, fn: string, name = 'x'): string {
+export function executeBody(requestId: string, fn: string, name = 'x', script = 'scripts/behaviours.mjs'): string {
   const request: ExecuteRequest = {
     requestId,
     requestData: { source: 'trigger', triggerDetails: { sourceAppId: 'test', triggerEvent: 'suite', payload: { name } } },
@@ -53,7 +76,7 @@ export function executeBody(requestId: string, fn: string, name = 'x'): string {
       stateConfig: { type: 'mcp_tool' },
       configuration: {},
       applicationInfo: { deploymentMode: 'development' },
-      taskDetails: { handler: 'JIT', revision: SUITE_REVISION, script: 'scripts/behaviours.mjs', function: fn },
+      taskDetails: { handler: 'JIT', revision: SUITE_REVISION, script, function: fn },
     },
   };
   return JSON.stringify(request);
@@ -111,9 +134,10 @@ export function describeSandboxDriver(name: string, options: DriverSuiteOptions)
     it('answers a request it cannot run with an error result, and one that breaks the contract with 400', async () => {
       const handle = await driver.create(spec);
       const client = new SandboxClient(handle.endpoint);
-      // A task for the other runner: the contract holds, the answer is an error result.
+      // A task for another runner: the contract holds, the answer is an error result.
       const foreign = JSON.parse(setup.body('f-1', 'hello')) as ExecuteRequest;
-      foreign.context.taskDetails = runner.runner === 'jit' ? { handler: 'LLM', revision: SUITE_REVISION, llm: { prompt: 'p.njk' } } : { handler: 'JIT', revision: SUITE_REVISION, script: 'scripts/behaviours.mjs' };
+      const runsScripts = runner.runner === 'jit' || runner.runner === 'python';
+      foreign.context.taskDetails = runsScripts ? { handler: 'LLM', revision: SUITE_REVISION, llm: { prompt: 'p.njk' } } : { handler: 'JIT', revision: SUITE_REVISION, script: 'scripts/behaviours.mjs' };
       const refused = await client.execute(JSON.stringify(foreign), 'f-1', 3000);
       expect(refused.status).toBe(200);
       const answer = JSON.parse(refused.body.toString()) as unknown;

@@ -1,9 +1,10 @@
 /**
  * The runners the driver suite runs the /execute contract against: what each
  * needs next to its sandbox (a definitions root, an MCP endpoint) and how to
- * ask it for the suite's behaviours. The jit-runner runs scripts from the
- * definitions mount; the llm-orchestrator renders templates and asks a model,
- * both through a fake MCP server on the socket drivers mount.
+ * ask it for the suite's behaviours. The jit-runner and the python runner run
+ * scripts from the definitions mount (behaviours.mjs, behaviours.py); the
+ * llm-orchestrator renders templates and asks a model, both through a fake MCP
+ * server on the socket drivers mount.
  */
 import type { ExecuteRequest } from '../../src/contract/execute-contract.js';
 import type { RunnerKind } from '../../src/images/runner-files.js';
@@ -44,6 +45,25 @@ export const JIT_PROFILE: RunnerProfile = {
     };
   },
 };
+
+/** The suite's Python script, beside the JavaScript one. */
+export const PYTHON_SUITE_SCRIPT = 'scripts/behaviours.py';
+
+/** The python runner: the same behaviours, as a Python script. */
+export const PYTHON_PROFILE: RunnerProfile = {
+  runner: 'python',
+  behaviours: new Set(['hello', 'slow', 'exit', 'hog']),
+  async prepare() {
+    return {
+      definitionsRoot: makeSuiteDefinitions(),
+      body: (requestId, behaviour, name) => executeBody(requestId, behaviour, name, PYTHON_SUITE_SCRIPT),
+      hello: (name) => ({ hello: name }),
+      pidOf: (data) => (data as { pid: number }).pid,
+      close: async () => undefined,
+    };
+  },
+};
+
 
 const HELLO_SCHEMA = { type: 'object', properties: { hello: { type: 'string' } }, required: ['hello'], additionalProperties: false };
 
@@ -94,4 +114,4 @@ export function llmExecuteRequest(requestId: string, prompt: string, name: strin
   };
 }
 
-export const RUNNER_PROFILES: readonly RunnerProfile[] = [JIT_PROFILE, LLM_PROFILE];
+export const RUNNER_PROFILES: readonly RunnerProfile[] = [JIT_PROFILE, LLM_PROFILE, PYTHON_PROFILE];

@@ -43,17 +43,17 @@ export const SandboxLimits = Type.Object(
 );
 export type SandboxLimits = Static<typeof SandboxLimits>;
 
-export const RunnerType = Type.Union([Type.Literal('jit'), Type.Literal('llm'), Type.Literal('csjs')], {
+export const RunnerType = Type.Union([Type.Literal('jit'), Type.Literal('llm'), Type.Literal('csjs'), Type.Literal('python')], {
   description: 'The runner the pool sandboxes run.',
 });
 
 export const PoolSpec = Type.Object(
   {
     name: Name('Pool name, unique within the app.'),
-    runner: Type.Union([Type.Literal('jit'), Type.Literal('llm'), Type.Literal('csjs'), Type.Literal('mcp')], {
+    runner: Type.Union([Type.Literal('jit'), Type.Literal('llm'), Type.Literal('csjs'), Type.Literal('python'), Type.Literal('mcp')], {
       default: 'jit',
       description:
-        'The runner the pool sandboxes run: jit (JIT scripts), llm (prompts and workflows), csjs (published cs-js bundles in V8 isolates), mcp (one stdio MCP server of mcpServers per sandbox).',
+        'The runner the pool sandboxes run: jit (JIT scripts, JavaScript), python (JIT scripts, Python), llm (prompts and workflows), csjs (published cs-js bundles in V8 isolates), mcp (one stdio MCP server of mcpServers per sandbox).',
     }),
     image: Type.Optional(Type.String({ minLength: 1, description: 'Container image for the Docker and pod drivers; the locally built runner image when omitted.' })),
     minWarm: Type.Integer({ minimum: 0, maximum: 1000, default: 1, description: 'Idle, ready sandboxes kept as warm spares (within maxSize); /readyz waits for them.' }),
@@ -98,8 +98,8 @@ export const ComponentSpec = Type.Object(
     jit: Type.Optional(
       Type.Object(
         {
-          script: Type.String({ minLength: 1, description: 'ES module path relative to the app directory (.js or .mjs).' }),
-          function: Type.String({ minLength: 1, default: 'default', description: 'Named export to call; `default` when omitted.' }),
+          script: Type.String({ minLength: 1, description: 'Script path relative to the app directory: an ES module (.js or .mjs) on a jit pool, a Python module (.py) on a python pool.' }),
+          function: Type.String({ minLength: 1, default: 'default', description: "Named export to call; `default` when omitted (a Python script's `handler`)." }),
         },
         { additionalProperties: false },
       ),

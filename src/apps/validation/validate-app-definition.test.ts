@@ -57,7 +57,21 @@ describe('validateAppDefinition', () => {
     expect(validateAppDefinition(doc({ pools, components, capabilities }), options)).toMatchObject({ ok: true });
   });
 
+  it('accepts a Python script on a python pool, beside a JavaScript one on a jit pool', () => {
+    const pools = [{ name: 'node' }, { name: 'py', runner: 'python' }];
+    const components = [
+      { id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } },
+      { id: 'hello', handler: 'JIT', pool: 'py', jit: { script: 'scripts/hello.py', function: 'hello' } },
+    ];
+    const withPython = { ...options, fileExists: (p: string) => p === 'scripts/greet.js' || p === 'scripts/hello.py' };
+    expect(validateAppDefinition(doc({ pools, components }), withPython)).toMatchObject({ ok: true });
+  });
+
   const cases: Array<[string, unknown, string, RegExp]> = [
+    ['a Python script on a jit pool', doc({ components: [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.py' } }] }), '/spec/components/0/pool', /a JIT component with a Python script runs in a pool with runner: python; pool "node" has runner: jit/],
+    ['a JavaScript script on a python pool', doc({ pools: [{ name: 'node', runner: 'python' }] }), '/spec/components/0/pool', /runs in a pool with runner: jit; pool "node" has runner: python/],
+    ['an LLM component on a python pool', doc({ pools: [{ name: 'node', runner: 'python' }], components: [{ id: 'greet', handler: 'LLM', pool: 'node', llm: { prompt: 'p.njk' } }] }), '/spec/components/0/pool', /runner: llm/],
+    ['a script that is neither JavaScript nor Python', doc({ components: [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.rb' } }] }), '/spec/components/0/jit/script', /\.js or \.mjs ES module, or a \.py Python module/],
     ['a pool size that is not an integer', doc({ pools: [{ name: 'node', maxSize: 'four' }] }), '/spec/pools/0/maxSize', /integer/i],
     ['an unknown handler', doc({ components: [{ id: 'greet', handler: 'PYTHON', pool: 'node' }] }), '/spec/components/0/handler', /./],
     ['an unknown field', doc({ colour: 'red' }), '/spec/colour', /./],

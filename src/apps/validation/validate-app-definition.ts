@@ -96,9 +96,14 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     components.add(component.id);
     if (!pools.has(component.pool)) add(`${at}/pool`, `pool "${component.pool}" is not declared in spec.pools`);
     else {
-      // JIT scripts run in the jit-runner, cs-js bundles in the csjs runner; prompts and workflows in the llm-orchestrator.
-      const wanted = component.handler === 'JIT' ? (component.cs !== undefined ? 'csjs' : 'jit') : 'llm';
-      if (runners.get(component.pool) !== wanted) add(`${at}/pool`, `a ${component.handler} component runs in a pool with runner: ${wanted}; pool "${component.pool}" has runner: ${runners.get(component.pool)}`);
+      // JIT scripts run in the jit-runner (JavaScript) or the python runner (.py), cs-js bundles in the csjs runner;
+      // prompts and workflows in the llm-orchestrator.
+      const python = component.handler === 'JIT' && component.cs === undefined && component.jit !== undefined && component.jit.script.endsWith('.py');
+      const wanted = component.handler === 'JIT' ? (component.cs !== undefined ? 'csjs' : python ? 'python' : 'jit') : 'llm';
+      if (runners.get(component.pool) !== wanted) {
+        const what = python ? 'JIT component with a Python script' : `${component.handler} component`;
+        add(`${at}/pool`, `a ${what} runs in a pool with runner: ${wanted}; pool "${component.pool}" has runner: ${runners.get(component.pool)}`);
+      }
     }
     if (component.handler === 'LLM') for (const [where, reason] of llmComponentProblems(spec, component, at, options)) add(where, reason);
     if (component.handler === 'WORKFLOW') problems.push(...workflowComponentProblems(spec, component, at, options));
@@ -115,8 +120,8 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
       const normalized = path.posix.normalize(script);
       if (path.posix.isAbsolute(script) || normalized.startsWith('../') || normalized === '..') {
         add(`${at}/jit/script`, `"${script}" leaves the app directory`);
-      } else if (!/\.m?js$/.test(script)) {
-        add(`${at}/jit/script`, `"${script}" must be a .js or .mjs ES module`);
+      } else if (!/\.(m?js|py)$/.test(script)) {
+        add(`${at}/jit/script`, `"${script}" must be a .js or .mjs ES module, or a .py Python module`);
       } else if (!options.fileExists(normalized)) {
         add(`${at}/jit/script`, `"${script}" does not exist in the app directory`);
       }

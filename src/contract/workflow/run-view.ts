@@ -5,6 +5,8 @@
  * both apply. The core's record of a run (workflow-runs/run-record.ts) holds
  * these and more.
  */
+import type { UhlpError } from '../../shared/errors.js';
+
 export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'timed_out';
 export const RUN_STATUSES: readonly RunStatus[] = ['running', 'paused', 'completed', 'failed', 'timed_out'];
 
@@ -56,6 +58,11 @@ export interface RunError {
   readonly message: string;
   readonly status: number;
   readonly details?: unknown;
+}
+
+/** A registry error as a run keeps it: its code and the registry's status for it. */
+export function toRunError(error: UhlpError): RunError {
+  return { code: error.code, message: error.message, status: error.statusCode, ...(error.details !== undefined ? { details: error.details } : {}) };
 }
 
 export interface Approval {

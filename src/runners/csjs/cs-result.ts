@@ -7,14 +7,15 @@
  * UHLP_SCRIPT_EXCEPTION otherwise.
  */
 import type { ErrorData, HttpResponseData } from '../../contract/execute-contract.js';
-import type { ScriptResult } from '../kit/script-result.js';
+import { errorResult, type ScriptResult } from '../kit/script-result.js';
+import { ScriptBadResultError, ScriptExceptionError } from '../../shared/runner-errors.js';
 import type { ActivationResult } from './isolate-runtime.js';
 
 export function resultOfActivation(result: ActivationResult): ScriptResult {
-  if (result.kind === 'unserializable') return error('UHLP_SCRIPT_BAD_RESULT', 'the handler returned a value that is not JSON-serializable');
+  if (result.kind === 'unserializable') return errorResult(new ScriptBadResultError('the handler returned a value that is not JSON-serializable'));
   if (result.kind === 'thrown') {
     const { thrown } = result;
-    if (thrown.code === undefined) return error('UHLP_SCRIPT_EXCEPTION', thrown.message);
+    if (thrown.code === undefined) return errorResult(new ScriptExceptionError(thrown.message));
     const data: ErrorData = { code: thrown.code, message: thrown.message };
     if (thrown.status !== undefined && Number.isInteger(thrown.status)) data.status = thrown.status;
     if (thrown.details !== undefined) data.details = thrown.details;
@@ -25,7 +26,7 @@ export function resultOfActivation(result: ActivationResult): ScriptResult {
     const response = value as Record<string, unknown>;
     const statusCode = response['statusCode'];
     if (typeof statusCode !== 'number' || !Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599) {
-      return error('UHLP_SCRIPT_BAD_RESULT', `statusCode must be an integer 100-599, got ${JSON.stringify(statusCode)}`);
+      return errorResult(new ScriptBadResultError(`statusCode must be an integer 100-599, got ${JSON.stringify(statusCode)}`));
     }
     const headers: Record<string, string> = {};
     const given = response['headers'];
@@ -45,8 +46,4 @@ export function resultOfActivation(result: ActivationResult): ScriptResult {
     resultType: 'httpResponse',
     data: { statusCode: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(value ?? null), bodyEncoding: 'utf8' },
   };
-}
-
-function error(code: string, message: string): ScriptResult {
-  return { resultType: 'error', data: { code, message, status: 500 } };
 }

@@ -16,7 +16,8 @@ import { resultOfActivation } from './cs-result.js';
 import type { CsLogLine } from './cs-host.js';
 import type { Executor } from '../kit/executor.js';
 import { mcpCsBackend } from './mcp-cs-backend.js';
-import { runnerErrorResult } from '../kit/script-result.js';
+import { errorResult } from '../kit/script-result.js';
+import { ExecuteBadRequestError } from '../../shared/runner-errors.js';
 import type { ToolsClient } from '../kit/tools-client.js';
 
 export interface CsjsExecutorOptions {
@@ -37,9 +38,9 @@ export function createCsjsExecutor(options: CsjsExecutorOptions = {}): Executor 
     const task = request.context.taskDetails;
     const target = csTarget(task?.cs);
     if (task === undefined || target === undefined) {
-      return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails.cs must name a resolved cs-js bundle (tenant, sha256): this runner runs only cs components');
+      return errorResult(new ExecuteBadRequestError('context.taskDetails.cs must name a resolved cs-js bundle (tenant, sha256): this runner runs only cs components'));
     }
-    if (target.tenant !== request.context.appId) return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails.cs.tenant is not the execution\'s app');
+    if (target.tenant !== request.context.appId) return errorResult(new ExecuteBadRequestError('context.taskDetails.cs.tenant is not the execution\'s app'));
     const bundle = await bundles.get(target, tools);
     const started = Date.now();
     const poolTimeout = task.timeoutMs ?? bundle.manifest.limits.timeoutMs + DEADLINE_MARGIN_MS;

@@ -14,7 +14,8 @@
  * serving, and the next activation of the version compiles a fresh one.
  */
 import type { Callback, Context, Isolate, Reference } from 'isolated-vm';
-import { UhlpError } from '../../shared/errors.js';
+import { UhlpError, type ErrorCode } from '../../shared/errors.js';
+import { FunctionNotFoundError, ScriptLoadFailedError } from '../../shared/runner-errors.js';
 import type { VerifiedBundle } from '../../contract/cs-bundle/function-bundle.js';
 import { dispatchCsCall, type CsBackend, type CsLogLine } from './cs-host.js';
 import type { FunctionManifest } from '../../contract/cs-bundle/function-manifest.js';
@@ -240,17 +241,17 @@ export class IsolateRuntime {
       });
     } catch (error) {
       if (isolate.isDisposed) throw error;
-      throw new UhlpError('UHLP_SCRIPT_LOAD_FAILED', `function.js cannot be linked: ${messageOf(error)}`);
+      throw new ScriptLoadFailedError(`function.js cannot be linked: ${messageOf(error)}`);
     }
     try {
       module.evaluateSync({ timeout: Math.max(1, deadlineMs - Date.now()) });
     } catch (error) {
       if (isolate.isDisposed || /execution timed out/i.test(messageOf(error))) throw error;
-      throw new UhlpError('UHLP_SCRIPT_LOAD_FAILED', `function.js failed while loading: ${messageOf(error)}`);
+      throw new ScriptLoadFailedError(`function.js failed while loading: ${messageOf(error)}`);
     }
     const handler = module.namespace.getSync(manifest.handler, { reference: true });
     if (handler.typeof !== 'function') {
-      throw new UhlpError('UHLP_FUNCTION_NOT_FOUND', `function.js exports no function "${manifest.handler}" (the manifest's handler)`, { handler: manifest.handler });
+      throw new FunctionNotFoundError(`function.js exports no function "${manifest.handler}" (the manifest's handler)`, { handler: manifest.handler });
     }
     api.getSync('install', { reference: true }).applySync(undefined, [handler.derefInto()]);
     return {
@@ -347,13 +348,17 @@ function compileModule(isolate: Isolate, source: string, sha256: string) {
     return isolate.compileModuleSync(source, { filename: `cs-js:${sha256.slice(0, 12)}/function.js` });
   } catch (error) {
     if (isolate.isDisposed) throw error;
-    throw new UhlpError('UHLP_SCRIPT_LOAD_FAILED', `function.js does not compile: ${messageOf(error)}`);
+    throw new ScriptLoadFailedError(`function.js does not compile: ${messageOf(error)}`);
   }
 }
 
 /** One `cs` call from the isolate, answered as JSON text `{ok, value}` or `{ok: false, code, message, ...}`. */
 async function hostAnswer(manifest: FunctionManifest | undefined, running: Running | undefined, op: unknown, json: unknown): Promise<string> {
-  if (running === undefined || manifest === undefined) return JSON.stringify({ ok: false, code: 'UHLP_CS_INVALID_ARGUMENT', message: 'no activation is running: cs calls after the handler returned are refused' });
+  // The two refusals below carry no status, as they always have: the first reaches no answer (the
+  // activation is over), and a handler that lets the second through has answered it as its own error (422).
+  if (running === undefined || manifest === undefined) {
+    return JSON.stringify({ ok: false, code: 'UHLP_CS_INVALID_ARGUMENT' satisfies ErrorCode, message: 'no activation is running: cs calls after the handler returned are refused' });
+  }
   try {
     if (typeof op !== 'string' || typeof json !== 'string') throw new UhlpError('UHLP_CS_INVALID_ARGUMENT', 'malformed host call');
     const args = JSON.parse(json) as unknown;
@@ -372,7 +377,7 @@ async function hostAnswer(manifest: FunctionManifest | undefined, running: Runni
         ...(failure.details !== undefined ? { details: failure.details } : {}),
       });
     }
-    return JSON.stringify({ ok: false, code: 'UHLP_INTERNAL', message: 'the host call failed' });
+    return JSON.stringify({ ok: false, code: 'UHLP_INTERNAL' satisfies ErrorCode, message: 'the host call failed' });
   }
 }
 

@@ -20,7 +20,9 @@ import { createHash } from 'node:crypto';
 import type { ExecuteRequest } from '../../contract/execute-contract.js';
 import { DECLINED_CODE } from '../../contract/generated-code.js';
 import { templateVariables } from '../../contract/template-variables.js';
-import { ScriptLoadError, type ComponentFunction } from './script-loader.js';
+import { UhlpError } from '../../shared/errors.js';
+import { FunctionNotFoundError, ScriptLoadFailedError } from '../../shared/runner-errors.js';
+import type { ComponentFunction } from './script-loader.js';
 
 /** Longest candidate source a runner imports. */
 export const MAX_CANDIDATE_SOURCE_CHARS = 256 * 1024;
@@ -30,7 +32,7 @@ const MAX_CANDIDATES = 64;
 /** `ctx.fallback(reason?)`: declines the input. */
 export function declineInput(reason?: unknown): never {
   const message = typeof reason === 'string' && reason !== '' ? reason.slice(0, 500) : 'the generated code declined the input';
-  throw Object.assign(new Error(message), { code: DECLINED_CODE, status: 502 });
+  throw new UhlpError(DECLINED_CODE, message);
 }
 
 /** What `taskDetails.oracle` asks for, or why it cannot be run. */
@@ -62,15 +64,15 @@ export class CandidateModules {
     const cached = this.functions.get(key);
     if (cached) return cached;
     if (this.functions.size >= MAX_CANDIDATES) {
-      throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `this runner has imported ${MAX_CANDIDATES} candidates; it must be recycled`);
+      throw new ScriptLoadFailedError(`this runner has imported ${MAX_CANDIDATES} candidates; it must be recycled`);
     }
     let module: Record<string, unknown>;
     try {
       module = (await import(`data:text/javascript;base64,${Buffer.from(source, 'utf8').toString('base64')}`)) as Record<string, unknown>;
     } catch (error) {
-      throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `the candidate could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
+      throw new ScriptLoadFailedError(`the candidate could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (typeof module.default !== 'function') throw new ScriptLoadError('UHLP_FUNCTION_NOT_FOUND', 'the candidate has no default export function');
+    if (typeof module.default !== 'function') throw new FunctionNotFoundError('the candidate has no default export function');
     this.functions.set(key, module.default as ComponentFunction);
     return module.default as ComponentFunction;
   }

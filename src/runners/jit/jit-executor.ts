@@ -10,8 +10,10 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Executor } from '../kit/executor.js';
 import { CandidateModules, declineInput, generatedCodeEvent, readCandidateTask } from './generated-code.js';
-import { ScriptLoadError, ScriptLoader } from './script-loader.js';
-import { resultFromValue, runnerErrorResult } from '../kit/script-result.js';
+import { ScriptLoader } from './script-loader.js';
+import { errorResult, resultFromValue } from '../kit/script-result.js';
+import { UhlpError } from '../../shared/errors.js';
+import { ExecuteBadRequestError, ScriptLoadFailedError, ScriptNotFoundError } from '../../shared/runner-errors.js';
 
 export interface JitExecutorOptions {
   /** The app's revisions, `<root>/<revision>/<app files>` (read-only). */
@@ -54,11 +56,11 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
   const execute: Executor = async (request, tools) => {
     const task = request.context.taskDetails;
     if (!task || task.handler !== 'JIT' || !task.script) {
-      return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails must name a JIT script');
+      return errorResult(new ExecuteBadRequestError('context.taskDetails must name a JIT script'));
     }
     // A candidate of the optimization oracle under verification: its source and one sample's inputs.
     const candidate = readCandidateTask(task.oracle);
-    if (candidate !== undefined && 'problem' in candidate) return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', candidate.problem);
+    if (candidate !== undefined && 'problem' in candidate) return errorResult(new ExecuteBadRequestError(candidate.problem));
     const ref = { revision: task.revision, script: task.script, exportName: task.function };
     // A script's first load (kept from the core or read through MCP, then imported) is reported as metrics.script_load_ms.
     const loadStarted = candidate === undefined && !loader.isLoaded(ref) ? performance.now() : undefined;
@@ -68,7 +70,7 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
         candidate !== undefined
           ? await candidates.load(candidate.source)
           : await loader.load(ref).catch(async (error: unknown) => {
-              if (!options.definitionsViaMcp || !(error instanceof ScriptLoadError) || error.code !== 'UHLP_SCRIPT_NOT_FOUND') throw error;
+              if (!options.definitionsViaMcp || !(error instanceof ScriptNotFoundError)) throw error;
               // The core sends the script with its first execution here; else it is read through MCP.
               const sent = request.definitionFiles?.find((file) => file.path === ref.script);
               if (sent !== undefined) await keepScript(loader.resolve(ref), Buffer.from(sent.content, 'utf8'));
@@ -76,7 +78,8 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
               return loader.load(ref);
             });
     } catch (error) {
-      if (error instanceof ScriptLoadError) return runnerErrorResult(error.code, error.message);
+      // Only the loaders throw registry errors here (script-loader.ts, generated-code.ts): each is the execution's answer.
+      if (error instanceof UhlpError) return errorResult(error);
       throw error;
     }
     const scriptLoadMs = loadStarted === undefined ? undefined : Math.round((performance.now() - loadStarted) * 1000) / 1000;
@@ -117,12 +120,12 @@ async function fetchScript(file: string, script: string, revision: string, tools
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'UHLP_DEFINITION_FILE_NOT_FOUND') {
-      throw new ScriptLoadError('UHLP_SCRIPT_NOT_FOUND', `script "${script}" does not exist in revision ${revision.slice(0, 12)}`);
+      throw new ScriptNotFoundError(`script "${script}" does not exist in revision ${revision.slice(0, 12)}`);
     }
-    throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `script "${script}" could not be read from the core: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ScriptLoadFailedError(`script "${script}" could not be read from the core: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (answer.revision !== revision || typeof answer.content !== 'string') {
-    throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `the core answered script "${script}" for another revision or without content`);
+    throw new ScriptLoadFailedError(`the core answered script "${script}" for another revision or without content`);
   }
   await keepScript(file, answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8'));
 }

@@ -8,18 +8,9 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { ExecuteBadRequestError, FunctionNotFoundError, ScriptLoadFailedError, ScriptNotFoundError } from '../../shared/runner-errors.js';
 
 const REVISION_PATTERN = /^[0-9a-f]{7,64}$/;
-
-export class ScriptLoadError extends Error {
-  constructor(
-    readonly code: 'UHLP_SCRIPT_NOT_FOUND' | 'UHLP_SCRIPT_LOAD_FAILED' | 'UHLP_FUNCTION_NOT_FOUND' | 'UHLP_EXECUTE_BAD_REQUEST',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ScriptLoadError';
-  }
-}
 
 export type ComponentFunction = (event: unknown, ctx: unknown) => unknown;
 
@@ -39,15 +30,15 @@ export class ScriptLoader {
   /** Resolves the script inside its app directory, refusing any path that leaves it. */
   resolve(ref: ScriptRef): string {
     if (!REVISION_PATTERN.test(ref.revision)) {
-      throw new ScriptLoadError('UHLP_EXECUTE_BAD_REQUEST', `revision "${ref.revision}" is not a commit id`);
+      throw new ExecuteBadRequestError(`revision "${ref.revision}" is not a commit id`);
     }
     const appDir = path.resolve(this.root, ref.revision);
     const file = path.resolve(appDir, ref.script);
     if (!file.startsWith(appDir + path.sep)) {
-      throw new ScriptLoadError('UHLP_EXECUTE_BAD_REQUEST', `script "${ref.script}" leaves the app directory`);
+      throw new ExecuteBadRequestError(`script "${ref.script}" leaves the app directory`);
     }
     if (!/\.m?js$/.test(file)) {
-      throw new ScriptLoadError('UHLP_EXECUTE_BAD_REQUEST', `script "${ref.script}" is not a .js or .mjs ES module`);
+      throw new ExecuteBadRequestError(`script "${ref.script}" is not a .js or .mjs ES module`);
     }
     return file;
   }
@@ -71,18 +62,18 @@ export class ScriptLoader {
     try {
       await access(file);
     } catch {
-      throw new ScriptLoadError('UHLP_SCRIPT_NOT_FOUND', `script "${ref.script}" does not exist in revision ${ref.revision.slice(0, 12)}`);
+      throw new ScriptNotFoundError(`script "${ref.script}" does not exist in revision ${ref.revision.slice(0, 12)}`);
     }
     let module: Record<string, unknown>;
     try {
       module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      throw new ScriptLoadError('UHLP_SCRIPT_LOAD_FAILED', `script "${ref.script}" could not be loaded: ${reason}`);
+      throw new ScriptLoadFailedError(`script "${ref.script}" could not be loaded: ${reason}`);
     }
     const fn = module[exportName];
     if (typeof fn !== 'function') {
-      throw new ScriptLoadError('UHLP_FUNCTION_NOT_FOUND', `script "${ref.script}" has no exported function "${exportName}"`);
+      throw new FunctionNotFoundError(`script "${ref.script}" has no exported function "${exportName}"`);
     }
     this.functions.set(key, fn as ComponentFunction);
     return fn as ComponentFunction;

@@ -96,6 +96,8 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
     handleExecute(request.body, request.headers[REQUEST_ID_HEADER], answer);
   }
 
+  // The /execute contract's own refusals (core-architecture 2.4): its HTTP statuses, 400 and 429, under the
+  // registry's codes. They never reach a client as they are: the core answers any as UHLP_SANDBOX_ERROR.
   function handleExecute(raw: Buffer, requestIdHeader: string | undefined, answer: Answer): void {
     if (!requestIdHeader) {
       answer(400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: 'the X-Request-ID header is required (once)' });

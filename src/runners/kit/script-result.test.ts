@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { resultFromThrown, resultFromValue } from './script-result.js';
+import { UhlpError } from '../../shared/errors.js';
+import { ExecuteBadRequestError } from '../../shared/runner-errors.js';
+import { errorResult, resultFromThrown, resultFromValue } from './script-result.js';
 
 describe('resultFromValue', () => {
   const cyclic: Record<string, unknown> = {};
@@ -51,5 +53,17 @@ describe('resultFromThrown', () => {
   it('never includes a stack trace', () => {
     const result = resultFromThrown(new Error('deep'));
     expect(JSON.stringify(result)).not.toContain('at ');
+  });
+});
+
+describe('errorResult', () => {
+  it("answers a registry error with its code, message, the registry's status and its details", () => {
+    expect(errorResult(new UhlpError('UHLP_CS_DENIED', 'no kv', { capability: 'kv' }))).toEqual({ resultType: 'error', data: { code: 'UHLP_CS_DENIED', message: 'no kv', status: 403, details: { capability: 'kv' } } });
+    expect(errorResult(new ExecuteBadRequestError('not an LLM task'))).toEqual({ resultType: 'error', data: { code: 'UHLP_EXECUTE_BAD_REQUEST', message: 'not an LLM task', status: 500 } });
+  });
+
+  it('is what a thrown registry error maps to', () => {
+    const error = new UhlpError('UHLP_ORACLE_DECLINED', 'declined');
+    expect(resultFromThrown(error)).toEqual(errorResult(error));
   });
 });

@@ -5,6 +5,8 @@
  * error with a string `code` is an application error, anything else is generic.
  */
 import type { ErrorData, HttpResponseData, ResultType } from '../../contract/execute-contract.js';
+import type { UhlpError } from '../../shared/errors.js';
+import { ScriptBadResultError, ScriptExceptionError } from '../../shared/runner-errors.js';
 
 export interface ScriptResult {
   resultType: ResultType;
@@ -17,9 +19,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function scriptError(code: string, message: string, status = 500, details?: unknown): ScriptResult {
-  const data: ErrorData = { code, message, status };
-  if (details !== undefined) data.details = details;
+/** A registry error as the /execute `error` result: its code, message, the registry's status, and its details. */
+export function errorResult(error: UhlpError): ScriptResult {
+  const data: ErrorData = { code: error.code, message: error.message, status: error.statusCode };
+  if (error.details !== undefined) data.details = error.details;
   return { resultType: 'error', data };
 }
 
@@ -42,7 +45,7 @@ export function resultFromValue(value: unknown): ScriptResult {
   if (isPlainObject(value) && typeof value.statusCode === 'number') {
     const statusCode = value.statusCode;
     if (!Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599) {
-      return scriptError('UHLP_SCRIPT_BAD_RESULT', `statusCode must be an integer 100-599, got ${statusCode}`);
+      return errorResult(new ScriptBadResultError(`statusCode must be an integer 100-599, got ${statusCode}`));
     }
     const headers = toHeaderMap(value.headers) ?? {};
     let body: string | undefined;
@@ -52,7 +55,7 @@ export function resultFromValue(value: unknown): ScriptResult {
       // A structured body is sent as JSON, the common case for handlers written in
       // the Lambda style that forget to stringify.
       const json = safeStringify(value.body);
-      if (json === undefined) return scriptError('UHLP_SCRIPT_BAD_RESULT', 'body is not JSON-serializable');
+      if (json === undefined) return errorResult(new ScriptBadResultError('body is not JSON-serializable'));
       body = json;
       if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json; charset=utf-8';
     }
@@ -66,7 +69,7 @@ export function resultFromValue(value: unknown): ScriptResult {
   }
   const normalized = value === undefined ? null : value;
   if (safeStringify(normalized) === undefined) {
-    return scriptError('UHLP_SCRIPT_BAD_RESULT', 'the returned value is not JSON-serializable');
+    return errorResult(new ScriptBadResultError('the returned value is not JSON-serializable'));
   }
   return { resultType: 'generic', data: normalized };
 }
@@ -84,13 +87,9 @@ export function resultFromThrown(thrown: unknown): ScriptResult {
       if (status !== undefined && Number.isInteger(status)) data.status = status;
       return { resultType: 'error', data };
     }
-    return scriptError('UHLP_SCRIPT_EXCEPTION', message);
+    return errorResult(new ScriptExceptionError(message));
   }
-  return scriptError('UHLP_SCRIPT_EXCEPTION', `the script threw ${typeof thrown === 'string' ? JSON.stringify(thrown) : String(thrown)}`);
-}
-
-export function runnerErrorResult(code: string, message: string): ScriptResult {
-  return scriptError(code, message);
+  return errorResult(new ScriptExceptionError(`the script threw ${typeof thrown === 'string' ? JSON.stringify(thrown) : String(thrown)}`));
 }
 
 function safeStringify(value: unknown): string | undefined {

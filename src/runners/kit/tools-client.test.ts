@@ -91,6 +91,11 @@ describe('ExecutionTools', () => {
     await expect(new ExecutionTools({ endpoint, token: undefined }).listTools()).rejects.toMatchObject({ code: 'UHLP_MCP_UNAUTHORIZED' });
   });
 
+  it("gives the client's own failures the registry's status", () => {
+    expect(ToolCallError.of('UHLP_MCP_CALL_FAILED', 'unreachable', { why: 'x' })).toMatchObject({ name: 'ToolCallError', code: 'UHLP_MCP_CALL_FAILED', message: 'unreachable', status: 502, details: { why: 'x' } });
+    expect(ToolCallError.of('UHLP_MCP_UNAUTHORIZED', 'no token').status).toBe(401);
+  });
+
   it("throws the core's code, status and details for a refusal", async () => {
     const tools = new ExecutionTools({ endpoint, token: mint() });
     const error = await thrown(tools.call('core.kv.get', { key: 'secret:a' }));

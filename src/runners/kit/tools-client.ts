@@ -13,6 +13,7 @@
  * response's `metrics.mcp_calls`.
  */
 import { McpCallTotals, type McpCallSummary } from '../../contract/mcp-call-totals.js';
+import { errorStatus, type ErrorCode } from '../../shared/errors.js';
 
 /** The protocol revision the requests claim: the current one, which the core serves. */
 export const MCP_PROTOCOL_VERSION = '2026-07-28';
@@ -45,7 +46,11 @@ export interface ToolsClientOptions {
   readonly fetch?: typeof fetch;
 }
 
-/** A tool failure as scripts see it. */
+/**
+ * A tool failure as scripts see it: the core's refusal with the code, status and
+ * details the core answered (passed on as they came), or the client's own
+ * failure (`ToolCallError.of`), whose status is the registry's.
+ */
 export class ToolCallError extends Error {
   constructor(
     readonly code: string,
@@ -55,6 +60,11 @@ export class ToolCallError extends Error {
   ) {
     super(message);
     this.name = 'ToolCallError';
+  }
+
+  /** A failure of the call itself (the endpoint unreachable, a malformed answer), with the registry's status for `code`. */
+  static of(code: ErrorCode, message: string, details?: unknown): ToolCallError {
+    return new ToolCallError(code, message, errorStatus(code), details);
   }
 }
 
@@ -95,7 +105,7 @@ export class ExecutionTools implements McpToolsClient {
   async listTools(): Promise<ListedTool[]> {
     const result = await this.rpc('tools/list', {}, 'tools/list', undefined);
     const tools = result?.['tools'];
-    if (!Array.isArray(tools)) throw new ToolCallError('UHLP_MCP_CALL_FAILED', 'tools/list: the answer has no tools', 502);
+    if (!Array.isArray(tools)) throw ToolCallError.of('UHLP_MCP_CALL_FAILED', 'tools/list: the answer has no tools');
     return tools.flatMap((tool: unknown): ListedTool[] => {
       const entry = tool as { name?: unknown; description?: unknown; inputSchema?: unknown };
       if (typeof entry?.name !== 'string' || typeof entry.inputSchema !== 'object' || entry.inputSchema === null) return [];
@@ -105,7 +115,7 @@ export class ExecutionTools implements McpToolsClient {
 
   /** One JSON-RPC request to the endpoint; its `result`, or a ToolCallError naming `label`. */
   private async rpc(method: string, params: Record<string, unknown>, label: string, name: string | undefined): Promise<Record<string, unknown> | undefined> {
-    if (this.options.token === undefined) throw new ToolCallError('UHLP_MCP_UNAUTHORIZED', 'this execution has no MCP token', 401);
+    if (this.options.token === undefined) throw ToolCallError.of('UHLP_MCP_UNAUTHORIZED', 'this execution has no MCP token');
     const id = this.nextId++;
     let response: Response;
     try {
@@ -122,13 +132,13 @@ export class ExecutionTools implements McpToolsClient {
         body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } }),
       });
     } catch (error) {
-      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `MCP endpoint unreachable: ${error instanceof Error ? error.message : String(error)}`, 502);
+      throw ToolCallError.of('UHLP_MCP_CALL_FAILED', `MCP endpoint unreachable: ${error instanceof Error ? error.message : String(error)}`);
     }
     const text = await response.text();
     const body = parseJson(text);
     if (response.status === 401) {
       const message = typeof body?.['message'] === 'string' ? body['message'] : 'unauthorized';
-      throw new ToolCallError('UHLP_MCP_UNAUTHORIZED', message, 401);
+      throw ToolCallError.of('UHLP_MCP_UNAUTHORIZED', message);
     }
     // The core refused the request itself (a body over the endpoint's limit): its code and status, as a tool's refusal would be.
     const refusal = body?.['code'];
@@ -138,7 +148,7 @@ export class ExecutionTools implements McpToolsClient {
     const rpcError = body?.['error'] as { message?: unknown } | undefined;
     if (!response.ok || body === undefined || rpcError !== undefined) {
       const why = typeof rpcError?.message === 'string' ? rpcError.message : `HTTP ${response.status}`;
-      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `${label}: ${why}`, 502);
+      throw ToolCallError.of('UHLP_MCP_CALL_FAILED', `${label}: ${why}`);
     }
     const result = body['result'];
     return typeof result === 'object' && result !== null && !Array.isArray(result) ? (result as Record<string, unknown>) : undefined;
@@ -148,7 +158,7 @@ export class ExecutionTools implements McpToolsClient {
     const result = (await this.rpc('tools/call', { name, arguments: args }, name, name)) as { isError?: unknown; structuredContent?: unknown } | undefined;
     const content = result?.structuredContent;
     if (typeof content !== 'object' || content === null || Array.isArray(content)) {
-      throw new ToolCallError('UHLP_MCP_CALL_FAILED', `${name}: the result has no structured content`, 502);
+      throw ToolCallError.of('UHLP_MCP_CALL_FAILED', `${name}: the result has no structured content`);
     }
     const structured = content as Record<string, unknown>;
     if (result?.isError === true) {

@@ -5,7 +5,7 @@ import { feedbackMessage, judgeAnswer } from './answer-judge.js';
 import { converse, INVALID_NAME, type ConversationOptions } from './conversation.js';
 import type { LlmToolCall } from '../../contract/llm-messages.js';
 import type { GenerateAnswer, GenerateRequest } from './generate-client.js';
-import { LlmTaskError } from './llm-task-error.js';
+import { UhlpError } from '../../shared/errors.js';
 import { NO_TOOLS, type OfferedTools } from './model-tools.js';
 import { ToolNames } from './tool-names.js';
 
@@ -45,13 +45,13 @@ function options(overrides: Partial<ConversationOptions>): ConversationOptions {
   };
 }
 
-async function failure(promise: Promise<unknown>): Promise<LlmTaskError> {
+async function failure(promise: Promise<unknown>): Promise<UhlpError> {
   const error = await promise.then(
     () => undefined,
     (thrown: unknown) => thrown,
   );
-  expect(error).toBeInstanceOf(LlmTaskError);
-  return error as LlmTaskError;
+  expect(error).toBeInstanceOf(UhlpError);
+  return error as UhlpError;
 }
 
 describe('converse', () => {

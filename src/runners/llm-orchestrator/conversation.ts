@@ -18,10 +18,10 @@
  *   (code, status, details such as retryAfterSeconds).
  */
 import { ToolCallError } from '../kit/tools-client.js';
+import { LlmOutputInvalidError, LlmToolLoopLimitError } from '../../shared/runner-errors.js';
 import { feedbackMessage, type Verdict } from './answer-judge.js';
 import type { LlmMessage, LlmToolCall } from '../../contract/llm-messages.js';
 import type { Generate, GenerateRequest } from './generate-client.js';
-import { LlmTaskError } from './llm-task-error.js';
 import type { OfferedTools } from './model-tools.js';
 import { functionName, isFunctionName } from './tool-names.js';
 
@@ -57,7 +57,7 @@ export async function converse(options: ConversationOptions): Promise<unknown> {
     while (answer.toolCalls.length > 0) {
       toolCalls += answer.toolCalls.length;
       if (toolCalls > options.maxToolCalls) {
-        throw new LlmTaskError('UHLP_LLM_TOOL_LOOP_LIMIT', `the model asked for more than ${options.maxToolCalls} tool calls`, 502, {
+        throw new LlmToolLoopLimitError(`the model asked for more than ${options.maxToolCalls} tool calls`, {
           maxToolCalls: options.maxToolCalls,
           requested: toolCalls,
         });
@@ -70,7 +70,7 @@ export async function converse(options: ConversationOptions): Promise<unknown> {
     const verdict = options.judge(answer.text);
     if ('output' in verdict) return verdict.output;
     if (attempt >= options.maxAttempts) {
-      throw new LlmTaskError('UHLP_LLM_OUTPUT_INVALID', `the answer failed the output schema after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${verdict.errors[0]}`, 502, {
+      throw new LlmOutputInvalidError(`the answer failed the output schema after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${verdict.errors[0]}`, {
         attempts: attempt,
         errors: verdict.errors,
       });

@@ -54,7 +54,7 @@ export function mcpGenerate(tools: ToolsClient): Generate {
 /** The answer's fields, checked; a malformed answer is UHLP_LLM_BAD_RESPONSE. */
 export function readAnswer(content: Record<string, unknown>): GenerateAnswer {
   const bad = (why: string): never => {
-    throw new ToolCallError('UHLP_LLM_BAD_RESPONSE', `${GENERATE_TOOL} answered ${why}`, 502);
+    throw ToolCallError.of('UHLP_LLM_BAD_RESPONSE', `${GENERATE_TOOL} answered ${why}`);
   };
   const text = content['text'];
   if (text !== null && text !== undefined && typeof text !== 'string') bad('a text that is not a string');

@@ -16,13 +16,13 @@
  * revision across executions (revisions never change).
  */
 import type { Executor } from '../kit/executor.js';
-import { resultFromValue, runnerErrorResult, type ScriptResult } from '../kit/script-result.js';
+import { errorResult, resultFromValue, type ScriptResult } from '../kit/script-result.js';
+import { ExecuteBadRequestError } from '../../shared/runner-errors.js';
 import { judgeAnswer } from './answer-judge.js';
 import { converse } from './conversation.js';
 import { DefinitionFiles } from './definition-files.js';
 import type { LlmMessage } from '../../contract/llm-messages.js';
 import { mcpGenerate, type GenerateRequest } from './generate-client.js';
-import { LlmTaskError } from './llm-task-error.js';
 import { readLlmTaskSpec } from './llm-task-spec.js';
 import { ModelTools } from './model-tools.js';
 import { OutputSchemas } from './output-schemas.js';
@@ -49,9 +49,9 @@ export function createLlmExecutor(options: LlmExecutorOptions = {}): Executor {
 
   return async (request, tools): Promise<ScriptResult> => {
     const task = request.context.taskDetails;
-    if (!task || task.handler !== 'LLM') return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', 'context.taskDetails must name an LLM task');
+    if (!task || task.handler !== 'LLM') return errorResult(new ExecuteBadRequestError('context.taskDetails must name an LLM task'));
     const read = readLlmTaskSpec(task.llm);
-    if ('problem' in read) return runnerErrorResult('UHLP_EXECUTE_BAD_REQUEST', read.problem);
+    if ('problem' in read) return errorResult(new ExecuteBadRequestError(read.problem));
     const spec = read.spec;
     const componentId = request.context.componentId;
     const scope = { appId: request.context.appId, revision: task.revision, tools };
@@ -62,7 +62,7 @@ export function createLlmExecutor(options: LlmExecutorOptions = {}): Executor {
     const render = (file: string): Promise<string> =>
       templates.render(file, variables, scope, inputs?.observe).catch((error: unknown) => {
         if (!(error instanceof PromptTemplateError)) throw error;
-        throw new LlmTaskError(error.code, `prompt template ${error.message}`, 500, error.details());
+        throw error.toTaskError();
       });
     const [system, prompt, schema, offered] = await Promise.all([
       spec.system !== undefined ? render(spec.system) : undefined,

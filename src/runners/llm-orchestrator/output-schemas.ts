@@ -10,7 +10,7 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { compileOutputSchema } from '../../contract/output-schema.js';
 import type { ToolsClient } from '../kit/tools-client.js';
 import { DefinitionFileError, type DefinitionFiles } from './definition-files.js';
-import { LlmTaskError } from './llm-task-error.js';
+import { LlmOutputSchemaInvalidError } from '../../shared/runner-errors.js';
 
 /** Revisions whose compiled schemas are kept at once. */
 const KEPT_REVISIONS = 4;
@@ -33,7 +33,7 @@ export class OutputSchemas {
 
   constructor(private readonly files: DefinitionFiles) {}
 
-  /** The component's compiled schema; throws LlmTaskError UHLP_LLM_OUTPUT_SCHEMA_INVALID. */
+  /** The component's compiled schema; throws LlmOutputSchemaInvalidError. */
   get(outputSchema: string | Record<string, unknown>, scope: SchemaScope): Promise<CompiledOutputSchema> {
     const key = `${scope.appId}\0${scope.revision}`;
     let sources = this.revisions.get(key);
@@ -59,7 +59,7 @@ export class OutputSchemas {
   private async compile(outputSchema: string | Record<string, unknown>, scope: SchemaScope): Promise<CompiledOutputSchema> {
     const file = typeof outputSchema === 'string' ? outputSchema : undefined;
     const fail = (cause: string): never => {
-      throw new LlmTaskError('UHLP_LLM_OUTPUT_SCHEMA_INVALID', `the output schema${file ? ` ${file}` : ''} ${cause}`, 500, { ...(file ? { file } : {}), cause });
+      throw new LlmOutputSchemaInvalidError(`the output schema${file ? ` ${file}` : ''} ${cause}`, { ...(file ? { file } : {}), cause });
     };
     let schema: unknown = outputSchema;
     if (file !== undefined) {

@@ -28,6 +28,7 @@
 import path from 'node:path';
 import type nunjucks from 'nunjucks';
 import type { ToolsClient } from '../kit/tools-client.js';
+import { PromptTemplateFailedError, PromptTemplateInvalidError } from '../../shared/runner-errors.js';
 import { DefinitionFileError, type DefinitionFiles, appRelativePath } from './definition-files.js';
 import type { TemplateNode } from './template-grammar.js';
 import { compileTemplate, createSandboxedEnvironment, nunjucksInternals, withLookupObserver, type LookupObserver, type RenderError, type TemplateCode } from './template-sandbox.js';
@@ -39,7 +40,7 @@ export const MAX_TEMPLATE_FILES = 256;
 const KEPT_REVISIONS = 4;
 
 /** Why a template failed: refused by the sandbox, or failed to read or render. */
-export type PromptTemplateErrorCode = 'UHLP_PROMPT_TEMPLATE_INVALID' | 'UHLP_PROMPT_TEMPLATE_ERROR';
+export type PromptTemplateErrorCode = PromptTemplateInvalidError['code'] | PromptTemplateFailedError['code'];
 
 /** A template that cannot be read, is refused, or fails to render. */
 export class PromptTemplateError extends Error {
@@ -60,6 +61,12 @@ export class PromptTemplateError extends Error {
   /** The error's `details` as the orchestrator answers them. */
   details(): { file: string; line: number | null; column: number | null; cause: string } {
     return { file: this.file, line: this.line, column: this.column, cause: this.reason };
+  }
+
+  /** The registry error an LLM task (or a workflow's LLM step) fails with for this template. */
+  toTaskError(): PromptTemplateInvalidError | PromptTemplateFailedError {
+    const message = `prompt template ${this.message}`;
+    return this.code === 'UHLP_PROMPT_TEMPLATE_INVALID' ? new PromptTemplateInvalidError(message, this.details()) : new PromptTemplateFailedError(message, this.details());
   }
 }
 

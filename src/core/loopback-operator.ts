@@ -1,0 +1,39 @@
+/**
+ * Who the core's /_uhlp operator routes trust without a credential: a client
+ * on loopback (the `uhlp` command on the same machine) — but not a browser
+ * page of another site that the operator has open on that machine. Such a page
+ * can send a POST to 127.0.0.1 with no preflight (a "simple" request: a form
+ * or a text/plain body), and would act with the operator's trust (CSRF). A
+ * browser says where a request comes from (`Sec-Fetch-Site`, `Origin`); the
+ * CLI sends neither.
+ */
+import net from 'node:net';
+import type { FastifyRequest } from 'fastify';
+
+/** Whether a client address is loopback (IPv4 127/8, ::1, or IPv4 mapped in IPv6). */
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const bare = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return bare === '::1' || (net.isIPv4(bare) && bare.startsWith('127.'));
+}
+
+/** Why a request comes from a page of another site, or undefined when it does not. */
+export function anotherSite(request: Pick<FastifyRequest, 'headers'>): string | undefined {
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') return `Sec-Fetch-Site is ${String(site).slice(0, 32)}`;
+  const origin = request.headers.origin;
+  if (origin === undefined) return undefined;
+  let host: string | undefined;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    host = undefined;
+  }
+  return host !== undefined && host === request.headers.host ? undefined : `Origin ${String(origin).slice(0, 128)} is not this core's`;
+}
+
+/** Why a request may not act as a loopback operator, or undefined when it may. */
+export function notLoopbackOperator(request: Pick<FastifyRequest, 'headers' | 'socket'>): string | undefined {
+  if (!isLoopback(request.socket.remoteAddress)) return `the client ${request.socket.remoteAddress ?? 'unknown'} is not on loopback`;
+  return anotherSite(request);
+}

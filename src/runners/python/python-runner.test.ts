@@ -1,0 +1,437 @@
+/**
+ * The python runner as the core sees it: started with Debian's python3 on a Unix
+ * socket (unisolated: the sandboxes around it are the drivers' suites'), asked over
+ * HTTP. What a script returns or raises maps as the jit-runner maps it
+ * (src/runners/kit/script-result.test.ts), the contract is checked as the Node
+ * runners check it, and no bytecode is written.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateExecuteResponse, type ExecuteRequest } from '../../contract/execute-contract.js';
+import { DEFAULT_PYTHON_PATH } from '../../images/python-runtime.js';
+import { SandboxClient } from '../../sandbox/sandbox-client.js';
+import { Http1ResponseParser, type ParsedResponse } from '../../shared/http1/response-parser.js';
+import { pythonRunnerDir, startPythonRunner, type StartedPythonRunner } from '../../../test/helpers/python-runner.js';
+
+const REVISION = 'c0ffee0123456789abcdef0123456789abcdef01';
+
+const SCRIPT = `
+import asyncio, os, sys, tempfile
+
+def handler(event, ctx):
+    return {"handler": True}
+
+def echo(event, ctx):
+    return {"source": event["source"], "name": event["triggerDetails"]["payload"]["name"], "appId": ctx.appId, "greeting": ctx["configuration"]["greeting"], "token": ctx.get("mcp_token")}
+
+def http_text(event, ctx):
+    return {"statusCode": 201, "headers": {"x-n": 5, "x-ok": True, "x-list": [1, "a"], "x-none": None}, "body": "made"}
+
+def http_bytes(event, ctx):
+    return {"statusCode": 200, "headers": {"content-type": "application/octet-stream"}, "body": bytes([0, 1, 254, 255])}
+
+def http_base64(event, ctx):
+    return {"statusCode": 200, "body": "AAE=", "isBase64Encoded": True}
+
+def http_json(event, ctx):
+    return {"statusCode": 200, "body": {"a": 1}}
+
+def http_bad_status(event, ctx):
+    return {"statusCode": 700}
+
+def string_status(event, ctx):
+    return {"statusCode": "200"}
+
+def nothing(event, ctx):
+    return None
+
+def a_list(event, ctx):
+    return [1, "two", None, 2.5, "é"]
+
+def a_set(event, ctx):
+    return {1, 2}
+
+def not_a_number(event, ctx):
+    return {"x": float("nan")}
+
+def cyclic(event, ctx):
+    value = {}
+    value["self"] = value
+    return value
+
+class Conflict(Exception):
+    code = "CONFLICT"
+    status = 409
+    def __init__(self):
+        super().__init__("already exists")
+        self.details = {"id": 7}
+
+def coded(event, ctx):
+    raise Conflict()
+
+class Teapot(Exception):
+    code = "TEAPOT"
+    statusCode = 418
+
+def coded_status_code(event, ctx):
+    raise Teapot("short and stout")
+
+def numeric_code(event, ctx):
+    error = ValueError("e")
+    error.code = 5
+    raise error
+
+def plain(event, ctx):
+    raise KeyError("user")
+
+def empty(event, ctx):
+    raise RuntimeError()
+
+async def awaited(event, ctx):
+    await asyncio.sleep(0.01)
+    return {"awaited": True}
+
+async def slow(event, ctx):
+    await asyncio.sleep(0.4)
+    return {"slow": True}
+
+def ends(event, ctx):
+    sys.exit(3)
+
+def hog(event, ctx):
+    keep = []
+    while True:
+        keep.append([0.5] * 1_000_000)
+
+def temp(event, ctx):
+    with tempfile.NamedTemporaryFile(dir=None, delete=False) as handle:
+        handle.write(b"x")
+    return {"env": [os.environ["TMPDIR"], os.environ["TEMP"], os.environ["TMP"]], "file": os.path.dirname(handle.name), "gettempdir": tempfile.gettempdir(), "workspace": ctx.workspace, "dont_write_bytecode": sys.dont_write_bytecode}
+
+not_callable = 5
+`;
+
+let defs: string;
+let work: string;
+let runner: StartedPythonRunner;
+let client: SandboxClient;
+
+function request(requestId: string, task: Record<string, unknown>, extra: Partial<ExecuteRequest['context']> = {}): ExecuteRequest {
+  return {
+    requestId,
+    requestData: { source: 'trigger', triggerDetails: { sourceAppId: 'test', triggerEvent: 'unit', payload: { name: 'ada' } } },
+    context: {
+      appId: 'py',
+      componentId: 'c',
+      mcp_endpoint: 'http://core/mcp',
+      stateConfig: { type: 'mcp_tool' },
+      configuration: { greeting: 'hi' },
+      applicationInfo: { deploymentMode: 'development' },
+      taskDetails: { handler: 'JIT', revision: REVISION, script: 'scripts/unit.py', ...task } as ExecuteRequest['context']['taskDetails'],
+      ...extra,
+    },
+  };
+}
+
+let counter = 0;
+/** Runs `fn` of scripts/unit.py (or another task) and answers the parsed /execute answer. */
+async function run(task: Record<string, unknown>, extra: Partial<ExecuteRequest['context']> = {}, on: SandboxClient = client): Promise<Record<string, any>> {
+  const id = `u-${++counter}`;
+  const response = await on.execute(JSON.stringify(request(id, task, extra)), id, 5000);
+  expect(response.status).toBe(200);
+  const answer = JSON.parse(response.body.toString()) as Record<string, any>;
+  expect(validateExecuteResponse(answer)).toBeUndefined();
+  expect(answer.requestId).toBe(id);
+  return answer;
+}
+
+beforeAll(async () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-pyunit-'));
+  defs = path.join(root, 'defs');
+  work = path.join(root, 'work');
+  mkdirSync(path.join(defs, REVISION, 'scripts'), { recursive: true });
+  for (const dir of ['tmp/s1', 'output/s1']) mkdirSync(path.join(work, dir), { recursive: true });
+  writeFileSync(path.join(defs, REVISION, 'scripts', 'unit.py'), SCRIPT);
+  writeFileSync(path.join(defs, REVISION, 'scripts', 'broken.py'), 'def handler(event, ctx)\n    return 1\n');
+  writeFileSync(path.join(defs, REVISION, 'scripts', 'raising.py'), 'raise ImportError("no such thing")\n');
+  writeFileSync(path.join(defs, REVISION, 'scripts', 'greet.js'), 'export default () => 1;\n');
+  runner = await startPythonRunner(['--definitions', defs, '--work-dir', work, '--memory-mb', '64']);
+  client = new SandboxClient({ kind: 'unix', socketPath: runner.socketPath });
+});
+
+afterAll(async () => {
+  client?.close();
+  await runner?.stop();
+});
+
+describe('what a Python script returns or raises', () => {
+  const cases: Array<[fn: string, resultType: string, data: unknown]> = [
+    ['echo', 'generic', { source: 'trigger', name: 'ada', appId: 'py', greeting: 'hi', token: null }],
+    ['http_text', 'httpResponse', { statusCode: 201, headers: { 'x-n': '5', 'x-ok': 'true', 'x-list': ['1', 'a'] }, body: 'made', bodyEncoding: 'utf8' }],
+    ['http_bytes', 'httpResponse', { statusCode: 200, headers: { 'content-type': 'application/octet-stream' }, body: 'AAH+/w==', bodyEncoding: 'base64' }],
+    ['http_base64', 'httpResponse', { statusCode: 200, headers: {}, body: 'AAE=', bodyEncoding: 'base64' }],
+    ['http_json', 'httpResponse', { statusCode: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"a":1}', bodyEncoding: 'utf8' }],
+    ['http_bad_status', 'error', { code: 'UHLP_SCRIPT_BAD_RESULT', message: 'statusCode must be an integer 100-599, got 700', status: 500 }],
+    ['string_status', 'generic', { statusCode: '200' }],
+    ['nothing', 'generic', null],
+    ['a_list', 'generic', [1, 'two', null, 2.5, 'é']],
+    ['a_set', 'error', { code: 'UHLP_SCRIPT_BAD_RESULT', message: 'the returned value is not JSON-serializable', status: 500 }],
+    ['not_a_number', 'error', { code: 'UHLP_SCRIPT_BAD_RESULT', message: 'the returned value is not JSON-serializable', status: 500 }],
+    ['cyclic', 'error', { code: 'UHLP_SCRIPT_BAD_RESULT', message: 'the returned value is not JSON-serializable', status: 500 }],
+    ['coded', 'error', { code: 'CONFLICT', message: 'already exists', status: 409, details: { id: 7 } }],
+    ['coded_status_code', 'error', { code: 'TEAPOT', message: 'short and stout', status: 418 }],
+    ['numeric_code', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'ValueError: e', status: 500 }],
+    ['plain', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: "KeyError: 'user'", status: 500 }],
+    ['empty', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'RuntimeError', status: 500 }],
+    ['awaited', 'generic', { awaited: true }],
+    ['handler', 'generic', { handler: true }],
+    ['default', 'generic', { handler: true }],
+  ];
+  it.each(cases)('%s -> %s', async (fn, resultType, data) => {
+    const answer = await run({ function: fn });
+    expect(answer).toMatchObject({ resultType, metrics: { execution_time_ms: expect.any(Number) } });
+    expect(answer.data).toEqual(data);
+    // A traceback never leaves the runner.
+    expect(JSON.stringify(answer.data)).not.toMatch(/Traceback|File "/);
+  });
+
+  it("calls the script's handler when the component names no function", async () => {
+    expect((await run({})).data).toEqual({ handler: true });
+  });
+
+  it("reports the script's first load, and only that one", async () => {
+    const fresh = await startPythonRunner(['--definitions', defs]);
+    const own = new SandboxClient({ kind: 'unix', socketPath: fresh.socketPath });
+    try {
+      expect((await run({ function: 'handler' }, {}, own)).metrics.script_load_ms).toEqual(expect.any(Number));
+      expect((await run({ function: 'handler' }, {}, own)).metrics.script_load_ms).toBeUndefined();
+    } finally {
+      own.close();
+      await fresh.stop();
+    }
+  });
+});
+
+describe('scripts the runner cannot run', () => {
+  const cases: Array<[name: string, task: Record<string, unknown>, code: string, message: RegExp]> = [
+    ['a missing script', { script: 'scripts/missing.py' }, 'UHLP_SCRIPT_NOT_FOUND', /does not exist in revision c0ffee012345/],
+    ['a syntax error', { script: 'scripts/broken.py' }, 'UHLP_SCRIPT_LOAD_FAILED', /SyntaxError: .* \(line 1\)/],
+    ['a script that raises while it loads', { script: 'scripts/raising.py' }, 'UHLP_SCRIPT_LOAD_FAILED', /ImportError: no such thing/],
+    ['a missing function', { function: 'nope' }, 'UHLP_FUNCTION_NOT_FOUND', /has no function "nope"/],
+    ['a name that is no function', { function: 'not_callable' }, 'UHLP_FUNCTION_NOT_FOUND', /not_callable/],
+    ['a class', { function: 'Conflict' }, 'UHLP_FUNCTION_NOT_FOUND', /Conflict/],
+    ['a path out of the app', { script: '../other/unit.py' }, 'UHLP_EXECUTE_BAD_REQUEST', /leaves the app directory/],
+    ['a JavaScript module', { script: 'scripts/greet.js' }, 'UHLP_EXECUTE_BAD_REQUEST', /not a \.py Python module/],
+    ['a revision that is no commit', { revision: 'HEAD' }, 'UHLP_EXECUTE_BAD_REQUEST', /not a commit id/],
+    ['an LLM task', { handler: 'LLM', llm: { prompt: 'p.njk' } }, 'UHLP_EXECUTE_BAD_REQUEST', /must name a JIT script/],
+    ["an oracle candidate (an ES module)", { function: 'handler', oracle: { source: 'export default () => 1', inputs: {} } }, 'UHLP_EXECUTE_BAD_REQUEST', /optimization oracle/],
+  ];
+  it.each(cases)('%s', async (_name, task, code, message) => {
+    const answer = await run(task);
+    expect(answer).toMatchObject({ resultType: 'error', data: { code, status: 500 } });
+    expect(answer.data.message).toMatch(message);
+  });
+});
+
+describe('the contract', () => {
+  it('refuses a request without a request id, one whose id differs, one that is not JSON and one that breaks the schema', async () => {
+    const body = JSON.stringify(request('c-1', { function: 'handler' }));
+    const [missing, differs, notJson, broken, badDetails] = await Promise.all([
+      raw(`POST /execute HTTP/1.1\r\nhost: r\r\ncontent-length: ${body.length}\r\n\r\n${body}`),
+      client.execute(body, 'c-2', 3000),
+      client.execute('nope!', 'c-3', 3000),
+      client.execute('{"requestId":"c-4","requestData":{"source":"ftp"}}', 'c-4', 3000),
+      client.execute(JSON.stringify({ ...request('c-5', {}), requestData: { source: 'http' } }), 'c-5', 3000),
+    ]);
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.body.toString())).toMatchObject({ error: 'UHLP_EXECUTE_BAD_REQUEST', details: /X-Request-ID/ });
+    expect([differs.status, notJson.status, broken.status, badDetails.status]).toEqual([400, 400, 400, 400]);
+    expect(JSON.parse(differs.body.toString()).details).toBe('requestId does not match the X-Request-ID header');
+    expect(JSON.parse(notJson.body.toString()).details).toBe('the body is not JSON');
+    expect(JSON.parse(broken.body.toString()).details).toMatch(/^\/requestData\/source: /);
+    expect(JSON.parse(badDetails.body.toString()).details).toBe('/requestData/httpDetails: required when source is "http"');
+  });
+
+  it('answers GET /healthz, 404 elsewhere and 405 for another method on /execute, and echoes the request id', async () => {
+    expect(await raw('GET /healthz HTTP/1.1\r\nhost: r\r\n\r\n')).toMatchObject({ status: 200 });
+    expect(JSON.parse((await raw('GET /healthz HTTP/1.1\r\nhost: r\r\n\r\n')).body.toString())).toEqual({ status: 'ok', busy: false, running: 0 });
+    expect((await raw('GET /nope HTTP/1.1\r\nhost: r\r\n\r\n')).status).toBe(404);
+    expect((await raw('PUT /execute HTTP/1.1\r\nhost: r\r\ncontent-length: 2\r\n\r\n{}')).status).toBe(405);
+    const body = JSON.stringify(request('e-1', { function: 'handler' }));
+    const echoed = await rawText(`POST /execute HTTP/1.1\r\nhost: r\r\nx-request-id: e-1\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+    expect(echoed).toMatch(/^HTTP\/1\.1 200 OK\r\n(.*\r\n)*x-request-id: e-1\r\n/);
+  });
+
+  it('runs one execution at a time by default and refuses one more with 429', async () => {
+    const second = new SandboxClient({ kind: 'unix', socketPath: runner.socketPath });
+    try {
+      const slow = run({ function: 'slow' });
+      const health = new SandboxClient({ kind: 'unix', socketPath: runner.socketPath });
+      for (let i = 0; i < 200 && (await health.health(1000))?.running !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      health.close();
+      const busy = await second.execute(JSON.stringify(request('b-1', { function: 'handler' })), 'b-1', 3000);
+      expect(busy.status).toBe(429);
+      expect(JSON.parse(busy.body.toString())).toMatchObject({ error: 'UHLP_RUNNER_BUSY', details: expect.stringMatching(/^busy with u-\d+$/) });
+      expect((await slow).data).toEqual({ slow: true });
+    } finally {
+      second.close();
+    }
+  });
+
+  it('knows every keyword of the schema the build writes from the TypeBox source', () => {
+    const dir = pythonRunnerDir();
+    const unknown = execFileSync(DEFAULT_PYTHON_PATH, ['-B', '-E', '-S', '-c', 'import execute_contract as c, json; print(json.dumps(sorted(c.schema_keywords() - c.KNOWN_KEYWORDS)))'], { cwd: dir, encoding: 'utf8' });
+    expect(JSON.parse(unknown)).toEqual([]);
+  });
+
+  it('refuses a bad command line with exit status 64', () => {
+    for (const args of [['--listen', 'tcp:nowhere'], ['--bogus'], ['--listen', 'unix:/tmp/x.sock', '--definitions', '/tmp', '--concurrency', '0']]) {
+      let status = 0;
+      try {
+        execFileSync(DEFAULT_PYTHON_PATH, ['-B', '-E', '-S', path.join(pythonRunnerDir(), 'main.py'), ...args], { stdio: 'pipe' });
+      } catch (error) {
+        status = (error as { status: number }).status;
+      }
+      expect(status, args.join(' ')).toBe(64);
+    }
+  });
+});
+
+describe('the write surface', () => {
+  it("points TMPDIR, TEMP, TMP and tempfile at the turn's tmp directory, and writes no bytecode anywhere", async () => {
+    const answer = await run({ function: 'temp' }, { workspace: { tmpDir: 'tmp/s1', outputDir: 'output/s1' } });
+    const tmpDir = path.join(work, 'tmp/s1');
+    expect(answer.data).toEqual({
+      env: [tmpDir, tmpDir, tmpDir],
+      file: tmpDir,
+      gettempdir: tmpDir,
+      workspace: { tmpDir, outputDir: path.join(work, 'output/s1') },
+      dont_write_bytecode: true,
+    });
+    const everything = [...readdirSync(defs, { recursive: true }), ...readdirSync(work, { recursive: true }), ...readdirSync(path.dirname(runner.socketPath), { recursive: true })].map(String);
+    expect(everything.filter((name) => name.includes('__pycache__') || name.endsWith('.pyc'))).toEqual([]);
+  });
+
+  it('makes no absolute workspace of one that leaves the work tree, and points TMPDIR nowhere near it', async () => {
+    const answer = await run({ function: 'temp' }, { workspace: { tmpDir: '../../etc', outputDir: 'output/s1' } });
+    // As in the jit-runner: the context as sent, unresolved.
+    expect(answer.data.workspace).toEqual({ tmpDir: '../../etc', outputDir: 'output/s1' });
+    expect(answer.data.env[0]).not.toMatch(/etc/);
+  });
+});
+
+describe('a script that takes its process down', () => {
+  it('ends the runner when it calls sys.exit(), with no answer, as process.exit() does', async () => {
+    const own = await startPythonRunner(['--definitions', defs]);
+    const ownClient = new SandboxClient({ kind: 'unix', socketPath: own.socketPath });
+    try {
+      await expect(ownClient.execute(JSON.stringify(request('x-1', { function: 'ends' })), 'x-1', 3000)).rejects.toMatchObject({ name: 'SandboxTransportError' });
+      expect(await own.exited).toBe(3);
+    } finally {
+      ownClient.close();
+      await own.stop();
+    }
+  });
+
+  it('ends the runner as a heap limit (status 134, "heap out of memory") when it fills its --memory-mb', async () => {
+    const own = await startPythonRunner(['--definitions', defs, '--memory-mb', '48']);
+    const ownClient = new SandboxClient({ kind: 'unix', socketPath: own.socketPath });
+    try {
+      await expect(ownClient.execute(JSON.stringify(request('m-1', { function: 'hog' })), 'm-1', 10_000)).rejects.toMatchObject({ name: 'SandboxTransportError' });
+      expect(await own.exited).toBe(134);
+      expect(own.stderr()).toMatch(/heap out of memory.*\(limit 48 MB\)/);
+    } finally {
+      ownClient.close();
+      await own.stop();
+    }
+  });
+});
+
+describe('the process around the runner', () => {
+  it('finishes what it runs on SIGTERM with --drain-on-sigterm, then exits 0; stops at once without it', async () => {
+    const draining = await startPythonRunner(['--definitions', defs, '--drain-on-sigterm']);
+    const own = new SandboxClient({ kind: 'unix', socketPath: draining.socketPath });
+    try {
+      const slow = own.execute(JSON.stringify(request('d-1', { function: 'slow' })), 'd-1', 5000);
+      const health = new SandboxClient({ kind: 'unix', socketPath: draining.socketPath });
+      for (let i = 0; i < 200 && (await health.health(1000))?.running !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      health.close();
+      draining.child.kill('SIGTERM');
+      const answer = await slow;
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body.toString()).data).toEqual({ slow: true });
+      expect(await draining.exited).toBe(0);
+    } finally {
+      own.close();
+      await draining.stop();
+    }
+    const stopping = await startPythonRunner(['--definitions', defs]);
+    stopping.child.kill('SIGTERM');
+    expect(await stopping.exited).toBe(0);
+  });
+
+  it('exits when its parent closes its stdin, with --exit-on-stdin-close', async () => {
+    const watched = await startPythonRunner(['--definitions', defs, '--exit-on-stdin-close']);
+    watched.child.stdin!.end();
+    expect(await watched.exited).toBe(0);
+  });
+
+  it("keeps a script the core sent with the request when it reads definitions through MCP, and runs it from then on", async () => {
+    const cache = mkdtempSync(path.join(os.tmpdir(), 'uhlp-pycache-'));
+    const pod = await startPythonRunner(['--definitions', cache, '--definitions-via-mcp']);
+    const own = new SandboxClient({ kind: 'unix', socketPath: pod.socketPath });
+    try {
+      const sent = { ...request('s-1', { script: 'scripts/sent.py' }), definitionFiles: [{ path: 'scripts/sent.py', content: 'def handler(event, ctx):\n    return {"sent": True}\n' }] };
+      const first = JSON.parse((await own.execute(JSON.stringify(sent), 's-1', 5000)).body.toString());
+      expect(first).toMatchObject({ resultType: 'generic', data: { sent: true }, metrics: { script_load_ms: expect.any(Number) } });
+      const again = JSON.parse((await own.execute(JSON.stringify(request('s-2', { script: 'scripts/sent.py' })), 's-2', 5000)).body.toString());
+      expect(again.data).toEqual({ sent: true });
+      // Kept read-only, with no bytecode beside it.
+      expect(readdirSync(path.join(cache, REVISION, 'scripts'))).toEqual(['sent.py']);
+      // Neither sent nor reachable through MCP (this execution has no token): a load failure with the reason.
+      const missing = JSON.parse((await own.execute(JSON.stringify(request('s-3', { script: 'scripts/other.py' })), 's-3', 5000)).body.toString());
+      expect(missing).toMatchObject({ resultType: 'error', data: { code: 'UHLP_SCRIPT_LOAD_FAILED', message: expect.stringMatching(/could not be read from the core: this execution has no MCP token/) } });
+    } finally {
+      own.close();
+      await pod.stop();
+    }
+  });
+});
+
+/** One raw exchange on a new connection, as the bytes of the answer's head. */
+function rawText(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(runner.socketPath);
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      if (received.includes('\r\n\r\n')) {
+        socket.destroy();
+        resolve(received);
+      }
+    });
+    socket.on('error', reject);
+    socket.write(text);
+  });
+}
+
+/** One raw exchange on a new connection. */
+function raw(text: string): Promise<ParsedResponse> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(runner.socketPath);
+    const parser = new Http1ResponseParser();
+    socket.on('data', (chunk: Buffer) => {
+      const answer = parser.push(chunk);
+      if (answer) {
+        socket.destroy();
+        resolve(answer);
+      }
+    });
+    socket.on('error', reject);
+    socket.write(text);
+  });
+}
