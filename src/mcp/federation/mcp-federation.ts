@@ -17,7 +17,7 @@ import type { Metrics } from '../../metrics.js';
 import type { McpServerLaunch } from '../../sandbox/sandbox-driver.js';
 import type { WarmPool } from '../../sandbox/warm-pool.js';
 import { canonicalJson } from '../../shared/canonical-json.js';
-import { UhlpError, isUhlpError } from '../../shared/errors.js';
+import { UhlpError, errorStatus, isUhlpError } from '../../shared/errors.js';
 import { capabilityDenied } from '../capability-guard.js';
 import type { ListedMcpTool } from '../core-mcp-protocol.js';
 import type { ExecutionGrant } from '../mcp-token-service.js';
@@ -371,7 +371,12 @@ function checkResult(result: Record<string, unknown>, server: FederatedServer): 
     return {
       isError: true,
       content: content as CallToolResult['content'],
-      structuredContent: { code: 'UHLP_MCP_SERVER_ERROR', message: `${server.id}: ${String(text?.text ?? 'the tool failed').slice(0, 1000)}`, status: 502, details: { server: server.id, content } },
+      structuredContent: {
+        code: 'UHLP_MCP_SERVER_ERROR',
+        message: `${server.id}: ${String(text?.text ?? 'the tool failed').slice(0, 1000)}`,
+        status: errorStatus('UHLP_MCP_SERVER_ERROR'),
+        details: { server: server.id, content },
+      },
     };
   }
   return { content: content as CallToolResult['content'], structuredContent };
