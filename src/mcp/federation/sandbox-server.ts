@@ -21,11 +21,33 @@ export interface SandboxServerOptions {
 
 /** Time the core gives the host beyond the call's own timeout to say that it timed out. */
 const HOST_MARGIN_MS = 1_000;
+/** Sandboxes a call tries when each refuses the connection (died idle). */
+const CONNECT_ATTEMPTS = 3;
 
 export function createSandboxServer(options: SandboxServerOptions): FederatedServer {
   const { id } = options;
 
   async function send(method: McpHostCall['method'], params: Record<string, unknown>): Promise<McpHostAnswer> {
+    // A sandbox that died idle (its pool not told yet) refuses the connection: the call never reached a
+    // server, so it goes to another sandbox. Anything the server may have seen is never sent twice.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await sendOnce(method, params);
+      } catch (error) {
+        if (!(error instanceof SandboxTransportError) || error.failure !== 'connect' || attempt >= CONNECT_ATTEMPTS) {
+          throw error instanceof SandboxTransportError ? transportFailure(error, method) : error;
+        }
+      }
+    }
+  }
+
+  function transportFailure(error: SandboxTransportError, method: string): Error {
+    if (error.failure === 'timeout') return serverFailure('UHLP_MCP_SERVER_TIMEOUT', id, `no answer within ${options.timeoutMs} ms`);
+    if (error.failure === 'too-large') return serverFailure('UHLP_MCP_SERVER_OUTPUT_TOO_LARGE', id, 'the answer is too large');
+    return serverFailure('UHLP_MCP_SERVER_CRASHED', id, `the server went away during ${method}`);
+  }
+
+  async function sendOnce(method: McpHostCall['method'], params: Record<string, unknown>): Promise<McpHostAnswer> {
     const pool = await options.pool();
     if (pool === undefined) throw serverFailure('UHLP_MCP_SERVER_UNAVAILABLE', id, 'its pool is not running');
     let lease;
@@ -49,9 +71,7 @@ export function createSandboxServer(options: SandboxServerOptions): FederatedSer
       if (isUhlpError(error)) throw error;
       if (error instanceof SandboxTransportError) {
         pool.release(lease, error.failure === 'timeout' ? 'timeout' : 'crash');
-        if (error.failure === 'timeout') throw serverFailure('UHLP_MCP_SERVER_TIMEOUT', id, `no answer within ${options.timeoutMs} ms`);
-        if (error.failure === 'too-large') throw serverFailure('UHLP_MCP_SERVER_OUTPUT_TOO_LARGE', id, 'the answer is too large');
-        throw serverFailure('UHLP_MCP_SERVER_CRASHED', id, `the server went away during ${method}`);
+        throw error;
       }
       pool.release(lease, 'bad-response');
       throw serverFailure('UHLP_MCP_SERVER_PROTOCOL_ERROR', id, 'the host answered no valid JSON');
