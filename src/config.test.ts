@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
+import { hostEnvironment, loadConfig, loadLedgerPruneEnv, loadOperatorEnv, loadStateTarget } from './config.js';
 
 describe('loadConfig', () => {
   it('has documented defaults and is frozen', () => {
@@ -110,5 +110,36 @@ describe('loadConfig', () => {
 
   it('requires a definitions directory', () => {
     expect(() => loadConfig(undefined, {}, {})).toThrow(/definitions directory is required/);
+  });
+});
+
+describe('the environment beyond loadConfig', () => {
+  it('keeps the host environment as it was given, frozen, for the processes the core starts', () => {
+    const given = { PATH: '/opt/bin:/usr/bin', LANG: 'C.UTF-8', UNSET: undefined };
+    const host = hostEnvironment(given);
+    expect(host).toEqual({ PATH: '/opt/bin:/usr/bin', LANG: 'C.UTF-8' });
+    expect(Object.isFrozen(host)).toBe(true);
+    given.PATH = '/changed';
+    expect(host.PATH).toBe('/opt/bin:/usr/bin');
+    expect(loadConfig('d', {}, { PATH: '/opt/bin' }).hostEnv).toEqual({ PATH: '/opt/bin' });
+  });
+
+  it('gives `uhlp operator` its log level and runner images, validated as the core validates them', () => {
+    expect(loadOperatorEnv({})).toEqual({ debug: false, images: {} });
+    expect(loadOperatorEnv({ UHLP_LOG_LEVEL: 'debug', UHLP_IMAGE_JIT: 'uhlp/jit-runner:dev' })).toEqual({ debug: true, images: { jit: 'uhlp/jit-runner:dev' } });
+    expect(() => loadOperatorEnv({ UHLP_IMAGE_LLM: 'not an image' })).toThrow(/UHLP_IMAGE_LLM must be an image reference, got "not an image"/);
+  });
+
+  it('gives `uhlp fn` the cores\' state, the flag over the variable, and their key prefix', () => {
+    expect(loadStateTarget(undefined, {})).toEqual({ state: undefined, keyPrefix: 'uhlp' });
+    expect(loadStateTarget('redis://a:6379', { UHLP_STATE: 'redis://b:6379', UHLP_STATE_PREFIX: 'team-1' })).toEqual({ state: 'redis://a:6379', keyPrefix: 'team-1' });
+    expect(loadStateTarget(undefined, { UHLP_STATE: 'redis://b:6379' }).state).toBe('redis://b:6379');
+    expect(() => loadStateTarget(undefined, { UHLP_STATE_PREFIX: 'a b' })).toThrow(/UHLP_STATE_PREFIX must be up to 64 letters/);
+  });
+
+  it('gives `uhlp ledger prune` the cores\' session life, validated as the core validates it', () => {
+    expect(loadLedgerPruneEnv({})).toEqual({ sessionTtlSeconds: undefined });
+    expect(loadLedgerPruneEnv({ UHLP_SESSION_TTL_SECONDS: '600' })).toEqual({ sessionTtlSeconds: 600 });
+    expect(() => loadLedgerPruneEnv({ UHLP_SESSION_TTL_SECONDS: 'an hour' })).toThrow(/UHLP_SESSION_TTL_SECONDS must be an integer 1-2592000, got "an hour"/);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * The only module that reads environment variables and command-line flags. It
  * validates everything once, names the bad value, and returns a frozen object;
- * the rest of the core takes a `CoreConfig` and never looks at process.env.
+ * the rest of the core (and the CLI) takes a `CoreConfig`, or what one of the
+ * loaders here gives, and never looks at process.env
+ * (src/environment-boundary.test.ts says so).
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -121,6 +123,12 @@ export interface CoreConfig {
   readonly publicUrl?: string;
   /** Workflow run records. */
   readonly runs: RunsConfig;
+  /**
+   * The environment the core was started with, frozen (hostEnvironment()): the host variables
+   * an app's `shell.env` may name, and the PATH of the processes the core starts (the std-body
+   * host, unisolated runners, bubblewrap's lookup).
+   */
+  readonly hostEnv: HostEnvironment;
   /** The optimization oracle (docs/oracle.md). */
   readonly oracle: OracleConfig;
   /** The web console at /_uhlp/console/ (docs/console.md). */
@@ -272,6 +280,24 @@ export interface ConfigFlags {
   'unsafe-process-sandboxes'?: boolean;
 }
 
+/** An environment as the process has it: variable names to values. */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/** The environment the core's child processes inherit of it, frozen. */
+export type HostEnvironment = Readonly<Record<string, string>>;
+
+/**
+ * A frozen copy of the environment the process started with: what the child
+ * processes the core starts inherit of it (Git commands, the std-body host,
+ * unisolated runners) and what an app's `shell.env` passes on, by name. It is
+ * not parsed: options are read from the environment by the loaders below.
+ */
+export function hostEnvironment(env: Environment = process.env): HostEnvironment {
+  const copy: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) copy[name] = value;
+  return Object.freeze(copy);
+}
+
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const DRIVERS: readonly DriverName[] = ['process', 'docker', 'pod'];
 
@@ -294,7 +320,7 @@ function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[
  * The ledger key from `UHLP_LEDGER_KEY_FILE` or `UHLP_LEDGER_KEY` (not both), or
  * undefined. Shared by the core and `uhlp ledger verify`.
  */
-export function loadLedgerKey(env: NodeJS.ProcessEnv = process.env): LedgerKey | undefined {
+export function loadLedgerKey(env: Environment = process.env): LedgerKey | undefined {
   const file = env.UHLP_LEDGER_KEY_FILE || undefined;
   const value = env.UHLP_LEDGER_KEY || undefined;
   if (file !== undefined && value !== undefined) invalid('UHLP_LEDGER_KEY_FILE', 'unset when UHLP_LEDGER_KEY is set (one key source)', file);
@@ -303,7 +329,7 @@ export function loadLedgerKey(env: NodeJS.ProcessEnv = process.env): LedgerKey |
 }
 
 /** The sources key from `UHLP_SOURCES_KEY_FILE` or `UHLP_SOURCES_KEY` (not both), or undefined. Shared by the core and `uhlp queues`. */
-export function loadSourcesKeyConfig(env: NodeJS.ProcessEnv = process.env): LedgerKey | undefined {
+export function loadSourcesKeyConfig(env: Environment = process.env): LedgerKey | undefined {
   const file = env.UHLP_SOURCES_KEY_FILE || undefined;
   const value = env.UHLP_SOURCES_KEY || undefined;
   if (file !== undefined && value !== undefined) invalid('UHLP_SOURCES_KEY_FILE', 'unset when UHLP_SOURCES_KEY is set (one key source)', file);
@@ -316,7 +342,7 @@ export function loadSourcesKeyConfig(env: NodeJS.ProcessEnv = process.env): Ledg
 export function loadConfig(
   definitionsDir: string | undefined,
   flags: ConfigFlags,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Environment = process.env,
   mode: { devMode: boolean } = { devMode: true },
 ): CoreConfig {
   const pick = (flag: Exclude<keyof ConfigFlags, 'namespace' | 'unsafe-process-sandboxes'>, variable: string): { name: string; raw: string } | undefined => {
@@ -347,8 +373,7 @@ export function loadConfig(
   if (state && state.raw !== 'memory' && !/^rediss?:\/\/./.test(state.raw)) invalid(state.name, 'memory or a redis:// URL', state.raw);
   // `git pull` hands its remote to `git fetch` without --end-of-options, so a leading "-" would be an option there.
   if (pull && (pull.raw.startsWith('-') || /[\s\0]/.test(pull.raw))) invalid(pull.name, 'a remote name or URL (not starting with "-", no whitespace)', pull.raw);
-  const statePrefix = env.UHLP_STATE_PREFIX ?? 'uhlp';
-  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(statePrefix)) invalid('UHLP_STATE_PREFIX', 'up to 64 letters, digits, ":", "_" or "-"', statePrefix);
+  const statePrefix = statePrefixOf(env);
   const bodyLimit = env.UHLP_BODY_LIMIT_BYTES ? { name: 'UHLP_BODY_LIMIT_BYTES', raw: env.UHLP_BODY_LIMIT_BYTES } : undefined;
   // Derived from the data directory by default: stable across restarts (so a restarted core adopts
   // its own containers) and distinct for two cores on one machine (so neither takes the other's).
@@ -413,7 +438,7 @@ export function loadConfig(
       retention ? (retention.raw.trim() === 'none' ? {} : parseRetentionSpec(retention.raw, retention.name)) : mode.devMode ? parseRetentionSpec('*=24h/2Gi', 'default') : {},
     ),
     ledgerPruneIntervalSeconds: envInt('UHLP_LEDGER_PRUNE_INTERVAL_SECONDS', 60, 0, 86_400),
-    sessionTtlSeconds: envInt('UHLP_SESSION_TTL_SECONDS', 3600, 1, 30 * 86400),
+    sessionTtlSeconds: sessionTtlSecondsOf(env) ?? 3600,
     idempotencyTtlSeconds: envInt('UHLP_IDEMPOTENCY_TTL_SECONDS', 86400, 1, 30 * 86400),
     reloadIntervalMs: envInt('UHLP_RELOAD_INTERVAL_MS', 1000, 0, 3600_000),
     pullRemote: pull?.raw,
@@ -431,6 +456,7 @@ export function loadConfig(
       ttlSeconds: envInt('UHLP_RUN_TTL_SECONDS', 7 * 86400, 60, 365 * 86400),
       maxBytes: envInt('UHLP_RUN_MAX_BYTES', 1024 * 1024, 4096, 64 * 1024 * 1024),
     }),
+    hostEnv: hostEnvironment(env),
     oracle: Object.freeze({
       enabled: env.UHLP_ORACLE ? oneOf('UHLP_ORACLE', env.UHLP_ORACLE, ['on', 'off'] as const) === 'on' : true,
       ...(env.UHLP_ORACLE_CODEGEN_MODEL ? { codegenModel: env.UHLP_ORACLE_CODEGEN_MODEL } : {}),
@@ -458,9 +484,66 @@ function consoleConfig(env: NodeJS.ProcessEnv, coreHost: string): ConsoleConfig 
   });
 }
 
+/** The key prefix of the runtime state (`UHLP_STATE_PREFIX`), shared by the core and `uhlp fn`. */
+function statePrefixOf(env: Environment): string {
+  const statePrefix = env.UHLP_STATE_PREFIX ?? 'uhlp';
+  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(statePrefix)) invalid('UHLP_STATE_PREFIX', 'up to 64 letters, digits, ":", "_" or "-"', statePrefix);
+  return statePrefix;
+}
+
+/** `UHLP_SESSION_TTL_SECONDS`, when set: the core's session life, and the one `uhlp ledger prune` assumes. */
+function sessionTtlSecondsOf(env: Environment): number | undefined {
+  return env.UHLP_SESSION_TTL_SECONDS ? integer('UHLP_SESSION_TTL_SECONDS', env.UHLP_SESSION_TTL_SECONDS, 1, 30 * 86400) : undefined;
+}
+
+/** What `uhlp fn` reads of the environment: the cores' runtime state (`--state` wins over `UHLP_STATE`) and its key prefix. */
+export interface StateTarget {
+  /** `memory`, a `redis://` URL, or anything the command refuses; undefined when neither is set. */
+  readonly state: string | undefined;
+  readonly keyPrefix: string;
+}
+
+export function loadStateTarget(flag: string | undefined, env: Environment = process.env): StateTarget {
+  return Object.freeze({ state: flag ?? env.UHLP_STATE, keyPrefix: statePrefixOf(env) });
+}
+
+/** What `uhlp ledger prune` reads of the environment beside the ledger key. */
+export interface LedgerPruneEnv {
+  /** The cores' session life (`UHLP_SESSION_TTL_SECONDS`), seconds, when set. */
+  readonly sessionTtlSeconds: number | undefined;
+}
+
+export function loadLedgerPruneEnv(env: Environment = process.env): LedgerPruneEnv {
+  return Object.freeze({ sessionTtlSeconds: sessionTtlSecondsOf(env) });
+}
+
+/** What `uhlp operator` reads of the environment. */
+export interface OperatorEnv {
+  /** `UHLP_LOG_LEVEL=debug` logs at debug; anything else at info. */
+  readonly debug: boolean;
+  /** Runner images of the warm pods (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`, as for the core); flags win. */
+  readonly images: Readonly<{ jit?: string; llm?: string }>;
+}
+
+export function loadOperatorEnv(env: Environment = process.env): OperatorEnv {
+  return Object.freeze({ debug: env.UHLP_LOG_LEVEL === 'debug', images: runnerImages(env) });
+}
+
 const IMAGE_REFERENCE = /^[a-z0-9][a-z0-9._/:@-]{0,254}$/i;
 
-function podsConfig(env: NodeJS.ProcessEnv): PodsConfig {
+/** Runner images from `UHLP_IMAGE_JIT` and `UHLP_IMAGE_LLM`, each an image reference. */
+function runnerImages(env: Environment): Readonly<{ jit?: string; llm?: string }> {
+  const images: { jit?: string; llm?: string } = {};
+  for (const [name, runner] of [['UHLP_IMAGE_JIT', 'jit'], ['UHLP_IMAGE_LLM', 'llm']] as const) {
+    const value = env[name] || undefined;
+    if (value === undefined) continue;
+    if (!IMAGE_REFERENCE.test(value)) invalid(name, 'an image reference', value);
+    images[runner] = value;
+  }
+  return Object.freeze(images);
+}
+
+function podsConfig(env: Environment): PodsConfig {
   const mcpUrl = env.UHLP_MCP_URL || undefined;
   if (mcpUrl !== undefined && !/^https?:\/\/[^\s/]+\/\S*$/.test(mcpUrl)) invalid('UHLP_MCP_URL', 'an http(s) URL with a path, e.g. http://10.96.0.20:8080/mcp', mcpUrl);
   const namespace = env.UHLP_POD_NAMESPACE || undefined;
@@ -469,20 +552,13 @@ function podsConfig(env: NodeJS.ProcessEnv): PodsConfig {
   if (corePod !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/.test(corePod)) {
     invalid('UHLP_CORE_POD', 'a pod as <namespace>/<name>', corePod);
   }
-  const images: { jit?: string; llm?: string } = {};
-  for (const [name, runner] of [['UHLP_IMAGE_JIT', 'jit'], ['UHLP_IMAGE_LLM', 'llm']] as const) {
-    const value = env[name] || undefined;
-    if (value === undefined) continue;
-    if (!IMAGE_REFERENCE.test(value)) invalid(name, 'an image reference', value);
-    images[runner] = value;
-  }
-  return Object.freeze({ ...(mcpUrl ? { mcpUrl } : {}), ...(namespace ? { namespace } : {}), ...(corePod ? { corePod } : {}), images: Object.freeze(images) });
+  return Object.freeze({ ...(mcpUrl ? { mcpUrl } : {}), ...(namespace ? { namespace } : {}), ...(corePod ? { corePod } : {}), images: runnerImages(env) });
 }
 
 const HOST_PORT = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)):(\d{1,5})$/;
 
 /** A comma-separated list of host:port pairs ([v6]:port for IPv6), lower case. */
-function hostPortList(env: NodeJS.ProcessEnv, variable: string): readonly string[] {
+function hostPortList(env: Environment, variable: string): readonly string[] {
   const list: string[] = [];
   for (const raw of (env[variable] ?? '').split(',')) {
     const entry = raw.trim().toLowerCase();
@@ -508,7 +584,7 @@ export interface McpFederationConfig {
   readonly packageCache: string;
 }
 
-function mcpFederationConfig(env: NodeJS.ProcessEnv, dataDir: string): McpFederationConfig {
+function mcpFederationConfig(env: Environment, dataDir: string): McpFederationConfig {
   const file = (variable: string): string | undefined => {
     const value = env[variable] ? path.resolve(env[variable]!) : undefined;
     if (value !== undefined && !existsSync(value)) invalid(variable, 'an existing file', env[variable]!);
@@ -524,7 +600,7 @@ function mcpFederationConfig(env: NodeJS.ProcessEnv, dataDir: string): McpFedera
   });
 }
 
-function gitSourcesConfig(env: NodeJS.ProcessEnv): GitSourcesConfig {
+function gitSourcesConfig(env: Environment): GitSourcesConfig {
   const allowPrivate = hostPortList(env, 'UHLP_GIT_ALLOW_PRIVATE');
   const caFile = env.UHLP_GIT_CA_FILE ? path.resolve(env.UHLP_GIT_CA_FILE) : undefined;
   if (caFile !== undefined && !existsSync(caFile)) invalid('UHLP_GIT_CA_FILE', 'an existing PEM file', env.UHLP_GIT_CA_FILE!);

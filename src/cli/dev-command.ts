@@ -56,7 +56,8 @@ async function runCore(argv: string[], mode: { devMode: boolean; usage: string }
     },
   });
   if (positionals.length > 1 || (positionals.length === 0 && values.registry !== 'kubernetes')) throw new Error(`usage: ${mode.usage}`);
-  const config = loadConfig(positionals[0], values, process.env, { devMode: mode.devMode });
+  // The environment is the process's: config.ts reads it.
+  const config = loadConfig(positionals[0], values, undefined, { devMode: mode.devMode });
   if (config.driver === 'docker') {
     // Images are built locally (no registry); this is a no-op when their inputs did not change.
     const built = await buildImages({ onProgress: (line) => process.stderr.write(`${line}\n`) });

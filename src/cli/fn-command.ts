@@ -16,6 +16,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { loadStateTarget, type Environment } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { buildBundle, openBundle, readBundleDir } from '../contract/cs-bundle/function-bundle.js';
 import { checkAlias, checkSha256, isSha256, parseFunctionName } from '../functions/function-ref.js';
@@ -41,12 +42,12 @@ const OPTIONS = {
 export interface FnCommandIo {
   /** @defaultValue process.stdout.write */
   readonly write?: (text: string) => void;
-  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Stands for the process's environment (config.ts reads that one). */
+  readonly env?: Environment;
 }
 
 export async function fnCommand(argv: string[], io: FnCommandIo = {}): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS, strict: true });
-  const env = io.env ?? process.env;
   const print = (value: unknown): void => (io.write ?? ((text: string) => void process.stdout.write(text)))(`${JSON.stringify(value, null, 2)}\n`);
   const [sub, ...rest] = positionals;
   const app = (): string => {
@@ -54,11 +55,12 @@ export async function fnCommand(argv: string[], io: FnCommandIo = {}): Promise<n
     return values.app;
   };
   const withStore = async <T>(use: (store: RuntimeStore) => Promise<T>): Promise<T> => {
-    const url = values.state ?? env['UHLP_STATE'];
+    const target = loadStateTarget(values.state, io.env);
+    const url = target.state;
     if (url === undefined || !/^rediss?:\/\//.test(url)) {
       throw new UhlpError('UHLP_CONFIG_INVALID', 'this command needs the cores\' Redis: --state redis://... or UHLP_STATE (a core on the memory store takes functions over MCP: core.fn.publish)', { field: 'state' });
     }
-    const store = await RedisRuntimeStore.connect({ url, keyPrefix: `${env['UHLP_STATE_PREFIX'] ?? 'uhlp'}`, timeoutMs: 5000 });
+    const store = await RedisRuntimeStore.connect({ url, keyPrefix: target.keyPrefix, timeoutMs: 5000 });
     try {
       return await use(store);
     } finally {
@@ -128,7 +130,7 @@ export async function fnCommand(argv: string[], io: FnCommandIo = {}): Promise<n
       let remote: RedisRuntimeStore | undefined;
       if (kvEndpoint !== undefined) {
         if (!/^rediss?:\/\//.test(kvEndpoint)) throw new UhlpError('UHLP_CONFIG_INVALID', `--kv-endpoint must be a redis:// URL, got "${kvEndpoint}"`, { field: 'kv-endpoint' });
-        remote = await RedisRuntimeStore.connect({ url: kvEndpoint, keyPrefix: env['UHLP_STATE_PREFIX'] ?? 'uhlp', timeoutMs: 5000 });
+        remote = await RedisRuntimeStore.connect({ url: kvEndpoint, keyPrefix: loadStateTarget(undefined, io.env).keyPrefix, timeoutMs: 5000 });
       }
       try {
         const output = await runLocal({ bundle, event, tenant, kv: remote ?? memoryKv() });

@@ -6,7 +6,7 @@
  * be pruned, 2 on a usage error.
  */
 import { existsSync } from 'node:fs';
-import { loadLedgerKey } from '../config.js';
+import { loadLedgerKey, loadLedgerPruneEnv, type Environment } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { readLedgerKeyFile, type LedgerKey } from '../ledger/ledger-key.js';
 import { pruneLedgers } from '../ledger/ledger-prune.js';
@@ -33,7 +33,8 @@ const defaultIo: LedgerVerifyIo = {
 };
 
 /** `argv` is what follows `uhlp ledger prune`. Resolves to the exit code. */
-export async function runLedgerPrune(argv: string[], io: LedgerVerifyIo = defaultIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/** `env` stands for the process's environment (config.ts reads that one) in tests. */
+export async function runLedgerPrune(argv: string[], io: LedgerVerifyIo = defaultIo, env?: Environment): Promise<number> {
   let dataDir = './.uhlp';
   let dryRun = false;
   const values: Partial<Record<'max-age' | 'max-size' | 'retention' | 'session-ttl' | 'key-file', string>> = {};
@@ -67,11 +68,8 @@ export async function runLedgerPrune(argv: string[], io: LedgerVerifyIo = defaul
       planes = Object.fromEntries([...Object.keys(planes), '*'].map((plane) => [plane, { ...planes[plane], ...everywhere }]));
     }
     apps = { ...(known?.policy.apps ?? {}) };
-    const ttlSeconds = Number(env.UHLP_SESSION_TTL_SECONDS);
-    sessionTtlMs =
-      values['session-ttl'] !== undefined
-        ? parseDuration(values['session-ttl'], '--session-ttl')
-        : (known?.sessionTtlMs ?? (Number.isSafeInteger(ttlSeconds) && ttlSeconds > 0 ? ttlSeconds * 1000 : 3600_000));
+    const ttlSeconds = values['session-ttl'] === undefined && known?.sessionTtlMs === undefined ? loadLedgerPruneEnv(env).sessionTtlSeconds : undefined;
+    sessionTtlMs = values['session-ttl'] !== undefined ? parseDuration(values['session-ttl'], '--session-ttl') : (known?.sessionTtlMs ?? (ttlSeconds ?? 3600) * 1000);
     key = values['key-file'] !== undefined ? readLedgerKeyFile(values['key-file'], '--key-file') : loadLedgerKey(env);
   } catch (error) {
     if (!(error instanceof UhlpError)) throw error;

@@ -11,7 +11,7 @@
  * A long run reports its progress on stderr every few seconds, and its rate and
  * peak memory at the end.
  */
-import { loadLedgerKey } from '../config.js';
+import { loadLedgerKey, type Environment } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { ledgerKeyring, readLedgerKeyFile, type LedgerKey } from '../ledger/ledger-key.js';
 import { verifyLedgers } from '../ledger/ledger-verify.js';
@@ -50,7 +50,8 @@ const defaultIo: LedgerVerifyIo = {
 };
 
 /** `argv` is what follows `uhlp ledger verify`. Resolves to the exit code. */
-export async function runLedgerVerify(argv: string[], io: LedgerVerifyIo = defaultIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/** `env` stands for the process's environment (config.ts reads that one) in tests. */
+export async function runLedgerVerify(argv: string[], io: LedgerVerifyIo = defaultIo, env?: Environment): Promise<number> {
   let dataDir = './.uhlp';
   let full = false;
   let allowUnkeyed = false;

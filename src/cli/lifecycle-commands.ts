@@ -53,7 +53,7 @@ export async function startCommand(argv: string[]): Promise<number> {
   });
   if (positionals.length !== 1) throw new Error(`usage: ${START_USAGE}`);
   // Validates every flag before anything is spawned.
-  const config = loadConfig(positionals[0], values, process.env, { devMode: false });
+  const config = loadConfig(positionals[0], values, undefined, { devMode: false });
   const previous = readRuntimeState(config.dataDir);
   if (previous && isProcessAlive(previous.core.pid)) {
     process.stderr.write(`uhlp: already running (core pid ${previous.core.pid}, ${previous.url}); run uhlp stop first\n`);

@@ -7,7 +7,8 @@
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadOperatorEnv, type OperatorEnv } from '../config.js';
+import { defaultKubeConfig } from '../k8s/default-kube-config.js';
 import { UhlpError } from '../shared/errors.js';
 import { createLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
@@ -33,7 +34,8 @@ export async function operatorCommand(argv: string[]): Promise<number> {
       uninstall: { type: 'boolean', default: false },
     },
   });
-  const logger = createLogger(process.env.UHLP_LOG_LEVEL === 'debug' ? 'debug' : 'info');
+  const env = loadOperatorEnv();
+  const logger = createLogger(env.debug ? 'debug' : 'info');
   const metrics = createMetrics({ operator: true });
   const metricsPort = values['metrics-port'];
   if (metricsPort !== undefined && !/^\d{1,5}$/.test(metricsPort)) {
@@ -45,11 +47,9 @@ export async function operatorCommand(argv: string[]): Promise<number> {
     throw new UhlpError('UHLP_CONFIG_INVALID', `--lease-namespace must be a namespace name, got "${leaseNamespace}"`, { name: '--lease-namespace' });
   }
   if (values.uninstall) {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromDefault();
     const namespaces = values.namespace ?? [];
     await uninstallRelease({
-      kubeConfig,
+      kubeConfig: defaultKubeConfig(),
       namespaces,
       leaseNamespace: leaseNamespace ?? namespaces[0] ?? 'default',
       sandboxPods: values['sandbox-pods'],
@@ -60,7 +60,7 @@ export async function operatorCommand(argv: string[]): Promise<number> {
   const operator = await runOperator({
     namespaces: values.namespace ?? [],
     ...(leaseNamespace !== undefined ? { leaseNamespace } : {}),
-    ...(values['sandbox-pods'] ? { sandboxPods: sandboxPodsOptions(values) } : {}),
+    ...(values['sandbox-pods'] ? { sandboxPods: sandboxPodsOptions(values, env.images) } : {}),
     metrics,
     logger: { info: (message, fields) => logger.info(fields ?? {}, message), error: (message, fields) => logger.error(fields ?? {}, message) },
   });
@@ -100,9 +100,12 @@ export async function operatorCommand(argv: string[]): Promise<number> {
  * images too, or cores never claim the pods; UHLP_IMAGE_JIT / UHLP_IMAGE_LLM as for
  * the core) and where the core's pods are, for the pools' NetworkPolicy.
  */
-function sandboxPodsOptions(values: { 'jit-image'?: string; 'llm-image'?: string; 'core-selector'?: string; 'core-port'?: string }): SandboxPodsOptions {
-  const jit = values['jit-image'] ?? process.env.UHLP_IMAGE_JIT;
-  const llm = values['llm-image'] ?? process.env.UHLP_IMAGE_LLM;
+function sandboxPodsOptions(
+  values: { 'jit-image'?: string; 'llm-image'?: string; 'core-selector'?: string; 'core-port'?: string },
+  images: OperatorEnv['images'],
+): SandboxPodsOptions {
+  const jit = values['jit-image'] ?? images.jit;
+  const llm = values['llm-image'] ?? images.llm;
   const core: { selector?: Record<string, string>; port?: number } = {};
   const selector = values['core-selector'];
   if (selector !== undefined) {

@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import { UhlpError } from '../shared/errors.js';
-import type { ComponentStatus } from '../oracle/optimization-oracle.js';
+import type { ComponentStatus } from '../oracle/oracle-status.js';
 import { ORACLE_ROUTE_PREFIX } from '../oracle/oracle-routes.js';
 
 export const OPTIMIZE_USAGE = 'uhlp optimize status [app[/component]] | promote|reject|rollback <app>/<component>  [--url <core URL>] [--json]';

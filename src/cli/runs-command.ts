@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { UhlpError } from '../shared/errors.js';
 import { isRunId } from '../workflow-runs/run-record.js';
-import { RUNS_PATH } from '../workflow-runs/workflow-turns.js';
+import { RUNS_PATH } from '../workflow-runs/run-links.js';
 
 export const RUNS_USAGE = 'uhlp runs show|trace <runId> [--url <core URL>] [--json]';
 

@@ -24,7 +24,7 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import type { RunIndex } from '../workflow-runs/run-index.js';
-import type { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
+import type { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
 import { registerAppsApi } from './apps-api.js';
 import { ConsoleAccess, CONSOLE_PATH } from './console-access.js';
 import type { ConsoleAssets } from './console-assets.js';
@@ -50,7 +50,7 @@ export interface ConsoleDeps {
   readonly assets: ConsoleAssets | undefined;
   /** The port the views' sandbox origin listens on (known once it listens). */
   readonly sandboxPort: () => number;
-  readonly workflows?: WorkflowTurns;
+  readonly workflows?: WorkflowRuns;
   readonly runIndex?: RunIndex;
   readonly sources?: DeliverySources;
   readonly oracle?: OptimizationOracle;

@@ -11,7 +11,8 @@
  * - `POST api/oracle/<app>/<component>/<promote|reject|rollback>` -> the component's status after it
  */
 import type { FastifyInstance } from 'fastify';
-import type { OptimizationOracle, OracleCommand } from '../oracle/optimization-oracle.js';
+import type { OptimizationOracle } from '../oracle/optimization-oracle.js';
+import type { OracleCommand } from '../oracle/oracle-commands.js';
 import { UhlpError } from '../shared/errors.js';
 import { CONSOLE_API, type ConsoleContext } from './console-routes.js';
 import { optionalChoice, requiredName } from './query-params.js';

@@ -13,12 +13,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../logger.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
-import type { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
+import type { RunViews } from '../workflow-runs/run-views.js';
 
 export interface RunEventsOptions {
   readonly id: string;
   readonly store: Pick<RuntimeStore, 'getRun'>;
-  readonly workflows: Pick<WorkflowTurns, 'view' | 'trace' | 'pendingGrants'>;
+  readonly workflows: Pick<RunViews, 'view' | 'trace' | 'pendingGrants'>;
   readonly logger: Logger;
   /** How often the record's version is read, ms. @defaultValue POLL_MS */
   readonly pollMs?: number;

@@ -16,13 +16,13 @@ import { UhlpError } from '../shared/errors.js';
 import { MAX_RUN_PAGE } from '../workflow-runs/run-index.js';
 import { isRunId } from '../workflow-runs/run-record.js';
 import { decisionOf } from '../workflow-runs/runs-routes.js';
-import type { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
+import type { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
 import { CONSOLE_API, type ConsoleContext } from './console-routes.js';
 import { integerParam, jsonObjectBody, optionalChoice, optionalName, optionalTime } from './query-params.js';
 import { streamRunEvents } from './run-events.js';
 
 export function registerRunsApi(app: FastifyInstance, context: ConsoleContext): void {
-  const workflows = (): WorkflowTurns => {
+  const workflows = (): WorkflowRuns => {
     if (context.workflows === undefined) throw new UhlpError('UHLP_WORKFLOW_RUN_NOT_FOUND', 'this core runs no workflows');
     return context.workflows;
   };
@@ -51,18 +51,18 @@ export function registerRunsApi(app: FastifyInstance, context: ConsoleContext): 
   app.get<{ Params: { id: string } }>(`${CONSOLE_API}/runs/:id`, async (request, reply) => {
     context.access.apiPrincipal(request);
     const id = runIdOf(request.params.id);
-    const runs = workflows();
-    const [run, trace, grants] = await Promise.all([runs.view(id), runs.trace(id), runs.pendingGrants(id)]);
+    const { views } = workflows();
+    const [run, trace, grants] = await Promise.all([views.view(id), views.trace(id), views.pendingGrants(id)]);
     return reply.send({ run, trace, grants });
   });
 
   app.get<{ Params: { id: string } }>(`${CONSOLE_API}/runs/:id/events`, async (request, reply) => {
     context.access.apiPrincipal(request);
     const id = runIdOf(request.params.id);
-    const runs = workflows();
+    const { views } = workflows();
     // The run exists (or this is a 404 before the stream starts).
-    await runs.view(id);
-    return streamRunEvents(request, reply, { id, store: context.store, workflows: runs, logger: context.logger });
+    await views.view(id);
+    return streamRunEvents(request, reply, { id, store: context.store, workflows: views, logger: context.logger });
   });
 
   app.post<{ Params: { id: string } }>(`${CONSOLE_API}/runs/:id/resume`, async (request, reply) => {
@@ -72,7 +72,7 @@ export function registerRunsApi(app: FastifyInstance, context: ConsoleContext): 
     // Who decided is the principal, whatever the body says.
     const decision = decisionOf(Buffer.from(JSON.stringify({ approved: body['approved'], ...(body['comment'] !== undefined ? { comment: body['comment'] } : {}), by: principal.name })));
     const runs = workflows();
-    const before = await runs.view(id);
+    const before = await runs.views.view(id);
     const appId = String(before['app']);
     const tier = context.registry.snapshot.apps.get(appId)?.document.spec.deploymentMode ?? 'development';
     const audit = (outcome: string, details: Record<string, unknown> = {}): Promise<void> =>
@@ -87,7 +87,7 @@ export function registerRunsApi(app: FastifyInstance, context: ConsoleContext): 
       });
     let final;
     try {
-      final = await runs.resume(id, decision, {});
+      final = await runs.approvals.resume(id, decision, {});
     } catch (error) {
       await audit(error instanceof UhlpError ? error.code : 'UHLP_INTERNAL');
       throw error;

@@ -14,6 +14,9 @@ import { registerDevTokenRoute } from '../mcp/dev-token-route.js';
 import type { Metrics } from '../metrics.js';
 import type { ApplicationRegistry } from '../apps/application-registry.js';
 import { ComponentExecutor } from '../execution/component-executor.js';
+import { ExecuteContextWriter } from '../execution/execute-context.js';
+import { CsBundleTurns } from '../functions/cs-bundle-turns.js';
+import { ComponentTurns } from '../turns/component-turns.js';
 import { TurnPipeline } from '../turns/turn-pipeline.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
@@ -27,7 +30,8 @@ import type { DeliverySources } from '../sources/delivery-sources.js';
 import { registerQueueEndpoints } from '../sources/queue/queue-endpoints.js';
 import { registerSessionOutputsRoute } from './session-outputs-route.js';
 import { registerRunsRoutes } from '../workflow-runs/runs-routes.js';
-import type { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
+import { WORKFLOWS_NOT_RUN } from '../workflow-runs/workflow-run-turns.js';
+import type { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
 import { registerConsoleRoutes, type ConsoleDeps } from '../console/console-routes.js';
 
 export interface CoreDeps {
@@ -42,7 +46,7 @@ export interface CoreDeps {
   /** Queues, cron, callbacks and triggers, with the key their tokens are signed with. @defaultValue none: no /_uhlp/queues, /_uhlp/callbacks, async invocations */
   readonly sources?: { readonly delivery: DeliverySources; readonly key: Buffer };
   /** Workflow runs: WORKFLOW components and /_uhlp/runs. @defaultValue none: WORKFLOW components get 501 */
-  readonly workflows?: WorkflowTurns;
+  readonly workflows?: WorkflowRuns;
   /** The optimization oracle: its part in turns, and /_uhlp/oracle. @defaultValue none: the oracle is off */
   readonly oracle?: OptimizationOracle;
   /**
@@ -134,18 +138,22 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     deps.mcp.register(app);
     registerDevTokenRoute(app, { devMode: options.devMode ?? false, registry: deps.registry, mcp: deps.mcp, mcpEndpoint: options.mcpEndpoint });
   }
-  const pipeline = new TurnPipeline({
-    executor: new ComponentExecutor(deps.sandboxes, deps.metrics, deps.logger),
-    metrics: deps.metrics,
-    store: deps.store,
-    turns: deps.turns,
-    idempotencyTtlMs: options.idempotencyTtlMs,
-    mcpEndpoint: options.mcpEndpoint,
-    ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
-    ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
-    ...(deps.workflows !== undefined ? { workflows: deps.workflows } : {}),
-    ...(deps.oracle !== undefined ? { oracle: deps.oracle.turns } : {}),
+  // What each component's turn is, chosen when its app loads: workflow runs and cs bundles around
+  // the turn's stages, the oracle's plans around the execution in a sandbox.
+  const components = new ComponentTurns({
+    stages: { turns: deps.turns, metrics: deps.metrics },
+    sandbox: {
+      executor: new ComponentExecutor(deps.sandboxes, deps.metrics, deps.logger),
+      contexts: new ExecuteContextWriter(),
+      mcpEndpoint: options.mcpEndpoint,
+      ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
+      ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
+    },
+    turnDecorators: [deps.workflows?.turns ?? WORKFLOWS_NOT_RUN, new CsBundleTurns(deps.store.functions)],
+    executionDecorators: deps.oracle !== undefined ? [deps.oracle.executions] : [],
   });
+  deps.registry.onChange((snapshot) => components.load(snapshot));
+  const pipeline = new TurnPipeline({ components, metrics: deps.metrics, store: deps.store, idempotencyTtlMs: options.idempotencyTtlMs });
   let invocations: AsyncInvocations | undefined;
   if (deps.sources !== undefined) {
     registerQueueEndpoints(app, deps.sources.delivery, deps.sources.key);

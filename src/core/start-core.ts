@@ -7,13 +7,10 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { CoreConfig, LlmConfig } from '../config.js';
+import type { CoreConfig } from '../config.js';
 import { openDefinitionsRepo } from '../apps/git/definitions-repo.js';
 import { REVISIONS_DIR } from '../apps/revision-paths.js';
-import type { LlmProvider } from '../llm/llm-provider.js';
-import { withModelMap } from '../llm/model-map.js';
-import { createOpenAiCompatibleProvider } from '../llm/openai-compatible-provider.js';
-import { createScriptedProvider, loadScriptedProvider } from '../llm/scripted-provider.js';
+import { createLlmProvider } from '../llm/create-llm-provider.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { McpFederation } from '../mcp/federation/mcp-federation.js';
@@ -21,26 +18,24 @@ import { PackageCache } from '../mcp/federation/package-cache.js';
 import { secretFile } from '../mcp/federation/secret-file.js';
 import { loadCommunityServers } from '../mcp/federation/community-servers.js';
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
-import { spawnStdBodyChild, type StdBodyChild } from '../mcp/std-body-child.js';
+import { spawnStdBodyChild, waitForStdBody, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../apps/application-registry.js';
 import { createSandboxDriver } from '../sandbox/create-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { newSpineSecret, spineSecretPath } from '../spine/spine-secret.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
-import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
-import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
+import { defaultKubeConfig } from '../k8s/default-kube-config.js';
+import { loopbackUrl } from '../net/loopback-url.js';
 import { HeadWatcher } from '../apps/git/head-watcher.js';
 import { GitDefinitionStore } from '../apps/git/definition-store.js';
-import { KubeConfig } from '@kubernetes/client-node';
 import { withDeadline } from '../shared/deadline.js';
 import { KubernetesAppSource } from '../apps/kubernetes/kubernetes-app-source.js';
 import { IngressServer } from '../sources/http/ingress-server.js';
 import { TurnKeeper } from '../turns/turn-keeper.js';
 import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
-import { parseDuration, parseSize, type RetentionLimits, type RetentionPolicy } from '../ledger/ledger-retention.js';
+import { retentionPolicy } from '../ledger/app-retention.js';
 import { scheduleRetention, type RetentionSchedule } from '../ledger/retention-schedule.js';
-import type { AppSnapshot } from '../apps/app-snapshot.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { GitPromotions } from '../oracle/git-promotion.js';
@@ -54,7 +49,7 @@ import { codeqOnQueues } from '../functions/codeq-on-queues.js';
 import { localEmbedder, openAiEmbedder } from '../llm/embedder.js';
 import { RunService } from '../workflow-runs/run-service.js';
 import { WorkflowCatalog } from '../workflow-runs/workflow-catalog.js';
-import { WorkflowTurns } from '../workflow-runs/workflow-turns.js';
+import { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
 import { createRunIndex } from '../workflow-runs/create-run-index.js';
 import { loadConsoleAssets } from '../console/console-assets.js';
 import { SandboxOrigin } from '../console/sandbox-origin.js';
@@ -97,8 +92,6 @@ export interface StartCoreOptions {
   stdBodyChild?: boolean;
 }
 
-/** How long start-up waits for the std-body child to register its routes. */
-const STD_BODY_READY_MS = 10_000;
 /** A scrape waits at most this long for the state store's ping (Redis answers in well under 1 ms). */
 const STATE_PROBE_TIMEOUT_MS = 1000;
 
@@ -121,6 +114,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       dataDir: config.dataDir,
       allowUnisolatedProcesses: config.unsafeProcessSandboxes,
       ...(config.bwrapPath !== undefined ? { bwrapPath: config.bwrapPath } : {}),
+      ...(config.hostEnv.PATH !== undefined ? { hostPath: config.hostEnv.PATH } : {}),
       ...(Object.keys(config.pods.images).length > 0 ? { images: config.pods.images } : {}),
       ...(config.driver === 'pod' ? { podNamespace: config.pods.namespace ?? config.namespaces[0] } : {}),
       ...(config.driver === 'pod' && config.pods.corePod !== undefined ? { corePod: config.pods.corePod } : {}),
@@ -142,7 +136,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     retirePool: (appId, poolName) => sandboxes.retireOwnPool(appId, poolName),
     secret: secretFile(config.mcpFederation.secretsFile),
     allowPrivate: config.mcpFederation.allowPrivate,
-    criticalAllowed: (grant, tool) => workflows.criticalAllowed(grant, tool),
+    criticalAllowed: (grant, tool) => workflows.tools.criticalAllowed(grant, tool),
     metrics,
     logger,
   });
@@ -152,23 +146,13 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     return sandboxes.sync(snapshot);
   });
   let lastStateError = 0;
-  const store = await createRuntimeStore({
-    state: config.state,
-    keyPrefix: config.statePrefix,
-    onConnectionError: (error: Error) => {
-      // ioredis reports every failed reconnect; one line a few seconds is enough.
-      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
-      lastStateError = Date.now();
-    },
-  });
-  const deliveryStore: DeliveryStore = await createDeliveryStore({
-    state: config.state,
-    keyPrefix: config.statePrefix,
-    onConnectionError: (error: Error) => {
-      if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
-      lastStateError = Date.now();
-    },
-  });
+  // Both stores share one Redis: ioredis reports every failed reconnect of each, and one line a few seconds is enough.
+  const onConnectionError = (error: Error): void => {
+    if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
+    lastStateError = Date.now();
+  };
+  const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
+  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
   const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
   const sources = new DeliverySources({
     store: deliveryStore,
@@ -217,7 +201,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const kubernetesApps =
     config.registry === 'kubernetes'
       ? new KubernetesAppSource({
-          kubeConfig: loadKubeConfig(),
+          kubeConfig: defaultKubeConfig(),
           namespaces: config.namespaces,
           registry,
           revisionsRoot,
@@ -258,7 +242,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
   // The runs list of the console: beside the run records, in memory or on the same Redis.
   const runIndex = await createRunIndex({ state: config.state, keyPrefix: config.statePrefix, ttlMs: config.runs.ttlSeconds * 1000, logger });
-  const workflows = new WorkflowTurns({
+  const workflows = new WorkflowRuns({
     runs: new RunService({ store, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes, index: runIndex }),
     catalog: new WorkflowCatalog({ revisionsRoot, registry }),
     logger,
@@ -270,7 +254,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const definitionStore = repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined;
   const mcp = createCoreMcpServer({
     embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
-    workflows,
+    workflows: workflows.tools,
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store,
     llm: llmProvider,
@@ -281,7 +265,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     definitionStore,
     scratchRoot: path.join(config.dataDir, 'scratch'),
     // Read only for the variables an app's shell.env lists, at the time of a call.
-    hostEnv: process.env,
+    hostEnv: config.hostEnv,
     metrics,
     logger,
     // cs-js bundles and activation logs live in the same store.
@@ -331,7 +315,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   // (watchers, listeners, in-flight requests, whose scripts may still call /mcp,
   // then fastify's routes), then sandboxes, then what they used.
   const shutdown = async (): Promise<void> => {
-    workflows.stopSweeping();
+    workflows.stop();
     await watcher?.stop();
     await kubernetesApps?.stop();
     // No new deliveries; those running finish while their sandboxes and /mcp are still up.
@@ -357,7 +341,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   };
   try {
     await spine.listen();
-    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, secret: spineSecret, logger });
+    if (options.stdBodyChild) stdBody = spawnStdBodyChild({ socketPath: config.spineSocket, secret: spineSecret, logger, ...(config.hostEnv.PATH !== undefined ? { path: config.hostEnv.PATH } : {}) });
     const built = await buildCore(
       {
         bodyLimitBytes: config.bodyLimitBytes,
@@ -413,7 +397,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await sources.start(built.pipeline, registry.snapshot);
     logger.info(`core listening on ${url}`);
     // Runs whose core stopped (Redis state) go on here once nobody holds them.
-    workflows.startSweeping();
+    workflows.start();
     oracle?.start();
     if (stdBody !== undefined) await waitForStdBody(spine, stdBody, logger);
   } catch (error) {
@@ -448,68 +432,3 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   };
 }
 
-/** The retention the core applies: the planes' limits from its configuration, each app's from its definition. */
-function retentionPolicy(planes: Readonly<Record<string, RetentionLimits>>, snapshot: AppSnapshot, logger: Logger): RetentionPolicy {
-  const apps: Record<string, RetentionLimits> = {};
-  for (const app of snapshot.apps.values()) {
-    const retention = app.document.spec.ledger?.retention;
-    if (retention === undefined) continue;
-    try {
-      apps[app.id] = {
-        ...(retention.maxAge !== undefined ? { maxAgeMs: parseDuration(retention.maxAge, 'spec.ledger.retention.maxAge') } : {}),
-        ...(retention.maxSize !== undefined ? { maxBytes: parseSize(retention.maxSize, 'spec.ledger.retention.maxSize') } : {}),
-      };
-    } catch (error) {
-      // The schema admits only these forms; a value past its bounds is left out rather than stop retention.
-      logger.warn({ app: app.id, err: (error as Error).message }, 'ledger retention of the app ignored');
-    }
-  }
-  return { planes, apps };
-}
-
-/** $KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
-function loadKubeConfig(): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  return kubeConfig;
-}
-
-/** Sandboxes on this machine reach a wildcard listener through loopback. */
-function loopbackUrl(url: string): string {
-  return url.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://[::1]:');
-}
-
-/** Waits (bounded) for the std-body child's routes; a child that dies at start does not hold start-up for the whole wait. */
-async function waitForStdBody(spine: SpineServer, stdBody: StdBodyChild, logger: Logger): Promise<void> {
-  const died = stdBody.exited.then(() => {
-    throw new Error('the std-body host exited before registering');
-  });
-  died.catch(() => {});
-  await Promise.race([
-    Promise.all([
-      spine.waitForRoute(SHELL_AFFORDANCE, SHELL_CAPABILITY, STD_BODY_READY_MS),
-      spine.waitForRoute(WEB_AFFORDANCE, WEB_CAPABILITY, STD_BODY_READY_MS),
-    ]),
-    died,
-  ]).catch((error: Error) => logger.warn({ err: error.message }, 'std-body host not registered; shell and web tools are unavailable'));
-}
-
-async function createLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
-  return withModelMap(await createBaseLlmProvider(llm), llm.models);
-}
-
-async function createBaseLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
-  if (llm.baseUrl !== undefined) {
-    return createOpenAiCompatibleProvider({
-      baseUrl: llm.baseUrl,
-      ...(llm.apiKey !== undefined ? { apiKey: llm.apiKey } : {}),
-      ...(llm.model !== undefined ? { model: llm.model } : {}),
-      stream: llm.stream,
-      structuredOutput: llm.structuredOutput,
-      timeoutMs: llm.timeoutMs,
-      maxRetries: llm.maxRetries,
-    });
-  }
-  if (llm.scriptFile !== undefined) return loadScriptedProvider(llm.scriptFile);
-  return createScriptedProvider({ entries: [] });
-}

@@ -28,7 +28,7 @@ export interface GrantBinding {
   readonly run?: { readonly id: string; readonly owner: boolean };
   /** The stored session of the turn, continued by the components a workflow step runs. @defaultValue none: the ambient session */
   readonly sessionId?: string;
-  /** Tools the app marks risk_level: critical (src/workflow-runs/risk-gate.ts). @defaultValue none */
+  /** Tools the app marks risk_level: critical (src/apps/critical-tools.ts). @defaultValue none */
   readonly criticalTools?: ReadonlySet<string>;
   /** Where the execution's stream packets and LLM tokens go (server-sent events). @defaultValue none: they are dropped */
   readonly stream?: StreamSink;

@@ -10,6 +10,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.js';
+import type { SpineServer } from '../spine/spine-server.js';
+import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
+import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
+
+/** How long start-up waits for the std-body child to register its routes. */
+const STD_BODY_READY_MS = 10_000;
 
 /** The built host entry; from src/ and from dist/ alike it is dist/std-body/main.js. */
 export const STD_BODY_ENTRY = fileURLToPath(new URL('../../dist/std-body/main.js', import.meta.url));
@@ -21,6 +27,8 @@ export interface StdBodyChildOptions {
   readonly logger: Logger;
   /** @defaultValue STD_BODY_ENTRY */
   readonly entry?: string;
+  /** The host's PATH (CoreConfig.hostEnv), the one variable of the core's environment the host gets. @defaultValue `/usr/bin:/bin` */
+  readonly path?: string;
   /**
    * Time between SIGTERM and SIGKILL on stop.
    * @defaultValue 3000
@@ -39,7 +47,7 @@ export interface StdBodyChild {
 export function spawnStdBodyChild(options: StdBodyChildOptions): StdBodyChild {
   const child: ChildProcess = spawn(process.execPath, [options.entry ?? STD_BODY_ENTRY, '--socket', options.socketPath, '--secret-fd', '3'], {
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    env: { PATH: options.path ?? '/usr/bin:/bin' },
   });
   const secretPipe = child.stdio[3] as Writable | null;
   // A child that died at once closes its end; the 'exit' handler below reports that.
@@ -71,4 +79,19 @@ export function spawnStdBodyChild(options: StdBodyChildOptions): StdBodyChild {
       clearTimeout(timer);
     },
   };
+}
+
+/** Waits (bounded) for the std-body child's routes on the spine; a child that dies at start does not hold start-up for the whole wait. */
+export async function waitForStdBody(spine: SpineServer, stdBody: StdBodyChild, logger: Logger): Promise<void> {
+  const died = stdBody.exited.then(() => {
+    throw new Error('the std-body host exited before registering');
+  });
+  died.catch(() => {});
+  await Promise.race([
+    Promise.all([
+      spine.waitForRoute(SHELL_AFFORDANCE, SHELL_CAPABILITY, STD_BODY_READY_MS),
+      spine.waitForRoute(WEB_AFFORDANCE, WEB_CAPABILITY, STD_BODY_READY_MS),
+    ]),
+    died,
+  ]).catch((error: Error) => logger.warn({ err: error.message }, 'std-body host not registered; shell and web tools are unavailable'));
 }

@@ -66,7 +66,7 @@ export interface SourceTools {
   publicUrl(): string;
 }
 
-/** What the workflow tools ask of the core's run service (src/workflow-runs/workflow-turns.ts). */
+/** What the workflow tools ask of the core's run service (src/workflow-runs/workflow-tool-backing.ts). */
 export interface WorkflowServices {
   /** The run the grant's execution drives, its workflow file and the app's LLM components. */
   load(grant: ExecutionGrant): Promise<Record<string, unknown>>;

@@ -3,7 +3,8 @@
  * namespaces and runs one reconciler per resource kind. Only the leader watches and
  * acts; a candidate that loses or gives up the lease stops both.
  */
-import { CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { defaultKubeConfig } from '../k8s/default-kube-config.js';
 import type { Metrics } from '../metrics.js';
 import {
   APP_DEFINITION,
@@ -27,7 +28,7 @@ export interface OperatorLogger {
 }
 
 export interface OperatorOptions {
-  /** Cluster access. @defaultValue `KubeConfig.loadFromDefault()`: $KUBECONFIG, ~/.kube/config, or in-cluster */
+  /** Cluster access. @defaultValue defaultKubeConfig(): $KUBECONFIG, ~/.kube/config, or in-cluster */
   kubeConfig?: KubeConfig;
   /** Namespaces to watch (`--namespace`, repeatable); all namespaces when empty. @defaultValue `[]` */
   namespaces?: string[];
@@ -162,7 +163,7 @@ class Term {
 
 /** Starts competing for the Lease; the returned handle stops the operator. */
 export async function runOperator(options: OperatorOptions = {}): Promise<RunningOperator> {
-  const kubeConfig = options.kubeConfig ?? loadDefaultKubeConfig();
+  const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
   const logger = options.logger ?? stderrLogger;
   const namespaces = options.namespaces ?? [];
   let term: Term | undefined;
@@ -203,10 +204,4 @@ export async function runOperator(options: OperatorOptions = {}): Promise<Runnin
       options.metrics?.operatorQueueCollectors.delete(collectQueueDepth);
     },
   };
-}
-
-function loadDefaultKubeConfig(): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  return kubeConfig;
 }

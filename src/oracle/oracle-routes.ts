@@ -10,7 +10,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UhlpError } from '../shared/errors.js';
 import { notLoopbackOperator } from '../core/loopback-operator.js';
-import type { OptimizationOracle, OracleCommand } from './optimization-oracle.js';
+import type { OptimizationOracle } from './optimization-oracle.js';
+import type { OracleCommand } from './oracle-commands.js';
 
 export const ORACLE_ROUTE_PREFIX = '/_uhlp/oracle';
 const COMMANDS: readonly OracleCommand[] = ['promote', 'reject', 'rollback'];

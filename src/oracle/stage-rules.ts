@@ -1,7 +1,8 @@
 /**
- * The rules of a promoted component's life, as pure functions: who answers a
- * request in each stage and whether the other side is compared, and when a
- * stage ends (the next stage, or a rollback).
+ * The rules of an optimized component's life, as pure functions: when a
+ * sampled component is stable enough to get code, and, once it is promoted,
+ * who answers a request in each stage and whether the other side is compared,
+ * and when a stage ends (the next stage, or a rollback).
  *
  * | stage  | answers                                   | compared                 | ends |
  * | ------ | ----------------------------------------- | ------------------------ | ---- |
@@ -17,7 +18,7 @@
  * can no longer be met.
  */
 import type { OptimizeSpec } from '../apps/schema/app-definition-schema.js';
-import type { OracleCounters } from '../state/runtime-store.js';
+import type { OracleCounters, OracleSampleStats } from '../state/runtime-store.js';
 import type { OracleStage } from './oracle-record.js';
 
 export interface TurnRoute {
@@ -70,4 +71,9 @@ export function judgeStage(
   if (stage === 'shadow' && compared >= optimize.shadowRequests) return { next: 'canary' };
   if (stage === 'canary' && compared >= optimize.canaryRequests) return { next: 'full' };
   return undefined;
+}
+
+/** Stable: enough fresh repeats of held inputs, and no more of them answered differently than the agreement allows. */
+export function isStable(stats: OracleSampleStats, optimize: Pick<OptimizeSpec, 'minRepeats' | 'agreement'>): boolean {
+  return stats.repeats >= optimize.minRepeats && stats.unstable <= allowedDisagreements(optimize.agreement, stats.repeats);
 }

@@ -4,7 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { defaultKubeConfig } from '../k8s/default-kube-config.js';
 import type { RunnerKind } from '../images/runner-files.js';
 import type { Logger } from '../logger.js';
 import { DockerDriver } from './docker-driver.js';
@@ -28,13 +29,15 @@ export interface CreateDriverOptions {
   readonly allowUnisolatedProcesses?: boolean;
   /** bubblewrap's executable. @defaultValue the first `bwrap` on PATH */
   readonly bwrapPath?: string;
+  /** The host's PATH, for the process driver (bubblewrap's lookup, unisolated runners). @defaultValue `/usr/bin:/bin` */
+  readonly hostPath?: string;
   /** Image per runner for pools that name none (Docker and pods). @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest */
   readonly images?: Readonly<Partial<Record<RunnerKind, string>>>;
   /** Namespace of the pods the pod driver claims. @defaultValue the core's own (its service account's), else `default` */
   readonly podNamespace?: string;
   /** The core's own pod, `<namespace>/<name>`, recorded on the pods it claims (PodDriverOptions.corePod). @defaultValue none */
   readonly corePod?: string;
-  /** Cluster access of the pod driver. @defaultValue `KubeConfig.loadFromDefault()` */
+  /** Cluster access of the pod driver. @defaultValue defaultKubeConfig(): $KUBECONFIG, ~/.kube/config, or in-cluster */
   readonly kubeConfig?: KubeConfig;
 }
 
@@ -55,6 +58,7 @@ export async function createSandboxDriver(name: SandboxDriverName, options: Crea
         stateDir: path.join(options.dataDir, 'runtime'),
         allowUnisolated: options.allowUnisolatedProcesses ?? false,
         ...(options.bwrapPath !== undefined ? { bwrapPath: options.bwrapPath } : {}),
+        ...(options.hostPath !== undefined ? { hostPath: options.hostPath } : {}),
       });
       if (sandbox.isolation === 'none') {
         options.logger.error(
@@ -69,8 +73,7 @@ export async function createSandboxDriver(name: SandboxDriverName, options: Crea
     case 'docker':
       return new DockerDriver({ logger: options.logger, instanceId: options.instanceId, images: options.images, workRoot });
     case 'pod': {
-      const kubeConfig = options.kubeConfig ?? new KubeConfig();
-      if (!options.kubeConfig) kubeConfig.loadFromDefault();
+      const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
       const namespace = options.podNamespace ?? ownNamespace() ?? 'default';
       options.logger.info({ driver: 'pod', namespace }, 'sandboxes are pods claimed from the SandboxPools of this namespace');
       return new PodDriver({ logger: options.logger, instanceId: options.instanceId, kubeConfig, namespace, ...(options.images ? { images: options.images } : {}), ...(options.corePod ? { corePod: options.corePod } : {}) });

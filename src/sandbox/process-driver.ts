@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../logger.js';
-import { unisolatedEnv, type ProcessSandbox } from './process-sandbox.js';
+import type { ProcessSandbox } from './process-sandbox.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 import { createWorkTree, type WorkTree } from './work-tree.js';
 
@@ -100,7 +100,7 @@ export class ProcessDriver implements SandboxDriver {
     // Only what the runner needs: the core's own environment (secrets, tokens) stays out.
     const child = spawn(command.file, command.args, {
       stdio: ['pipe', 'pipe', 'pipe', command.fd3 ? 'pipe' : 'ignore'],
-      env: this.options.sandbox.isolation === 'none' ? unisolatedEnv(work.hostDir) : {},
+      env: this.options.sandbox.runnerEnv(work.hostDir),
       cwd: work.hostDir,
     });
     if (command.fd3) (child.stdio[3] as NodeJS.WritableStream).end(command.fd3);

@@ -99,6 +99,8 @@ export interface ProcessSandbox {
   /** One line for logs and /readyz. */
   readonly summary: string;
   launch(launch: RunnerLaunch): LaunchCommand;
+  /** The environment a runner process starts with: nothing of the core's (bubblewrap sets the runner's own), or, unisolated, the host's PATH and the runner's basics. */
+  runnerEnv(workDir: string): NodeJS.ProcessEnv;
 }
 
 export interface PrepareProcessSandboxOptions {
@@ -112,8 +114,10 @@ export interface PrepareProcessSandboxOptions {
   readonly allowUnisolated?: boolean;
   /** Use bubblewrap only if asked: `none` skips it even where it works (tests of the unisolated mode). @defaultValue `namespaces` */
   readonly prefer?: ProcessIsolation;
-  /** bubblewrap's executable. @defaultValue the first `bwrap` on PATH, /usr/bin/bwrap */
+  /** bubblewrap's executable. @defaultValue the first `bwrap` on `hostPath` */
   readonly bwrapPath?: string;
+  /** The host's PATH (config.ts reads it): where bubblewrap is looked for, and what an unisolated runner inherits. @defaultValue `/usr/bin:/bin` */
+  readonly hostPath?: string;
   /** Package root holding dist/ and node_modules/. @defaultValue this package */
   readonly packageRoot?: string;
   /**
@@ -142,13 +146,14 @@ export class ProcessIsolationUnavailable extends UhlpError {
 export async function prepareProcessSandbox(options: PrepareProcessSandboxOptions): Promise<ProcessSandbox> {
   await mkdir(options.stateDir, { recursive: true });
   const runners = {} as Record<RunnerKind, StagedRunner>;
+  const hostPath = options.hostPath ?? DEFAULT_HOST_PATH;
   for (const kind of RUNNER_KINDS) runners[kind] = await stageRunnerRoot(options.stateDir, kind, options.packageRoot);
   const python = await findPythonRuntime(options.pythonPath).catch((error: unknown) =>
     error instanceof UhlpError ? error : new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `runner: python pools cannot start: ${(error as Error).message}`),
   );
   if ((options.prefer ?? 'namespaces') === 'namespaces') {
     try {
-      const bwrap = options.bwrapPath ?? findBwrap();
+      const bwrap = options.bwrapPath ?? findBwrap(hostPath);
       if (!existsSync(bwrap)) throw new ProcessIsolationUnavailable(`bubblewrap is not at ${bwrap}`);
       const runtime = await findNodeRuntime(process.execPath);
       const sandbox = bubblewrapSandbox(bwrap, [runtime.binary, ...runtime.libraries], runners, python);
@@ -157,11 +162,11 @@ export async function prepareProcessSandbox(options: PrepareProcessSandboxOption
     } catch (error) {
       const reason = error instanceof ProcessIsolationUnavailable ? error.reason : (error as Error).message;
       if (!options.allowUnisolated) throw error instanceof ProcessIsolationUnavailable ? error : new ProcessIsolationUnavailable(reason);
-      return unisolatedSandbox(runners, python, `no namespaces (${reason}); only Node's permission model${pythonNote(python)}`);
+      return unisolatedSandbox(runners, python, `no namespaces (${reason}); only Node's permission model${pythonNote(python)}`, hostPath);
     }
   }
   if (!options.allowUnisolated) throw new ProcessIsolationUnavailable('namespaces were not asked for');
-  return unisolatedSandbox(runners, python, `no namespaces (not asked for); only Node's permission model${pythonNote(python)}`);
+  return unisolatedSandbox(runners, python, `no namespaces (not asked for); only Node's permission model${pythonNote(python)}`, hostPath);
 }
 
 /** What the summary says of a host whose python pools cannot start. */
@@ -175,8 +180,11 @@ function pythonOf(python: PythonRuntime | UhlpError): PythonRuntime {
   return python;
 }
 
-function findBwrap(): string {
-  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(path.delimiter)) {
+/** The PATH of a host whose environment names none. */
+const DEFAULT_HOST_PATH = '/usr/bin:/bin';
+
+function findBwrap(hostPath: string): string {
+  for (const dir of hostPath.split(path.delimiter)) {
     const candidate = path.join(dir, 'bwrap');
     if (dir && existsSync(candidate)) return candidate;
   }
@@ -197,6 +205,8 @@ function bubblewrapSandbox(
   const seccomp = seccompFilter();
   return {
     isolation: 'namespaces',
+    // bubblewrap starts the runner with an environment of its own (--clearenv, --setenv).
+    runnerEnv: () => ({}),
     summary: `bubblewrap: user, pid, net, mount, ipc, uts and cgroup namespaces, seccomp, a read-only root, Node permission model (python: none)${pythonNote(python)}`,
     launch(launch) {
       const runner = runners[launch.runner];
@@ -253,10 +263,11 @@ function bubblewrapSandbox(
   };
 }
 
-function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, python: PythonRuntime | UhlpError, summary: string): SandboxBuilder {
+function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, python: PythonRuntime | UhlpError, summary: string, hostPath: string): SandboxBuilder {
   return {
     isolation: 'none',
     summary,
+    runnerEnv: (workDir) => unisolatedEnv(workDir, hostPath),
     launch(launch) {
       return this.command(launch, (paths) => runnerProgram(runners[launch.runner].entry, launch, paths));
     },
@@ -299,8 +310,8 @@ function env(work: string): string[] {
 }
 
 /** Environment of an unisolated runner (no bubblewrap to clear it). */
-export function unisolatedEnv(workDir: string): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production', TZ: 'UTC', HOME: workDir, TMPDIR: path.join(workDir, 'tmp'), PYTHONDONTWRITEBYTECODE: '1' };
+function unisolatedEnv(workDir: string, hostPath: string): NodeJS.ProcessEnv {
+  return { PATH: hostPath, NODE_ENV: 'production', TZ: 'UTC', HOME: workDir, TMPDIR: path.join(workDir, 'tmp'), PYTHONDONTWRITEBYTECODE: '1' };
 }
 
 interface RunnerPaths {

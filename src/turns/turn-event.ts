@@ -8,6 +8,7 @@ import type { ComponentSpec, PoolSpec } from '../apps/schema/app-definition-sche
 import type { DeclaredOutput } from '../execution/write-surface.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { ExecutionStream } from '../workflow-runs/execution-stream.js';
+import type { CsTarget } from '../contract/cs-bundle/activation-context.js';
 
 /** How a turn names its session: none (the app's ambient session), a new stored one, or one to continue. */
 export type SessionChoice = undefined | { readonly open: true } | { readonly continue: string };
@@ -47,12 +48,14 @@ export interface TurnEvent {
   };
   /** How many internal events led to this turn (trigger deliveries); its own core.trigger.emit calls are one deeper. @defaultValue 0 */
   readonly triggerDepth?: number;
-  /** A turn of a workflow run (src/workflow-runs/workflow-turns.ts). */
+  /** A turn of a workflow run (src/workflow-runs/run-driver.ts). */
   readonly workflowRun?: WorkflowRunTurn;
   /** Where the execution's stream packets go: the client asked for server-sent events. */
   readonly stream?: ExecutionStream;
   /** Keep the sandbox's result on the answer (`FinalResponse.result`): a workflow step reads it. */
   readonly keepResult?: boolean;
+  /** The bundle a cs component's turn runs, resolved before the turn begins (src/functions/cs-bundle-turns.ts). */
+  readonly cs?: CsTarget;
 }
 
 /** What a turn of a workflow run carries to its execution. */

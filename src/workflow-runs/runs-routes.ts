@@ -14,15 +14,17 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errorBody } from '../shared/errors.js';
 import { WorkflowDecisionInvalidError, WorkflowRunNotFoundError } from '../shared/workflow-errors.js';
 import { isRunId } from './run-record.js';
-import { RUNS_PATH, type Decision, type WorkflowTurns } from './workflow-turns.js';
+import type { Decision, RunApprovals } from './run-approvals.js';
+import { RUNS_PATH } from './run-links.js';
+import type { RunViews } from './run-views.js';
 
-export function registerRunsRoutes(app: FastifyInstance, workflows: WorkflowTurns): void {
+export function registerRunsRoutes(app: FastifyInstance, workflows: { readonly views: RunViews; readonly approvals: RunApprovals }): void {
   app.get<{ Params: { id: string } }>(`${RUNS_PATH}/:id`, async (request, reply) => {
-    return reply.send(await workflows.view(runIdOf(request.params.id)));
+    return reply.send(await workflows.views.view(runIdOf(request.params.id)));
   });
 
   app.get<{ Params: { id: string }; Querystring: { step?: string } }>(`${RUNS_PATH}/:id/trace`, async (request, reply) => {
-    const trace = await workflows.trace(runIdOf(request.params.id));
+    const trace = await workflows.views.trace(runIdOf(request.params.id));
     const step = request.query.step;
     if (step === undefined) return reply.send(trace);
     const steps = trace['steps'] as Array<{ index: number }>;
@@ -38,7 +40,7 @@ export function registerRunsRoutes(app: FastifyInstance, workflows: WorkflowTurn
     const id = runIdOf(request.params.id);
     const decision = decisionOf(request.body);
     const notes: Record<string, string> = {};
-    const final = await workflows.resume(id, decision, notes);
+    const final = await workflows.approvals.resume(id, decision, notes);
     return reply
       .code(final.status)
       .headers({ ...final.headers, ...notes })

@@ -3,7 +3,7 @@
  * pinned revision (the registry's when it is still the one served, else read
  * again from the materialized revision, which never changes), the workflow
  * file of a WORKFLOW component (read from that revision and validated as when
- * the app loaded), and the tools the app marks `risk_level: critical`.
+ * the app loaded).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,7 +26,6 @@ const KEPT = 64;
 export class WorkflowCatalog {
   private readonly apps = new Map<string, LoadedApp>();
   private readonly workflows = new Map<string, WorkflowDefinition>();
-  private readonly critical = new WeakMap<object, ReadonlySet<string>>();
 
   constructor(
     private readonly options: {
@@ -78,20 +77,6 @@ export class WorkflowCatalog {
     remember(this.workflows, key, read.workflow);
     return read.workflow;
   }
-
-  /** Tools the app marks risk_level: critical. */
-  criticalTools(app: LoadedApp): ReadonlySet<string> {
-    let tools = this.critical.get(app.document);
-    if (tools === undefined) {
-      tools = criticalToolsOf(app);
-      this.critical.set(app.document, tools);
-    }
-    return tools;
-  }
-}
-
-export function criticalToolsOf(app: LoadedApp): ReadonlySet<string> {
-  return new Set((app.document.spec.tools ?? []).filter((tool) => tool.risk_level === 'critical').map((tool) => tool.name));
 }
 
 function remember<V>(map: Map<string, V>, key: string, value: V): void {

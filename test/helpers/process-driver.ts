@@ -16,6 +16,7 @@ export interface TestProcessDriverOptions {
 export async function makeProcessDriver(options: TestProcessDriverOptions = {}): Promise<ProcessDriver> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'uhlp-pd-'));
   const isolation = options.isolation ?? 'namespaces';
-  const sandbox = await prepareProcessSandbox({ stateDir: path.join(dataDir, 'runtime'), prefer: isolation, allowUnisolated: isolation === 'none' });
+  // The test's own PATH, as the core passes its host's (config.ts).
+  const sandbox = await prepareProcessSandbox({ stateDir: path.join(dataDir, 'runtime'), prefer: isolation, allowUnisolated: isolation === 'none', ...(process.env.PATH !== undefined ? { hostPath: process.env.PATH } : {}) });
   return new ProcessDriver({ logger: options.logger ?? silentLogger(), sandbox, workRoot: path.join(dataDir, 'work') });
 }

@@ -1,0 +1,67 @@
+/**
+ * One turn of a component, stage by stage: its session (and turn number), its
+ * execution (the component's execution stage, chosen when its app loaded), the
+ * ledger's exec and evidence entries, and the answer the contract's result maps
+ * to. A failure is a turn too: it is ledgered with its code, then thrown.
+ */
+import { UhlpError } from '../shared/errors.js';
+import type { ExecutionStage } from '../execution/execution-stage.js';
+import { interpretResult, type FinalResponse } from '../execution/result-interpreter.js';
+import { newTurnEvidence } from '../ledger/turn-evidence.js';
+import type { Metrics } from '../metrics.js';
+import type { TurnEvent } from './turn-event.js';
+import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.js';
+import type { TurnNotes, TurnRunner } from './turn-runner.js';
+
+export interface TurnStagesDeps {
+  readonly turns: TurnKeeper;
+  readonly metrics: Metrics;
+}
+
+export class TurnStages implements TurnRunner {
+  constructor(
+    private readonly deps: TurnStagesDeps,
+    private readonly execution: ExecutionStage,
+  ) {}
+
+  async run(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
+    const { deps } = this;
+    const { app, component, requestId, requestDataJson } = event;
+    const started = performance.now();
+    // Session: a turn of the ambient session is known at once (most turns), a stored one is looked up.
+    const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session, { requestId, policy: app.document.spec.ledger });
+    const turn = begun instanceof Promise ? await begun : begun;
+    // An ambient session cannot be continued by the client, so it is not named to it.
+    if (!turn.ambient) {
+      notes[SESSION_ID_HEADER] = turn.sessionId;
+      notes[TURN_HEADER] = String(turn.turnNumber);
+    }
+    const evidence = newTurnEvidence();
+    for (const output of event.declaredOutputs) evidence.declaredWrites.push({ path: output.path, role: output.role });
+    let answerJson: string | undefined;
+    let status: string;
+    let answer: FinalResponse | undefined;
+    let failure: unknown;
+    try {
+      // Execution: one /execute in a sandbox, or as the component's decorators plan it (the oracle's two).
+      const { response, text } = await this.execution.execute({ event, turn, evidence });
+      answerJson = text;
+      status = response.resultType === 'error' ? 'error' : 'ok';
+      // Answer, mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
+      answer = interpretResult(response, requestId);
+      if (event.keepResult === true) answer.result = { resultType: response.resultType, data: response.data };
+      // The execution's time, without the wait for the ledger below (observed once, as the turn ended).
+      deps.metrics.turnSeconds.labels(app.id, component.id, status).observe((performance.now() - started) / 1000);
+    } catch (error) {
+      failure = error;
+      status = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
+      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
+    }
+    // Ledger: the one place a turn waits for it. With `sync` or `fsync` durability the answer
+    // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
+    const recorded = deps.turns.record(turn, requestDataJson, { status, answerJson, evidence });
+    if (recorded !== undefined) await recorded;
+    if (answer === undefined) throw failure;
+    return answer;
+  }
+}

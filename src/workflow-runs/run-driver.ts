@@ -1,0 +1,168 @@
+/**
+ * Drives a run to where it pauses or ends (seed 003 §2.3 step 7): each
+ * execution of the run is one turn, its token bound to the run as owner; it
+ * loads the run, runs nodes and checkpoints after each one. When the sandbox
+ * dies (or answers something that is not an answer), the run is claimed for a
+ * new execution on another sandbox, which goes on from the last checkpoint: a
+ * completed node never runs twice. At most MAX_RESUMES times. The answer is
+ * the run's: its result (through the response interceptors), 202 with
+ * `Location: /_uhlp/runs/<id>` when an approval node paused it, its error
+ * (504 UHLP_WORKFLOW_TIMEOUT past its time). One core drives a run at a time
+ * (a runtime-store lease it renews).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { toRunError } from '../contract/workflow/run-view.js';
+import { errorBody, InternalError, UhlpError } from '../shared/errors.js';
+import { WorkflowTimeoutError } from '../shared/workflow-errors.js';
+import { JSON_TYPE, type FinalResponse } from '../execution/result-interpreter.js';
+import type { Logger } from '../logger.js';
+import type { TurnEvent } from '../turns/turn-event.js';
+import { SESSION_ID_HEADER } from '../turns/turn-keeper.js';
+import type { TurnNotes } from '../turns/turn-runner.js';
+import type { InterceptorChain } from './interceptors.js';
+import { runErrorOf, timeoutError } from './run-errors.js';
+import { RUN_ID_HEADER, RUNS_PATH } from './run-links.js';
+import type { RunRecord } from './run-record.js';
+import type { RunService } from './run-service.js';
+
+/** New executions of a run after sandbox deaths, at most. */
+export const MAX_RESUMES = 3;
+/** Longest execution of a run: the sandbox client's ceiling. */
+const MAX_EXECUTION_MS = 3_600_000;
+/** The core waits this much past a run's time before it ends the execution itself: the orchestrator reports its own timeout first. */
+const TIMEOUT_GRACE_MS = 1_000;
+/** Errors of an execution after which the run goes on from its checkpoint on another sandbox. */
+const RESUMABLE = new Set(['UHLP_SANDBOX_DIED', 'UHLP_SANDBOX_BAD_RESPONSE', 'UHLP_SANDBOX_ERROR', 'UHLP_SANDBOX_TIMEOUT']);
+/** How long a core holds a run it drives before renewing; another core takes over a run whose hold lapsed. */
+const RUN_LEASE_MS = 10_000;
+
+/** One execution of the run, as a turn: through the component's turn stages, or through the whole pipeline. */
+export type RunAttempt = (event: TurnEvent) => Promise<FinalResponse>;
+
+export interface RunDriverOptions {
+  readonly runs: RunService;
+  readonly logger: Logger;
+  /** This core, for the leases of the runs it drives. */
+  readonly instanceId: string;
+}
+
+export class RunDriver {
+  /** Who holds this core's run leases: one owner per process, so a restarted core waits for the old holds to lapse. */
+  private readonly leaseOwner: string;
+  /** The core is stopping: runs it drives are left running for the next core (Redis) rather than failed. */
+  private stopping = false;
+  private readonly driving = new Set<string>();
+
+  constructor(private readonly options: RunDriverOptions) {
+    this.leaseOwner = `${options.instanceId}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  }
+
+  /** Whether this core drives the run now. */
+  drives(runId: string): boolean {
+    return this.driving.has(runId);
+  }
+
+  /** The core stops: a run whose sandbox goes away under it is left for the next core (Redis persistence) rather than failed. */
+  stop(): void {
+    this.stopping = true;
+  }
+
+  /** Executes the run until it pauses or ends, on a new sandbox after each death; answers what the run answers. */
+  async drive(runId: string, first: TurnEvent, notes: TurnNotes, attempt: RunAttempt, chain: InterceptorChain): Promise<FinalResponse> {
+    const { runs } = this.options;
+    const store = runs.store;
+    this.driving.add(runId);
+    let renew: NodeJS.Timeout | undefined;
+    try {
+      if (!(await store.acquireLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS))) {
+        throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${runId} is driven by another core`);
+      }
+      renew = setInterval(() => void store.renewLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS).catch(() => undefined), RUN_LEASE_MS / 3);
+      renew.unref();
+      let event = first;
+      for (let resumes = 0; ; resumes++) {
+        const claimed = await runs.claim(runId, event.requestId);
+        const remaining = runs.remainingMs(claimed);
+        if (remaining <= 0) return timedOut(await runs.finish(runId, 'timed_out', timeoutError(claimed)), event.requestId);
+        const timeoutMs = Math.min(MAX_EXECUTION_MS, remaining + TIMEOUT_GRACE_MS);
+        let final: FinalResponse;
+        try {
+          final = await attempt({ ...event, workflowRun: { runId, owner: true, timeoutMs } });
+        } catch (error) {
+          const record = await runs.get(runId);
+          if (record.status !== 'running') return answer(record, undefined, chain, event.requestId);
+          if (runs.remainingMs(record) <= 0) return timedOut(await runs.finish(runId, 'timed_out', timeoutError(record)), event.requestId);
+          // A stopping core's sandboxes go away under its runs: a run that survives a restart waits for the next core.
+          if (this.stopping && record.persistence.actual === 'redis') throw error;
+          if (!(error instanceof UhlpError) || !RESUMABLE.has(error.code) || resumes >= MAX_RESUMES) {
+            await runs.finish(runId, 'failed', runErrorOf(error));
+            throw error;
+          }
+          this.options.logger.warn({ runId, code: error.code, resumes: resumes + 1 }, 'the sandbox of a workflow run failed; the run goes on from its last checkpoint on another sandbox');
+          // The same session, on a fresh sandbox, as a new execution.
+          const sessionId = notes[SESSION_ID_HEADER] ?? record.sessionId ?? undefined;
+          event = { ...event, requestId: randomUUID(), ...(sessionId !== undefined ? { session: { continue: sessionId } } : {}) };
+          continue;
+        }
+        const record = await runs.get(runId);
+        if (record.status === 'running') {
+          const error = new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', 'the llm-orchestrator answered before the run paused or ended');
+          await runs.finish(runId, 'failed', runErrorOf(error));
+          throw error;
+        }
+        return answer(record, final, chain, event.requestId);
+      }
+    } finally {
+      clearInterval(renew);
+      this.driving.delete(runId);
+      await store.releaseLease(runLease(runId), this.leaseOwner).catch(() => undefined);
+    }
+  }
+}
+
+/** The lease of the core that drives a run. */
+export function runLease(runId: string): string {
+  return `run:${runId}`;
+}
+
+/** The answer of a run that paused or ended. */
+async function answer(record: RunRecord, final: FinalResponse | undefined, chain: InterceptorChain, requestId: string): Promise<FinalResponse> {
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE, [RUN_ID_HEADER]: record.id };
+  switch (record.status) {
+    case 'completed': {
+      const result = chain.intercepts ? await chain.result(record.result ?? null) : (record.result ?? null);
+      return { status: 200, headers, body: JSON.stringify(result) };
+    }
+    case 'paused': {
+      const self = `${RUNS_PATH}/${record.id}`;
+      headers['location'] = self;
+      return {
+        status: 202,
+        headers,
+        body: JSON.stringify({
+          runId: record.id,
+          status: 'paused',
+          node: record.paused?.node ?? null,
+          prompt: record.paused?.prompt ?? null,
+          links: { self, resume: `${self}/resume`, trace: `${self}/trace` },
+        }),
+      };
+    }
+    default: {
+      if (record.status === 'timed_out') return timedOut(record, requestId);
+      if (final !== undefined && final.status >= 400) return { ...final, headers: { ...final.headers, [RUN_ID_HEADER]: record.id } };
+      const error = record.error ?? toRunError(new InternalError('the run failed'));
+      return { status: error.status, headers, body: JSON.stringify({ code: error.code, message: error.message, requestId, ...(error.details !== undefined ? { details: error.details } : {}) }) };
+    }
+  }
+}
+
+function timedOut(record: RunRecord, requestId: string): FinalResponse {
+  const error = record.error ?? timeoutError(record);
+  const timeout = new WorkflowTimeoutError(error.message, { runId: record.id, timeoutMs: record.timing.timeoutMs });
+  return {
+    status: timeout.statusCode,
+    headers: { 'content-type': JSON_TYPE, [RUN_ID_HEADER]: record.id },
+    body: JSON.stringify(errorBody(timeout, requestId)),
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * The turn of a WORKFLOW component is a run of its workflow (seed 003 §2.3
+ * step 7), which the llm-orchestrator drives in a sandbox through MCP while
+ * the core owns the run: the run is created pinned to the app's revision, with
+ * its input (the request's body, path and query parameters) after the request
+ * interceptors, its policy's critical tools and its time budget, and then
+ * driven (run-driver.ts), each of its executions a turn of the component's
+ * turn stages. The answer is the run's. Chosen for WORKFLOW components when
+ * their app loads; a turn that already belongs to a run (an execution a
+ * resume or a sweep started) is the component's turn as it is.
+ */
+import type { LoadedApp } from '../apps/app-snapshot.js';
+import type { ComponentSpec } from '../apps/schema/app-definition-schema.js';
+import type { RequestData } from '../contract/execute-contract.js';
+import { requestBody } from '../contract/template-variables.js';
+import { JSON_TYPE, type FinalResponse } from '../execution/result-interpreter.js';
+import type { Logger } from '../logger.js';
+import { PassThroughError } from '../mcp/tool-definition.js';
+import { UhlpError } from '../shared/errors.js';
+import type { TurnEvent } from '../turns/turn-event.js';
+import type { TurnDecorator, TurnNotes, TurnRunner } from '../turns/turn-runner.js';
+import type { PipelineTurns } from './pipeline-turns.js';
+import type { RunDriver } from './run-driver.js';
+import { RUN_ID_HEADER } from './run-links.js';
+import { newRunId } from './run-record.js';
+import type { RunService } from './run-service.js';
+import type { WorkflowCatalog } from './workflow-catalog.js';
+
+export interface WorkflowRunTurnsOptions {
+  readonly runs: RunService;
+  readonly catalog: WorkflowCatalog;
+  readonly driver: RunDriver;
+  readonly pipeline: PipelineTurns;
+  readonly logger: Logger;
+  /** The core's runtime state: runs survive a restart only on Redis. */
+  readonly stateKind: 'memory' | 'redis';
+}
+
+export class WorkflowRunTurns implements TurnDecorator {
+  private readonly warnedPersistence = new Set<string>();
+
+  constructor(private readonly options: WorkflowRunTurnsOptions) {}
+
+  decorate(_app: LoadedApp, component: ComponentSpec, inner: TurnRunner): TurnRunner {
+    if (component.handler !== 'WORKFLOW') return inner;
+    return {
+      run: (event, notes) => (event.workflowRun !== undefined ? inner.run(event, notes) : this.run(event, notes, inner)),
+    };
+  }
+
+  /** Creates the event's run and drives it, each execution a turn of `inner`. */
+  private async run(event: TurnEvent, notes: TurnNotes, inner: TurnRunner): Promise<FinalResponse> {
+    const { app, component } = event;
+    const workflowId = component.workflow!.workflowId;
+    const workflow = this.options.catalog.workflow(app, workflowId);
+    const runId = newRunId();
+    notes[RUN_ID_HEADER] = runId;
+    const chain = this.options.pipeline.interceptors(app, workflow, event.requestId, runId, event.session !== undefined && 'continue' in event.session ? event.session.continue : undefined);
+    event.stream?.useInterceptors(chain);
+
+    const requestData = JSON.parse(event.requestDataJson) as RequestData;
+    const http = requestData.httpDetails;
+    let intercepted: { input?: unknown; params?: unknown; query?: unknown } | null;
+    try {
+      intercepted = (await chain.request({ input: requestBody(requestData), params: http?.pathParameters ?? {}, query: http?.queryParameters ?? {} })) as typeof intercepted;
+    } catch (error) {
+      // A request interceptor that refuses the input answers with its own code and status.
+      if (!(error instanceof PassThroughError)) throw error;
+      return {
+        status: error.appStatus,
+        headers: { 'content-type': JSON_TYPE, [RUN_ID_HEADER]: runId },
+        body: JSON.stringify({ code: error.appCode, message: error.message, requestId: event.requestId, ...(error.details !== undefined ? { details: error.details } : {}) }),
+      };
+    }
+    const input = intercepted?.input ?? null;
+    const blackboard = {
+      input,
+      request: { source: requestData.source, method: http?.method ?? null, path: http?.path.split('?')[0] ?? null, params: intercepted?.params ?? {}, query: intercepted?.query ?? {} },
+    };
+
+    const requested = workflow.state.persistence;
+    const actual = requested === 'redis' && this.options.stateKind === 'redis' ? 'redis' : 'memory';
+    if (requested !== actual && !this.warnedPersistence.has(`${app.id}/${workflowId}`)) {
+      this.warnedPersistence.add(`${app.id}/${workflowId}`);
+      this.options.logger.warn({ app: app.id, workflow: workflowId }, 'the workflow asks for persistence: redis and the core keeps its state in memory: its runs survive a sandbox death, not a core restart');
+    }
+    const metadata = workflow.metadata;
+    if (metadata !== undefined) {
+      // Provenance (seed 004 §5): why this workflow exists, with every run.
+      this.options.logger.info(
+        { runId, app: app.id, workflow: workflowId, generated_by: metadata.generated_by, confidence_score: metadata.confidence_score, generation_rationale: metadata.generation_rationale },
+        'workflow run started',
+      );
+    }
+    await this.options.runs.create({
+      id: runId,
+      appId: app.id,
+      componentId: component.id,
+      workflowId,
+      revision: app.revision,
+      persistence: { requested, actual },
+      sessionId: event.session !== undefined && 'continue' in event.session ? event.session.continue : null,
+      ...(metadata !== undefined ? { metadata } : {}),
+      input,
+      blackboard,
+      start: workflow.start,
+      timeoutMs: workflow.policy.timeout_seconds !== undefined ? workflow.policy.timeout_seconds * 1000 : event.pool.limits.timeoutMs,
+      allowedTools: workflow.policy.allow_critical_tools,
+    });
+    return this.options.driver.drive(runId, event, notes, (attempt) => inner.run(attempt, notes), chain);
+  }
+}
+
+/** A core without a workflow runtime: a WORKFLOW component's turn is refused (501) before it begins. */
+export const WORKFLOWS_NOT_RUN: TurnDecorator = {
+  decorate(_app, component, inner) {
+    if (component.handler !== 'WORKFLOW') return inner;
+    return {
+      run(event, notes) {
+        if (event.workflowRun !== undefined) return inner.run(event, notes);
+        return Promise.reject(
+          new UhlpError('UHLP_HANDLER_NOT_SUPPORTED', `component "${component.id}" has handler WORKFLOW, which this core does not run`, { component: component.id, handler: 'WORKFLOW' }),
+        );
+      },
+    };
+  },
+};

@@ -1,0 +1,70 @@
+/**
+ * The core's side of workflow runs, wired from its parts: a WORKFLOW
+ * component's turn becomes a run (workflow-run-turns.ts) that the
+ * llm-orchestrator drives in a sandbox through MCP while the core owns it
+ * (run-driver.ts); the workflow tools the orchestrator calls
+ * (workflow-tool-backing.ts); approvals (run-approvals.ts) and what clients
+ * read of a run (run-views.ts); and, on Redis state, runs whose core stopped
+ * (orphan-sweeper.ts).
+ */
+import type { Logger } from '../logger.js';
+import type { TurnPipeline } from '../turns/turn-pipeline.js';
+import { OrphanSweeper } from './orphan-sweeper.js';
+import { PipelineTurns } from './pipeline-turns.js';
+import { RunApprovals } from './run-approvals.js';
+import { RunDriver } from './run-driver.js';
+import type { RunService } from './run-service.js';
+import { RunViews } from './run-views.js';
+import type { WorkflowCatalog } from './workflow-catalog.js';
+import { WorkflowRunTurns } from './workflow-run-turns.js';
+import { WorkflowToolBacking } from './workflow-tool-backing.js';
+
+export interface WorkflowRunsOptions {
+  readonly runs: RunService;
+  readonly catalog: WorkflowCatalog;
+  readonly logger: Logger;
+  /** The core's runtime state: runs survive a restart only on Redis. */
+  readonly stateKind: 'memory' | 'redis';
+  /** This core, for the leases of the runs it drives. */
+  readonly instanceId: string;
+}
+
+export class WorkflowRuns {
+  /** The turns of WORKFLOW components, as runs: a decorator of their turn, chosen when their app loads. */
+  readonly turns: WorkflowRunTurns;
+  /** What the core.workflow.* tools call. */
+  readonly tools: WorkflowToolBacking;
+  readonly approvals: RunApprovals;
+  readonly views: RunViews;
+  readonly sweeper: OrphanSweeper;
+  private readonly driver: RunDriver;
+  private readonly pipeline: PipelineTurns;
+
+  constructor(options: WorkflowRunsOptions) {
+    const { runs, catalog, logger, stateKind } = options;
+    this.driver = new RunDriver({ runs, logger, instanceId: options.instanceId });
+    this.pipeline = new PipelineTurns(logger);
+    const parts = { runs, catalog, driver: this.driver, pipeline: this.pipeline };
+    this.turns = new WorkflowRunTurns({ ...parts, logger, stateKind });
+    this.tools = new WorkflowToolBacking(parts);
+    this.approvals = new RunApprovals(parts);
+    this.views = new RunViews({ runs, catalog, logger });
+    this.sweeper = new OrphanSweeper({ ...parts, logger, stateKind });
+  }
+
+  /** The pipeline resumed runs and the components of steps and interceptors run through (it is built after the MCP server that needs `tools`). */
+  attach(pipeline: TurnPipeline): void {
+    this.pipeline.attach(pipeline);
+  }
+
+  /** Picks up runs whose core stopped, now and every few seconds (Redis state only). */
+  start(): void {
+    this.sweeper.start();
+  }
+
+  /** The core stops: no more sweeps, and runs it drives whose sandboxes go away are left for the next core (Redis) rather than failed. */
+  stop(): void {
+    this.driver.stop();
+    this.sweeper.stop();
+  }
+}
