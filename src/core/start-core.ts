@@ -13,6 +13,10 @@ import { REVISIONS_DIR } from '../apps/revision-paths.js';
 import { createLlmProvider } from '../llm/create-llm-provider.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
+import { McpFederation } from '../mcp/federation/mcp-federation.js';
+import { PackageCache } from '../mcp/federation/package-cache.js';
+import { secretFile } from '../mcp/federation/secret-file.js';
+import { loadCommunityServers } from '../mcp/federation/community-servers.js';
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
 import { spawnStdBodyChild, waitForStdBody, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
@@ -101,6 +105,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const revisionsRoot = path.join(config.dataDir, REVISIONS_DIR);
   // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
   const coreSocket = path.join(path.dirname(config.spineSocket), 'mcp.sock');
+  // Other MCP servers' tools at /mcp: the federation reaches app pools through the sandbox manager, which asks it what a runner: mcp pool runs.
+  let federation: McpFederation | undefined;
   const sandboxes = new SandboxManager({
     driver: await createSandboxDriver(config.driver, {
       logger,
@@ -121,9 +127,25 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     mcpSocket: coreSocket,
     instanceId: config.instanceId,
     maxResponseBytes: config.maxSandboxResponseBytes,
+    mcpServerLaunch: (app, pool) => federation!.launch(app, pool),
+  });
+  federation = new McpFederation({
+    appPool: (appId, poolName) => sandboxes.pool(appId, poolName),
+    packages: new PackageCache(config.mcpFederation.packageCache, { env: config.mcpFederation.npmEnvironment }),
+    community: loadCommunityServers(config.mcpFederation.communityFile),
+    startPool: (appId, spec, launch) => sandboxes.startOwnPool(appId, spec, launch),
+    retirePool: (appId, poolName) => sandboxes.retireOwnPool(appId, poolName),
+    secret: secretFile(config.mcpFederation.secretsFile),
+    allowPrivate: config.mcpFederation.allowPrivate,
+    criticalAllowed: (grant, tool) => workflows.tools.criticalAllowed(grant, tool),
+    metrics,
+    logger,
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
-  registry.onChange((snapshot) => sandboxes.sync(snapshot));
+  registry.onChange((snapshot) => {
+    federation!.sync(snapshot);
+    return sandboxes.sync(snapshot);
+  });
   let lastStateError = 0;
   // Both stores share one Redis: ioredis reports every failed reconnect of each, and one line a few seconds is enough.
   const onConnectionError = (error: Error): void => {
@@ -255,6 +277,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     sources,
     // Checkpoints up to the run cap must reach the run service, which fails an oversized run itself.
     bodyLimitBytes: mcpBodyLimitBytes(config.runs.maxBytes),
+    federation,
   });
 
   let url = '';
@@ -310,6 +333,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await sandboxOrigin?.close();
     await runIndex.close();
     await mcp.close();
+    await federation.close();
     await spine.close();
     await retention?.stop();
     await turns.close();

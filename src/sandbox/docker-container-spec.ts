@@ -25,6 +25,8 @@ import { dockerSeccompProfile } from './seccomp-filter.js';
 /** Where the socket directory is mounted inside the container. */
 const CONTAINER_SOCKET_DIR = '/run/uhlp';
 const CONTAINER_SOCKET = `${CONTAINER_SOCKET_DIR}/runner.sock`;
+/** Where a stdio MCP server's package is mounted (runner: mcp). */
+const CONTAINER_MCP_SERVER = '/mcp-server';
 const CONTAINER_DEFINITIONS = '/definitions';
 /** The container's writable tree. */
 export const CONTAINER_WORK = '/work';
@@ -77,6 +79,8 @@ export function containerConfigHash(spec: SandboxSpec, settings: ContainerSettin
     network: spec.network ?? false,
     definitionsRoot: path.resolve(spec.definitionsRoot),
     mcpSocket: spec.mcpSocket ?? null,
+    // A container of another server (or another version of its package) is not adopted.
+    ...(spec.mcpServer !== undefined ? { mcpServer: spec.mcpServer } : {}),
     user: settings.user,
     heapShare: settings.heapShare ?? 0.5,
     layout: 4,
@@ -109,6 +113,21 @@ export function containerCreateOptions(spec: SandboxSpec, settings: ContainerSet
   const binds = [`${workDir}:${CONTAINER_WORK}`];
   if (program.readsDefinitions) binds.unshift(`${path.resolve(spec.definitionsRoot)}:${CONTAINER_DEFINITIONS}:ro`);
   const readable = program.readsDefinitions ? [IMAGE_APP_DIR, CONTAINER_DEFINITIONS, CONTAINER_WORK] : [IMAGE_APP_DIR, CONTAINER_WORK];
+  // A stdio MCP server's package is mounted read-only from the core's cache (runner: mcp).
+  const mcpServer = spec.mcpServer;
+  if (mcpServer?.packageDir !== undefined) {
+    binds.push(`${mcpServer.packageDir}:${CONTAINER_MCP_SERVER}:ro`);
+    readable.push(CONTAINER_MCP_SERVER);
+  }
+  const serverArgs =
+    mcpServer === undefined
+      ? []
+      : [
+          '--server-entry',
+          path.posix.join(mcpServer.packageDir !== undefined ? CONTAINER_MCP_SERVER : CONTAINER_DEFINITIONS, mcpServer.entry),
+          ...mcpServer.args.flatMap((arg) => ['--server-arg', arg]),
+          ...(mcpServer.env ?? []).flatMap((variable) => ['--server-env', variable]),
+        ];
   if (socketDir) binds.push(`${socketDir}:${CONTAINER_SOCKET_DIR}`);
   // Tool calls reach the core through its MCP socket, mounted in: no network needed.
   const mcpArgs = spec.mcpSocket ? ['--mcp-socket', CONTAINER_MCP_SOCKET] : [];
@@ -131,6 +150,7 @@ export function containerCreateOptions(spec: SandboxSpec, settings: ContainerSet
       String(spec.pool.concurrency),
       ...mcpArgs,
       ...(isPythonRunner(spec.pool.runner) ? pythonMemoryArgs(spec.pool.limits.memoryMb) : []),
+      ...serverArgs,
     ],
     // Only what the runner needs: nothing of the core's environment goes in.
     Env: [

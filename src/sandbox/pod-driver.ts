@@ -133,6 +133,15 @@ export class PodDriver implements SandboxDriver {
     if (this.closed) {
       return Promise.reject(new UhlpError('UHLP_SHUTTING_DOWN', 'the pod driver is closed', { app: spec.appId, pool: spec.pool.name }));
     }
+    // A stdio MCP server's package lives in the core's cache, which a pod cannot mount: said plainly, not a pod that fails.
+    if (spec.pool.runner === 'mcp') {
+      return Promise.reject(
+        new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `pool ${spec.pool.name} has runner: mcp, which the pod driver does not run yet; use the process or Docker driver`, {
+          app: spec.appId,
+          pool: spec.pool.name,
+        }),
+      );
+    }
     return this.claimOrCreate(spec, signal);
   }
 

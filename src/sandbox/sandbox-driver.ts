@@ -25,6 +25,21 @@ export type SandboxExitCause =
   | 'shutdown'
   | 'start-failed';
 
+/**
+ * The stdio MCP server a `runner: mcp` sandbox runs: its entry module, in an
+ * installed package (mounted read-only) or in the app's revisions (a script).
+ */
+export interface McpServerLaunch {
+  /** Host directory of the installed package; undefined for a script of the app. */
+  readonly packageDir?: string;
+  /** The entry, relative to packageDir, or to the app's revisions directory (`<revision>/<script>`). */
+  readonly entry: string;
+  /** Arguments after the entry; `{work}` stands for the sandbox's writable tree. */
+  readonly args: readonly string[];
+  /** `NAME=value` variables of the server's process; `{work}` as in args. @defaultValue none */
+  readonly env?: readonly string[];
+}
+
 export interface SandboxSpec {
   readonly appId: string;
   readonly pool: PoolSpec;
@@ -43,6 +58,8 @@ export interface SandboxSpec {
    * loopback port instead of a Unix socket. @defaultValue false
    */
   readonly network?: boolean;
+  /** The stdio MCP server of a `runner: mcp` pool. @defaultValue none */
+  readonly mcpServer?: McpServerLaunch;
 }
 
 export interface SandboxHandle {
