@@ -133,7 +133,7 @@ export async function fnCommand(argv: string[], io: FnCommandIo = {}): Promise<n
         remote = await RedisRuntimeStore.connect({ url: kvEndpoint, keyPrefix: loadStateTarget(undefined, io.env).keyPrefix, timeoutMs: 5000 });
       }
       try {
-        const output = await runLocal({ bundle, event, tenant, kv: remote ?? memoryKv() });
+        const output = await runLocal({ bundle, event, tenant, kv: remote?.kv ?? memoryKv() });
         print(output);
         return output.result.resultType === 'error' ? 1 : 0;
       } finally {
