@@ -17,6 +17,7 @@ import { LEDGER_DURABILITIES, type LedgerDurability } from './ledger/turn-ledger
 import { parseModelMap } from './llm/model-map.js';
 import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai-chat-wire.js';
 import type { LogLevel } from './logger.js';
+import { DEFAULT_CLAIM_AHEAD } from './sandbox/claim-reserve.js';
 import { readConsoleTokens, type ConsoleToken } from './console/console-tokens.js';
 
 export type DriverName = 'process' | 'docker' | 'pod';
@@ -180,6 +181,12 @@ export interface PodsConfig {
    * cluster (`UHLP_CORE_POD`; the chart sets it)
    */
   readonly corePod?: string;
+  /**
+   * Warm pods each pool claims ahead of its requests, so that a request needing a new pod
+   * waits for no API-server write; at most the pool's minWarm and its SandboxPool's current
+   * replicas; 0 claims only on demand. @defaultValue 2 (`UHLP_POD_CLAIM_AHEAD`, 0 - 16)
+   */
+  readonly claimAhead: number;
   /** Runner images for pools that name none; the operator's must be the same. @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`) */
   readonly images: Readonly<{ jit?: string; llm?: string }>;
 }
@@ -552,7 +559,8 @@ function podsConfig(env: Environment): PodsConfig {
   if (corePod !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/.test(corePod)) {
     invalid('UHLP_CORE_POD', 'a pod as <namespace>/<name>', corePod);
   }
-  return Object.freeze({ ...(mcpUrl ? { mcpUrl } : {}), ...(namespace ? { namespace } : {}), ...(corePod ? { corePod } : {}), images: runnerImages(env) });
+  const claimAhead = env.UHLP_POD_CLAIM_AHEAD ? integer('UHLP_POD_CLAIM_AHEAD', env.UHLP_POD_CLAIM_AHEAD, 0, 16) : DEFAULT_CLAIM_AHEAD;
+  return Object.freeze({ ...(mcpUrl ? { mcpUrl } : {}), ...(namespace ? { namespace } : {}), ...(corePod ? { corePod } : {}), claimAhead, images: runnerImages(env) });
 }
 
 const HOST_PORT = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)):(\d{1,5})$/;

@@ -120,7 +120,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       ...(config.driver === 'pod' ? { podNamespace: config.pods.namespace ?? config.namespaces[0] } : {}),
       ...(config.driver === 'pod' && config.pods.corePod !== undefined ? { corePod: config.pods.corePod } : {}),
     }),
-    strategy: poolStrategyFor(config.driver),
+    strategy: poolStrategyFor(config.driver, { claimAhead: config.pods.claimAhead }),
     metrics,
     logger,
     definitionsRoot: revisionsRoot,

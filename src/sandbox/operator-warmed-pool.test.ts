@@ -2,11 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeDriver } from '../../test/helpers/fake-sandbox-driver.js';
+import { FakeDriver, FakeWarmClaimDriver, makeGate } from '../../test/helpers/fake-sandbox-driver.js';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
 import { silentLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
+import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { OperatorWarmedPool } from './operator-warmed-pool.js';
 
 const REVISION = 'b'.repeat(40);
@@ -20,11 +21,10 @@ describe('OperatorWarmedPool', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  function makePool(): { pool: OperatorWarmedPool; driver: FakeDriver } {
+  function makePool<D extends FakeDriver = FakeDriver>(driver: D = new FakeDriver() as D, claimAhead?: number, overrides: Partial<PoolSpec> = {}): { pool: OperatorWarmedPool; driver: D } {
     root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-owp-'));
-    const driver = new FakeDriver();
     // Declared with warm spares: the operator keeps those, not this pool.
-    const spec = poolSpec({ name: 'node', minWarm: 3, maxSize: 4, idleTtlSeconds: 60 });
+    const spec = poolSpec({ name: 'node', minWarm: 3, maxSize: 4, idleTtlSeconds: 60, ...overrides });
     const pool = new OperatorWarmedPool({
       appId: 'shop',
       pool: spec,
@@ -33,7 +33,7 @@ describe('OperatorWarmedPool', () => {
       metrics: createMetrics({ defaultMetrics: false }),
       logger: silentLogger(),
       definitionsRoot: root,
-    });
+    }, { ...(claimAhead !== undefined ? { claimAhead } : {}), reserveIntervalMs: 20 });
     pools.push(pool);
     return { pool, driver };
   }
@@ -75,5 +75,51 @@ describe('OperatorWarmedPool', () => {
     expect(await pool.prepareRequest(second!, body, script)).not.toBe(body);
     // A file the core cannot send is read by the runner through MCP, as before.
     expect(await pool.prepareRequest(second!, body, { revision: REVISION, path: 'missing.js' })).toBe(body);
+  });
+
+  it('claims a few pods ahead where the driver can (the pod driver): a request that needs a new pod takes one with no claim in its way', async () => {
+    const { pool, driver } = makePool(new FakeWarmClaimDriver(10, 5), 2, { maxUses: 1 });
+    await pool.start();
+    await waitFor(() => pool.stats().reserved === 2);
+    expect(driver.claims).toBe(2);
+    // A claim now waits for this gate: the lease is one of the two pods claimed before it.
+    const gate = makeGate();
+    driver.gate = gate;
+    const lease = await pool.acquire();
+    expect(['fake-1', 'fake-2']).toContain(lease.sandbox.handle.id);
+    // The reserve claims again behind it, off the request's path (held at the gate).
+    expect(driver.claims).toBe(3);
+    expect(pool.stats().reserved).toBe(1);
+    pool.release(lease, 'ok');
+    driver.gate = undefined;
+    gate.release();
+    // Recycled after its one use (maxUses 1); the reserve is full again.
+    await waitFor(() => driver.destroyed.some((d) => d.id === lease.sandbox.handle.id && d.cause === 'recycled'));
+    await waitFor(() => pool.stats().reserved === 2);
+    expect(driver.claims).toBe(3);
+  });
+
+  it('claims ahead at most the declared minWarm and the configured count; 0 claims only on demand', async () => {
+    const small = makePool(new FakeWarmClaimDriver(10, 5), 2, { minWarm: 1 });
+    await small.pool.start();
+    await waitFor(() => small.pool.stats().reserved === 1);
+    await small.pool.close();
+
+    const none = makePool(new FakeWarmClaimDriver(10, 5), 0);
+    await none.pool.start();
+    expect(none.pool.stats().reserved).toBeUndefined();
+    expect(none.driver.claims).toBe(0);
+  });
+
+  it('gives the reserved pods back (as warm) when it closes', async () => {
+    const { pool, driver } = makePool(new FakeWarmClaimDriver(10, 5), 2);
+    await pool.start();
+    await waitFor(() => pool.stats().reserved === 2);
+    const lease = await pool.acquire();
+    pool.release(lease, 'ok');
+    await pool.close();
+    expect(driver.live.size).toBe(0);
+    expect(driver.destroyed.map((d) => d.cause)).toEqual(['shutdown', 'shutdown', 'shutdown']);
+    expect(driver.warm).toBe(10);
   });
 });
