@@ -6,7 +6,7 @@ import { FakeDriver, FakeWarmClaimDriver, makeGate } from '../../test/helpers/fa
 import { poolSpec } from '../../test/helpers/pool-spec.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
 import { silentLogger } from '../logger.js';
-import { createMetrics } from '../metrics.js';
+import { createMetrics, type Metrics } from '../metrics.js';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { OperatorWarmedPool } from './operator-warmed-pool.js';
 
@@ -15,6 +15,7 @@ const REVISION = 'b'.repeat(40);
 describe('OperatorWarmedPool', () => {
   const pools: OperatorWarmedPool[] = [];
   let root: string;
+  let metrics: Metrics;
 
   afterEach(async () => {
     await Promise.all(pools.splice(0).map((pool) => pool.close({ force: true })));
@@ -23,6 +24,7 @@ describe('OperatorWarmedPool', () => {
 
   function makePool<D extends FakeDriver = FakeDriver>(driver: D = new FakeDriver() as D, claimAhead?: number, overrides: Partial<PoolSpec> = {}): { pool: OperatorWarmedPool; driver: D } {
     root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-owp-'));
+    metrics = createMetrics({ defaultMetrics: false });
     // Declared with warm spares: the operator keeps those, not this pool.
     const spec = poolSpec({ name: 'node', minWarm: 3, maxSize: 4, idleTtlSeconds: 60, ...overrides });
     const pool = new OperatorWarmedPool({
@@ -30,7 +32,7 @@ describe('OperatorWarmedPool', () => {
       pool: spec,
       driver,
       sandboxSpec: { appId: 'shop', pool: spec, definitionsRoot: path.join(root, 'shop'), labels: {} },
-      metrics: createMetrics({ defaultMetrics: false }),
+      metrics,
       logger: silentLogger(),
       definitionsRoot: root,
     }, { ...(claimAhead !== undefined ? { claimAhead } : {}), reserveIntervalMs: 20 });
@@ -111,15 +113,17 @@ describe('OperatorWarmedPool', () => {
     expect(none.driver.claims).toBe(0);
   });
 
-  it('gives the reserved pods back (as warm) when it closes', async () => {
+  it('gives the reserved pods back (as warm) when it closes, and counts them as reserved until then', async () => {
     const { pool, driver } = makePool(new FakeWarmClaimDriver(10, 5), 2);
     await pool.start();
     await waitFor(() => pool.stats().reserved === 2);
+    expect(await metrics.registry.getSingleMetricAsString('uhlp_pool_sandboxes')).toContain('uhlp_pool_sandboxes{app="shop",pool="node",state="reserved"} 2');
     const lease = await pool.acquire();
     pool.release(lease, 'ok');
     await pool.close();
     expect(driver.live.size).toBe(0);
     expect(driver.destroyed.map((d) => d.cause)).toEqual(['shutdown', 'shutdown', 'shutdown']);
+    expect(await metrics.registry.getSingleMetricAsString('uhlp_pool_sandboxes')).toContain('state="reserved"} 0');
     expect(driver.warm).toBe(10);
   });
 });

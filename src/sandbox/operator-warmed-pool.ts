@@ -47,8 +47,10 @@ export class OperatorWarmedPool implements KeptPool {
   private readonly claimed: WarmPool;
   private readonly scripts: ScriptPush;
   private readonly reserve: ClaimReserve | undefined;
+  private readonly metrics: PoolStrategyOptions['metrics'];
 
   constructor(options: PoolStrategyOptions, settings: OperatorWarmedPoolSettings = {}) {
+    this.metrics = options.metrics;
     const pool = { ...options.pool, minWarm: 0 };
     const sandboxSpec = { ...options.sandboxSpec, pool };
     const size = Math.min(settings.claimAhead ?? DEFAULT_CLAIM_AHEAD, options.pool.minWarm);
@@ -103,7 +105,10 @@ export class OperatorWarmedPool implements KeptPool {
 
   async start(): Promise<void> {
     await this.claimed.start();
-    this.reserve?.start();
+    if (this.reserve) {
+      this.reserve.start();
+      this.metrics.poolCollectors.add(this.collectReserved);
+    }
   }
 
   whenReady(): Promise<void> {
@@ -118,8 +123,15 @@ export class OperatorWarmedPool implements KeptPool {
   /** Gives the reserve back first (its pods go back to warm), then closes the pods in use. */
   async close(options?: { force?: boolean }): Promise<void> {
     await this.reserve?.close();
+    this.collectReserved();
+    this.metrics.poolCollectors.delete(this.collectReserved);
     await this.claimed.close(options);
   }
+
+  /** uhlp_pool_sandboxes{state="reserved"}, at scrape time (Metrics.poolCollectors), beside the warm pool's states. */
+  private readonly collectReserved = (): void => {
+    if (this.reserve) this.metrics.poolSandboxes.labels(this.appId, this.pool.name, 'reserved').set(this.reserve.size);
+  };
 }
 
 /** The driver as the pool of claimed pods sees it: a new pod comes from the reserve when it holds one, else from a claim now. */
