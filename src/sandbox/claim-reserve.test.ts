@@ -15,8 +15,8 @@ describe('ClaimReserve', () => {
     await Promise.all(reserves.splice(0).map((reserve) => reserve.close()));
   });
 
-  function makeReserve(source: FakeWarmClaimDriver, size = 2, room = (): number => 8): ClaimReserve {
-    const reserve = new ClaimReserve({ source, spec, size, room, logger: silentLogger(), maintenanceIntervalMs: 20 });
+  function makeReserve(source: FakeWarmClaimDriver, size = 2, room = (): number => 8, idle = (): number => 0): ClaimReserve {
+    const reserve = new ClaimReserve({ source, spec, size, room, idle, logger: silentLogger(), maintenanceIntervalMs: 20 });
     reserves.push(reserve);
     return reserve;
   }
@@ -73,6 +73,25 @@ describe('ClaimReserve', () => {
     const next = [reserve.take(), reserve.take()];
     expect(next).not.toContain(taken);
     expect(new Set(next.map((handle) => handle?.id)).size).toBe(2);
+  });
+
+  it('counts the pool\'s idle claimed pods (used ones, adopted ones) as filled: a request takes those first', async () => {
+    const source = new FakeWarmClaimDriver(10, 10);
+    let idle = 2;
+    const reserve = makeReserve(source, 2, () => 8, () => idle);
+    reserve.start();
+    // Ticks pass with two idle: nothing claimed.
+    await waitFor(() => source.claims === 0 && reserve.limit() === 2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(source.claims).toBe(0);
+    idle = 1;
+    await waitFor(() => reserve.size === 1);
+    idle = 0;
+    await waitFor(() => reserve.size === 2);
+    // More idle later never trims the reserve: only its bound does.
+    idle = 5;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reserve.size).toBe(2);
   });
 
   it('answers undefined when nothing is warm, and claims once pods are warm again', async () => {

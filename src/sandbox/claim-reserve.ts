@@ -17,7 +17,8 @@
  * maxSize for the pool leaves. Pods beyond the bound go back to warm (the
  * operator then deletes those over its replicas), as they do on close.
  *
- * It refills after each take and on each tick, and only ever claims a pod that
+ * It refills after each take and on each tick, counting the pool's idle claimed
+ * pods as filled (a request takes those first), and only ever claims a pod that
  * is warm and Ready: it never creates one (a miss on the request's path still
  * does), so it adds no pods of its own beyond what the operator keeps.
  */
@@ -50,6 +51,12 @@ export interface ClaimReserveOptions {
   readonly size: number;
   /** Sandboxes the core may still add to this pool besides the reserve (its maxSize less what it holds). */
   readonly room: () => number;
+  /**
+   * Claimed sandboxes the pool already holds idle (used ones kept until their idle TTL, pods a
+   * restarted core adopted): a request takes those first with no claim either, so they count
+   * toward the reserve's fill, never its bound. @defaultValue none
+   */
+  readonly idle?: () => number;
   readonly logger: Logger;
   /** How often the bound is read again, the reserve trimmed to it and refilled, ms. @defaultValue 1000 */
   readonly maintenanceIntervalMs?: number;
@@ -101,10 +108,10 @@ export class ClaimReserve {
     return taken;
   }
 
-  /** Claims warm sandboxes until the reserve holds its limit (those on their way count). */
+  /** Claims warm sandboxes until the reserve, with those on their way and the pool's idle ones, holds its limit. */
   refill(): void {
     if (this.closed) return;
-    let wanted = this.limit() - this.held.length - this.claiming;
+    let wanted = this.limit() - this.held.length - this.claiming - (this.options.idle?.() ?? 0);
     while (wanted-- > 0) this.track(this.claimOne());
   }
 

@@ -9,8 +9,11 @@ import { silentLogger } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { OperatorWarmedPool } from './operator-warmed-pool.js';
+import type { SandboxSpec } from './sandbox-driver.js';
 
 const REVISION = 'b'.repeat(40);
+
+const spec = (): SandboxSpec => ({ appId: 'shop', pool: poolSpec({ name: 'node' }), definitionsRoot: '/nonexistent', labels: {} });
 
 describe('OperatorWarmedPool', () => {
   const pools: OperatorWarmedPool[] = [];
@@ -125,5 +128,19 @@ describe('OperatorWarmedPool', () => {
     expect(driver.destroyed.map((d) => d.cause)).toEqual(['shutdown', 'shutdown', 'shutdown']);
     expect(await metrics.registry.getSingleMetricAsString('uhlp_pool_sandboxes')).toContain('state="reserved"} 0');
     expect(driver.warm).toBe(10);
+  });
+
+  it('claims nothing ahead after a restart that adopted idle pods of its own: a request takes those first', async () => {
+    const driver = new FakeWarmClaimDriver(10, 5);
+    const adopted = [await driver.create(spec()), await driver.create(spec())];
+    driver.warm -= 2;
+    const adopting = Object.assign(driver, { adopt: async () => adopted });
+    const { pool } = makePool(adopting, 2);
+    await pool.start();
+    expect(pool.stats().idle).toBe(2);
+    // A few ticks of the reserve: no claim while the two adopted pods sit idle.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(driver.claims).toBe(0);
+    expect(pool.stats().reserved).toBe(0);
   });
 });

@@ -64,6 +64,7 @@ export class OperatorWarmedPool implements KeptPool {
           const held = this.claimed.stats();
           return pool.maxSize - held.starting - held.idle - held.busy;
         },
+        idle: () => this.claimed.stats().idle,
         logger: options.logger,
         ...(settings.reserveIntervalMs !== undefined ? { maintenanceIntervalMs: settings.reserveIntervalMs } : {}),
       });
