@@ -118,6 +118,18 @@ describe('ClaimReserve', () => {
     expect(taken).not.toContain(second);
   });
 
+  it('hands out no reserved pod that stopped being Ready: it goes (unhealthy), and the next one comes', async () => {
+    const source = new FakeWarmClaimDriver(10, 10);
+    const reserve = makeReserve(source, 2);
+    reserve.start();
+    await waitFor(() => reserve.size === 2);
+    const [first, second] = [...source.live.keys()];
+    source.unhealthy.add(first!);
+    expect(reserve.take()?.id).toBe(second);
+    await waitFor(() => source.destroyed.some((d) => d.id === first && d.cause === 'unhealthy'));
+    await waitFor(() => reserve.size === 2);
+  });
+
   it('gives back what it holds beyond a lowered bound (a scale-down), and everything on close', async () => {
     const source = new FakeWarmClaimDriver(10, 10);
     const reserve = makeReserve(source, 2);

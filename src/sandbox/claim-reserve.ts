@@ -34,6 +34,11 @@ export interface WarmClaimSource {
   claimWarm(spec: SandboxSpec): Promise<SandboxHandle | undefined>;
   /** Sandboxes the pool keeps warm now (its SandboxPool's spec.replicas); undefined while not known. */
   warmReplicas(spec: SandboxSpec): number | undefined;
+  /**
+   * Whether a claimed sandbox still looks able to serve (a pod: not being deleted, Ready), as a
+   * claim asks of a warm one; read as the reserve hands it out. @defaultValue always
+   */
+  healthy?(handle: SandboxHandle): boolean;
   /** Gives a sandbox up: `shutdown` hands an unused claimed pod back as warm. */
   destroy(handle: SandboxHandle, cause: SandboxExitCause): Promise<void>;
 }
@@ -101,6 +106,11 @@ export class ClaimReserve {
     while (taken === undefined && this.held.length > 0) {
       const reserved = this.held.shift()!;
       if (reserved.out) continue;
+      // No longer Ready while it waited (its runner stopped answering the kubelet's probe): not handed out.
+      if (this.options.source.healthy?.(reserved.handle) === false) {
+        this.giveBack(reserved, 'unhealthy');
+        continue;
+      }
       reserved.out = true;
       taken = reserved.handle;
     }

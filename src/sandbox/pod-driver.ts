@@ -185,6 +185,12 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
     return undefined;
   }
 
+  /** A claimed pod as the watch last saw it: not being deleted, and Ready (what a claim asks of a warm pod). */
+  healthy(handle: SandboxHandle): boolean {
+    const pod = this.informer.get(handle.id, this.options.namespace);
+    return pod !== undefined && !pod.metadata?.deletionTimestamp && isReady(pod);
+  }
+
   /**
    * The warm pods the pool's SandboxPool keeps now (spec.replicas, as `kubectl scale`
    * or an HPA set it); undefined while its watch has not listed it, or when the

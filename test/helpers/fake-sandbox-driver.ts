@@ -79,6 +79,13 @@ export class FakeWarmClaimDriver extends FakeDriver implements WarmClaimSource {
     return this.create(spec);
   }
 
+  /** Sandboxes that stopped looking able to serve (a pod no longer Ready). */
+  unhealthy = new Set<string>();
+
+  healthy(handle: SandboxHandle): boolean {
+    return !this.unhealthy.has(handle.id);
+  }
+
   warmReplicas(): number | undefined {
     return this.replicas;
   }
