@@ -8,9 +8,7 @@
  * `uhlp status`, `stop` and the client commands find it.
  */
 import { loadConfig, type CoreConfig } from '../config.js';
-import { startCore, type RunningCore } from '../core/start-core.js';
-import { buildImages } from '../images/build-images.js';
-import { formatBuiltImages } from '../images/images-report.js';
+import type { RunningCore } from '../core/start-core.js';
 import type { CommandSpec } from './command-spec.js';
 import { parseCommandLine, usageError } from './command-line.js';
 import { CORE_FLAGS, CORE_NOTES, REGISTRY_FLAGS } from './core-flags.js';
@@ -81,7 +79,11 @@ async function runCore(spec: CommandSpec<typeof FLAGS>, argv: string[], mode: { 
       return EXIT_FAILURE;
     }
   }
+  // The core's modules load once the command line and the settings are read: --help and a bad flag answer at once.
+  const { startCore } = await import('../core/start-core.js');
   if (config.driver === 'docker') {
+    const { buildImages } = await import('../images/build-images.js');
+    const { formatBuiltImages } = await import('../images/images-report.js');
     // Images are built locally (no registry); this is a no-op when their inputs did not change.
     const built = await buildImages({ onProgress: (text) => process.stderr.write(`${text}\n`) });
     process.stderr.write(`${formatBuiltImages(built)}\n`);

@@ -20,8 +20,7 @@ import { UhlpError } from '../shared/errors.js';
 import { buildBundle, openBundle, readBundleDir } from '../contract/cs-bundle/function-bundle.js';
 import { checkAlias, checkSha256, isSha256, parseFunctionName } from '../functions/function-ref.js';
 import type { VerifiedBundle } from '../contract/cs-bundle/function-bundle.js';
-import { memoryKv, runLocal } from './fn-run.js';
-import { RedisRuntimeStore } from '../state/redis-runtime-store.js';
+import type { RedisRuntimeStore } from '../state/redis-runtime-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { someFlags, type CommandGroup, type CommandSpec } from './command-spec.js';
 import { parseCommandLine, printHelp, subcommandOf, usageError } from './command-line.js';
@@ -133,6 +132,8 @@ export async function fnCommand(argv: string[], io: FnCommandIo = {}): Promise<n
     if (url === undefined || !/^rediss?:\/\//.test(url)) {
       throw new UhlpError('UHLP_CONFIG_INVALID', 'this command needs the cores\' Redis: --state redis://... or UHLP_STATE (a core on the memory store takes functions over MCP: core.fn.publish)', { field: 'state' });
     }
+    // Redis's client, and the isolate engine below, load only for the commands that use them: --help answers at once.
+    const { RedisRuntimeStore } = await import('../state/redis-runtime-store.js');
     const store = await RedisRuntimeStore.connect({ url, keyPrefix: target.keyPrefix, timeoutMs: 5000 });
     try {
       return await use(store);
@@ -201,8 +202,10 @@ export async function fnCommand(argv: string[], io: FnCommandIo = {}): Promise<n
       let remote: RedisRuntimeStore | undefined;
       if (kvEndpoint !== undefined) {
         if (!/^rediss?:\/\//.test(kvEndpoint)) throw new UhlpError('UHLP_CONFIG_INVALID', `--kv-endpoint must be a redis:// URL, got "${kvEndpoint}"`, { field: 'kv-endpoint' });
+        const { RedisRuntimeStore } = await import('../state/redis-runtime-store.js');
         remote = await RedisRuntimeStore.connect({ url: kvEndpoint, keyPrefix: loadStateTarget(undefined, io.env).keyPrefix, timeoutMs: 5000 });
       }
+      const { memoryKv, runLocal } = await import('./fn-run.js');
       try {
         const output = await runLocal({ bundle, event, tenant, kv: remote ?? memoryKv() });
         print(output);

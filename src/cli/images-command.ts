@@ -8,11 +8,6 @@
  * `uhlp images save <file.tar>`: builds what is missing and writes every image to one tar
  * for `docker load` or `ctr images import` on the nodes of a cluster without a registry.
  */
-import Docker from 'dockerode';
-import { buildImages } from '../images/build-images.js';
-import { buildClusterImages } from '../images/cluster-images.js';
-import { formatBuiltImage, formatBuiltImages } from '../images/images-report.js';
-import { saveImages } from '../images/save-images.js';
 import type { CommandGroup, CommandSpec } from './command-spec.js';
 import { parseCommandLine, printHelp, subcommandOf } from './command-line.js';
 import { EXIT_OK } from './exit-codes.js';
@@ -59,6 +54,14 @@ export async function imagesCommand(argv: string[]): Promise<number> {
   const line = parseCommandLine(chosen.spec as CommandSpec<typeof BUILD_FLAGS>, chosen.rest);
   if (line.help !== undefined) return printHelp(line.help);
   const { values, positionals: rest } = line;
+  // Docker's client and the builders load once the command line is read: --help answers at once.
+  const [{ default: Docker }, { buildImages }, { buildClusterImages }, { formatBuiltImage, formatBuiltImages }, { saveImages }] = await Promise.all([
+    import('dockerode'),
+    import('../images/build-images.js'),
+    import('../images/cluster-images.js'),
+    import('../images/images-report.js'),
+    import('../images/save-images.js'),
+  ]);
   const docker = new Docker();
   const common = { docker, force: values.force === true, onProgress: values.verbose ? (text: string) => process.stderr.write(`${text}\n`) : undefined };
   const sandboxes = await buildImages({ ...common, prune: values.prune === true });

@@ -7,12 +7,7 @@
  */
 import http from 'node:http';
 import { loadOperatorEnv, type OperatorEnv } from '../config.js';
-import { defaultKubeConfig } from '../k8s/default-kube-config.js';
 import { UhlpError } from '../shared/errors.js';
-import { createLogger } from '../logger.js';
-import { createMetrics } from '../metrics.js';
-import { uninstallRelease } from '../operator/release-uninstall.js';
-import { runOperator } from '../operator/run-operator.js';
 import type { SandboxPodsOptions } from '../operator/sandbox-pool-pods.js';
 import type { CommandSpec } from './command-spec.js';
 import { parseCommandLine, printHelp } from './command-line.js';
@@ -43,6 +38,14 @@ export async function operatorCommand(argv: string[]): Promise<number> {
   if (line.help !== undefined) return printHelp(line.help);
   const { values } = line;
   const env = loadOperatorEnv();
+  // The Kubernetes client and the operator load once the command line is read: --help answers at once.
+  const [{ defaultKubeConfig }, { createLogger }, { createMetrics }, { uninstallRelease }, { runOperator }] = await Promise.all([
+    import('../k8s/default-kube-config.js'),
+    import('../logger.js'),
+    import('../metrics.js'),
+    import('../operator/release-uninstall.js'),
+    import('../operator/run-operator.js'),
+  ]);
   const logger = createLogger(env.debug ? 'debug' : 'info');
   const metrics = createMetrics({ operator: true });
   const metricsPort = values['metrics-port'];
