@@ -46,7 +46,7 @@ async function seed(prefix: string, count: number): Promise<void> {
   const logger = createLogger('warn');
   const store = await RedisRuntimeStore.connect({ url: TEST_REDIS_URL, keyPrefix: prefix, timeoutMs: 5000 });
   const index = await RedisRunIndex.connect({ url: TEST_REDIS_URL, keyPrefix: prefix, ttlMs: TTL_MS, logger });
-  const runs = new RunService({ store, ttlMs: TTL_MS, maxBytes: 1024 * 1024, index });
+  const runs = new RunService({ store: store.runs, ttlMs: TTL_MS, maxBytes: 1024 * 1024, index });
   const apps = ['helpdesk', 'billing', 'returns'];
   for (let i = 0; i < count; i += 200) {
     await Promise.all(

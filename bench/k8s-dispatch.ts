@@ -10,7 +10,7 @@
  *    sample is a claim. Each request waits until the pool is full again. Against
  *    POST /execute sent straight to a ready pod of the same manifest (its script
  *    already loaded). A claimed pod runs the script for the first time (the core
- *    sends it along, src/execution/script-push.ts): that is part of a claim here and
+ *    sends it along, src/sandbox/script-push.ts): that is part of a claim here and
  *    is in the figure. Where the time went comes from the core's debug log
  *    (`execution timing`): the claim (the wait for a sandbox), the round trip to the
  *    pod and of it the runner's own time, and the rest (the core's HTTP and turn

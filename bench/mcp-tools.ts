@@ -1,14 +1,13 @@
 /**
  * MCP tool calls through `uhlp dev`, side by side in one run: `core.kv.get` by
- * the runner's one-POST client (what `ctx.tools.call` does) and by the official
- * SDK client, and `core.linux.executeCommand ["true"]` through the endpoint
+ * the runner's one-POST client (what `ctx.tools.call` does, on 2026-07-28) and by
+ * the official SDK v2 client on the same revision, and `core.linux.executeCommand ["true"]` through the endpoint
  * spine and the std-body host. One connection each, back to back.
  *
  *   npm run -s build && BENCH_SECONDS=5 npx tsx bench/mcp-tools.ts
  */
 import os from 'node:os';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ExecutionTools } from '../src/runners/kit/tools-client.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { writeBenchApp } from './lib/bench-app.js';
@@ -40,7 +39,7 @@ try {
   ).json()) as { mcp_url: string; token: string };
 
   const direct = new ExecutionTools({ endpoint: minted.mcp_url, token: minted.token });
-  const sdk = new Client({ name: 'bench', version: '1' });
+  const sdk = new Client({ name: 'bench', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await sdk.connect(new StreamableHTTPClientTransport(new URL(minted.mcp_url), { requestInit: { headers: { Authorization: `Bearer ${minted.token}` } } }));
 
   const kvGet = { key: 'b:x' };
@@ -49,7 +48,7 @@ try {
   await runLoad(async () => (await sdk.callTool({ name: 'core.kv.get', arguments: kvGet })).isError !== true, 1, 1000);
   rows.push({ path: 'kv.get ctx.tools (1 POST)', result: await runLoad(async () => (await direct.call('core.kv.get', kvGet))['value'] === null, 1, seconds * 1000) });
   rows.push({
-    path: 'kv.get official SDK client',
+    path: 'kv.get official SDK v2 client',
     result: await runLoad(async () => (await sdk.callTool({ name: 'core.kv.get', arguments: kvGet })).isError !== true, 1, seconds * 1000),
   });
   rows.push({

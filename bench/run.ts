@@ -37,8 +37,13 @@
  * The python benchmark (bench/python-dispatch.ts, BENCH_ONLY=python) runs a warm call of
  * a Python script beside the same work as a Node script (BENCH_PYTHON_CALLS, 2000 a
  * side), and a python pool miss beside a bare Python start (BENCH_PYTHON_MISSES, 20).
- * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python picks the parts (all by default).
+ *
+ * The MCP benchmark (bench/mcp-federation.ts, BENCH_ONLY=mcp) sets a federated tool call
+ * through the core beside the same call straight to the server, and a core.* call of this
+ * tree beside one of BENCH_MCP_BEFORE (a built tree of the commit before), when given.
+ * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp picks the parts (all by default).
  */
+import { benchMcp, mcpBenchTable } from './mcp-federation.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchDocker, dockerBenchTable } from './docker-dispatch.js';
@@ -118,6 +123,7 @@ async function processBench(): Promise<void> {
   const python = only('python')
     ? await benchPython({ warmCalls: Number(process.env.BENCH_PYTHON_CALLS ?? 2000), misses: Number(process.env.BENCH_PYTHON_MISSES ?? 20) })
     : undefined;
+  const mcp = only('mcp') ? await benchMcp(seconds * 1000, dispatchRounds) : undefined;
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -133,6 +139,7 @@ async function processBench(): Promise<void> {
     ...(ledger ? { ledger } : {}),
     ...(workflow !== undefined ? { workflow } : {}),
     ...(python !== undefined ? { python } : {}),
+    ...(mcp !== undefined ? { mcp } : {}),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -158,6 +165,7 @@ async function processBench(): Promise<void> {
   if (queue.length > 0) {
     process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
   }
+  if (mcp !== undefined) process.stdout.write(`\nMCP: a federated tool through the core vs straight to the server; a core.* call before and after the SDK move\n${mcpBenchTable(mcp)}`);
   if (workflow !== undefined) {
     const { workflow20, direct20, firstByte } = workflow;
     process.stdout.write(
@@ -170,7 +178,7 @@ async function processBench(): Promise<void> {
   }
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

@@ -107,6 +107,8 @@ export interface CoreConfig {
   readonly bwrapPath?: string;
   /** How the Git sources of Kubernetes apps (`spec.source.git`) are fetched. */
   readonly gitSources: GitSourcesConfig;
+  /** MCP federation: community servers, secrets of remote servers, the package cache. */
+  readonly mcpFederation: McpFederationConfig;
   /** Settings of the `pod` driver (and sandbox images of any container driver). */
   readonly pods: PodsConfig;
   /**
@@ -458,6 +460,7 @@ export function loadConfig(
     unsafeProcessSandboxes,
     ...(env.UHLP_BWRAP ? { bwrapPath: path.resolve(env.UHLP_BWRAP) } : {}),
     gitSources: gitSourcesConfig(env),
+    mcpFederation: mcpFederationConfig(env, resolvedDataDir),
     pods: podsConfig(env),
     sourcesKey: loadSourcesKeyConfig(env),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
@@ -603,19 +606,63 @@ function podsConfig(env: Environment): PodsConfig {
 
 const HOST_PORT = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)):(\d{1,5})$/;
 
-function gitSourcesConfig(env: Environment): GitSourcesConfig {
-  const allowPrivate: string[] = [];
-  for (const raw of (env.UHLP_GIT_ALLOW_PRIVATE ?? '').split(',')) {
+/** A comma-separated list of host:port pairs ([v6]:port for IPv6), lower case. */
+function hostPortList(env: Environment, variable: string): readonly string[] {
+  const list: string[] = [];
+  for (const raw of (env[variable] ?? '').split(',')) {
     const entry = raw.trim().toLowerCase();
     if (entry === '') continue;
     const match = HOST_PORT.exec(entry);
     const port = Number(match?.[3]);
     if (!match || (match[1] !== undefined && !net.isIPv6(match[1])) || port < 1 || port > 65535) {
-      invalid('UHLP_GIT_ALLOW_PRIVATE', 'comma-separated host:port pairs ([v6]:port for IPv6)', raw.trim());
+      invalid(variable, 'comma-separated host:port pairs ([v6]:port for IPv6)', raw.trim());
     }
-    allowPrivate.push(entry);
+    list.push(entry);
   }
+  return Object.freeze(list);
+}
+
+export interface McpFederationConfig {
+  /** YAML file of the community servers every app may be granted (Helm: mcp.community). @defaultValue none (`UHLP_MCP_COMMUNITY_FILE`) */
+  readonly communityFile?: string;
+  /** YAML or JSON file of secrets for remote servers' headers, `{<secret>: {<key>: value}}`. @defaultValue none (`UHLP_MCP_SECRETS_FILE`) */
+  readonly secretsFile?: string;
+  /** host:port pairs remote MCP servers may resolve to although private. @defaultValue [] (`UHLP_MCP_ALLOW_PRIVATE`) */
+  readonly allowPrivate: readonly string[];
+  /** Where npm packages of stdio servers are installed, by integrity. @defaultValue `<dataDir>/mcp-packages` (`UHLP_MCP_PACKAGE_CACHE`) */
+  readonly packageCache: string;
+  /**
+   * The environment npm installs packages with: its PATH and HOME, proxies and
+   * `npm_config_*` settings only, never the core's own secrets.
+   */
+  readonly npmEnvironment: Readonly<Record<string, string>>;
+}
+
+/** What of the core's environment npm may see (its registry, proxies, cache and PATH). */
+const NPM_ENVIRONMENT = /^(?:PATH|HOME|TMPDIR|(?:HTTPS?|NO)_PROXY|(?:https?|no)_proxy|npm_config_\w+|NPM_CONFIG_\w+)$/;
+
+function mcpFederationConfig(env: Environment, dataDir: string): McpFederationConfig {
+  const file = (variable: string): string | undefined => {
+    const value = env[variable] ? path.resolve(env[variable]!) : undefined;
+    if (value !== undefined && !existsSync(value)) invalid(variable, 'an existing file', env[variable]!);
+    return value;
+  };
+  const communityFile = file('UHLP_MCP_COMMUNITY_FILE');
+  const secretsFile = file('UHLP_MCP_SECRETS_FILE');
+  return Object.freeze({
+    ...(communityFile !== undefined ? { communityFile } : {}),
+    ...(secretsFile !== undefined ? { secretsFile } : {}),
+    allowPrivate: hostPortList(env, 'UHLP_MCP_ALLOW_PRIVATE'),
+    packageCache: env.UHLP_MCP_PACKAGE_CACHE ? path.resolve(env.UHLP_MCP_PACKAGE_CACHE) : path.join(dataDir, 'mcp-packages'),
+    npmEnvironment: Object.freeze(
+      Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => NPM_ENVIRONMENT.test(entry[0]) && entry[1] !== undefined)),
+    ),
+  });
+}
+
+function gitSourcesConfig(env: Environment): GitSourcesConfig {
+  const allowPrivate = hostPortList(env, 'UHLP_GIT_ALLOW_PRIVATE');
   const caFile = env.UHLP_GIT_CA_FILE ? path.resolve(env.UHLP_GIT_CA_FILE) : undefined;
   if (caFile !== undefined && !existsSync(caFile)) invalid('UHLP_GIT_CA_FILE', 'an existing PEM file', env.UHLP_GIT_CA_FILE!);
-  return Object.freeze({ allowPrivate: Object.freeze(allowPrivate), ...(caFile !== undefined ? { caFile } : {}) });
+  return Object.freeze({ allowPrivate, ...(caFile !== undefined ? { caFile } : {}) });
 }

@@ -25,6 +25,8 @@ const EXCEPTED: Readonly<Record<string, string>> = {
   'runners/csjs/main.ts': 'sets LIBC for the addon loader of its own process',
   // A script's temporary files go to its turn's directory: the runner points its own process's TMPDIR there for each execution.
   'runners/jit/jit-executor.ts': "sets the runner process's TMPDIR to the turn's directory",
+  // The stdio MCP server runs inside the mcp-host's own process (a sandbox cannot fork): its declared variables are set there.
+  'runners/mcp-host/main.ts': "sets the hosted server's declared variables in its own process",
 };
 
 /** `process.env`, `process['env']`, or `env` taken out of `process` by destructuring. */

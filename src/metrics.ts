@@ -79,6 +79,9 @@ export interface Metrics {
   readonly mcpCalls: Counter<'app' | 'tool' | 'outcome'>;
   /** Duration of one MCP tool call inside the core. */
   readonly mcpCallSeconds: Histogram<'app' | 'tool'>;
+  /** Calls of federated MCP servers' tools (app.* and community.*), by server, tool and outcome. */
+  readonly mcpFederatedCalls: Counter<'app' | 'server' | 'tool' | 'outcome'>;
+  readonly mcpFederatedCallSeconds: Histogram<'app' | 'server' | 'tool'>;
   /** Messages of a delivery route waiting or being processed (retries included), by source (queue, cron, callback, trigger) and route name. */
   readonly queueDepth: Gauge<'app' | 'source' | 'name'>;
   /** Age of the oldest message counted in uhlp_queue_depth. */
@@ -344,6 +347,19 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       help: 'Duration of one MCP tool call inside the core.',
       labelNames: ['app', 'tool'],
       // Tools span kv lookups (sub-millisecond) to shell commands and LLM calls (seconds).
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+      registers,
+    }),
+    mcpFederatedCalls: new Counter({
+      name: 'uhlp_mcp_federated_calls_total',
+      help: "Calls of federated MCP servers' tools, by outcome (ok or the error code); tool is one the server listed, or unknown.",
+      labelNames: ['app', 'server', 'tool', 'outcome'],
+      registers,
+    }),
+    mcpFederatedCallSeconds: new Histogram({
+      name: 'uhlp_mcp_federated_call_duration_seconds',
+      help: 'Duration of one call of a federated MCP server, as the core waited for it.',
+      labelNames: ['app', 'server', 'tool'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
       registers,
     }),

@@ -1,7 +1,7 @@
 /**
  * The bare Docker start the Docker benchmarks compare against: `create` + `start`
  * + first answer, made directly over dockerode by the benchmark itself, with the
- * same image, hardening and mounts as DockerDriver (src/sandbox/docker-driver.ts)
+ * same image, hardening and mounts as DockerDriver (src/sandbox/docker-container-spec.ts)
  * but none of its machinery (labels for adoption, output forwarding, exit
  * watching, the CPU quota applied after readiness).
  *

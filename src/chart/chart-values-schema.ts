@@ -192,6 +192,16 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
         key: str('Key within the ConfigMap.', 'ca.crt', { minLength: 1 }),
       }),
     }),
+    mcp: section('MCP federation: servers whose tools apps may be granted through the core (docs/mcp.md).', {
+      community: passThroughList(
+        'Community MCP servers every app may be granted as community.<name>.<tool>: entries of the community file (name; stdio.package or http.url; timeoutMs, maxOutputBytes, pool). Empty: none.',
+      ),
+      allowPrivate: Type.Array(Type.String({ minLength: 3 }), {
+        description: '`host:port` pairs remote MCP servers may resolve to although private (an in-cluster server).',
+        default: [],
+      }),
+      secrets: str('A Secret of the release namespace whose key `secrets.yaml` maps secret names to {key: value}: the values behind remote servers\' secretRefs. Empty: none.', '', { pattern: `^$|${NAME}` }),
+    }),
     dataVolume: section('The core\'s data directory (revisions, ledgers): an emptyDir.', {
       sizeLimit: str('emptyDir size limit.', '2Gi', { pattern: '^[0-9]+(Ki|Mi|Gi|Ti)?$' }),
     }),

@@ -207,7 +207,7 @@ export async function fnCommand(argv: string[], io: FnCommandIo = {}): Promise<n
       }
       const { memoryKv, runLocal } = await import('./fn-run.js');
       try {
-        const output = await runLocal({ bundle, event, tenant, kv: remote ?? memoryKv() });
+        const output = await runLocal({ bundle, event, tenant, kv: remote?.kv ?? memoryKv() });
         print(output);
         return output.result.resultType === 'error' ? EXIT_FAILURE : EXIT_OK;
       } finally {

@@ -69,7 +69,7 @@ export async function imagesCommand(argv: string[]): Promise<number> {
   const lines = [formatBuiltImages(sandboxes), ...(cluster ? [cluster.core, cluster.redis].map(formatBuiltImage) : [])];
   if (save) {
     process.stderr.write(`${lines.join('\n')}\n`);
-    const references = [sandboxes.jitRunner, sandboxes.llmOrchestrator, sandboxes.csjsRunner, sandboxes.pythonRunner, cluster!.core, cluster!.redis].flatMap((image) => image === undefined ? [] : [
+    const references = [sandboxes.jitRunner, sandboxes.llmOrchestrator, sandboxes.csjsRunner, sandboxes.mcpHost, sandboxes.pythonRunner, cluster!.core, cluster!.redis].flatMap((image) => image === undefined ? [] : [
       image.reference,
       `${image.reference.slice(0, image.reference.lastIndexOf(':'))}:latest`,
     ]);

@@ -55,7 +55,7 @@ async function consoleApp(tokens = ''): Promise<FastifyInstance> {
       metrics: createMetrics(),
       logger: createLogger('silent'),
       store,
-      turns: new TurnKeeper({ store, sessionTtlMs: 60_000 }),
+      turns: new TurnKeeper({ store: store.sessions, sessionTtlMs: 60_000 }),
       assets: loadConsoleAssets(assetsDir()),
       sandboxPort: () => 9999,
       runIndex: new MemoryRunIndex({ ttlMs: 60_000 }),

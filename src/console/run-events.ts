@@ -12,12 +12,12 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../logger.js';
-import type { RuntimeStore } from '../state/runtime-store.js';
+import type { RunStore } from '../state/run-store.js';
 import type { RunViews } from '../workflow-runs/run-views.js';
 
 export interface RunEventsOptions {
   readonly id: string;
-  readonly store: Pick<RuntimeStore, 'getRun'>;
+  readonly runs: Pick<RunStore, 'getRun'>;
   readonly workflows: Pick<RunViews, 'view' | 'trace' | 'pendingGrants'>;
   readonly logger: Logger;
   /** How often the record's version is read, ms. @defaultValue POLL_MS */
@@ -51,7 +51,7 @@ export async function streamRunEvents(request: FastifyRequest, reply: FastifyRep
   const pollMs = options.pollMs ?? POLL_MS;
   try {
     while (!closed) {
-      const stored = await options.store.getRun(options.id);
+      const stored = await options.runs.getRun(options.id);
       if (stored === undefined) {
         send('end', { reason: 'gone' });
         break;

@@ -62,7 +62,7 @@ export function registerRunsApi(app: FastifyInstance, context: ConsoleContext): 
     const { views } = workflows();
     // The run exists (or this is a 404 before the stream starts).
     await views.view(id);
-    return streamRunEvents(request, reply, { id, store: context.store, workflows: views, logger: context.logger });
+    return streamRunEvents(request, reply, { id, runs: context.store.runs, workflows: views, logger: context.logger });
   });
 
   app.post<{ Params: { id: string } }>(`${CONSOLE_API}/runs/:id/resume`, async (request, reply) => {

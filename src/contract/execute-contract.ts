@@ -223,7 +223,7 @@ export type ExecuteContext = Static<typeof ExecuteContext>;
 /**
  * A file of the app's definition at `taskDetails.revision`, sent by the core to a
  * runner that would otherwise read it through core.state.getDefinitionFileContent
- * (pods: src/execution/script-push.ts). The runner keeps it as it keeps what it reads.
+ * (pods: src/sandbox/script-push.ts). The runner keeps it as it keeps what it reads.
  */
 export const DefinitionFile = Type.Object({
   /** Relative to the app directory, as `taskDetails.script` names it. */

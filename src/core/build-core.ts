@@ -133,7 +133,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
 
   registerOpsRoutes(app, deps);
   registerOracleRoutes(app, deps.oracle);
-  if (options.outputsRoot !== undefined) registerSessionOutputsRoute(app, { store: deps.store, outputsRoot: options.outputsRoot });
+  if (options.outputsRoot !== undefined) registerSessionOutputsRoute(app, { sessions: deps.store.sessions, outputsRoot: options.outputsRoot });
   if (deps.mcp !== undefined) {
     deps.mcp.register(app);
     registerDevTokenRoute(app, { devMode: options.devMode ?? false, registry: deps.registry, mcp: deps.mcp, mcpEndpoint: options.mcpEndpoint });

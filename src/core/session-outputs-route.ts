@@ -11,13 +11,13 @@ import type { FastifyInstance } from 'fastify';
 import { normalizeAppPath } from '../apps/definition-paths.js';
 import { errorBody, UhlpError } from '../shared/errors.js';
 import { isSessionId } from '../state/session-id.js';
-import type { RuntimeStore } from '../state/runtime-store.js';
+import type { SessionStore } from '../state/session-store.js';
 
-export function registerSessionOutputsRoute(app: FastifyInstance, deps: { store: RuntimeStore; outputsRoot: string }): void {
+export function registerSessionOutputsRoute(app: FastifyInstance, deps: { sessions: Pick<SessionStore, 'getSession'>; outputsRoot: string }): void {
   app.get<{ Params: { sid: string; '*': string } }>('/_uhlp/sessions/:sid/outputs/*', async (request, reply) => {
     const { sid } = request.params;
     if (!isSessionId(sid)) throw new UhlpError('UHLP_SESSION_ID_INVALID', 'not a session id', { field: 'sid' });
-    const session = await deps.store.getSession(sid);
+    const session = await deps.sessions.getSession(sid);
     if (session === undefined) throw new UhlpError('UHLP_SESSION_NOT_FOUND', `session "${sid}" does not exist or has expired`, { field: 'sid' });
     const relative = normalizeAppPath(request.params['*'], 'path');
     const root = path.join(deps.outputsRoot, sid);

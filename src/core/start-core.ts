@@ -13,11 +13,15 @@ import { REVISIONS_DIR } from '../apps/revision-paths.js';
 import { createLlmProvider } from '../llm/create-llm-provider.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
+import { McpFederation } from '../mcp/federation/mcp-federation.js';
+import { PackageCache } from '../mcp/federation/package-cache.js';
+import { secretFile } from '../mcp/federation/secret-file.js';
+import { loadCommunityServers } from '../mcp/federation/community-servers.js';
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
 import { spawnStdBodyChild, waitForStdBody, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { ApplicationRegistry } from '../apps/application-registry.js';
-import { createSandboxDriver } from '../sandbox/create-driver.js';
+import { createSandboxDriver, poolStrategyFor } from '../sandbox/create-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { newSpineSecret, spineSecretPath } from '../spine/spine-secret.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
@@ -111,6 +115,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const revisionsRoot = path.join(config.dataDir, REVISIONS_DIR);
   // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
   const coreSocket = path.join(path.dirname(config.spineSocket), 'mcp.sock');
+  // Other MCP servers' tools at /mcp: the federation reaches app pools through the sandbox manager, which asks it what a runner: mcp pool runs.
+  let federation: McpFederation | undefined;
   const sandboxes = new SandboxManager({
     driver: await createSandboxDriver(config.driver, {
       logger,
@@ -123,6 +129,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       ...(config.driver === 'pod' ? { podNamespace: config.pods.namespace ?? config.namespaces[0] } : {}),
       ...(config.driver === 'pod' && config.pods.corePod !== undefined ? { corePod: config.pods.corePod } : {}),
     }),
+    strategy: poolStrategyFor(config.driver),
     metrics,
     logger,
     definitionsRoot: revisionsRoot,
@@ -130,9 +137,25 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     mcpSocket: coreSocket,
     instanceId: config.instanceId,
     maxResponseBytes: config.maxSandboxResponseBytes,
+    mcpServerLaunch: (app, pool) => federation!.launch(app, pool),
+  });
+  federation = new McpFederation({
+    appPool: (appId, poolName) => sandboxes.pool(appId, poolName),
+    packages: new PackageCache(config.mcpFederation.packageCache, { env: config.mcpFederation.npmEnvironment }),
+    community: loadCommunityServers(config.mcpFederation.communityFile),
+    startPool: (appId, spec, launch) => sandboxes.startOwnPool(appId, spec, launch),
+    retirePool: (appId, poolName) => sandboxes.retireOwnPool(appId, poolName),
+    secret: secretFile(config.mcpFederation.secretsFile),
+    allowPrivate: config.mcpFederation.allowPrivate,
+    criticalAllowed: (grant, tool) => workflows.tools.criticalAllowed(grant, tool),
+    metrics,
+    logger,
   });
   const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
-  registry.onChange((snapshot) => sandboxes.sync(snapshot));
+  registry.onChange((snapshot) => {
+    federation!.sync(snapshot);
+    return sandboxes.sync(snapshot);
+  });
   let lastStateError = 0;
   // Both stores share one Redis: ioredis reports every failed reconnect of each, and one line a few seconds is enough.
   const onConnectionError = (error: Error): void => {
@@ -174,7 +197,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           ...(config.ledgerKey ? { key: config.ledgerKey } : {}),
         })
       : undefined;
-  const turns = new TurnKeeper({ store, sessionTtlMs: config.sessionTtlSeconds * 1000, ledger: ledgerThread, metrics });
+  const turns = new TurnKeeper({ store: store.sessions, sessionTtlMs: config.sessionTtlSeconds * 1000, ledger: ledgerThread, metrics });
   // Retention on the ledger thread, with the apps' own limits as the registry has them now.
   const retention: RetentionSchedule | undefined =
     ledgerThread && config.ledgerPruneIntervalSeconds > 0
@@ -231,7 +254,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   // The runs list of the console: beside the run records, in memory or on the same Redis.
   const runIndex = await createRunIndex({ state: config.state, keyPrefix: config.statePrefix, ttlMs: config.runs.ttlSeconds * 1000, logger });
   const workflows = new WorkflowRuns({
-    runs: new RunService({ store, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes, index: runIndex }),
+    runs: new RunService({ store: store.runs, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes, index: runIndex }),
+    leases: store.leases,
     catalog: new WorkflowCatalog({ revisionsRoot, registry }),
     logger,
     stateKind: store.kind,
@@ -243,10 +267,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
     workflows: workflows.tools,
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
-    kv: store,
+    kv: store.kv,
     llm: llmProvider,
     // Token budgets and cached answers live beside kv, shared by every replica on Redis.
-    llmState: store,
+    llmState: store.llm,
     spine,
     revisionsRoot,
     definitionStore,
@@ -262,6 +286,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     sources,
     // Checkpoints up to the run cap must reach the run service, which fails an oversized run itself.
     bodyLimitBytes: mcpBodyLimitBytes(config.runs.maxBytes),
+    federation,
   });
 
   let url = '';
@@ -317,6 +342,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await sandboxOrigin?.close();
     await runIndex.close();
     await mcp.close();
+    await federation.close();
     await spine.close();
     await retention?.stop();
     await turns.close();

@@ -10,16 +10,16 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { SandboxTransportError } from '../sandbox/sandbox-client.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
-import type { Lease, ReleaseOutcome, WarmPool } from '../sandbox/warm-pool.js';
+import type { Lease, PoolStrategy, ReleaseOutcome } from '../sandbox/pool-strategy.js';
+import type { ScriptRef } from '../sandbox/script-push.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
-import { ScriptPush, type ScriptRef } from './script-push.js';
 import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceCheck } from './write-surface.js';
 
 export interface ExecutionTarget {
   readonly appId: string;
   readonly poolName: string;
   readonly timeoutMs: number;
-  /** The JIT script the execution runs; sent along to sandboxes that would read it through MCP (script-push.ts). */
+  /** The JIT script the execution runs; sent along to sandboxes that would read it through MCP (the pool's prepareRequest). */
   readonly script?: ScriptRef;
 }
 
@@ -41,15 +41,11 @@ export interface TurnWrites {
 }
 
 export class ComponentExecutor {
-  private readonly scripts: ScriptPush | undefined;
-
   constructor(
-    private readonly sandboxes: SandboxManager,
+    private readonly sandboxes: Pick<SandboxManager, 'pool'>,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
-  ) {
-    this.scripts = sandboxes.definitionsOverMcp ? new ScriptPush(sandboxes.definitionsRoot) : undefined;
-  }
+  ) {}
 
   /** Runs the /execute request `body` (JSON of an ExecuteRequest whose requestId is `requestId`). */
   async execute(target: ExecutionTarget, requestId: string, body: string, traceId?: string, turn?: TurnWrites): Promise<ExecuteOutcome> {
@@ -72,14 +68,14 @@ export class ComponentExecutor {
   }
 
   /** A sandbox with room at once, without a promise: most requests on a warm pool. */
-  private hit(pool: WarmPool, target: ExecutionTarget): Lease | undefined {
+  private hit(pool: PoolStrategy, target: ExecutionTarget): Lease | undefined {
     const started = performance.now();
     const lease = pool.tryAcquire();
     if (lease) this.metrics.sandboxAcquireSeconds.labels(target.appId, target.poolName, 'hit').observe((performance.now() - started) / 1000);
     return lease;
   }
 
-  private async acquire(pool: WarmPool, target: ExecutionTarget): Promise<Lease> {
+  private async acquire(pool: PoolStrategy, target: ExecutionTarget): Promise<Lease> {
     const started = performance.now();
     try {
       const lease = await pool.acquire();
@@ -122,7 +118,7 @@ export class ComponentExecutor {
   }
 
   private async call(
-    pool: WarmPool,
+    pool: PoolStrategy,
     lease: Lease,
     target: ExecutionTarget,
     requestId: string,
@@ -137,9 +133,9 @@ export class ComponentExecutor {
     const tree = lease.sandbox.handle.workTree;
     const surface = turn !== undefined && tree !== undefined ? TurnWriteSurface.begin(tree, turn.sessionId) : undefined;
     try {
-      // The script along with its first execution on a sandbox that would read it through MCP.
-      const files = this.scripts && target.script ? await this.scripts.member(lease.sandbox, target.appId, target.script) : undefined;
-      const sent = files === undefined || !body.endsWith('}') ? body : `${body.slice(0, -1)},${files}}`;
+      // What this pool's sandboxes need with the request (a script they cannot read yet); no promise when nothing.
+      const prepared = pool.prepareRequest(lease, body, target.script);
+      const sent = typeof prepared === 'string' ? prepared : await prepared;
       const raw = await lease.sandbox.client.execute(sent, requestId, target.timeoutMs, traceId);
       if (raw.status !== 200) {
         // The runner refused or failed the request itself (contract 400/429/500/503).

@@ -1,11 +1,11 @@
 /**
  * The function store in one process's memory (`uhlp dev`, tests): the same
- * behaviour as the Redis one, checked by the same suite.
+ * behaviour as the Redis one, checked by the same suite. Its arguments are
+ * checked in front of it (src/state/validating-stores.ts).
  */
 import { UhlpError } from '../shared/errors.js';
 import type { FunctionRef } from './function-ref.js';
 import type { FunctionStore, FunctionVersion, PublishedVersion } from './function-store.js';
-import { checkKey, checkTtl } from '../state/runtime-store-input.js';
 
 interface FunctionEntry {
   readonly versions: FunctionVersion[];
@@ -25,16 +25,12 @@ export class MemoryFunctionStore implements FunctionStore {
 
   async putBundle(tenant: string, sha256: string, bytes: Uint8Array): Promise<void> {
     this.assertOpen();
-    checkKey('tenant', tenant);
-    checkKey('sha256', sha256);
     const key = `${tenant}\0${sha256}`;
     if (!this.bundles.has(key)) this.bundles.set(key, Buffer.from(bytes));
   }
 
   async getBundle(tenant: string, sha256: string): Promise<Buffer | undefined> {
     this.assertOpen();
-    checkKey('tenant', tenant);
-    checkKey('sha256', sha256);
     const bytes = this.bundles.get(`${tenant}\0${sha256}`);
     return bytes === undefined ? undefined : Buffer.from(bytes);
   }
@@ -57,7 +53,6 @@ export class MemoryFunctionStore implements FunctionStore {
 
   async setAlias(tenant: string, namespace: string, fn: string, alias: string, version: number): Promise<void> {
     this.assertOpen();
-    checkKey('alias', alias);
     const entry = this.entry(tenant, namespace, fn, false);
     if (entry === undefined || !entry.versions.some((v) => v.version === version)) throw versionMissing(namespace, fn, version);
     entry.aliases.set(alias, version);
@@ -78,8 +73,6 @@ export class MemoryFunctionStore implements FunctionStore {
 
   async appendLogs(activationId: string, chunk: string, ttlMs: number): Promise<void> {
     this.assertOpen();
-    checkKey('activationId', activationId);
-    checkTtl('ttlMs', ttlMs);
     const now = this.now();
     const current = this.logs.get(activationId);
     const chunks = current !== undefined && current.expiresAt > now ? current.chunks : [];
@@ -89,16 +82,12 @@ export class MemoryFunctionStore implements FunctionStore {
 
   async readLogs(activationId: string): Promise<string[] | undefined> {
     this.assertOpen();
-    checkKey('activationId', activationId);
     const current = this.logs.get(activationId);
     if (current === undefined || current.expiresAt <= this.now()) return undefined;
     return [...current.chunks];
   }
 
   private entry(tenant: string, namespace: string, fn: string, create: boolean): FunctionEntry | undefined {
-    checkKey('tenant', tenant);
-    checkKey('namespace', namespace);
-    checkKey('function', fn);
     const key = `${tenant}\0${namespace}\0${fn}`;
     let entry = this.functions.get(key);
     if (entry === undefined && create) {

@@ -2,14 +2,14 @@
  * The function store on Redis (or KVRocks): bundles as binary strings written
  * with SET NX, versions in one hash per function advanced by a Lua script
  * (fn-publish-1.lua) so two publishers never get the same number, aliases in
- * another hash, activation logs in lists that expire.
+ * another hash, activation logs in lists that expire. Its arguments are checked
+ * in front of it (src/state/validating-stores.ts).
  */
 import type { Redis } from 'ioredis';
 import type { FunctionRef } from './function-ref.js';
 import type { FunctionStore, FunctionVersion, PublishedVersion } from './function-store.js';
 import { bundleMissing, versionMissing } from './memory-function-store.js';
 import type { RuntimeKeys } from '../state/runtime-keys.js';
-import { checkKey, checkTtl } from '../state/runtime-store-input.js';
 
 /** Runs a Redis operation, turning its failures into the store's codes. */
 export type RedisCall = <T>(operation: () => Promise<T>) => Promise<T>;
@@ -22,20 +22,14 @@ export class RedisFunctionStore implements FunctionStore {
   ) {}
 
   async putBundle(tenant: string, sha256: string, bytes: Uint8Array): Promise<void> {
-    checkKey('tenant', tenant);
-    checkKey('sha256', sha256);
     await this.call(() => this.redis.set(this.keys.fnBundle(tenant, sha256), Buffer.from(bytes), 'NX'));
   }
 
   async getBundle(tenant: string, sha256: string): Promise<Buffer | undefined> {
-    checkKey('tenant', tenant);
-    checkKey('sha256', sha256);
     return (await this.call(() => this.redis.getBuffer(this.keys.fnBundle(tenant, sha256)))) ?? undefined;
   }
 
   async publishVersion(tenant: string, namespace: string, fn: string, sha256: string): Promise<PublishedVersion> {
-    this.checkFunction(tenant, namespace, fn);
-    checkKey('sha256', sha256);
     const stored = await this.call(() => this.redis.exists(this.keys.fnBundle(tenant, sha256)));
     if (stored !== 1) throw bundleMissing(sha256);
     const run = (this.redis as unknown as Record<string, (...args: (string | number)[]) => Promise<[number, string, number]>>)['fnPublish']!;
@@ -44,7 +38,6 @@ export class RedisFunctionStore implements FunctionStore {
   }
 
   async listVersions(tenant: string, namespace: string, fn: string): Promise<FunctionVersion[]> {
-    this.checkFunction(tenant, namespace, fn);
     const hash = await this.call(() => this.redis.hgetall(this.keys.fnVersions(tenant, namespace, fn)));
     return Object.entries(hash)
       .filter(([field]) => field.startsWith('v:'))
@@ -53,8 +46,6 @@ export class RedisFunctionStore implements FunctionStore {
   }
 
   async setAlias(tenant: string, namespace: string, fn: string, alias: string, version: number): Promise<void> {
-    this.checkFunction(tenant, namespace, fn);
-    checkKey('alias', alias);
     // Versions are never deleted: once it exists, the alias may point at it.
     const exists = await this.call(() => this.redis.hexists(this.keys.fnVersions(tenant, namespace, fn), `v:${version}`));
     if (exists !== 1) throw versionMissing(namespace, fn, version);
@@ -62,7 +53,6 @@ export class RedisFunctionStore implements FunctionStore {
   }
 
   async listAliases(tenant: string, namespace: string, fn: string): Promise<Record<string, number>> {
-    this.checkFunction(tenant, namespace, fn);
     const hash = await this.call(() => this.redis.hgetall(this.keys.fnAliases(tenant, namespace, fn)));
     return Object.fromEntries(
       Object.entries(hash)
@@ -72,7 +62,6 @@ export class RedisFunctionStore implements FunctionStore {
   }
 
   async resolve(tenant: string, namespace: string, fn: string, ref: FunctionRef): Promise<FunctionVersion | undefined> {
-    this.checkFunction(tenant, namespace, fn);
     const versions = this.keys.fnVersions(tenant, namespace, fn);
     let field: string;
     if ('version' in ref) field = `v:${ref.version}`;
@@ -90,22 +79,13 @@ export class RedisFunctionStore implements FunctionStore {
   }
 
   async appendLogs(activationId: string, chunk: string, ttlMs: number): Promise<void> {
-    checkKey('activationId', activationId);
-    checkTtl('ttlMs', ttlMs);
     const key = this.keys.fnLogs(activationId);
     await this.call(() => this.redis.multi().rpush(key, chunk).pexpire(key, ttlMs).exec());
   }
 
   async readLogs(activationId: string): Promise<string[] | undefined> {
-    checkKey('activationId', activationId);
     const chunks = await this.call(() => this.redis.lrange(this.keys.fnLogs(activationId), 0, -1));
     return chunks.length === 0 ? undefined : chunks;
-  }
-
-  private checkFunction(tenant: string, namespace: string, fn: string): void {
-    checkKey('tenant', tenant);
-    checkKey('namespace', namespace);
-    checkKey('function', fn);
   }
 }
 

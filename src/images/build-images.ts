@@ -40,12 +40,14 @@ export const LLM_ORCHESTRATOR_REPOSITORY = 'uhlp/llm-orchestrator';
 export const CSJS_RUNNER_REPOSITORY = 'uhlp/csjs-runner';
 export const PYTHON_BASE_REPOSITORY = 'uhlp/python-base';
 export const PYTHON_RUNNER_REPOSITORY = 'uhlp/python-runner';
+export const MCP_HOST_REPOSITORY = 'uhlp/mcp-host';
 /** The repository of each runner's image. */
 export const RUNNER_REPOSITORIES: Readonly<Record<RunnerKind, string>> = {
   jit: JIT_RUNNER_REPOSITORY,
   llm: LLM_ORCHESTRATOR_REPOSITORY,
   csjs: CSJS_RUNNER_REPOSITORY,
   python: PYTHON_RUNNER_REPOSITORY,
+  mcp: MCP_HOST_REPOSITORY,
 };
 /** The image the Docker driver runs for a pool of `runner` that names none. */
 export const RUNNER_IMAGES: Readonly<Record<RunnerKind, string>> = {
@@ -53,6 +55,7 @@ export const RUNNER_IMAGES: Readonly<Record<RunnerKind, string>> = {
   llm: `${LLM_ORCHESTRATOR_REPOSITORY}:latest`,
   csjs: `${CSJS_RUNNER_REPOSITORY}:latest`,
   python: `${PYTHON_RUNNER_REPOSITORY}:latest`,
+  mcp: `${MCP_HOST_REPOSITORY}:latest`,
 };
 /** The image the Docker driver runs when a jit pool names none. */
 export const JIT_RUNNER_IMAGE = RUNNER_IMAGES.jit;
@@ -112,6 +115,8 @@ export interface BuildImagesResult {
   readonly llmOrchestrator: BuiltImage;
   /** The csjs runner: the base plus its files and isolated-vm's compiled addon. */
   readonly csjsRunner: BuiltImage;
+  /** The mcp-host of runner: mcp pools: the base plus its files (servers' packages are mounted). */
+  readonly mcpHost: BuiltImage;
   /** CPython and its standard library, FROM scratch; none on a machine without python3 (`pythonSkipped` says why). */
   readonly pythonBase?: BuiltImage;
   /** The python runner: the python base plus its files; none with no python base. */
@@ -130,6 +135,7 @@ export async function buildImages(options: BuildImagesOptions = {}): Promise<Bui
   const jitRunner = await buildRunnerImage(docker, nodeBase.reference, 'jit', options);
   const llmOrchestrator = await buildRunnerImage(docker, nodeBase.reference, 'llm', options);
   const csjsRunner = await buildRunnerImage(docker, nodeBase.reference, 'csjs', options);
+  const mcpHost = await buildRunnerImage(docker, nodeBase.reference, 'mcp', options);
   const python = await findPythonRuntime(options.pythonPath).catch((error: Error) => {
     if (options.pythonPath !== undefined) throw new UhlpError('UHLP_IMAGE_BUILD_FAILED', `the python image needs a CPython: ${error.message}`, { pythonPath: options.pythonPath });
     return error.message;
@@ -137,6 +143,7 @@ export async function buildImages(options: BuildImagesOptions = {}): Promise<Bui
   const pythonBase = typeof python === 'string' ? undefined : await buildPythonBase(docker, python, options);
   const pythonRunner = pythonBase === undefined ? undefined : await buildRunnerImage(docker, pythonBase.reference, 'python', options);
   if (options.prune) {
+    await pruneOlder(docker, MCP_HOST_REPOSITORY, mcpHost.reference);
     // The runners first: older runner images are what keep older bases in use.
     await pruneOlder(docker, JIT_RUNNER_REPOSITORY, jitRunner.reference);
     await pruneOlder(docker, LLM_ORCHESTRATOR_REPOSITORY, llmOrchestrator.reference);
@@ -145,7 +152,7 @@ export async function buildImages(options: BuildImagesOptions = {}): Promise<Bui
     await pruneOlder(docker, NODE_BASE_REPOSITORY, nodeBase.reference);
     if (pythonBase) await pruneOlder(docker, PYTHON_BASE_REPOSITORY, pythonBase.reference);
   }
-  return { nodeBase, jitRunner, llmOrchestrator, csjsRunner, ...(pythonBase && pythonRunner ? { pythonBase, pythonRunner } : { pythonSkipped: python as string }) };
+  return { nodeBase, jitRunner, llmOrchestrator, csjsRunner, mcpHost, ...(pythonBase && pythonRunner ? { pythonBase, pythonRunner } : { pythonSkipped: python as string }) };
 }
 
 /**

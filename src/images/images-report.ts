@@ -2,7 +2,7 @@
 import type { BuildImagesResult, BuiltImage } from './build-images.js';
 
 export function formatBuiltImages(result: BuildImagesResult): string {
-  const lines = [result.nodeBase, result.jitRunner, result.llmOrchestrator, result.csjsRunner, result.pythonBase, result.pythonRunner]
+  const lines = [result.nodeBase, result.jitRunner, result.llmOrchestrator, result.csjsRunner, result.mcpHost, result.pythonBase, result.pythonRunner]
     .filter((image) => image !== undefined)
     .map((image) => `${image.reference}  ${(image.sizeBytes / 1e6).toFixed(1)} MB  ${image.built ? 'built' : 'up to date'}`);
   if (result.pythonSkipped !== undefined) lines.push(`uhlp/python-runner  not built: ${result.pythonSkipped}`);

@@ -16,11 +16,11 @@ import { importClosure } from './import-closure.js';
 /** This package's root: it holds dist/ (after `npm run build`) and node_modules/. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** A pool's `runner`. */
-export type RunnerKind = 'jit' | 'llm' | 'csjs' | 'python';
+export type RunnerKind = 'jit' | 'llm' | 'csjs' | 'python' | 'mcp';
 
 export interface RunnerProgramInfo {
   /** The program's name: its image repository is `uhlp/<name>`. */
-  readonly name: 'jit-runner' | 'llm-orchestrator' | 'csjs-runner' | 'python-runner';
+  readonly name: 'jit-runner' | 'llm-orchestrator' | 'csjs-runner' | 'python-runner' | 'mcp-host';
   /** The compiled entry, relative to the package root and to the runner's directory. */
   readonly entry: string;
   /**
@@ -48,9 +48,11 @@ export const RUNNER_PROGRAMS: Readonly<Record<RunnerKind, RunnerProgramInfo>> = 
   llm: { name: 'llm-orchestrator', entry: 'dist/runners/llm-orchestrator/main.js', readsDefinitions: false },
   csjs: { name: 'csjs-runner', entry: 'dist/runners/csjs/main.js', readsDefinitions: false, loadsAddons: true },
   python: { name: 'python-runner', entry: 'dist/runners/python/main.py', readsDefinitions: true, language: 'python' },
+  // Reads the app's revisions for servers that are scripts of the app.
+  mcp: { name: 'mcp-host', entry: 'dist/runners/mcp-host/main.js', readsDefinitions: true },
 };
 
-export const RUNNER_KINDS: readonly RunnerKind[] = ['jit', 'llm', 'csjs', 'python'];
+export const RUNNER_KINDS: readonly RunnerKind[] = ['jit', 'llm', 'csjs', 'python', 'mcp'];
 
 /** Whether the runner is CPython's (else Node's). */
 export function isPythonRunner(runner: RunnerKind): boolean {

@@ -53,6 +53,10 @@ export interface ExternalCall {
   tokens?: { prompt: number; completion: number };
   /** LLM calls: answered from the core's answer cache, not by the model. */
   cached?: boolean;
+  /** Federated MCP calls: the server (`app.<name>`, `community.<name>`). */
+  server?: string;
+  /** Federated MCP calls: `sha256:<hex>` of the canonical JSON of the arguments (never the arguments themselves). */
+  arguments_hash?: string;
 }
 
 /** A blocked operation (FR-RT-010/011). */

@@ -7,11 +7,11 @@
  */
 import { hash } from 'node:crypto';
 import { canonicalJson } from '../shared/canonical-json.js';
-import type { RuntimeStore } from '../state/runtime-store.js';
+import type { LlmStore } from '../state/llm-store.js';
 import type { LlmToolCall } from '../contract/llm-messages.js';
 import type { LlmGenerateResult, NormalizedLlmRequest } from './llm-provider.js';
 
-export type LlmCacheStore = Pick<RuntimeStore, 'getLlmCached' | 'setLlmCached'>;
+export type LlmCacheStore = Pick<LlmStore, 'getLlmCached' | 'setLlmCached'>;
 
 /** What a cache entry holds: the answer without its usage (a hit spends nothing). */
 export type CachedAnswer = Omit<LlmGenerateResult, 'usage'>;

@@ -17,12 +17,12 @@ describe('LLM budget days', () => {
   it('keeps a count until an hour after its day ends, and rounds Retry-After seconds up', async () => {
     let now = Date.parse('2026-05-04T23:59:59.200Z');
     const store = new MemoryRuntimeStore({ now: () => now });
-    await chargeLlmBudget(store, 'shop', '2026-05-04', 10, now);
-    await expect(checkLlmBudget(store, 'shop', 10, now)).rejects.toMatchObject({ code: 'UHLP_LLM_BUDGET_EXCEEDED', details: { retryAfterSeconds: 1 } });
+    await chargeLlmBudget(store.llm, 'shop', '2026-05-04', 10, now);
+    await expect(checkLlmBudget(store.llm, 'shop', 10, now)).rejects.toMatchObject({ code: 'UHLP_LLM_BUDGET_EXCEEDED', details: { retryAfterSeconds: 1 } });
     now = Date.parse('2026-05-05T00:59:59.000Z');
-    expect(await store.getLlmTokens('shop', '2026-05-04')).toBe(10);
+    expect(await store.llm.getLlmTokens('shop', '2026-05-04')).toBe(10);
     now = Date.parse('2026-05-05T01:00:00.200Z');
-    expect(await store.getLlmTokens('shop', '2026-05-04')).toBe(0);
+    expect(await store.llm.getLlmTokens('shop', '2026-05-04')).toBe(0);
     await store.close();
   });
 });

@@ -7,9 +7,9 @@
  * can end a few calls over it, never more.
  */
 import { UhlpError } from '../shared/errors.js';
-import type { RuntimeStore } from '../state/runtime-store.js';
+import type { LlmStore } from '../state/llm-store.js';
 
-export type LlmBudgetStore = Pick<RuntimeStore, 'getLlmTokens' | 'addLlmTokens'>;
+export type LlmBudgetStore = Pick<LlmStore, 'getLlmTokens' | 'addLlmTokens'>;
 
 const DAY_MS = 86_400_000;
 /**

@@ -12,8 +12,8 @@ import { createCoreMcpServer } from './core-mcp-server.js';
 const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-mcp-server-'));
 const store = new MemoryRuntimeStore();
 const mcp = createCoreMcpServer({
-  kv: store,
-  llmState: store,
+  kv: store.kv,
+  llmState: store.llm,
   llm: createScriptedProvider({ entries: [] }),
   revisionsRoot: path.join(root, 'revisions'),
   scratchRoot: path.join(root, 'scratch'),

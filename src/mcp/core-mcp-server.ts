@@ -1,16 +1,14 @@
 /**
- * The CoreMCPServer: MCP over streamable HTTP (the official SDK, stateless
- * mode, JSON responses) at `POST /mcp` of the core. Every request carries an
- * execution's bearer token; the server built for that request lists and runs
- * only the tools of the token's app. Stateless means no MCP session lives in
- * the core: the token is the session, and its expiry or revocation ends it.
+ * The CoreMCPServer: MCP over streamable HTTP (the official SDK v2, JSON
+ * responses) at `POST /mcp` of the core, for clients of the 2026-07-28 revision
+ * and of 2025-11-25 and before. Every request carries an execution's bearer
+ * token; the servers, built once (core-mcp-protocol.ts), list and run only the
+ * tools of the token's app. No MCP session lives in the core: the token is the
+ * session, and its expiry or revocation ends it.
  */
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import path from 'node:path';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UhlpError, errorBody, isUhlpError } from '../shared/errors.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
@@ -28,11 +26,12 @@ import type { EndpointInvoker, SourceTools, ToolServices, WorkflowServices } fro
 import type { Embedder } from '../llm/embedder.js';
 import { invokeTool } from './tool-invoker.js';
 import { McpBodyTooLarge, mcpBodyParser } from './mcp-body.js';
+import { createCoreMcpProtocol, type CoreMcpProtocol, type GrantTools, type ListedMcpTool, type StandardHeaders } from './core-mcp-protocol.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { mcpBodyLimitBytes } from './mcp-limits.js';
 import { CARRIER_LEVELS, jsonTooDeep, MAX_JSON_DEPTH, nestsDeeper } from '../turns/json-depth.js';
 
 export const MCP_PATH = '/mcp';
-const SERVER_INFO = { name: 'uhlp-core', version: '0.1.0' };
 
 export interface CoreMcpServerOptions {
   readonly kv: KvStore;
@@ -62,11 +61,21 @@ export interface CoreMcpServerOptions {
   readonly embedder?: Embedder;
   /** Workflow runs behind core.workflow.* and core.component.invoke. @defaultValue none */
   readonly workflows?: WorkflowServices;
+  /** Other MCP servers' tools (app.* and community.*). @defaultValue none: only the core's own tools */
+  readonly federation?: FederatedTools;
   /**
    * Largest request body /mcp reads, bytes: sized for what its tools accept (mcp-limits.ts), not the ingress limit.
    * @defaultValue mcpBodyLimitBytes of the default run cap (1 MiB): 3 MiB
    */
   readonly bodyLimitBytes?: number;
+}
+
+/** What the endpoint asks of the federation (federation/mcp-federation.ts). */
+export interface FederatedTools {
+  list(grant: ExecutionGrant, signal: AbortSignal): Promise<ListedMcpTool[]>;
+  call(grant: ExecutionGrant, name: string, args: unknown, signal: AbortSignal): Promise<CallToolResult>;
+  /** Tells `onChange` when a server's list of the grant's app changed; answers how to stop. */
+  watch?(grant: ExecutionGrant, onChange: () => void): () => void;
 }
 
 export interface CoreMcpServer extends McpExecutions {
@@ -124,28 +133,24 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
   };
   const invokerDeps = { services, metrics: options.metrics, logger: options.logger };
   const bodyLimitBytes = options.bodyLimitBytes ?? mcpBodyLimitBytes(1024 * 1024);
-  // One for every request: the SDK makes an Ajv instance per Server otherwise, which cost
-  // more than the tool call itself (most of a millisecond per call on a 2-core machine).
-  const jsonSchemaValidator = new AjvJsonSchemaValidator();
-
-  function mcpServerFor(grant: ExecutionGrant): Server {
-    const server = new Server(SERVER_INFO, {
-      jsonSchemaValidator,
-      capabilities: { tools: {} },
-      instructions: `Tools of app ${grant.appId}; what they may do is limited by the app's capabilities.`,
-    });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: toolsFor(grant.capabilities, grant.run?.owner === true).map((tool) => ({
+  const federation = options.federation;
+  const grantTools: GrantTools = {
+    async list(grant, signal) {
+      const core = toolsFor(grant.capabilities, grant.run?.owner === true).map((tool) => ({
         name: tool.name,
         description: tool.description,
-        inputSchema: tool.inputSchema as unknown as { type: 'object'; [key: string]: unknown },
-      })),
-    }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
-      invokeTool(invokerDeps, grant, request.params.name, request.params.arguments, extra.signal),
-    );
-    return server;
-  }
+        inputSchema: tool.inputSchema as unknown as Record<string, unknown>,
+      }));
+      // Servers are asked only for apps that may be granted some of their tools.
+      return federation === undefined || grant.capabilities.mcp === undefined ? core : [...core, ...(await federation.list(grant, signal))];
+    },
+    call: (grant, name, args, signal) =>
+      federation !== undefined && isFederatedName(name) ? federation.call(grant, name, args, signal) : invokeTool(invokerDeps, grant, name, args, signal),
+    ...(federation?.watch !== undefined ? { watch: (grant, onChange) => federation.watch!(grant, onChange) } : {}),
+  };
+  // Built once, on the first request: the SDK servers connect asynchronously.
+  let protocol: Promise<CoreMcpProtocol> | undefined;
+  const protocolOnce = (): Promise<CoreMcpProtocol> => (protocol ??= createCoreMcpProtocol(grantTools));
 
   async function handlePost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     let grant: ExecutionGrant;
@@ -178,23 +183,27 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       await reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null });
       return;
     }
-    const server = mcpServerFor(grant);
-    // No session id: each POST is answered on its own, as plain JSON.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    reply.hijack();
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
+    // Aborted when the client goes away before its answer: the tool is told through its signal.
+    const aborter = new AbortController();
+    const onClose = (): void => {
+      if (!reply.raw.writableEnded) aborter.abort();
+    };
+    reply.raw.once('close', onClose);
     try {
-      await server.connect(transport);
-      await transport.handleRequest(request.raw, reply.raw, body);
+      const answer = await (await protocolOnce()).serve(body, standardHeaders(request), grant, aborter.signal);
+      if (answer.stream !== undefined) {
+        await reply
+          .code(answer.status)
+          .headers({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' })
+          .send(Readable.from(answer.stream));
+      } else if (answer.body === undefined) await reply.code(answer.status).send();
+      else await reply.code(answer.status).header('content-type', 'application/json').send(JSON.stringify(answer.body));
     } catch (error) {
+      if (aborter.signal.aborted) return;
       options.logger.error({ err: error, requestId: request.id }, 'MCP request failed');
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
-      }
+      await reply.code(500).send({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+    } finally {
+      reply.raw.off('close', onClose);
     }
   }
 
@@ -225,7 +234,29 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     },
     async close() {
       tokens.close();
+      await (await protocol)?.close();
       await Promise.all([...pendingRemovals]);
     },
   };
+}
+
+/** The 2026-07-28 revision's standard request headers, when the client sent them. */
+function standardHeaders(request: FastifyRequest): StandardHeaders {
+  const one = (name: string): string | undefined => {
+    const value = request.headers[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const protocolVersion = one('mcp-protocol-version');
+  const method = one('mcp-method');
+  const name = one('mcp-name');
+  return {
+    ...(protocolVersion !== undefined ? { protocolVersion } : {}),
+    ...(method !== undefined ? { method } : {}),
+    ...(name !== undefined ? { name } : {}),
+  };
+}
+
+/** Federated tools are named `app.<server>.<tool>` or `community.<server>.<tool>`; the core's own never are. */
+export function isFederatedName(name: string): boolean {
+  return name.startsWith('app.') || name.startsWith('community.');
 }

@@ -1,7 +1,7 @@
 /**
  * The kv seam behind the `core.kv.*` tools: the three kv methods of the
- * runtime store, so the core passes its RuntimeStore (memory or Redis) as is.
+ * runtime store's kv, so the core passes its `store.kv` (memory or Redis) as is.
  */
-import type { RuntimeStore } from '../state/runtime-store.js';
+import type { KvStore as RuntimeKvStore } from '../state/kv-store.js';
 
-export type KvStore = Pick<RuntimeStore, 'kvGet' | 'kvSet' | 'kvDelete'>;
+export type KvStore = Pick<RuntimeKvStore, 'kvGet' | 'kvSet' | 'kvDelete'>;

@@ -52,6 +52,12 @@ export class ToolCallRecorder {
     this.keep(this.external, { kind: 'mcp', target: tool, status, duration_ms: Math.round(durationMs * 1000) / 1000 });
   }
 
+  /** Records a call of a federated server's tool: the server, and the arguments only as a hash. */
+  recordFederated(tool: string, server: string, durationMs: number, status: string, argumentsHash: string): void {
+    (this.totals ??= new McpCallTotals()).add(tool, durationMs, undefined);
+    this.keep(this.external, { kind: 'mcp', target: tool, server, status, duration_ms: Math.round(durationMs * 1000) / 1000, arguments_hash: argumentsHash });
+  }
+
   /** Records a call a tool made on the sandbox's behalf (an LLM call), in order with the tool calls. */
   recordExternal(call: ExternalCall): void {
     this.keep(this.external, call);

@@ -34,12 +34,13 @@ const spine: EndpointInvoker = {
 const metrics = createMetrics({ defaultMetrics: false });
 const tokens = new McpTokenService();
 afterAll(() => tokens.close());
-const kv = new MemoryRuntimeStore();
-afterAll(() => kv.close());
+const store = new MemoryRuntimeStore();
+afterAll(() => store.close());
+const kv = store.kv;
 
 const llm = createLlmService({
   provider: createScriptedProvider({ entries: [{ match: 'hello', answer: 'hi there' }] }),
-  store: kv,
+  store: store.llm,
   metrics,
   logger: silentLogger(),
 });

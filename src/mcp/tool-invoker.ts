@@ -5,7 +5,7 @@
  * tool error whose structured content is `{code, message, status, details}`
  * with a catalog code, so clients and scripts can switch on `code`.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { UhlpError, isUhlpError } from '../shared/errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';

@@ -63,6 +63,12 @@ describe('planPods', () => {
     expect(plan.remove).toEqual([]);
   });
 
+  it('keeps no warm pods for a runner: mcp pool (its server is not in a pod yet), and removes any', () => {
+    const mcp = pool(2, 5);
+    (mcp.spec as { runner: string }).runner = 'mcp';
+    expect(planPods(mcp, [pod('w', 'warm', { config: podConfigHash(poolInput(mcp, {})) })], {})).toMatchObject({ create: 0, target: 0, remove: [{ name: 'w' }] });
+  });
+
   it('scales to zero', () => {
     expect(planPods(pool(0, 5), [pod('w', 'warm')], {}).remove.map((r) => r.name)).toEqual(['w']);
   });

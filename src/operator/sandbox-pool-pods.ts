@@ -89,7 +89,8 @@ export function planPods(pool: SandboxPoolResource, pods: readonly V1Pod[], opti
       if (claimerPod) claimed.push({ name: pod.metadata!.name!, resourceVersion: pod.metadata?.resourceVersion, claimerPod });
     }
   }
-  const target = Math.max(0, Math.min(pool.spec.replicas, pool.spec.maxSize - busy));
+  // runner: mcp pools run on the process and Docker drivers only: a warm pod without its server would only fail.
+  const target = pool.spec.runner === 'mcp' ? 0 : Math.max(0, Math.min(pool.spec.replicas, pool.spec.maxSize - busy));
   // Not-ready pods first: a Ready one is what a core may be claiming right now.
   warm.sort((a, b) => Number(isReady(a)) - Number(isReady(b)));
   const extra = warm.length - target;

@@ -61,7 +61,9 @@ export function sandboxPoolStatus(pool: SandboxPoolResource, now: Date, plan?: P
     counts.readyReplicas = plan.ready;
     counts.busyReplicas = plan.busy;
     const warm: ConditionInput =
-      plan.ready >= plan.target
+      pool.spec.runner === 'mcp'
+        ? { type: 'Warm', status: 'False', reason: 'RunnerNotOnPods', message: 'runner: mcp pools run on the process and Docker drivers; no warm pods are kept', observedGeneration: generation }
+        : plan.ready >= plan.target
         ? { type: 'Warm', status: 'True', reason: 'Filled', message: `${plan.ready} warm sandbox pod(s) ready, ${plan.busy} busy`, observedGeneration: generation }
         : { type: 'Warm', status: 'False', reason: 'Filling', message: `${plan.ready} of ${plan.target} warm sandbox pod(s) ready, ${plan.busy} busy`, observedGeneration: generation };
     conditions = setCondition(conditions, warm, now);

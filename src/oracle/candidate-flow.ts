@@ -19,7 +19,8 @@ import type { Logger } from '../logger.js';
 import type { McpExecutions } from '../mcp/mcp-executions.js';
 import type { Metrics } from '../metrics.js';
 import { UhlpError, isUhlpError } from '../shared/errors.js';
-import type { OracleSampleStats, RuntimeStore } from '../state/runtime-store.js';
+import type { OracleSampleStats } from '../state/oracle-store.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
 import { candidateRunner } from './candidate-runner.js';
 import { generateCandidates, type CandidateRecord } from './code-generator.js';
 import { codePool } from './eligibility.js';
@@ -42,7 +43,8 @@ export function generationLease(appId: string, componentId: string): string {
 
 export interface CandidateFlowDeps {
   readonly config: OracleConfig;
-  readonly store: RuntimeStore;
+  /** The oracle's state, and the generation lease it holds while a candidate is made. */
+  readonly store: Pick<RuntimeStore, 'oracle' | 'leases'>;
   readonly records: OracleRecords;
   readonly recorder: SampleRecorder;
   readonly decisions: OracleDecisions;
@@ -90,14 +92,14 @@ export class CandidateFlow {
           provider: this.deps.provider,
           metrics: this.deps.metrics,
           onCandidate: async (candidate) => {
-            await store.addOracleCandidate(app.id, component.id, JSON.stringify(candidate), KEPT_CANDIDATES);
+            await store.oracle.addOracleCandidate(app.id, component.id, JSON.stringify(candidate), KEPT_CANDIDATES);
             const { source: _source, disagreements: _d, ...figures } = candidate;
             decide('candidate', `candidate ${candidate.hash.slice(0, 12)} of ${app.id}/${component.id} ${candidate.verdict}${candidate.reason ? `: ${candidate.reason}` : ''}`, { ...figures });
           },
         },
       );
       const spent = { attempts: outcome.attempts, codegenTokens: outcome.tokens };
-      const counters = await store.getOracleCounters(app.id, component.id);
+      const counters = await store.oracle.getOracleCounters(app.id, component.id);
       const passed = outcome.passed;
       if (passed === undefined) {
         const exhausted = outcome.attempts >= optimize.maxAttempts || outcome.tokens >= optimize.maxCodegenTokens;
@@ -121,14 +123,14 @@ export class CandidateFlow {
       await this.commitCandidate(app, component, optimize, { ...record, ...spent, candidate }, passed, evidence, pool, outcome.calls);
     } catch (error) {
       logger.error({ err: error, app: app.id, component: component.id }, 'oracle code generation failed');
-      const counters = await store.getOracleCounters(app.id, component.id).catch(() => record.stageBase);
+      const counters = await store.oracle.getOracleCounters(app.id, component.id).catch(() => record.stageBase);
       await this.deps.records
         .update(app.id, component.id, (current) =>
           current?.stage === 'generating' ? enterStage(current, 'sampling', counters, new Date(), `code generation failed: ${isUhlpError(error) ? `${error.code}: ` : ''}${(error as Error).message}`) : undefined,
         )
         .catch(() => undefined);
     } finally {
-      await store.releaseLease(generationLease(app.id, component.id), this.deps.owner).catch(() => false);
+      await store.leases.releaseLease(generationLease(app.id, component.id), this.deps.owner).catch(() => false);
     }
   }
 
@@ -144,7 +146,7 @@ export class CandidateFlow {
     calls: readonly ExternalCall[],
   ): Promise<void> {
     const tier = app.document.spec.deploymentMode;
-    const counters = await this.deps.store.getOracleCounters(app.id, component.id);
+    const counters = await this.deps.store.oracle.getOracleCounters(app.id, component.id);
     const suggest = optimize.mode === 'suggest';
     const branch = suggest ? suggestionBranch(app.id, component.id) : undefined;
     const promotions = this.deps.promotions;
@@ -197,7 +199,7 @@ export class CandidateFlow {
     const optimize = activeOptimize(component.llm);
     const pool = optimize !== undefined ? codePool(app.document.spec, optimize) : undefined;
     if (optimize === undefined || pool === undefined) throw new UhlpError('UHLP_ORACLE_NOTHING_TO_DO', `${app.id}/${component.id} is not optimized any more`);
-    const kept = (await this.deps.store.listOracleCandidates(app.id, component.id))
+    const kept = (await this.deps.store.oracle.listOracleCandidates(app.id, component.id))
       .map((json) => JSON.parse(json) as CandidateRecord)
       .find((candidate) => candidate.hash === record.candidate!.hash);
     if (kept === undefined) throw new UhlpError('UHLP_ORACLE_NOTHING_TO_DO', `candidate ${record.candidate!.hash.slice(0, 12)} is no longer kept; let the oracle judge a new one`);

@@ -8,6 +8,7 @@
  * code runs in a pool with `runner: jit` of the same app, with the same
  * capabilities narrowed to the component's tools (`candidateCapabilities`).
  */
+import { toolGrant } from '../mcp/federation/tool-grant.js';
 import type { AppSpec, CapabilitiesSpec, ComponentSpec, OptimizeSpec, PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { activeOptimize } from '../contract/llm-component-schema.js';
 import { MIN_HELD_BACK } from './sample-split.js';
@@ -66,8 +67,10 @@ function heldBackAt(optimize: Pick<OptimizeSpec, 'minSamples' | 'holdout'>): num
 /**
  * The capabilities generated code runs with: the app's, narrowed to what the
  * component's tools need. A kv tool keeps the kv capability with only its
- * operations; every other capability (llm, shell, web, state) goes, so a call
- * to a tool the component does not list is refused and recorded as a violation.
+ * operations; a federated tool (app.* or community.*) the app grants keeps
+ * the mcp capability for exactly the listed ones; every other capability (llm,
+ * shell, web, state) goes, so a call to a tool the component does not list is
+ * refused and recorded as a violation.
  */
 export function candidateCapabilities(capabilities: CapabilitiesSpec, tools: readonly string[]): CapabilitiesSpec {
   const narrowed: CapabilitiesSpec = {};
@@ -75,5 +78,8 @@ export function candidateCapabilities(capabilities: CapabilitiesSpec, tools: rea
   if (capabilities.kv !== undefined && kvOps.length > 0) {
     narrowed.kv = { ...capabilities.kv, ops: capabilities.kv.ops.filter((op) => kvOps.includes(op)) };
   }
+  const granted = toolGrant(capabilities);
+  const federated = tools.filter((tool) => (tool.startsWith('app.') || tool.startsWith('community.')) && granted(tool));
+  if (capabilities.mcp !== undefined && federated.length > 0) narrowed.mcp = { allow: federated, forbidden: capabilities.mcp.forbidden };
   return narrowed;
 }

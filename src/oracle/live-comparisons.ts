@@ -13,7 +13,7 @@ import { DECLINED_CODE } from '../contract/generated-code.js';
 import type { ExecutionResult, ExecutionView } from '../execution/execution-stage.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { OracleCounterName, RuntimeStore } from '../state/runtime-store.js';
+import type { OracleCounterName, OracleStore } from '../state/oracle-store.js';
 import { stageCounts, type OracleStage } from './oracle-record.js';
 import type { OracleRecords } from './oracle-records.js';
 import { sameOutput } from './oracle-sample.js';
@@ -27,7 +27,7 @@ export type Settled = { result: ExecutionResult } | { error: unknown };
 export interface LiveComparisonsDeps {
   readonly records: OracleRecords;
   readonly recorder: SampleRecorder;
-  readonly store: RuntimeStore;
+  readonly store: OracleStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
   /** Comparisons running at once at most; past it a comparison is skipped (and counted). */

@@ -49,7 +49,8 @@ import { StageTransitions } from './stage-transitions.js';
 export interface OptimizationOracleOptions {
   readonly config: OracleConfig;
   readonly registry: ApplicationRegistry;
-  readonly store: RuntimeStore;
+  /** The oracle's state, and the leases that let one core at a time generate code for a component. */
+  readonly store: Pick<RuntimeStore, 'oracle' | 'leases'>;
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -79,12 +80,12 @@ export class OptimizationOracle {
 
   constructor(options: OptimizationOracleOptions) {
     const { store, metrics, logger, registry } = options;
-    const records = new OracleRecords(store, metrics, logger);
-    const recorder = new SampleRecorder({ store, metrics, logger, revisionsRoot: options.revisionsRoot });
+    const records = new OracleRecords(store.oracle, metrics, logger);
+    const recorder = new SampleRecorder({ store: store.oracle, metrics, logger, revisionsRoot: options.revisionsRoot });
     const decisions = new OracleDecisions(logger, options.turns);
     const owner = options.instanceId ?? `oracle-${Math.random().toString(36).slice(2)}`;
     const promotions = options.promotions !== undefined ? { promotions: options.promotions } : {};
-    const transitions = new StageTransitions({ store, records, recorder, decisions, work: this.work, logger, ...promotions });
+    const transitions = new StageTransitions({ store: store.oracle, records, recorder, decisions, work: this.work, logger, ...promotions });
     const flow = new CandidateFlow({
       config: options.config,
       store,
@@ -103,7 +104,7 @@ export class OptimizationOracle {
     this.comparisons = new LiveComparisons({
       records,
       recorder,
-      store,
+      store: store.oracle,
       metrics,
       logger,
       maxComparisons: options.config.maxComparisons,
@@ -111,8 +112,8 @@ export class OptimizationOracle {
     });
     this.executions = new OracleExecutions({ records, recorder, comparisons: this.comparisons, onUnknownPromotion: (app, component) => transitions.adopt(app, component) });
     this.scanner = new OracleScan({ registry, store, records, recorder, flow, work: this.work, logger, intervalMs: options.config.intervalMs, owner });
-    this.statuses = new OracleStatus({ registry, store, records, recorder });
-    this.commands = new OracleCommands({ registry, store, records, decisions, transitions, flow, status: this.statuses });
+    this.statuses = new OracleStatus({ registry, store: store.oracle, records, recorder });
+    this.commands = new OracleCommands({ registry, store: store.oracle, records, decisions, transitions, flow, status: this.statuses });
   }
 
   /** Starts the scans. */

@@ -5,7 +5,7 @@
  */
 import type { ApplicationRegistry } from '../apps/application-registry.js';
 import { UhlpError } from '../shared/errors.js';
-import type { RuntimeStore } from '../state/runtime-store.js';
+import type { OracleStore } from '../state/oracle-store.js';
 import type { CandidateFlow } from './candidate-flow.js';
 import type { OracleDecisions } from './oracle-decisions.js';
 import { enterStage, PROMOTED_STAGES } from './oracle-record.js';
@@ -17,7 +17,7 @@ export type OracleCommand = 'promote' | 'reject' | 'rollback';
 
 export interface OracleCommandsDeps {
   readonly registry: ApplicationRegistry;
-  readonly store: RuntimeStore;
+  readonly store: OracleStore;
   readonly records: OracleRecords;
   readonly decisions: OracleDecisions;
   readonly transitions: StageTransitions;

@@ -13,7 +13,7 @@
  * shadow | canary | full -> rolled-back      any stage -> rejected (uhlp optimize reject)
  * ```
  */
-import { ORACLE_COUNTER_NAMES, type OracleCounters } from '../state/runtime-store.js';
+import { ORACLE_COUNTER_NAMES, type OracleCounters } from '../state/oracle-store.js';
 
 export const ORACLE_STAGES = ['sampling', 'generating', 'suggested', 'shadow', 'canary', 'full', 'rolled-back', 'rejected', 'failed', 'refused'] as const;
 export type OracleStage = (typeof ORACLE_STAGES)[number];

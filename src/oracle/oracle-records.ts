@@ -9,7 +9,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { RuntimeStore } from '../state/runtime-store.js';
+import type { OracleStore } from '../state/oracle-store.js';
 import { parseRecord, STAGE_GAUGE, type OracleRecord } from './oracle-record.js';
 
 interface Cached {
@@ -26,7 +26,7 @@ export class OracleRecords {
   private readonly cache = new Map<string, Cached>();
 
   constructor(
-    private readonly store: RuntimeStore,
+    private readonly store: OracleStore,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
     /** How old a cached record may be before the request path refreshes it, ms. */

@@ -12,7 +12,8 @@ import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { ApplicationRegistry } from '../apps/application-registry.js';
 import { activeOptimize } from '../contract/llm-component-schema.js';
 import type { Logger } from '../logger.js';
-import type { OracleSampleStats, RuntimeStore } from '../state/runtime-store.js';
+import type { OracleSampleStats } from '../state/oracle-store.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
 import { GENERATION_LEASE_MS, generationLease, type CandidateFlow } from './candidate-flow.js';
 import type { ComponentWork } from './component-work.js';
 import { enterStage, newRecord, type OracleRecord } from './oracle-record.js';
@@ -24,7 +25,8 @@ import { isStable } from './stage-rules.js';
 
 export interface OracleScanDeps {
   readonly registry: ApplicationRegistry;
-  readonly store: RuntimeStore;
+  /** The oracle's state, and the generation lease that lets one core at a time make a candidate. */
+  readonly store: Pick<RuntimeStore, 'oracle' | 'leases'>;
   readonly records: OracleRecords;
   readonly recorder: SampleRecorder;
   readonly flow: CandidateFlow;
@@ -81,7 +83,7 @@ export class OracleScan {
     const { record } = await records.read(app.id, component.id);
     if (record === undefined || record.revision !== definition.revision) {
       // A new llm definition (or the first look): its samples start from nothing.
-      const counters = await store.getOracleCounters(app.id, component.id);
+      const counters = await store.oracle.getOracleCounters(app.id, component.id);
       await records.update(app.id, component.id, (current) =>
         current === undefined || current.revision !== definition.revision ? newRecord(definition.revision, counters, new Date()) : undefined,
       );
@@ -90,20 +92,20 @@ export class OracleScan {
     if (record.stage === 'generating') return this.recoverGeneration(app, component, record);
     if (record.stage !== 'sampling' || work.has(app.id, component.id)) return;
     const scope = { appId: app.id, componentId: component.id, revision: definition.revision };
-    const { samples, stats } = await store.getOracleSamples(scope);
+    const { samples, stats } = await store.oracle.getOracleSamples(scope);
     if (!this.ready(app, component, optimize, stats)) return;
     const parsed = samples.map(parseSample).filter((sample): sample is OracleSample => sample !== undefined);
     // The split is by input hash: with too few inputs on the held-back side no candidate could be judged, and
     // generation would end at once, back to sampling, on every scan. Sampling goes on, with no decision, until there are.
     if (splitSamples(parsed, optimize.holdout).heldBack.length < MIN_HELD_BACK) return;
-    const lease = await store.acquireLease(generationLease(app.id, component.id), owner, GENERATION_LEASE_MS);
+    const lease = await store.leases.acquireLease(generationLease(app.id, component.id), owner, GENERATION_LEASE_MS);
     if (lease === undefined) return;
-    const counters = await store.getOracleCounters(app.id, component.id);
+    const counters = await store.oracle.getOracleCounters(app.id, component.id);
     const claimed = await records.update(app.id, component.id, (current) =>
       current?.stage === 'sampling' && current.revision === definition.revision ? enterStage(current, 'generating', counters, new Date()) : undefined,
     );
     if (claimed === undefined) {
-      await store.releaseLease(generationLease(app.id, component.id), owner);
+      await store.leases.releaseLease(generationLease(app.id, component.id), owner);
       return;
     }
     work.track(app.id, component.id, this.deps.flow.generate(app, component, optimize, claimed, parsed, stats));
@@ -122,8 +124,8 @@ export class OracleScan {
   private async recoverGeneration(app: LoadedApp, component: ComponentSpec, record: OracleRecord): Promise<void> {
     const { store, records, work } = this.deps;
     if (work.has(app.id, component.id)) return;
-    if ((await store.getLease(generationLease(app.id, component.id))) !== undefined) return;
-    const counters = await store.getOracleCounters(app.id, component.id);
+    if ((await store.leases.getLease(generationLease(app.id, component.id))) !== undefined) return;
+    const counters = await store.oracle.getOracleCounters(app.id, component.id);
     await records.update(app.id, component.id, (current) =>
       current?.stage === 'generating' && current.stageSince === record.stageSince ? enterStage(current, 'sampling', counters, new Date(), 'the core generating code stopped; sampling again') : undefined,
     );

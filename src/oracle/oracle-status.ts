@@ -9,7 +9,7 @@ import type { ComponentSpec, OptimizeSpec } from '../apps/schema/app-definition-
 import type { ApplicationRegistry } from '../apps/application-registry.js';
 import { activeOptimize } from '../contract/llm-component-schema.js';
 import { UhlpError } from '../shared/errors.js';
-import type { OracleCounters, OracleSampleStats, RuntimeStore } from '../state/runtime-store.js';
+import type { OracleCounters, OracleSampleStats, OracleStore } from '../state/oracle-store.js';
 import type { CandidateRecord } from './code-generator.js';
 import { stageCounts, type OracleRecord, type OracleStage, type RecordCandidate } from './oracle-record.js';
 import type { OracleRecords } from './oracle-records.js';
@@ -42,7 +42,7 @@ export interface ComponentStatus {
 
 export interface OracleStatusDeps {
   readonly registry: ApplicationRegistry;
-  readonly store: RuntimeStore;
+  readonly store: OracleStore;
   readonly records: OracleRecords;
   readonly recorder: SampleRecorder;
 }

@@ -22,7 +22,7 @@ import { buildExecuteContext } from '../execution/execute-context.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
-import type { OracleSampleStats, RuntimeStore } from '../state/runtime-store.js';
+import type { OracleSampleStats, OracleStore } from '../state/oracle-store.js';
 import { readLlmDefinition, type LlmDefinition } from './llm-definition.js';
 import { makeSample, projectInputs, readInputPaths, requestVariables } from './oracle-sample.js';
 
@@ -54,7 +54,7 @@ export class SampleRecorder {
 
   constructor(
     private readonly deps: {
-      readonly store: RuntimeStore;
+      readonly store: OracleStore;
       readonly metrics: Metrics;
       readonly logger: Logger;
       /** `<dataDir>/app-revisions`: the files of each app at each revision. */

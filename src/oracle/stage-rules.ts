@@ -18,7 +18,7 @@
  * can no longer be met.
  */
 import type { OptimizeSpec } from '../apps/schema/app-definition-schema.js';
-import type { OracleCounters, OracleSampleStats } from '../state/runtime-store.js';
+import type { OracleCounters, OracleSampleStats } from '../state/oracle-store.js';
 import type { OracleStage } from './oracle-record.js';
 
 export interface TurnRoute {

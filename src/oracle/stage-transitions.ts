@@ -10,7 +10,7 @@ import type { ComponentSpec } from '../apps/schema/app-definition-schema.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { Logger } from '../logger.js';
 import { isUhlpError } from '../shared/errors.js';
-import type { OracleCounters, RuntimeStore } from '../state/runtime-store.js';
+import type { OracleCounters, OracleStore } from '../state/oracle-store.js';
 import type { ComponentWork } from './component-work.js';
 import type { PromotionWriter } from './git-promotion.js';
 import type { OracleDecisions } from './oracle-decisions.js';
@@ -20,7 +20,7 @@ import type { SampleRecorder } from './sample-recorder.js';
 import type { StageVerdict } from './stage-rules.js';
 
 export interface StageTransitionsDeps {
-  readonly store: RuntimeStore;
+  readonly store: OracleStore;
   readonly records: OracleRecords;
   readonly recorder: SampleRecorder;
   readonly decisions: OracleDecisions;

@@ -3,9 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../logger.js';
-import { createSandboxDriver } from './create-driver.js';
+import { createSandboxDriver, poolStrategyFor } from './create-driver.js';
 import { DockerDriver } from './docker-driver.js';
+import { operatorWarmedPool } from './operator-warmed-pool.js';
 import { ProcessDriver } from './process-driver.js';
+import { localWarmPool } from './warm-pool.js';
 
 describe('createSandboxDriver', () => {
   it.each([
@@ -18,5 +20,13 @@ describe('createSandboxDriver', () => {
     expect(driver).toBeInstanceOf(kind);
     expect(driver.name).toBe(name);
     await driver.close();
+  });
+
+  it.each([
+    ['process', localWarmPool],
+    ['docker', localWarmPool],
+    ['pod', operatorWarmedPool],
+  ] as const)('keeps the pools of the %s driver with its strategy', (name, strategy) => {
+    expect(poolStrategyFor(name)).toBe(strategy);
   });
 });

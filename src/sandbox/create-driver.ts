@@ -1,6 +1,7 @@
 /**
- * The one place a driver name from the configuration becomes a driver, so that
- * `uhlp dev --driver docker` and the server's configuration select it the same way.
+ * The one place a driver name from the configuration becomes a driver and the
+ * strategy its pools are kept with, so that `uhlp dev --driver docker` and the
+ * server's configuration select them the same way.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,10 +10,13 @@ import { defaultKubeConfig } from '../k8s/default-kube-config.js';
 import type { RunnerKind } from '../images/runner-files.js';
 import type { Logger } from '../logger.js';
 import { DockerDriver } from './docker-driver.js';
+import { operatorWarmedPool } from './operator-warmed-pool.js';
 import { PodDriver } from './pod-driver.js';
+import type { PoolStrategyFactory } from './pool-strategy.js';
 import { ProcessDriver } from './process-driver.js';
 import { prepareProcessSandbox } from './process-sandbox.js';
 import type { SandboxDriver } from './sandbox-driver.js';
+import { localWarmPool } from './warm-pool.js';
 
 export type SandboxDriverName = 'process' | 'docker' | 'pod';
 
@@ -48,6 +52,14 @@ function ownNamespace(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * How the pools of a driver are kept: the operator keeps warm pods for the pod
+ * driver (the core claims them), the core keeps its own warm sandboxes otherwise.
+ */
+export function poolStrategyFor(name: SandboxDriverName): PoolStrategyFactory {
+  return name === 'pod' ? operatorWarmedPool : localWarmPool;
 }
 
 export async function createSandboxDriver(name: SandboxDriverName, options: CreateDriverOptions): Promise<SandboxDriver> {

@@ -89,8 +89,6 @@ type PodInformer = Informer<V1Pod> & ObjectCache<V1Pod>;
 export class PodDriver implements SandboxDriver {
   readonly name = 'pod';
   readonly isolation = 'container';
-  readonly warmedElsewhere = true;
-  readonly definitionsOverMcp = true;
   private readonly api: CoreV1Api;
   private readonly keptAlive: KeptAliveApi;
   private readonly pools: CustomResourceClient;
@@ -134,6 +132,15 @@ export class PodDriver implements SandboxDriver {
   create(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxHandle> {
     if (this.closed) {
       return Promise.reject(new UhlpError('UHLP_SHUTTING_DOWN', 'the pod driver is closed', { app: spec.appId, pool: spec.pool.name }));
+    }
+    // A stdio MCP server's package lives in the core's cache, which a pod cannot mount: said plainly, not a pod that fails.
+    if (spec.pool.runner === 'mcp') {
+      return Promise.reject(
+        new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `pool ${spec.pool.name} has runner: mcp, which the pod driver does not run yet; use the process or Docker driver`, {
+          app: spec.appId,
+          pool: spec.pool.name,
+        }),
+      );
     }
     return this.claimOrCreate(spec, signal);
   }

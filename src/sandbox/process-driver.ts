@@ -86,6 +86,7 @@ export class ProcessDriver implements SandboxDriver {
         definitionsDir: spec.definitionsRoot,
         workDir: work.hostDir,
         ...(spec.mcpSocket ? { mcpSocket: spec.mcpSocket } : {}),
+        ...(spec.mcpServer !== undefined ? { mcpServer: spec.mcpServer } : {}),
         memoryMb: spec.pool.limits.memoryMb,
         concurrency: spec.pool.concurrency,
         niceness: Math.min(19, this.options.niceness ?? RUNNER_NICENESS),

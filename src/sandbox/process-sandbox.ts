@@ -46,6 +46,7 @@ import { findPythonRuntime, IMAGE_PYTHON_PATH, PYTHON_FLAGS, type PythonRuntime 
 import { isPythonRunner, RUNNER_KINDS, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { stageRunnerRoot, type StagedRunner } from './runner-root.js';
 import { seccompFilter } from './seccomp-filter.js';
+import type { McpServerLaunch } from './sandbox-driver.js';
 
 /** Paths inside a bubblewrap sandbox. */
 export const SANDBOX_PATHS = {
@@ -54,6 +55,7 @@ export const SANDBOX_PATHS = {
   work: '/work',
   socketDir: '/run/uhlp',
   mcpSocket: '/run/uhlp-core/mcp.sock',
+  mcpServer: '/mcp-server',
 } as const;
 /** The uid and gid a runner has in its user namespace (the jit-runner image's `sandbox` user). */
 const SANDBOX_ID = '10001';
@@ -74,6 +76,8 @@ export interface RunnerLaunch {
   readonly concurrency: number;
   /** How much nicer than the core the runner makes itself. */
   readonly niceness: number;
+  /** The stdio MCP server of a `runner: mcp` sandbox. @defaultValue none */
+  readonly mcpServer?: McpServerLaunch;
 }
 
 export interface LaunchCommand {
@@ -235,16 +239,22 @@ function bubblewrapSandbox(
       args.push('--bind', launch.workDir, SANDBOX_PATHS.work);
       args.push('--bind', launch.socketDir, SANDBOX_PATHS.socketDir);
       if (launch.mcpSocket) args.push('--bind', launch.mcpSocket, SANDBOX_PATHS.mcpSocket);
+      const packageDir = launch.mcpServer?.packageDir;
+      if (packageDir !== undefined) args.push('--ro-bind', packageDir, SANDBOX_PATHS.mcpServer);
       // Last: the root bubblewrap built (a tmpfs) takes no more writes once every mount point is made.
       args.push('--remount-ro', '/');
       args.push('--chdir', SANDBOX_PATHS.work, '--seccomp', '3', '--', interpreter === undefined ? IMAGE_NODE_PATH : IMAGE_PYTHON_PATH);
       const paths: RunnerPaths = {
-        read: readsDefinitions ? [SANDBOX_PATHS.app, SANDBOX_PATHS.definitions, SANDBOX_PATHS.work] : [SANDBOX_PATHS.app, SANDBOX_PATHS.work],
+        read: [
+          ...(readsDefinitions ? [SANDBOX_PATHS.app, SANDBOX_PATHS.definitions, SANDBOX_PATHS.work] : [SANDBOX_PATHS.app, SANDBOX_PATHS.work]),
+          ...(packageDir !== undefined ? [SANDBOX_PATHS.mcpServer] : []),
+        ],
         write: [SANDBOX_PATHS.work],
         socket: `${SANDBOX_PATHS.socketDir}/runner.sock`,
         definitions: readsDefinitions ? SANDBOX_PATHS.definitions : undefined,
         work: SANDBOX_PATHS.work,
         mcpSocket: launch.mcpSocket ? SANDBOX_PATHS.mcpSocket : undefined,
+        mcpServerRoot: packageDir !== undefined ? SANDBOX_PATHS.mcpServer : SANDBOX_PATHS.definitions,
       };
       if (interpreter !== undefined) args.push(...PYTHON_FLAGS, ...program(paths), '--memory-mb', String(launch.memoryMb));
       else args.push(`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths));
@@ -264,13 +274,18 @@ function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, 
     command(launch, program) {
       const runner = runners[launch.runner];
       const readsDefinitions = RUNNER_PROGRAMS[launch.runner].readsDefinitions;
+      const packageDir = launch.mcpServer?.packageDir;
       const paths: RunnerPaths = {
-        read: readsDefinitions ? [runner.dir, launch.definitionsDir, launch.workDir] : [runner.dir, launch.workDir],
+        read: [
+          ...(readsDefinitions ? [runner.dir, launch.definitionsDir, launch.workDir] : [runner.dir, launch.workDir]),
+          ...(packageDir !== undefined ? [packageDir] : []),
+        ],
         write: [launch.workDir],
         socket: path.join(launch.socketDir, 'runner.sock'),
         definitions: readsDefinitions ? launch.definitionsDir : undefined,
         work: launch.workDir,
         mcpSocket: launch.mcpSocket,
+        mcpServerRoot: packageDir ?? launch.definitionsDir,
       };
       if (isPythonRunner(launch.runner)) {
         // Nothing but its own memory cap: CPython has no permission model to fall back on.
@@ -307,6 +322,8 @@ interface RunnerPaths {
   definitions: string | undefined;
   work: string;
   mcpSocket: string | undefined;
+  /** Where a stdio MCP server's entry is found: its package, or the app's revisions. @defaultValue none */
+  mcpServerRoot?: string;
 }
 
 /** The runner's entry and its arguments, with the paths as the runner sees them. */
@@ -319,6 +336,9 @@ function runnerProgram(entry: string, launch: RunnerLaunch, paths: RunnerPaths):
     '--concurrency', String(launch.concurrency),
     '--niceness', String(launch.niceness),
     ...(paths.mcpSocket ? ['--mcp-socket', paths.mcpSocket] : []),
+    ...(launch.mcpServer !== undefined && paths.mcpServerRoot !== undefined
+      ? ['--server-entry', path.posix.join(paths.mcpServerRoot, launch.mcpServer.entry), ...launch.mcpServer.args.flatMap((arg) => ['--server-arg', arg]), ...(launch.mcpServer.env ?? []).flatMap((variable) => ['--server-env', variable])]
+      : []),
     '--exit-on-stdin-close',
   ];
 }

@@ -203,6 +203,12 @@ export class SandboxClient {
     return this.send(`${head}\r\n${body}`, timeoutMs);
   }
 
+  /** Sends one call to a `runner: mcp` sandbox (POST /mcp, contract/mcp-host-wire.ts). */
+  mcp(body: string, timeoutMs: number): Promise<RawResponse> {
+    const head = `POST /mcp HTTP/1.1\r\nhost: sandbox\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+    return this.send(`${head}\r\n${body}`, timeoutMs);
+  }
+
   /** GET /healthz; true when the runner answers 200 in time. */
   async probe(timeoutMs: number): Promise<boolean> {
     return (await this.health(timeoutMs)) !== undefined;

@@ -1,7 +1,8 @@
 /**
- * The seam between pool semantics (warm-pool.ts) and what a sandbox physically is:
- * a child process, a Docker container, a pod. A driver only creates, watches and
- * destroys single sandboxes; counting, queuing and recycling live in the pool.
+ * The seam between pool semantics (pool-strategy.ts) and what a sandbox physically
+ * is: a child process, a Docker container, a pod. A driver only creates, watches
+ * and destroys single sandboxes; counting, queuing and recycling live in the pool,
+ * and who keeps the warm spares is the pool's strategy.
  */
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import type { WorkTree } from './work-tree.js';
@@ -24,6 +25,21 @@ export type SandboxExitCause =
   | 'shutdown'
   | 'start-failed';
 
+/**
+ * The stdio MCP server a `runner: mcp` sandbox runs: its entry module, in an
+ * installed package (mounted read-only) or in the app's revisions (a script).
+ */
+export interface McpServerLaunch {
+  /** Host directory of the installed package; undefined for a script of the app. */
+  readonly packageDir?: string;
+  /** The entry, relative to packageDir, or to the app's revisions directory (`<revision>/<script>`). */
+  readonly entry: string;
+  /** Arguments after the entry; `{work}` stands for the sandbox's writable tree. */
+  readonly args: readonly string[];
+  /** `NAME=value` variables of the server's process; `{work}` as in args. @defaultValue none */
+  readonly env?: readonly string[];
+}
+
 export interface SandboxSpec {
   readonly appId: string;
   readonly pool: PoolSpec;
@@ -42,6 +58,8 @@ export interface SandboxSpec {
    * loopback port instead of a Unix socket. @defaultValue false
    */
   readonly network?: boolean;
+  /** The stdio MCP server of a `runner: mcp` pool. @defaultValue none */
+  readonly mcpServer?: McpServerLaunch;
 }
 
 export interface SandboxHandle {
@@ -68,18 +86,6 @@ export interface SandboxDriver {
   readonly name: string;
   /** What contains a sandbox: `container`, `namespaces` (process sandboxes with bubblewrap) or `none`. */
   readonly isolation: 'container' | 'namespaces' | 'none';
-  /**
-   * Warm sandboxes are kept outside the core (the operator's warm pods, which
-   * `create` claims): the core's pools then hold no idle spares of their own
-   * (minWarm 0) and keep only what they used until its idle TTL. @defaultValue false
-   */
-  readonly warmedElsewhere?: boolean;
-  /**
-   * Sandboxes share no file system with the core and read their scripts through
-   * MCP (pods): the core sends a script with its first execution on each sandbox
-   * instead (src/execution/script-push.ts). @defaultValue false
-   */
-  readonly definitionsOverMcp?: boolean;
   /** Starts a sandbox and resolves once its runner answers; rejects if it cannot. */
   create(spec: SandboxSpec, signal?: AbortSignal): Promise<SandboxHandle>;
   /** Stops and removes the sandbox. Idempotent; never rejects for an already-gone sandbox. */

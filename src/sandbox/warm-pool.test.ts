@@ -1,68 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
+import { FakeDriver, makeGate } from '../../test/helpers/fake-sandbox-driver.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { UhlpError } from '../shared/errors.js';
 import { silentLogger } from '../logger.js';
 import { createMetrics } from '../metrics.js';
-import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
-import { WarmPool, type Lease } from './warm-pool.js';
-
-/** A driver whose sandboxes exist only in memory; tests decide when they start and die. */
-class FakeDriver implements SandboxDriver {
-  readonly name = 'fake';
-  readonly isolation = 'none';
-  created = 0;
-  live = new Map<string, { handle: SandboxHandle; exit(cause: SandboxExitCause): void; retire(): void }>();
-  destroyed: Array<{ id: string; cause: SandboxExitCause }> = [];
-  failStarts = false;
-  /** When set, create() waits for release() before it resolves. */
-  gate: { promise: Promise<void>; release(): void } | undefined;
-  maxLive = 0;
-
-  async create(_spec: SandboxSpec): Promise<SandboxHandle> {
-    this.created += 1;
-    if (this.gate) await this.gate.promise;
-    if (this.failStarts) throw new Error('cannot start');
-    const id = `fake-${this.created}`;
-    let exit!: (cause: SandboxExitCause) => void;
-    const exited = new Promise<SandboxExitCause>((resolve) => (exit = resolve));
-    let retire!: () => void;
-    const retiring = new Promise<void>((resolve) => (retire = resolve));
-    const handle: SandboxHandle = { id, endpoint: { kind: 'unix', socketPath: `/nonexistent/${id}.sock` }, exited, retiring };
-    this.live.set(id, { handle, exit, retire });
-    this.maxLive = Math.max(this.maxLive, this.live.size);
-    return handle;
-  }
-
-  async destroy(handle: SandboxHandle, cause: SandboxExitCause): Promise<void> {
-    const entry = this.live.get(handle.id);
-    if (!entry) return;
-    this.live.delete(handle.id);
-    this.destroyed.push({ id: handle.id, cause });
-    entry.exit(cause);
-  }
-
-  /** Simulates a sandbox dying on its own. */
-  kill(id: string): void {
-    const entry = this.live.get(id);
-    this.live.delete(id);
-    entry?.exit('crash');
-  }
-
-  /** Simulates a sandbox stopped from outside that drains first (a pod being deleted). */
-  retire(id: string): void {
-    this.live.get(id)?.retire();
-  }
-
-  async close(): Promise<void> {}
-}
-
-function makeGate(): { promise: Promise<void>; release(): void } {
-  let release!: () => void;
-  const promise = new Promise<void>((resolve) => (release = resolve));
-  return { promise, release };
-}
+import type { Lease } from './pool-strategy.js';
+import { WarmPool } from './warm-pool.js';
 
 const basePool: PoolSpec = poolSpec({ name: 'node', acquireTimeoutMs: 2000 });
 
@@ -294,6 +239,31 @@ describe('WarmPool', () => {
     expect(error).toBeInstanceOf(UhlpError);
     expect(error).toMatchObject({ code: 'UHLP_SANDBOX_UNAVAILABLE', statusCode: 503 });
     expect(pool.stats().lastStartError).toBe('cannot start');
+  });
+
+  it('a wait given up with its signal leaves the queue, and the sandbox goes to the next', async () => {
+    const { pool } = makePool({ minWarm: 1, maxSize: 1 });
+    await pool.start();
+    await pool.whenReady();
+    const held = await pool.acquire();
+    const giveUp = new AbortController();
+    const abandoned = pool.acquire(giveUp.signal).catch((e: unknown) => e);
+    const next = pool.acquire();
+    expect(pool.stats().waiting).toBe(2);
+    giveUp.abort(new Error('client went away'));
+    expect(await abandoned).toMatchObject({ message: 'client went away' });
+    expect(pool.stats().waiting).toBe(1);
+    pool.release(held, 'ok');
+    expect((await next).sandbox).toBe(held.sandbox);
+    await expect(pool.acquire(AbortSignal.abort(new Error('already gone')))).rejects.toMatchObject({ message: 'already gone' });
+  });
+
+  it('hands the /execute body on as it is: its sandboxes read the app from their own mount', async () => {
+    const { pool } = makePool({ minWarm: 1 });
+    await pool.start();
+    const lease = await pool.acquire();
+    const body = '{"requestId":"r1"}';
+    expect(pool.prepareRequest(lease, body)).toBe(body);
   });
 
   it('close() destroys everything and refuses new requests', async () => {

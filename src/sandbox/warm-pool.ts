@@ -1,6 +1,8 @@
 /**
- * One pool of sandboxes for one (app, pool name): keeps `minWarm` ready, never
- * holds more than `maxSize` (starting and busy included), runs at most
+ * The local warm pool (a PoolStrategy, pool-strategy.ts) of the process and
+ * Docker drivers, and the mechanism the operator-warmed pool keeps its claimed
+ * pods in. One pool of sandboxes for one (app, pool name): keeps `minWarm`
+ * ready, never holds more than `maxSize` (starting and busy included), runs at most
  * `concurrency` executions on each sandbox at once, queues at most
  * `maxQueue` requests for at most `acquireTimeoutMs`, recycles a sandbox after
  * `maxUses`, reaps idle ones past `idleTtlSeconds` down to `minWarm`, and
@@ -9,56 +11,24 @@
  */
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { UhlpError } from '../shared/errors.js';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
 import type { Gauge } from 'prom-client';
 import { backoffDelay } from '../shared/backoff.js';
+import type { KeptPool, Lease, PooledSandbox, PoolStats, PoolStrategyFactory, PoolStrategyOptions, ReleaseOutcome } from './pool-strategy.js';
 import { SandboxClient } from './sandbox-client.js';
-import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
+import type { SandboxDriver, SandboxExitCause, SandboxHandle } from './sandbox-driver.js';
 
-export interface PooledSandbox {
-  readonly handle: SandboxHandle;
-  readonly client: SandboxClient;
-  /** Executions finished on it. */
-  uses: number;
-  /** Executions running on it now (up to the pool's concurrency). */
-  active: number;
-  idleSince: number;
-  /** Last health probe (or last use), for probing long-idle sandboxes. */
-  checkedAt: number;
-  /** Set once the driver reported the sandbox gone, or the pool decided to destroy it. */
-  gone: boolean;
-  /** Set once the driver reported it retiring: no new work, destroyed when idle. */
-  retiring: boolean;
-}
-
-export interface Lease {
-  readonly sandbox: PooledSandbox;
-  /** True when an idle sandbox was ready at once. */
-  readonly hit: boolean;
-}
-
-/** How the use of a leased sandbox ended; anything but `ok` destroys it. */
-export type ReleaseOutcome = 'ok' | SandboxExitCause;
-
-export interface WarmPoolOptions {
-  readonly appId: string;
-  readonly pool: PoolSpec;
-  readonly driver: SandboxDriver;
-  readonly sandboxSpec: SandboxSpec;
-  readonly metrics: Metrics;
-  readonly logger: Logger;
-  /** Sandboxes started at once. @defaultValue 4 */
-  readonly startConcurrency?: number;
+/** The local warm pool's options: a strategy's (it reads no scripts: its sandboxes mount the app's revisions) and its timings. */
+export interface WarmPoolOptions extends Omit<PoolStrategyOptions, 'definitionsRoot'> {
   /** How often idle sandboxes are reaped and probed, ms. @defaultValue 1000 */
   readonly maintenanceIntervalMs?: number;
   /** Idle sandboxes are probed when idle for longer than this, ms. @defaultValue 10000 */
   readonly probeAfterIdleMs?: number;
   /** Clock, for tests. @defaultValue Date.now */
   readonly now?: () => number;
-  /** Largest /execute answer read from a sandbox, bytes. @defaultValue DEFAULT_MAX_RESPONSE_BYTES (8 MiB) */
-  readonly maxResponseBytes?: number;
 }
+
+/** The local warm pool strategy: the core keeps each pool's minWarm sandboxes itself. */
+export const localWarmPool: PoolStrategyFactory = (options) => new WarmPool(options);
 
 interface Waiter {
   resolve(lease: Lease): void;
@@ -71,7 +41,7 @@ const MAX_START_BACKOFF_MS = 5_000;
 
 type GaugeChild = ReturnType<Gauge['labels']>;
 
-export class WarmPool {
+export class WarmPool implements KeptPool {
   readonly appId: string;
   readonly pool: PoolSpec;
   private readonly driver: SandboxDriver;
@@ -131,8 +101,8 @@ export class WarmPool {
     return new Promise((resolve) => this.readyWaiters.push(resolve));
   }
 
-  stats(): { starting: number; idle: number; busy: number; waiting: number; lastStartError?: string } {
-    const stats: { starting: number; idle: number; busy: number; waiting: number; lastStartError?: string } = {
+  stats(): PoolStats {
+    const stats: PoolStats = {
       starting: this.starting,
       idle: this.idle.length,
       busy: this.busy.size,
@@ -161,8 +131,9 @@ export class WarmPool {
     return shared ? this.take(shared, true) : undefined;
   }
 
-  acquire(): Promise<Lease> {
+  acquire(signal?: AbortSignal): Promise<Lease> {
     if (this.closed) return Promise.reject(new UhlpError('UHLP_SHUTTING_DOWN', `pool ${this.label} is closed`));
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     const lease = this.tryAcquire();
     if (lease) return Promise.resolve(lease);
     if (this.waiters.length >= this.pool.maxQueue) {
@@ -182,7 +153,7 @@ export class WarmPool {
         timer: setTimeout(() => {
           this.removeWaiter(waiter);
           this.options.metrics.poolExhausted.labels(this.appId, this.pool.name).inc();
-          reject(
+          waiter.reject(
             new UhlpError('UHLP_POOL_EXHAUSTED', `no sandbox of pool ${this.label} became free within ${this.pool.acquireTimeoutMs} ms`, {
               pool: this.pool.name,
               maxSize: this.pool.maxSize,
@@ -190,9 +161,31 @@ export class WarmPool {
           );
         }, this.pool.acquireTimeoutMs),
       };
+      if (signal) {
+        // A wait given up leaves the queue, so no sandbox is handed to nobody.
+        const onAbort = (): void => {
+          clearTimeout(waiter.timer);
+          this.removeWaiter(waiter);
+          reject(signal.reason as Error);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        waiter.resolve = (lease) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(lease);
+        };
+        waiter.reject = (error) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        };
+      }
       this.waiters.push(waiter);
       this.refill();
     });
+  }
+
+  /** Local sandboxes read the app's revisions from their own mount: the body goes as it is. */
+  prepareRequest(_lease: Lease, body: string): string {
+    return body;
   }
 
   release(lease: Lease, outcome: ReleaseOutcome): void {

@@ -99,6 +99,14 @@ export const ERROR_CATALOG = {
   UHLP_WRITE_SURFACE_MISMATCH: { status: 502, summary: "The turn wrote files it did not declare, or not the ones it declared; nothing was published, and details list both." },
   UHLP_STATE_WRITE_NOT_AVAILABLE: { status: 501, summary: 'Definition state cannot be written here: this core serves apps from Kubernetes, not a definitions repository.' },
   UHLP_MCP_CALL_FAILED: { status: 502, summary: 'A script\'s tool call failed outside the tool: the MCP endpoint was unreachable or answered no valid result.' },
+  UHLP_MCP_SERVER_UNAVAILABLE: { status: 503, summary: 'A federated MCP server cannot be reached: its package or pool is not ready, its sandbox could not start, or the remote server refused the connection.' },
+  UHLP_MCP_SERVER_TIMEOUT: { status: 504, summary: "A federated MCP server did not answer a call within its timeoutMs; a stdio server's sandbox was destroyed." },
+  UHLP_MCP_SERVER_OUTPUT_TOO_LARGE: { status: 502, summary: "A federated MCP server's answer is over its maxOutputBytes; nothing of it was kept." },
+  UHLP_MCP_SERVER_PROTOCOL_ERROR: { status: 502, summary: 'A federated MCP server answered something that is not a valid MCP result (no result object, a tool result of the wrong shape).' },
+  UHLP_MCP_SERVER_CRASHED: { status: 502, summary: 'A federated stdio MCP server died during the call; its pool starts another.' },
+  UHLP_MCP_SERVER_ERROR: { status: 502, summary: 'A federated MCP server answered the call with an error: a JSON-RPC error (details carry its code) or a tool result marked isError (details carry its content).' },
+  UHLP_MCP_PACKAGE_FAILED: { status: 500, summary: 'The npm package of a stdio MCP server could not be installed (npm failed, the package has no such bin).' },
+  UHLP_MCP_PACKAGE_INTEGRITY: { status: 500, summary: 'The npm package of a stdio MCP server does not have the integrity the AppDefinition (or the registry) names; it was not installed.' },
   UHLP_DEV_MODE_ONLY: { status: 403, summary: 'The endpoint exists only in a core started by `uhlp dev`.' },
 
   // cs-js functions (published bundles run in V8 isolates)

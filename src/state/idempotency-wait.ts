@@ -5,7 +5,7 @@
  * needs no extra connection (a Redis subscriber would); the interval bounds the
  * added latency.
  */
-import type { RuntimeStore, StoredResponse } from './runtime-store.js';
+import type { IdempotencyStore, StoredResponse } from './idempotency-store.js';
 
 export interface WaitForIdempotentOptions {
   /** Give up after this long and report `in-flight` (the ingress then answers 409). */
@@ -24,7 +24,7 @@ export type WaitForIdempotentResult =
   | { state: 'gone' };
 
 export async function waitForIdempotentCompletion(
-  store: RuntimeStore,
+  store: Pick<IdempotencyStore, 'getIdempotent'>,
   appId: string,
   key: string,
   options: WaitForIdempotentOptions,

@@ -6,6 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { isUhlpError, UhlpError } from '../shared/errors.js';
+import type { RuntimeKeys } from './runtime-keys.js';
 
 type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -36,4 +37,43 @@ export function runScript(redis: Redis, what: string, name: string, keys: string
   const run = (redis as unknown as Record<string, ScriptRunner>)[name];
   if (!run) throw new UhlpError('UHLP_INTERNAL', `Redis script ${name} is not loaded`);
   return callRedis(redis, what, () => run.call(redis, ...keys, ...args));
+}
+
+/** What the runtime stores' commands are called in error messages. */
+const RUNTIME_STATE_COMMAND = 'a runtime-state command';
+
+/**
+ * The one connection every Redis store of a RedisRuntimeStore shares, with the
+ * key builder they all use and the calls above bound to it.
+ */
+export class RedisStoreClient {
+  constructor(
+    readonly redis: Redis,
+    readonly keys: RuntimeKeys,
+  ) {}
+
+  call<T>(operation: () => Promise<T>): Promise<T> {
+    return callRedis(this.redis, RUNTIME_STATE_COMMAND, operation);
+  }
+
+  script(name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    return runScript(this.redis, RUNTIME_STATE_COMMAND, name, keys, args);
+  }
+
+  /** The core's error for a failure seen outside `call` (a failed command inside a MULTI's replies). */
+  error(error: unknown): UhlpError {
+    return toStateError(this.redis, error, RUNTIME_STATE_COMMAND);
+  }
+
+  /** Every key matching a SCAN MATCH pattern: O(keys in the database), for kv scans and cleanup. */
+  async scanAll(match: string): Promise<string[]> {
+    const found = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.call(() => this.redis.scan(cursor, 'MATCH', match, 'COUNT', 1000));
+      cursor = next;
+      for (const key of batch) found.add(key);
+    } while (cursor !== '0');
+    return [...found];
+  }
 }

@@ -17,6 +17,29 @@ describe('RuntimeKeys', () => {
     expect(keys.llmCache('a:b', 'c')).not.toBe(keys.llmCache('a', 'b:c'));
   });
 
+  // Stored data must stay readable across versions: these names are what earlier cores wrote.
+  it.each([
+    ['session', keys.session('SES-x'), 't1:session:SES-x'],
+    ['kv', keys.kv('app/a:b'), 't1:kv:app/a:b'],
+    ['lease', keys.lease('run:1'), 't1:lease:run%3A1'],
+    ['idempotency', keys.idempotency('shop', 'k'), 't1:idem:shop:k'],
+    ['rate limit', keys.rateLimit('shop'), 't1:rate:shop'],
+    ['oracle counters', keys.oracleCounters('shop', 'c'), 't1:oracle:shop:c'],
+    ['oracle samples', keys.oracleSamples('shop', 'c', 'r1'), 't1:oracle-samples:shop:c:r1'],
+    ['oracle record', keys.oracleRecord('shop', 'c'), 't1:oracle-record:shop:c'],
+    ['oracle candidates', keys.oracleCandidates('shop', 'c'), 't1:oracle-candidates:shop:c'],
+    ['LLM tokens', keys.llmTokens('shop', '2026-01-01'), 't1:llm:tokens:shop:2026-01-01'],
+    ['LLM cache', keys.llmCache('shop', 'h'), 't1:llm:cache:shop:h'],
+    ['function bundle', keys.fnBundle('shop', 'abc'), 't1:fn:bundle:shop:abc'],
+    ['function versions', keys.fnVersions('shop', 'ns', 'fn'), 't1:fn:versions:shop:ns:fn'],
+    ['function aliases', keys.fnAliases('shop', 'ns', 'fn'), 't1:fn:aliases:shop:ns:fn'],
+    ['activation logs', keys.fnLogs('act'), 't1:fn:logs:act'],
+    ['run', keys.run('RUN-1'), 't1:run:RUN-1'],
+    ['active runs', keys.activeRuns(), 't1:runs:active'],
+  ])('names the %s key as earlier versions did', (_, key, expected) => {
+    expect(key).toBe(expected);
+  });
+
   it('escapes glob characters for SCAN MATCH', () => {
     expect(escapeGlob('a*b?[c]\\')).toBe('a\\*b\\?\\[c\\]\\\\');
     expect(keys.everything()).toBe('t1:*');

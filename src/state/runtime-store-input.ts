@@ -1,6 +1,7 @@
 /**
- * Argument checks shared by both runtime stores, so that both refuse the same
- * input with the same code (`UHLP_STATE_INPUT_INVALID`, naming the field).
+ * The argument checks of the runtime store's validating wrapper
+ * (validating-stores.ts), so that memory and Redis refuse the same input with
+ * the same code (`UHLP_STATE_INPUT_INVALID`, naming the field).
  */
 import { UhlpError } from '../shared/errors.js';
 import {
@@ -9,7 +10,7 @@ import {
   type OracleSampleInput,
   type OracleSampleOptions,
   type OracleSampleScope,
-} from './runtime-store.js';
+} from './oracle-store.js';
 
 /** Longest key, resource, owner or id accepted; longer ones are almost surely a bug. */
 export const MAX_KEY_LENGTH = 1024;
@@ -25,6 +26,10 @@ export function checkPrefix(field: string, value: string): void {
   if (typeof value !== 'string' || value.length > MAX_KEY_LENGTH) {
     throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be a string of at most ${MAX_KEY_LENGTH} characters`, { field });
   }
+}
+
+export function checkString(field: string, value: string): void {
+  if (typeof value !== 'string') throw new UhlpError('UHLP_STATE_INPUT_INVALID', `${field} must be a string`, { field });
 }
 
 export function checkTtl(field: string, value: number): void {
@@ -70,6 +75,7 @@ export function checkRunJson(value: string): void {
     throw new UhlpError('UHLP_STATE_INPUT_INVALID', 'a run record is the JSON text of an object', { field: 'json' });
   }
 }
+
 /** A JSON text of at most `max` characters (what the stores keep for the oracle). */
 export function checkJsonText(field: string, value: string, max: number): void {
   if (typeof value !== 'string' || value.length === 0 || value.length > max) {

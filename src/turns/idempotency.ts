@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { UhlpError } from '../shared/errors.js';
 import type { FinalResponse } from '../execution/result-interpreter.js';
 import { waitForIdempotentCompletion } from '../state/idempotency-wait.js';
-import type { RuntimeStore, StoredResponse } from '../state/runtime-store.js';
+import type { IdempotencyStore, StoredResponse } from '../state/idempotency-store.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
@@ -18,7 +18,7 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotencyOptions {
-  readonly store: RuntimeStore;
+  readonly store: IdempotencyStore;
   readonly appId: string;
   readonly key: string;
   /** Digest of what makes two requests "the same": method, path, body. */

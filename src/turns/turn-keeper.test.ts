@@ -19,7 +19,7 @@ describe('TurnKeeper with the ledger thread', () => {
 
   const keeper = (durability: LedgerDurability): TurnKeeper => {
     thread = new TurnLedgerThread({ dataDir, logger: silentLogger(), durability });
-    return new TurnKeeper({ store, sessionTtlMs: 3600_000, ledger: thread });
+    return new TurnKeeper({ store: store.sessions, sessionTtlMs: 3600_000, ledger: thread });
   };
   /** The exec entries written so far, of every session. */
   const execEntries = (): Entry[] => {

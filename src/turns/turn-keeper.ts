@@ -21,7 +21,7 @@ import type { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import type { TurnRecord } from '../ledger/turn-ledger-protocol.js';
 import type { Metrics } from '../metrics.js';
 import { newSessionId } from '../state/session-id.js';
-import type { RuntimeStore } from '../state/runtime-store.js';
+import type { SessionStore } from '../state/session-store.js';
 
 export const SESSION_REQUEST_HEADER = 'x-uhlp-session';
 export const SESSION_ID_HEADER = 'x-uhlp-session-id';
@@ -82,7 +82,7 @@ export class TurnKeeper {
 
   constructor(
     private readonly options: {
-      store: RuntimeStore;
+      store: SessionStore;
       sessionTtlMs: number;
       /** Where turns are written; undefined turns ledgers off. */
       ledger?: TurnLedgerThread;

@@ -88,9 +88,9 @@ describe('the turn pipeline and its per-component seam', () => {
     const store = await createRuntimeStore();
     stores.push(store);
     const metrics = createMetrics({ defaultMetrics: false });
-    const sandboxes = { definitionsOverMcp: false, pool: () => undefined } as unknown as SandboxManager;
+    const sandboxes = { pool: () => undefined } as unknown as SandboxManager;
     const components = new ComponentTurns({
-      stages: { turns: new TurnKeeper({ store, sessionTtlMs: 60_000 }), metrics },
+      stages: { turns: new TurnKeeper({ store: store.sessions, sessionTtlMs: 60_000 }), metrics },
       sandbox: { executor: new ComponentExecutor(sandboxes, metrics, silentLogger()), contexts: new ExecuteContextWriter(), mcpEndpoint: () => 'http://127.0.0.1:1/mcp' },
       ...options,
     });
@@ -234,7 +234,7 @@ describe('an execution decorator sees the turn the session stage began', () => {
     const metrics = createMetrics({ defaultMetrics: false });
     const app = loadedApp({ components: [{ id: 'a', handler: 'JIT', pool: 'p', jit: { script: 'a.js' } }] });
     const components = new ComponentTurns({
-      stages: { turns: new TurnKeeper({ store, sessionTtlMs: 60_000 }), metrics },
+      stages: { turns: new TurnKeeper({ store: store.sessions, sessionTtlMs: 60_000 }), metrics },
       sandbox: { executor: undefined as unknown as ComponentExecutor, contexts: new ExecuteContextWriter(), mcpEndpoint: () => '' },
       executionDecorators: [twice, recording],
     });

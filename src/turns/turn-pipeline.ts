@@ -28,7 +28,8 @@ export interface TurnPipelineDeps {
   /** Each component's turn, chosen when its app loaded. */
   readonly components: ComponentTurns;
   readonly metrics: Metrics;
-  readonly store: RuntimeStore;
+  /** The runtime store's concerns a turn uses: rate limits, once-only records. */
+  readonly store: Pick<RuntimeStore, 'rateLimits' | 'idempotency'>;
   /** How long completed once-only answers are replayed, ms. */
   readonly idempotencyTtlMs: number;
 }
@@ -54,7 +55,7 @@ export class TurnPipeline {
     // Limit.
     const limit = app.document.spec.limits?.requestsPerSecond;
     if (limit !== undefined) {
-      const decision = await this.deps.store.hitRateLimit(app.id, limit);
+      const decision = await this.deps.store.rateLimits.hitRateLimit(app.id, limit);
       if (!decision.allowed) {
         this.deps.metrics.rateLimited.labels(app.id).inc();
         notes['retry-after'] = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
@@ -66,7 +67,7 @@ export class TurnPipeline {
     // Once-only.
     const outcome = await runIdempotent(
       {
-        store: this.deps.store,
+        store: this.deps.store.idempotency,
         appId: app.id,
         key: once.key,
         fingerprint: once.fingerprint,

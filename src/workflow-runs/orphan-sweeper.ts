@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { toRunError } from '../contract/workflow/run-view.js';
 import type { Logger } from '../logger.js';
+import type { LeaseStore } from '../state/lease-store.js';
 import { WorkflowInterruptedError } from '../shared/workflow-errors.js';
 import type { TurnNotes } from '../turns/turn-runner.js';
 import { pinnedRun, runEvent, type PinnedRun } from './pinned-runs.js';
@@ -22,6 +23,8 @@ const ORPHAN_SWEEP_MS = 5_000;
 
 export interface OrphanSweeperOptions {
   readonly runs: RunService;
+  /** The runtime store's leases: a run whose lease is held has a core driving it. */
+  readonly leases: LeaseStore;
   readonly catalog: WorkflowCatalog;
   readonly driver: RunDriver;
   readonly pipeline: PipelineTurns;
@@ -53,13 +56,12 @@ export class OrphanSweeper {
 
   /** Drives every running run no core holds; runs of memory persistence end as interrupted. */
   async sweep(): Promise<void> {
-    const { runs, driver, pipeline, logger } = this.options;
-    const store = runs.store;
-    for (const id of await store.listActiveRuns()) {
+    const { runs, leases, driver, pipeline, logger } = this.options;
+    for (const id of await runs.store.listActiveRuns()) {
       if (driver.drives(id)) continue;
       const record = await runs.find(id);
       if (record === undefined || record.status !== 'running') continue;
-      if ((await store.getLease(runLease(id))) !== undefined) continue;
+      if ((await leases.getLease(runLease(id))) !== undefined) continue;
       if (record.persistence.actual !== 'redis') {
         await runs.finish(id, 'failed', toRunError(new WorkflowInterruptedError('the run was running when its core stopped; its persistence is memory')));
         continue;

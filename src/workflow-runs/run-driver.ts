@@ -16,6 +16,7 @@ import { errorBody, InternalError, UhlpError } from '../shared/errors.js';
 import { WorkflowTimeoutError } from '../shared/workflow-errors.js';
 import { JSON_TYPE, type FinalResponse } from '../execution/result-interpreter.js';
 import type { Logger } from '../logger.js';
+import type { LeaseStore } from '../state/lease-store.js';
 import type { TurnEvent } from '../turns/turn-event.js';
 import { SESSION_ID_HEADER } from '../turns/turn-keeper.js';
 import type { TurnNotes } from '../turns/turn-runner.js';
@@ -41,6 +42,8 @@ export type RunAttempt = (event: TurnEvent) => Promise<FinalResponse>;
 
 export interface RunDriverOptions {
   readonly runs: RunService;
+  /** The runtime store's leases: a run is driven by the core holding its lease. */
+  readonly leases: LeaseStore;
   readonly logger: Logger;
   /** This core, for the leases of the runs it drives. */
   readonly instanceId: string;
@@ -69,15 +72,14 @@ export class RunDriver {
 
   /** Executes the run until it pauses or ends, on a new sandbox after each death; answers what the run answers. */
   async drive(runId: string, first: TurnEvent, notes: TurnNotes, attempt: RunAttempt, chain: InterceptorChain): Promise<FinalResponse> {
-    const { runs } = this.options;
-    const store = runs.store;
+    const { runs, leases } = this.options;
     this.driving.add(runId);
     let renew: NodeJS.Timeout | undefined;
     try {
-      if (!(await store.acquireLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS))) {
+      if (!(await leases.acquireLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS))) {
         throw new UhlpError('UHLP_WORKFLOW_RUN_CONFLICT', `run ${runId} is driven by another core`);
       }
-      renew = setInterval(() => void store.renewLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS).catch(() => undefined), RUN_LEASE_MS / 3);
+      renew = setInterval(() => void leases.renewLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS).catch(() => undefined), RUN_LEASE_MS / 3);
       renew.unref();
       let event = first;
       for (let resumes = 0; ; resumes++) {
@@ -115,7 +117,7 @@ export class RunDriver {
     } finally {
       clearInterval(renew);
       this.driving.delete(runId);
-      await store.releaseLease(runLease(runId), this.leaseOwner).catch(() => undefined);
+      await leases.releaseLease(runLease(runId), this.leaseOwner).catch(() => undefined);
     }
   }
 }

@@ -18,14 +18,14 @@
  */
 import { InternalError } from '../shared/errors.js';
 import { WorkflowRunConflictError, WorkflowRunNotFoundError, WorkflowRunNotPausedError, WorkflowStateTooLargeError } from '../shared/workflow-errors.js';
-import type { RuntimeStore, StoredRun } from '../state/runtime-store.js';
+import type { RunStore, StoredRun } from '../state/run-store.js';
 import { appendSteps, type RunRecord } from './run-record.js';
 import { summaryOf, type RunIndex } from './run-index.js';
 import { toRunError, type Approval, type EngineState, type RunError, type RunStatus, type RunView, type SimulationStep } from '../contract/workflow/run-view.js';
 import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
 
 export interface RunServiceOptions {
-  readonly store: RuntimeStore;
+  readonly store: RunStore;
   /** How long a run record is kept after its last change, ms. */
   readonly ttlMs: number;
   /** Largest JSON of a run record, bytes. */
@@ -81,7 +81,7 @@ export class RunService {
     this.now = options.now ?? Date.now;
   }
 
-  get store(): RuntimeStore {
+  get store(): RunStore {
     return this.options.store;
   }
 

@@ -8,6 +8,7 @@
  * (orphan-sweeper.ts).
  */
 import type { Logger } from '../logger.js';
+import type { LeaseStore } from '../state/lease-store.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { OrphanSweeper } from './orphan-sweeper.js';
 import { PipelineTurns } from './pipeline-turns.js';
@@ -21,6 +22,8 @@ import { WorkflowToolBacking } from './workflow-tool-backing.js';
 
 export interface WorkflowRunsOptions {
   readonly runs: RunService;
+  /** The runtime store's leases: one core at a time drives a run. */
+  readonly leases: LeaseStore;
   readonly catalog: WorkflowCatalog;
   readonly logger: Logger;
   /** The core's runtime state: runs survive a restart only on Redis. */
@@ -41,15 +44,15 @@ export class WorkflowRuns {
   private readonly pipeline: PipelineTurns;
 
   constructor(options: WorkflowRunsOptions) {
-    const { runs, catalog, logger, stateKind } = options;
-    this.driver = new RunDriver({ runs, logger, instanceId: options.instanceId });
+    const { runs, leases, catalog, logger, stateKind } = options;
+    this.driver = new RunDriver({ runs, leases, logger, instanceId: options.instanceId });
     this.pipeline = new PipelineTurns(logger);
     const parts = { runs, catalog, driver: this.driver, pipeline: this.pipeline };
     this.turns = new WorkflowRunTurns({ ...parts, logger, stateKind });
     this.tools = new WorkflowToolBacking(parts);
     this.approvals = new RunApprovals(parts);
     this.views = new RunViews({ runs, catalog, logger });
-    this.sweeper = new OrphanSweeper({ ...parts, logger, stateKind });
+    this.sweeper = new OrphanSweeper({ ...parts, leases, logger, stateKind });
   }
 
   /** The pipeline resumed runs and the components of steps and interceptors run through (it is built after the MCP server that needs `tools`). */

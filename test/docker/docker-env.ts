@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import { buildImages, type BuildImagesResult, type BuiltImage } from '../../src/images/build-images.js';
-import { removeInstanceContainers } from '../../src/sandbox/docker-driver.js';
+import { removeInstanceContainers } from '../../src/sandbox/remove-instance-containers.js';
 
 export const docker = new Docker();
 

@@ -42,10 +42,12 @@ export async function startUhlpCore(
   timeoutMs = 30_000,
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-')),
   extraEnv: Record<string, string> = {},
+  /** The uhlp entry: another tree's, for before/after benchmarks. */
+  bin = UHLP_BIN,
 ): Promise<UhlpProcess> {
   // An empty definitions directory means apps come from elsewhere (--registry kubernetes).
   const positional = definitionsDir ? [definitionsDir] : [];
-  const child = spawn(process.execPath, [UHLP_BIN, command, ...positional, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
+  const child = spawn(process.execPath, [bin, command, ...positional, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, UHLP_LOG_LEVEL: process.env.UHLP_LOG_LEVEL ?? 'warn', ...extraEnv },
   });

@@ -60,8 +60,8 @@ export function describeLlmGenerate(name: string, makeStore: () => Promise<LlmSt
       now = LATE_EVENING;
       const provider = createOpenAiCompatibleProvider({ baseUrl: llm.baseUrl, maxRetries: 1, initialBackoffMs: 1, timeoutMs: 1000 });
       services = {
-        kv: store,
-        llm: createLlmService({ provider, store, metrics, logger: silentLogger(), now: () => now }),
+        kv: store.kv,
+        llm: createLlmService({ provider, store: store.llm, metrics, logger: silentLogger(), now: () => now }),
         spine: undefined,
         revisionsRoot: '/nonexistent',
         scratchDir: async () => '/nonexistent',
@@ -162,10 +162,10 @@ export function describeLlmGenerate(name: string, makeStore: () => Promise<LlmSt
       const g = grant(BUDGET);
       llm.enqueue(reply.text('one', { usage: { prompt: 60, completion: 30 } }), reply.text('two', { usage: { prompt: 8, completion: 4 } }));
       expect(await generate(g, { prompt: 'first' })).toMatchObject({ text: 'one', usage: { prompt: 60, completion: 30 } });
-      expect(await store.getLlmTokens('shop', '2026-05-04')).toBe(90);
+      expect(await store.llm.getLlmTokens('shop', '2026-05-04')).toBe(90);
       // 90 of 100 spent: still admitted, and charged what it really took (past the budget).
       expect(await generate(g, { prompt: 'second' })).toMatchObject({ text: 'two' });
-      expect(await store.getLlmTokens('shop', '2026-05-04')).toBe(102);
+      expect(await store.llm.getLlmTokens('shop', '2026-05-04')).toBe(102);
 
       now += 30 * 60_000 + 500; // 23:30:00.500: 1799.5 s left in the day
       const refused = await generate(g, { prompt: 'third' });
@@ -185,7 +185,7 @@ export function describeLlmGenerate(name: string, makeStore: () => Promise<LlmSt
       now = Date.parse('2026-05-05T00:00:01.000Z');
       llm.enqueue(reply.text('a new day', { usage: { prompt: 1, completion: 1 } }));
       expect(await generate(g, { prompt: 'fourth' })).toMatchObject({ text: 'a new day' });
-      expect(await store.getLlmTokens('shop', '2026-05-05')).toBe(2);
+      expect(await store.llm.getLlmTokens('shop', '2026-05-05')).toBe(2);
       expect(await metric('uhlp_llm_calls_total', { app: 'shop', component: 'triage', model: 'small', outcome: 'UHLP_LLM_BUDGET_EXCEEDED' })).toBe(1);
       // The refusal is the tool call's status in the evidence; no LLM call was made for it.
       const external = g.calls.snapshot().externalCalls;
@@ -202,7 +202,7 @@ export function describeLlmGenerate(name: string, makeStore: () => Promise<LlmSt
       const second = await generate(g, request);
       expect(second).toEqual({ ...first, usage: { prompt: 0, completion: 0 }, cached: true });
       expect(llm.requests).toHaveLength(1);
-      expect(await store.getLlmTokens('shop', '2026-05-04')).toBe(25);
+      expect(await store.llm.getLlmTokens('shop', '2026-05-04')).toBe(25);
       expect(await metric('uhlp_llm_cache_hits_total', { app: 'shop', component: 'triage' })).toBe(1);
       expect(await metric('uhlp_llm_tokens_total', { app: 'shop', component: 'triage', model: 'small', kind: 'prompt' })).toBe(20);
       expect(g.calls.summary()[0]).toMatchObject({ count: 2, token_usage: { prompt: 20, completion: 5 } });
@@ -210,7 +210,7 @@ export function describeLlmGenerate(name: string, makeStore: () => Promise<LlmSt
       expect(hit).toMatchObject({ cached: true, tokens: { prompt: 0, completion: 0 }, answer_hash: fresh!.answer_hash, prompt_hash: fresh!.prompt_hash });
 
       // Even past the budget, a cached answer is served: it costs nothing.
-      await store.addLlmTokens('shop', '2026-05-04', 1000, 60_000);
+      await store.llm.addLlmTokens('shop', '2026-05-04', 1000, 60_000);
       expect(await generate(g, request)).toMatchObject({ cached: true });
       // Anything else in the request is another entry; so is another app.
       llm.enqueue(reply.text('x'), reply.text('y'));
@@ -259,7 +259,7 @@ export function describeLlmGenerate(name: string, makeStore: () => Promise<LlmSt
       const llmCalls = g.calls.snapshot().externalCalls.filter((call) => call.kind === 'llm');
       expect(llmCalls.map((call) => call.status)).toEqual(['UHLP_LLM_UPSTREAM_ERROR', 'UHLP_LLM_RATE_LIMITED', 'UHLP_LLM_TIMEOUT', 'UHLP_LLM_BAD_RESPONSE']);
       expect(llmCalls.every((call) => call.answer_hash === undefined && call.prompt_hash === hashPayload([{ role: 'user', content: 'x' }]))).toBe(true);
-      expect(await store.getLlmTokens('shop', '2026-05-04')).toBe(0);
+      expect(await store.llm.getLlmTokens('shop', '2026-05-04')).toBe(0);
     });
 
     it('counts tokens, calls and durations with bounded labels, and records evidence with hashes of the messages and the answer', async () => {

@@ -46,7 +46,7 @@ describe('RedisRuntimeStore across a Redis restart', () => {
 
   it('fails fast while Redis has never been up, then connects by itself', async () => {
     store = new RedisRuntimeStore({ url: server.url, keyPrefix: 'outage:', commandTimeoutMs: 1000, maxReconnectDelayMs: 100 });
-    const before = await failureOf(() => store.kvGet('x'));
+    const before = await failureOf(() => store.kv.kvGet('x'));
     expect(before.code).toBe('UHLP_STATE_UNAVAILABLE');
     expect(before.ms).toBeLessThan(FAIL_FAST_MS);
 
@@ -56,9 +56,9 @@ describe('RedisRuntimeStore across a Redis restart', () => {
   });
 
   it('fails fast during a crash, reconnects after the restart, and loses no acknowledged write', async () => {
-    await store.completeIdempotent('shop', 'paid-1', { statusCode: 201, headers: {}, body: 'ok' }, 600_000);
-    const session = await store.createSession({ appId: 'shop', ttlMs: 600_000 });
-    await store.nextTurn(session.id);
+    await store.idempotency.completeIdempotent('shop', 'paid-1', { statusCode: 201, headers: {}, body: 'ok' }, 600_000);
+    const session = await store.sessions.createSession({ appId: 'shop', ttlMs: 600_000 });
+    await store.sessions.nextTurn(session.id);
 
     // Writers keep writing through the crash and remember what Redis acknowledged.
     const acknowledged = new Map<string, string>();
@@ -69,7 +69,7 @@ describe('RedisRuntimeStore across a Redis restart', () => {
       while (writing) {
         const key = `w/${String(sequence++).padStart(6, '0')}`;
         try {
-          await store.kvSet(key, `value-${key}`);
+          await store.kv.kvSet(key, `value-${key}`);
           acknowledged.set(key, `value-${key}`);
         } catch (error) {
           writerErrors.add(isUhlpError(error) ? error.code : String(error));
@@ -85,12 +85,12 @@ describe('RedisRuntimeStore across a Redis restart', () => {
 
     const failures = [];
     for (const call of [
-      () => store.kvGet('w/000000'),
-      () => store.kvSet('during', 'x'),
-      () => store.hitRateLimit('shop', 100),
-      () => store.beginIdempotent('shop', 'during', { inFlightTtlMs: 1000 }),
-      () => store.acquireLease('sb-1', 'core-a', 1000),
-      () => store.nextTurn(session.id),
+      () => store.kv.kvGet('w/000000'),
+      () => store.kv.kvSet('during', 'x'),
+      () => store.rateLimits.hitRateLimit('shop', 100),
+      () => store.idempotency.beginIdempotent('shop', 'during', { inFlightTtlMs: 1000 }),
+      () => store.leases.acquireLease('sb-1', 'core-a', 1000),
+      () => store.sessions.nextTurn(session.id),
       () => store.ping(),
     ]) {
       failures.push(await failureOf(call));
@@ -104,13 +104,13 @@ describe('RedisRuntimeStore across a Redis restart', () => {
     await Promise.all(writers);
 
     expect([...writerErrors]).toEqual(['UHLP_STATE_UNAVAILABLE']);
-    const stored = new Map((await store.kvScan('w/', { limit: 1_000_000 })).map((e) => [e.key, e.value]));
+    const stored = new Map((await store.kv.kvScan('w/', { limit: 1_000_000 })).map((e) => [e.key, e.value]));
     const lost = [...acknowledged].filter(([key, value]) => stored.get(key) !== value).map(([key]) => key);
     expect(lost).toEqual([]);
-    expect(await store.beginIdempotent('shop', 'paid-1', { inFlightTtlMs: 1000 })).toEqual({
+    expect(await store.idempotency.beginIdempotent('shop', 'paid-1', { inFlightTtlMs: 1000 })).toEqual({
       state: 'completed',
       response: { statusCode: 201, headers: {}, body: 'ok' },
     });
-    expect(await store.nextTurn(session.id)).toBe(2);
+    expect(await store.sessions.nextTurn(session.id)).toBe(2);
   });
 });

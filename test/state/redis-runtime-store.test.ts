@@ -44,12 +44,12 @@ describe('RedisRuntimeStore specifics', () => {
   });
 
   it('keeps stores with different prefixes apart, and cleans up only its own keys', async () => {
-    await store.kvSet('shared/name', 'a');
-    await other.kvSet('shared/name', 'b');
-    expect(await store.kvGet('shared/name')).toBe('a');
-    expect(await store.kvScan('shared/')).toEqual([{ key: 'shared/name', value: 'a' }]);
+    await store.kv.kvSet('shared/name', 'a');
+    await other.kv.kvSet('shared/name', 'b');
+    expect(await store.kv.kvGet('shared/name')).toBe('a');
+    expect(await store.kv.kvScan('shared/')).toEqual([{ key: 'shared/name', value: 'a' }]);
     expect(await store.deleteAllKeys()).toBe(1);
-    expect(await other.kvGet('shared/name')).toBe('b');
+    expect(await other.kv.kvGet('shared/name')).toBe('b');
   });
 
   it('shares state between two clients of one prefix (two core replicas)', async () => {
@@ -57,9 +57,9 @@ describe('RedisRuntimeStore specifics', () => {
     const a = await RedisRuntimeStore.connect({ url: TEST_REDIS_URL, keyPrefix: prefix });
     const b = await RedisRuntimeStore.connect({ url: TEST_REDIS_URL, keyPrefix: prefix });
     try {
-      expect(await a.beginIdempotent('shop', 'k', { inFlightTtlMs: 60_000 })).toBe('new');
-      expect(await b.beginIdempotent('shop', 'k', { inFlightTtlMs: 60_000 })).toEqual({ state: 'in-flight' });
-      const hits = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).hitRateLimit('shop', 4)));
+      expect(await a.idempotency.beginIdempotent('shop', 'k', { inFlightTtlMs: 60_000 })).toBe('new');
+      expect(await b.idempotency.beginIdempotent('shop', 'k', { inFlightTtlMs: 60_000 })).toEqual({ state: 'in-flight' });
+      const hits = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).rateLimits.hitRateLimit('shop', 4)));
       expect(hits.filter((h) => h.allowed).length).toBeLessThanOrEqual(4);
     } finally {
       await a.deleteAllKeys();

@@ -50,10 +50,10 @@ export const RunnerType = Type.Union([Type.Literal('jit'), Type.Literal('llm'), 
 export const PoolSpec = Type.Object(
   {
     name: Name('Pool name, unique within the app.'),
-    runner: Type.Union([Type.Literal('jit'), Type.Literal('llm'), Type.Literal('csjs'), Type.Literal('python')], {
+    runner: Type.Union([Type.Literal('jit'), Type.Literal('llm'), Type.Literal('csjs'), Type.Literal('python'), Type.Literal('mcp')], {
       default: 'jit',
       description:
-        'The runner the pool sandboxes run: jit (JIT scripts, JavaScript), python (JIT scripts, Python), llm (prompts and workflows), csjs (published cs-js bundles in V8 isolates).',
+        'The runner the pool sandboxes run: jit (JIT scripts, JavaScript), python (JIT scripts, Python), llm (prompts and workflows), csjs (published cs-js bundles in V8 isolates), mcp (one stdio MCP server of mcpServers per sandbox).',
     }),
     image: Type.Optional(Type.String({ minLength: 1, description: 'Container image for the Docker and pod drivers; the locally built runner image when omitted.' })),
     minWarm: Type.Integer({ minimum: 0, maximum: 1000, default: 1, description: 'Idle, ready sandboxes kept as warm spares (within maxSize); /readyz waits for them.' }),
@@ -359,6 +359,23 @@ export const StateCapability = Type.Object(
 );
 export type StateCapability = Static<typeof StateCapability>;
 
+/** A glob over federated tool names: `app.<server>.<tool>` or `community.<server>.<tool>`. */
+const McpToolGlob = Type.String({
+  pattern: '^(app|community|\\*)\\.',
+  minLength: 3,
+  maxLength: 256,
+  description: 'Glob over federated tool names, `app.<server>.<tool>` or `community.<server>.<tool>` (`app.fs.read_*`, `community.*.*`).',
+});
+
+export const McpCapability = Type.Object(
+  {
+    allow: Type.Array(McpToolGlob, { minItems: 1, description: 'Federated tools the app may list and call.' }),
+    forbidden: Type.Array(McpToolGlob, { default: [], description: 'Federated tools never listed nor callable, whatever allow says.' }),
+  },
+  { additionalProperties: false },
+);
+export type McpCapability = Static<typeof McpCapability>;
+
 /**
  * What the app's sandboxes may ask the core to do through MCP. A missing key
  * means no such tool at all: the tool is not listed and a call is refused.
@@ -370,6 +387,7 @@ export const CapabilitiesSpec = Type.Object(
     kv: Type.Optional(KvCapability),
     llm: Type.Optional(LlmCapability),
     state: Type.Optional(StateCapability),
+    mcp: Type.Optional(McpCapability),
     codeq: Type.Optional(CodeqCapability),
     functions: Type.Optional(FunctionsCapability),
     queue: Type.Optional(
@@ -407,6 +425,89 @@ export const LedgerRetentionSpec = Type.Object(
   { additionalProperties: false, description: "Retention of the app's ledgers, on top of its plane's (the core's UHLP_LEDGER_RETENTION): the stricter limit removes a segment." },
 );
 export type LedgerRetentionSpec = Static<typeof LedgerRetentionSpec>;
+
+/**
+ * A header of a remote MCP server, taken from a Secret: never from the app's
+ * files. In a cluster the Secret is a Kubernetes Secret of the app's namespace;
+ * on one machine it is an entry of the core's secrets file (UHLP_MCP_SECRETS_FILE).
+ */
+export const McpHeaderSpec = Type.Object(
+  {
+    name: Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$', description: 'Header name (Authorization, X-Api-Key).' }),
+    secretRef: Type.Object(
+      {
+        name: Name('The Secret.'),
+        key: Type.String({ pattern: '^[-._A-Za-z0-9]{1,253}$', description: 'The key of the Secret whose value the header carries.' }),
+      },
+      { additionalProperties: false },
+    ),
+    prefix: Type.Optional(Type.String({ maxLength: 32, description: 'Text before the secret value (`Bearer `).' })),
+  },
+  { additionalProperties: false },
+);
+
+/** A stdio MCP server: what runs, with which arguments and environment, in which pool. */
+export const McpStdioSpec = Type.Object(
+  {
+    pool: Name('The pool (runner: mcp) whose sandboxes run the server, one server process per sandbox.'),
+    package: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String({ pattern: '^(@[a-z0-9][-a-z0-9._~]*/)?[a-z0-9][-a-z0-9._~]*$', maxLength: 214, description: 'npm package name.' }),
+          version: Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.-]+)?$', description: 'Exact version: ranges and tags are refused.' }),
+          integrity: Type.Optional(
+            Type.String({ pattern: '^sha512-[A-Za-z0-9+/]+={0,2}$', description: "The package's sha512 integrity; the registry's is checked when omitted." }),
+          ),
+          bin: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Which of the package's bin entries runs; the only one when omitted." })),
+        },
+        { additionalProperties: false, description: 'An npm package, installed into the core\'s content-addressed cache and mounted read-only.' },
+      ),
+    ),
+    script: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: "A Node script of the app's files (.js or .mjs) that serves MCP on stdio." })),
+    args: Type.Array(Type.String({ maxLength: 4096 }), {
+      default: [],
+      maxItems: 64,
+      description: "Arguments after the entry. `{work}` stands for the sandbox's writable tree (directories under it that an argument names are made).",
+    }),
+    env: Type.Array(
+      Type.Object(
+        {
+          name: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' }),
+          value: Type.String({ maxLength: 4096, description: 'The value; `{work}` stands for the sandbox\'s writable tree. Not for secrets: this is the app\'s file.' }),
+        },
+        { additionalProperties: false },
+      ),
+      { default: [], maxItems: 32, description: "Environment variables of the server's process; nothing of the core's environment is passed." },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * An MCP server whose tools the app's executions may call through the core as
+ * `app.<name>.<tool>`: a stdio server run in sandboxes of a `runner: mcp` pool
+ * (an npm package at an exact version, or a script of the app), or a remote
+ * server over HTTP. Exactly one of stdio and http.
+ */
+export const McpServerSpec = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$', description: 'Server name: its tools are app.<name>.<tool>.' }),
+    stdio: Type.Optional(McpStdioSpec),
+    http: Type.Optional(
+      Type.Object(
+        {
+          url: Type.String({ pattern: '^https?://', maxLength: 2048, description: 'Streamable HTTP endpoint; reached through the SSRF guard.' }),
+          headers: Type.Array(McpHeaderSpec, { default: [], maxItems: 16 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    timeoutMs: Type.Integer({ minimum: 100, maximum: 600000, default: 10000, description: 'Longest wait for one call; past it the caller gets UHLP_MCP_SERVER_TIMEOUT.' }),
+    maxOutputBytes: Type.Integer({ minimum: 1024, maximum: 16777216, default: 1048576, description: 'Largest answer read for one call; past it UHLP_MCP_SERVER_OUTPUT_TOO_LARGE.' }),
+  },
+  { additionalProperties: false },
+);
+export type McpServerSpec = Static<typeof McpServerSpec>;
 
 export const AppLedgerSpec = Type.Object(
   {
@@ -481,6 +582,7 @@ export const AppSpec = Type.Object(
         { maxItems: 256, description: "Risk levels of the core's tools for this app (seed 004: risk_level)." },
       ),
     ),
+    mcpServers: Type.Optional(Type.Array(McpServerSpec, { maxItems: 32, description: 'MCP servers whose tools the app may call as app.<server>.<tool>, limited by capabilities.mcp.' })),
     // Optional in the type so that specs built in code need not spell it; validation fills `{}`.
     capabilities: Type.Optional(Type.Object(CapabilitiesSpec.properties, { additionalProperties: false, default: {} })),
     ledger: Type.Optional(Type.Object(AppLedgerSpec.properties, { additionalProperties: false, description: 'What the turn ledger keeps of this app, and for how long.' })),

@@ -12,6 +12,7 @@ import { gitSourceProblems } from '../git/git-source.js';
 import { compileRoutePattern, RoutePatternError } from '../../sources/http/route-pattern.js';
 import { declaredPathProblem } from '../../execution/declared-outputs.js';
 import { fallbackProblems, llmComponentProblems } from './validate-llm-component.js';
+import { isFederatedToolName, mcpServerProblems } from './validate-mcp-servers.js';
 import { csComponentProblems } from './validate-cs-component.js';
 import { uiProblems } from './validate-ui.js';
 import { sourceRouteProblems } from './validate-source-route.js';
@@ -128,11 +129,12 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     }
   });
 
+  for (const [where, reason] of mcpServerProblems(spec, options.fileExists)) add(where, reason);
   for (const [where, reason] of uiProblems(spec)) add(where, reason);
 
   const riskNames = new Set<string>();
   spec.tools?.forEach((tool, i) => {
-    if (findTool(tool.name) === undefined) add(`/spec/tools/${i}/name`, `no tool named "${tool.name}"`);
+    if (findTool(tool.name) === undefined && !isFederatedToolName(spec, tool.name)) add(`/spec/tools/${i}/name`, `no tool named "${tool.name}"`);
     if (riskNames.has(tool.name)) add(`/spec/tools/${i}/name`, `${tool.name} is listed twice`);
     riskNames.add(tool.name);
   });

@@ -5,6 +5,8 @@
  * the model it names), and every tool it offers the model is one the app's
  * capabilities allow.
  */
+import { isFederatedToolName } from './validate-mcp-servers.js';
+import { toolGrant } from '../../mcp/federation/tool-grant.js';
 import type { AppSpec, ComponentSpec } from '../schema/app-definition-schema.js';
 import { compileOutputSchema } from '../../contract/output-schema.js';
 import { findTool } from '../../mcp/tool-catalog.js';
@@ -58,7 +60,9 @@ export function llmComponentProblems(spec: AppSpec, component: ComponentSpec, at
 
   llm.tools.forEach((name, index) => {
     const tool = findTool(name);
-    if (tool === undefined) add(`/tools/${index}`, `no tool named "${name}"`);
+    if (tool === undefined && isFederatedToolName(spec, name)) {
+      if (!toolGrant(spec.capabilities ?? {})(name)) add(`/tools/${index}`, `the app's capabilities do not allow ${name} (capability mcp)`);
+    } else if (tool === undefined) add(`/tools/${index}`, `no tool named "${name}"`);
     else if (!isToolAvailable(tool, spec.capabilities ?? {})) add(`/tools/${index}`, `the app's capabilities do not allow ${name} (capability ${tool.capability})`);
   });
   if (llm.respond === 'httpResponse' && llm.outputSchema === undefined) {

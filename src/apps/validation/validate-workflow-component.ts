@@ -8,6 +8,8 @@
 import path from 'node:path';
 import type { AppSpec, ComponentSpec } from '../schema/app-definition-schema.js';
 import { findTool } from '../../mcp/tool-catalog.js';
+import { toolGrant } from '../../mcp/federation/tool-grant.js';
+import { isFederatedToolName } from './validate-mcp-servers.js';
 import { isToolAvailable } from '../../mcp/tool-definition.js';
 import { readWorkflow, type WorkflowAppView } from '../../contract/workflow/validate-workflow.js';
 import type { DefinitionProblem } from './validate-app-definition.js';
@@ -31,6 +33,9 @@ export function workflowAppView(spec: AppSpec, fileExists?: (appRelativePath: st
     componentHandler: (id) => handlers.get(id),
     toolProblem: (name) => {
       const tool = findTool(name);
+      if (tool === undefined && isFederatedToolName(spec, name)) {
+        return toolGrant(spec.capabilities ?? {})(name) ? undefined : `the app's capabilities do not allow ${name} (capability mcp)`;
+      }
       if (tool === undefined) return `no tool named "${name}"`;
       if (!isToolAvailable(tool, spec.capabilities ?? {})) return `the app's capabilities do not allow ${name} (capability ${tool.capability})`;
       return undefined;

@@ -42,7 +42,7 @@ function grant(appId: string, capabilities: CapabilitiesSpec): ExecutionGrant {
 
 async function call(g: ExecutionGrant, name: string, args: unknown, codeq?: CodeqPublisher): Promise<any> {
   const services = {
-    kv: store,
+    kv: store.kv,
     revisionsRoot: '/nonexistent',
     scratchDir: async () => '/nonexistent',
     hostEnv: {},

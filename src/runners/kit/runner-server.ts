@@ -180,7 +180,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
  * The work a fresh process does on its first execution, done once ahead: compiling
  * the contract's request check, and the server's path for a POST with a body, through
  * one POST /execute of its own that the server refuses (no request id). A claimed
- * warm pod's first request then costs what the next ones do (src/execution/script-push.ts
+ * warm pod's first request then costs what the next ones do (src/sandbox/script-push.ts
  * removes the other first-request cost, reading the script). The executor may add
  * its own (the jit-runner keeps and imports a script of its own). Not `fetch`: Node
  * loads undici on its first call, megabytes a runner whose scripts call no tool

@@ -24,8 +24,8 @@ const store = new MemoryRuntimeStore();
 
 beforeAll(async () => {
   mcp = createCoreMcpServer({
-    kv: store,
-    llmState: store,
+    kv: store.kv,
+    llmState: store.llm,
     llm: createScriptedProvider({ entries: [], default: 'scripted answer' }),
     revisionsRoot: '/nonexistent',
     scratchRoot: '/nonexistent',
@@ -153,8 +153,8 @@ describe("the MCP endpoint's own body limit", () => {
 
   beforeAll(async () => {
     const smallMcp = createCoreMcpServer({
-      kv: store,
-      llmState: store,
+      kv: store.kv,
+      llmState: store.llm,
       llm: createScriptedProvider({ entries: [] }),
       revisionsRoot: '/nonexistent',
       scratchRoot: '/nonexistent',

@@ -5,16 +5,25 @@
  * `details`) are the core's, so an uncaught refusal becomes the script's error
  * answer with the right status.
  *
- * The core's MCP server is stateless and answers plain JSON, so one `tools/call`
- * is one JSON-RPC POST: no initialize round trip, and the runner carries no MCP
- * SDK (the image stays small). The calls are counted per tool for the /execute
+ * It speaks the MCP 2026-07-28 revision, which is stateless: one `tools/call`
+ * is one JSON-RPC POST carrying its protocol version, client capabilities and
+ * client identity in `_meta` and the `Mcp-Method` / `Mcp-Name` headers; no
+ * initialize round trip, no discovery (the core is known to serve this
+ * revision), and the runner carries no MCP SDK (the image stays small). The calls are counted per tool for the /execute
  * response's `metrics.mcp_calls`.
  */
 import { McpCallTotals, type McpCallSummary } from '../../contract/mcp-call-totals.js';
 import { errorStatus, type ErrorCode } from '../../shared/errors.js';
 
-/** The protocol revision the requests claim; the core's SDK accepts it. */
-export const MCP_PROTOCOL_VERSION = '2025-06-18';
+/** The protocol revision the requests claim: the current one, which the core serves. */
+export const MCP_PROTOCOL_VERSION = '2026-07-28';
+
+/** The per-request `_meta` envelope of the 2026-07-28 revision; the runner asks for no client features. */
+const ENVELOPE = Object.freeze({
+  'io.modelcontextprotocol/protocolVersion': MCP_PROTOCOL_VERSION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'uhlp-runner', version: '0.1.0' },
+});
 
 export interface ToolsClient {
   call(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
@@ -94,7 +103,7 @@ export class ExecutionTools implements McpToolsClient {
    * `tools/list`). Not counted in `metrics()`: it is no tool call.
    */
   async listTools(): Promise<ListedTool[]> {
-    const result = await this.rpc('tools/list', {}, 'tools/list');
+    const result = await this.rpc('tools/list', {}, 'tools/list', undefined);
     const tools = result?.['tools'];
     if (!Array.isArray(tools)) throw ToolCallError.of('UHLP_MCP_CALL_FAILED', 'tools/list: the answer has no tools');
     return tools.flatMap((tool: unknown): ListedTool[] => {
@@ -105,7 +114,7 @@ export class ExecutionTools implements McpToolsClient {
   }
 
   /** One JSON-RPC request to the endpoint; its `result`, or a ToolCallError naming `label`. */
-  private async rpc(method: string, params: Record<string, unknown>, label: string): Promise<Record<string, unknown> | undefined> {
+  private async rpc(method: string, params: Record<string, unknown>, label: string, name: string | undefined): Promise<Record<string, unknown> | undefined> {
     if (this.options.token === undefined) throw ToolCallError.of('UHLP_MCP_UNAUTHORIZED', 'this execution has no MCP token');
     const id = this.nextId++;
     let response: Response;
@@ -117,8 +126,10 @@ export class ExecutionTools implements McpToolsClient {
           accept: 'application/json, text/event-stream',
           authorization: `Bearer ${this.options.token}`,
           'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+          'mcp-method': method,
+          ...(name !== undefined ? { 'mcp-name': headerSafe(name) } : {}),
         },
-        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } }),
       });
     } catch (error) {
       throw ToolCallError.of('UHLP_MCP_CALL_FAILED', `MCP endpoint unreachable: ${error instanceof Error ? error.message : String(error)}`);
@@ -144,7 +155,7 @@ export class ExecutionTools implements McpToolsClient {
   }
 
   private async post(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const result = (await this.rpc('tools/call', { name, arguments: args }, name)) as { isError?: unknown; structuredContent?: unknown } | undefined;
+    const result = (await this.rpc('tools/call', { name, arguments: args }, name, name)) as { isError?: unknown; structuredContent?: unknown } | undefined;
     const content = result?.structuredContent;
     if (typeof content !== 'object' || content === null || Array.isArray(content)) {
       throw ToolCallError.of('UHLP_MCP_CALL_FAILED', `${name}: the result has no structured content`);
@@ -161,6 +172,14 @@ export class ExecutionTools implements McpToolsClient {
     return structured;
   }
 
+}
+
+/**
+ * A header carries the tool name as it is when it is printable ASCII; the core
+ * compares it with the body's name, so a name it cannot carry is refused there.
+ */
+function headerSafe(name: string): string {
+  return /^[\x20-\x7e]*$/.test(name) ? name : encodeURIComponent(name);
 }
 
 function parseJson(text: string): Record<string, unknown> | undefined {

@@ -65,8 +65,8 @@ const store = new MemoryRuntimeStore();
 
 beforeAll(async () => {
   mcp = createCoreMcpServer({
-    kv: store,
-    llmState: store,
+    kv: store.kv,
+    llmState: store.llm,
     llm: createScriptedProvider({ entries: [], default: 'scripted answer' }),
     revisionsRoot: '/nonexistent',
     scratchRoot: '/nonexistent',

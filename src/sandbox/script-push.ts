@@ -1,6 +1,6 @@
 /**
  * Scripts the core sends along with an execution, for sandboxes that share no file
- * system with it (pods, `SandboxDriver.definitionsOverMcp`). Such a runner would
+ * system with it (pods, whose pool is warmed by the operator: operator-warmed-pool.ts). Such a runner would
  * read a script it has not run yet through `core.state.getDefinitionFileContent`
  * before it can import it: one more round trip to the core on the first execution of
  * each script on each sandbox, which was most of a warm pod claim's first request
@@ -15,7 +15,7 @@
 import { readFile } from 'node:fs/promises';
 import { appRevisionFile } from '../apps/revision-paths.js';
 import { decodeUtf8 } from '../shared/utf8-text.js';
-import type { PooledSandbox } from '../sandbox/warm-pool.js';
+import type { PooledSandbox } from './pool-strategy.js';
 
 /** Larger scripts go through MCP: the request would carry them for nothing when the runner has them. */
 const MAX_PUSHED_BYTES = 256 * 1024;

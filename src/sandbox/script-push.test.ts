@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PooledSandbox } from '../sandbox/warm-pool.js';
+import type { PooledSandbox } from './pool-strategy.js';
 import { ScriptPush } from './script-push.js';
 
 const REVISION = 'a'.repeat(40);

@@ -1,0 +1,47 @@
+/**
+ * Workflow run records on Redis: one hash per run (version and JSON) and a
+ * sorted set of the active runs' ids by the time they became active
+ * (run-create-2, run-update-2 keep both in step).
+ */
+import type { RedisStoreClient } from './redis-calls.js';
+import { DEFAULT_ACTIVE_RUNS_LIMIT, type RunStore, type StoredRun } from './run-store.js';
+
+export class RedisRunStore implements RunStore {
+  constructor(private readonly client: RedisStoreClient) {}
+
+  async createRun(id: string, json: string, ttlMs: number, active: boolean): Promise<boolean> {
+    const { keys } = this.client;
+    const created = await this.client.script('runCreate', [keys.run(id), keys.activeRuns()], [id, json, ttlMs, active ? 1 : 0, Date.now()]);
+    return created === 1;
+  }
+
+  async getRun(id: string): Promise<StoredRun | undefined> {
+    const [version, json] = await this.client.call(() => this.client.redis.hmget(this.client.keys.run(id), 'version', 'json'));
+    if (version === null || version === undefined || json === null || json === undefined) return undefined;
+    return { json, version: Number(version) };
+  }
+
+  async updateRun(id: string, expectedVersion: number, json: string, ttlMs: number, active: boolean): Promise<boolean> {
+    const { keys } = this.client;
+    const updated = await this.client.script('runUpdate', [keys.run(id), keys.activeRuns()], [id, expectedVersion, json, ttlMs, active ? 1 : 0, Date.now()]);
+    return updated === 1;
+  }
+
+  async listActiveRuns(limit = DEFAULT_ACTIVE_RUNS_LIMIT): Promise<string[]> {
+    const { redis, keys } = this.client;
+    const set = keys.activeRuns();
+    const ids = await this.client.call(() => redis.zrange(set, '0', String(limit - 1)));
+    if (ids.length === 0) return [];
+    const exists = await this.client.call(() => {
+      const pipeline = redis.pipeline();
+      for (const id of ids) pipeline.exists(keys.run(id));
+      return pipeline.exec();
+    });
+    const live: string[] = [];
+    const expired: string[] = [];
+    ids.forEach((id, i) => ((exists?.[i]?.[1] as number) === 1 ? live : expired).push(id));
+    // A run that expired while active leaves its id behind: it is dropped on the way.
+    if (expired.length > 0) await this.client.call(() => redis.zrem(set, ...expired));
+    return live;
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Workflow run records as the store keeps them: JSON text with a version for
+ * compare-and-set, and the list of active runs a starting core resumes
+ * (src/workflow-runs/run-service.ts owns what the JSON holds).
+ */
+
+/** A workflow run record as the store keeps it: JSON text (src/workflow-runs/run-record.ts owns its shape) and its version. */
+export interface StoredRun {
+  readonly json: string;
+  /** 1 when created; each update adds one. */
+  readonly version: number;
+}
+
+export interface RunStore {
+  /**
+   * Stores a new workflow run record for `ttlMs`; false when a run of that id
+   * exists. `active` lists it among the runs a starting core resumes.
+   */
+  createRun(id: string, json: string, ttlMs: number, active: boolean): Promise<boolean>;
+  getRun(id: string): Promise<StoredRun | undefined>;
+  /**
+   * Replaces a run record if its version is still `expectedVersion` (the new
+   * one is `expectedVersion + 1`), atomically, and sets its TTL and whether it
+   * is active; false when it changed meanwhile or is gone.
+   */
+  updateRun(id: string, expectedVersion: number, json: string, ttlMs: number, active: boolean): Promise<boolean>;
+  /** Ids of active runs, oldest first, at most `limit` (default 1000); runs that expired are left out. */
+  listActiveRuns(limit?: number): Promise<string[]>;
+}
+
+/** Ids `listActiveRuns` returns when the caller sets no limit. */
+export const DEFAULT_ACTIVE_RUNS_LIMIT = 1000;
