@@ -6,35 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './helpers/uhlp-process.js';
-import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
-import { guideSteps, outputMatches, startWalkthrough, type Walkthrough } from './helpers/markdown-walkthrough.js';
-
-const GUIDE = 'docs/apps.md';
-
-/** Replays a guide of `uhlpRoot` with `uhlpRoot`'s own uhlp; one Redis prefix of its own. */
-export async function replayGuide(uhlpRoot: string, guide = GUIDE): Promise<void> {
-  const prefix = uniqueKeyPrefix('apps-guide');
-  const walk: Walkthrough = startWalkthrough({
-    uhlpRoot,
-    replace: [['redis://127.0.0.1:6379', TEST_REDIS_URL]],
-    env: { UHLP_STATE_PREFIX: prefix },
-  });
-  try {
-    for (const step of guideSteps(readFileSync(path.join(uhlpRoot, guide), 'utf8'))) {
-      await walk.run(step, `${guide}:${step.line}`);
-    }
-  } finally {
-    await walk.stop();
-    const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-    await redis.connect();
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-  }
-}
+import { guideSteps, outputMatches } from './helpers/markdown-walkthrough.js';
+import { APPS_GUIDE, replayGuide } from './helpers/apps-guide-replay.js';
 
 describe('the app guide (docs/apps.md)', () => {
   it('reads its steps in order: files, commands and the lines they print', () => {
@@ -50,7 +25,7 @@ describe('the app guide (docs/apps.md)', () => {
   });
 
   it('holds from an empty directory to every kind of component, each answer as the guide says', async () => {
-    const steps = guideSteps(readFileSync(path.join(REPO_ROOT, GUIDE), 'utf8'));
+    const steps = guideSteps(readFileSync(path.join(REPO_ROOT, APPS_GUIDE), 'utf8'));
     expect(steps.filter((step) => step.kind === 'command').length).toBeGreaterThan(15);
     await replayGuide(REPO_ROOT);
   }, 600_000);
