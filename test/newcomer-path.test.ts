@@ -60,6 +60,13 @@ afterAll(() => {
 });
 
 describe('the newcomer path from a fresh clone', () => {
+  it("reads the README quick start's curls and the status each comment promises", () => {
+    const curls = quickStartCurls(readFileSync(path.join(clone, 'README.md'), 'utf8'));
+    expect(curls.map((c) => c.status)).toContain(422);
+    expect(curls.find((c) => c.curl.includes('/support/triage'))?.curl).toContain("-d '{\"text\":\"My invoice is wrong\"}'");
+    expect(curls.some((c) => c.curl.endsWith('/metrics'))).toBe(true);
+  });
+
   it('uhlp start examples answers every curl of the README quick start as promised, LLM routes included, then stops', async () => {
     const curls = quickStartCurls(readFileSync(path.join(clone, 'README.md'), 'utf8'));
     expect(curls.length).toBeGreaterThanOrEqual(7);
