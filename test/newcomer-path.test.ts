@@ -18,7 +18,7 @@ let clone: string;
 let work: string;
 
 function run(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(command, args, { cwd: options.cwd ?? clone, env: { ...(options.env ?? process.env), PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` }, encoding: 'utf8', timeout: options.timeoutMs ?? 60_000 });
+  const result = spawnSync(command, args, { cwd: options.cwd ?? clone, env: { ...(options.env ?? process.env), PATH: `${path.dirname(process.execPath)}:${(options.env ?? process.env).PATH ?? ''}` }, encoding: 'utf8', timeout: options.timeoutMs ?? 60_000 });
   return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
 }
 
@@ -118,6 +118,15 @@ describe('the newcomer path from a fresh clone', () => {
     // Groups and their subcommands: the CLI has far more than its top-level commands.
     expect(checked.length).toBeGreaterThan(commands.length + 10);
   }, 300_000);
+
+  it('npm link puts uhlp on PATH, as the README says', () => {
+    const prefix = path.join(work, 'npm-prefix');
+    const linked = run('npm', ['link', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], { env: { ...process.env, npm_config_prefix: prefix }, timeoutMs: 120_000 });
+    expect(linked.status, linked.stdout + linked.stderr).toBe(0);
+    const onPath = run('uhlp', ['--version'], { cwd: work, env: { ...process.env, PATH: `${path.join(prefix, 'bin')}:${process.env.PATH ?? ''}` } });
+    expect(onPath.status, onPath.stderr).toBe(0);
+    expect(onPath.stdout).toMatch(/^uhlp \d/);
+  }, 180_000);
 
   it("the app guide's snippets hold in the clone", async () => {
     await replayGuide(clone);
