@@ -92,6 +92,38 @@ describe('uhlp for a newcomer', () => {
     }
   });
 
+  it('an LLM app with nothing to answer it is named at start, with the settings that would', async () => {
+    const dir = appsDir();
+    mkdirSync(path.join(dir, 'apps', 'asker', 'prompts'), { recursive: true });
+    writeFileSync(path.join(dir, 'apps', 'asker', 'prompts', 'ask.njk'), 'Say hi\n');
+    writeFileSync(
+      path.join(dir, 'apps', 'asker', 'app.yaml'),
+      [
+        'apiVersion: uhlp.dev/v1alpha1',
+        'kind: AppDefinition',
+        'metadata: { name: asker }',
+        'spec:',
+        '  pools: [{ name: brain, runner: llm, minWarm: 0, maxSize: 1 }]',
+        '  components: [{ id: ask, handler: LLM, pool: brain, llm: { prompt: prompts/ask.njk } }]',
+        '  routes: [{ http: { method: GET, path: /ask }, component: ask }]',
+        '  capabilities: { llm: { models: [small] } }',
+        '',
+      ].join('\n'),
+    );
+    // The core inherits this process's environment: neither LLM setting may reach it.
+    const saved = { ...process.env };
+    delete process.env.UHLP_LLM_SCRIPT_FILE;
+    delete process.env.UHLP_LLM_BASE_URL;
+    let core: UhlpProcess | undefined;
+    try {
+      core = await startUhlpDev(dir, [], 60_000, dataDir());
+      await waitFor(() => /hint: asker has LLM components and no model answers them \(they answer 500 UHLP_LLM_NO_SCRIPTED_ANSWER\)[^\n]*llm-answers\.yaml/.test(core!.stderr()), { timeoutMs: 10_000, what: 'the hint about asker' });
+    } finally {
+      process.env = saved;
+      await core?.stop();
+    }
+  }, 90_000);
+
   describe('a uhlp dev on a free port', () => {
     let core: UhlpProcess;
     let dir: string;
