@@ -24,6 +24,26 @@ import { importImages, NODE_GATEWAY, requireNode } from './node-env.js';
 
 const HOSTILE = 'scripts/hostile.py';
 const HOSTILE_SOURCE = readFileSync(new URL('../fixtures/escape-python/apps/bare/scripts/hostile.py', import.meta.url), 'utf8');
+/** What a script may still do under the policy: threads, asyncio, files in its turn's directories. */
+const WORK = 'scripts/work.py';
+const WORK_SOURCE = [
+  'import asyncio, os, tempfile, threading',
+  '',
+  'async def work(event, ctx):',
+  '    seen = []',
+  '    thread = threading.Thread(target=lambda: seen.append("thread"))',
+  '    thread.start()',
+  '    thread.join()',
+  '    await asyncio.sleep(0.01)',
+  '    for directory in (ctx.workspace["tmpDir"], ctx.workspace["outputDir"]):',
+  '        os.makedirs(directory, exist_ok=True)',
+  '    with tempfile.NamedTemporaryFile(delete=False) as scratch:',
+  '        scratch.write(b"scratch")',
+  '    with open(os.path.join(ctx.workspace["outputDir"], "report.json"), "w") as report:',
+  '        report.write("{}")',
+  '    return {"seen": seen, "scratch": os.path.dirname(scratch.name), "outputs": os.listdir(ctx.workspace["outputDir"])}',
+  '',
+].join('\n');
 
 describe('escape attempts in a python pod: process creation', () => {
   const instanceId = uniqueInstanceId('escape-pods');
@@ -38,7 +58,7 @@ describe('escape attempts in a python pod: process creation', () => {
     namespace = await createNamespace(kubeConfig, 'uhlp-escape-pod');
     const { pythonRunner } = pythonImages(await testImages());
     await importImages([pythonRunner.reference]);
-    mcp = await startFakeMcpServer({ revision: SUITE_REVISION, files: { [HOSTILE]: HOSTILE_SOURCE }, tcpHost: NODE_GATEWAY });
+    mcp = await startFakeMcpServer({ revision: SUITE_REVISION, files: { [HOSTILE]: HOSTILE_SOURCE, [WORK]: WORK_SOURCE }, tcpHost: NODE_GATEWAY });
     driver = new PodDriver({ logger: silentLogger(), instanceId, kubeConfig, namespace: namespace.name, images: { python: pythonRunner.reference } });
     handle = await driver.create({
       appId: 'escape',
@@ -58,7 +78,7 @@ describe('escape attempts in a python pod: process creation', () => {
   }, 60_000);
 
   /** hostile.py's `fn` run in the pod as an HTTP turn whose body is `body`. */
-  async function run(requestId: string, fn: string, body: unknown): Promise<{ resultType: string; data: any }> {
+  async function run(requestId: string, fn: string, body: unknown, script = HOSTILE): Promise<{ resultType: string; data: any }> {
     const request: ExecuteRequest = {
       requestId,
       requestData: {
@@ -73,7 +93,8 @@ describe('escape attempts in a python pod: process creation', () => {
         stateConfig: { type: 'mcp_tool' },
         configuration: {},
         applicationInfo: { deploymentMode: 'development' },
-        taskDetails: { handler: 'JIT', revision: SUITE_REVISION, script: HOSTILE, function: fn },
+        taskDetails: { handler: 'JIT', revision: SUITE_REVISION, script, function: fn },
+        workspace: { tmpDir: `tmp/${requestId}`, outputDir: `output/${requestId}` },
       },
     };
     const response = await client.execute(JSON.stringify(request), requestId, 10_000);
@@ -88,9 +109,14 @@ describe('escape attempts in a python pod: process creation', () => {
     expect(answer.data.results).toEqual(PYTHON_SPAWN_REFUSALS);
   });
 
-  it('keeps serving under the policy: its threads (one per connection) and the next requests', async () => {
-    // The pod driver suite runs the rest of the runner's work (scripts over MCP, /work, memory, drain) under the same policy.
-    expect(await run('work-1', 'hello', {})).toMatchObject({ resultType: 'generic', data: { hello: 'bare' } });
+  it('still lets a script and the runner work: threads, asyncio, files in its turn\'s directories, the next request', async () => {
+    // The pod driver suite runs the rest (scripts kept under /work, memory, drain, concurrency) under the same policy.
+    expect(await run('work-1', 'work', {}, WORK)).toEqual({
+      requestId: 'work-1',
+      resultType: 'generic',
+      data: { seen: ['thread'], scratch: '/work/tmp/work-1', outputs: ['report.json'] },
+      metrics: expect.any(Object),
+    });
     const again = await run('spawn-2', 'attempt', { kind: 'spawn', host: {} });
     expect(again.data.results).toEqual(PYTHON_SPAWN_REFUSALS);
   });
