@@ -74,8 +74,8 @@ export function pythonImageCommand(): string[] {
 }
 /**
  * The arguments that make the python runner load the sandboxes' seccomp policy on
- * itself, from its image's copy: pods and containers, whose runtime loads no such
- * filter (a pod) or loads it from outside (a container: this is then a second layer).
+ * itself, from its image's copy: in a pod, whose runtime loads only its default
+ * profile (a container gets the policy from Docker, as a profile).
  */
 export function pythonSeccompArgs(): string[] {
   return ['--seccomp-self', `${IMAGE_APP_DIR}/${PYTHON_SECCOMP_FILE}`];
