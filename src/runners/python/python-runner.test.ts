@@ -476,46 +476,6 @@ function rawText(text: string): Promise<string> {
   });
 }
 
-describe('the sandboxes\' seccomp policy, loaded on itself (--seccomp-self, as in a pod)', () => {
-  it('refuses to start, exit 70 with the reason on stderr, when the filter file is missing or not a BPF program', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-pyseccomp-'));
-    const cases: Array<[string, Buffer | undefined, RegExp]> = [
-      ['missing.bpf', undefined, /No such file or directory/],
-      ['empty.bpf', Buffer.alloc(0), /0 bytes is not a BPF program/],
-      ['torn.bpf', seccompFilter().subarray(0, 12), /12 bytes is not a BPF program/],
-      // Whole instructions, but no program the kernel takes (it ends on no return).
-      ['garbage.bpf', Buffer.alloc(64, 0xff), /PR_SET_SECCOMP: Invalid argument/],
-    ];
-    const runnerDir = pythonRunnerDir();
-    for (const [name, content, reason] of cases) {
-      const file = path.join(dir, name);
-      if (content !== undefined) writeFileSync(file, content);
-      const started = spawnSync(DEFAULT_PYTHON_PATH, [...PYTHON_FLAGS, path.join(runnerDir, 'main.py'), '--listen', `unix:${path.join(dir, 'runner.sock')}`, '--definitions', defs, '--seccomp-self', file], {
-        encoding: 'utf8',
-        timeout: 10_000,
-      });
-      expect(started.status, name).toBe(70);
-      expect(started.stderr, name).toMatch(/python-runner: FATAL: cannot install the seccomp filter/);
-      expect(started.stderr, name).toMatch(reason);
-      expect(started.stdout, name).not.toMatch(/"ready"/);
-    }
-  });
-
-  it('serves under the policy: a script starts no process, but threads and its files work', async () => {
-    const filter = path.join(mkdtempSync(path.join(os.tmpdir(), 'uhlp-pyseccomp-')), 'seccomp-filter.bpf');
-    writeFileSync(filter, seccompFilter());
-    const held = await startPythonRunner(['--definitions', defs, '--work-dir', work, '--seccomp-self', filter]);
-    const own = new SandboxClient({ kind: 'unix', socketPath: held.socketPath });
-    try {
-      const answer = JSON.parse((await own.execute(JSON.stringify(request('p-1', { function: 'spawns' })), 'p-1', 5000)).body.toString());
-      expect(answer).toMatchObject({ resultType: 'generic', data: { fork: 'Operation not permitted', subprocess: 'Operation not permitted', thread: ['thread'], wrote: true } });
-    } finally {
-      own.close();
-      await held.stop();
-    }
-  });
-});
-
 /** One raw exchange on a new connection. */
 function raw(text: string): Promise<ParsedResponse> {
   return new Promise((resolve, reject) => {
