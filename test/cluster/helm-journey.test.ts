@@ -386,7 +386,11 @@ describe('helm install → kubectl apply → HTTP through the Service → kill, 
     expect((await get<{ metadata: { name: string } }>(['get', 'appdefinition', 'shop'])).metadata.name).toBe('shop');
     // The pre-delete hook stops the operator and deletes the pools and their pods; then helm deletes the release.
     const uninstallStarted = Date.now();
-    await helmOk(['uninstall', release, '-n', namespace.name, '--wait', '--timeout', '3m']);
+    await helmOk(['uninstall', release, '-n', namespace.name, '--wait', '--timeout', '3m']).catch(async (error: unknown) => {
+      // A failed hook is deleted only on success: its pods' logs say why it failed.
+      const logs = await kubectl(['logs', '-n', namespace.name, '-l', `job-name=${release}-uhlp-uninstall`, '--prefix', '--tail', '40']).catch(String);
+      throw new Error(`${String(error)}\nthe uninstall hook's pods:\n${logs}`);
+    });
     process.stderr.write(`helm journey: helm uninstall (its hook included) took ${Date.now() - uninstallStarted} ms\n`);
     installed = false;
     expect((await get<{ items: unknown[] }>(['get', 'sandboxpools'])).items).toEqual([]);
