@@ -182,6 +182,13 @@ export interface PodsConfig {
   readonly corePod?: string;
   /** Runner images for pools that name none; the operator's must be the same. @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`) */
   readonly images: Readonly<{ jit?: string; llm?: string }>;
+  /**
+   * The volume `runner: mcp` pods mount the MCP package cache from (read-only, a subPath
+   * per package): the one the core installs into at `UHLP_MCP_PACKAGE_CACHE`. The operator
+   * is given the same (`--mcp-package-volume`). @defaultValue none: such pools are refused
+   * on the pod driver (`UHLP_MCP_PACKAGE_VOLUME`: `pvc:<claim>` or `hostPath:<absolute dir>`)
+   */
+  readonly packageVolume?: Readonly<{ claimName: string } | { hostPath: string }>;
 }
 
 /** Workflow run records in the runtime store. */
@@ -552,7 +559,26 @@ function podsConfig(env: Environment): PodsConfig {
   if (corePod !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/.test(corePod)) {
     invalid('UHLP_CORE_POD', 'a pod as <namespace>/<name>', corePod);
   }
-  return Object.freeze({ ...(mcpUrl ? { mcpUrl } : {}), ...(namespace ? { namespace } : {}), ...(corePod ? { corePod } : {}), images: runnerImages(env) });
+  const volume = env.UHLP_MCP_PACKAGE_VOLUME || undefined;
+  const packageVolume = volume === undefined ? undefined : parsePackageVolume(volume);
+  if (volume !== undefined && packageVolume === undefined) invalid('UHLP_MCP_PACKAGE_VOLUME', 'pvc:<claim name> or hostPath:<absolute directory>', volume);
+  return Object.freeze({
+    ...(mcpUrl ? { mcpUrl } : {}),
+    ...(namespace ? { namespace } : {}),
+    ...(corePod ? { corePod } : {}),
+    images: runnerImages(env),
+    ...(packageVolume ? { packageVolume } : {}),
+  });
+}
+
+/** `pvc:<claim>` or `hostPath:<absolute dir>`, as UHLP_MCP_PACKAGE_VOLUME and the operator's flag spell a package cache volume. */
+export function parsePackageVolume(value: string): { claimName: string } | { hostPath: string } | undefined {
+  const claim = /^pvc:([a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?)$/.exec(value);
+  if (claim) return Object.freeze({ claimName: claim[1]! });
+  const host = /^hostPath:(\/\S*)$/.exec(value);
+  // An absolute, normalized directory: no `..` that would leave what the operator meant to share.
+  if (host && path.posix.normalize(host[1]!) === host[1]) return Object.freeze({ hostPath: host[1]! });
+  return undefined;
 }
 
 const HOST_PORT = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)):(\d{1,5})$/;
