@@ -180,8 +180,8 @@ export interface PodsConfig {
    * cluster (`UHLP_CORE_POD`; the chart sets it)
    */
   readonly corePod?: string;
-  /** Runner images for pools that name none; the operator's must be the same. @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`) */
-  readonly images: Readonly<{ jit?: string; llm?: string }>;
+  /** Runner images for pools that name none; the operator's must be the same. @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest, uhlp/mcp-host:latest (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`, `UHLP_IMAGE_MCP`) */
+  readonly images: Readonly<{ jit?: string; llm?: string; mcp?: string }>;
   /**
    * The volume `runner: mcp` pods mount the MCP package cache from (read-only, a subPath
    * per package): the one the core installs into at `UHLP_MCP_PACKAGE_CACHE`. The operator
@@ -528,8 +528,8 @@ export function loadLedgerPruneEnv(env: Environment = process.env): LedgerPruneE
 export interface OperatorEnv {
   /** `UHLP_LOG_LEVEL=debug` logs at debug; anything else at info. */
   readonly debug: boolean;
-  /** Runner images of the warm pods (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`, as for the core); flags win. */
-  readonly images: Readonly<{ jit?: string; llm?: string }>;
+  /** Runner images of the warm pods (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`, `UHLP_IMAGE_MCP`, as for the core); flags win. */
+  readonly images: Readonly<{ jit?: string; llm?: string; mcp?: string }>;
 }
 
 export function loadOperatorEnv(env: Environment = process.env): OperatorEnv {
@@ -538,10 +538,10 @@ export function loadOperatorEnv(env: Environment = process.env): OperatorEnv {
 
 const IMAGE_REFERENCE = /^[a-z0-9][a-z0-9._/:@-]{0,254}$/i;
 
-/** Runner images from `UHLP_IMAGE_JIT` and `UHLP_IMAGE_LLM`, each an image reference. */
-function runnerImages(env: Environment): Readonly<{ jit?: string; llm?: string }> {
-  const images: { jit?: string; llm?: string } = {};
-  for (const [name, runner] of [['UHLP_IMAGE_JIT', 'jit'], ['UHLP_IMAGE_LLM', 'llm']] as const) {
+/** Runner images from `UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM` and `UHLP_IMAGE_MCP` (the mcp-host), each an image reference. */
+function runnerImages(env: Environment): Readonly<{ jit?: string; llm?: string; mcp?: string }> {
+  const images: { jit?: string; llm?: string; mcp?: string } = {};
+  for (const [name, runner] of [['UHLP_IMAGE_JIT', 'jit'], ['UHLP_IMAGE_LLM', 'llm'], ['UHLP_IMAGE_MCP', 'mcp']] as const) {
     const value = env[name] || undefined;
     if (value === undefined) continue;
     if (!IMAGE_REFERENCE.test(value)) invalid(name, 'an image reference', value);

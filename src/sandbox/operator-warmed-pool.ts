@@ -22,8 +22,10 @@ export const operatorWarmedPool: PoolStrategyFactory = (options) => new Operator
 export class OperatorWarmedPool implements KeptPool {
   private readonly claimed: WarmPool;
   private readonly scripts: ScriptPush;
+  private readonly options: PoolStrategyOptions;
 
   constructor(options: PoolStrategyOptions) {
+    this.options = options;
     const pool = { ...options.pool, minWarm: 0 };
     this.claimed = new WarmPool({ ...options, pool, sandboxSpec: { ...options.sandboxSpec, pool } });
     this.scripts = new ScriptPush(options.definitionsRoot);
@@ -59,7 +61,12 @@ export class OperatorWarmedPool implements KeptPool {
     this.claimed.release(lease, outcome);
   }
 
-  start(): Promise<void> {
+  /** Starts the pool, once the driver had what the operator's warm pods need (a runner: mcp pool's server). */
+  async start(): Promise<void> {
+    await this.options.driver.preparePool?.(this.options.sandboxSpec).catch((error: unknown) => {
+      // The pool still serves: it claims pods it makes itself; the operator keeps none warm meanwhile.
+      this.options.logger.warn({ app: this.appId, pool: this.pool.name, err: error instanceof Error ? error.message : error }, 'the pool could not be prepared for warm pods');
+    });
     return this.claimed.start();
   }
 

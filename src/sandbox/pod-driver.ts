@@ -31,6 +31,7 @@ import {
 } from '@kubernetes/client-node';
 import { APP_API_VERSION } from '../apps/schema/app-definition-schema.js';
 import { SANDBOX_POOL_KIND, type McpServerLaunchSpec } from '../apps/schema/sandbox-pool-schema.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { UhlpError } from '../shared/errors.js';
 import { CustomResourceClient, SANDBOX_POOL, type SandboxPoolResource } from '../k8s/custom-resources.js';
 import { KeptAliveApi } from '../k8s/kept-alive-api.js';
@@ -329,6 +330,28 @@ export class PodDriver implements SandboxDriver {
     };
     const answer = await this.keptAlive.request('PATCH', this.podPath(handle.name), body, 'application/merge-patch+json').catch(() => undefined);
     return answer?.status === 200;
+  }
+
+  /**
+   * A runner: mcp pool's server, written into its SandboxPool (`spec.mcpServer`) when it
+   * differs: the operator cannot install packages, and makes the pool's warm pods from it.
+   * Pools the operator did not make (no SandboxPool, a community server's) are left alone:
+   * their pods are made on demand.
+   */
+  async preparePool(spec: SandboxSpec): Promise<void> {
+    if (spec.pool.runner !== 'mcp') return;
+    let mcpServer: McpServerLaunchSpec;
+    try {
+      mcpServer = this.mcpServerOf(spec);
+    } catch (error) {
+      this.options.logger.warn({ app: spec.appId, pool: spec.pool.name, err: error instanceof Error ? error.message : error }, 'runner: mcp pool the pods cannot run');
+      return;
+    }
+    const name = `${spec.appId}-${spec.pool.name}`;
+    const pool = await this.pools.get<SandboxPoolResource>(SANDBOX_POOL, this.options.namespace, name);
+    if (pool === undefined || canonicalJson(pool.spec.mcpServer ?? null) === canonicalJson(mcpServer)) return;
+    await this.pools.patch(SANDBOX_POOL, this.options.namespace, name, { spec: { mcpServer } });
+    this.options.logger.info({ app: spec.appId, pool: spec.pool.name, packageKey: mcpServer.packageKey }, "wrote the MCP server of the pool's warm pods");
   }
 
   async adopt(appId: string, poolName: string, spec?: SandboxSpec): Promise<SandboxHandle[]> {
