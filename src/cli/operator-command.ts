@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { loadOperatorEnv, type OperatorEnv } from '../config.js';
+import { loadOperatorEnv, parsePackageVolume, type OperatorEnv } from '../config.js';
 import { defaultKubeConfig } from '../k8s/default-kube-config.js';
 import { UhlpError } from '../shared/errors.js';
 import { createLogger } from '../logger.js';
@@ -17,7 +17,7 @@ import { runOperator } from '../operator/run-operator.js';
 import type { SandboxPodsOptions } from '../operator/sandbox-pool-pods.js';
 
 export const OPERATOR_USAGE =
-  'uhlp operator [--namespace NS]... [--lease-namespace NS] [--metrics-port N] [--sandbox-pods [--jit-image REF] [--llm-image REF] [--core-selector k=v,...] [--core-port N]] [--uninstall]';
+  'uhlp operator [--namespace NS]... [--lease-namespace NS] [--metrics-port N] [--sandbox-pods [--jit-image REF] [--llm-image REF] [--mcp-image REF] [--mcp-package-volume pvc:NAME|hostPath:DIR] [--core-selector k=v,...] [--core-port N]] [--uninstall]';
 
 export async function operatorCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -29,6 +29,8 @@ export async function operatorCommand(argv: string[]): Promise<number> {
       'sandbox-pods': { type: 'boolean', default: false },
       'jit-image': { type: 'string' },
       'llm-image': { type: 'string' },
+      'mcp-image': { type: 'string' },
+      'mcp-package-volume': { type: 'string' },
       'core-selector': { type: 'string' },
       'core-port': { type: 'string' },
       uninstall: { type: 'boolean', default: false },
@@ -101,11 +103,18 @@ export async function operatorCommand(argv: string[]): Promise<number> {
  * the core) and where the core's pods are, for the pools' NetworkPolicy.
  */
 function sandboxPodsOptions(
-  values: { 'jit-image'?: string; 'llm-image'?: string; 'core-selector'?: string; 'core-port'?: string },
+  values: { 'jit-image'?: string; 'llm-image'?: string; 'mcp-image'?: string; 'mcp-package-volume'?: string; 'core-selector'?: string; 'core-port'?: string },
   images: OperatorEnv['images'],
 ): SandboxPodsOptions {
   const jit = values['jit-image'] ?? images.jit;
   const llm = values['llm-image'] ?? images.llm;
+  const mcp = values['mcp-image'] ?? images.mcp;
+  // runner: mcp pods mount the package cache the cores install into: the cores' UHLP_MCP_PACKAGE_VOLUME.
+  const volume = values['mcp-package-volume'];
+  const packageCache = volume === undefined ? undefined : parsePackageVolume(volume);
+  if (volume !== undefined && packageCache === undefined) {
+    throw new UhlpError('UHLP_CONFIG_INVALID', `--mcp-package-volume must be pvc:<claim name> or hostPath:<absolute directory>, got "${volume}"`, { name: '--mcp-package-volume' });
+  }
   const core: { selector?: Record<string, string>; port?: number } = {};
   const selector = values['core-selector'];
   if (selector !== undefined) {
@@ -122,5 +131,5 @@ function sandboxPodsOptions(
     }
     core.port = Number(port);
   }
-  return { images: { ...(jit ? { jit } : {}), ...(llm ? { llm } : {}) }, core };
+  return { images: { ...(jit ? { jit } : {}), ...(llm ? { llm } : {}), ...(mcp ? { mcp } : {}) }, core, ...(packageCache ? { packageCache } : {}) };
 }

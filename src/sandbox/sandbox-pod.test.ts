@@ -72,6 +72,10 @@ describe('a sandbox pod of runner: mcp', () => {
     expect(podConfigHash({ ...input(), mcpServer: { ...server, packageKey: 'ffffffffffffffffffffffffffffffff' } })).not.toBe(hash);
     expect(podConfigHash({ ...input(), mcpServer: { ...server, args: [] } })).not.toBe(hash);
     expect(podConfigHash(input({ hostPath: '/srv/mcp' }))).not.toBe(hash);
+    // The pool as the API server gives it back (its keys in another order) is the same pool.
+    const { packageKey, entry, args, env } = server;
+    const { cpus, memoryMb, timeoutMs } = input().pool.limits;
+    expect(podConfigHash({ ...input(), mcpServer: { env, args, entry, packageKey }, pool: { ...input().pool, limits: { timeoutMs, memoryMb, cpus } } })).toBe(hash);
     // The hash of a jit pool is the one pods of the earlier layout carry.
     expect(podConfigHash({ namespace: 'ns', appId: 'shop', pool: poolSpec({ name: 'p', runner: 'jit' }) })).toBe(
       podConfigHash({ namespace: 'ns', appId: 'shop', pool: poolSpec({ name: 'p', runner: 'jit' }), packageCache: { claimName: 'x' } }),

@@ -22,6 +22,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import type { McpServerLaunchSpec } from '../apps/schema/sandbox-pool-schema.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { IMAGE_APP_DIR, pythonImageCommand, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
 import { isPythonRunner, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
@@ -96,7 +97,9 @@ export function podConfigHash(input: SandboxPodInput): string {
     // Only where there is one: the hashes of other pools' pods stay what they were.
     ...(input.mcpServer !== undefined ? { mcpServer: input.mcpServer, packageCache: input.packageCache ?? null } : {}),
   };
-  return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
+  // Canonical JSON: the operator reads the pool back from the API server, which orders an object's keys its own
+  // way (`limits`, a launch), and a core may read it from a YAML file: the same pool must give the same hash.
+  return createHash('sha256').update(canonicalJson(config)).digest('hex').slice(0, 16);
 }
 
 /** The label selector of a pool's pods (all states). */
