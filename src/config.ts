@@ -133,6 +133,12 @@ export interface CoreConfig {
   readonly oracle: OracleConfig;
   /** The web console at /_uhlp/console/ (docs/console.md). */
   readonly console: ConsoleConfig;
+  /**
+   * Which flag or variable gave `host`, `port` and `pullRemote` (`--port`, `UHLP_PORT`, or
+   * `default`), so that a failure at start-up (a port in use, an address that is not this
+   * machine's, a remote that cannot be pulled) names the setting to change.
+   */
+  readonly settingNames: Readonly<{ host: string; port: string; pull: string }>;
 }
 
 /**
@@ -244,8 +250,14 @@ export interface LlmConfig {
   readonly apiKey?: string;
   /** Model used when a call names none. @defaultValue none (`UHLP_LLM_MODEL`) */
   readonly model?: string;
-  /** Scripted answers file (YAML or JSON). @defaultValue none (`UHLP_LLM_SCRIPT_FILE`) */
+  /**
+   * Scripted answers file (YAML or JSON). @defaultValue `UHLP_LLM_SCRIPT_FILE`; else, with no
+   * `UHLP_LLM_BASE_URL`, the definitions directory's `llm-answers.yaml` when it has one (so that
+   * `uhlp dev examples` answers its LLM routes offline); else none
+   */
   readonly scriptFile?: string;
+  /** Where `scriptFile` was named, for messages about it: `UHLP_LLM_SCRIPT_FILE` or `<definitions-dir>/llm-answers.yaml`. */
+  readonly scriptFileSetting?: string;
   /** Ask `baseUrl` for streamed answers (SSE) and assemble them. @defaultValue false (`UHLP_LLM_STREAM`, true or false) */
   readonly stream: boolean;
   /**
@@ -386,7 +398,7 @@ export function loadConfig(
   // its own containers) and distinct for two cores on one machine (so neither takes the other's).
   const instanceId = env.UHLP_INSTANCE_ID ?? `i-${createHash('sha1').update(path.resolve(dataDir?.raw ?? '.uhlp')).digest('hex').slice(0, 12)}`;
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(instanceId)) invalid('UHLP_INSTANCE_ID', 'a DNS label', instanceId);
-  if (host && host.raw.trim() === '') invalid(host.name, 'a host name or address', host.raw);
+  if (host && !isHostName(host.raw)) invalid(host.name, 'an IP address or a host name', host.raw);
   const resolvedDataDir = path.resolve(dataDir?.raw ?? '.uhlp');
   const spineSocket = path.resolve(env.UHLP_SPINE_SOCKET || path.join(resolvedDataDir, 'core.sock'));
   // Unix socket paths are limited to 107 bytes.
@@ -409,7 +421,7 @@ export function loadConfig(
     ...(llmBaseUrl !== undefined ? { baseUrl: llmBaseUrl } : {}),
     ...(env.UHLP_LLM_API_KEY ? { apiKey: env.UHLP_LLM_API_KEY } : {}),
     ...(env.UHLP_LLM_MODEL ? { model: env.UHLP_LLM_MODEL } : {}),
-    ...(env.UHLP_LLM_SCRIPT_FILE ? { scriptFile: path.resolve(env.UHLP_LLM_SCRIPT_FILE) } : {}),
+    ...scriptedAnswers(env, llmBaseUrl, registry === 'git' ? definitionsDir : undefined),
     stream: env.UHLP_LLM_STREAM ? oneOf('UHLP_LLM_STREAM', env.UHLP_LLM_STREAM, ['true', 'false'] as const) === 'true' : false,
     structuredOutput: env.UHLP_LLM_STRUCTURED_OUTPUT ? oneOf('UHLP_LLM_STRUCTURED_OUTPUT', env.UHLP_LLM_STRUCTURED_OUTPUT, STRUCTURED_OUTPUT_MODES) : 'json_schema',
     timeoutMs: envInt('UHLP_LLM_TIMEOUT_MS', 60_000, 100, 600_000),
@@ -472,7 +484,44 @@ export function loadConfig(
       maxComparisons: envInt('UHLP_ORACLE_MAX_COMPARISONS', 8, 1, 1000),
     }),
     console: consoleConfig(env, host?.raw ?? '127.0.0.1'),
+    settingNames: Object.freeze({ host: host?.name ?? 'default', port: port?.name ?? 'default', pull: pull?.name ?? 'default' }),
   });
+}
+
+/**
+ * An address or a name `listen` can take: an IPv4 or IPv6 address, or a DNS name
+ * whose last label is not all digits (`999.1.1.1` is no address and no name).
+ */
+function isHostName(raw: string): boolean {
+  if (net.isIP(raw) !== 0) return true;
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*\.?$/i.test(raw) || raw.length > 253) return false;
+  return !/^\d+$/.test(raw.replace(/\.$/, '').split('.').pop()!);
+}
+
+/** The name of the scripted answers file a definitions directory may hold for offline runs. */
+export const DEFINITIONS_LLM_ANSWERS = 'llm-answers.yaml';
+
+/** The scripted answers: UHLP_LLM_SCRIPT_FILE, else (no model server) the definitions directory's own file. */
+function scriptedAnswers(env: Environment, baseUrl: string | undefined, definitionsDir: string | undefined): { scriptFile?: string; scriptFileSetting?: string } {
+  if (env.UHLP_LLM_SCRIPT_FILE) return { scriptFile: path.resolve(env.UHLP_LLM_SCRIPT_FILE), scriptFileSetting: 'UHLP_LLM_SCRIPT_FILE' };
+  if (baseUrl !== undefined || definitionsDir === undefined) return {};
+  const file = path.resolve(definitionsDir, DEFINITIONS_LLM_ANSWERS);
+  return existsSync(file) ? { scriptFile: file, scriptFileSetting: `<definitions-dir>/${DEFINITIONS_LLM_ANSWERS}` } : {};
+}
+
+/** What the client commands (`uhlp status`, `stop`, `queues`, `runs`, `optimize`, `mcp token`) read: where a core is. */
+export interface ClientConfig {
+  /** The core's URL when one is given: `--url`, else `UHLP_URL`, with the name it came from. @defaultValue none: the URL the data directory records, else http://127.0.0.1:8080 */
+  readonly url?: { readonly value: string; readonly name: string };
+  /** The data directory where `uhlp dev` and `uhlp start` record a running core (`runtime.json`). @defaultValue `./.uhlp` (`--data-dir`, `UHLP_DATA_DIR`) */
+  readonly dataDir: string;
+}
+
+export function loadClientConfig(flags: { url?: string; 'data-dir'?: string }, env: Environment = process.env): ClientConfig {
+  const url = flags.url !== undefined ? { value: flags.url, name: '--url' } : env.UHLP_URL ? { value: env.UHLP_URL, name: 'UHLP_URL' } : undefined;
+  if (url !== undefined && !/^https?:\/\/[^\s/]+\/?$/.test(url.value)) invalid(url.name, "the core's base URL, e.g. http://127.0.0.1:8080", url.value);
+  const dataDir = flags['data-dir'] ?? (env.UHLP_DATA_DIR || '.uhlp');
+  return Object.freeze({ ...(url !== undefined ? { url: Object.freeze({ value: url.value.replace(/\/$/, ''), name: url.name }) } : {}), dataDir: path.resolve(dataDir) });
 }
 
 function consoleConfig(env: NodeJS.ProcessEnv, coreHost: string): ConsoleConfig {

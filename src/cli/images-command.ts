@@ -8,33 +8,63 @@
  * `uhlp images save <file.tar>`: builds what is missing and writes every image to one tar
  * for `docker load` or `ctr images import` on the nodes of a cluster without a registry.
  */
-import { parseArgs } from 'node:util';
-import Docker from 'dockerode';
-import { buildImages } from '../images/build-images.js';
-import { buildClusterImages } from '../images/cluster-images.js';
-import { formatBuiltImage, formatBuiltImages } from '../images/images-report.js';
-import { saveImages } from '../images/save-images.js';
+import type { CommandGroup, CommandSpec } from './command-spec.js';
+import { parseCommandLine, printHelp, subcommandOf } from './command-line.js';
+import { EXIT_OK } from './exit-codes.js';
 
-export const IMAGES_USAGE = 'uhlp images build [--force] [--prune] [--sandboxes-only] [--verbose] | uhlp images save <file.tar>';
+const FORCE = { type: 'boolean', help: 'Rebuild even when no input changed' } as const;
+const VERBOSE = { type: 'boolean', help: "Print each build step's output on stderr" } as const;
+const BUILD_FLAGS = {
+  force: FORCE,
+  prune: { type: 'boolean', help: 'Remove the runner images of earlier builds (their hashed tags), keeping the new ones' },
+  'sandboxes-only': { type: 'boolean', help: 'Build the runner images only, not the chart\'s (uhlp/uhlp, uhlp/redis)' },
+  verbose: VERBOSE,
+} as const;
+const SAVE_FLAGS = { force: FORCE, verbose: VERBOSE } as const;
+
+export const IMAGES_BUILD_COMMAND: CommandSpec<typeof BUILD_FLAGS> = {
+  name: 'images build',
+  summary: 'Builds the images locally, with no registry: the runners on FROM scratch bases, and the chart\'s core and Redis images',
+  flags: BUILD_FLAGS,
+  examples: ['uhlp images build', 'uhlp images build --sandboxes-only --verbose'],
+  notes: ['Images are tagged by a hash of their inputs and by the package version, and rebuilt only when an input changed (docs/docker.md).'],
+};
+
+export const IMAGES_SAVE_COMMAND: CommandSpec<typeof SAVE_FLAGS> = {
+  name: 'images save',
+  summary: 'Builds what is missing and writes every image to one tar, for docker load or ctr images import on the nodes',
+  usage: ['<file.tar> [flags]'],
+  positionals: { min: 1, max: 1 },
+  flags: SAVE_FLAGS,
+  examples: ['uhlp images save uhlp-images.tar'],
+};
+
+export const IMAGES_GROUP: CommandGroup = {
+  name: 'images',
+  summary: 'Local image builds for the docker and pod drivers and the Helm chart (docs/docker.md)',
+  commands: [IMAGES_BUILD_COMMAND, IMAGES_SAVE_COMMAND],
+};
 
 export async function imagesCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      force: { type: 'boolean', default: false },
-      prune: { type: 'boolean', default: false },
-      'sandboxes-only': { type: 'boolean', default: false },
-      verbose: { type: 'boolean', default: false },
-    },
-  });
-  const [sub, ...rest] = positionals;
-  const build = sub === 'build' && rest.length === 0;
-  const save = sub === 'save' && rest.length === 1;
-  if (!build && !save) throw new Error(`usage: ${IMAGES_USAGE}`);
+  const chosen = subcommandOf(IMAGES_GROUP, argv);
+  if ('help' in chosen) return printHelp(chosen.help);
+  const build = chosen.spec === IMAGES_BUILD_COMMAND;
+  const save = !build;
+  // save's flags are some of build's: one type reads both.
+  const line = parseCommandLine(chosen.spec as CommandSpec<typeof BUILD_FLAGS>, chosen.rest);
+  if (line.help !== undefined) return printHelp(line.help);
+  const { values, positionals: rest } = line;
+  // Docker's client and the builders load once the command line is read: --help answers at once.
+  const [{ default: Docker }, { buildImages }, { buildClusterImages }, { formatBuiltImage, formatBuiltImages }, { saveImages }] = await Promise.all([
+    import('dockerode'),
+    import('../images/build-images.js'),
+    import('../images/cluster-images.js'),
+    import('../images/images-report.js'),
+    import('../images/save-images.js'),
+  ]);
   const docker = new Docker();
-  const common = { docker, force: values.force, onProgress: values.verbose ? (line: string) => process.stderr.write(`${line}\n`) : undefined };
-  const sandboxes = await buildImages({ ...common, prune: values.prune });
+  const common = { docker, force: values.force === true, onProgress: values.verbose ? (text: string) => process.stderr.write(`${text}\n`) : undefined };
+  const sandboxes = await buildImages({ ...common, prune: values.prune === true });
   const cluster = values['sandboxes-only'] && build ? undefined : await buildClusterImages(common);
   const lines = [formatBuiltImages(sandboxes), ...(cluster ? [cluster.core, cluster.redis].map(formatBuiltImage) : [])];
   if (save) {
@@ -48,5 +78,5 @@ export async function imagesCommand(argv: string[]): Promise<number> {
   } else {
     process.stdout.write(`${lines.join('\n')}\n`);
   }
-  return 0;
+  return EXIT_OK;
 }

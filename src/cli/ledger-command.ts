@@ -3,17 +3,22 @@
  * loading the rest of the command line: the core's modules would be most of
  * the memory of a verification that otherwise runs in constant memory.
  */
-import { PRUNE_USAGE_LINE, runLedgerPrune } from './ledger-prune-command.js';
-import { runLedgerVerify, VERIFY_USAGE_LINE } from './ledger-verify-command.js';
+import type { CommandGroup } from './command-spec.js';
+import { printHelp, subcommandOf } from './command-line.js';
+import { LEDGER_PRUNE_COMMAND, runLedgerPrune } from './ledger-prune-command.js';
+import { LEDGER_VERIFY_COMMAND, runLedgerVerify } from './ledger-verify-command.js';
 import { runCommand } from './run-command.js';
 
-export const LEDGER_USAGE = `${VERIFY_USAGE_LINE}\n  ${PRUNE_USAGE_LINE}`;
+export const LEDGER_GROUP: CommandGroup = {
+  name: 'ledger',
+  summary: 'The hash-chained turn ledgers of a data directory: verify them, prune them by retention (docs/runtime-state.md)',
+  commands: [LEDGER_VERIFY_COMMAND, LEDGER_PRUNE_COMMAND],
+};
 
 export async function ledgerCommand(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === 'verify') return runLedgerVerify(rest);
-  if (sub === 'prune') return runLedgerPrune(rest);
-  throw new Error(`usage: ${VERIFY_USAGE_LINE}\n       ${PRUNE_USAGE_LINE}`);
+  const chosen = subcommandOf(LEDGER_GROUP, argv);
+  if ('help' in chosen) return printHelp(chosen.help);
+  return chosen.spec === LEDGER_VERIFY_COMMAND ? runLedgerVerify([...chosen.rest]) : runLedgerPrune([...chosen.rest]);
 }
 
 /** `argv` is what follows `uhlp` and starts with `ledger`. */

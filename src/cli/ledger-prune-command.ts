@@ -3,29 +3,40 @@
  * limits the core last applied to this data directory (`ledger-retention.json`:
  * its planes' and its apps') unless flags say otherwise. Prints what it removed
  * (or with --dry-run would remove) and exits 0, or 1 when a session could not
- * be pruned, 2 on a usage error.
+ * be pruned, 64 on a usage error.
  */
 import { existsSync } from 'node:fs';
-import { loadLedgerKey, loadLedgerPruneEnv, type Environment } from '../config.js';
+import { loadClientConfig, loadLedgerKey, loadLedgerPruneEnv, type Environment } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { readLedgerKeyFile, type LedgerKey } from '../ledger/ledger-key.js';
 import { pruneLedgers } from '../ledger/ledger-prune.js';
 import { formatLimits, formatSize, parseDuration, parseRetentionSpec, parseSize, readRetentionFile, type RetentionLimits } from '../ledger/ledger-retention.js';
 import type { LedgerVerifyIo } from './ledger-verify-command.js';
+import type { CommandSpec } from './command-spec.js';
+import { parseCommandLine } from './command-line.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
-export const PRUNE_USAGE_LINE = 'uhlp ledger prune [--data-dir D] [--max-age 7d] [--max-size 10Gi] [--retention SPEC] [--session-ttl 1h] [--key-file F] [--dry-run]';
+const FLAGS = {
+  'data-dir': { type: 'string', value: 'D', help: 'The data directory (UHLP_DATA_DIR; default ./.uhlp)' },
+  'max-age': { type: 'string', value: 'A', help: 'Remove segments last written longer ago than A (90m, 12h, 7d), in every plane' },
+  'max-size': { type: 'string', value: 'S', help: 'Remove the oldest segments while a plane holds more than S (500Mi, 10Gi), in every plane' },
+  retention: {
+    type: 'string',
+    value: 'SPEC',
+    help: "Per plane: production=30d/100Gi,*=7d, as UHLP_LEDGER_RETENTION (default: what the core last applied here, with its apps' own limits)",
+  },
+  'session-ttl': { type: 'string', value: 'T', help: "A stored session is over once idle this long (default: the core's, or 1h)" },
+  'key-file': { type: 'string', value: 'F', help: 'The ledger key: anchors of keyed ledgers are sealed with it (default UHLP_LEDGER_KEY_FILE or UHLP_LEDGER_KEY)' },
+  'dry-run': { type: 'boolean', help: 'Print what would go, remove nothing' },
+} as const;
 
-const USAGE = [
-  `usage: ${PRUNE_USAGE_LINE}`,
-  '  --data-dir D       the data directory (default ./.uhlp)',
-  '  --max-age A        remove segments last written longer ago than A (90m, 12h, 7d), in every plane',
-  '  --max-size S       remove the oldest segments while a plane holds more than S (500Mi, 10Gi), in every plane',
-  '  --retention SPEC   per plane: production=30d/100Gi,*=7d (as UHLP_LEDGER_RETENTION)',
-  '                     (default: what the core last applied here, with its apps\' own limits)',
-  '  --session-ttl T    a stored session is over once idle this long (default: the core\'s, or 1h)',
-  '  --key-file F       the ledger key: anchors of keyed ledgers are sealed with it (default: UHLP_LEDGER_KEY_FILE or UHLP_LEDGER_KEY)',
-  '  --dry-run          print what would go, remove nothing',
-].join('\n');
+export const LEDGER_PRUNE_COMMAND: CommandSpec<typeof FLAGS> = {
+  name: 'ledger prune',
+  summary: 'Applies ledger retention by hand: removes whole old segments, leaving an anchor that keeps the rest verifiable',
+  flags: FLAGS,
+  examples: ['uhlp ledger prune --dry-run', 'uhlp ledger prune --data-dir /var/lib/uhlp --max-age 7d --max-size 10Gi'],
+  notes: ['Exit: 0 pruned; 1 a session could not be pruned; 64 usage, or no limits given and none applied before.'],
+};
 
 const defaultIo: LedgerVerifyIo = {
   stdout: (line) => process.stdout.write(`${line}\n`),
@@ -35,29 +46,29 @@ const defaultIo: LedgerVerifyIo = {
 /** `argv` is what follows `uhlp ledger prune`. Resolves to the exit code. */
 /** `env` stands for the process's environment (config.ts reads that one) in tests. */
 export async function runLedgerPrune(argv: string[], io: LedgerVerifyIo = defaultIo, env?: Environment): Promise<number> {
-  let dataDir = './.uhlp';
-  let dryRun = false;
-  const values: Partial<Record<'max-age' | 'max-size' | 'retention' | 'session-ttl' | 'key-file', string>> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(2, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg.slice(2), undefined];
-    if (arg === '--dry-run') dryRun = true;
-    else if (arg === '--help' || arg === '-h') {
-      io.stdout(USAGE);
-      return 0;
-    } else if (name === 'data-dir') dataDir = inline ?? argv[++i] ?? '';
-    else if (name === 'max-age' || name === 'max-size' || name === 'retention' || name === 'session-ttl' || name === 'key-file') values[name] = inline ?? argv[++i] ?? '';
-    else {
-      io.stderr(`uhlp ledger prune: unknown argument "${arg}"\n${USAGE}`);
-      return 2;
-    }
+  let line;
+  try {
+    line = parseCommandLine(LEDGER_PRUNE_COMMAND, argv);
+  } catch (error) {
+    if (!(error instanceof UhlpError)) throw error;
+    io.stderr(error.message);
+    return EXIT_USAGE;
   }
+  if (line.help !== undefined) {
+    io.stdout(line.help.trimEnd());
+    return EXIT_OK;
+  }
+  const { values } = line;
+  const dryRun = values['dry-run'] === true;
+  const usage = `Run "uhlp ledger prune --help" for its flags and examples.`;
+  let dataDir = '';
   let key: LedgerKey | undefined;
   let planes: Record<string, RetentionLimits>;
   let apps: Record<string, RetentionLimits>;
   let sessionTtlMs: number;
   try {
-    if (dataDir === '' || !existsSync(dataDir)) throw new UhlpError('UHLP_CONFIG_INVALID', `--data-dir must be an existing data directory, got "${dataDir}"`);
+    dataDir = values['data-dir'] === '' ? '' : loadClientConfig({ ...(values['data-dir'] !== undefined ? { 'data-dir': values['data-dir'] } : {}) }, env).dataDir;
+    if (dataDir === '' || !existsSync(dataDir)) throw new UhlpError('UHLP_CONFIG_INVALID', `--data-dir must be an existing data directory, got "${values['data-dir'] ?? dataDir}"`);
     const known = readRetentionFile(dataDir);
     planes = values.retention !== undefined ? parseRetentionSpec(values.retention, '--retention') : { ...(known?.policy.planes ?? {}) };
     if (values['max-age'] !== undefined || values['max-size'] !== undefined) {
@@ -73,12 +84,12 @@ export async function runLedgerPrune(argv: string[], io: LedgerVerifyIo = defaul
     key = values['key-file'] !== undefined ? readLedgerKeyFile(values['key-file'], '--key-file') : loadLedgerKey(env);
   } catch (error) {
     if (!(error instanceof UhlpError)) throw error;
-    io.stderr(`uhlp ledger prune: ${error.message}\n${USAGE}`);
-    return 2;
+    io.stderr(`uhlp ledger prune: ${error.message}\n${usage}`);
+    return EXIT_USAGE;
   }
   if (Object.values(planes).every((l) => l.maxAgeMs === undefined && l.maxBytes === undefined) && Object.keys(apps).length === 0) {
-    io.stderr(`uhlp ledger prune: no retention limits: give --max-age, --max-size or --retention (no core has applied any to ${dataDir})\n${USAGE}`);
-    return 2;
+    io.stderr(`uhlp ledger prune: no retention limits: give --max-age, --max-size or --retention (no core has applied any to ${dataDir})\n${usage}`);
+    return EXIT_USAGE;
   }
   for (const [plane, limits] of Object.entries(planes)) io.stdout(`retention: plane ${plane}: ${formatLimits(limits)}`);
   for (const [app, limits] of Object.entries(apps)) io.stdout(`retention: app ${app}: ${formatLimits(limits)}`);
@@ -96,5 +107,5 @@ export async function runLedgerPrune(argv: string[], io: LedgerVerifyIo = defaul
     `ledger prune${dryRun ? ' (dry run)' : ''}: ${report.removedSegments} segments of ${report.pruned.length} sessions (${report.removedSessions} whole), ` +
       `${formatSize(report.freedBytes)} ${dryRun ? 'to free' : 'freed'}; kept ${kept || 'nothing'}${report.errors.length > 0 ? `; ${report.errors.length} errors` : ''}`,
   );
-  return report.errors.length > 0 ? 1 : 0;
+  return report.errors.length > 0 ? EXIT_FAILURE : EXIT_OK;
 }

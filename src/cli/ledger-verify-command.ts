@@ -3,7 +3,7 @@
  * prints one line per problem, gap, torn tail and warning and a summary; exits
  * 0 when every chain verifies (warnings and gaps allowed), 1 when an entry does
  * not verify, 3 when the only trouble is a torn tail a crash left (which
- * `--repair` moves aside, and then exits 0), 2 on a usage error. Keyed ledgers
+ * `--repair` moves aside, and then exits 0), 64 on a usage error. Keyed ledgers
  * are checked with the keys of `--key-file` (repeat it across a key rotation),
  * else with the core's own setting (`UHLP_LEDGER_KEY_FILE` or `UHLP_LEDGER_KEY`);
  * in a session written keyed, an entry not sealed with the key is an error
@@ -11,35 +11,48 @@
  * A long run reports its progress on stderr every few seconds, and its rate and
  * peak memory at the end.
  */
-import { loadLedgerKey, type Environment } from '../config.js';
+import { loadClientConfig, loadLedgerKey, type Environment } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { ledgerKeyring, readLedgerKeyFile, type LedgerKey } from '../ledger/ledger-key.js';
 import { verifyLedgers } from '../ledger/ledger-verify.js';
+import type { CommandSpec } from './command-spec.js';
+import { parseCommandLine } from './command-line.js';
+import { EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
 export interface LedgerVerifyIo {
   stdout: (line: string) => void;
   stderr: (line: string) => void;
 }
 
-export const VERIFY_USAGE_LINE = 'uhlp ledger verify [--data-dir D] [--full] [--key-file F]... [--allow-unkeyed] [--repair] [--threads N] [--quiet] [--stats]';
+const FLAGS = {
+  'data-dir': { type: 'string', value: 'D', help: 'The data directory (UHLP_DATA_DIR; default ./.uhlp)' },
+  full: { type: 'boolean', help: 'Verify every line of every segment and every checkpoint, not just from the latest checkpoint' },
+  'key-file': {
+    type: 'string',
+    multiple: true,
+    value: 'F',
+    help: 'The ledger key (HMAC) the core seals with; repeat for the keys of a rotation (default UHLP_LEDGER_KEY_FILE or UHLP_LEDGER_KEY)',
+  },
+  'allow-unkeyed': {
+    type: 'boolean',
+    help: 'With a key: accept, with a warning, sessions never sealed with it and the plain entries that begin a ledger the key sealed later (never an unhashed entry in a keyed session)',
+  },
+  repair: { type: 'boolean', help: 'Move torn tails a crash left into <segment>.torn and cut the segment back to its last whole turn' },
+  threads: { type: 'string', value: 'N', help: 'Segments verified at once, this thread included (default the CPUs, at most 8; 0 or 1: this thread alone)' },
+  quiet: { type: 'boolean', help: 'No progress lines on stderr' },
+  stats: { type: 'boolean', help: 'End with the rate and peak memory on stderr, however short the run' },
+} as const;
 
-const USAGE = [
-  `usage: ${VERIFY_USAGE_LINE}`,
-  '  --data-dir D      the data directory (default ./.uhlp)',
-  '  --full            verify every line of every segment and every checkpoint, not just from the latest checkpoint',
-  '  --key-file F      the ledger key (HMAC) the core seals with; repeat for keys of a rotation',
-  '                    (default: UHLP_LEDGER_KEY_FILE or UHLP_LEDGER_KEY)',
-  '  --allow-unkeyed   with a key: accept, with a warning, sessions never sealed with it (begun before the key) and the',
-  '                    plain entries that begin a ledger the key sealed later; never an unhashed entry in a keyed session',
-  '  --repair          move torn tails a crash left into <segment>.torn and cut the segment back to its last whole turn',
-  '  --threads N       segments verified at once, this thread included (default: the CPUs, at most 8; 0 or 1: this thread alone)',
-  '  --quiet           no progress lines on stderr',
-  '  --stats           end with the rate and peak memory on stderr, however short the run',
-  'exit: 0 verified, 1 an entry does not verify, 3 only torn tails (repairable), 2 usage',
-].join('\n');
+export const LEDGER_VERIFY_COMMAND: CommandSpec<typeof FLAGS> = {
+  name: 'ledger verify',
+  summary: 'Checks every hash chain of the turn ledgers, streaming in constant memory, segments on several threads',
+  flags: FLAGS,
+  examples: ['uhlp ledger verify', 'uhlp ledger verify --data-dir /var/lib/uhlp --full --key-file /etc/uhlp/ledger.key'],
+  notes: ['Exit: 0 verified (warnings and gaps allowed); 1 an entry does not verify; 3 only torn tails a crash left (--repair fixes them); 64 usage.'],
+};
 
-/** Exit code when the only trouble is a torn tail: a crash, not tampering. */
-export const EXIT_TORN = 3;
+/** Exit code when the only trouble is a torn tail: a crash, not tampering (the convention's 3: a state reported, not a failure). */
+export const EXIT_TORN = EXIT_NOT_RUNNING;
 /** A run longer than this reports progress, and its rate at the end. */
 const LONG_RUN_MS = 3000;
 const PROGRESS_EVERY_MS = 5000;
@@ -52,57 +65,47 @@ const defaultIo: LedgerVerifyIo = {
 /** `argv` is what follows `uhlp ledger verify`. Resolves to the exit code. */
 /** `env` stands for the process's environment (config.ts reads that one) in tests. */
 export async function runLedgerVerify(argv: string[], io: LedgerVerifyIo = defaultIo, env?: Environment): Promise<number> {
-  let dataDir = './.uhlp';
-  let full = false;
-  let allowUnkeyed = false;
-  let repair = false;
-  let quiet = false;
-  let stats = false;
+  let line;
+  try {
+    line = parseCommandLine(LEDGER_VERIFY_COMMAND, argv);
+  } catch (error) {
+    if (!(error instanceof UhlpError)) throw error;
+    io.stderr(error.message);
+    return EXIT_USAGE;
+  }
+  if (line.help !== undefined) {
+    io.stdout(line.help.trimEnd());
+    return EXIT_OK;
+  }
+  const { values } = line;
+  const full = values.full === true;
+  const allowUnkeyed = values['allow-unkeyed'] === true;
+  const repair = values.repair === true;
+  const quiet = values.quiet === true;
+  const stats = values.stats === true;
+  const keyFiles = values['key-file'] ?? [];
   let threads: number | undefined;
-  const keyFiles: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--data-dir') dataDir = argv[++i] ?? '';
-    else if (arg.startsWith('--data-dir=')) dataDir = arg.slice('--data-dir='.length);
-    else if (arg === '--key-file') keyFiles.push(argv[++i] ?? '');
-    else if (arg.startsWith('--key-file=')) keyFiles.push(arg.slice('--key-file='.length));
-    else if (arg === '--full') full = true;
-    else if (arg === '--allow-unkeyed') allowUnkeyed = true;
-    else if (arg === '--repair') repair = true;
-    else if (arg === '--quiet') quiet = true;
-    else if (arg === '--stats') stats = true;
-    else if (arg === '--threads' || arg.startsWith('--threads=')) {
-      const raw = arg === '--threads' ? (argv[++i] ?? '') : arg.slice('--threads='.length);
-      if (!/^\d{1,3}$/.test(raw) || Number(raw) > 64) {
-        io.stderr(`uhlp ledger verify: --threads needs a number 0-64, got "${raw}"\n${USAGE}`);
-        return 2;
-      }
-      threads = Number(raw);
+  if (values.threads !== undefined) {
+    if (!/^\d{1,3}$/.test(values.threads) || Number(values.threads) > 64) {
+      io.stderr(`uhlp ledger verify: --threads needs a number 0-64, got "${values.threads}"\nRun "uhlp ledger verify --help" for its flags and examples.`);
+      return EXIT_USAGE;
     }
-    else if (arg === '--help' || arg === '-h') {
-      io.stdout(USAGE);
-      return 0;
-    } else {
-      io.stderr(`uhlp ledger verify: unknown argument "${arg}"\n${USAGE}`);
-      return 2;
-    }
+    threads = Number(values.threads);
   }
-  if (dataDir === '') {
-    io.stderr(`uhlp ledger verify: --data-dir needs a directory\n${USAGE}`);
-    return 2;
+  if (values['data-dir'] === '' || keyFiles.includes('')) {
+    io.stderr(`uhlp ledger verify: ${values['data-dir'] === '' ? '--data-dir needs a directory' : '--key-file needs a file'}\nRun "uhlp ledger verify --help" for its flags and examples.`);
+    return EXIT_USAGE;
   }
-  if (keyFiles.includes('')) {
-    io.stderr(`uhlp ledger verify: --key-file needs a file\n${USAGE}`);
-    return 2;
-  }
+  let dataDir: string;
   let keys: LedgerKey[];
   try {
+    dataDir = loadClientConfig({ ...(values['data-dir'] !== undefined ? { 'data-dir': values['data-dir'] } : {}) }, env).dataDir;
     const fromEnv = keyFiles.length === 0 ? loadLedgerKey(env) : undefined;
     keys = keyFiles.length > 0 ? keyFiles.map((file) => readLedgerKeyFile(file, '--key-file')) : fromEnv ? [fromEnv] : [];
   } catch (error) {
     if (!(error instanceof UhlpError)) throw error;
     io.stderr(`uhlp ledger verify: ${error.message}`);
-    return 2;
+    return EXIT_USAGE;
   }
 
   const started = Date.now();
@@ -146,8 +149,8 @@ export async function runLedgerVerify(argv: string[], io: LedgerVerifyIo = defau
         `${Math.round(report.entriesChecked / (elapsedMs / 1000))} entries/s; peak memory ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`,
     );
   }
-  if (report.problems.length > 0) return 1;
-  return unrepaired > 0 ? EXIT_TORN : 0;
+  if (report.problems.length > 0) return EXIT_FAILURE;
+  return unrepaired > 0 ? EXIT_TORN : EXIT_OK;
 }
 
 function mib(bytes: number): string {

@@ -5,14 +5,20 @@
  * exit over its socket, waits a bounded grace, then ends the host; status reports
  * the liveness of each process and of the socket. Both the host and `stop` prove
  * themselves to the core with the secret it keeps beside its socket
- * (spine-secret.ts): only the core's user can read it.
+ * (spine-secret.ts): only the core's user can read it. A `uhlp dev` records
+ * itself the same way (dev-command.ts), so status and stop find it too.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.js';
+import { loadClientConfig, loadConfig } from '../config.js';
+import { isErrorCode, UhlpError } from '../shared/errors.js';
+import type { CommandSpec } from './command-spec.js';
+import { parseCommandLine, printHelp } from './command-line.js';
+import { CORE_FLAGS } from './core-flags.js';
+import { coreTarget, fetchCore } from './core-target.js';
+import { EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK } from './exit-codes.js';
 import {
   clearRuntimeState,
   isProcessAlive,
@@ -24,9 +30,43 @@ import {
 import { probeSpineSocket, sendSpineExit } from '../spine/spine-control.js';
 import { readSpineSecret, spineSecretPath } from '../spine/spine-secret.js';
 
-export const START_USAGE = 'uhlp start <definitions-dir> [--data-dir D] [--port N] [--host H] [--state URL] [--pull REMOTE]';
-export const STOP_USAGE = 'uhlp stop [--data-dir D]';
-export const STATUS_USAGE = 'uhlp status [--data-dir D] [--json]';
+const { port, host, state, pull } = CORE_FLAGS;
+const DATA_DIR = { type: 'string', value: 'D', help: 'The data directory of the core (UHLP_DATA_DIR; default ./.uhlp)' } as const;
+const START_FLAGS = { 'data-dir': DATA_DIR, port, host, state, pull, 'log-level': CORE_FLAGS['log-level'] };
+
+export const START_COMMAND: CommandSpec<typeof START_FLAGS> = {
+  name: 'start',
+  summary: 'Run the core and the std-body endpoint host in the background, logging to <data-dir>/logs/',
+  usage: ['<definitions-dir> [flags]'],
+  positionals: { min: 1, max: 1 },
+  flags: START_FLAGS,
+  examples: ['uhlp start examples', 'uhlp start my-apps --port 9090 --data-dir /var/lib/uhlp'],
+  notes: ['Prints "uhlp started at <url>" once the core is ready; uhlp status and uhlp stop find it through <data-dir>/runtime.json.', 'Exit: 0 started; 1 already running or the start failed (the core\'s log is shown); 64 a bad flag or setting.'],
+};
+
+const STOP_FLAGS = { 'data-dir': DATA_DIR };
+
+export const STOP_COMMAND: CommandSpec<typeof STOP_FLAGS> = {
+  name: 'stop',
+  summary: 'Stop the core recorded in the data directory (started by uhlp start or uhlp dev) through its socket, then its std-body host',
+  flags: STOP_FLAGS,
+  examples: ['uhlp stop', 'uhlp stop --data-dir /var/lib/uhlp'],
+  notes: ['Exit: 0 stopped (or nothing was running); 1 a process did not stop.'],
+};
+
+const STATUS_FLAGS = {
+  'data-dir': DATA_DIR,
+  url: { type: 'string', value: 'URL', help: 'Ask the core at this URL instead (its /healthz and /readyz) (UHLP_URL)' },
+  json: { type: 'boolean', help: 'Print the report as JSON' },
+} as const;
+
+export const STATUS_COMMAND: CommandSpec<typeof STATUS_FLAGS> = {
+  name: 'status',
+  summary: 'Report the core recorded in the data directory (uhlp start or uhlp dev): each process, its socket and URL',
+  flags: STATUS_FLAGS,
+  examples: ['uhlp status', 'uhlp status --json --data-dir /var/lib/uhlp', 'uhlp status --url http://127.0.0.1:9090'],
+  notes: ['Exit: 0 running; 1 degraded (a process or the socket is down); 3 not running (nothing recorded, or nothing answers at --url).'],
+};
 
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const UHLP_BIN = path.join(PACKAGE_ROOT, 'bin', 'uhlp.js');
@@ -39,25 +79,15 @@ const EXIT_GRACE_MS = 10_000;
 const KILL_GRACE_MS = 3_000;
 
 export async function startCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      'data-dir': { type: 'string' },
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'log-level': { type: 'string' },
-      state: { type: 'string' },
-      pull: { type: 'string' },
-    },
-  });
-  if (positionals.length !== 1) throw new Error(`usage: ${START_USAGE}`);
+  const line = parseCommandLine(START_COMMAND, argv);
+  if (line.help !== undefined) return printHelp(line.help);
+  const { values, positionals } = line;
   // Validates every flag before anything is spawned.
   const config = loadConfig(positionals[0], values, undefined, { devMode: false });
   const previous = readRuntimeState(config.dataDir);
   if (previous && isProcessAlive(previous.core.pid)) {
-    process.stderr.write(`uhlp: already running (core pid ${previous.core.pid}, ${previous.url}); run uhlp stop first\n`);
-    return 1;
+    process.stderr.write(`uhlp: already running (${previous.mode === 'dev' ? 'uhlp dev, ' : ''}core pid ${previous.core.pid}, ${previous.url}); run uhlp stop first\n`);
+    return EXIT_FAILURE;
   }
 
   const logs = path.join(config.dataDir, 'logs');
@@ -69,7 +99,7 @@ export async function startCommand(argv: string[]): Promise<number> {
   const core = spawnDetached(coreArgs, path.join(logs, 'core.log'));
 
   const url = await waitFor(CORE_READY_MS, async () => {
-    if (!isProcessAlive(core.pid)) throw new Error(`the core exited during start; see ${core.log}:\n${tail(core.log)}`);
+    if (!isProcessAlive(core.pid)) throw startFailure(core.log);
     const match = /uhlp is ready at (\S+)/.exec(readText(core.log));
     if (!match || !(await probeSpineSocket(config.spineSocket, { timeoutMs: 500 }))) return undefined;
     return match[1]!;
@@ -108,12 +138,13 @@ export async function startCommand(argv: string[]): Promise<number> {
 }
 
 export async function stopCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' } } });
-  const dataDir = path.resolve(values['data-dir'] ?? '.uhlp');
+  const line = parseCommandLine(STOP_COMMAND, argv);
+  if (line.help !== undefined) return printHelp(line.help);
+  const { dataDir } = loadClientConfig(line.values);
   const state = readRuntimeState(dataDir);
   if (!state) {
-    process.stdout.write('uhlp is not running (no runtime state)\n');
-    return 0;
+    process.stdout.write(`uhlp is not running (no runtime state in ${dataDir})\n`);
+    return EXIT_OK;
   }
   // The core obeys an exit only with its secret; without one it is stopped by a signal at once.
   const wasRunning = isProcessAlive(state.core.pid);
@@ -134,12 +165,14 @@ export async function stopCommand(argv: string[]): Promise<number> {
   process.stdout.write(
     `uhlp stopped (core ${coreExited ? 'exited' : 'still running'}${asked || !wasRunning ? '' : secret === undefined ? ', its secret was unreadable' : ', socket did not answer'}; std-body ${hostStopped ? 'stopped' : 'still running'})\n`,
   );
-  return coreExited && hostStopped ? 0 : 1;
+  return coreExited && hostStopped ? EXIT_OK : EXIT_FAILURE;
 }
 
 export interface StatusReport {
   running: boolean;
   dataDir: string;
+  /** Who recorded the core: `start` or `dev`. */
+  mode?: 'start' | 'dev';
   startedAt?: string;
   url?: string;
   core?: { pid: number; alive: boolean };
@@ -148,11 +181,16 @@ export interface StatusReport {
 }
 
 export async function statusCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean', default: false } } });
-  const dataDir = path.resolve(values['data-dir'] ?? '.uhlp');
+  const line = parseCommandLine(STATUS_COMMAND, argv);
+  if (line.help !== undefined) return printHelp(line.help);
+  const { values } = line;
+  const client = loadClientConfig(values);
+  if (client.url !== undefined) return statusAt(client.url.value, values.json === true);
+  const { dataDir } = client;
   const state = readRuntimeState(dataDir);
   const report: StatusReport = { running: false, dataDir };
   if (state) {
+    report.mode = state.mode ?? 'start';
     report.startedAt = state.startedAt;
     report.url = state.url;
     report.core = { pid: state.core.pid, alive: isProcessAlive(state.core.pid) };
@@ -168,14 +206,39 @@ export async function statusCommand(argv: string[]): Promise<number> {
     const mark = (ok: boolean): string => (ok ? 'up' : 'DOWN');
     process.stdout.write(
       [
-        `uhlp ${report.running ? 'running' : 'degraded'} since ${state.startedAt} at ${state.url}`,
+        `uhlp ${report.running ? 'running' : 'degraded'} (uhlp ${report.mode}) since ${state.startedAt} at ${state.url}`,
         `  core      pid ${state.core.pid}  ${mark(report.core!.alive)}`,
         `  std-body  pid ${state.stdBody.pid}  ${mark(report.stdBody!.alive)}`,
         `  socket    ${state.socketPath}  ${mark(report.socket!.accepting)}`,
       ].join('\n') + '\n',
     );
   }
-  return report.running ? 0 : state ? 1 : 3;
+  return report.running ? EXIT_OK : state ? EXIT_FAILURE : EXIT_NOT_RUNNING;
+}
+
+/** `uhlp status --url`: whether a core answers there, and whether it is ready (/healthz, /readyz). */
+async function statusAt(url: string, json: boolean): Promise<number> {
+  const target = coreTarget({ url: { value: url, name: '--url' }, dataDir: '' });
+  let healthy = false;
+  let ready: unknown;
+  try {
+    healthy = (await fetchCore(target, '/healthz')).response.ok;
+    ready = (await fetchCore(target, '/readyz')).body;
+  } catch {
+    healthy = false;
+  }
+  const readyStatus = typeof ready === 'object' && ready !== null ? (ready as { status?: unknown }).status : undefined;
+  if (json) process.stdout.write(`${JSON.stringify({ running: healthy, url, ...(healthy ? { readyz: ready } : {}) })}\n`);
+  else process.stdout.write(healthy ? `uhlp running at ${url} (readyz: ${String(readyStatus ?? 'unknown')})\n` : `uhlp is not running at ${url} (nothing answers /healthz)\n`);
+  return healthy ? EXIT_OK : EXIT_NOT_RUNNING;
+}
+
+/** The core exited during `uhlp start`: its error, with the code it printed (a bad setting exits 64 here too), and its log. */
+function startFailure(log: string): Error {
+  const lines = tail(log);
+  const printed = /^uhlp: (UHLP_[A-Z_]+): (.*)$/m.exec(lines);
+  const message = `the core exited during start; see ${log}:\n${lines}`;
+  return printed !== null && isErrorCode(printed[1]!) ? new UhlpError(printed[1]!, `${printed[2]}\n${message}`) : new Error(message);
 }
 
 function spawnDetached(args: string[], log: string): TrackedProcess {

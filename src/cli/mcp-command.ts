@@ -4,53 +4,56 @@
  * lines, `MCP_URL=<url>` and `MCP_TOKEN=<token>`, for the official MCP client
  * or the MCP inspector (bearer token in `Authorization`).
  */
-import { parseArgs } from 'node:util';
+import { loadClientConfig } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { DEV_MCP_TOKEN_PATH } from '../mcp/dev-token-route.js';
+import type { CommandGroup, CommandSpec } from './command-spec.js';
+import { parseCommandLine, printHelp, subcommandOf } from './command-line.js';
+import { DATA_DIR_FLAG, URL_FLAG } from './client-flags.js';
+import { coreRefusal, coreTarget, fetchCore } from './core-target.js';
+import { EXIT_OK } from './exit-codes.js';
 
-export const MCP_USAGE = 'uhlp mcp token <appId> [--url <core URL>] [--ttl <seconds>]';
+const FLAGS = {
+  url: URL_FLAG,
+  'data-dir': DATA_DIR_FLAG,
+  ttl: { type: 'string', value: 'S', help: "The token's life, seconds (default: the core's)" },
+} as const;
 
-/** Where `uhlp dev` listens when given no flags. */
-const DEFAULT_CORE_URL = 'http://127.0.0.1:8080';
+export const MCP_TOKEN_COMMAND: CommandSpec<typeof FLAGS> = {
+  name: 'mcp token',
+  summary: "Dev mode: prints MCP_URL=... and MCP_TOKEN=... for the app's tools, for an MCP client or the MCP inspector",
+  usage: ['<appId> [flags]'],
+  positionals: { min: 1, max: 1 },
+  flags: FLAGS,
+  examples: ['uhlp mcp token shop', 'uhlp mcp token shop --url http://127.0.0.1:9090 --ttl 600'],
+  notes: ['Only a core started by uhlp dev mints tokens, for loopback clients (docs/mcp.md).'],
+};
+
+export const MCP_GROUP: CommandGroup = {
+  name: 'mcp',
+  summary: "The core's MCP server from outside: a token to list and call an app's tools (docs/mcp.md)",
+  commands: [MCP_TOKEN_COMMAND],
+};
 
 export async function mcpCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { url: { type: 'string' }, ttl: { type: 'string' } },
-  });
-  if (positionals[0] !== 'token' || positionals.length !== 2) throw new UhlpError('UHLP_CONFIG_INVALID', `usage: ${MCP_USAGE}`);
-  const appId = positionals[1]!;
-  const base = values.url ?? DEFAULT_CORE_URL;
-  let endpoint: URL;
-  try {
-    endpoint = new URL(DEV_MCP_TOKEN_PATH, base);
-  } catch {
-    throw new UhlpError('UHLP_CONFIG_INVALID', `--url must be the core's URL, got "${base}"`, { name: '--url', value: base });
-  }
+  const chosen = subcommandOf(MCP_GROUP, argv);
+  if ('help' in chosen) return printHelp(chosen.help);
+  const line = parseCommandLine(MCP_TOKEN_COMMAND, chosen.rest);
+  if (line.help !== undefined) return printHelp(line.help);
+  const { values, positionals } = line;
+  const appId = positionals[0]!;
   const ttlSeconds = values.ttl === undefined ? undefined : Number(values.ttl);
   if (ttlSeconds !== undefined && !Number.isInteger(ttlSeconds)) {
     throw new UhlpError('UHLP_CONFIG_INVALID', `--ttl must be a whole number of seconds, got "${values.ttl}"`, { name: '--ttl', value: values.ttl });
   }
-
-  let response: Response;
-  try {
-    response = await fetch(endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ appId, ...(ttlSeconds !== undefined ? { ttlSeconds } : {}) }),
-    });
-  } catch (error) {
-    process.stderr.write(`uhlp: no core answers at ${base}: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
-  }
-  const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-  if (!response.ok || typeof body?.['token'] !== 'string' || typeof body['mcp_url'] !== 'string') {
-    const code = typeof body?.['code'] === 'string' ? `${body['code']}: ` : '';
-    const message = typeof body?.['message'] === 'string' ? body['message'] : `HTTP ${response.status}`;
-    process.stderr.write(`uhlp: ${code}${message}\n`);
-    return 1;
-  }
+  const target = coreTarget(loadClientConfig(values));
+  const { response, body: answer } = await fetchCore(target, DEV_MCP_TOKEN_PATH, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ appId, ...(ttlSeconds !== undefined ? { ttlSeconds } : {}) }),
+  });
+  const body = answer as Record<string, unknown> | undefined;
+  if (!response.ok || typeof body?.['token'] !== 'string' || typeof body['mcp_url'] !== 'string') throw coreRefusal(response, body);
   process.stdout.write(`MCP_URL=${body['mcp_url']}\nMCP_TOKEN=${body['token']}\n`);
-  return 0;
+  return EXIT_OK;
 }

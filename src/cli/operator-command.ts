@@ -6,37 +6,52 @@
  * made (src/operator/release-uninstall.ts), then exits: the chart's pre-delete hook.
  */
 import http from 'node:http';
-import { parseArgs } from 'node:util';
 import { loadOperatorEnv, parsePackageVolume, type OperatorEnv } from '../config.js';
-import { defaultKubeConfig } from '../k8s/default-kube-config.js';
 import { UhlpError } from '../shared/errors.js';
-import { createLogger } from '../logger.js';
-import { createMetrics } from '../metrics.js';
-import { uninstallRelease } from '../operator/release-uninstall.js';
-import { runOperator } from '../operator/run-operator.js';
 import type { SandboxPodsOptions } from '../operator/sandbox-pool-pods.js';
+import type { CommandSpec } from './command-spec.js';
+import { parseCommandLine, printHelp } from './command-line.js';
+import { EXIT_FAILURE, EXIT_OK } from './exit-codes.js';
 
-export const OPERATOR_USAGE =
-  'uhlp operator [--namespace NS]... [--lease-namespace NS] [--metrics-port N] [--sandbox-pods [--jit-image REF] [--llm-image REF] [--mcp-image REF] [--mcp-package-volume pvc:NAME|hostPath:DIR] [--core-selector k=v,...] [--core-port N]] [--uninstall]';
+const FLAGS = {
+  namespace: { type: 'string', multiple: true, value: 'NS', help: 'A namespace whose AppDefinitions and SandboxPools it reconciles, repeatable (default all)' },
+  'lease-namespace': { type: 'string', value: 'NS', help: 'Where its leader Lease is (default the first --namespace, else default)' },
+  'metrics-port': { type: 'string', value: 'N', help: 'Serve /metrics, /healthz and /readyz on this port (default none)' },
+  'sandbox-pods': { type: 'boolean', help: "Keep each SandboxPool's warm pods, which cores of the pod driver claim" },
+  'jit-image': { type: 'string', value: 'REF', help: 'With --sandbox-pods: the jit-runner image (UHLP_IMAGE_JIT)' },
+  'llm-image': { type: 'string', value: 'REF', help: 'With --sandbox-pods: the llm-orchestrator image (UHLP_IMAGE_LLM)' },
+  'mcp-image': { type: 'string', value: 'REF', help: 'With --sandbox-pods: the mcp-host image of runner: mcp pools (UHLP_IMAGE_MCP)' },
+  'mcp-package-volume': {
+    type: 'string',
+    value: 'pvc:NAME|hostPath:DIR',
+    help: "With --sandbox-pods: the MCP package cache runner: mcp pods mount (the cores' UHLP_MCP_PACKAGE_VOLUME); none: no warm pods for them",
+  },
+  'core-selector': { type: 'string', value: 'k=v,...', help: "With --sandbox-pods: the labels of the cores' pods, which the pools' NetworkPolicy lets in" },
+  'core-port': { type: 'string', value: 'N', help: "With --sandbox-pods: the cores' port the sandbox pods may reach" },
+  uninstall: { type: 'boolean', help: "Stop the operators of the Lease and delete what they made, then exit (the chart's pre-delete hook)" },
+} as const;
+
+export const OPERATOR_COMMAND: CommandSpec<typeof FLAGS> = {
+  name: 'operator',
+  summary: 'The Kubernetes operator, leader-elected, against $KUBECONFIG, ~/.kube/config or the in-cluster service account',
+  flags: FLAGS,
+  examples: ['uhlp operator --namespace shop --metrics-port 9090', 'uhlp operator --namespace shop --sandbox-pods --core-selector app.kubernetes.io/name=uhlp-core'],
+  notes: ['SIGINT/SIGTERM release the Lease, so another operator takes over at once (docs/kubernetes.md).'],
+};
 
 export async function operatorCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      namespace: { type: 'string', multiple: true },
-      'lease-namespace': { type: 'string' },
-      'metrics-port': { type: 'string' },
-      'sandbox-pods': { type: 'boolean', default: false },
-      'jit-image': { type: 'string' },
-      'llm-image': { type: 'string' },
-      'mcp-image': { type: 'string' },
-      'mcp-package-volume': { type: 'string' },
-      'core-selector': { type: 'string' },
-      'core-port': { type: 'string' },
-      uninstall: { type: 'boolean', default: false },
-    },
-  });
+  const line = parseCommandLine(OPERATOR_COMMAND, argv);
+  if (line.help !== undefined) return printHelp(line.help);
+  const { values } = line;
   const env = loadOperatorEnv();
+  // The Kubernetes client and the operator load once the command line is read: --help answers at once.
+  const [{ defaultKubeConfig }, { createLogger }, { createMetrics }, { uninstallRelease }, { runOperator }] = await Promise.all([
+    import('../k8s/default-kube-config.js'),
+    import('../logger.js'),
+    import('../metrics.js'),
+    import('../operator/release-uninstall.js'),
+    import('../operator/run-operator.js'),
+  ]);
   const logger = createLogger(env.debug ? 'debug' : 'info');
   const metrics = createMetrics({ operator: true });
   const metricsPort = values['metrics-port'];
@@ -54,10 +69,10 @@ export async function operatorCommand(argv: string[]): Promise<number> {
       kubeConfig: defaultKubeConfig(),
       namespaces,
       leaseNamespace: leaseNamespace ?? namespaces[0] ?? 'default',
-      sandboxPods: values['sandbox-pods'],
+      sandboxPods: values['sandbox-pods'] === true,
       log: (message, fields) => logger.info(fields ?? {}, message),
     });
-    return 0;
+    return EXIT_OK;
   }
   const operator = await runOperator({
     namespaces: values.namespace ?? [],
@@ -88,8 +103,8 @@ export async function operatorCommand(argv: string[]): Promise<number> {
       logger.info({ signal }, 'operator stopping');
       server?.close();
       operator.stop().then(
-        () => resolve(0),
-        () => resolve(1),
+        () => resolve(EXIT_OK),
+        () => resolve(EXIT_FAILURE),
       );
     };
     process.once('SIGINT', stop);

@@ -11,68 +11,76 @@
  * for one component, it also prints the module of the candidate in force (or
  * of the newest one judged).
  */
-import { parseArgs } from 'node:util';
-import { UhlpError } from '../shared/errors.js';
+import { loadClientConfig } from '../config.js';
 import type { ComponentStatus } from '../oracle/oracle-status.js';
 import { ORACLE_ROUTE_PREFIX } from '../oracle/oracle-routes.js';
+import type { CommandGroup, CommandSpec } from './command-spec.js';
+import { parseCommandLine, printHelp, subcommandOf, usageError } from './command-line.js';
+import { DATA_DIR_FLAG, JSON_FLAG, URL_FLAG } from './client-flags.js';
+import { coreRefusal, coreTarget, fetchCore } from './core-target.js';
+import { EXIT_OK } from './exit-codes.js';
 
-export const OPTIMIZE_USAGE = 'uhlp optimize status [app[/component]] | promote|reject|rollback <app>/<component>  [--url <core URL>] [--json]';
+const FLAGS = { url: URL_FLAG, 'data-dir': DATA_DIR_FLAG, json: JSON_FLAG } as const;
+type OptimizeSpec = CommandSpec<typeof FLAGS>;
 
-const DEFAULT_CORE_URL = 'http://127.0.0.1:8080';
-const COMMANDS = ['promote', 'reject', 'rollback'] as const;
+const ACTIONS = {
+  promote: 'Commits a suggested candidate to the served branch, or moves shadow to canary and canary to full',
+  reject: "Reverts a promotion, or stops optimizing the component at its llm revision",
+  rollback: 'Reverts a promotion by a commit: the LLM answers again',
+} as const;
+
+export const OPTIMIZE_COMMANDS: readonly OptimizeSpec[] = [
+  {
+    name: 'optimize status',
+    summary: "Stage, samples, agreement, tokens saved and candidates of each optimized LLM component (one component: its module's code too)",
+    usage: ['[app[/component]] [flags]'],
+    positionals: { min: 0, max: 1 },
+    flags: FLAGS,
+    examples: ['uhlp optimize status', 'uhlp optimize status support/triage --json'],
+  },
+  ...Object.entries(ACTIONS).map(([action, summary]): OptimizeSpec => ({
+    name: `optimize ${action}`,
+    summary,
+    usage: ['<app>/<component> [flags]'],
+    positionals: { min: 1, max: 1 },
+    flags: FLAGS,
+    examples: [`uhlp optimize ${action} support/triage`],
+  })),
+];
+
+export const OPTIMIZE_GROUP: CommandGroup = {
+  name: 'optimize',
+  summary: 'The optimization oracle of a running core (loopback only): status, promote, reject, roll back (docs/oracle.md)',
+  commands: OPTIMIZE_COMMANDS,
+};
 
 export async function optimizeCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { url: { type: 'string' }, json: { type: 'boolean' } } });
-  const [sub, target, ...extra] = positionals;
-  if (extra.length > 0 || sub === undefined) usage();
-  const base = values.url ?? DEFAULT_CORE_URL;
-  const url = (path: string): URL => {
-    try {
-      return new URL(`${ORACLE_ROUTE_PREFIX}/${path}`, base);
-    } catch {
-      throw new UhlpError('UHLP_CONFIG_INVALID', `--url must be the core's URL, got "${base}"`, { name: '--url', value: base });
-    }
-  };
-  const parts = target === undefined ? [] : target.split('/');
-  if (parts.length > 2 || parts.some((part) => part === '')) usage();
+  const chosen = subcommandOf(OPTIMIZE_GROUP, argv);
+  if ('help' in chosen) return printHelp(chosen.help);
+  const spec = chosen.spec as OptimizeSpec;
+  const line = parseCommandLine(spec, chosen.rest);
+  if (line.help !== undefined) return printHelp(line.help);
+  const { values, positionals } = line;
+  const sub = spec.name.slice('optimize '.length);
+  const target = coreTarget(loadClientConfig(values));
+  const parts = positionals[0] === undefined ? [] : positionals[0].split('/');
+  if (parts.length > 2 || parts.some((part) => part === '')) throw usageError(spec, `"${positionals[0]}" is not app or app/component`);
   const [appId, componentId] = parts;
 
-  let answer: { ok: boolean; body: unknown } | undefined;
+  let answer: { response: Response; body: unknown };
   if (sub === 'status') {
     const query = new URLSearchParams();
     if (appId) query.set('app', appId);
     if (componentId) query.set('component', componentId);
-    answer = await call(url(`status${query.size > 0 ? `?${query}` : ''}`), { method: 'GET' }, base);
-  } else if ((COMMANDS as readonly string[]).includes(sub)) {
-    if (!appId || !componentId) usage();
-    answer = await call(url(sub), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ app: appId, component: componentId }) }, base);
+    answer = await fetchCore(target, `${ORACLE_ROUTE_PREFIX}/status${query.size > 0 ? `?${query}` : ''}`, { method: 'GET' });
   } else {
-    usage();
+    if (!appId || !componentId) throw usageError(spec, `name the component as <app>/<component>, got "${positionals[0]}"`);
+    answer = await fetchCore(target, `${ORACLE_ROUTE_PREFIX}/${sub}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ app: appId, component: componentId }) });
   }
-  if (answer === undefined) return 1;
-  if (!answer.ok) {
-    const body = answer.body as { code?: unknown; message?: unknown } | undefined;
-    process.stderr.write(`uhlp: ${typeof body?.code === 'string' ? `${body.code}: ` : ''}${typeof body?.message === 'string' ? body.message : 'the core refused the request'}\n`);
-    return 1;
-  }
+  if (!answer.response.ok) throw coreRefusal(answer.response, answer.body);
   const components = sub === 'status' ? (answer.body as { components: ComponentStatus[] }).components : [answer.body as ComponentStatus];
   process.stdout.write(values.json ? `${JSON.stringify(sub === 'status' ? { components } : components[0], null, 2)}\n` : statusText(components));
-  return 0;
-}
-
-function usage(): never {
-  throw new UhlpError('UHLP_CONFIG_INVALID', `usage: ${OPTIMIZE_USAGE}`);
-}
-
-async function call(url: URL, init: RequestInit, base: string): Promise<{ ok: boolean; body: unknown } | undefined> {
-  let response: Response;
-  try {
-    response = await fetch(url, init);
-  } catch (error) {
-    process.stderr.write(`uhlp: no core answers at ${base}: ${error instanceof Error ? error.message : String(error)}\n`);
-    return undefined;
-  }
-  return { ok: response.ok, body: await response.json().catch(() => undefined) };
+  return EXIT_OK;
 }
 
 /** The status as people read it: one block per component. */

@@ -5,46 +5,64 @@
  * type, status, duration, thought, action) after the run's provenance, or the
  * trace's JSON with --json, to replay the run step by step.
  */
-import { parseArgs } from 'node:util';
+import { loadClientConfig } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { isRunId } from '../workflow-runs/run-record.js';
 import { RUNS_PATH } from '../workflow-runs/run-links.js';
+import type { CommandGroup, CommandSpec } from './command-spec.js';
+import { parseCommandLine, printHelp, subcommandOf } from './command-line.js';
+import { DATA_DIR_FLAG, JSON_FLAG, URL_FLAG } from './client-flags.js';
+import { coreRefusal, coreTarget, fetchCore } from './core-target.js';
+import { EXIT_OK } from './exit-codes.js';
 
-export const RUNS_USAGE = 'uhlp runs show|trace <runId> [--url <core URL>] [--json]';
+const FLAGS = { url: URL_FLAG, 'data-dir': DATA_DIR_FLAG, json: JSON_FLAG } as const;
+type RunsSpec = CommandSpec<typeof FLAGS>;
 
-/** Where `uhlp dev` listens when given no flags. */
-const DEFAULT_CORE_URL = 'http://127.0.0.1:8080';
+export const RUNS_COMMANDS: readonly RunsSpec[] = [
+  {
+    name: 'runs show',
+    summary: "A workflow run as the core keeps it: status, blackboard, result (JSON)",
+    usage: ['<runId> [flags]'],
+    positionals: { min: 1, max: 1 },
+    flags: FLAGS,
+    examples: ['uhlp runs show RUN-20250101T120000000Z-0123456789ABCDEFGHJK'],
+  },
+  {
+    name: 'runs trace',
+    summary: "A run's trace: its provenance, then one line per step (node, type, status, duration, thought, action)",
+    usage: ['<runId> [flags]'],
+    positionals: { min: 1, max: 1 },
+    flags: FLAGS,
+    examples: ['uhlp runs trace RUN-20250101T120000000Z-0123456789ABCDEFGHJK', 'uhlp runs trace RUN-20250101T120000000Z-0123456789ABCDEFGHJK --json'],
+  },
+];
+
+export const RUNS_GROUP: CommandGroup = {
+  name: 'runs',
+  summary: 'Workflow runs of a running core: a run, and its trace step by step (docs/workflows.md)',
+  commands: RUNS_COMMANDS,
+  notes: ["A run's id is in the x-uhlp-run-id header of its answer, and in the console's runs page."],
+};
 
 export async function runsCommand(argv: string[], write: (text: string) => void = (text) => process.stdout.write(text)): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { url: { type: 'string' }, json: { type: 'boolean' } } });
-  const [sub, runId] = positionals;
-  if ((sub !== 'show' && sub !== 'trace') || runId === undefined || positionals.length !== 2) throw new UhlpError('UHLP_CONFIG_INVALID', `usage: ${RUNS_USAGE}`);
-  if (!isRunId(runId)) throw new UhlpError('UHLP_CONFIG_INVALID', `"${runId.slice(0, 80)}" is no run id (RUN-<time>-<random>)`, { name: 'runId' });
-  const base = values.url ?? DEFAULT_CORE_URL;
-  let url: URL;
-  try {
-    url = new URL(`${RUNS_PATH}/${runId}${sub === 'trace' ? '/trace' : ''}`, base);
-  } catch {
-    throw new UhlpError('UHLP_CONFIG_INVALID', `--url must be the core's URL, got "${base}"`, { name: '--url', value: base });
-  }
-  let response: Response;
-  try {
-    response = await fetch(url);
-  } catch (error) {
-    process.stderr.write(`uhlp: no core answers at ${base}: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
-  }
-  const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-  if (!response.ok || body === undefined) {
-    process.stderr.write(`uhlp: ${typeof body?.['code'] === 'string' ? `${body['code']}: ` : ''}${typeof body?.['message'] === 'string' ? body['message'] : `HTTP ${response.status}`}\n`);
-    return 1;
-  }
+  const chosen = subcommandOf(RUNS_GROUP, argv);
+  if ('help' in chosen) return printHelp(chosen.help);
+  const line = parseCommandLine(chosen.spec as RunsSpec, chosen.rest);
+  if (line.help !== undefined) return printHelp(line.help);
+  const { values, positionals } = line;
+  const sub = chosen.spec.name.slice('runs '.length);
+  const runId = positionals[0]!;
+  if (!isRunId(runId)) throw new UhlpError('UHLP_USAGE', `uhlp ${chosen.spec.name}: "${runId.slice(0, 80)}" is no run id (RUN-<time>-<random>)`, { name: 'runId' });
+  const target = coreTarget(loadClientConfig(values));
+  const { response, body: answer } = await fetchCore(target, `${RUNS_PATH}/${runId}${sub === 'trace' ? '/trace' : ''}`);
+  const body = answer as Record<string, unknown> | undefined;
+  if (!response.ok || body === undefined) throw coreRefusal(response, body);
   if (values.json === true || sub === 'show') {
     write(`${JSON.stringify(body, null, 2)}\n`);
-    return 0;
+    return EXIT_OK;
   }
   write(formatTrace(body));
-  return 0;
+  return EXIT_OK;
 }
 
 /** A trace as text: the provenance, then one line per step. */

@@ -1,7 +1,7 @@
 /**
- * What `uhlp start` records so that `uhlp stop` and `uhlp status` can find the
- * processes it started: pids, the spine socket, the core URL and the start time,
- * in `<data-dir>/runtime.json`.
+ * What `uhlp start` and `uhlp dev` record so that `uhlp stop`, `uhlp status` and
+ * the client commands can find the running core: pids, the spine socket, the
+ * core URL and the start time, in `<data-dir>/runtime.json`.
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,6 +14,8 @@ export interface TrackedProcess {
 
 export interface RuntimeState {
   version: 1;
+  /** Who recorded it: `uhlp start` (background processes) or `uhlp dev` (a core in the foreground, its std-body host its child). @defaultValue `start` */
+  mode?: 'start' | 'dev';
   startedAt: string;
   definitionsDir: string;
   socketPath: string;

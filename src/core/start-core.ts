@@ -27,6 +27,8 @@ import { newSpineSecret, spineSecretPath } from '../spine/spine-secret.js';
 import { createSpineServer, type SpineServer } from '../spine/spine-server.js';
 import { defaultKubeConfig } from '../k8s/default-kube-config.js';
 import { loopbackUrl } from '../net/loopback-url.js';
+import { listenError } from './listen-error.js';
+import { UhlpError } from '../shared/errors.js';
 import { HeadWatcher } from '../apps/git/head-watcher.js';
 import { GitDefinitionStore } from '../apps/git/definition-store.js';
 import { withDeadline } from '../shared/deadline.js';
@@ -73,6 +75,8 @@ export interface RunningCore {
   readonly oracle: OptimizationOracle | undefined;
   /** The console's page (`<url>/_uhlp/console/`), and the views' sandbox origin; undefined when the console is off. */
   readonly console: { readonly url: string; readonly sandboxUrl: string } | undefined;
+  /** The pid of the std-body host when it runs as the core's child (`stdBodyChild`). */
+  readonly stdBodyPid: number | undefined;
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -100,8 +104,14 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   await mkdir(config.dataDir, { recursive: true });
   await mkdir(path.dirname(config.spineSocket), { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
+  // What can fail on a setting comes before anything that holds the process (a worker thread, a timer, a
+  // connection), so that such a failure ends the start at once: one provider, shared by the MCP tools and the oracle.
+  const llmProvider = await createLlmProvider(config.llm);
   const metrics = createMetrics({ appWatch: config.registry === 'kubernetes' });
   const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
+  if (repo?.initialized) {
+    logger.warn({ dir: repo.dir }, 'the definitions directory was no Git repository: it is one now, with its content committed; the core serves commits, so commit each change to serve it');
+  }
   const revisionsRoot = path.join(config.dataDir, REVISIONS_DIR);
   // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
   const coreSocket = path.join(path.dirname(config.spineSocket), 'mcp.sock');
@@ -254,8 +264,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     stateKind: store.kind,
     instanceId: config.instanceId,
   });
-  // One provider and one definition store: the MCP tools and the oracle share them.
-  const llmProvider = await createLlmProvider(config.llm);
+  // One definition store: the MCP tools and the oracle share it.
   const definitionStore = repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined;
   const mcp = createCoreMcpServer({
     embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
@@ -393,11 +402,33 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     });
     // It must exist before the first container starts.
     await server.listenCoreSocket(coreSocket);
+    if (config.pullRemote !== undefined) {
+      await watcher?.pullNow().catch((error: Error) => {
+        throw new UhlpError('UHLP_CONFIG_INVALID', `${config.settingNames.pull} "${config.pullRemote}" cannot be pulled into ${config.definitionsDir}: ${error.message.trim()}`, {
+          name: config.settingNames.pull,
+          value: config.pullRemote,
+        });
+      });
+    }
     if (kubernetesApps) await kubernetesApps.start();
     else await registry.load();
     await watcher?.start();
-    url = await server.listen(config.host, config.port);
-    if (sandboxOrigin !== undefined) sandboxPort = await sandboxOrigin.listen(config.console.sandboxHost, config.console.sandboxPort);
+    url = await server.listen(config.host, config.port).catch((error: unknown) => {
+      throw listenError(error, {
+        what: 'the core',
+        host: { value: config.host, name: config.settingNames.host, setBy: '--host or UHLP_HOST' },
+        port: { value: config.port, name: config.settingNames.port, setBy: '--port or UHLP_PORT' },
+      });
+    });
+    if (sandboxOrigin !== undefined) {
+      sandboxPort = await sandboxOrigin.listen(config.console.sandboxHost, config.console.sandboxPort).catch((error: unknown) => {
+        throw listenError(error, {
+          what: "the console's views origin",
+          host: { value: config.console.sandboxHost, name: 'UHLP_CONSOLE_SANDBOX_HOST', setBy: 'UHLP_CONSOLE_SANDBOX_HOST' },
+          port: { value: config.console.sandboxPort, name: 'UHLP_CONSOLE_SANDBOX_PORT', setBy: 'UHLP_CONSOLE_SANDBOX_PORT' },
+        });
+      });
+    }
     // Once the core listens: a delivery's script may call /mcp at once.
     await sources.start(built.pipeline, registry.snapshot);
     logger.info(`core listening on ${url}`);
@@ -427,6 +458,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     console: config.console.enabled
       ? { url: `${loopbackUrl(url)}/_uhlp/console/`, sandboxUrl: config.console.sandboxUrl ?? `${loopbackUrl(url).replace(/:\d+$/, '')}:${sandboxPort}` }
       : undefined,
+    stdBodyPid: stdBody?.pid,
     async whenReady(timeoutMs) {
       await withDeadline(sandboxes.whenReady(), timeoutMs, () => new Error(`pools not warm after ${timeoutMs} ms`));
     },

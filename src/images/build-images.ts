@@ -28,7 +28,7 @@ import Docker from 'dockerode';
 import { UhlpError } from '../shared/errors.js';
 import { contextStream, packContext, type ContextEntry } from './build-context.js';
 import { pinnedNodeBinary } from './pinned-node.js';
-import { isPythonRunner, PACKAGE_ROOT, RUNNER_PROGRAMS, runnerAppFiles, type RunnerKind } from './runner-files.js';
+import { isPythonRunner, PACKAGE_ROOT, PYTHON_SECCOMP_FILE, RUNNER_PROGRAMS, runnerAppFiles, type RunnerKind } from './runner-files.js';
 import { IMAGE_NODE_PATH, findNodeRuntime } from './node-runtime.js';
 import { findPythonRuntime, IMAGE_PYTHON_PATH, PYTHON_FLAGS, stdlibImageFiles, type PythonRuntime } from './python-runtime.js';
 
@@ -71,6 +71,14 @@ export const IMAGE_APP_DIR = '/app';
 /** The python runner's command line inside its image: the image's ENTRYPOINT, which the drivers give again (as they do Node's). */
 export function pythonImageCommand(): string[] {
   return [IMAGE_PYTHON_PATH, ...PYTHON_FLAGS, `${IMAGE_APP_DIR}/${RUNNER_PROGRAMS.python.entry}`];
+}
+/**
+ * The arguments that make the python runner load the sandboxes' seccomp policy on
+ * itself, from its image's copy: in a pod, whose runtime loads only its default
+ * profile (a container gets the policy from Docker, as a profile).
+ */
+export function pythonSeccompArgs(): string[] {
+  return ['--seccomp-self', `${IMAGE_APP_DIR}/${PYTHON_SECCOMP_FILE}`];
 }
 /** Label carrying the full input hash (tags carry a prefix of it). */
 export const IMAGE_INPUTS_LABEL = 'dev.uhlp.image-inputs';

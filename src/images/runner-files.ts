@@ -3,13 +3,15 @@
  * whatever it runs in: for a Node runner the compiled modules its entry imports, the packages
  * they name (and their dependencies), and a package.json that makes dist/ an
  * ES module tree; for the python runner its directory (dist/runners/python: its .py
- * files and the contract's schema, scripts/copy-python-runner.mjs). A runner's image copies them to /app; the process sandbox
+ * files and the contract's schema, scripts/copy-python-runner.mjs) plus the sandboxes' seccomp
+ * program, which it loads on itself in a pod or container (`--seccomp-self`). A runner's image copies them to /app; the process sandbox
  * stages them in a directory of their own and mounts that, so a runner never
  * sees the rest of the installation, nor the other runner's code.
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { seccompFilter } from '../sandbox/seccomp-filter.js';
 import { UhlpError } from '../shared/errors.js';
 import { importClosure } from './import-closure.js';
 
@@ -52,6 +54,13 @@ export const RUNNER_PROGRAMS: Readonly<Record<RunnerKind, RunnerProgramInfo>> = 
   mcp: { name: 'mcp-host', entry: 'dist/runners/mcp-host/main.js', readsDefinitions: true },
 };
 
+/**
+ * The python runner's copy of the sandboxes' seccomp program (seccompFilter() for
+ * this machine's architecture, the image's), in its directory: a pod's runtime
+ * does not load the policy, so the runner loads it on itself (seccomp_self.py).
+ */
+export const PYTHON_SECCOMP_FILE = 'seccomp-filter.bpf';
+
 export const RUNNER_KINDS: readonly RunnerKind[] = ['jit', 'llm', 'csjs', 'python', 'mcp'];
 
 /** Whether the runner is CPython's (else Node's). */
@@ -84,7 +93,10 @@ export interface RunnerFile {
 export async function runnerAppFiles(runner: RunnerKind, root: string = PACKAGE_ROOT): Promise<RunnerFile[]> {
   const program = RUNNER_PROGRAMS[runner];
   // The python runner imports nothing of dist/ but its own directory, and no package.
-  if (isPythonRunner(runner)) return (await collectFiles(root, path.posix.dirname(program.entry))).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  if (isPythonRunner(runner)) {
+    const files = [...(await collectFiles(root, path.posix.dirname(program.entry))), { name: PYTHON_SECCOMP_FILE, content: seccompFilter() }];
+    return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
   // dist/ is ESM; without "type": "module" next to it Node would read it as CommonJS.
   const files: RunnerFile[] = [{ name: 'package.json', content: Buffer.from(`{"name":"uhlp-${program.name}","private":true,"type":"module"}\n`) }];
   const closure = await importClosure(root, program.entry).catch((error: NodeJS.ErrnoException) => {

@@ -13,6 +13,7 @@ import { ledgerKeyId, ledgerKeyring, makeLedgerKey, readLedgerKeyFile, type Ledg
 import { replayLedger } from './ledger-replay.js';
 import { verifyLedgers } from './ledger-verify.js';
 import { runLedgerVerify } from '../cli/ledger-verify-command.js';
+import { EXIT_USAGE } from '../cli/exit-codes.js';
 
 const newId = createSessionIdGenerator();
 type Entry = Record<string, unknown>;
@@ -165,7 +166,7 @@ describe('keyed ledgers', () => {
     ]);
     // A key file too short to be a key is a usage error, not a verdict.
     await writeFile(otherKeyFile, 'short');
-    expect((await run(['--data-dir', dataDir, '--key-file', otherKeyFile])).code).toBe(2);
+    expect((await run(['--data-dir', dataDir, '--key-file', otherKeyFile])).code).toBe(EXIT_USAGE);
   });
 
   it.each<[string, (e: Entry[], k: { key: LedgerKey; otherKey: LedgerKey }) => Entry[], number, string, RegExp]>([

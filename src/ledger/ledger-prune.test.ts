@@ -12,6 +12,7 @@ import { pruneLedgers } from './ledger-prune.js';
 import { writeRetentionFile } from './ledger-retention.js';
 import { runLedgerVerify } from '../cli/ledger-verify-command.js';
 import { verifyLedgers } from './ledger-verify.js';
+import { EXIT_USAGE } from '../cli/exit-codes.js';
 
 const newId = createSessionIdGenerator();
 const HOUR = 3600_000;
@@ -188,10 +189,10 @@ describe('ledger retention (pruning whole segments behind an anchor)', () => {
     const err: string[] = [];
     const io = { stdout: (l: string) => void out.push(l), stderr: (l: string) => void err.push(l) };
     // Nothing applied here yet and no flags: a usage error, not a silent no-op.
-    expect(await runLedgerPrune(['--data-dir', dataDir], io, {})).toBe(2);
+    expect(await runLedgerPrune(['--data-dir', dataDir], io, {})).toBe(EXIT_USAGE);
     expect(err.join('\n')).toContain('no retention limits');
-    expect(await runLedgerPrune(['--data-dir', dataDir, '--max-size', 'lots'], io, {})).toBe(2);
-    expect(await runLedgerPrune(['--data-dir', path.join(dataDir, 'nope'), '--max-size', '4K'], io, {})).toBe(2);
+    expect(await runLedgerPrune(['--data-dir', dataDir, '--max-size', 'lots'], io, {})).toBe(EXIT_USAGE);
+    expect(await runLedgerPrune(['--data-dir', path.join(dataDir, 'nope'), '--max-size', '4K'], io, {})).toBe(EXIT_USAGE);
 
     writeRetentionFile(dataDir, { planes: {}, apps: { shop: { maxBytes: 4000 } } }, HOUR);
     out.length = 0;

@@ -9,6 +9,7 @@ import { computeEntryHash, hashPayload, type LedgerEntry } from './ledger-entry.
 import { replayLedger } from './ledger-replay.js';
 import { verifyLedgers } from './ledger-verify.js';
 import { runLedgerVerify } from '../cli/ledger-verify-command.js';
+import { EXIT_USAGE } from '../cli/exit-codes.js';
 
 const newId = createSessionIdGenerator();
 type Entry = Record<string, unknown>;
@@ -187,9 +188,9 @@ describe('ledger verification, checkpoints and replay', () => {
     await expect(ledger.checkpoint(sid, 'exec', {})).rejects.toMatchObject({ code: 'UHLP_LEDGER_INTEGRITY' });
   });
 
-  it('answers usage errors with exit code 2', async () => {
-    expect((await run(['--bogus'])).code).toBe(2);
-    expect((await run(['--data-dir'])).code).toBe(2);
+  it('answers usage errors with the usage exit code (64)', async () => {
+    expect((await run(['--bogus'])).code).toBe(EXIT_USAGE);
+    expect((await run(['--data-dir'])).code).toBe(EXIT_USAGE);
     expect((await run(['--help'])).code).toBe(0);
   });
 });

@@ -6,6 +6,7 @@
  * server's (UHLP_LLM_MODELS) either way.
  */
 import type { LlmConfig } from '../config.js';
+import { UhlpError } from '../shared/errors.js';
 import type { LlmProvider } from './llm-provider.js';
 import { withModelMap } from './model-map.js';
 import { createOpenAiCompatibleProvider } from './openai-compatible-provider.js';
@@ -27,6 +28,12 @@ async function createBaseLlmProvider(llm: LlmConfig): Promise<LlmProvider> {
       maxRetries: llm.maxRetries,
     });
   }
-  if (llm.scriptFile !== undefined) return loadScriptedProvider(llm.scriptFile);
+  if (llm.scriptFile !== undefined) {
+    const file = llm.scriptFile;
+    // A start-up setting: the message names the setting, and the core does not start (exit 64).
+    return loadScriptedProvider(file).catch((error: Error) => {
+      throw new UhlpError('UHLP_CONFIG_INVALID', `${llm.scriptFileSetting ?? 'UHLP_LLM_SCRIPT_FILE'} names ${file}: ${error.message}`, { name: llm.scriptFileSetting ?? 'UHLP_LLM_SCRIPT_FILE', value: file }, { cause: error });
+    });
+  }
   return createScriptedProvider({ entries: [] });
 }

@@ -138,7 +138,8 @@ export async function loadScriptedProvider(filePath: string): Promise<LlmProvide
   try {
     text = await readFile(filePath, 'utf8');
   } catch (error) {
-    throw new UhlpError('UHLP_LLM_SCRIPT_INVALID', `cannot read scripted answers file ${filePath}`, { file: filePath }, { cause: error });
+    const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : ((error as NodeJS.ErrnoException).code ?? (error as Error).message);
+    throw new UhlpError('UHLP_LLM_SCRIPT_INVALID', `cannot read scripted answers file ${filePath}: ${why}`, { file: filePath }, { cause: error });
   }
   return createScriptedProvider(parseScript(text, filePath));
 }

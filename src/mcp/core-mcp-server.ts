@@ -20,10 +20,7 @@ import type { KvStore } from './kv-store.js';
 import type { McpExecutions } from './mcp-executions.js';
 import { type ExecutionGrant, McpTokenService, bearerToken } from './mcp-token-service.js';
 import { toolsFor } from './tool-catalog.js';
-import type { FunctionStore } from '../functions/function-store.js';
-import type { CodeqPublisher } from './tools/fn-tools.js';
-import type { EndpointInvoker, SourceTools, ToolServices, WorkflowServices } from './tool-definition.js';
-import type { Embedder } from '../llm/embedder.js';
+import type { EndpointInvoker, ToolServices } from './tool-definition.js';
 import { invokeTool } from './tool-invoker.js';
 import { McpBodyTooLarge, mcpBodyParser } from './mcp-body.js';
 import { createCoreMcpProtocol, type CoreMcpProtocol, type GrantTools, type ListedMcpTool, type StandardHeaders } from './core-mcp-protocol.js';
@@ -33,7 +30,8 @@ import { CARRIER_LEVELS, jsonTooDeep, MAX_JSON_DEPTH, nestsDeeper } from '../tur
 
 export const MCP_PATH = '/mcp';
 
-export interface CoreMcpServerOptions {
+/** The optional services are the tools' own (tool-definition.ts says what each tool does without one). */
+export interface CoreMcpServerOptions extends Pick<ToolServices, 'functions' | 'codeq' | 'sources' | 'embedder' | 'workflows'> {
   readonly kv: KvStore;
   /** The provider behind core.llm.generate. */
   readonly llm: LlmProvider;
@@ -51,16 +49,6 @@ export interface CoreMcpServerOptions {
   readonly hostEnv?: Readonly<Record<string, string | undefined>>;
   readonly metrics: Metrics;
   readonly logger: Logger;
-  /** The runtime store's function store, for core.fn.*. @defaultValue none */
-  readonly functions?: FunctionStore;
-  /** Queue publishing for core.codeq.publish (the queue sources connect it). @defaultValue none */
-  readonly codeq?: CodeqPublisher;
-  /** The delivery sources the source tools publish to. @defaultValue none */
-  readonly sources?: SourceTools;
-  /** Embeddings behind core.llm.embed. @defaultValue the local deterministic embedding */
-  readonly embedder?: Embedder;
-  /** Workflow runs behind core.workflow.* and core.component.invoke. @defaultValue none */
-  readonly workflows?: WorkflowServices;
   /** Other MCP servers' tools (app.* and community.*). @defaultValue none: only the core's own tools */
   readonly federation?: FederatedTools;
   /**

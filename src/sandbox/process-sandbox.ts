@@ -32,9 +32,11 @@
  * line names host paths, is there to look at. Its memory cap is its own
  * (RLIMIT_DATA, `--memory-mb`) instead of V8's heap limit.
  *
- * Without bubblewrap there is no containment but Node's permission model; the
- * driver then runs only when the operator accepted that (`uhlp dev` says so
- * loudly, `uhlp serve` needs --unsafe-process-sandboxes).
+ * Without bubblewrap there is no containment but Node's permission model (and,
+ * for the python runner, the same seccomp filter loaded by the runner on itself,
+ * `--seccomp-self`: no process creation, no links); the driver then runs only
+ * when the operator accepted that (`uhlp dev` says so loudly, `uhlp serve` needs
+ * --unsafe-process-sandboxes).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -43,7 +45,7 @@ import path from 'node:path';
 import { UhlpError } from '../shared/errors.js';
 import { IMAGE_NODE_PATH, findNodeRuntime, type RuntimeFile } from '../images/node-runtime.js';
 import { findPythonRuntime, IMAGE_PYTHON_PATH, PYTHON_FLAGS, type PythonRuntime } from '../images/python-runtime.js';
-import { isPythonRunner, RUNNER_KINDS, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
+import { isPythonRunner, PYTHON_SECCOMP_FILE, RUNNER_KINDS, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { stageRunnerRoot, type StagedRunner } from './runner-root.js';
 import { seccompFilter } from './seccomp-filter.js';
 import type { McpServerLaunch } from './sandbox-driver.js';
@@ -288,8 +290,8 @@ function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, 
         mcpServerRoot: packageDir ?? launch.definitionsDir,
       };
       if (isPythonRunner(launch.runner)) {
-        // Nothing but its own memory cap: CPython has no permission model to fall back on.
-        const args = [...PYTHON_FLAGS, ...program(paths), '--memory-mb', String(launch.memoryMb)];
+        // CPython has no permission model to fall back on: its own memory cap, and the sandboxes' seccomp policy loaded on itself.
+        const args = [...PYTHON_FLAGS, ...program(paths), '--memory-mb', String(launch.memoryMb), '--seccomp-self', path.join(runner.dir, PYTHON_SECCOMP_FILE)];
         return { file: pythonOf(python).binary.hostPath, args, socketPath: paths.socket, workDir: launch.workDir };
       }
       const args = [`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths)];

@@ -5,7 +5,8 @@
  * for the pool as it is now.
  *
  * A sandbox pod runs its pool's runner image as the image's non-root user with a
- * read-only root, no capabilities, the runtime's default seccomp profile, no
+ * read-only root, no capabilities, the runtime's default seccomp profile (a python
+ * runner, which has no permission model, loads the sandboxes' own on itself), no
  * service-account token, no Service environment, and the pool's memory and CPU
  * limits. Its one writable place is an emptyDir at /work. It reaches the core only
  * over the network (the core's MCP URL, sent in every request), and a jit-runner
@@ -23,7 +24,7 @@ import path from 'node:path';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import type { McpServerLaunchSpec } from '../apps/schema/sandbox-pool-schema.js';
 import { canonicalJson } from '../shared/canonical-json.js';
-import { IMAGE_APP_DIR, pythonImageCommand, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
+import { IMAGE_APP_DIR, pythonImageCommand, pythonSeccompArgs, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
 import { isPythonRunner, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
 import { addonFlags, nodePermissionFlags } from './process-sandbox.js';
@@ -93,7 +94,7 @@ export function podConfigHash(input: SandboxPodInput): string {
     limits,
     concurrency,
     heapShare: input.heapShare ?? 0.5,
-    layout: 2,
+    layout: 3,
     // Only where there is one: the hashes of other pools' pods stay what they were.
     ...(input.mcpServer !== undefined ? { mcpServer: input.mcpServer, packageCache: input.packageCache ?? null } : {}),
   };
@@ -173,7 +174,8 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             '--concurrency',
             String(pool.concurrency),
             '--drain-on-sigterm',
-            ...(isPythonRunner(pool.runner) ? pythonMemoryArgs(pool.limits.memoryMb) : []),
+            // RuntimeDefault lets a process fork and exec: the python runner loads the sandboxes' policy itself (seccomp_self.py).
+            ...(isPythonRunner(pool.runner) ? [...pythonMemoryArgs(pool.limits.memoryMb), ...pythonSeccompArgs()] : []),
             ...(mcp?.args ?? []),
           ],
           env: [

@@ -168,7 +168,10 @@ export const ERROR_CATALOG = {
 
   // Definitions and configuration (reported in logs, /readyz and CLI exit codes)
   UHLP_DEFINITION_INVALID: { status: 422, summary: 'An AppDefinition file breaks the schema or references something missing.' },
-  UHLP_DEFINITIONS_UNREADABLE: { status: 500, summary: 'The definitions directory cannot be read as a Git repository.' },
+  UHLP_DEFINITIONS_UNREADABLE: {
+    status: 500,
+    summary: 'The definitions directory does not exist, is not a directory, holds no apps/ directory (a plain directory is not made a Git repository then), or is a Git repository without a commit.',
+  },
   UHLP_GIT_SOURCE_INVALID: {
     status: 422,
     summary: 'spec.source.git names a URL other than https://, ssh:// or scp-like (a local path, file://, http://, a <transport>:: helper, a leading "-"), or a ref or path that is not plain data.',
@@ -182,7 +185,11 @@ export const ERROR_CATALOG = {
   UHLP_DEFINITION_REVISION_NOT_FOUND: { status: 404, summary: 'The revision does not name a commit of the definitions repository.' },
   UHLP_DEFINITION_BASE_MISMATCH: { status: 409, summary: 'The state diff was made against a commit that is no longer HEAD.' },
   UHLP_DEFINITION_DIFF_INVALID: { status: 400, summary: 'The state diff is malformed, does not apply, or has a bad author or message.' },
-  UHLP_CONFIG_INVALID: { status: 500, summary: 'A flag or environment variable has a bad value; the core does not start.' },
+  UHLP_CONFIG_INVALID: {
+    status: 500,
+    summary: 'A flag or environment variable has a bad value, or names what cannot be had (a port in use, an address not of this machine, a remote that cannot be pulled, a missing or malformed file); the command exits 64 and the core does not start.',
+  },
+  UHLP_USAGE: { status: 400, summary: 'A command line the uhlp command does not take: an unknown command or flag (with the nearest known one), a missing or extra argument; it exits 64 with its usage.' },
   UHLP_INTERNAL: { status: 500, summary: 'An unexpected failure inside the core; the log has the details.' },
 } as const satisfies Record<string, { status: number; summary: string }>;
 

@@ -10,6 +10,7 @@ import { interceptorChain } from './interceptors.js';
 import { pinnedRun } from './pinned-runs.js';
 import { RUNS_PATH } from './run-links.js';
 import { traceOf, type RunRecord } from './run-record.js';
+import { summaryOf } from './run-index.js';
 import type { RunService } from './run-service.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
 
@@ -26,25 +27,17 @@ export class RunViews {
   async view(runId: string): Promise<Record<string, unknown>> {
     const record = await this.options.runs.get(runId);
     const redact = await this.resultRedactor(record);
+    // The summary's fields (summaryOf), with the whole error in place of its code, and the run's state beside them.
+    const { errorCode: _code, ...summary } = summaryOf(record);
     return {
-      id: record.id,
-      app: record.appId,
-      component: record.componentId,
-      workflowId: record.workflowId,
-      revision: record.revision,
-      status: record.status,
-      createdAt: record.createdAt,
-      updatedAt: record.updatedAt,
-      attempts: record.attempts,
+      ...summary,
       persistence: record.persistence,
       position: record.state.position,
       blackboard: await redact(record.state.blackboard),
       approvals: record.approvals,
-      ...(record.paused !== undefined ? { paused: record.paused } : {}),
       ...(record.status === 'completed' ? { result: await redact(record.result) } : {}),
       ...(record.error !== undefined ? { error: record.error } : {}),
       metadata: record.metadata ?? null,
-      steps: record.droppedSteps + record.steps.length,
       links: { self: `${RUNS_PATH}/${record.id}`, trace: `${RUNS_PATH}/${record.id}/trace`, ...(record.status === 'paused' ? { resume: `${RUNS_PATH}/${record.id}/resume` } : {}) },
     };
   }

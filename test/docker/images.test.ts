@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildImages, PACKAGE_VERSION, type BuildImagesResult } from '../../src/images/build-images.js';
+import { buildImages, PACKAGE_VERSION, pythonSeccompArgs, type BuildImagesResult } from '../../src/images/build-images.js';
+import { seccompFilter } from '../../src/sandbox/seccomp-filter.js';
 import { docker, pythonImages, testImages } from './docker-env.js';
 
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -88,6 +89,13 @@ describe('sandbox images', () => {
     const shell = await docker.createContainer({ Image: pythonRunner.reference, Entrypoint: ['/bin/sh'], Cmd: ['-c', 'true'] });
     await expect(shell.start()).rejects.toMatchObject({ statusCode: expect.any(Number) });
     await shell.remove({ force: true });
+  });
+
+  it("carries the sandboxes' seccomp program in the python runner's image, the file --seccomp-self names, byte for byte", async () => {
+    const { pythonRunner } = pythonImages(images);
+    const file = pythonSeccompArgs()[1]!;
+    const read = await runToEnd(pythonRunner.reference, ['/usr/bin/python3', '-B', '-E', '-S', '-c', `print(open(${JSON.stringify(file)}, "rb").read().hex())`]);
+    expect(read).toEqual({ exitCode: 0, output: seccompFilter().toString('hex') });
   });
 
   it("builds the llm-orchestrator on the same base, with the orchestrator's files and not the jit-runner's", async () => {

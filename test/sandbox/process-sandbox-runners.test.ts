@@ -3,12 +3,13 @@
  * revisions (mounted and readable), the llm-orchestrator does not; each gets
  * only its own staged files, behind the same fences.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prepareProcessSandbox, type RunnerLaunch } from '../../src/sandbox/process-sandbox.js';
 import { DEFAULT_PYTHON_PATH } from '../../src/images/python-runtime.js';
+import { seccompFilter } from '../../src/sandbox/seccomp-filter.js';
 import { silentLogger } from '../../src/logger.js';
 import { ProcessDriver } from '../../src/sandbox/process-driver.js';
 import { makeSuiteDefinitions, suitePool } from './driver-suite.js';
@@ -89,7 +90,13 @@ describe('process sandbox commands per runner', () => {
     expect(path.basename(appDir)).toMatch(/^python-runner-[0-9a-f]{16}$/);
     const { readdirSync } = await import('node:fs');
     expect(readdirSync(appDir, { recursive: true }).map(String).sort()).toEqual(
-      ['dist', 'dist/runners', 'dist/runners/python', ...['execute-contract.json', 'execute_contract.py', 'main.py', 'python_executor.py', 'runner_exit.py', 'runner_server.py', 'script_loader.py', 'script_result.py', 'uhlp_tools.py', 'unix_http.py'].map((name) => `dist/runners/python/${name}`)],
+      [
+        'dist',
+        'dist/runners',
+        'dist/runners/python',
+        ...['execute-contract.json', 'execute_contract.py', 'main.py', 'python_executor.py', 'runner_exit.py', 'runner_server.py', 'script_loader.py', 'script_result.py', 'seccomp_self.py', 'uhlp_tools.py', 'unix_http.py'].map((name) => `dist/runners/python/${name}`),
+        'seccomp-filter.bpf',
+      ],
     );
   });
 
@@ -99,6 +106,9 @@ describe('process sandbox commands per runner', () => {
     expect(command.file).toMatch(/^\/usr\/bin\/python3\.\d+$/);
     expect(command.args.slice(0, 5)).toEqual(['-B', '-E', '-S', '-X', 'utf8']);
     expect(command.args).toEqual(expect.arrayContaining(['--definitions', '/host/definitions', '--memory-mb', '64']));
+    // No namespace and no bubblewrap filter: the runner loads the sandboxes' seccomp policy on itself, from its staged files.
+    const filter = command.args[command.args.indexOf('--seccomp-self') + 1]!;
+    expect(readFileSync(filter).equals(seccompFilter())).toBe(true);
     expect(DEFAULT_PYTHON_PATH).toBe('/usr/bin/python3');
   });
 

@@ -6,8 +6,10 @@
  * committed revision, and a sandbox mounts its own app's revisions only.
  *
  * The directory may be a whole repository or a subdirectory of one (then the apps
- * live under that prefix). A plain directory is `git init`ed and its content
- * committed, so a first `uhlp dev` on a fresh folder just works.
+ * live under that prefix). A plain directory that holds `apps/` is `git init`ed
+ * and its content committed, so a first `uhlp dev` on a fresh folder just works
+ * (the repository says so: `initialized`); one without `apps/` is refused, so
+ * that a mistyped path never turns some other directory into a repository.
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -27,6 +29,8 @@ export interface DefinitionsRepo {
   head(): Promise<string>;
   /** Writes each app directory of the commit to `<root>/<appId>/<commit>/` once. */
   materialize(commit: string, root: string): Promise<MaterializedRevision>;
+  /** True when the directory was a plain one, made a repository and committed by this open. */
+  readonly initialized: boolean;
 }
 
 export interface MaterializedApp {
@@ -59,7 +63,18 @@ export async function openDefinitionsRepo(dir: string): Promise<DefinitionsRepo>
 
   const git = simpleGit({ baseDir: absolute });
   const inside = await git.checkIsRepo().catch(() => false);
-  if (!inside) await initAndCommit(git);
+  if (!inside) {
+    const apps = await stat(path.join(absolute, 'apps')).catch(() => undefined);
+    if (apps === undefined || !apps.isDirectory()) {
+      throw new UhlpError(
+        'UHLP_DEFINITIONS_UNREADABLE',
+        `${absolute} is not a definitions directory: it holds no apps/ directory and is not in a Git repository. ` +
+          'An app is apps/<appId>/app.yaml with its files beside it (docs/apps.md); create one there, or name the directory that holds apps/',
+        { dir: absolute },
+      );
+    }
+    await initAndCommit(git);
+  }
 
   const topLevel = (await git.revparse(['--show-toplevel'])).trim();
   const prefix = (await git.revparse(['--show-prefix'])).trim();
@@ -75,6 +90,7 @@ export async function openDefinitionsRepo(dir: string): Promise<DefinitionsRepo>
       }
     },
     materialize: (commit, root) => materialize(topLevel, prefix, commit, root),
+    initialized: !inside,
   };
   await repo.head();
   return repo;

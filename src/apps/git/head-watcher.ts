@@ -83,6 +83,18 @@ export class HeadWatcher {
     await this.running;
   }
 
+  /**
+   * Pulls the remote once, now, and fails when it cannot: the core's first pull, before it
+   * loads the apps, so that a remote that cannot be pulled stops the start instead of a
+   * warning on the first interval, and what the remote holds is served from the start.
+   */
+  async pullNow(): Promise<void> {
+    if (!this.options.pull) return;
+    const { remote, branch } = this.options.pull;
+    this.lastPull = Date.now();
+    await this.git.raw(['pull', '--ff-only', '--quiet', remote, ...(branch ? [branch] : [])]);
+  }
+
   /** One poll now (pulling first when a pull is configured); resolves to HEAD after it. */
   async checkNow(options: { pull?: boolean } = {}): Promise<string | undefined> {
     await this.running;
@@ -103,10 +115,8 @@ export class HeadWatcher {
 
   private async poll(pull: boolean): Promise<void> {
     if (pull && this.options.pull) {
-      this.lastPull = Date.now();
-      const { remote, branch } = this.options.pull;
       try {
-        await this.git.raw(['pull', '--ff-only', '--quiet', remote, ...(branch ? [branch] : [])]);
+        await this.pullNow();
       } catch (error) {
         this.report(error);
       }

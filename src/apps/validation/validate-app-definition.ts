@@ -16,6 +16,7 @@ import { isFederatedToolName, mcpServerProblems } from './validate-mcp-servers.j
 import { csComponentProblems } from './validate-cs-component.js';
 import { uiProblems } from './validate-ui.js';
 import { sourceRouteProblems } from './validate-source-route.js';
+import { schemaErrorReason } from '../../shared/schema-error-reason.js';
 
 const ROUTE_KINDS = ['http', 'cron', 'queue', 'callback', 'trigger'] as const;
 import { workflowComponentProblems } from './validate-workflow-component.js';
@@ -55,7 +56,7 @@ export function validateAppDefinition(raw: unknown, options: ValidateOptions): V
   if (!checkDocument.Check(document)) {
     const problems: DefinitionProblem[] = [];
     for (const error of checkDocument.Errors(document)) {
-      problems.push({ file, path: error.path || '/', reason: error.message });
+      problems.push({ file, path: error.path || '/', reason: schemaErrorReason(error) });
       if (problems.length >= 20) break;
     }
     return { ok: false, problems: dedupeByPath(problems) };

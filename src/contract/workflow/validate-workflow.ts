@@ -16,6 +16,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { parseDocument } from 'yaml';
 import { compileOutputSchema } from '../output-schema.js';
+import { schemaErrorReason } from '../../shared/schema-error-reason.js';
 import {
   INTERCEPTOR_BUILT_INS,
   NODE_SCHEMAS,
@@ -82,7 +83,7 @@ export function validateWorkflow(raw: unknown, app: WorkflowAppView): WorkflowRe
   const problems: WorkflowProblem[] = [];
   if (!checkDocument.Check(document)) {
     for (const error of checkDocument.Errors(document)) {
-      problems.push({ path: error.path || '/', reason: error.message });
+      problems.push({ path: error.path || '/', reason: schemaErrorReason(error) });
       if (problems.length >= 20) break;
     }
     return { ok: false, problems: dedupe(problems) };
@@ -94,7 +95,7 @@ export function validateWorkflow(raw: unknown, app: WorkflowAppView): WorkflowRe
     const check = checker(schema);
     if (!check.Check(node)) {
       for (const error of check.Errors(node)) {
-        problems.push({ path: `/nodes/${id}${error.path}`, reason: error.message });
+        problems.push({ path: `/nodes/${id}${error.path}`, reason: schemaErrorReason(error) });
         if (problems.length >= 20) break;
       }
       continue;

@@ -6,12 +6,15 @@ alike, plus the cap Node takes as a flag of its own:
     python3 -B -E -S -X utf8 main.py --listen unix:/run/sb.sock|tcp:0.0.0.0:8080
         --definitions DIR [--definitions-via-mcp] [--work-dir DIR] [--concurrency N]
         [--niceness N] [--memory-mb N] [--mcp-socket PATH]
-        [--exit-on-stdin-close] [--drain-on-sigterm]
+        [--exit-on-stdin-close] [--drain-on-sigterm] [--seccomp-self FILE]
 
 It prints one JSON line {"event":"ready",...} to stdout once it accepts
 requests. `--memory-mb` caps the process's data segment (RLIMIT_DATA: every
 heap and anonymous mapping) so that a script that fills its memory ends the
 runner as a heap limit (runner_exit.py) before the kernel's OOM killer would.
+`--seccomp-self` loads the sandboxes' seccomp policy from FILE onto the runner
+itself before anything else (seccomp_self.py: pods and containers, whose runtime
+does not load it for us); a runner that cannot load it exits 70.
 A bad command line exits 64 with the reason on stderr.
 """
 
@@ -35,9 +38,9 @@ USAGE_EXIT_STATUS = 64
 
 
 # Options that take a value, and flags; anything else is a usage error. (Not argparse: it alone is a tenth of the start.)
-_VALUES = ("listen", "definitions", "work-dir", "concurrency", "niceness", "memory-mb", "mcp-socket")
+_VALUES = ("listen", "definitions", "work-dir", "concurrency", "niceness", "memory-mb", "mcp-socket", "seccomp-self")
 _FLAGS = ("definitions-via-mcp", "exit-on-stdin-close", "drain-on-sigterm")
-USAGE = "usage: python-runner --listen unix:<path>|tcp:<host>:<port> --definitions <dir> [--definitions-via-mcp] [--work-dir <dir>] [--concurrency N] [--niceness N] [--memory-mb N] [--mcp-socket <path>] [--exit-on-stdin-close] [--drain-on-sigterm]"
+USAGE = "usage: python-runner --listen unix:<path>|tcp:<host>:<port> --definitions <dir> [--definitions-via-mcp] [--work-dir <dir>] [--concurrency N] [--niceness N] [--memory-mb N] [--mcp-socket <path>] [--exit-on-stdin-close] [--drain-on-sigterm] [--seccomp-self <file>]"
 
 
 def _usage(message):
@@ -62,6 +65,7 @@ class _Args:
             _usage("--listen and --definitions are required")
         self.work_dir = options.get("work-dir")
         self.mcp_socket = options.get("mcp-socket")
+        self.seccomp_self = options.get("seccomp-self")
         self.definitions_via_mcp = "definitions-via-mcp" in options
         self.exit_on_stdin_close = "exit-on-stdin-close" in options
         self.drain_on_sigterm = "drain-on-sigterm" in options
@@ -122,6 +126,11 @@ def _on_thread_exception(hook):
 
 def main(argv):
     args = _parse(argv)
+    if args.seccomp_self is not None:
+        # First, while the runner is one thread and has read no script; imported here: ctypes is a cost only this case pays.
+        import seccomp_self
+
+        seccomp_self.install(args.seccomp_self)
     if args.niceness > 0:
         os.nice(args.niceness)
     if args.memory_mb is not None:

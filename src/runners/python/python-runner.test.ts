@@ -5,14 +5,15 @@
  * (src/runners/kit/script-result.test.ts), the contract is checked as the Node
  * runners check it, and no bytecode is written.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateExecuteResponse, type ExecuteRequest } from '../../contract/execute-contract.js';
-import { DEFAULT_PYTHON_PATH } from '../../images/python-runtime.js';
+import { DEFAULT_PYTHON_PATH, PYTHON_FLAGS } from '../../images/python-runtime.js';
+import { seccompFilter } from '../../sandbox/seccomp-filter.js';
 import { SandboxClient } from '../../sandbox/sandbox-client.js';
 import { Http1ResponseParser, type ParsedResponse } from '../../shared/http1/response-parser.js';
 import { pythonRunnerDir, startPythonRunner, type StartedPythonRunner } from '../../../test/helpers/python-runner.js';
@@ -111,6 +112,22 @@ def temp(event, ctx):
     with tempfile.NamedTemporaryFile(dir=None, delete=False) as handle:
         handle.write(b"x")
     return {"env": [os.environ["TMPDIR"], os.environ["TEMP"], os.environ["TMP"]], "file": os.path.dirname(handle.name), "gettempdir": tempfile.gettempdir(), "workspace": ctx.workspace, "dont_write_bytecode": sys.dont_write_bytecode}
+
+def spawns(event, ctx):
+    import subprocess, threading
+    def attempt(fn):
+        try:
+            fn()
+            return "ok"
+        except OSError as error:
+            return error.strerror
+    box = []
+    thread = threading.Thread(target=lambda: box.append("thread"))
+    thread.start()
+    thread.join()
+    with tempfile.NamedTemporaryFile(delete=False) as handle:
+        handle.write(b"x")
+    return {"fork": attempt(os.fork), "subprocess": attempt(lambda: subprocess.run(["/bin/true"])), "thread": box, "wrote": os.path.exists(handle.name)}
 
 not_callable = 5
 `;
@@ -398,6 +415,46 @@ describe('the process around the runner', () => {
     } finally {
       own.close();
       await pod.stop();
+    }
+  });
+});
+
+describe('the sandboxes\' seccomp policy, loaded on itself (--seccomp-self, as in a pod)', () => {
+  it('refuses to start, exit 70 with the reason on stderr, when the filter file is missing or not a BPF program', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-pyseccomp-'));
+    const cases: Array<[string, Buffer | undefined, RegExp]> = [
+      ['missing.bpf', undefined, /No such file or directory/],
+      ['empty.bpf', Buffer.alloc(0), /0 bytes is not a BPF program/],
+      ['torn.bpf', seccompFilter().subarray(0, 12), /12 bytes is not a BPF program/],
+      // Whole instructions, but no program the kernel takes (it ends on no return).
+      ['garbage.bpf', Buffer.alloc(64, 0xff), /PR_SET_SECCOMP: Invalid argument/],
+    ];
+    const runnerDir = pythonRunnerDir();
+    for (const [name, content, reason] of cases) {
+      const file = path.join(dir, name);
+      if (content !== undefined) writeFileSync(file, content);
+      const started = spawnSync(DEFAULT_PYTHON_PATH, [...PYTHON_FLAGS, path.join(runnerDir, 'main.py'), '--listen', `unix:${path.join(dir, 'runner.sock')}`, '--definitions', defs, '--seccomp-self', file], {
+        encoding: 'utf8',
+        timeout: 10_000,
+      });
+      expect(started.status, name).toBe(70);
+      expect(started.stderr, name).toMatch(/python-runner: FATAL: cannot install the seccomp filter/);
+      expect(started.stderr, name).toMatch(reason);
+      expect(started.stdout, name).not.toMatch(/"ready"/);
+    }
+  });
+
+  it('serves under the policy: a script starts no process, but threads and its files work', async () => {
+    const filter = path.join(mkdtempSync(path.join(os.tmpdir(), 'uhlp-pyseccomp-')), 'seccomp-filter.bpf');
+    writeFileSync(filter, seccompFilter());
+    const held = await startPythonRunner(['--definitions', defs, '--work-dir', work, '--seccomp-self', filter]);
+    const own = new SandboxClient({ kind: 'unix', socketPath: held.socketPath });
+    try {
+      const answer = JSON.parse((await own.execute(JSON.stringify(request('p-1', { function: 'spawns' })), 'p-1', 5000)).body.toString());
+      expect(answer).toMatchObject({ resultType: 'generic', data: { fork: 'Operation not permitted', subprocess: 'Operation not permitted', thread: ['thread'], wrote: true } });
+    } finally {
+      own.close();
+      await held.stop();
     }
   });
 });

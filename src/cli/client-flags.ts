@@ -1,0 +1,19 @@
+/**
+ * The flags of the commands that talk to a running core (`uhlp queues`, `runs`,
+ * `optimize`, `mcp token`): where the core is (core-target.ts), and JSON output.
+ */
+import type { FlagSpec } from './command-spec.js';
+
+export const URL_FLAG = {
+  type: 'string',
+  value: 'URL',
+  help: "The core's URL (UHLP_URL; default: the core uhlp dev or uhlp start recorded in the data directory, else http://127.0.0.1:8080)",
+} as const satisfies FlagSpec;
+
+export const DATA_DIR_FLAG = {
+  type: 'string',
+  value: 'D',
+  help: 'The data directory where uhlp dev or uhlp start recorded the core (UHLP_DATA_DIR; default ./.uhlp)',
+} as const satisfies FlagSpec;
+
+export const JSON_FLAG = { type: 'boolean', help: 'Print the answer as JSON' } as const satisfies FlagSpec;

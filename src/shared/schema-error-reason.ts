@@ -1,0 +1,18 @@
+/**
+ * The reason of a schema error as a person fixes it (app and workflow files): where TypeBox says only
+ * "Expected union value" for a value outside a set of literals (`runner: lm`,
+ * `method: get`), the allowed values, the value given and the nearest allowed.
+ */
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import { closest } from './did-you-mean.js';
+
+export function schemaErrorReason(error: ValueError): string {
+  const members = (error.schema as { anyOf?: ReadonlyArray<{ const?: unknown }> }).anyOf;
+  if (error.type !== ValueErrorType.Union || members === undefined || members.length === 0 || !members.every((member) => typeof member.const === 'string')) {
+    return error.message;
+  }
+  const allowed = members.map((member) => member.const as string);
+  const given = typeof error.value === 'string' ? `"${error.value}"` : JSON.stringify(error.value) ?? 'nothing';
+  const near = typeof error.value === 'string' ? (allowed.find((value) => value.toLowerCase() === (error.value as string).toLowerCase()) ?? closest(error.value, allowed)) : undefined;
+  return `must be one of ${allowed.join(', ')}; got ${given}${near !== undefined ? ` (did you mean ${near}?)` : ''}`;
+}

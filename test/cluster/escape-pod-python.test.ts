@@ -1,0 +1,123 @@
+/**
+ * The escape suite's process creations in a python pod on the real node: a pod's
+ * runtime loads only its default seccomp profile, which lets a process fork and
+ * exec, so the python runner loads the sandboxes' own policy on itself
+ * (`--seccomp-self`, src/runners/python/seccomp_self.py). Each attempt of
+ * hostile.py must be refused with the code the process and Docker drivers give
+ * (PYTHON_SPAWN_REFUSALS), and the runner must go on serving. (`uhlp dev` runs no
+ * pods, so the pod driver runs the script here itself, through a fake MCP server
+ * as the pod driver suite does.)
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ExecuteRequest } from '../../src/contract/execute-contract.js';
+import { silentLogger } from '../../src/logger.js';
+import { PodDriver } from '../../src/sandbox/pod-driver.js';
+import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
+import type { SandboxHandle } from '../../src/sandbox/sandbox-driver.js';
+import { pythonImages, testImages, uniqueInstanceId } from '../docker/docker-env.js';
+import { PYTHON_SPAWN_REFUSALS } from '../helpers/escape-suite.js';
+import { FAKE_MCP_TOKEN, startFakeMcpServer, type FakeMcpServer } from '../helpers/fake-mcp-server.js';
+import { createNamespace } from '../k8s/kube-env.js';
+import { makeSuiteDefinitions, SUITE_REVISION, suitePool } from '../sandbox/driver-suite.js';
+import { importImages, NODE_GATEWAY, requireNode } from './node-env.js';
+
+const HOSTILE = 'scripts/hostile.py';
+const HOSTILE_SOURCE = readFileSync(new URL('../fixtures/escape-python/apps/bare/scripts/hostile.py', import.meta.url), 'utf8');
+/** What a script may still do under the policy: threads, asyncio, files in its turn's directories. */
+const WORK = 'scripts/work.py';
+const WORK_SOURCE = [
+  'import asyncio, os, tempfile, threading',
+  '',
+  'async def work(event, ctx):',
+  '    seen = []',
+  '    thread = threading.Thread(target=lambda: seen.append("thread"))',
+  '    thread.start()',
+  '    thread.join()',
+  '    await asyncio.sleep(0.01)',
+  '    for directory in (ctx.workspace["tmpDir"], ctx.workspace["outputDir"]):',
+  '        os.makedirs(directory, exist_ok=True)',
+  '    with tempfile.NamedTemporaryFile(delete=False) as scratch:',
+  '        scratch.write(b"scratch")',
+  '    with open(os.path.join(ctx.workspace["outputDir"], "report.json"), "w") as report:',
+  '        report.write("{}")',
+  '    return {"seen": seen, "scratch": os.path.dirname(scratch.name), "outputs": os.listdir(ctx.workspace["outputDir"])}',
+  '',
+].join('\n');
+
+describe('escape attempts in a python pod: process creation', () => {
+  const instanceId = uniqueInstanceId('escape-pods');
+  let namespace: { name: string; remove: () => Promise<void> };
+  let driver: PodDriver;
+  let mcp: FakeMcpServer;
+  let handle: SandboxHandle;
+  let client: SandboxClient;
+
+  beforeAll(async () => {
+    const kubeConfig = await requireNode();
+    namespace = await createNamespace(kubeConfig, 'uhlp-escape-pod');
+    const { pythonRunner } = pythonImages(await testImages());
+    await importImages([pythonRunner.reference]);
+    mcp = await startFakeMcpServer({ revision: SUITE_REVISION, files: { [HOSTILE]: HOSTILE_SOURCE, [WORK]: WORK_SOURCE }, tcpHost: NODE_GATEWAY });
+    driver = new PodDriver({ logger: silentLogger(), instanceId, kubeConfig, namespace: namespace.name, images: { python: pythonRunner.reference } });
+    handle = await driver.create({
+      appId: 'escape',
+      pool: suitePool({ runner: 'python', limits: { memoryMb: 128, cpus: 0.5, timeoutMs: 10_000 } }),
+      definitionsRoot: makeSuiteDefinitions(),
+      labels: { 'uhlp.dev/app': 'escape', 'uhlp.dev/pool': 'suite', 'uhlp.dev/instance': instanceId },
+    });
+    client = new SandboxClient(handle.endpoint);
+  }, 180_000);
+
+  afterAll(async () => {
+    client?.close();
+    if (handle) await driver.destroy(handle, 'shutdown');
+    await driver?.close();
+    await mcp?.close();
+    await namespace?.remove();
+  }, 60_000);
+
+  /** hostile.py's `fn` run in the pod as an HTTP turn whose body is `body`. */
+  async function run(requestId: string, fn: string, body: unknown, script = HOSTILE): Promise<{ resultType: string; data: any }> {
+    const request: ExecuteRequest = {
+      requestId,
+      requestData: {
+        source: 'http',
+        httpDetails: { method: 'POST', path: `/${fn}`, queryParameters: {}, headers: {}, body: JSON.stringify(body), bodyEncoding: 'utf8' },
+      },
+      context: {
+        appId: 'escape',
+        componentId: fn,
+        mcp_endpoint: mcp.url,
+        mcp_token: FAKE_MCP_TOKEN,
+        stateConfig: { type: 'mcp_tool' },
+        configuration: {},
+        applicationInfo: { deploymentMode: 'development' },
+        taskDetails: { handler: 'JIT', revision: SUITE_REVISION, script, function: fn },
+        workspace: { tmpDir: `tmp/${requestId}`, outputDir: `output/${requestId}` },
+      },
+    };
+    const response = await client.execute(JSON.stringify(request), requestId, 10_000);
+    expect(response.status).toBe(200);
+    return JSON.parse(response.body.toString()) as { resultType: string; data: any };
+  }
+
+  it('starts no process: fork, subprocess, posix_spawn, multiprocessing and ctypes fork/clone each refused as on the other drivers', async () => {
+    const answer = await run('spawn-1', 'attempt', { kind: 'spawn', host: {} });
+    expect(answer.resultType, JSON.stringify(answer.data)).toBe('generic');
+    process.stdout.write(`\n[escape, pod driver, python runner: spawn]\n${Object.entries(answer.data.results as Record<string, string>).map(([target, outcome]) => `  ${target} -> ${outcome}`).join('\n')}\n`);
+    expect(answer.data.results).toEqual(PYTHON_SPAWN_REFUSALS);
+  });
+
+  it('still lets a script and the runner work: threads, asyncio, files in its turn\'s directories, the next request', async () => {
+    // The pod driver suite runs the rest (scripts kept under /work, memory, drain, concurrency) under the same policy.
+    expect(await run('work-1', 'work', {}, WORK)).toEqual({
+      requestId: 'work-1',
+      resultType: 'generic',
+      data: { seen: ['thread'], scratch: '/work/tmp/work-1', outputs: ['report.json'] },
+      metrics: expect.any(Object),
+    });
+    const again = await run('spawn-2', 'attempt', { kind: 'spawn', host: {} });
+    expect(again.data.results).toEqual(PYTHON_SPAWN_REFUSALS);
+  });
+});
