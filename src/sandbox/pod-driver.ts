@@ -216,6 +216,13 @@ export class PodDriver implements SandboxDriver {
   }
 
   private async createOnDemand(spec: SandboxSpec, input: SandboxPodInput, signal: AbortSignal | undefined): Promise<SandboxHandle> {
+    // A miss of a runner: mcp pool may be one because its SandboxPool did not exist yet when the pool
+    // started (the operator makes it from the same AppDefinition meanwhile): the server is written now.
+    if (spec.pool.runner === 'mcp') {
+      void this.preparePool(spec).catch((error: unknown) => {
+        this.options.logger.warn({ app: spec.appId, pool: spec.pool.name, err: errorText(error) }, "the MCP server of the pool's warm pods could not be written");
+      });
+    }
     const owner = await this.ownerOf(spec);
     const manifest = sandboxPod(input, {
       state: 'claimed',
@@ -336,7 +343,7 @@ export class PodDriver implements SandboxDriver {
    * A runner: mcp pool's server, written into its SandboxPool (`spec.mcpServer`) when it
    * differs: the operator cannot install packages, and makes the pool's warm pods from it.
    * Pools the operator did not make (no SandboxPool, a community server's) are left alone:
-   * their pods are made on demand.
+   * their pods are made on demand. Called when the pool starts, and again at each miss.
    */
   async preparePool(spec: SandboxSpec): Promise<void> {
     if (spec.pool.runner !== 'mcp') return;

@@ -1,7 +1,7 @@
 /**
  * Warm pods of a runner: mcp pool on the real one-node cluster: the operator keeps none
  * until a core has installed the server's package and written its launch into the
- * SandboxPool (the pod driver's preparePool), then keeps them warm like any pool's, each
+ * SandboxPool (the pod driver's preparePool, at a pool's start or a miss), then keeps them warm like any pool's, each
  * mounting the package from the cache volume (a directory of the node here) read-only; a
  * core claims one and calls its server (server-memory from the npm registry).
  */
@@ -83,13 +83,17 @@ describe('warm pods of a runner: mcp pool', () => {
     await namespace?.remove();
   });
 
-  it('waits for the server a core writes, then keeps a warm pod that a core claims and calls', async () => {
+  it('waits for the server a core writes (at a miss, or when its pool starts), then keeps a warm pod that a core claims and calls', async () => {
     const waiting = await waitFor('Warm=False WaitingForServer', async () => (await poolResource())?.status?.conditions?.find((c) => c.type === 'Warm' && c.reason === 'WaitingForServer'));
     expect(waiting.status).toBe('False');
     expect(await warmPods()).toEqual([]);
 
-    await driver!.preparePool(spec);
-    const written = (await poolResource())!.spec.mcpServer!;
+    // A core whose pool started before the SandboxPool existed: its first call misses, makes a pod of
+    // its own, and writes the server then.
+    const made = await driver!.create(spec);
+    expect(made.id).toMatch(/^sb-notes-memory-/);
+    const written = await waitFor('spec.mcpServer written', async () => (await poolResource())?.spec.mcpServer);
+    await driver!.destroy(made, 'recycled');
     expect(written).toEqual({ packageKey: path.basename(spec.mcpServer!.packageDir!), entry: spec.mcpServer!.entry, args: [], env: ['MEMORY_FILE_PATH={work}/memory.jsonl'] });
     // Written once: a second core (or a restart) with the same server leaves the spec (its generation) as it is.
     const generation = (await poolResource())!.metadata.generation;
