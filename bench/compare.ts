@@ -10,7 +10,8 @@
  * installed for that Node. Every round runs `bench/run.ts` once in each tree in
  * turn, as a child process with that Node first on PATH and one round of its
  * own (BENCH_DISPATCH_ROUNDS=1, BENCH_QUEUE_ROUNDS=1); the other BENCH_*
- * variables (BENCH_ONLY, BENCH_SECONDS, ...) pass through. Prints JSON and a
+ * variables (BENCH_ONLY, BENCH_SECONDS, BENCH_DRIVER=pod for the pod driver's
+ * rows, ...) pass through. Prints JSON and a
  * table: each figure's median over the rounds, with every round's value.
  */
 import { spawn } from 'node:child_process';
@@ -97,6 +98,11 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put('csjs first call of a new version p99 ms', csjs.firstCallOfNewVersion.p99);
     put('csjs first run in process p50 ms', csjs.firstRunInProcess.p50);
   }
+  for (const row of (report.csjsCore as Array<{ path: string; result: { p50Ms: number; p99Ms: number; rps: number }; overJitP50Ms: number }> | undefined) ?? []) {
+    put(`csjs through the core ${row.path} c1 p50 ms`, row.result.p50Ms);
+    put(`csjs through the core ${row.path} c1 p99 ms`, row.result.p99Ms);
+    if (row.path !== 'jit') put(`csjs through the core ${row.path} p50 over jit ms`, row.overJitP50Ms);
+  }
   const python = report.python as
     | { warm: { python: { p50: number; p99: number }; node: { p50: number }; ratioP50: number }; miss: { pythonPoolMiss: { p50: number }; barePython: { p50: number }; ratioP50: number } }
     | undefined;
@@ -124,6 +130,30 @@ export function figuresOf(report: Record<string, unknown>): Figures {
   for (const row of ledger?.verify ?? []) {
     put(`ledger verify --full ${row.threads} thread${row.threads === 1 ? '' : 's'} entries/s`, row.entriesPerSecond);
     put(`ledger verify --full ${row.threads} thread${row.threads === 1 ? '' : 's'} peak MiB`, row.peakMib);
+  }
+  type Latency = { p50Ms: number; p99Ms: number };
+  const k8s = report.warmClaim as { core: Latency; direct: Latency; claimPatch: Latency; breakdown?: Record<string, Latency> } | undefined;
+  if (k8s) {
+    put('k8s warm claim through the core p50 ms', k8s.core.p50Ms);
+    put('k8s warm claim through the core p99 ms', k8s.core.p99Ms);
+    for (const [part, stats] of Object.entries(k8s.breakdown ?? {})) {
+      put(`k8s warm claim: ${part} p50 ms`, stats.p50Ms);
+      put(`k8s warm claim: ${part} p99 ms`, stats.p99Ms);
+    }
+    put('k8s straight to a ready pod p50 ms', k8s.direct.p50Ms);
+    put('k8s straight to a ready pod p99 ms', k8s.direct.p99Ms);
+    put('k8s claim patch alone p50 ms', k8s.claimPatch.p50Ms);
+    put('k8s claim patch alone p99 ms', k8s.claimPatch.p99Ms);
+  }
+  const miss = report.poolMiss as { core: { p50Ms: number }; bare: { p50Ms: number } } | undefined;
+  if (miss) {
+    put('k8s pool miss through the core p50 ms', miss.core.p50Ms);
+    put('k8s bare pod create to first answer p50 ms', miss.bare.p50Ms);
+  }
+  const refill = report.refill as { poolMs: { p50Ms: number }; bareMs: { p50Ms: number } } | undefined;
+  if (refill) {
+    put('k8s refill 0 -> 10 Ready p50 ms', refill.poolMs.p50Ms);
+    put('k8s 10 bare creates Ready p50 ms', refill.bareMs.p50Ms);
   }
   const workflow = report.workflow as { perStepOverheadP50Ms?: number; firstByte?: { throughCore?: { p50Ms?: number } } } | undefined;
   if (workflow) {

@@ -18,7 +18,10 @@
  * The LLM benchmark (bench/llm-dispatch.ts) runs the same way; BENCH_ONLY=dispatch
  * or BENCH_ONLY=llm runs one of the two. BENCH_ONLY=csjs runs the cs-js benchmark
  * (bench/csjs-dispatch.ts): BENCH_CSJS_CALLS (2000) warm calls a side,
- * BENCH_CSJS_VERSIONS (100) new versions, BENCH_CSJS_IDLE (100) idle isolates.
+ * BENCH_CSJS_VERSIONS (100) new versions, BENCH_CSJS_IDLE (100) idle isolates; then
+ * the same function through the core (bench/csjs-through-core.ts, on Redis) named by
+ * `latest`, by an alias and by sha256 beside a plain JIT script, BENCH_SECONDS a row,
+ * BENCH_DISPATCH_ROUNDS interleaved rounds (BENCH_ONLY=csjs-core runs these rows alone).
  *
  * The ledger benchmark (bench/ledger-dispatch.ts, BENCH_ONLY=ledger) runs warm
  * dispatch with `--ledger off`, `async`, `sync` and `fsync` side by side, with the
@@ -52,6 +55,7 @@ import { dispatchRatios, dispatchTable, shapeLabel, type DispatchRow } from './l
 import { benchLedger, ledgerBenchTables } from './ledger-dispatch.js';
 import { benchLlmDispatch } from './llm-dispatch.js';
 import { benchCsjs, csjsTable } from './csjs-dispatch.js';
+import { benchCsjsThroughCore, csjsCoreTable } from './csjs-through-core.js';
 import { benchPython, pythonTable } from './python-dispatch.js';
 import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
@@ -110,6 +114,7 @@ async function processBench(): Promise<void> {
         idleIsolates: Number(process.env.BENCH_CSJS_IDLE ?? 100),
       })
     : undefined;
+  const csjsCore = only('csjs') || only('csjs-core') ? await benchCsjsThroughCore({ durationMs: seconds * 1000, rounds: dispatchRounds }) : [];
   const queue = only('queue')
     ? await benchQueue({
         messages: Number(process.env.BENCH_QUEUE_MESSAGES ?? 5000),
@@ -134,6 +139,7 @@ async function processBench(): Promise<void> {
     llmDispatch: llm,
     llmAddedMs: addedMs(llm),
     ...(csjs !== undefined ? { csjs } : {}),
+    ...(csjsCore.length > 0 ? { csjsCore } : {}),
     queue,
     queueRatio: queueRatio(queue),
     ...(ledger ? { ledger } : {}),
@@ -161,6 +167,7 @@ async function processBench(): Promise<void> {
   }
   if (ledger) process.stdout.write(`\n${ledgerBenchTables(ledger)}`);
   if (csjs !== undefined) process.stdout.write(`\ncs-js bundle vs the same function as a plain JIT script\n${csjsTable(csjs)}\n`);
+  if (csjsCore.length > 0) process.stdout.write(`\ncs-js components through the core (Redis store) vs a plain JIT script, c1, ${dispatchRounds} interleaved rounds\n${csjsCoreTable(csjsCore)}\n`);
   if (python !== undefined) process.stdout.write(`\nA Python script vs the same work as a Node script; a python pool miss vs a bare Python start\n${pythonTable(python)}\n`);
   if (queue.length > 0) {
     process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);

@@ -54,6 +54,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig('d', {}, { UHLP_LLM_MODELS: 'small' })).toThrow(/UHLP_LLM_MODELS must be comma-separated name=model pairs/);
   });
 
+  it('reads how many warm pods each pool claims ahead: 2 unless set, 0 - 16', () => {
+    expect(loadConfig('d', {}, {}).pods.claimAhead).toBe(2);
+    expect(loadConfig('d', {}, { UHLP_POD_CLAIM_AHEAD: '0' }).pods.claimAhead).toBe(0);
+    expect(loadConfig('d', {}, { UHLP_POD_CLAIM_AHEAD: '5' }).pods.claimAhead).toBe(5);
+    expect(() => loadConfig('d', {}, { UHLP_POD_CLAIM_AHEAD: '17' })).toThrow(/UHLP_POD_CLAIM_AHEAD must be an integer 0-16, got "17"/);
+  });
+
   it('reads the sandbox answer limit', () => {
     expect(loadConfig('d', {}, { UHLP_MAX_SANDBOX_RESPONSE_BYTES: '65536' }).maxSandboxResponseBytes).toBe(65536);
   });

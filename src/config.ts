@@ -17,6 +17,7 @@ import { LEDGER_DURABILITIES, type LedgerDurability } from './ledger/turn-ledger
 import { parseModelMap } from './llm/model-map.js';
 import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai-chat-wire.js';
 import type { LogLevel } from './logger.js';
+import { DEFAULT_CLAIM_AHEAD } from './sandbox/claim-reserve.js';
 import { readConsoleTokens, type ConsoleToken } from './console/console-tokens.js';
 
 export type DriverName = 'process' | 'docker' | 'pod';
@@ -186,6 +187,12 @@ export interface PodsConfig {
    * cluster (`UHLP_CORE_POD`; the chart sets it)
    */
   readonly corePod?: string;
+  /**
+   * Warm pods each pool claims ahead of its requests, so that a request needing a new pod
+   * waits for no API-server write; at most the pool's minWarm and its SandboxPool's current
+   * replicas; 0 claims only on demand. @defaultValue 2 (`UHLP_POD_CLAIM_AHEAD`, 0 - 16)
+   */
+  readonly claimAhead: number;
   /** Runner images for pools that name none; the operator's must be the same. @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest, uhlp/mcp-host:latest (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`, `UHLP_IMAGE_MCP`) */
   readonly images: Readonly<{ jit?: string; llm?: string; mcp?: string }>;
   /**
@@ -608,6 +615,7 @@ function podsConfig(env: Environment): PodsConfig {
   if (corePod !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/.test(corePod)) {
     invalid('UHLP_CORE_POD', 'a pod as <namespace>/<name>', corePod);
   }
+  const claimAhead = env.UHLP_POD_CLAIM_AHEAD ? integer('UHLP_POD_CLAIM_AHEAD', env.UHLP_POD_CLAIM_AHEAD, 0, 16) : DEFAULT_CLAIM_AHEAD;
   const volume = env.UHLP_MCP_PACKAGE_VOLUME || undefined;
   const packageVolume = volume === undefined ? undefined : parsePackageVolume(volume);
   if (volume !== undefined && packageVolume === undefined) invalid('UHLP_MCP_PACKAGE_VOLUME', 'pvc:<claim name> or hostPath:<absolute directory>', volume);
@@ -615,6 +623,7 @@ function podsConfig(env: Environment): PodsConfig {
     ...(mcpUrl ? { mcpUrl } : {}),
     ...(namespace ? { namespace } : {}),
     ...(corePod ? { corePod } : {}),
+    claimAhead,
     images: runnerImages(env),
     ...(packageVolume ? { packageVolume } : {}),
   });

@@ -16,6 +16,7 @@ import type { ApplicationRegistry } from '../apps/application-registry.js';
 import { ComponentExecutor } from '../execution/component-executor.js';
 import { ExecuteContextWriter } from '../execution/execute-context.js';
 import { CsBundleTurns } from '../functions/cs-bundle-turns.js';
+import type { FunctionStore } from '../functions/function-store.js';
 import { ComponentTurns } from '../turns/component-turns.js';
 import { TurnPipeline } from '../turns/turn-pipeline.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
@@ -40,6 +41,12 @@ export interface CoreDeps {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly store: RuntimeStore;
+  /**
+   * The function store cs components' refs are resolved through (the core's
+   * RefCachingFunctionStore, shared with the MCP tools that move refs).
+   * @defaultValue store.functions
+   */
+  readonly functions?: FunctionStore;
   readonly turns: TurnKeeper;
   /** The MCP server at /mcp. @defaultValue none: no /mcp, executions get no token */
   readonly mcp?: CoreMcpServer;
@@ -149,7 +156,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
       ...(deps.mcp !== undefined ? { mcp: deps.mcp } : {}),
       ...(options.outputsRoot !== undefined ? { outputsRoot: options.outputsRoot } : {}),
     },
-    turnDecorators: [deps.workflows?.turns ?? WORKFLOWS_NOT_RUN, new CsBundleTurns(deps.store.functions)],
+    turnDecorators: [deps.workflows?.turns ?? WORKFLOWS_NOT_RUN, new CsBundleTurns(deps.functions ?? deps.store.functions)],
     executionDecorators: deps.oracle !== undefined ? [deps.oracle.executions] : [],
   });
   deps.registry.onChange((snapshot) => components.load(snapshot));

@@ -48,6 +48,7 @@ import type { DeliveryStore } from '../state/delivery-store.js';
 import { DeliverySources } from '../sources/delivery-sources.js';
 import { loadSourcesKey } from '../sources/signed-token.js';
 import { codeqOnQueues } from '../functions/codeq-on-queues.js';
+import { RefCachingFunctionStore } from '../functions/ref-caching-function-store.js';
 import { localEmbedder, openAiEmbedder } from '../llm/embedder.js';
 import { RunService } from '../workflow-runs/run-service.js';
 import { WorkflowCatalog } from '../workflow-runs/workflow-catalog.js';
@@ -132,7 +133,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         ? { packageCache: { root: config.mcpFederation.packageCache, volume: config.pods.packageVolume } }
         : {}),
     }),
-    strategy: poolStrategyFor(config.driver),
+    strategy: poolStrategyFor(config.driver, { claimAhead: config.pods.claimAhead }),
     metrics,
     logger,
     definitionsRoot: revisionsRoot,
@@ -166,6 +167,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     lastStateError = Date.now();
   };
   const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
+  // Refs read on every cs turn are kept in memory, forgotten as the store announces changes.
+  const functions = new RefCachingFunctionStore(store.functions);
   const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
   const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
   const sources = new DeliverySources({
@@ -282,8 +285,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     hostEnv: config.hostEnv,
     metrics,
     logger,
-    // cs-js bundles and activation logs live in the same store.
-    functions: store.functions,
+    // cs-js bundles and activation logs live in the same store; refs the tools move are forgotten at once.
+    functions,
     // cs.codeq.publish (core.codeq.publish) publishes onto the app's own queues of the delivery sources.
     codeq: codeqOnQueues(sources),
     sources,
@@ -351,6 +354,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await turns.close();
     await deliveryStore.close();
     metrics.stateProbes.delete(probeState);
+    await functions.close();
     await store.close();
   };
   try {
@@ -370,6 +374,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         metrics,
         logger,
         store,
+        functions,
         turns,
         mcp,
         workflows,

@@ -8,6 +8,11 @@
  *
  * A tenant is an app (its id): a bundle is reachable only through the tenant
  * that published it, so one app can never run or read another's code.
+ *
+ * Every write that can change what a ref names (a version published, an alias
+ * set) is announced to the store's ref watchers, whichever process wrote it
+ * (another core, `uhlp fn`): the cores' ref caches (ref-caching-function-store.ts)
+ * forget what they knew of that function.
  */
 import type { FunctionRef } from './function-ref.js';
 
@@ -21,6 +26,30 @@ export interface FunctionVersion {
 export interface PublishedVersion extends FunctionVersion {
   /** False when the newest version already had this bundle: publishing it again made no new version. */
   readonly created: boolean;
+}
+
+/** A function whose refs may name another version now: a version was published or an alias set. */
+export interface RefChange {
+  readonly tenant: string;
+  readonly namespace: string;
+  readonly function: string;
+}
+
+/** What a ref watcher is told. */
+export interface RefChangeListener {
+  /** A version of the function was published, or one of its aliases set, by any writer of the store. */
+  changed(change: RefChange): void;
+  /**
+   * Whether changes are heard: true once the watch is live, false when it broke
+   * (a dropped connection) and until it is live again. While it is not, changes
+   * can go unheard.
+   */
+  live(live: boolean): void;
+}
+
+export interface RefWatch {
+  /** Stops the watch; the listener hears nothing more. */
+  close(): Promise<void>;
 }
 
 export interface FunctionStore {
@@ -44,4 +73,6 @@ export interface FunctionStore {
   appendLogs(activationId: string, chunk: string, ttlMs: number): Promise<void>;
   /** The chunks of an activation, oldest first; undefined when none are kept. */
   readLogs(activationId: string): Promise<string[] | undefined>;
+  /** Tells `listener` of every ref change from now on (RefChangeListener), until the watch is closed. */
+  watchRefs(listener: RefChangeListener): RefWatch;
 }

@@ -3,5 +3,5 @@ import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
 
 describeFunctionStore('memory', async () => {
   const store = new MemoryRuntimeStore();
-  return { store, cleanup: () => store.close() };
+  return { store, peer: store, cleanup: () => store.close() };
 });

@@ -5,7 +5,7 @@
  */
 import { UhlpError } from '../shared/errors.js';
 import type { FunctionRef } from './function-ref.js';
-import type { FunctionStore, FunctionVersion, PublishedVersion } from './function-store.js';
+import type { FunctionStore, FunctionVersion, PublishedVersion, RefChangeListener, RefWatch } from './function-store.js';
 
 interface FunctionEntry {
   readonly versions: FunctionVersion[];
@@ -16,6 +16,7 @@ export class MemoryFunctionStore implements FunctionStore {
   private readonly bundles = new Map<string, Buffer>();
   private readonly functions = new Map<string, FunctionEntry>();
   private readonly logs = new Map<string, { chunks: string[]; expiresAt: number }>();
+  private readonly watchers = new Set<RefChangeListener>();
 
   /** @param assertOpen throws when the owning store is closed. */
   constructor(
@@ -43,6 +44,7 @@ export class MemoryFunctionStore implements FunctionStore {
     if (newest?.sha256 === sha256) return { ...newest, created: false };
     const version: FunctionVersion = { version: (newest?.version ?? 0) + 1, sha256, publishedAt: this.now() };
     entry.versions.push(version);
+    this.announce(tenant, namespace, fn);
     return { ...version, created: true };
   }
 
@@ -56,6 +58,7 @@ export class MemoryFunctionStore implements FunctionStore {
     const entry = this.entry(tenant, namespace, fn, false);
     if (entry === undefined || !entry.versions.some((v) => v.version === version)) throw versionMissing(namespace, fn, version);
     entry.aliases.set(alias, version);
+    this.announce(tenant, namespace, fn);
   }
 
   async listAliases(tenant: string, namespace: string, fn: string): Promise<Record<string, number>> {
@@ -85,6 +88,20 @@ export class MemoryFunctionStore implements FunctionStore {
     const current = this.logs.get(activationId);
     if (current === undefined || current.expiresAt <= this.now()) return undefined;
     return [...current.chunks];
+  }
+
+  watchRefs(listener: RefChangeListener): RefWatch {
+    this.watchers.add(listener);
+    listener.live(true);
+    return {
+      close: async () => {
+        this.watchers.delete(listener);
+      },
+    };
+  }
+
+  private announce(tenant: string, namespace: string, fn: string): void {
+    for (const watcher of this.watchers) watcher.changed({ tenant, namespace, function: fn });
   }
 
   private entry(tenant: string, namespace: string, fn: string, create: boolean): FunctionEntry | undefined {

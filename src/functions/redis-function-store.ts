@@ -4,10 +4,18 @@
  * (fn-publish-1.lua) so two publishers never get the same number, aliases in
  * another hash, activation logs in lists that expire. Its arguments are checked
  * in front of it (src/state/validating-stores.ts).
+ *
+ * Ref changes travel on one pub/sub channel under the store's prefix
+ * (RuntimeKeys.fnChanges): an alias is set and announced in one MULTI, a
+ * publish is announced right after its script (announced again by a retry,
+ * created or not). A writer that dies between its write and the announcement
+ * leaves the change to the watchers' own bound (their cache's TTL). Each watch
+ * has its own subscriber connection: it is live once subscribed, down from the
+ * moment the connection closes, and subscribes again on every reconnect.
  */
 import type { Redis } from 'ioredis';
 import type { FunctionRef } from './function-ref.js';
-import type { FunctionStore, FunctionVersion, PublishedVersion } from './function-store.js';
+import type { FunctionStore, FunctionVersion, PublishedVersion, RefChangeListener, RefWatch } from './function-store.js';
 import { bundleMissing, versionMissing } from './memory-function-store.js';
 import type { RuntimeKeys } from '../state/runtime-keys.js';
 
@@ -19,6 +27,8 @@ export class RedisFunctionStore implements FunctionStore {
     private readonly redis: Redis,
     private readonly keys: RuntimeKeys,
     private readonly call: RedisCall,
+    /** Told about the watch connections' errors (ioredis reports each failed reconnect). @defaultValue ignore them */
+    private readonly onConnectionError: (error: Error) => void = () => {},
   ) {}
 
   async putBundle(tenant: string, sha256: string, bytes: Uint8Array): Promise<void> {
@@ -34,6 +44,7 @@ export class RedisFunctionStore implements FunctionStore {
     if (stored !== 1) throw bundleMissing(sha256);
     const run = (this.redis as unknown as Record<string, (...args: (string | number)[]) => Promise<[number, string, number]>>)['fnPublish']!;
     const [, record, created] = await this.call(() => run.call(this.redis, this.keys.fnVersions(tenant, namespace, fn), sha256, Date.now()));
+    await this.call(() => this.redis.publish(this.keys.fnChanges(), changeMessage(tenant, namespace, fn)));
     return { ...parseVersion(record), created: created === 1 };
   }
 
@@ -49,7 +60,11 @@ export class RedisFunctionStore implements FunctionStore {
     // Versions are never deleted: once it exists, the alias may point at it.
     const exists = await this.call(() => this.redis.hexists(this.keys.fnVersions(tenant, namespace, fn), `v:${version}`));
     if (exists !== 1) throw versionMissing(namespace, fn, version);
-    await this.call(() => this.redis.hset(this.keys.fnAliases(tenant, namespace, fn), alias, String(version)));
+    await this.call(async () => {
+      const answers = await this.redis.multi().hset(this.keys.fnAliases(tenant, namespace, fn), alias, String(version)).publish(this.keys.fnChanges(), changeMessage(tenant, namespace, fn)).exec();
+      const failed = answers?.find(([error]) => error !== null)?.[0];
+      if (failed) throw failed;
+    });
   }
 
   async listAliases(tenant: string, namespace: string, fn: string): Promise<Record<string, number>> {
@@ -87,6 +102,67 @@ export class RedisFunctionStore implements FunctionStore {
     const chunks = await this.call(() => this.redis.lrange(this.keys.fnLogs(activationId), 0, -1));
     return chunks.length === 0 ? undefined : chunks;
   }
+
+  watchRefs(listener: RefChangeListener): RefWatch {
+    const channel = this.keys.fnChanges();
+    // Subscribed again by hand on each reconnect, so that `live` is told only once it is.
+    // Named after the prefix (CLIENT LIST tells whose watch a connection is); a name may hold no spaces.
+    const connectionName = `${this.keys.prefix}fn-watch`.replace(/[^\x21-\x7e]/g, '_');
+    const subscriber = this.redis.duplicate({ autoResubscribe: false, connectionName });
+    let closed = false;
+    subscriber.on('error', this.onConnectionError);
+    subscriber.on('message', (from: string, message: string) => {
+      const change = from === channel ? parseChange(message) : undefined;
+      if (change !== undefined && !closed) listener.changed(change);
+    });
+    subscriber.on('ready', () => {
+      subscriber.subscribe(channel).then(
+        () => {
+          if (!closed) listener.live(true);
+        },
+        (error: Error) => {
+          // Not subscribed: drop the connection, and with it a half-made subscription; the reconnect tries again.
+          this.onConnectionError(error);
+          if (!closed) subscriber.disconnect(true);
+        },
+      );
+    });
+    subscriber.on('close', () => {
+      if (!closed) listener.live(false);
+    });
+    subscriber.connect().catch(() => {
+      // The first attempt failed; the retry strategy keeps trying, and the watch is not live meanwhile.
+    });
+    return {
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        try {
+          await subscriber.quit();
+        } catch {
+          subscriber.disconnect();
+        }
+      },
+    };
+  }
+}
+
+function changeMessage(tenant: string, namespace: string, fn: string): string {
+  return JSON.stringify([tenant, namespace, fn]);
+}
+
+/** A change announced on the channel; undefined for anything else (a message not of this store). */
+function parseChange(message: string): { tenant: string; namespace: string; function: string } | undefined {
+  try {
+    const parsed: unknown = JSON.parse(message);
+    if (Array.isArray(parsed) && parsed.length === 3 && parsed.every((part) => typeof part === 'string')) {
+      const [tenant, namespace, fn] = parsed as [string, string, string];
+      return { tenant, namespace, function: fn };
+    }
+  } catch {
+    // Not JSON: not ours.
+  }
+  return undefined;
 }
 
 function parseVersion(record: string): FunctionVersion {

@@ -10,7 +10,7 @@ import { defaultKubeConfig } from '../k8s/default-kube-config.js';
 import type { RunnerKind } from '../images/runner-files.js';
 import type { Logger } from '../logger.js';
 import { DockerDriver } from './docker-driver.js';
-import { operatorWarmedPool } from './operator-warmed-pool.js';
+import { operatorWarmedPool, operatorWarmedPoolWith, type OperatorWarmedPoolSettings } from './operator-warmed-pool.js';
 import { PodDriver, type PodDriverOptions } from './pod-driver.js';
 import type { PoolStrategyFactory } from './pool-strategy.js';
 import { ProcessDriver } from './process-driver.js';
@@ -60,8 +60,9 @@ function ownNamespace(): string | undefined {
  * How the pools of a driver are kept: the operator keeps warm pods for the pod
  * driver (the core claims them), the core keeps its own warm sandboxes otherwise.
  */
-export function poolStrategyFor(name: SandboxDriverName): PoolStrategyFactory {
-  return name === 'pod' ? operatorWarmedPool : localWarmPool;
+export function poolStrategyFor(name: SandboxDriverName, pods?: OperatorWarmedPoolSettings): PoolStrategyFactory {
+  if (name !== 'pod') return localWarmPool;
+  return pods ? operatorWarmedPoolWith(pods) : operatorWarmedPool;
 }
 
 export async function createSandboxDriver(name: SandboxDriverName, options: CreateDriverOptions): Promise<SandboxDriver> {

@@ -2,38 +2,43 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeDriver } from '../../test/helpers/fake-sandbox-driver.js';
+import { FakeDriver, FakeWarmClaimDriver, makeGate } from '../../test/helpers/fake-sandbox-driver.js';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
 import { silentLogger } from '../logger.js';
-import { createMetrics } from '../metrics.js';
+import { createMetrics, type Metrics } from '../metrics.js';
+import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { OperatorWarmedPool } from './operator-warmed-pool.js';
+import type { SandboxSpec } from './sandbox-driver.js';
 
 const REVISION = 'b'.repeat(40);
+
+const spec = (): SandboxSpec => ({ appId: 'shop', pool: poolSpec({ name: 'node' }), definitionsRoot: '/nonexistent', labels: {} });
 
 describe('OperatorWarmedPool', () => {
   const pools: OperatorWarmedPool[] = [];
   let root: string;
+  let metrics: Metrics;
 
   afterEach(async () => {
     await Promise.all(pools.splice(0).map((pool) => pool.close({ force: true })));
     rmSync(root, { recursive: true, force: true });
   });
 
-  function makePool(): { pool: OperatorWarmedPool; driver: FakeDriver } {
+  function makePool<D extends FakeDriver = FakeDriver>(driver: D = new FakeDriver() as D, claimAhead?: number, overrides: Partial<PoolSpec> = {}): { pool: OperatorWarmedPool; driver: D } {
     root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-owp-'));
-    const driver = new FakeDriver();
+    metrics = createMetrics({ defaultMetrics: false });
     // Declared with warm spares: the operator keeps those, not this pool.
-    const spec = poolSpec({ name: 'node', minWarm: 3, maxSize: 4, idleTtlSeconds: 60 });
+    const spec = poolSpec({ name: 'node', minWarm: 3, maxSize: 4, idleTtlSeconds: 60, ...overrides });
     const pool = new OperatorWarmedPool({
       appId: 'shop',
       pool: spec,
       driver,
       sandboxSpec: { appId: 'shop', pool: spec, definitionsRoot: path.join(root, 'shop'), labels: {} },
-      metrics: createMetrics({ defaultMetrics: false }),
+      metrics,
       logger: silentLogger(),
       definitionsRoot: root,
-    });
+    }, { ...(claimAhead !== undefined ? { claimAhead } : {}), reserveIntervalMs: 20 });
     pools.push(pool);
     return { pool, driver };
   }
@@ -75,5 +80,67 @@ describe('OperatorWarmedPool', () => {
     expect(await pool.prepareRequest(second!, body, script)).not.toBe(body);
     // A file the core cannot send is read by the runner through MCP, as before.
     expect(await pool.prepareRequest(second!, body, { revision: REVISION, path: 'missing.js' })).toBe(body);
+  });
+
+  it('claims a few pods ahead where the driver can (the pod driver): a request that needs a new pod takes one with no claim in its way', async () => {
+    const { pool, driver } = makePool(new FakeWarmClaimDriver(10, 5), 2, { maxUses: 1 });
+    await pool.start();
+    await waitFor(() => pool.stats().reserved === 2);
+    expect(driver.claims).toBe(2);
+    // A claim now waits for this gate: the lease is one of the two pods claimed before it.
+    const gate = makeGate();
+    driver.gate = gate;
+    const lease = await pool.acquire();
+    expect(['fake-1', 'fake-2']).toContain(lease.sandbox.handle.id);
+    // The reserve claims again behind it, off the request's path (held at the gate).
+    expect(driver.claims).toBe(3);
+    expect(pool.stats().reserved).toBe(1);
+    pool.release(lease, 'ok');
+    driver.gate = undefined;
+    gate.release();
+    // Recycled after its one use (maxUses 1); the reserve is full again.
+    await waitFor(() => driver.destroyed.some((d) => d.id === lease.sandbox.handle.id && d.cause === 'recycled'));
+    await waitFor(() => pool.stats().reserved === 2);
+    expect(driver.claims).toBe(3);
+  });
+
+  it('claims ahead at most the declared minWarm and the configured count; 0 claims only on demand', async () => {
+    const small = makePool(new FakeWarmClaimDriver(10, 5), 2, { minWarm: 1 });
+    await small.pool.start();
+    await waitFor(() => small.pool.stats().reserved === 1);
+    await small.pool.close();
+
+    const none = makePool(new FakeWarmClaimDriver(10, 5), 0);
+    await none.pool.start();
+    expect(none.pool.stats().reserved).toBeUndefined();
+    expect(none.driver.claims).toBe(0);
+  });
+
+  it('gives the reserved pods back (as warm) when it closes, and counts them as reserved until then', async () => {
+    const { pool, driver } = makePool(new FakeWarmClaimDriver(10, 5), 2);
+    await pool.start();
+    await waitFor(() => pool.stats().reserved === 2);
+    expect(await metrics.registry.getSingleMetricAsString('uhlp_pool_sandboxes')).toContain('uhlp_pool_sandboxes{app="shop",pool="node",state="reserved"} 2');
+    const lease = await pool.acquire();
+    pool.release(lease, 'ok');
+    await pool.close();
+    expect(driver.live.size).toBe(0);
+    expect(driver.destroyed.map((d) => d.cause)).toEqual(['shutdown', 'shutdown', 'shutdown']);
+    expect(await metrics.registry.getSingleMetricAsString('uhlp_pool_sandboxes')).toContain('state="reserved"} 0');
+    expect(driver.warm).toBe(10);
+  });
+
+  it('claims nothing ahead after a restart that adopted idle pods of its own: a request takes those first', async () => {
+    const driver = new FakeWarmClaimDriver(10, 5);
+    const adopted = [await driver.create(spec()), await driver.create(spec())];
+    driver.warm -= 2;
+    const adopting = Object.assign(driver, { adopt: async () => adopted });
+    const { pool } = makePool(adopting, 2);
+    await pool.start();
+    expect(pool.stats().idle).toBe(2);
+    // A few ticks of the reserve: no claim while the two adopted pods sit idle.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(driver.claims).toBe(0);
+    expect(pool.stats().reserved).toBe(0);
   });
 });

@@ -14,6 +14,10 @@
  * of a clean shutdown goes back to `warm` (the operator then counts it), anything
  * else (recycled, crashed, timed out) is deleted and the operator makes a new one.
  *
+ * `claimWarm` makes the same claim without the fallback, for a pool's claim-ahead
+ * reserve (claim-reserve.ts), which `warmReplicas` bounds by the SandboxPool's
+ * current spec.replicas (from a watch of the namespace's SandboxPools).
+ *
  * A pod's death is read from its container status (pod-exit-cause.ts). A restarted
  * core adopts the pods claimed under its instance id (adopt), as the Docker driver
  * adopts its labelled containers.
@@ -35,6 +39,8 @@ import { canonicalJson } from '../shared/canonical-json.js';
 import { UhlpError } from '../shared/errors.js';
 import { CustomResourceClient, SANDBOX_POOL, type SandboxPoolResource } from '../k8s/custom-resources.js';
 import { KeptAliveApi } from '../k8s/kept-alive-api.js';
+import { ResourceInformer } from '../k8s/resource-informer.js';
+import type { WarmClaimSource } from './claim-reserve.js';
 import type { RunnerKind } from '../images/runner-files.js';
 import type { Logger } from '../logger.js';
 import { podExitCause } from './pod-exit-cause.js';
@@ -93,7 +99,7 @@ interface PodHandle extends SandboxHandle {
 
 type PodInformer = Informer<V1Pod> & ObjectCache<V1Pod>;
 
-export class PodDriver implements SandboxDriver {
+export class PodDriver implements SandboxDriver, WarmClaimSource {
   readonly name = 'pod';
   readonly isolation = 'container';
   private readonly api: CoreV1Api;
@@ -101,6 +107,9 @@ export class PodDriver implements SandboxDriver {
   private readonly pools: CustomResourceClient;
   private readonly informer: PodInformer;
   private watching: Promise<void> | undefined;
+  /** The namespace's SandboxPools, for their replicas (the claim-ahead bound); watched once a reserve asks. */
+  private readonly sandboxPools: ResourceInformer<SandboxPoolResource>;
+  private watchingPools: Promise<void> | undefined;
   private readonly live = new Map<string, PodHandle>();
   /** Pods created on demand and not yet answering: their events wake the waiter. */
   private readonly waiters = new Map<string, () => void>();
@@ -127,6 +136,11 @@ export class PodDriver implements SandboxDriver {
     this.informer.on('add', (pod) => onChange(pod, false));
     this.informer.on('update', (pod) => onChange(pod, false));
     this.informer.on('delete', (pod) => onChange(pod, true));
+    this.sandboxPools = new ResourceInformer<SandboxPoolResource>(options.kubeConfig, SANDBOX_POOL, {
+      namespaces: [namespace],
+      resyncPeriodMs: 0,
+      onError: (error) => options.logger.debug({ err: errorText(error) }, 'SandboxPool watch failed; restarting'),
+    });
     this.informer.on('error', () => {
       // The watch broke (API server restart, dropped connection): start it again.
       if (this.closed) return;
@@ -150,9 +164,17 @@ export class PodDriver implements SandboxDriver {
 
   /** A warm pod of the pool, claimed; else a pod made for this claim. */
   private async claimOrCreate(spec: SandboxSpec, signal: AbortSignal | undefined): Promise<SandboxHandle> {
+    const claimed = await this.claimWarm(spec);
+    if (claimed) return claimed;
+    this.options.logger.debug({ app: spec.appId, pool: spec.pool.name }, 'no warm sandbox pod to claim: creating one');
+    return this.createOnDemand(spec, this.podInput(spec), signal);
+  }
+
+  /** A warm pod of the pool, claimed (the compare-and-swap of `claim`); undefined when none is left to claim. */
+  async claimWarm(spec: SandboxSpec): Promise<SandboxHandle | undefined> {
+    if (this.closed) return undefined;
     await this.watch();
-    const input = this.podInput(spec);
-    const hash = podConfigHash(input);
+    const hash = podConfigHash(this.podInput(spec));
     const started = performance.now();
     let conflicts = 0;
     for (const pod of this.warmPods(spec, hash)) {
@@ -163,8 +185,28 @@ export class PodDriver implements SandboxDriver {
       }
       conflicts += 1;
     }
-    this.options.logger.debug({ app: spec.appId, pool: spec.pool.name, conflicts }, 'no warm sandbox pod to claim: creating one');
-    return this.createOnDemand(spec, input, signal);
+    return undefined;
+  }
+
+  /** A claimed pod as the watch last saw it: not being deleted, and Ready (what a claim asks of a warm pod). */
+  healthy(handle: SandboxHandle): boolean {
+    const pod = this.informer.get(handle.id, this.options.namespace);
+    return pod !== undefined && !pod.metadata?.deletionTimestamp && isReady(pod);
+  }
+
+  /**
+   * The warm pods the pool's SandboxPool keeps now (spec.replicas, as `kubectl scale`
+   * or an HPA set it); undefined while its watch has not listed it, or when the
+   * operator made none (a claim-ahead reserve then stays empty). Starts the watch
+   * on first use.
+   */
+  warmReplicas(spec: SandboxSpec): number | undefined {
+    this.watchingPools ??= this.sandboxPools.start().catch((error: unknown) => {
+      this.watchingPools = undefined;
+      this.options.logger.warn({ err: errorText(error) }, 'cannot watch SandboxPools: no pods are claimed ahead');
+    });
+    const pool = this.sandboxPools.get(this.options.namespace, `${spec.appId}-${spec.pool.name}`);
+    return pool?.metadata.deletionTimestamp ? 0 : pool?.spec.replicas;
   }
 
   /** Ready warm pods of the pool made with this configuration, in random order (cores claiming at once rarely collide). */
@@ -395,6 +437,7 @@ export class PodDriver implements SandboxDriver {
     this.closed = true;
     await Promise.all([...this.live.values()].map((handle) => this.destroy(handle, 'shutdown').catch(() => undefined)));
     if (this.watching) await this.informer.stop();
+    if (this.watchingPools) await this.sandboxPools.stop();
     this.keptAlive.close();
   }
 

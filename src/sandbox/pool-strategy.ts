@@ -90,6 +90,8 @@ export interface PoolStats {
   idle: number;
   busy: number;
   waiting: number;
+  /** Pods claimed ahead and not yet used (the operator-warmed pool's reserve, claim-reserve.ts). @defaultValue absent: no reserve */
+  reserved?: number;
   lastStartError?: string;
 }
 

@@ -99,7 +99,7 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
       oracle: new RedisOracleStore(client),
       llm: new RedisLlmStore(client),
       runs: new RedisRunStore(client),
-      functions: new RedisFunctionStore(redis, keys, (operation) => client.call(operation)),
+      functions: new RedisFunctionStore(redis, keys, (operation) => client.call(operation), onError),
     });
     this.keys = keys;
     this.redis = redis;

@@ -5,7 +5,7 @@ describe('RuntimeKeys', () => {
   const keys = new RuntimeKeys('t1:');
 
   it('puts every key under the prefix', () => {
-    const all = [keys.session('SES-x'), keys.kv('a'), keys.lease('sb'), keys.idempotency('app', 'k'), keys.rateLimit('app'), keys.oracleCounters('app', 'c'), keys.llmTokens('app', '2026-01-01'), keys.llmCache('app', 'h')];
+    const all = [keys.session('SES-x'), keys.kv('a'), keys.lease('sb'), keys.idempotency('app', 'k'), keys.rateLimit('app'), keys.oracleCounters('app', 'c'), keys.llmTokens('app', '2026-01-01'), keys.llmCache('app', 'h'), keys.fnChanges()];
     expect(all.every((k) => k.startsWith('t1:'))).toBe(true);
     expect(new RuntimeKeys().kv('a')).toBe('uhlp:kv:a');
   });

@@ -83,6 +83,15 @@ export class RuntimeKeys {
     return `${this.prefix}fn:aliases:${encode(tenant)}:${encode(namespace)}:${encode(fn)}`;
   }
 
+  /**
+   * The pub/sub channel on which every write that can move a ref (a version
+   * published, an alias set) is announced; not a key, but under the prefix, so
+   * stores sharing a Redis under other prefixes hear none of this one's changes.
+   */
+  fnChanges(): string {
+    return `${this.prefix}fn:changes`;
+  }
+
   /** The log chunks of one activation. */
   fnLogs(activationId: string): string {
     return `${this.prefix}fn:logs:${encode(activationId)}`;

@@ -8,7 +8,7 @@
  * and nothing reaches an implementation unchecked.
  */
 import type { FunctionRef } from '../functions/function-ref.js';
-import type { FunctionStore, FunctionVersion, PublishedVersion } from '../functions/function-store.js';
+import type { FunctionStore, FunctionVersion, PublishedVersion, RefChangeListener, RefWatch } from '../functions/function-store.js';
 import { UhlpError } from '../shared/errors.js';
 import type { BeginIdempotentOptions, IdempotencyBegin, IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
 import { DEFAULT_KV_SCAN_LIMIT, type KvEntry, type KvScanOptions, type KvSetOptions, type KvStore } from './kv-store.js';
@@ -384,6 +384,10 @@ class CheckedFunctionStore implements FunctionStore {
   async readLogs(activationId: string): Promise<string[] | undefined> {
     checkKey('activationId', activationId);
     return this.inner.readLogs(activationId);
+  }
+
+  watchRefs(listener: RefChangeListener): RefWatch {
+    return this.inner.watchRefs(listener);
   }
 }
 

@@ -62,7 +62,7 @@ describe('the chart images', () => {
     // The core and the operator run on the pinned Node 24, not on the build machine's.
     const pinned = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'scripts', 'node-pin.json'), 'utf8')) as { version: string };
     expect(await runToEnd(images.core.reference, ['/usr/local/bin/node', '-e', 'console.log(process.getuid(), process.version)'])).toEqual({ exitCode: 0, output: `10001 v${pinned.version}` });
-    expect((await runToEnd(images.core.reference, ['/usr/local/bin/node', '/app/bin/uhlp.js', '--help'])).output).toMatch(/uhlp operator/);
+    expect((await runToEnd(images.core.reference, ['/usr/local/bin/node', '/app/bin/uhlp.js', '--help'])).output).toMatch(/^  operator  +The Kubernetes operator/m);
     expect(await runToEnd(images.core.reference, ['/usr/bin/git', '--version'])).toMatchObject({ exitCode: 0, output: expect.stringMatching(/^git version/) });
     // The https helper loads (its libraries are there): with no network it fails to connect, not to start.
     const https = await runToEnd(images.core.reference, ['/usr/bin/git', 'ls-remote', 'https://127.0.0.1:1/none.git']);

@@ -2,6 +2,7 @@
  * A sandbox driver for unit tests of the pools: its sandboxes exist only in
  * memory, and tests decide when they start, die and retire.
  */
+import type { WarmClaimSource } from '../../src/sandbox/claim-reserve.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
 
 /** A driver whose sandboxes exist only in memory; tests decide when they start and die. */
@@ -52,6 +53,47 @@ export class FakeDriver implements SandboxDriver {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * A driver whose sandboxes someone else keeps warm, as the operator does pods: a claim
+ * takes one of `warm`, giving one back (`shutdown`) makes it warm again.
+ */
+export class FakeWarmClaimDriver extends FakeDriver implements WarmClaimSource {
+  warm: number;
+  replicas: number | undefined;
+  claims = 0;
+  failClaims = false;
+
+  constructor(warm: number, replicas: number | undefined) {
+    super();
+    this.warm = warm;
+    this.replicas = replicas;
+  }
+
+  async claimWarm(spec: SandboxSpec): Promise<SandboxHandle | undefined> {
+    this.claims += 1;
+    if (this.failClaims) throw new Error('the API server refused');
+    if (this.warm === 0) return undefined;
+    this.warm -= 1;
+    return this.create(spec);
+  }
+
+  /** Sandboxes that stopped looking able to serve (a pod no longer Ready). */
+  unhealthy = new Set<string>();
+
+  healthy(handle: SandboxHandle): boolean {
+    return !this.unhealthy.has(handle.id);
+  }
+
+  warmReplicas(): number | undefined {
+    return this.replicas;
+  }
+
+  override async destroy(handle: SandboxHandle, cause: SandboxExitCause): Promise<void> {
+    if (cause === 'shutdown' && this.live.has(handle.id)) this.warm += 1;
+    await super.destroy(handle, cause);
+  }
 }
 
 /** A promise the test resolves when it wants: holds create() until then. */

@@ -1,14 +1,26 @@
 /**
  * The one suite every FunctionStore passes (the memory store's and the Redis
  * store's): bundles written once by address, monotonic versions, republishing
- * the newest bundle, aliases, refs, tenants kept apart, activation logs.
+ * the newest bundle, aliases, refs, tenants kept apart, activation logs, and
+ * ref changes announced to watchers whoever wrote them.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RefChange, RefChangeListener } from '../../src/functions/function-store.js';
 import type { RuntimeStore } from '../../src/state/runtime-store.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 export interface FunctionStoreFixture {
   store: RuntimeStore;
+  /** Another writer of the same data, as another core or `uhlp fn` is (the store itself where there can be no other). */
+  peer: RuntimeStore;
   cleanup: () => Promise<void>;
+}
+
+/** A watcher that writes down what it hears. */
+export function recordingWatcher(): RefChangeListener & { changes: RefChange[]; states: boolean[] } {
+  const changes: RefChange[] = [];
+  const states: boolean[] = [];
+  return { changes, states, changed: (change) => void changes.push(change), live: (live) => void states.push(live) };
 }
 
 const A = 'a'.repeat(64);
@@ -84,6 +96,37 @@ export function describeFunctionStore(name: string, makeStore: () => Promise<Fun
       await store.functions.appendLogs('act-1', '{"n":2}', 60_000);
       expect(await store.functions.readLogs('act-1')).toEqual(['{"n":1}', '{"n":2}']);
       await expect(store.functions.appendLogs('act-1', 'x', 0)).rejects.toMatchObject({ code: 'UHLP_STATE_INPUT_INVALID' });
+    });
+
+    it("announces another writer's publishes and alias sets to ref watchers, and nothing once the watch is closed", async () => {
+      const heard = recordingWatcher();
+      const watch = store.functions.watchRefs(heard);
+      try {
+        await waitFor(() => heard.states.at(-1) === true, { what: 'the watch live' });
+        await fixture.peer.functions.putBundle('shop', A, Buffer.from('a'));
+        expect(heard.changes).toEqual([]);
+        await fixture.peer.functions.publishVersion('shop', 'p', 'f', A);
+        await waitFor(() => heard.changes.length === 1, { what: 'the publish announced' });
+        expect(heard.changes[0]).toEqual({ tenant: 'shop', namespace: 'p', function: 'f' });
+        await fixture.peer.functions.setAlias('shop', 'p', 'f', 'prod', 1);
+        await waitFor(() => heard.changes.length === 2, { what: 'the alias announced' });
+        expect(heard.changes[1]).toEqual({ tenant: 'shop', namespace: 'p', function: 'f' });
+      } finally {
+        await watch.close();
+      }
+      const before = heard.changes.length;
+      await fixture.peer.functions.setAlias('shop', 'p', 'f', 'canary', 1);
+      // A watch opened after that change hears the next one: by then the closed watch would have heard the first.
+      const after = recordingWatcher();
+      const probe = store.functions.watchRefs(after);
+      try {
+        await waitFor(() => after.states.at(-1) === true, { what: 'the probe live' });
+        await fixture.peer.functions.setAlias('shop', 'p', 'f', 'canary', 1);
+        await waitFor(() => after.changes.length === 1, { what: 'the probe hearing' });
+      } finally {
+        await probe.close();
+      }
+      expect(heard.changes.length).toBe(before);
     });
   });
 }
