@@ -65,6 +65,16 @@ describe('loadConfig', () => {
     expect(loadConfig('d', {}, { UHLP_MAX_SANDBOX_RESPONSE_BYTES: '65536' }).maxSandboxResponseBytes).toBe(65536);
   });
 
+  it('reads the MCP package cache volume of runner: mcp pods, and the mcp-host image', () => {
+    expect(loadConfig('d', {}, {}).pods.packageVolume).toBeUndefined();
+    expect(loadConfig('d', {}, { UHLP_MCP_PACKAGE_VOLUME: 'pvc:mcp-packages' }).pods.packageVolume).toEqual({ claimName: 'mcp-packages' });
+    expect(loadConfig('d', {}, { UHLP_MCP_PACKAGE_VOLUME: 'hostPath:/var/lib/uhlp/mcp' }).pods.packageVolume).toEqual({ hostPath: '/var/lib/uhlp/mcp' });
+    expect(loadConfig('d', {}, { UHLP_IMAGE_MCP: 'uhlp/mcp-host:dev' }).pods.images).toEqual({ mcp: 'uhlp/mcp-host:dev' });
+    for (const value of ['mcp-packages', 'pvc:', 'pvc:Bad_Name', 'hostPath:relative', 'hostPath:/a/../etc', 'nfs:/x']) {
+      expect(() => loadConfig('d', {}, { UHLP_MCP_PACKAGE_VOLUME: value }), value).toThrow(/UHLP_MCP_PACKAGE_VOLUME must be pvc:<claim name> or hostPath:<absolute directory>/);
+    }
+  });
+
   it('reads the Git source guard settings: allowed private host:port pairs and a CA file', () => {
     expect(loadConfig('d', {}, {}).gitSources).toEqual({ allowPrivate: [] });
     const config = loadConfig('d', {}, { UHLP_GIT_ALLOW_PRIVATE: ' Git.Internal:443, 127.0.0.1:8443,[::1]:9443 ', UHLP_GIT_CA_FILE: 'package.json' });

@@ -193,8 +193,15 @@ export interface PodsConfig {
    * replicas; 0 claims only on demand. @defaultValue 2 (`UHLP_POD_CLAIM_AHEAD`, 0 - 16)
    */
   readonly claimAhead: number;
-  /** Runner images for pools that name none; the operator's must be the same. @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`) */
-  readonly images: Readonly<{ jit?: string; llm?: string }>;
+  /** Runner images for pools that name none; the operator's must be the same. @defaultValue uhlp/jit-runner:latest, uhlp/llm-orchestrator:latest, uhlp/mcp-host:latest (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`, `UHLP_IMAGE_MCP`) */
+  readonly images: Readonly<{ jit?: string; llm?: string; mcp?: string }>;
+  /**
+   * The volume `runner: mcp` pods mount the MCP package cache from (read-only, a subPath
+   * per package): the one the core installs into at `UHLP_MCP_PACKAGE_CACHE`. The operator
+   * is given the same (`--mcp-package-volume`). @defaultValue none: such pools are refused
+   * on the pod driver (`UHLP_MCP_PACKAGE_VOLUME`: `pvc:<claim>` or `hostPath:<absolute dir>`)
+   */
+  readonly packageVolume?: Readonly<{ claimName: string } | { hostPath: string }>;
 }
 
 /** Workflow run records in the runtime store. */
@@ -577,8 +584,8 @@ export function loadLedgerPruneEnv(env: Environment = process.env): LedgerPruneE
 export interface OperatorEnv {
   /** `UHLP_LOG_LEVEL=debug` logs at debug; anything else at info. */
   readonly debug: boolean;
-  /** Runner images of the warm pods (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`, as for the core); flags win. */
-  readonly images: Readonly<{ jit?: string; llm?: string }>;
+  /** Runner images of the warm pods (`UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM`, `UHLP_IMAGE_MCP`, as for the core); flags win. */
+  readonly images: Readonly<{ jit?: string; llm?: string; mcp?: string }>;
 }
 
 export function loadOperatorEnv(env: Environment = process.env): OperatorEnv {
@@ -587,10 +594,10 @@ export function loadOperatorEnv(env: Environment = process.env): OperatorEnv {
 
 const IMAGE_REFERENCE = /^[a-z0-9][a-z0-9._/:@-]{0,254}$/i;
 
-/** Runner images from `UHLP_IMAGE_JIT` and `UHLP_IMAGE_LLM`, each an image reference. */
-function runnerImages(env: Environment): Readonly<{ jit?: string; llm?: string }> {
-  const images: { jit?: string; llm?: string } = {};
-  for (const [name, runner] of [['UHLP_IMAGE_JIT', 'jit'], ['UHLP_IMAGE_LLM', 'llm']] as const) {
+/** Runner images from `UHLP_IMAGE_JIT`, `UHLP_IMAGE_LLM` and `UHLP_IMAGE_MCP` (the mcp-host), each an image reference. */
+function runnerImages(env: Environment): Readonly<{ jit?: string; llm?: string; mcp?: string }> {
+  const images: { jit?: string; llm?: string; mcp?: string } = {};
+  for (const [name, runner] of [['UHLP_IMAGE_JIT', 'jit'], ['UHLP_IMAGE_LLM', 'llm'], ['UHLP_IMAGE_MCP', 'mcp']] as const) {
     const value = env[name] || undefined;
     if (value === undefined) continue;
     if (!IMAGE_REFERENCE.test(value)) invalid(name, 'an image reference', value);
@@ -609,7 +616,27 @@ function podsConfig(env: Environment): PodsConfig {
     invalid('UHLP_CORE_POD', 'a pod as <namespace>/<name>', corePod);
   }
   const claimAhead = env.UHLP_POD_CLAIM_AHEAD ? integer('UHLP_POD_CLAIM_AHEAD', env.UHLP_POD_CLAIM_AHEAD, 0, 16) : DEFAULT_CLAIM_AHEAD;
-  return Object.freeze({ ...(mcpUrl ? { mcpUrl } : {}), ...(namespace ? { namespace } : {}), ...(corePod ? { corePod } : {}), claimAhead, images: runnerImages(env) });
+  const volume = env.UHLP_MCP_PACKAGE_VOLUME || undefined;
+  const packageVolume = volume === undefined ? undefined : parsePackageVolume(volume);
+  if (volume !== undefined && packageVolume === undefined) invalid('UHLP_MCP_PACKAGE_VOLUME', 'pvc:<claim name> or hostPath:<absolute directory>', volume);
+  return Object.freeze({
+    ...(mcpUrl ? { mcpUrl } : {}),
+    ...(namespace ? { namespace } : {}),
+    ...(corePod ? { corePod } : {}),
+    claimAhead,
+    images: runnerImages(env),
+    ...(packageVolume ? { packageVolume } : {}),
+  });
+}
+
+/** `pvc:<claim>` or `hostPath:<absolute dir>`, as UHLP_MCP_PACKAGE_VOLUME and the operator's flag spell a package cache volume. */
+export function parsePackageVolume(value: string): { claimName: string } | { hostPath: string } | undefined {
+  const claim = /^pvc:([a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?)$/.exec(value);
+  if (claim) return Object.freeze({ claimName: claim[1]! });
+  const host = /^hostPath:(\/\S*)$/.exec(value);
+  // An absolute, normalized directory: no `..` that would leave what the operator meant to share.
+  if (host && path.posix.normalize(host[1]!) === host[1]) return Object.freeze({ hostPath: host[1]! });
+  return undefined;
 }
 
 const HOST_PORT = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)):(\d{1,5})$/;

@@ -158,6 +158,7 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
       runnerImages: section('Runner images of sandbox pods (driver `pod`), loaded into the nodes like the others; pods never pull them (`imagePullPolicy: Never`). The core and the operator get the same references; a changed one replaces the warm pods.', {
         jit: str('The jit-runner image; empty: `uhlp/jit-runner:<appVersion>`.', ''),
         llm: str('The llm-orchestrator image; empty: `uhlp/llm-orchestrator:<appVersion>`.', ''),
+        mcp: str('The mcp-host image of `runner: mcp` pools; empty: `uhlp/mcp-host:<appVersion>`.', ''),
       }),
     }),
     ledger: section('The hash-chained turn ledger, under the data volume.', {
@@ -201,6 +202,13 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
         default: [],
       }),
       secrets: str('A Secret of the release namespace whose key `secrets.yaml` maps secret names to {key: value}: the values behind remote servers\' secretRefs. Empty: none.', '', { pattern: `^$|${NAME}` }),
+      packageCache: section(
+        'The cache of stdio servers\' npm packages (driver `pod`): the core installs into it (read-write, at /var/lib/uhlp-mcp-packages) and each `runner: mcp` pod mounts its package from it read-only (a subPath). Set one of the two; neither: runner: mcp pools are refused on pods and keep no warm pods.',
+        {
+          claimName: str('A PersistentVolumeClaim of the release namespace, ReadWriteMany in a cluster of several nodes (the cores write, sandbox pods on any node read). Empty: none.', '', { pattern: `^$|${NAME}` }),
+          hostPath: str('A directory of the node instead (a one-node cluster: the core and the sandbox pods share its disk). Empty: none.', '', { pattern: '^$|^/\\S*$' }),
+        },
+      ),
     }),
     dataVolume: section('The core\'s data directory (revisions, ledgers): an emptyDir.', {
       sizeLimit: str('emptyDir size limit.', '2Gi', { pattern: '^[0-9]+(Ki|Mi|Gi|Ti)?$' }),

@@ -6,7 +6,7 @@
  * made (src/operator/release-uninstall.ts), then exits: the chart's pre-delete hook.
  */
 import http from 'node:http';
-import { loadOperatorEnv, type OperatorEnv } from '../config.js';
+import { loadOperatorEnv, parsePackageVolume, type OperatorEnv } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import type { SandboxPodsOptions } from '../operator/sandbox-pool-pods.js';
 import type { CommandSpec } from './command-spec.js';
@@ -20,6 +20,12 @@ const FLAGS = {
   'sandbox-pods': { type: 'boolean', help: "Keep each SandboxPool's warm pods, which cores of the pod driver claim" },
   'jit-image': { type: 'string', value: 'REF', help: 'With --sandbox-pods: the jit-runner image (UHLP_IMAGE_JIT)' },
   'llm-image': { type: 'string', value: 'REF', help: 'With --sandbox-pods: the llm-orchestrator image (UHLP_IMAGE_LLM)' },
+  'mcp-image': { type: 'string', value: 'REF', help: 'With --sandbox-pods: the mcp-host image of runner: mcp pools (UHLP_IMAGE_MCP)' },
+  'mcp-package-volume': {
+    type: 'string',
+    value: 'pvc:NAME|hostPath:DIR',
+    help: "With --sandbox-pods: the MCP package cache runner: mcp pods mount (the cores' UHLP_MCP_PACKAGE_VOLUME); none: no warm pods for them",
+  },
   'core-selector': { type: 'string', value: 'k=v,...', help: "With --sandbox-pods: the labels of the cores' pods, which the pools' NetworkPolicy lets in" },
   'core-port': { type: 'string', value: 'N', help: "With --sandbox-pods: the cores' port the sandbox pods may reach" },
   uninstall: { type: 'boolean', help: "Stop the operators of the Lease and delete what they made, then exit (the chart's pre-delete hook)" },
@@ -112,11 +118,18 @@ export async function operatorCommand(argv: string[]): Promise<number> {
  * the core) and where the core's pods are, for the pools' NetworkPolicy.
  */
 function sandboxPodsOptions(
-  values: { 'jit-image'?: string; 'llm-image'?: string; 'core-selector'?: string; 'core-port'?: string },
+  values: { 'jit-image'?: string; 'llm-image'?: string; 'mcp-image'?: string; 'mcp-package-volume'?: string; 'core-selector'?: string; 'core-port'?: string },
   images: OperatorEnv['images'],
 ): SandboxPodsOptions {
   const jit = values['jit-image'] ?? images.jit;
   const llm = values['llm-image'] ?? images.llm;
+  const mcp = values['mcp-image'] ?? images.mcp;
+  // runner: mcp pods mount the package cache the cores install into: the cores' UHLP_MCP_PACKAGE_VOLUME.
+  const volume = values['mcp-package-volume'];
+  const packageCache = volume === undefined ? undefined : parsePackageVolume(volume);
+  if (volume !== undefined && packageCache === undefined) {
+    throw new UhlpError('UHLP_CONFIG_INVALID', `--mcp-package-volume must be pvc:<claim name> or hostPath:<absolute directory>, got "${volume}"`, { name: '--mcp-package-volume' });
+  }
   const core: { selector?: Record<string, string>; port?: number } = {};
   const selector = values['core-selector'];
   if (selector !== undefined) {
@@ -133,5 +146,5 @@ function sandboxPodsOptions(
     }
     core.port = Number(port);
   }
-  return { images: { ...(jit ? { jit } : {}), ...(llm ? { llm } : {}) }, core };
+  return { images: { ...(jit ? { jit } : {}), ...(llm ? { llm } : {}), ...(mcp ? { mcp } : {}) }, core, ...(packageCache ? { packageCache } : {}) };
 }

@@ -129,6 +129,9 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       ...(Object.keys(config.pods.images).length > 0 ? { images: config.pods.images } : {}),
       ...(config.driver === 'pod' ? { podNamespace: config.pods.namespace ?? config.namespaces[0] } : {}),
       ...(config.driver === 'pod' && config.pods.corePod !== undefined ? { corePod: config.pods.corePod } : {}),
+      ...(config.driver === 'pod' && config.pods.packageVolume !== undefined
+        ? { packageCache: { root: config.mcpFederation.packageCache, volume: config.pods.packageVolume } }
+        : {}),
     }),
     strategy: poolStrategyFor(config.driver, { claimAhead: config.pods.claimAhead }),
     metrics,

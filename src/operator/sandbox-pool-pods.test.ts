@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { SandboxPoolResource } from '../k8s/custom-resources.js';
 import { podConfigHash } from '../sandbox/sandbox-pod.js';
-import { planPods, poolInput } from './sandbox-pool-pods.js';
+import { mcpPoolWaiting, planPods, poolInput, sandboxNetworkPolicy, warmPod } from './sandbox-pool-pods.js';
 
 function pool(replicas: number, maxSize: number): SandboxPoolResource {
   return {
@@ -14,6 +14,7 @@ function pool(replicas: number, maxSize: number): SandboxPoolResource {
 }
 
 const hash = podConfigHash(poolInput(pool(1, 1), {}));
+const mcpServer = { packageKey: '0123456789abcdef0123456789abcdef', entry: 'dist/index.js', args: ['stdio'], env: [] };
 
 function pod(name: string, state: 'warm' | 'claimed', options: { ready?: boolean; phase?: string; config?: string; deleting?: boolean } = {}): V1Pod {
   return {
@@ -63,10 +64,37 @@ describe('planPods', () => {
     expect(plan.remove).toEqual([]);
   });
 
-  it('keeps no warm pods for a runner: mcp pool (its server is not in a pod yet), and removes any', () => {
+  it('keeps no warm pods for a runner: mcp pool whose server no core has written yet, and removes any', () => {
     const mcp = pool(2, 5);
     (mcp.spec as { runner: string }).runner = 'mcp';
     expect(planPods(mcp, [pod('w', 'warm', { config: podConfigHash(poolInput(mcp, {})) })], {})).toMatchObject({ create: 0, target: 0, remove: [{ name: 'w' }] });
+  });
+
+  it('keeps the warm pods of a runner: mcp pool once a core wrote its server, and the package cache is configured', () => {
+    const mcp = pool(2, 5);
+    (mcp.spec as { runner: string }).runner = 'mcp';
+    const withServer = { ...mcp, spec: { ...mcp.spec, mcpServer } };
+    const options = { packageCache: { claimName: 'mcp-packages' } };
+    expect(mcpPoolWaiting(mcp, options)).toMatchObject({ reason: 'WaitingForServer' });
+    expect(mcpPoolWaiting(withServer, {})).toMatchObject({ reason: 'NoPackageCache' });
+    expect(mcpPoolWaiting(withServer, options)).toBeUndefined();
+    expect(planPods(withServer, [], {})).toMatchObject({ create: 0, target: 0 });
+    expect(planPods(withServer, [], options)).toMatchObject({ create: 2, target: 2 });
+    // The warm pod is the one the pod driver makes of the same launch: the server, its package, read-only.
+    const warm = warmPod(withServer, options) as { metadata: { labels: Record<string, string> }; spec: { containers: Array<{ args: string[]; volumeMounts: unknown[] }> } };
+    expect(warm.metadata.labels['uhlp.dev/config-hash']).toBe(podConfigHash(poolInput(withServer, options)));
+    expect(warm.spec.containers[0]!.args).toEqual(expect.arrayContaining(['--server-entry', '/mcp-server/dist/index.js', '--server-arg', 'stdio']));
+    expect(warm.spec.containers[0]!.volumeMounts).toContainEqual({ name: 'mcp-server', mountPath: '/mcp-server', subPath: mcpServer.packageKey, readOnly: true });
+  });
+
+  it('gives a runner: mcp pool no egress at all, and the core alone as its peer', () => {
+    const mcp = pool(1, 2);
+    (mcp.spec as { runner: string }).runner = 'mcp';
+    const policy = sandboxNetworkPolicy(mcp, {}) as { spec: { egress: unknown[]; ingress: unknown[]; policyTypes: string[] } };
+    expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(policy.spec.egress).toEqual([]);
+    expect(policy.spec.ingress).toHaveLength(1);
+    expect((sandboxNetworkPolicy(pool(1, 2), {}) as { spec: { egress: unknown[] } }).spec.egress).toHaveLength(1);
   });
 
   it('scales to zero', () => {

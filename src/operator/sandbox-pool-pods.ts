@@ -13,7 +13,7 @@ import { SANDBOX_POOL_KIND } from '../apps/schema/sandbox-pool-schema.js';
 import type { SandboxPoolResource } from '../k8s/custom-resources.js';
 import type { RunnerKind } from '../images/runner-files.js';
 import { ANNOTATION_CLAIMER_POD, LABEL_APP, LABEL_CONFIG, LABEL_POOL, LABEL_ROLE, LABEL_SANDBOX_STATE, ROLE_SANDBOX } from '../sandbox/sandbox-labels.js';
-import { POD_RUNNER_PORT, podConfigHash, sandboxPod, type SandboxPodInput } from '../sandbox/sandbox-pod.js';
+import { POD_RUNNER_PORT, podConfigHash, sandboxPod, type PackageCacheVolume, type SandboxPodInput } from '../sandbox/sandbox-pod.js';
 
 /** Where the core's pods are, for the NetworkPolicy: sandboxes may reach them and nothing else. */
 export interface CoreEndpoint {
@@ -27,15 +27,39 @@ export interface SandboxPodsOptions {
   /** Image per runner for pools that name none; must match the cores' (the pod hash includes it). @defaultValue RUNNER_IMAGES */
   readonly images?: Readonly<Partial<Record<RunnerKind, string>>>;
   readonly core?: Partial<CoreEndpoint>;
+  /** The MCP package cache runner: mcp pods mount (the cores' UHLP_MCP_PACKAGE_VOLUME). @defaultValue none: no warm pods for such pools */
+  readonly packageCache?: PackageCacheVolume;
 }
 
 export const DEFAULT_CORE_ENDPOINT: CoreEndpoint = { selector: { 'app.kubernetes.io/component': 'core' }, port: 8080 };
 
 /** The pool's declaration as the pod template takes it. */
 export function poolInput(pool: SandboxPoolResource, options: SandboxPodsOptions): SandboxPodInput {
-  const { appName, poolName, replicas: _replicas, ...settings } = pool.spec;
+  const { appName, poolName, replicas: _replicas, mcpServer, ...settings } = pool.spec;
   const spec = { name: poolName, ...settings } as PoolSpec;
-  return { namespace: pool.metadata.namespace, appId: appName, pool: spec, ...(options.images ? { images: options.images } : {}) };
+  return {
+    namespace: pool.metadata.namespace,
+    appId: appName,
+    pool: spec,
+    ...(options.images ? { images: options.images } : {}),
+    ...(spec.runner === 'mcp' && mcpServer !== undefined && options.packageCache !== undefined ? { mcpServer, packageCache: options.packageCache } : {}),
+  };
+}
+
+/**
+ * Why the operator keeps no warm pods for a runner: mcp pool, or undefined when it does:
+ * a pod needs the server's launch (the core writes it once it installed the package) and
+ * the volume of the package cache.
+ */
+export function mcpPoolWaiting(pool: SandboxPoolResource, options: SandboxPodsOptions): { reason: string; message: string } | undefined {
+  if (pool.spec.runner !== 'mcp') return undefined;
+  if (options.packageCache === undefined) {
+    return { reason: 'NoPackageCache', message: 'runner: mcp pods mount the MCP package cache, and the operator has none (--mcp-package-volume)' };
+  }
+  if (pool.spec.mcpServer === undefined) {
+    return { reason: 'WaitingForServer', message: "no warm pods until a core has installed the server's package and written spec.mcpServer" };
+  }
+  return undefined;
 }
 
 export interface PodPlan {
@@ -89,8 +113,8 @@ export function planPods(pool: SandboxPoolResource, pods: readonly V1Pod[], opti
       if (claimerPod) claimed.push({ name: pod.metadata!.name!, resourceVersion: pod.metadata?.resourceVersion, claimerPod });
     }
   }
-  // runner: mcp pools run on the process and Docker drivers only: a warm pod without its server would only fail.
-  const target = pool.spec.runner === 'mcp' ? 0 : Math.max(0, Math.min(pool.spec.replicas, pool.spec.maxSize - busy));
+  // A runner: mcp pod without its server's package would only fail.
+  const target = mcpPoolWaiting(pool, options) !== undefined ? 0 : Math.max(0, Math.min(pool.spec.replicas, pool.spec.maxSize - busy));
   // Not-ready pods first: a Ready one is what a core may be claiming right now.
   warm.sort((a, b) => Number(isReady(a)) - Number(isReady(b)));
   const extra = warm.length - target;
@@ -124,7 +148,8 @@ export function networkPolicyName(pool: SandboxPoolResource): string {
  * every tool call, file read and model call goes through it), and no DNS: the MCP
  * URL the core sends names an address. An app's capabilities (web fetch, shell)
  * run in the core's endpoint hosts behind MCP, never in the sandbox, so no app needs
- * more egress than this.
+ * more egress than this. A runner: mcp pod gets no egress at all: its server has no
+ * token, and nothing to ask the core, as its Docker container has no network.
  */
 export function sandboxNetworkPolicy(pool: SandboxPoolResource, options: SandboxPodsOptions): Record<string, unknown> {
   const core = { ...DEFAULT_CORE_ENDPOINT, ...options.core };
@@ -144,7 +169,7 @@ export function sandboxNetworkPolicy(pool: SandboxPoolResource, options: Sandbox
       podSelector: { matchLabels: { [LABEL_ROLE]: ROLE_SANDBOX, [LABEL_APP]: pool.spec.appName, [LABEL_POOL]: pool.spec.poolName } },
       policyTypes: ['Ingress', 'Egress'],
       ingress: [{ from: [corePeer], ports: [{ protocol: 'TCP', port: POD_RUNNER_PORT }] }],
-      egress: [{ to: [corePeer], ports: [{ protocol: 'TCP', port: core.port }] }],
+      egress: pool.spec.runner === 'mcp' ? [] : [{ to: [corePeer], ports: [{ protocol: 'TCP', port: core.port }] }],
     },
   };
 }

@@ -16,7 +16,7 @@ import { LABEL_APP, LABEL_POOL, LABEL_SANDBOX_POOL } from '../sandbox/sandbox-la
 import { sameStatus, setCondition, type ConditionInput } from './conditions.js';
 import { splitKey, type ReconcileResult } from './controller.js';
 import { ClaimerPods } from './claimer-pods.js';
-import { networkPolicyName, planPods, sandboxNetworkPolicy, warmPod, type PodPlan, type SandboxPodsOptions } from './sandbox-pool-pods.js';
+import { mcpPoolWaiting, networkPolicyName, planPods, sandboxNetworkPolicy, warmPod, type PodPlan, type SandboxPodsOptions } from './sandbox-pool-pods.js';
 
 /** What the operator needs to keep sandbox pods. */
 export interface SandboxPoolPods {
@@ -47,7 +47,7 @@ const FILLING_RECHECK_MS = 2000;
 const CLAIMS_RECHECK_MS = 5000;
 
 /** The status fields the operator owns, computed from the spec (and the pods, when it keeps them). */
-export function sandboxPoolStatus(pool: SandboxPoolResource, now: Date, plan?: PodPlan): SandboxPoolStatus {
+export function sandboxPoolStatus(pool: SandboxPoolResource, now: Date, plan?: PodPlan, options: SandboxPodsOptions = {}): SandboxPoolStatus {
   const { replicas, maxSize, appName, poolName } = pool.spec;
   const generation = pool.metadata.generation ?? 0;
   const held = Math.min(replicas, maxSize);
@@ -60,9 +60,10 @@ export function sandboxPoolStatus(pool: SandboxPoolResource, now: Date, plan?: P
   if (plan) {
     counts.readyReplicas = plan.ready;
     counts.busyReplicas = plan.busy;
+    const waiting = mcpPoolWaiting(pool, options);
     const warm: ConditionInput =
-      pool.spec.runner === 'mcp'
-        ? { type: 'Warm', status: 'False', reason: 'RunnerNotOnPods', message: 'runner: mcp pools run on the process and Docker drivers; no warm pods are kept', observedGeneration: generation }
+      waiting !== undefined
+        ? { type: 'Warm', status: 'False', ...waiting, observedGeneration: generation }
         : plan.ready >= plan.target
         ? { type: 'Warm', status: 'True', reason: 'Filled', message: `${plan.ready} warm sandbox pod(s) ready, ${plan.busy} busy`, observedGeneration: generation }
         : { type: 'Warm', status: 'False', reason: 'Filling', message: `${plan.ready} of ${plan.target} warm sandbox pod(s) ready, ${plan.busy} busy`, observedGeneration: generation };
@@ -91,7 +92,7 @@ export class SandboxPoolReconciler {
     if (!pool || pool.metadata.deletionTimestamp) return;
     let plan: PodPlan | undefined;
     if (this.deps.pods) plan = await this.convergePods(pool, this.deps.pods);
-    const status = sandboxPoolStatus(pool, (this.deps.now ?? (() => new Date()))(), plan);
+    const status = sandboxPoolStatus(pool, (this.deps.now ?? (() => new Date()))(), plan, this.deps.pods?.options);
     if (!sameStatus(pool.status, status)) await this.deps.client.patchStatus(SANDBOX_POOL, namespace, name, status);
     if (plan && (plan.create > 0 || plan.ready < plan.target)) return { requeueAfterMs: FILLING_RECHECK_MS };
     if (plan && plan.claimed.length > 0) return { requeueAfterMs: CLAIMS_RECHECK_MS };

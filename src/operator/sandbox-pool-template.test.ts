@@ -35,6 +35,12 @@ describe('sandboxPoolSpecPatch', () => {
     { name: 'mirrors a changed maxSize but keeps replicas', current: { ...existing, replicas: 3 }, declared: { ...pool, maxSize: 8 }, patch: { maxSize: 8 } },
     { name: 'resets replicas when minWarm changes', current: { ...existing, replicas: 3 }, declared: { ...pool, minWarm: 1 }, patch: { minWarm: 1, replicas: 1 } },
     { name: 'removes a field the declaration dropped', current: { ...existing, image: 'old' }, declared: pool, patch: { image: null } },
+    {
+      name: "keeps the MCP server's launch a core wrote (the declaration has none)",
+      current: { ...existing, mcpServer: { packageKey: '0123456789abcdef0123456789abcdef', entry: 'dist/index.js', args: [], env: [] } },
+      declared: pool,
+      patch: undefined,
+    },
     { name: 'replaces changed limits whole', current: existing, declared: { ...pool, limits: { ...pool.limits, memoryMb: 256 } }, patch: { limits: { ...pool.limits, memoryMb: 256 } } },
   ];
   for (const { name, current, declared, patch } of cases) {

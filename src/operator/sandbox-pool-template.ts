@@ -32,7 +32,14 @@ export function isControlledBy(pool: SandboxPoolResource, app: AppDefinitionReso
   );
 }
 
-// Every SandboxPool spec field except replicas mirrors the app's pool declaration.
+/**
+ * Spec fields the AppDefinition does not decide, left as found: replicas belongs to
+ * whoever scales the pool, mcpServer to the core (it writes the server's launch once it
+ * installed the package, which the operator cannot).
+ */
+const NOT_MIRRORED = new Set(['replicas', 'mcpServer']);
+
+// Every SandboxPool spec field except those mirrors the app's pool declaration.
 function mirroredSpec(appName: string, pool: PoolSpec): Omit<SandboxPoolSpec, 'replicas'> {
   const { name, ...settings } = pool;
   return { appName, poolName: name, ...settings };
@@ -62,7 +69,7 @@ export function sandboxPoolSpecPatch(existing: SandboxPoolSpec, appName: string,
   const current = existing as unknown as Record<string, unknown>;
   const patch: Record<string, unknown> = {};
   for (const key of new Set([...Object.keys(desired), ...Object.keys(current)])) {
-    if (key === 'replicas') continue;
+    if (NOT_MIRRORED.has(key)) continue;
     if (!isDeepStrictEqual(desired[key], current[key])) patch[key] = desired[key] ?? null; // null removes in a merge patch
   }
   if ('minWarm' in patch) patch.replicas = pool.minWarm;

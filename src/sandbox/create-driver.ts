@@ -11,7 +11,7 @@ import type { RunnerKind } from '../images/runner-files.js';
 import type { Logger } from '../logger.js';
 import { DockerDriver } from './docker-driver.js';
 import { operatorWarmedPool, operatorWarmedPoolWith, type OperatorWarmedPoolSettings } from './operator-warmed-pool.js';
-import { PodDriver } from './pod-driver.js';
+import { PodDriver, type PodDriverOptions } from './pod-driver.js';
 import type { PoolStrategyFactory } from './pool-strategy.js';
 import { ProcessDriver } from './process-driver.js';
 import { prepareProcessSandbox } from './process-sandbox.js';
@@ -41,6 +41,8 @@ export interface CreateDriverOptions {
   readonly podNamespace?: string;
   /** The core's own pod, `<namespace>/<name>`, recorded on the pods it claims (PodDriverOptions.corePod). @defaultValue none */
   readonly corePod?: string;
+  /** The MCP package cache of runner: mcp pods (PodDriverOptions.packageCache). @defaultValue none */
+  readonly packageCache?: PodDriverOptions['packageCache'];
   /** Cluster access of the pod driver. @defaultValue defaultKubeConfig(): $KUBECONFIG, ~/.kube/config, or in-cluster */
   readonly kubeConfig?: KubeConfig;
 }
@@ -89,7 +91,7 @@ export async function createSandboxDriver(name: SandboxDriverName, options: Crea
       const kubeConfig = options.kubeConfig ?? defaultKubeConfig();
       const namespace = options.podNamespace ?? ownNamespace() ?? 'default';
       options.logger.info({ driver: 'pod', namespace }, 'sandboxes are pods claimed from the SandboxPools of this namespace');
-      return new PodDriver({ logger: options.logger, instanceId: options.instanceId, kubeConfig, namespace, ...(options.images ? { images: options.images } : {}), ...(options.corePod ? { corePod: options.corePod } : {}) });
+      return new PodDriver({ logger: options.logger, instanceId: options.instanceId, kubeConfig, namespace, ...(options.images ? { images: options.images } : {}), ...(options.corePod ? { corePod: options.corePod } : {}), ...(options.packageCache ? { packageCache: options.packageCache } : {}) });
     }
   }
 }

@@ -48,8 +48,10 @@ export class OperatorWarmedPool implements KeptPool {
   private readonly scripts: ScriptPush;
   private readonly reserve: ClaimReserve | undefined;
   private readonly metrics: PoolStrategyOptions['metrics'];
+  private readonly options: PoolStrategyOptions;
 
   constructor(options: PoolStrategyOptions, settings: OperatorWarmedPoolSettings = {}) {
+    this.options = options;
     this.metrics = options.metrics;
     const pool = { ...options.pool, minWarm: 0 };
     const sandboxSpec = { ...options.sandboxSpec, pool };
@@ -104,7 +106,12 @@ export class OperatorWarmedPool implements KeptPool {
     this.claimed.release(lease, outcome);
   }
 
+  /** Starts the pool, once the driver had what the operator's warm pods need (a runner: mcp pool's server). */
   async start(): Promise<void> {
+    await this.options.driver.preparePool?.(this.options.sandboxSpec).catch((error: unknown) => {
+      // The pool still serves: it claims pods it makes itself; the operator keeps none warm meanwhile.
+      this.options.logger.warn({ app: this.appId, pool: this.pool.name, err: error instanceof Error ? error.message : error }, 'the pool could not be prepared for warm pods');
+    });
     await this.claimed.start();
     if (this.reserve) {
       this.reserve.start();

@@ -22,6 +22,7 @@
  * core adopts the pods claimed under its instance id (adopt), as the Docker driver
  * adopts its labelled containers.
  */
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   ApiException,
@@ -33,7 +34,8 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { APP_API_VERSION } from '../apps/schema/app-definition-schema.js';
-import { SANDBOX_POOL_KIND } from '../apps/schema/sandbox-pool-schema.js';
+import { SANDBOX_POOL_KIND, type McpServerLaunchSpec } from '../apps/schema/sandbox-pool-schema.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { UhlpError } from '../shared/errors.js';
 import { CustomResourceClient, SANDBOX_POOL, type SandboxPoolResource } from '../k8s/custom-resources.js';
 import { KeptAliveApi } from '../k8s/kept-alive-api.js';
@@ -56,7 +58,7 @@ import {
   LABEL_SANDBOX_STATE,
   ROLE_SANDBOX,
 } from './sandbox-labels.js';
-import { POD_RUNNER_PORT, podConfigHash, sandboxPod, type OwnerRef, type SandboxPodInput } from './sandbox-pod.js';
+import { POD_RUNNER_PORT, podConfigHash, sandboxPod, type OwnerRef, type PackageCacheVolume, type SandboxPodInput } from './sandbox-pod.js';
 
 export interface PodDriverOptions {
   readonly logger: Logger;
@@ -77,6 +79,11 @@ export interface PodDriverOptions {
   readonly startTimeoutMs?: number;
   /** Share of the pool's memory limit given to the V8 heap. @defaultValue 0.5 */
   readonly heapShare?: number;
+  /**
+   * The MCP package cache as the core sees it (`root`, where it installs packages) and as
+   * pods mount it (`volume`): runner: mcp pools need it. @defaultValue none: such pools are refused
+   */
+  readonly packageCache?: { readonly root: string; readonly volume: PackageCacheVolume };
 }
 
 interface PodHandle extends SandboxHandle {
@@ -147,14 +154,10 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
     if (this.closed) {
       return Promise.reject(new UhlpError('UHLP_SHUTTING_DOWN', 'the pod driver is closed', { app: spec.appId, pool: spec.pool.name }));
     }
-    // A stdio MCP server's package lives in the core's cache, which a pod cannot mount: said plainly, not a pod that fails.
-    if (spec.pool.runner === 'mcp') {
-      return Promise.reject(
-        new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `pool ${spec.pool.name} has runner: mcp, which the pod driver does not run yet; use the process or Docker driver`, {
-          app: spec.appId,
-          pool: spec.pool.name,
-        }),
-      );
+    try {
+      this.podInput(spec);
+    } catch (error) {
+      return Promise.reject(error);
     }
     return this.claimOrCreate(spec, signal);
   }
@@ -169,7 +172,7 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
 
   /** A warm pod of the pool, claimed (the compare-and-swap of `claim`); undefined when none is left to claim. */
   async claimWarm(spec: SandboxSpec): Promise<SandboxHandle | undefined> {
-    if (this.closed || spec.pool.runner === 'mcp') return undefined;
+    if (this.closed) return undefined;
     await this.watch();
     const hash = podConfigHash(this.podInput(spec));
     const started = performance.now();
@@ -255,6 +258,13 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
   }
 
   private async createOnDemand(spec: SandboxSpec, input: SandboxPodInput, signal: AbortSignal | undefined): Promise<SandboxHandle> {
+    // A miss of a runner: mcp pool may be one because its SandboxPool did not exist yet when the pool
+    // started (the operator makes it from the same AppDefinition meanwhile): the server is written now.
+    if (spec.pool.runner === 'mcp') {
+      void this.preparePool(spec).catch((error: unknown) => {
+        this.options.logger.warn({ app: spec.appId, pool: spec.pool.name, err: errorText(error) }, "the MCP server of the pool's warm pods could not be written");
+      });
+    }
     const owner = await this.ownerOf(spec);
     const manifest = sandboxPod(input, {
       state: 'claimed',
@@ -371,9 +381,36 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
     return answer?.status === 200;
   }
 
+  /**
+   * A runner: mcp pool's server, written into its SandboxPool (`spec.mcpServer`) when it
+   * differs: the operator cannot install packages, and makes the pool's warm pods from it.
+   * Pools the operator did not make (no SandboxPool, a community server's) are left alone:
+   * their pods are made on demand. Called when the pool starts, and again at each miss.
+   */
+  async preparePool(spec: SandboxSpec): Promise<void> {
+    if (spec.pool.runner !== 'mcp') return;
+    let mcpServer: McpServerLaunchSpec;
+    try {
+      mcpServer = this.mcpServerOf(spec);
+    } catch (error) {
+      this.options.logger.warn({ app: spec.appId, pool: spec.pool.name, err: error instanceof Error ? error.message : error }, 'runner: mcp pool the pods cannot run');
+      return;
+    }
+    const name = `${spec.appId}-${spec.pool.name}`;
+    const pool = await this.pools.get<SandboxPoolResource>(SANDBOX_POOL, this.options.namespace, name);
+    if (pool === undefined || canonicalJson(pool.spec.mcpServer ?? null) === canonicalJson(mcpServer)) return;
+    await this.pools.patch(SANDBOX_POOL, this.options.namespace, name, { spec: { mcpServer } });
+    this.options.logger.info({ app: spec.appId, pool: spec.pool.name, packageKey: mcpServer.packageKey }, "wrote the MCP server of the pool's warm pods");
+  }
+
   async adopt(appId: string, poolName: string, spec?: SandboxSpec): Promise<SandboxHandle[]> {
     await this.watch();
-    const hash = spec ? podConfigHash(this.podInput(spec)) : undefined;
+    let hash: string | undefined;
+    try {
+      hash = spec ? podConfigHash(this.podInput(spec)) : undefined;
+    } catch {
+      return []; // a pool the pods cannot run: its first create says why
+    }
     const adopted: SandboxHandle[] = [];
     for (const pod of this.informer.list(this.options.namespace)) {
       const labels = pod.metadata?.labels ?? {};
@@ -413,14 +450,34 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
     return this.watching;
   }
 
+  /** The pod's input; a runner: mcp pool the pods cannot run is refused here, with the reason. */
   private podInput(spec: SandboxSpec): SandboxPodInput {
+    const mcpServer = spec.pool.runner === 'mcp' ? this.mcpServerOf(spec) : undefined;
     return {
       namespace: this.options.namespace,
       appId: spec.appId,
       pool: spec.pool,
       ...(this.options.images ? { images: this.options.images } : {}),
       ...(this.options.heapShare !== undefined ? { heapShare: this.options.heapShare } : {}),
+      ...(mcpServer !== undefined ? { mcpServer, packageCache: this.options.packageCache!.volume } : {}),
     };
+  }
+
+  /** The server of a runner: mcp pool as its pods start it: its package as a directory of the cache volume. */
+  private mcpServerOf(spec: SandboxSpec): McpServerLaunchSpec {
+    const launch = spec.mcpServer;
+    const refuse = (why: string): UhlpError =>
+      new UhlpError('UHLP_SANDBOX_UNAVAILABLE', `pool ${spec.pool.name} has runner: mcp: ${why}`, { app: spec.appId, pool: spec.pool.name });
+    if (launch === undefined) throw refuse('no MCP server names it');
+    // A script server starts with its sandbox, from the app's files, which a pod does not have: the other runners
+    // get their scripts along with an execution (script-push.ts), an mcp-host gets none, and it has no MCP token
+    // to read them with.
+    if (launch.packageDir === undefined) throw refuse('a script server of the app runs on the process and Docker drivers only; the pod driver runs npm package servers');
+    const cache = this.options.packageCache;
+    if (cache === undefined) throw refuse('no MCP package cache volume is configured for pods (UHLP_MCP_PACKAGE_VOLUME)');
+    const packageKey = path.relative(cache.root, launch.packageDir);
+    if (!/^[0-9a-f]{16,128}$/.test(packageKey)) throw refuse(`its package ${launch.packageDir} is not an entry of the package cache ${cache.root}`);
+    return { packageKey, entry: launch.entry, args: [...launch.args], env: [...(launch.env ?? [])] };
   }
 
   /** The pool's SandboxPool as an owner, when the operator made one (`<app>-<pool>`). */

@@ -97,6 +97,12 @@ export interface SandboxDriver {
    * another configuration (image, limits, network) are removed, not adopted.
    */
   adopt?(appId: string, poolName: string, spec?: SandboxSpec): Promise<SandboxHandle[]>;
+  /**
+   * Tells the driver that a pool of this spec starts, before any sandbox of it is asked
+   * for. Optional: the pod driver writes a `runner: mcp` pool's server into its SandboxPool,
+   * from which the operator makes the pool's warm pods.
+   */
+  preparePool?(spec: SandboxSpec): Promise<void>;
   /** Releases driver-wide resources after every sandbox is destroyed. */
   close(): Promise<void>;
 }

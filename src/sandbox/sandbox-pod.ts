@@ -12,9 +12,18 @@
  * over the network (the core's MCP URL, sent in every request), and a jit-runner
  * reads its scripts through MCP into /work (`--definitions-via-mcp`): a pod shares
  * no file system with the core.
+ *
+ * A `runner: mcp` pod runs the mcp-host with its stdio server (the same flags as the
+ * Docker driver's container): the server's package is the one file system it shares,
+ * read-only: the package cache volume the core installs into, mounted with a subPath
+ * of the package's hash directory at /mcp-server. It reads no app files and gets no
+ * MCP endpoint (it has no token, and nothing to ask the core).
  */
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
+import type { McpServerLaunchSpec } from '../apps/schema/sandbox-pool-schema.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { IMAGE_APP_DIR, pythonImageCommand, pythonSeccompArgs, RUNNER_IMAGES, SANDBOX_UID } from '../images/build-images.js';
 import { IMAGE_NODE_PATH } from '../images/node-runtime.js';
 import { isPythonRunner, RUNNER_PROGRAMS, type RunnerKind } from '../images/runner-files.js';
@@ -28,6 +37,16 @@ export type PodState = 'warm' | 'claimed';
 export const POD_RUNNER_PORT = 8080;
 const POD_WORK = '/work';
 const POD_DEFINITIONS = `${POD_WORK}/.definitions`;
+/** Where a stdio MCP server's package is mounted, as in a container (docker-container-spec.ts). */
+const POD_MCP_SERVER = '/mcp-server';
+
+/**
+ * The volume of the MCP package cache, as the core and the operator are configured
+ * with it (the chart's `core.mcp.packageCache`): a PersistentVolumeClaim (ReadWriteMany
+ * in a real cluster: the core writes, pods read) or a directory of the node (a one-node
+ * cluster, where the core runs beside the kubelet).
+ */
+export type PackageCacheVolume = { readonly claimName: string } | { readonly hostPath: string };
 
 export interface SandboxPodInput {
   readonly namespace: string;
@@ -37,6 +56,10 @@ export interface SandboxPodInput {
   readonly images?: Readonly<Partial<Record<RunnerKind, string>>>;
   /** Share of the memory limit given to the V8 heap. @defaultValue 0.5 */
   readonly heapShare?: number;
+  /** runner: mcp: the server the pod runs. @defaultValue none */
+  readonly mcpServer?: McpServerLaunchSpec;
+  /** Where `mcpServer.packageKey` is found; required with mcpServer. @defaultValue none */
+  readonly packageCache?: PackageCacheVolume;
 }
 
 export interface OwnerRef {
@@ -65,8 +88,19 @@ export function podImage(input: SandboxPodInput): string {
 /** What decides how a sandbox pod behaves; pods with another hash are never claimed. */
 export function podConfigHash(input: SandboxPodInput): string {
   const { runner, limits, concurrency } = input.pool;
-  const config = { image: podImage(input), runner, limits, concurrency, heapShare: input.heapShare ?? 0.5, layout: 3 };
-  return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
+  const config = {
+    image: podImage(input),
+    runner,
+    limits,
+    concurrency,
+    heapShare: input.heapShare ?? 0.5,
+    layout: 3,
+    // Only where there is one: the hashes of other pools' pods stay what they were.
+    ...(input.mcpServer !== undefined ? { mcpServer: input.mcpServer, packageCache: input.packageCache ?? null } : {}),
+  };
+  // Canonical JSON: the operator reads the pool back from the API server, which orders an object's keys its own
+  // way (`limits`, a launch), and a core may read it from a YAML file: the same pool must give the same hash.
+  return createHash('sha256').update(canonicalJson(config)).digest('hex').slice(0, 16);
 }
 
 /** The label selector of a pool's pods (all states). */
@@ -83,8 +117,9 @@ function generateName(appId: string, poolName: string): string {
 export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Record<string, unknown> {
   const { pool } = input;
   const program = RUNNER_PROGRAMS[pool.runner];
+  const mcp = mcpParts(input);
   const heapMb = Math.max(8, Math.floor(pool.limits.memoryMb * (input.heapShare ?? 0.5)));
-  const readable = [IMAGE_APP_DIR, POD_WORK];
+  const readable = mcp ? [IMAGE_APP_DIR, POD_WORK, POD_MCP_SERVER] : [IMAGE_APP_DIR, POD_WORK];
   const labels: Record<string, string> = {
     ...placement.labels,
     [LABEL_ROLE]: ROLE_SANDBOX,
@@ -133,7 +168,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
           args: [
             '--listen',
             `tcp:0.0.0.0:${POD_RUNNER_PORT}`,
-            ...(program.readsDefinitions ? ['--definitions', POD_DEFINITIONS, '--definitions-via-mcp'] : []),
+            ...(program.readsDefinitions && !mcp ? ['--definitions', POD_DEFINITIONS, '--definitions-via-mcp'] : []),
             '--work-dir',
             POD_WORK,
             '--concurrency',
@@ -141,6 +176,7 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             '--drain-on-sigterm',
             // RuntimeDefault lets a process fork and exec: the python runner loads the sandboxes' policy itself (seccomp_self.py).
             ...(isPythonRunner(pool.runner) ? [...pythonMemoryArgs(pool.limits.memoryMb), ...pythonSeccompArgs()] : []),
+            ...(mcp?.args ?? []),
           ],
           env: [
             { name: 'NODE_OPTIONS', value: `--max-old-space-size=${heapMb}` },
@@ -172,10 +208,32 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             privileged: false,
             capabilities: { drop: ['ALL'] },
           },
-          volumeMounts: [{ name: 'work', mountPath: POD_WORK }],
+          volumeMounts: [{ name: 'work', mountPath: POD_WORK }, ...(mcp ? [mcp.mount] : [])],
         },
       ],
-      volumes: [{ name: 'work', emptyDir: { sizeLimit: '256Mi' } }],
+      volumes: [{ name: 'work', emptyDir: { sizeLimit: '256Mi' } }, ...(mcp ? [mcp.volume] : [])],
     },
+  };
+}
+
+/**
+ * The mcp-host's server flags, and the package's read-only mount: the cache volume
+ * with a subPath of the package's directory, so the pod sees that package and no other.
+ */
+function mcpParts(input: SandboxPodInput): { args: string[]; mount: Record<string, unknown>; volume: Record<string, unknown> } | undefined {
+  const server = input.mcpServer;
+  if (input.pool.runner !== 'mcp' || server === undefined) return undefined;
+  const cache = input.packageCache;
+  if (cache === undefined) throw new Error(`pool ${input.pool.name} runs an MCP server package, and no package cache volume is configured`);
+  const source = 'claimName' in cache ? { persistentVolumeClaim: { claimName: cache.claimName, readOnly: true } } : { hostPath: { path: cache.hostPath, type: 'Directory' } };
+  return {
+    args: [
+      '--server-entry',
+      path.posix.join(POD_MCP_SERVER, server.entry),
+      ...server.args.flatMap((arg) => ['--server-arg', arg]),
+      ...server.env.flatMap((variable) => ['--server-env', variable]),
+    ],
+    mount: { name: 'mcp-server', mountPath: POD_MCP_SERVER, subPath: server.packageKey, readOnly: true },
+    volume: { name: 'mcp-server', ...source },
   };
 }

@@ -6,7 +6,7 @@ describeFederation({
   driver: 'docker',
   before: testImages,
   // The hostile server's containers of this core: their work tree (a label) is under its data directory.
-  async killHostileServer(core) {
+  async killServer(core) {
     const containers = await docker.listContainers({ filters: JSON.stringify({ label: ['uhlp.dev/app=fed', 'uhlp.dev/pool=hostile'] }) });
     const ours = containers.filter((container) => Object.values(container.Labels).some((value) => value.startsWith(core.dataDir)));
     await Promise.all(ours.map((container) => docker.getContainer(container.Id).kill({ signal: 'SIGKILL' }).catch(() => undefined)));

@@ -149,7 +149,7 @@ describe('helm lint and template', () => {
     // The default driver is `pod`: the operator keeps the warm sandbox pods, of the appVersion's runner images.
     expect((operator.spec as any).template.spec.containers[0].args).toEqual([
       'operator', '--metrics-port', '9090', '--lease-namespace', 'uhlp-system', '--namespace', 'uhlp-system',
-      '--sandbox-pods', '--jit-image', 'uhlp/jit-runner:0.1.0', '--llm-image', 'uhlp/llm-orchestrator:0.1.0',
+      '--sandbox-pods', '--jit-image', 'uhlp/jit-runner:0.1.0', '--llm-image', 'uhlp/llm-orchestrator:0.1.0', '--mcp-image', 'uhlp/mcp-host:0.1.0',
       '--core-selector', 'app.kubernetes.io/name=uhlp,app.kubernetes.io/instance=rel,app.kubernetes.io/component=core', '--core-port', '8080',
     ]);
     expect((operator.spec as any).template.spec.containers[0].image).toBe('uhlp/uhlp:0.1.0');
@@ -160,6 +160,25 @@ describe('helm lint and template', () => {
     expect(hook.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-delete' });
     expect((hook.spec as any).template.spec.serviceAccountName).toBe('rel-uhlp-operator');
     expect((hook.spec as any).template.spec.containers[0].args).toEqual(['operator', '--uninstall', '--lease-namespace', 'uhlp-system', '--namespace', 'uhlp-system', '--sandbox-pods']);
+  });
+
+  it("renders the MCP package cache: the core's read-write mount and settings, the operator's flag; a hostPath on a one-node cluster", async () => {
+    for (const [value, volume, source] of [
+      ['core.mcp.packageCache.claimName=mcp-packages', 'pvc:mcp-packages', { persistentVolumeClaim: { claimName: 'mcp-packages' } }],
+      ['core.mcp.packageCache.hostPath=/var/lib/uhlp/mcp', 'hostPath:/var/lib/uhlp/mcp', { hostPath: { path: '/var/lib/uhlp/mcp', type: 'DirectoryOrCreate' } }],
+    ] as const) {
+      const rendered = objects(await helmOk(['template', 'rel', CHART, '-n', 'uhlp-system', '--set', value]));
+      const settings = rendered.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'rel-uhlp-core')!;
+      expect(settings.data).toMatchObject({ UHLP_MCP_PACKAGE_CACHE: '/var/lib/uhlp-mcp-packages', UHLP_MCP_PACKAGE_VOLUME: volume, UHLP_IMAGE_MCP: 'uhlp/mcp-host:0.1.0' });
+      const core = (rendered.find((object) => object.kind === 'Deployment' && object.metadata.name === 'rel-uhlp-core')!.spec as any).template.spec;
+      expect(core.volumes).toContainEqual({ name: 'mcp-packages', ...source });
+      expect(core.containers[0].volumeMounts).toContainEqual({ name: 'mcp-packages', mountPath: '/var/lib/uhlp-mcp-packages' });
+      const operator = (rendered.find((object) => object.kind === 'Deployment' && object.metadata.name === 'rel-uhlp-operator')!.spec as any).template.spec;
+      expect(operator.containers[0].args.join(' ')).toContain(`--mcp-package-volume ${volume}`);
+    }
+    // None by default: runner: mcp pools are refused on pods, and keep no warm pods.
+    const plain = objects(await helmOk(['template', 'rel', CHART, '-n', 'uhlp-system']));
+    expect(plain.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'rel-uhlp-core')!.data).not.toHaveProperty('UHLP_MCP_PACKAGE_VOLUME');
   });
 
   it('renders every option', async () => {

@@ -26,11 +26,25 @@ import { reply, startOpenAiTestServer, type OpenAiTestServer } from './openai-te
 import { UHLP_BIN, copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 
 export interface FederationSuiteOptions {
-  readonly driver: 'process' | 'docker';
-  /** Runs first (Docker: the engine answers and the images are built). */
-  readonly before?: () => Promise<unknown>;
-  /** Kills the processes of the hostile server's sandboxes from outside; answers how many. */
-  killHostileServer(core: UhlpProcess): Promise<number>;
+  readonly driver: 'process' | 'docker' | 'pod';
+  /**
+   * Runs first (Docker: the engine answers and the images are built); answers what the
+   * core needs beside (pods: the cluster, the images, the address pods reach the core at).
+   */
+  readonly before?: (core: { port: number }) => Promise<{ args?: string[]; env?: Record<string, string> } | unknown>;
+  /**
+   * The driver runs the app's script servers (hostile, modernstdio). @defaultValue true;
+   * the pod driver refuses them, and the suite checks that it says so.
+   */
+  readonly scriptServers?: boolean;
+  /**
+   * Kills, from outside, the server the mid-call tool runs in; answers how many it killed.
+   * The call is `app.hostile.sleep` where script servers run, else server-everything's
+   * `trigger-long-running-operation`.
+   */
+  killServer(core: UhlpProcess): Promise<number>;
+  /** Runs last, after the core stopped. */
+  readonly after?: () => Promise<unknown>;
 }
 
 const run = promisify(execFile);
@@ -101,8 +115,12 @@ export function describeFederation(options: FederationSuiteOptions): void {
     return port;
   }
 
+  const scriptServers = options.scriptServers ?? true;
+  let listedNames: string[] = [];
+
   beforeAll(async () => {
-    await options.before?.();
+    const corePort = await freePort();
+    const extra = ((await options.before?.({ port: corePort })) ?? {}) as { args?: string[]; env?: Record<string, string> };
     const [remotePort, modernPort] = await Promise.all([startRemoteEverything(), startModernServer()]);
     llm = await startOpenAiTestServer();
     const dir = copyFixture('federation');
@@ -110,7 +128,8 @@ export function describeFederation(options: FederationSuiteOptions): void {
     writeFileSync(appFile, readFileSync(appFile, 'utf8').replace('REMOTE_PORT', String(remotePort)).replace('MODERN_PORT', String(modernPort)));
     const secrets = path.join(dir, '..', `secrets-${process.pid}.yaml`);
     writeFileSync(secrets, `modern-server:\n  token: ${MODERN_TOKEN}\n`);
-    core = await startUhlpDev(dir, ['--driver', options.driver], 240_000, undefined, {
+    core = await startUhlpDev(dir, ['--driver', options.driver, ...(extra.args ?? [])], 240_000, undefined, {
+      ...extra.env,
       UHLP_MCP_PACKAGE_CACHE: PACKAGE_CACHE,
       UHLP_MCP_SECRETS_FILE: secrets,
       UHLP_MCP_ALLOW_PRIVATE: `127.0.0.1:${remotePort},127.0.0.1:${modernPort}`,
@@ -123,6 +142,22 @@ export function describeFederation(options: FederationSuiteOptions): void {
       if (Date.now() > deadline) throw new Error(`pools not ready: ${await (await fetch(`${core.url}/readyz`)).text()}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
+    // Pods claimed without an operator keeping them warm start at their first use: the first
+    // listing starts each server's, and answers once they all answer.
+    const packaged = ['app.memory.read_graph', 'app.fs.list_directory', 'app.everything.echo'];
+    const { url, token } = await mcpToken('fed');
+    const listed = async (): Promise<string[]> => {
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      return ((await answer.json()) as { result?: { tools?: Array<{ name: string }> } }).result?.tools?.map((tool) => tool.name) ?? [];
+    };
+    while (!packaged.every((name) => listedNames.includes(name))) {
+      if (Date.now() > deadline) throw new Error(`the stdio servers did not list their tools: ${listedNames.join(', ')}`);
+      listedNames = await listed();
+    }
   }, 300_000);
 
   afterAll(async () => {
@@ -131,6 +166,7 @@ export function describeFederation(options: FederationSuiteOptions): void {
     await llm?.close();
     remote?.kill();
     modern?.close();
+    await options.after?.();
   });
 
   async function mcpToken(appId: string): Promise<{ url: string; token: string }> {
@@ -173,10 +209,11 @@ export function describeFederation(options: FederationSuiteOptions): void {
     it('lists the granted tools of every server, the same to both protocol revisions', async () => {
       const names = (await (await modernClient('fed')).listTools()).tools.map((tool) => tool.name);
       const federated = names.filter((name) => name.startsWith('app.')).sort();
-      expect(federated).toEqual(expect.arrayContaining(['app.memory.create_entities', 'app.memory.read_graph', 'app.fs.list_directory', 'app.fs.read_text_file', 'app.everything.echo', 'app.remote.echo', 'app.modern.whoami', 'app.hostile.echo']));
+      const servedHere = scriptServers ? ['app.hostile.echo'] : [];
+      expect(federated).toEqual(expect.arrayContaining(['app.memory.create_entities', 'app.memory.read_graph', 'app.fs.list_directory', 'app.fs.read_text_file', 'app.everything.echo', 'app.remote.echo', 'app.modern.whoami', ...servedHere]));
       // Forbidden globs win over allow; tools no allow glob names are not listed; a lying server's bad entries are dropped.
       for (const absent of ['app.fs.write_file', 'app.fs.move_file', 'app.everything.get-tiny-image', 'app.remote.get-sum', 'app.hostile.noschema', 'app.hostile.bad name!']) expect(names).not.toContain(absent);
-      expect(federated.filter((name) => name === 'app.hostile.echo')).toHaveLength(1);
+      expect(federated.filter((name) => name === 'app.hostile.echo')).toHaveLength(scriptServers ? 1 : 0);
       expect(names).toContain('core.framework.getConfigValue');
 
       const legacy = (await (await legacyClient('fed')).listTools()).tools.map((tool) => tool.name);
@@ -208,55 +245,68 @@ export function describeFederation(options: FederationSuiteOptions): void {
       expect(new Set(modernAuthorizations)).toEqual(new Set([`Bearer ${MODERN_TOKEN}`]));
     });
 
-    it('reaches a stdio server of the 2026-07-28 revision with the per-request envelope, and 2025 servers with initialize', async () => {
-      expect(text(await one('app.modernstdio.era'))).toBe('served on 2026-07-28 for uhlp-mcp-host');
-    });
+    if (scriptServers) {
+      it('reaches a stdio server of the 2026-07-28 revision with the per-request envelope, and 2025 servers with initialize', async () => {
+        expect(text(await one('app.modernstdio.era'))).toBe('served on 2026-07-28 for uhlp-mcp-host');
+      });
+    } else {
+      it("refuses the app's script servers on this driver, saying why, and serves the others", async () => {
+        expect((await one('app.hostile.echo', { text: 'x' })).error).toMatchObject({ code: 'UHLP_MCP_SERVER_UNAVAILABLE', status: 503, details: { server: 'app.hostile', cause: 'UHLP_SANDBOX_UNAVAILABLE' } });
+        const refused = await (await modernClient('fed')).callTool({ name: 'app.hostile.echo', arguments: { text: 'x' } });
+        expect(refused.structuredContent).toMatchObject({ code: 'UHLP_MCP_SERVER_UNAVAILABLE', message: expect.stringMatching(/script server of the app runs on the process and Docker drivers only/) });
+        expect(text(await one('app.everything.echo', { message: 'still served' }))).toBe('Echo: still served');
+      });
+    }
 
     it('refuses what the capabilities do not grant, listing and calling alike, and keeps apps apart', async () => {
       expect((await one('app.everything.get-tiny-image')).error).toMatchObject({ code: 'UHLP_CAPABILITY_DENIED', details: { capability: 'mcp', rule: 'allow' } });
       expect((await one('app.fs.move_file', { source: 'a', destination: 'b' })).error).toMatchObject({ code: 'UHLP_CAPABILITY_DENIED', details: { rule: 'forbidden' } });
       expect((await one('app.nowhere.tool')).error).toMatchObject({ code: 'UHLP_MCP_TOOL_NOT_FOUND' });
       // Granted by a glob, but not in the server's list: never sent to the server.
-      expect((await one('app.hostile.noschema')).error).toMatchObject({ code: 'UHLP_MCP_TOOL_NOT_FOUND' });
+      if (scriptServers) expect((await one('app.hostile.noschema')).error).toMatchObject({ code: 'UHLP_MCP_TOOL_NOT_FOUND' });
       const reach = await (await fetch(`${core.url}/plain/reach`)).json();
       expect(reach).toEqual({ error: { code: 'UHLP_MCP_TOOL_NOT_FOUND', status: 404 } });
       // risk_level: critical holds for federated tools: outside a workflow run that allows it, refused.
-      expect((await one('app.hostile.slow', { text: '10' })).error).toMatchObject({ code: 'UHLP_TOOL_APPROVAL_REQUIRED' });
+      if (scriptServers) expect((await one('app.hostile.slow', { text: '10' })).error).toMatchObject({ code: 'UHLP_TOOL_APPROVAL_REQUIRED' });
       const client = await modernClient('fed');
       const refused = await client.callTool({ name: 'app.fs.write_file', arguments: { path: '/work/files/y', content: 'y' } });
       expect(refused.isError).toBe(true);
       expect(refused.structuredContent).toMatchObject({ code: 'UHLP_CAPABILITY_DENIED' });
     });
 
-    it.each([
-      ['flood', 'ok', /flooded/],
-      ['not-json', 'ok', /after garbage/],
-      ['ask-back', 'ok', /got error -32601/],
-      ['hang', 'UHLP_MCP_SERVER_TIMEOUT', undefined],
-      ['wrong-id', 'UHLP_MCP_SERVER_TIMEOUT', undefined],
-      ['huge', 'UHLP_MCP_SERVER_OUTPUT_TOO_LARGE', undefined],
-      ['liar', 'UHLP_MCP_SERVER_PROTOCOL_ERROR', undefined],
-      ['crash', 'UHLP_MCP_SERVER_CRASHED', undefined],
-    ])('contains a hostile server that does %s: %s', async (tool, outcome, answer) => {
-      const result = await one(`app.hostile.${tool}`, { text: 'x' });
-      if (outcome === 'ok') expect(text(result)).toMatch(answer!);
-      else expect(result.error).toMatchObject({ code: outcome, details: { server: 'app.hostile' } });
-      // The core and the server keep serving.
-      expect(text(await one('app.hostile.echo', { text: 'still here' }))).toBe('echo: still here');
-      expect((await (await fetch(`${core.url}/healthz`)).status)).toBe(200);
-    });
+    if (scriptServers) {
+      it.each([
+        ['flood', 'ok', /flooded/],
+        ['not-json', 'ok', /after garbage/],
+        ['ask-back', 'ok', /got error -32601/],
+        ['hang', 'UHLP_MCP_SERVER_TIMEOUT', undefined],
+        ['wrong-id', 'UHLP_MCP_SERVER_TIMEOUT', undefined],
+        ['huge', 'UHLP_MCP_SERVER_OUTPUT_TOO_LARGE', undefined],
+        ['liar', 'UHLP_MCP_SERVER_PROTOCOL_ERROR', undefined],
+        ['crash', 'UHLP_MCP_SERVER_CRASHED', undefined],
+      ])('contains a hostile server that does %s: %s', async (tool, outcome, answer) => {
+        const result = await one(`app.hostile.${tool}`, { text: 'x' });
+        if (outcome === 'ok') expect(text(result)).toMatch(answer!);
+        else expect(result.error).toMatchObject({ code: outcome, details: { server: 'app.hostile' } });
+        // The core and the server keep serving.
+        expect(text(await one('app.hostile.echo', { text: 'still here' }))).toBe('echo: still here');
+        expect((await (await fetch(`${core.url}/healthz`)).status)).toBe(200);
+      });
+    }
 
     it('gives a server killed mid-call a stable code, and a fresh server to the next call', async () => {
-      const call = one('app.hostile.sleep', { text: '1400' });
+      // The app's hostile server sleeps; server-everything's long-running operation reports progress for 3 s.
+      const call = scriptServers ? one('app.hostile.sleep', { text: '1400' }) : one('app.everything.trigger-long-running-operation', { duration: 3, steps: 3 });
       let killed = 0;
       const deadline = Date.now() + 5_000;
       while (killed === 0 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 100));
-        killed = await options.killHostileServer(core);
+        killed = await options.killServer(core);
       }
       expect(killed).toBeGreaterThan(0);
       expect((await call).error).toMatchObject({ code: 'UHLP_MCP_SERVER_CRASHED' });
-      expect(text(await one('app.hostile.echo', { text: 'restarted' }))).toBe('echo: restarted');
+      if (scriptServers) expect(text(await one('app.hostile.echo', { text: 'restarted' }))).toBe('echo: restarted');
+      else expect(text(await one('app.everything.echo', { message: 'restarted' }))).toBe('Echo: restarted');
     });
 
     it("records every federated call as evidence of the turn, arguments hashed, and counts it per server and tool", async () => {

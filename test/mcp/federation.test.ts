@@ -5,7 +5,7 @@ import { describeFederation } from '../helpers/federation-suite.js';
 describeFederation({
   driver: 'process',
   // The hostile server's sandboxes: bubblewrap processes whose work tree is under this core's data directory.
-  async killHostileServer(core) {
+  async killServer(core) {
     let killed = 0;
     for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
       let cmdline = '';

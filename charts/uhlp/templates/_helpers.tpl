@@ -55,8 +55,15 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- define "uhlp.runnerImage" -}}
 {{- $root := index . 0 -}}
 {{- $runner := index . 1 -}}
-{{- $repository := get (dict "jit" "uhlp/jit-runner" "llm" "uhlp/llm-orchestrator") $runner -}}
+{{- $repository := get (dict "jit" "uhlp/jit-runner" "llm" "uhlp/llm-orchestrator" "mcp" "uhlp/mcp-host") $runner -}}
 {{- default (printf "%s:%s" $repository $root.Chart.AppVersion) (get $root.Values.core.sandboxes.runnerImages $runner) }}
+{{- end }}
+
+{{/* The MCP package cache volume as the core and the operator name it (`pvc:<claim>`, `hostPath:<dir>`); empty: none. */}}
+{{- define "uhlp.mcpPackageVolume" -}}
+{{- with .Values.core.mcp.packageCache -}}
+{{- if .claimName }}pvc:{{ .claimName }}{{ else if .hostPath }}hostPath:{{ .hostPath }}{{ end -}}
+{{- end -}}
 {{- end }}
 
 {{/*

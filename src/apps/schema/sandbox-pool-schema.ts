@@ -46,6 +46,29 @@ export type AppDefinitionStatus = Static<typeof AppDefinitionStatus>;
 
 const { name: _poolName, ...poolSettings } = PoolSpec.properties;
 
+/**
+ * How a `runner: mcp` pool's sandboxes start their stdio MCP server, as the core
+ * resolved it once the server's package was installed: what the operator's warm pods
+ * need to start the mcp-host with the server, exactly as the core's own pods do.
+ */
+export const McpServerLaunchSpec = Type.Object(
+  {
+    packageKey: Type.String({
+      pattern: '^[0-9a-f]{16,128}$',
+      description: "The package's directory in the package cache (the hash of its tarball): mounted read-only at /mcp-server, as a subPath of the cache volume.",
+    }),
+    entry: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[^/]', description: "The server's entry module, relative to the package's directory." }),
+    args: Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 64, description: 'Arguments after the entry; {work} stands for the sandbox tree.' }),
+    env: Type.Array(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*=', maxLength: 4096 }), { maxItems: 64, description: 'NAME=value variables of the server process; {work} as in args.' }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'runner: mcp: the server its sandboxes run, written by the core once it installed the package (the operator keeps no warm pods before). Not mirrored from the AppDefinition.',
+  },
+);
+export type McpServerLaunchSpec = Static<typeof McpServerLaunchSpec>;
+
 export const SandboxPoolSpec = Type.Object(
   {
     appName: Type.String({ pattern: NAME_PATTERN, minLength: 1, maxLength: 63, description: 'The AppDefinition this pool belongs to.' }),
@@ -56,6 +79,7 @@ export const SandboxPoolSpec = Type.Object(
       description: 'Sandboxes kept warm; the scale subresource target. Initialised from minWarm; capped at maxSize.',
     }),
     ...poolSettings,
+    mcpServer: Type.Optional(McpServerLaunchSpec),
   },
   { additionalProperties: false },
 );
