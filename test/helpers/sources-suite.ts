@@ -49,7 +49,9 @@ export async function readLog(core: UhlpProcess, app: string, name: string): Pro
 
 /** `uhlp queues ...` against a core; resolves with stdout (rejects on a non-zero exit). */
 export async function queuesCli(core: UhlpProcess, args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, [UHLP_BIN, 'queues', ...args, '--url', core.url, '--data-dir', core.dataDir]);
+  // `queues token` signs with the data directory's key and asks no core: it takes no --url.
+  const target = args[0] === 'token' ? [] : ['--url', core.url];
+  const { stdout } = await run(process.execPath, [UHLP_BIN, 'queues', ...args, ...target, '--data-dir', core.dataDir]);
   return stdout;
 }
 
