@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { UhlpError } from '../shared/errors.js';
 import { commandHelp, groupHelp, usageLines, type CommandGroup, type CommandSpec, type FlagSpecs, type FlagValues } from './command-spec.js';
 import { closest } from '../shared/did-you-mean.js';
-import { EXIT_OK } from './exit-codes.js';
+import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
 export interface CommandLine<F extends FlagSpecs> {
   readonly values: FlagValues<F>;
@@ -20,6 +20,29 @@ export interface CommandLine<F extends FlagSpecs> {
 /** Prints a command's help (`--help`) and gives the exit code that goes with it. */
 export function printHelp(text: string): number {
   process.stdout.write(text);
+  return EXIT_OK;
+}
+
+/**
+ * parseCommandLine for a command that writes through lines of its own (the ledger
+ * commands, which tests drive): `--help` and a usage error are printed there and
+ * answered as the exit code to return; otherwise the parsed line.
+ */
+export function parseCommandLineTo<F extends FlagSpecs>(
+  spec: CommandSpec<F>,
+  argv: readonly string[],
+  io: { readonly stdout: (line: string) => void; readonly stderr: (line: string) => void },
+): CommandLine<F> | number {
+  let line: CommandLine<F>;
+  try {
+    line = parseCommandLine(spec, argv);
+  } catch (error) {
+    if (!(error instanceof UhlpError)) throw error;
+    io.stderr(error.message);
+    return EXIT_USAGE;
+  }
+  if (line.help === undefined) return line;
+  io.stdout(line.help.trimEnd());
   return EXIT_OK;
 }
 

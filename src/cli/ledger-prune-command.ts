@@ -13,7 +13,7 @@ import { pruneLedgers } from '../ledger/ledger-prune.js';
 import { formatLimits, formatSize, parseDuration, parseRetentionSpec, parseSize, readRetentionFile, type RetentionLimits } from '../ledger/ledger-retention.js';
 import type { LedgerVerifyIo } from './ledger-verify-command.js';
 import type { CommandSpec } from './command-spec.js';
-import { parseCommandLine } from './command-line.js';
+import { parseCommandLineTo } from './command-line.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
 const FLAGS = {
@@ -46,18 +46,8 @@ const defaultIo: LedgerVerifyIo = {
 /** `argv` is what follows `uhlp ledger prune`. Resolves to the exit code. */
 /** `env` stands for the process's environment (config.ts reads that one) in tests. */
 export async function runLedgerPrune(argv: string[], io: LedgerVerifyIo = defaultIo, env?: Environment): Promise<number> {
-  let line;
-  try {
-    line = parseCommandLine(LEDGER_PRUNE_COMMAND, argv);
-  } catch (error) {
-    if (!(error instanceof UhlpError)) throw error;
-    io.stderr(error.message);
-    return EXIT_USAGE;
-  }
-  if (line.help !== undefined) {
-    io.stdout(line.help.trimEnd());
-    return EXIT_OK;
-  }
+  const line = parseCommandLineTo(LEDGER_PRUNE_COMMAND, argv, io);
+  if (typeof line === 'number') return line;
   const { values } = line;
   const dryRun = values['dry-run'] === true;
   const usage = `Run "uhlp ledger prune --help" for its flags and examples.`;

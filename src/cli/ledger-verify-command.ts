@@ -16,7 +16,7 @@ import { UhlpError } from '../shared/errors.js';
 import { ledgerKeyring, readLedgerKeyFile, type LedgerKey } from '../ledger/ledger-key.js';
 import { verifyLedgers } from '../ledger/ledger-verify.js';
 import type { CommandSpec } from './command-spec.js';
-import { parseCommandLine } from './command-line.js';
+import { parseCommandLineTo } from './command-line.js';
 import { EXIT_FAILURE, EXIT_NOT_RUNNING, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
 export interface LedgerVerifyIo {
@@ -65,18 +65,8 @@ const defaultIo: LedgerVerifyIo = {
 /** `argv` is what follows `uhlp ledger verify`. Resolves to the exit code. */
 /** `env` stands for the process's environment (config.ts reads that one) in tests. */
 export async function runLedgerVerify(argv: string[], io: LedgerVerifyIo = defaultIo, env?: Environment): Promise<number> {
-  let line;
-  try {
-    line = parseCommandLine(LEDGER_VERIFY_COMMAND, argv);
-  } catch (error) {
-    if (!(error instanceof UhlpError)) throw error;
-    io.stderr(error.message);
-    return EXIT_USAGE;
-  }
-  if (line.help !== undefined) {
-    io.stdout(line.help.trimEnd());
-    return EXIT_OK;
-  }
+  const line = parseCommandLineTo(LEDGER_VERIFY_COMMAND, argv, io);
+  if (typeof line === 'number') return line;
   const { values } = line;
   const full = values.full === true;
   const allowUnkeyed = values['allow-unkeyed'] === true;
