@@ -15,6 +15,7 @@ import { validateExecuteResponse, type ExecuteRequest } from '../../contract/exe
 import { DEFAULT_PYTHON_PATH, PYTHON_FLAGS } from '../../images/python-runtime.js';
 import { seccompFilter } from '../../sandbox/seccomp-filter.js';
 import { SandboxClient } from '../../sandbox/sandbox-client.js';
+import { waitFor } from '../../../test/helpers/wait-for.js';
 import { Http1ResponseParser, type ParsedResponse } from '../../shared/http1/response-parser.js';
 import { pythonRunnerDir, startPythonRunner, type StartedPythonRunner } from '../../../test/helpers/python-runner.js';
 
@@ -288,7 +289,8 @@ describe('the contract', () => {
     try {
       const slow = run({ function: 'slow' });
       const health = new SandboxClient({ kind: 'unix', socketPath: runner.socketPath });
-      for (let i = 0; i < 200 && (await health.health(1000))?.running !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      // The slow execution must be running before the second is sent, however loaded the machine.
+      await waitFor(async () => (await health.health(1000))?.running === 1, { timeoutMs: 15_000, what: 'the slow execution to run' });
       health.close();
       const busy = await second.execute(JSON.stringify(request('b-1', { function: 'handler' })), 'b-1', 3000);
       expect(busy.status).toBe(429);
@@ -375,7 +377,8 @@ describe('the process around the runner', () => {
     try {
       const slow = own.execute(JSON.stringify(request('d-1', { function: 'slow' })), 'd-1', 5000);
       const health = new SandboxClient({ kind: 'unix', socketPath: draining.socketPath });
-      for (let i = 0; i < 200 && (await health.health(1000))?.running !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      // The slow execution must be running before SIGTERM is sent, however loaded the machine.
+      await waitFor(async () => (await health.health(1000))?.running === 1, { timeoutMs: 15_000, what: 'the slow execution to run' });
       health.close();
       draining.child.kill('SIGTERM');
       const answer = await slow;
