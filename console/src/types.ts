@@ -13,23 +13,9 @@ export interface Session {
   readonly features: { readonly runs: boolean; readonly queues: boolean; readonly oracle: boolean; readonly ledger: boolean };
 }
 
-export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'timed_out';
-export const RUN_STATUSES: readonly RunStatus[] = ['running', 'paused', 'completed', 'failed', 'timed_out'];
-
-export interface RunSummary {
-  readonly id: string;
-  readonly app: string;
-  readonly component: string;
-  readonly workflowId: string;
-  readonly revision: string;
-  readonly status: RunStatus;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly steps: number;
-  readonly attempts: number;
-  readonly paused?: { readonly node: string; readonly prompt: string; readonly since: string };
-  readonly errorCode?: string;
-}
+// The run list's wire types are the core's own (a type-only import, and one constant).
+export { RUN_STATUSES, type RunStatus, type RunSummary } from '../../src/contract/workflow/run-summary.js';
+import type { RunStatus, RunSummary } from '../../src/contract/workflow/run-summary.js';
 
 export interface RunPage {
   readonly runs: RunSummary[];

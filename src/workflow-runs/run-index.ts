@@ -10,28 +10,11 @@
  * (shared by every core on one Redis). A failed index write never fails a
  * run: the index is a view, and the run service logs and goes on.
  */
-import type { RunStatus } from '../contract/workflow/run-view.js';
+import type { RunStatus, RunSummary } from '../contract/workflow/run-summary.js';
+
+export type { RunSummary } from '../contract/workflow/run-summary.js';
 import type { RunRecord } from './run-record.js';
 
-/** What the list shows of one run. */
-export interface RunSummary {
-  readonly id: string;
-  readonly app: string;
-  readonly component: string;
-  readonly workflowId: string;
-  readonly revision: string;
-  readonly status: RunStatus;
-  /** ISO times. */
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  /** Steps the run has taken (dropped ones included). */
-  readonly steps: number;
-  readonly attempts: number;
-  /** The approval node a paused run waits at, and its prompt. */
-  readonly paused?: { readonly node: string; readonly prompt: string; readonly since: string };
-  /** The error code of a run that failed or timed out. */
-  readonly errorCode?: string;
-}
 
 export interface RunQuery {
   readonly app?: string;

@@ -6,9 +6,9 @@
  * these and more.
  */
 import type { UhlpError } from '../../shared/errors.js';
+import type { RunStatus } from './run-summary.js';
 
-export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'timed_out';
-export const RUN_STATUSES: readonly RunStatus[] = ['running', 'paused', 'completed', 'failed', 'timed_out'];
+export { RUN_STATUSES, type RunStatus } from './run-summary.js';
 
 /** Where a run is: the nodes due to run (branches in parallel mode), and what each join has seen arrive. */
 export interface RunPosition {
