@@ -75,13 +75,15 @@ export function figuresOf(report: Record<string, unknown>): Figures {
   const put = (name: string, value: unknown): void => {
     if (typeof value === 'number' && Number.isFinite(value)) out[name] = value;
   };
-  type Row = { path: string; connections: number; sandboxes: number; concurrency: number; result: Record<string, number> };
+  type Row = { path: string; connections: number; sandboxes: number; concurrency: number; result: Record<string, number> & { cpuMsPerRequest?: { core: number; sandboxes: number } } };
   const rows = (key: string, label: string): void => {
     for (const row of (report[key] as Row[] | undefined) ?? []) {
       const name = `${label} ${row.path} c${row.connections} ${row.sandboxes}x${row.concurrency}`;
       put(`${name} req/s`, row.result.rps);
       put(`${name} p50 ms`, row.result.p50Ms);
       put(`${name} p99 ms`, row.result.p99Ms);
+      put(`${name} core cpu ms/req`, row.result.cpuMsPerRequest?.core);
+      put(`${name} sandboxes cpu ms/req`, row.result.cpuMsPerRequest?.sandboxes);
     }
   };
   rows('warmDispatch', 'dispatch');
@@ -155,11 +157,21 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put('k8s refill 0 -> 10 Ready p50 ms', refill.poolMs.p50Ms);
     put('k8s 10 bare creates Ready p50 ms', refill.bareMs.p50Ms);
   }
-  const workflow = report.workflow as { perStepOverheadP50Ms?: number; firstByte?: { throughCore?: { p50Ms?: number } } } | undefined;
+  const workflow = report.workflow as
+    | {
+        perStepOverheadP50Ms?: number;
+        cpuPerStep?: { overheadMs?: number };
+        firstByte?: { throughCore?: { p50Ms?: number }; provider?: { p50Ms?: number } };
+      }
+    | undefined;
   if (workflow) {
     put('workflow overhead per step p50 ms', workflow.perStepOverheadP50Ms);
+    put('workflow cpu added per step ms', workflow.cpuPerStep?.overheadMs);
     put('workflow first byte p50 ms', workflow.firstByte?.throughCore?.p50Ms);
+    put('workflow provider first byte p50 ms', workflow.firstByte?.provider?.p50Ms);
   }
+  const queueRatio = report.queueRatio as { throughput?: number } | undefined;
+  put('queue core/bare throughput ratio', queueRatio?.throughput);
   return out;
 }
 

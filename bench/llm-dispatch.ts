@@ -41,7 +41,7 @@ spec:
 async function throughCore(llm: OpenAiTestServer, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
   const core = await startUhlpDev(llmApp(shape), ['--log-level', 'error'], 60_000, undefined, { UHLP_LLM_BASE_URL: llm.baseUrl });
   try {
-    return await loadThroughCore(core.url, '/bench/greet/{{id}}', shape.connections, durationMs);
+    return await loadThroughCore(core.url, '/bench/greet/{{id}}', shape.connections, durationMs, core.child.pid);
   } finally {
     await core.stop();
   }

@@ -16,6 +16,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { writeBenchApp } from './lib/bench-app.js';
+import { processTreeCpu } from './lib/process-cpu.js';
 
 const STEPS = 20;
 const STREAM_CHUNKS = 20;
@@ -29,7 +30,18 @@ export interface WorkflowBenchResult {
   readonly perStepOverheadP50Ms: number;
   /** A JIT step's own time as the trace records it (core.component.invoke), ms: the rest of a step is the checkpoint and the engine. */
   readonly jitStepInTrace: Percentiles;
+  /**
+   * CPU per step, ms, of the core process and of its sandboxes (the orchestrator
+   * and the JIT runner): in the workflow, in the direct calls, and what the
+   * workflow adds per step (both together). Steadier than latency on a shared machine.
+   */
+  readonly cpuPerStep: { readonly workflow: CpuSplit; readonly direct: CpuSplit; readonly overheadMs: number };
   readonly firstByte: { readonly provider: Percentiles; readonly throughCore: Percentiles; readonly providerWholeAnswer: Percentiles };
+}
+
+interface CpuSplit {
+  readonly core: number;
+  readonly sandboxes: number;
 }
 
 interface Percentiles {
@@ -164,9 +176,19 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
     }
     const workflow: number[] = [];
     const direct: number[] = [];
+    const cpu = { workflow: { core: 0, sandboxes: 0 }, direct: { core: 0, sandboxes: 0 } };
+    // The CPU the core and its sandboxes used during `once`, added to `into`.
+    const counted = async (into: { core: number; sandboxes: number }, once: () => Promise<number>): Promise<number> => {
+      const before = processTreeCpu(core.child.pid!);
+      const ms = await once();
+      const after = processTreeCpu(core.child.pid!);
+      into.core += after.selfMs - before.selfMs;
+      into.sandboxes += after.descendantsMs - before.descendantsMs;
+      return ms;
+    };
     for (let i = 0; i < runs; i++) {
-      workflow.push(await workflowOnce());
-      direct.push(await directOnce());
+      workflow.push(await counted(cpu.workflow, workflowOnce));
+      direct.push(await counted(cpu.direct, directOnce));
       // How long each step's own work took (the JIT call through the core), from the run's trace.
       const trace = (await (await fetch(`${core.url}/_uhlp/runs/${lastRun}/trace`)).json()) as { steps: Array<{ type: string; durationMs: number }> };
       for (const step of trace.steps) if (step.type === 'jit') stepMs.push(step.durationMs);
@@ -186,16 +208,27 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
     }
     const workflow20 = percentiles(workflow);
     const direct20 = percentiles(direct);
+    const perStep = (split: { core: number; sandboxes: number }): CpuSplit => ({ core: round3(split.core / (runs * STEPS)), sandboxes: round3(split.sandboxes / (runs * STEPS)) });
+    const cpuPerStep = {
+      workflow: perStep(cpu.workflow),
+      direct: perStep(cpu.direct),
+      overheadMs: round3((cpu.workflow.core + cpu.workflow.sandboxes - cpu.direct.core - cpu.direct.sandboxes) / (runs * STEPS)),
+    };
     return {
       runs,
       workflow20,
       direct20,
       perStepOverheadP50Ms: Math.round(((workflow20.p50Ms - direct20.p50Ms) / STEPS) * 1000) / 1000,
       jitStepInTrace: percentiles(stepMs),
+      cpuPerStep,
       firstByte: { provider: percentiles(providerFirst), throughCore: percentiles(coreFirst), providerWholeAnswer: percentiles(providerWhole) },
     };
   } finally {
     await core.stop();
     await provider.close();
   }
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
 }

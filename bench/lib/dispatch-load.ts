@@ -9,6 +9,7 @@ import { executeBody } from '../../test/sandbox/driver-suite.js';
 import { startBareForwarder } from './bare-forwarder.js';
 import type { DispatchShape, LoadResult } from './load.js';
 import { nativeLoad } from './native-load.js';
+import { cpuPer, processTreeCpu, type ProcessTreeCpu } from './process-cpu.js';
 
 export async function loadDirect(driver: SandboxDriver, spec: SandboxSpec, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
   return withSandboxes(driver, spec, shape, (handles) =>
@@ -47,10 +48,21 @@ async function withSandboxes<T>(driver: SandboxDriver, spec: SandboxSpec, shape:
   }
 }
 
-/** The "core" side: `connections` keep-alive connections to a running core, GET on an app route (`{{id}}` varies per request). */
-export async function loadThroughCore(url: string, pathTemplate: string, connections: number, durationMs: number): Promise<LoadResult> {
+/**
+ * The "core" side: `connections` keep-alive connections to a running core, GET on an app route (`{{id}}` varies per request).
+ * With the core's `pid`, the result has the CPU the core and its sandboxes used per request (cpuMsPerRequest).
+ */
+export async function loadThroughCore(url: string, pathTemplate: string, connections: number, durationMs: number, pid?: number): Promise<LoadResult> {
   const { hostname, port } = new URL(url);
-  return nativeLoad({ targets: [`tcp:${hostname}:${port}`], connections, path: pathTemplate, durationMs });
+  let before: ProcessTreeCpu | undefined;
+  let after: ProcessTreeCpu | undefined;
+  const onPhase = (phase: 'measuring' | 'measured'): void => {
+    if (pid === undefined) return;
+    if (phase === 'measuring') before = processTreeCpu(pid);
+    else after = processTreeCpu(pid);
+  };
+  const result = await nativeLoad({ targets: [`tcp:${hostname}:${port}`], connections, path: pathTemplate, durationMs, onPhase });
+  return before !== undefined && after !== undefined ? { ...result, cpuMsPerRequest: cpuPer(before, after, result.requests) } : result;
 }
 
 function target(endpoint: SandboxEndpoint): string {

@@ -12,6 +12,12 @@ export interface LoadResult {
   p90Ms: number;
   p99Ms: number;
   maxMs: number;
+  /**
+   * CPU a request cost, ms, over the measured time: the core process (all its
+   * threads) and its sandboxes (every process it started). Only for paths
+   * through a core whose pid is known.
+   */
+  cpuMsPerRequest?: { core: number; sandboxes: number };
 }
 
 /** One request; resolves true when the answer is the expected one. */
@@ -138,8 +144,14 @@ export function dispatchTable(rows: readonly DispatchRow[]): string {
       'p90 ms': r.result.p90Ms,
       'p99 ms': r.result.p99Ms,
       errors: r.result.errors,
+      ...(rows.some((row) => row.result.cpuMsPerRequest !== undefined) ? { 'cpu ms/req core+sandboxes': cpuCell(r.result) } : {}),
     })),
   );
+}
+
+function cpuCell(result: LoadResult): string {
+  const cpu = result.cpuMsPerRequest;
+  return cpu === undefined ? '-' : `${cpu.core} + ${cpu.sandboxes}`;
 }
 
 /** Ratios to the direct path per shape, keyed `c16 2x8`: p50, p99 and req/s through the core, and p50 through the bare forwarder. */

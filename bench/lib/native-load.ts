@@ -5,7 +5,7 @@
  * measures; this one takes a fraction, on one OS thread (GOMAXPROCS=1, like
  * `wrk -t1`), so both sides of a comparison get the machine's cores.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -29,6 +29,8 @@ export interface NativeLoadOptions {
   readonly durationMs: number;
   /** Unmeasured load before the measurement. @defaultValue 1500 */
   readonly warmupMs?: number;
+  /** Told as the measured time starts and once it is over (to read what the target's processes used in it). @defaultValue nothing told */
+  readonly onPhase?: (phase: 'measuring' | 'measured') => void;
 }
 
 let built: Promise<string> | undefined;
@@ -72,9 +74,34 @@ export async function nativeLoad(options: NativeLoadOptions): Promise<LoadResult
       writeFileSync(bodyFile, options.body);
       args.push('-body-file', bodyFile);
     }
-    const { stdout } = await run(binary, args, { env: { ...process.env, GOMAXPROCS: '1', GOGC: '400' }, maxBuffer: 1024 * 1024 });
+    const stdout = await runLoadgen(binary, args, options.onPhase);
     return JSON.parse(stdout) as LoadResult;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** Runs the loadgen; resolves with its stdout, telling `onPhase` of the phase lines it writes to stderr. */
+function runLoadgen(binary: string, args: string[], onPhase: NativeLoadOptions['onPhase']): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { env: { ...process.env, GOMAXPROCS: '1', GOGC: '400' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let partial = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        if (line === 'loadgen: measuring') onPhase?.('measuring');
+        else if (line === 'loadgen: measured') onPhase?.('measured');
+        else stderr += `${line}\n`;
+      }
+    });
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`loadgen exited ${code}: ${(stderr + partial).trim()}`));
+    });
+  });
 }

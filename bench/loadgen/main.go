@@ -82,7 +82,11 @@ func main() {
 		run(cfg, *conns)
 	}
 	cfg.duration = *duration
-	out, err := json.Marshal(run(cfg, *conns))
+	// The phases on stderr, so a caller can read the CPU its target used over the measured time alone.
+	fmt.Fprintln(os.Stderr, "loadgen: measuring")
+	measured := run(cfg, *conns)
+	fmt.Fprintln(os.Stderr, "loadgen: measured")
+	out, err := json.Marshal(measured)
 	if err != nil {
 		fail(err)
 	}
