@@ -18,6 +18,7 @@
  * one at once), and a success frees its slot before its acknowledgement is
  * answered (an acknowledgement lost with its core only means a redelivery,
  * which the once-only record answers without running the component again).
+ * The acknowledgements themselves are group-committed (ack-batch.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { UhlpError } from '../shared/errors.js';
@@ -29,6 +30,7 @@ import type { Metrics } from '../metrics.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { DeliveryMessage, DeliveryReader, DeliveryStore, StreamAddress } from '../state/delivery-store.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
+import { AckBatch } from './ack-batch.js';
 import { deliveryRequestDataJson } from './delivery-details.js';
 import { retryDelayMs, type SourceRoute } from './source-routes.js';
 
@@ -53,8 +55,8 @@ export class DeliveryConsumer {
   private readonly running = new Set<Promise<void>>();
   /** Messages read ahead of a free slot, oldest first. */
   private readonly ready: DeliveryMessage[] = [];
-  /** Acknowledgements not answered yet. */
-  private readonly acks = new Set<Promise<void>>();
+  /** Successes not acknowledged yet, settled in batches. */
+  private readonly acks: AckBatch;
   private stopped = false;
   private loop: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -66,6 +68,10 @@ export class DeliveryConsumer {
     private readonly deps: DeliveryConsumerDeps,
   ) {
     this.reader = deps.store.reader();
+    this.acks = new AckBatch(
+      (ids) => deps.store.ack(address, ids),
+      (error) => this.reportError(error, 'ack'),
+    );
   }
 
   start(): void {
@@ -88,7 +94,7 @@ export class DeliveryConsumer {
     // Messages read ahead and not started stay pending: another core takes them over after their lease.
     this.ready.length = 0;
     await drain([...this.running], waitMs);
-    await Promise.allSettled([...this.acks]);
+    await this.acks.settled();
   }
 
   private async readLoop(): Promise<void> {
@@ -210,11 +216,7 @@ export class DeliveryConsumer {
       }
     }
     if (failure === undefined) {
-      const acked = store
-        .ack(this.address, message.id)
-        .catch((error: unknown) => this.reportError(error, 'ack'))
-        .finally(() => this.acks.delete(acked));
-      this.acks.add(acked);
+      this.acks.add(message.id);
       outcome('ok');
       return;
     }
@@ -231,7 +233,7 @@ export class DeliveryConsumer {
     const found = this.deps.lookup(this.address);
     const keep = found?.route.policy.deadLetter ?? true;
     if (!keep) {
-      await this.deps.store.ack(this.address, message.id);
+      await this.deps.store.ack(this.address, [message.id]);
       return;
     }
     if (await this.deps.store.deadLetter(this.address, message, reason, error)) {

@@ -92,8 +92,8 @@ export interface DeliveryStore {
   reader(): DeliveryReader;
   /** Messages delivered and not settled for more than `minIdleMs`, taken over by `consumer`; each counts as one more attempt. */
   reclaim(address: StreamAddress, consumer: string, minIdleMs: number, count: number): Promise<DeliveryMessage[]>;
-  /** Settles a message that succeeded: it leaves the stream. */
-  ack(address: StreamAddress, id: string): Promise<void>;
+  /** Settles messages that succeeded, all in one step: they leave the stream (an id no longer pending is left as it is). */
+  ack(address: StreamAddress, ids: readonly string[]): Promise<void>;
   /** Takes a failed message out of the stream until `dueAt`, as attempt + 1; false when it was no longer pending. */
   retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean>;
   /** Moves retries due by `now` back into the stream; returns how many moved. */

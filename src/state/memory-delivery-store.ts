@@ -104,9 +104,9 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return taken;
   }
 
-  async ack(address: StreamAddress, id: string): Promise<void> {
+  async ack(address: StreamAddress, ids: readonly string[]): Promise<void> {
     const stream = this.stream(address);
-    if (stream.pending.delete(id)) stream.entries.delete(id);
+    for (const id of ids) if (stream.pending.delete(id)) stream.entries.delete(id);
   }
 
   async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean> {

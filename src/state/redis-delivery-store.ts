@@ -150,9 +150,16 @@ export class RedisDeliveryStore implements DeliveryStore {
     return messages;
   }
 
-  async ack(address: StreamAddress, id: string): Promise<void> {
+  async ack(address: StreamAddress, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
     const key = this.stream(address);
-    await this.call(() => this.redis.multi().xack(key, DELIVERY_GROUP, id).xdel(key, id).exec());
+    await this.call(() =>
+      this.redis
+        .multi()
+        .xack(key, DELIVERY_GROUP, ...ids)
+        .xdel(key, ...ids)
+        .exec(),
+    );
   }
 
   async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean> {

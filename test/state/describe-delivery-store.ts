@@ -68,8 +68,25 @@ export function describeDeliveryStore(name: string, make: () => Promise<Delivery
         const stats = await store.stats(orders, Date.now() + 1000);
         expect(stats).toMatchObject({ depth: 2, pending: 1, retrying: 0, deadLetters: 0 });
         expect(stats.oldestAgeMs).toBeGreaterThanOrEqual(1000);
-        await store.ack(orders, message!.id);
+        await store.ack(orders, [message!.id]);
         expect(await store.stats(orders, Date.now())).toMatchObject({ depth: 1, pending: 0 });
+      } finally {
+        await reader.close();
+      }
+    });
+
+    it('acknowledges several messages in one step, and leaves a message no longer pending where it is', async () => {
+      const reader = store.reader();
+      try {
+        for (const n of [1, 2, 3, 4]) await store.publish(orders, { payload: String(n) });
+        const read = await reader.read(orders, 'c1', 3, 100);
+        // The third goes to its retry first: acknowledging it afterwards must not take its retry away.
+        expect(await store.retryLater(orders, read[2]!, Date.now() + 60_000)).toBe(true);
+        await store.ack(orders, read.map((m) => m.id));
+        expect(await store.stats(orders, Date.now())).toMatchObject({ depth: 2, pending: 0, retrying: 1 });
+        await store.ack(orders, []);
+        const [fourth] = await reader.read(orders, 'c1', 10, 100);
+        expect(fourth!.payload).toBe('4');
       } finally {
         await reader.close();
       }
@@ -102,7 +119,7 @@ export function describeDeliveryStore(name: string, make: () => Promise<Delivery
         let taken: Awaited<ReturnType<DeliveryStore['reclaim']>> = [];
         await waitFor(async () => (taken = await store.reclaim(orders, 'live-core', 50, 10)).length === 1, { timeoutMs: 3000, what: 'the reclaim' });
         expect(taken[0]).toMatchObject({ invocationId: 'lost', attempt: 2 });
-        await store.ack(orders, taken[0]!.id);
+        await store.ack(orders, [taken[0]!.id]);
         expect(await store.stats(orders, Date.now())).toMatchObject({ depth: 0, pending: 0 });
       } finally {
         await reader.close();

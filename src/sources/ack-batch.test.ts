@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { AckBatch } from './ack-batch.js';
+
+/** A settle function that records its batches and answers when told. */
+function recorder(): { batches: string[][]; answer: () => void; settle: (ids: readonly string[]) => Promise<void> } {
+  const batches: string[][] = [];
+  const waiting: Array<() => void> = [];
+  return {
+    batches,
+    answer: () => waiting.shift()?.(),
+    settle: (ids) => {
+      batches.push([...ids]);
+      return new Promise<void>((resolve) => waiting.push(resolve));
+    },
+  };
+}
+
+describe('AckBatch', () => {
+  it('settles the successes of one turn of the event loop in one step', async () => {
+    const { batches, answer, settle } = recorder();
+    const acks = new AckBatch(settle, () => {});
+    acks.add('1-0');
+    acks.add('2-0');
+    acks.add('3-0');
+    expect(batches).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([['1-0', '2-0', '3-0']]);
+    answer();
+    await acks.settled();
+    expect(batches).toHaveLength(1);
+  });
+
+  it('gathers the successes that come while a batch is answered into the next one', async () => {
+    const { batches, answer, settle } = recorder();
+    const acks = new AckBatch(settle, () => {});
+    acks.add('1-0');
+    await new Promise((resolve) => setImmediate(resolve));
+    acks.add('2-0');
+    acks.add('3-0');
+    expect(batches).toEqual([['1-0']]);
+    answer();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batches).toEqual([['1-0'], ['2-0', '3-0']]);
+    answer();
+    await acks.settled();
+  });
+
+  it('reports a failed batch and goes on with the next', async () => {
+    const errors: unknown[] = [];
+    const batches: string[][] = [];
+    const acks = new AckBatch(
+      async (ids) => {
+        batches.push([...ids]);
+        if (batches.length === 1) throw new Error('store down');
+      },
+      (error) => errors.push(error),
+    );
+    acks.add('1-0');
+    await acks.settled();
+    acks.add('2-0');
+    await acks.settled();
+    expect(batches).toEqual([['1-0'], ['2-0']]);
+    expect(errors.map((e) => (e as Error).message)).toEqual(['store down']);
+  });
+
+  it('bounds one step on a long backlog', async () => {
+    const batches: number[] = [];
+    const acks = new AckBatch(
+      async (ids) => void batches.push(ids.length),
+      () => {},
+    );
+    for (let i = 0; i < 1200; i++) acks.add(`${i}-0`);
+    await acks.settled();
+    expect(batches).toEqual([512, 512, 176]);
+  });
+});
