@@ -117,9 +117,14 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put('python bare start p50 ms', python.miss.barePython.p50);
     put('python pool miss/bare start p50 ratio', python.miss.ratioP50);
   }
-  for (const row of (report.queue as Array<Record<string, unknown>> | undefined) ?? []) {
-    const label = `queue ${String(row.path ?? row.name ?? '')}`.trim();
-    for (const [key, value] of Object.entries(row)) put(`${label} ${key}`, value);
+  type QueueRow = { path: string; result: { throughput: number; p50Ms: number; p99Ms: number; cpuMsPerMessage?: { core: number; sandboxes: number; bench: number } } };
+  for (const row of (report.queue as QueueRow[] | undefined) ?? []) {
+    const label = `queue ${row.path}`;
+    put(`${label} msg/s`, row.result.throughput);
+    put(`${label} p50 ms`, row.result.p50Ms);
+    put(`${label} p99 ms`, row.result.p99Ms);
+    put(`${label} consumer cpu ms/msg`, row.result.cpuMsPerMessage?.core);
+    put(`${label} sandboxes cpu ms/msg`, row.result.cpuMsPerMessage?.sandboxes);
   }
   const ledger = report.ledger as
     | { dispatch: Array<{ mode: string; result: { rps: number; p50Ms: number; p99Ms: number } }>; verify: Array<{ threads: number; entriesPerSecond: number; peakMib: number }> }
@@ -170,8 +175,10 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put('workflow first byte p50 ms', workflow.firstByte?.throughCore?.p50Ms);
     put('workflow provider first byte p50 ms', workflow.firstByte?.provider?.p50Ms);
   }
-  const queueRatio = report.queueRatio as { throughput?: number } | undefined;
+  const queueRatio = report.queueRatio as { throughput?: number; addedP50Ms?: number; bareLoopCpuMs?: number } | undefined;
   put('queue core/bare throughput ratio', queueRatio?.throughput);
+  put('queue core p50 over bare ms', queueRatio?.addedP50Ms);
+  put('queue bare loop cpu ms/msg', queueRatio?.bareLoopCpuMs);
   return out;
 }
 

@@ -28,6 +28,7 @@ import { makeProcessDriver } from '../test/helpers/process-driver.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { SUITE_REVISION, suitePool } from '../test/sandbox/driver-suite.js';
 import { writeBenchApp } from './lib/bench-app.js';
+import { processTreeCpu } from './lib/process-cpu.js';
 
 export interface QueueBenchOptions {
   /** Messages of the throughput phase. */
@@ -52,6 +53,12 @@ export interface QueueResult {
   readonly maxMs: number;
   /** Messages the script saw in the latency phase (all of them, or the side lost some). */
   readonly latencySamples: number;
+  /**
+   * CPU per message in the throughput phase, ms: the core process (on the bare
+   * side, the bench process: its loop and the producer, which the core side's
+   * `bench` figure is alone), the sandboxes, and the bench process.
+   */
+  readonly cpuMsPerMessage: { readonly core: number; readonly sandboxes: number; readonly bench: number };
 }
 
 export interface QueueRow {
@@ -74,6 +81,8 @@ export const stats = () => ({ latencies: seen.splice(0) });
 /** One side under test: the stream it reads, and its script's latencies. */
 interface Side {
   readonly stream: string;
+  /** The CPU its consumer (the core, or the bench process for the bare loop) and its sandboxes used so far, ms. */
+  cpu(): { consumerMs: number; sandboxesMs: number };
   /** The latencies the script recorded since the last call. */
   latencies(): Promise<number[]>;
   close(): Promise<void>;
@@ -111,11 +120,16 @@ async function measure(redis: Redis, side: Side, options: QueueBenchOptions): Pr
   await drained(redis, side.stream, 30_000);
   await side.latencies();
 
+  const cpuBefore = side.cpu();
+  const benchBefore = process.cpuUsage();
   const started = performance.now();
   await produce(redis, side.stream, options.messages);
   await drained(redis, side.stream, 120_000);
   const seconds = (performance.now() - started) / 1000;
+  const benchUsed = process.cpuUsage(benchBefore);
+  const cpuAfter = side.cpu();
   await side.latencies();
+  const per = (ms: number): number => round3(ms / options.messages);
 
   const sent = await paced(redis, side.stream, options.rate, options.latencyMs);
   await drained(redis, side.stream, 30_000);
@@ -130,6 +144,11 @@ async function measure(redis: Redis, side: Side, options: QueueBenchOptions): Pr
     p99Ms: at(0.99),
     maxMs: round3(latencies[latencies.length - 1] ?? NaN),
     latencySamples: latencies.length,
+    cpuMsPerMessage: {
+      core: per(cpuAfter.consumerMs - cpuBefore.consumerMs),
+      sandboxes: per(cpuAfter.sandboxesMs - cpuBefore.sandboxesMs),
+      bench: per((benchUsed.user + benchUsed.system) / 1000),
+    },
   };
 }
 
@@ -162,6 +181,10 @@ spec:
   }
   return {
     stream,
+    cpu() {
+      const { selfMs, descendantsMs } = processTreeCpu(core.child.pid!);
+      return { consumerMs: selfMs, sandboxesMs: descendantsMs };
+    },
     async latencies() {
       const response = await fetch(`${core.url}/bench/stats`);
       if (response.status !== 200) throw new Error(`GET /bench/stats answered ${response.status}`);
@@ -225,6 +248,11 @@ async function bareSide(redis: Redis, prefix: string, concurrency: number): Prom
   })();
   return {
     stream,
+    cpu() {
+      // The bench process is the bare side's consumer; its descendants are the one sandbox.
+      const { selfMs, descendantsMs } = processTreeCpu(process.pid);
+      return { consumerMs: selfMs, sandboxesMs: descendantsMs };
+    },
     async latencies() {
       const raw = await client.execute(executeBody('stats', 'stats', { source: 'queue', queueDetails: { queueName: 'jobs', messageId: '0-0', payload: {} } }), 'stats', 5000);
       return (JSON.parse(raw.body.toString()) as { data: { latencies: number[] } }).data.latencies;
@@ -312,19 +340,25 @@ function round3(value: number): number {
 
 /** The rows side by side, and core/bare ratios. */
 export function queueTable(rows: readonly QueueRow[]): string {
-  const lines = ['PATH   CONC  MSGS   MSG/S   XADD->SCRIPT p50   p99      max      ROUNDS (msg/s)'];
+  const lines = ['PATH   CONC  MSGS   MSG/S   XADD->SCRIPT p50   p99      max      CPU ms/msg consumer sandbox bench  ROUNDS (msg/s)'];
   for (const row of rows) {
     const r = row.result;
+    const cpu = r.cpuMsPerMessage;
     lines.push(
-      `${row.path.padEnd(6)} ${String(row.concurrency).padEnd(5)} ${String(r.messages).padEnd(6)} ${String(r.throughput).padEnd(7)} ${`${r.p50Ms} ms`.padEnd(18)} ${`${r.p99Ms} ms`.padEnd(8)} ${`${r.maxMs} ms`.padEnd(8)} ${row.rounds.map((x) => x.throughput).join(', ')}`,
+      `${row.path.padEnd(6)} ${String(row.concurrency).padEnd(5)} ${String(r.messages).padEnd(6)} ${String(r.throughput).padEnd(7)} ${`${r.p50Ms} ms`.padEnd(18)} ${`${r.p99Ms} ms`.padEnd(8)} ${`${r.maxMs} ms`.padEnd(8)} ${`${cpu.core}`.padEnd(19)} ${`${cpu.sandboxes}`.padEnd(7)} ${`${cpu.bench}`.padEnd(6)} ${row.rounds.map((x) => x.throughput).join(', ')}`,
     );
   }
   const ratio = queueRatio(rows);
-  if (ratio !== undefined) lines.push(`\ncore/bare: throughput x${ratio.throughput} (target >= 0.7), p50 +${ratio.addedP50Ms} ms, p99 +${ratio.addedP99Ms} ms`);
+  if (ratio !== undefined) {
+    lines.push(`\ncore/bare: throughput x${ratio.throughput} (target >= 0.7), p50 +${ratio.addedP50Ms} ms, p99 +${ratio.addedP99Ms} ms`);
+    lines.push(`consumer CPU per message: core ${ratio.coreCpuMs} ms vs the bare loop's ${ratio.bareLoopCpuMs} ms (the bare side's bench process less the producer's share, the core side's bench figure)`);
+  }
   return lines.join('\n');
 }
 
-export function queueRatio(rows: readonly QueueRow[]): { throughput: number; addedP50Ms: number; addedP99Ms: number } | undefined {
+export function queueRatio(
+  rows: readonly QueueRow[],
+): { throughput: number; addedP50Ms: number; addedP99Ms: number; coreCpuMs: number; bareLoopCpuMs: number } | undefined {
   const core = rows.find((r) => r.path === 'core')?.result;
   const bare = rows.find((r) => r.path === 'bare')?.result;
   if (core === undefined || bare === undefined) return undefined;
@@ -332,5 +366,7 @@ export function queueRatio(rows: readonly QueueRow[]): { throughput: number; add
     throughput: Math.round((core.throughput / bare.throughput) * 100) / 100,
     addedP50Ms: round3(core.p50Ms - bare.p50Ms),
     addedP99Ms: round3(core.p99Ms - bare.p99Ms),
+    coreCpuMs: core.cpuMsPerMessage.core,
+    bareLoopCpuMs: round3(bare.cpuMsPerMessage.core - core.cpuMsPerMessage.bench),
   };
 }
