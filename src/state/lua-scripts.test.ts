@@ -22,6 +22,7 @@ describe('loadLuaScripts', () => {
       'llmTokensAdd',
       'oracleRecordPut',
       'oracleSampleAdd',
+      'queueAck',
       'queueDeadLetter',
       'queuePromote',
       'queueRedrive',

@@ -152,14 +152,7 @@ export class RedisDeliveryStore implements DeliveryStore {
 
   async ack(address: StreamAddress, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    const key = this.stream(address);
-    await this.call(() =>
-      this.redis
-        .multi()
-        .xack(key, DELIVERY_GROUP, ...ids)
-        .xdel(key, ...ids)
-        .exec(),
-    );
+    await this.script('queueAck', [this.stream(address)], [DELIVERY_GROUP, ...ids]);
   }
 
   async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean> {
