@@ -175,8 +175,10 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put('workflow first byte p50 ms', workflow.firstByte?.throughCore?.p50Ms);
     put('workflow provider first byte p50 ms', workflow.firstByte?.provider?.p50Ms);
   }
-  const queueRatio = report.queueRatio as { throughput?: number; addedP50Ms?: number; bareLoopCpuMs?: number } | undefined;
+  const queueRatio = report.queueRatio as { throughput?: number; overOnceFloor?: number; addedP50Ms?: number; bareLoopCpuMs?: number; bareOnceLoopCpuMs?: number } | undefined;
   put('queue core/bare throughput ratio', queueRatio?.throughput);
+  put('queue core/bare+once throughput ratio', queueRatio?.overOnceFloor);
+  put('queue bare+once loop cpu ms/msg', queueRatio?.bareOnceLoopCpuMs);
   put('queue core p50 over bare ms', queueRatio?.addedP50Ms);
   put('queue bare loop cpu ms/msg', queueRatio?.bareLoopCpuMs);
   return out;

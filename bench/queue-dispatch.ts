@@ -3,7 +3,9 @@
  * component, through the core (`uhlp dev --state redis://`: consumer group ->
  * turn pipeline with once-only runs, ledger, metrics -> sandbox) and through a
  * bare consumer-group loop (XREADGROUP -> POST /execute on the same kind of
- * sandbox -> XACK + XDEL, nothing else), side by side.
+ * sandbox -> XACK + XDEL, nothing else), side by side; and the bare loop again
+ * with the once-only record's two Redis scripts around each run (`bare+once`),
+ * the floor of the same work a delivery through the core does.
  *
  * Both sides run one sandbox with the same concurrency and the same script, and
  * read with the same number of messages in flight. Two phases each:
@@ -27,6 +29,8 @@ import { TEST_REDIS_URL, uniqueKeyPrefix } from '../test/helpers/redis-url.js';
 import { makeProcessDriver } from '../test/helpers/process-driver.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { SUITE_REVISION, suitePool } from '../test/sandbox/driver-suite.js';
+import { loadLuaScripts } from '../src/state/lua-scripts.js';
+import { RuntimeKeys } from '../src/state/runtime-keys.js';
 import { writeBenchApp } from './lib/bench-app.js';
 import { processTreeCpu } from './lib/process-cpu.js';
 
@@ -62,7 +66,7 @@ export interface QueueResult {
 }
 
 export interface QueueRow {
-  readonly path: 'core' | 'bare';
+  readonly path: QueuePath;
   readonly concurrency: number;
   readonly result: QueueResult;
   readonly rounds: QueueResult[];
@@ -78,6 +82,15 @@ export const work = (event) => {
 export const stats = () => ({ latencies: seen.splice(0) });
 `;
 
+/**
+ * The sides: through the core; the bare loop; and the bare loop doing the
+ * once-only record's two Redis scripts (claim before, store after) that every
+ * delivery through the core runs: the floor of the same work with nothing of
+ * uhlp in between.
+ */
+export type QueuePath = 'core' | 'bare' | 'bare+once';
+const PATHS: readonly QueuePath[] = ['bare', 'bare+once', 'core'];
+
 /** One side under test: the stream it reads, and its script's latencies. */
 interface Side {
   readonly stream: string;
@@ -90,12 +103,12 @@ interface Side {
 
 export async function benchQueue(options: QueueBenchOptions): Promise<QueueRow[]> {
   const redis = new Redis(TEST_REDIS_URL);
-  const results: Record<'core' | 'bare', QueueResult[]> = { core: [], bare: [] };
+  const results: Record<QueuePath, QueueResult[]> = { core: [], bare: [], 'bare+once': [] };
   try {
     for (let round = 0; round < options.rounds; round++) {
-      for (const which of ['bare', 'core'] as const) {
+      for (const which of PATHS) {
         const prefix = uniqueKeyPrefix('bench-queue');
-        const side = which === 'core' ? await coreSide(prefix, options.concurrency) : await bareSide(redis, prefix, options.concurrency);
+        const side = which === 'core' ? await coreSide(prefix, options.concurrency) : await bareSide(redis, prefix, options.concurrency, which === 'bare+once');
         try {
           results[which].push(await measure(redis, side, options));
         } finally {
@@ -107,7 +120,7 @@ export async function benchQueue(options: QueueBenchOptions): Promise<QueueRow[]
   } finally {
     redis.disconnect();
   }
-  return (['core', 'bare'] as const).map((which) => {
+  return (['core', 'bare', 'bare+once'] as const).map((which) => {
     const rounds = results[which];
     const sorted = [...rounds].sort((a, b) => a.throughput - b.throughput);
     return { path: which, concurrency: options.concurrency, result: sorted[Math.floor(sorted.length / 2)]!, rounds };
@@ -202,7 +215,7 @@ spec:
  * messages in flight, sends each to the sandbox as the core would, and settles
  * it. No once-only, ledger, session, token, metrics or retries.
  */
-async function bareSide(redis: Redis, prefix: string, concurrency: number): Promise<Side> {
+async function bareSide(redis: Redis, prefix: string, concurrency: number, once: boolean): Promise<Side> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-bench-queue-'));
   mkdirSync(path.join(root, SUITE_REVISION, 'scripts'), { recursive: true });
   writeFileSync(path.join(root, SUITE_REVISION, 'scripts', 'behaviours.mjs'), SCRIPT);
@@ -218,11 +231,19 @@ async function bareSide(redis: Redis, prefix: string, concurrency: number): Prom
   let inFlight = 0;
   let sequence = 0;
   let freed: (() => void) | undefined;
+  const keys = new RuntimeKeys(prefix);
+  const scripts = loadLuaScripts();
+  for (const name of ['idempotencyBegin', 'idempotencyComplete']) redis.defineCommand(name, { numberOfKeys: scripts.get(name)!.numberOfKeys, lua: scripts.get(name)!.lua });
+  const script = (name: string, ...args: Array<string | number>): Promise<unknown> => (redis as unknown as Record<string, (...a: Array<string | number>) => Promise<unknown>>)[name]!(...args);
   const settle = async (id: string, fields: string[]): Promise<void> => {
     const payload = JSON.parse(fields[fields.indexOf('payload') + 1]!) as unknown;
     const requestId = `b-${sequence++}`;
+    // The once-only record as the core keeps it: claimed before the run, the answer stored after.
+    const record = keys.idempotency('bench', `queue:jobs:${id}`);
+    if (once && ((await script('idempotencyBegin', record, 'queue:jobs', 60_000)) as string[])[0] !== 'new') throw new Error(`${id} ran before`);
     const raw = await client.execute(executeBody(requestId, 'work', { source: 'queue', queueDetails: { queueName: 'jobs', messageId: id, payload } }), requestId, 5000);
     if (raw.status !== 200) throw new Error(`the sandbox answered ${raw.status}`);
+    if (once) await script('idempotencyComplete', record, JSON.stringify({ statusCode: 200, headers: {}, body: raw.body.toString('base64') }), 86_400_000);
     await redis.multi().xack(stream, 'bare', id).xdel(stream, id).exec();
   };
   const loop = (async () => {
@@ -340,30 +361,35 @@ function round3(value: number): number {
 
 /** The rows side by side, and core/bare ratios. */
 export function queueTable(rows: readonly QueueRow[]): string {
-  const lines = ['PATH   CONC  MSGS   MSG/S   XADD->SCRIPT p50   p99      max      CPU ms/msg consumer sandbox bench  ROUNDS (msg/s)'];
+  const lines = ['PATH      CONC  MSGS   MSG/S   XADD->SCRIPT p50   p99      max      CPU ms/msg consumer sandbox bench  ROUNDS (msg/s)'];
   for (const row of rows) {
     const r = row.result;
     const cpu = r.cpuMsPerMessage;
     lines.push(
-      `${row.path.padEnd(6)} ${String(row.concurrency).padEnd(5)} ${String(r.messages).padEnd(6)} ${String(r.throughput).padEnd(7)} ${`${r.p50Ms} ms`.padEnd(18)} ${`${r.p99Ms} ms`.padEnd(8)} ${`${r.maxMs} ms`.padEnd(8)} ${`${cpu.core}`.padEnd(19)} ${`${cpu.sandboxes}`.padEnd(7)} ${`${cpu.bench}`.padEnd(6)} ${row.rounds.map((x) => x.throughput).join(', ')}`,
+      `${row.path.padEnd(9)} ${String(row.concurrency).padEnd(5)} ${String(r.messages).padEnd(6)} ${String(r.throughput).padEnd(7)} ${`${r.p50Ms} ms`.padEnd(18)} ${`${r.p99Ms} ms`.padEnd(8)} ${`${r.maxMs} ms`.padEnd(8)} ${`${cpu.core}`.padEnd(19)} ${`${cpu.sandboxes}`.padEnd(7)} ${`${cpu.bench}`.padEnd(6)} ${row.rounds.map((x) => x.throughput).join(', ')}`,
     );
   }
   const ratio = queueRatio(rows);
   if (ratio !== undefined) {
     lines.push(`\ncore/bare: throughput x${ratio.throughput} (target >= 0.7), p50 +${ratio.addedP50Ms} ms, p99 +${ratio.addedP99Ms} ms`);
-    lines.push(`consumer CPU per message: core ${ratio.coreCpuMs} ms vs the bare loop's ${ratio.bareLoopCpuMs} ms (the bare side's bench process less the producer's share, the core side's bench figure)`);
+    if (ratio.overOnceFloor !== undefined) lines.push(`core/bare+once (the floor of the same work: the once-only record's two scripts in the loop): throughput x${ratio.overOnceFloor}`);
+    lines.push(
+      `consumer CPU per message: core ${ratio.coreCpuMs} ms vs the bare loop's ${ratio.bareLoopCpuMs} ms, ${ratio.bareOnceLoopCpuMs ?? '-'} ms with the once-only record (the bare sides' bench process less the producer's share, the core side's bench figure)`,
+    );
   }
   return lines.join('\n');
 }
 
 export function queueRatio(
   rows: readonly QueueRow[],
-): { throughput: number; addedP50Ms: number; addedP99Ms: number; coreCpuMs: number; bareLoopCpuMs: number } | undefined {
+): { throughput: number; overOnceFloor?: number; addedP50Ms: number; addedP99Ms: number; coreCpuMs: number; bareLoopCpuMs: number; bareOnceLoopCpuMs?: number } | undefined {
   const core = rows.find((r) => r.path === 'core')?.result;
   const bare = rows.find((r) => r.path === 'bare')?.result;
+  const floor = rows.find((r) => r.path === 'bare+once')?.result;
   if (core === undefined || bare === undefined) return undefined;
   return {
     throughput: Math.round((core.throughput / bare.throughput) * 100) / 100,
+    ...(floor ? { overOnceFloor: Math.round((core.throughput / floor.throughput) * 100) / 100, bareOnceLoopCpuMs: round3(floor.cpuMsPerMessage.core - core.cpuMsPerMessage.bench) } : {}),
     addedP50Ms: round3(core.p50Ms - bare.p50Ms),
     addedP99Ms: round3(core.p99Ms - bare.p99Ms),
     coreCpuMs: core.cpuMsPerMessage.core,
