@@ -6,7 +6,9 @@
  *   BENCH_SECONDS=5 npm run bench
  *
  * With BENCH_DRIVER=pod (or --k8s; `npm run bench:k8s`), the pod driver's benchmarks
- * of bench/k8s-dispatch.ts on the single-node cluster (scripts/k8s-node.sh up first).
+ * of bench/k8s-dispatch.ts on the single-node cluster (scripts/k8s-node.sh up first):
+ * BENCH_CLAIMS (20) warm claims, BENCH_DIRECT (50) requests to a ready pod, BENCH_FRESH (10)
+ * first requests to fresh pods, BENCH_MISS_ROUNDS (5) and BENCH_REFILL_ROUNDS (2).
  *
  * With BENCH_DRIVER=docker (or --docker; `npm run bench:docker`), the Docker
  * benchmarks of bench/docker-dispatch.ts instead: pool miss vs a bare start, warm
@@ -82,6 +84,7 @@ async function k8sBench(): Promise<void> {
     direct: Number(process.env.BENCH_DIRECT ?? 50),
     missRounds: Number(process.env.BENCH_MISS_ROUNDS ?? 5),
     refillRounds: Number(process.env.BENCH_REFILL_ROUNDS ?? 2),
+    fresh: Number(process.env.BENCH_FRESH ?? 10),
   });
   const report = { driver: 'pod', machine: before, loadAverageAfter: machine().loadAverage, ...k8s };
   writeK8sReport(report);
