@@ -60,6 +60,7 @@ import { benchCsjs, csjsTable } from './csjs-dispatch.js';
 import { benchCsjsThroughCore, csjsCoreTable } from './csjs-through-core.js';
 import { benchPython, pythonTable } from './python-dispatch.js';
 import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
+import { pathTargets, pathTargetsTable } from './lib/path-targets.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 import { benchWorkflow } from './workflow-bench.js';
 
@@ -190,6 +191,8 @@ async function processBench(): Promise<void> {
         `first streamed byte: through the core p50 ${firstByte.throughCore.p50Ms} ms, the provider's own p50 ${firstByte.provider.p50Ms} ms (target: provider + 2 ms; its whole answer p50 ${firstByte.providerWholeAnswer.p50Ms} ms)\n`,
     );
   }
+  const targets = pathTargets(report);
+  if (targets.length > 0) process.stdout.write(`\nEvery path against its floor and target (the warm pod claim: npm run bench:k8s)\n${pathTargetsTable(targets)}\n`);
 }
 
 /** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp (all by default). */
