@@ -44,6 +44,13 @@ export interface QueueBenchOptions {
   /** Messages in flight at once: the route's concurrency, and the sandbox's. */
   readonly concurrency: number;
   readonly rounds: number;
+  /**
+   * A built tree (`npm ci && npm run build` there) whose core runs as one more
+   * side, `core-before`, in the same interleaved rounds: its CPU per message
+   * beside this tree's, which bench/compare.ts cannot give (each of its sides
+   * runs its own tree's bench). @defaultValue none
+   */
+  readonly beforeTree?: string;
 }
 
 export interface QueueResult {
@@ -88,8 +95,7 @@ export const stats = () => ({ latencies: seen.splice(0) });
  * delivery through the core runs: the floor of the same work with nothing of
  * uhlp in between.
  */
-export type QueuePath = 'core' | 'bare' | 'bare+once';
-const PATHS: readonly QueuePath[] = ['bare', 'bare+once', 'core'];
+export type QueuePath = 'core' | 'bare' | 'bare+once' | 'core-before';
 
 /** One side under test: the stream it reads, and its script's latencies. */
 interface Side {
@@ -103,12 +109,16 @@ interface Side {
 
 export async function benchQueue(options: QueueBenchOptions): Promise<QueueRow[]> {
   const redis = new Redis(TEST_REDIS_URL);
-  const results: Record<QueuePath, QueueResult[]> = { core: [], bare: [], 'bare+once': [] };
+  const results: Record<QueuePath, QueueResult[]> = { core: [], bare: [], 'bare+once': [], 'core-before': [] };
+  const paths: QueuePath[] = ['bare', 'bare+once', 'core', ...(options.beforeTree ? (['core-before'] as const) : [])];
   try {
     for (let round = 0; round < options.rounds; round++) {
-      for (const which of PATHS) {
+      for (const which of paths) {
         const prefix = uniqueKeyPrefix('bench-queue');
-        const side = which === 'core' ? await coreSide(prefix, options.concurrency) : await bareSide(redis, prefix, options.concurrency, which === 'bare+once');
+        const side =
+          which === 'core' || which === 'core-before'
+            ? await coreSide(prefix, options.concurrency, which === 'core-before' ? path.join(options.beforeTree!, 'bin', 'uhlp.js') : undefined)
+            : await bareSide(redis, prefix, options.concurrency, which === 'bare+once');
         try {
           results[which].push(await measure(redis, side, options));
         } finally {
@@ -120,7 +130,7 @@ export async function benchQueue(options: QueueBenchOptions): Promise<QueueRow[]
   } finally {
     redis.disconnect();
   }
-  return (['core', 'bare', 'bare+once'] as const).map((which) => {
+  return (['core', 'bare', 'bare+once', 'core-before'] as const).filter((which) => results[which].length > 0).map((which) => {
     const rounds = results[which];
     const sorted = [...rounds].sort((a, b) => a.throughput - b.throughput);
     return { path: which, concurrency: options.concurrency, result: sorted[Math.floor(sorted.length / 2)]!, rounds };
@@ -166,7 +176,7 @@ async function measure(redis: Redis, side: Side, options: QueueBenchOptions): Pr
 }
 
 /** `uhlp dev` on Redis with the bench app: a queue route `jobs` and `GET /stats`, on one sandbox. */
-async function coreSide(prefix: string, concurrency: number): Promise<Side> {
+async function coreSide(prefix: string, concurrency: number, bin?: string): Promise<Side> {
   const definitions = writeBenchApp(
     `apiVersion: uhlp.dev/v1alpha1
 kind: AppDefinition
@@ -183,7 +193,7 @@ spec:
 `,
     { 'scripts/behaviours.mjs': SCRIPT },
   );
-  const core = await startUhlpDev(definitions, ['--log-level', 'error', '--state', TEST_REDIS_URL], 60_000, undefined, { UHLP_STATE_PREFIX: prefix });
+  const core = await startUhlpDev(definitions, ['--log-level', 'error', '--state', TEST_REDIS_URL], 60_000, undefined, { UHLP_STATE_PREFIX: prefix }, bin);
   const stream = `${prefix}queue:bench:jobs`;
   const probe = new Redis(TEST_REDIS_URL);
   try {
@@ -361,17 +371,19 @@ function round3(value: number): number {
 
 /** The rows side by side, and core/bare ratios. */
 export function queueTable(rows: readonly QueueRow[]): string {
-  const lines = ['PATH      CONC  MSGS   MSG/S   XADD->SCRIPT p50   p99      max      CPU ms/msg consumer sandbox bench  ROUNDS (msg/s)'];
+  const lines = ['PATH        CONC  MSGS   MSG/S   XADD->SCRIPT p50   p99      max      CPU ms/msg consumer sandbox bench  ROUNDS (msg/s)'];
   for (const row of rows) {
     const r = row.result;
     const cpu = r.cpuMsPerMessage;
     lines.push(
-      `${row.path.padEnd(9)} ${String(row.concurrency).padEnd(5)} ${String(r.messages).padEnd(6)} ${String(r.throughput).padEnd(7)} ${`${r.p50Ms} ms`.padEnd(18)} ${`${r.p99Ms} ms`.padEnd(8)} ${`${r.maxMs} ms`.padEnd(8)} ${`${cpu.core}`.padEnd(19)} ${`${cpu.sandboxes}`.padEnd(7)} ${`${cpu.bench}`.padEnd(6)} ${row.rounds.map((x) => x.throughput).join(', ')}`,
+      `${row.path.padEnd(11)} ${String(row.concurrency).padEnd(5)} ${String(r.messages).padEnd(6)} ${String(r.throughput).padEnd(7)} ${`${r.p50Ms} ms`.padEnd(18)} ${`${r.p99Ms} ms`.padEnd(8)} ${`${r.maxMs} ms`.padEnd(8)} ${`${cpu.core}`.padEnd(19)} ${`${cpu.sandboxes}`.padEnd(7)} ${`${cpu.bench}`.padEnd(6)} ${row.rounds.map((x) => x.throughput).join(', ')}`,
     );
   }
   const ratio = queueRatio(rows);
   if (ratio !== undefined) {
     lines.push(`\ncore/bare: throughput x${ratio.throughput} (target >= 0.7), p50 +${ratio.addedP50Ms} ms, p99 +${ratio.addedP99Ms} ms`);
+    const before = rows.find((r) => r.path === 'core-before')?.result;
+    if (before !== undefined) lines.push(`core CPU per message: ${ratio.coreCpuMs} ms vs ${before.cpuMsPerMessage.core} ms of BENCH_QUEUE_BEFORE's core (throughput ${rows.find((r) => r.path === 'core')?.result.throughput} vs ${before.throughput} msg/s)`);
     if (ratio.overOnceFloor !== undefined) lines.push(`core/bare+once (the floor of the same work: the once-only record's two scripts in the loop): throughput x${ratio.overOnceFloor}`);
     lines.push(
       `consumer CPU per message: core ${ratio.coreCpuMs} ms vs the bare loop's ${ratio.bareLoopCpuMs} ms, ${ratio.bareOnceLoopCpuMs ?? '-'} ms with the once-only record (the bare sides' bench process less the producer's share, the core side's bench figure)`,

@@ -34,7 +34,8 @@
  * UHLP_TEST_REDIS_URL or 127.0.0.1:6379) runs queue throughput and XADD-to-script
  * latency through the core beside a bare consumer-group loop on the same sandbox.
  * BENCH_QUEUE_MESSAGES (5000), BENCH_QUEUE_RATE (100 a second for BENCH_SECONDS),
- * BENCH_QUEUE_CONCURRENCY (8) and BENCH_QUEUE_ROUNDS (3) shape it.
+ * BENCH_QUEUE_CONCURRENCY (8) and BENCH_QUEUE_ROUNDS (3) shape it; BENCH_QUEUE_BEFORE (a built
+ * tree) adds that tree's core as one more side, for its CPU per message beside this one's.
  *
  * The workflow benchmark (bench/workflow-bench.ts) measures the engine's overhead
  * per step and the time to the first streamed byte, over BENCH_WORKFLOW_RUNS (20) runs.
@@ -126,6 +127,7 @@ async function processBench(): Promise<void> {
         latencyMs: seconds * 1000,
         concurrency: Number(process.env.BENCH_QUEUE_CONCURRENCY ?? 8),
         rounds: Number(process.env.BENCH_QUEUE_ROUNDS ?? 3),
+        ...(process.env.BENCH_QUEUE_BEFORE ? { beforeTree: process.env.BENCH_QUEUE_BEFORE } : {}),
       })
     : [];
   const workflow = only('workflow') ? await benchWorkflow(Number(process.env.BENCH_WORKFLOW_RUNS ?? 20)) : undefined;
