@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { unixSocketFetch } from './unix-socket-fetch.js';
+import { unixSocketFetch, unixSocketPost } from './unix-socket-fetch.js';
 
 describe('unixSocketFetch', () => {
   let dir: string;
@@ -82,5 +82,16 @@ describe('unixSocketFetch', () => {
 
   it('rejects when nothing listens on the socket', async () => {
     await expect(unixSocketFetch(path.join(dir, 'none.sock'))('http://core/mcp', { method: 'POST', body: '' })).rejects.toThrow(/ENOENT/);
+  });
+
+  it('posts without fetch: the target, lower-case headers and body; the answer status and bytes; a header with CR or LF refused before anything is sent', async () => {
+    const post = unixSocketPost(socket);
+    const answer = await post('/mcp?y=2', { 'content-type': 'application/json', 'mcp-method': 'tools/call' }, '{"a":1}');
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body.toString('utf8'))).toEqual({ echo: '{"a":1}' });
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/mcp?y=2', headers: { host: 'localhost', 'mcp-method': 'tools/call', 'content-length': '7' } });
+    await expect(post('/mcp', { authorization: 'Bearer t\r\nx-evil: 1' }, '')).rejects.toThrow(/cannot be sent/);
+    expect(seen).toHaveLength(1);
+    expect(connections).toBe(1);
   });
 });

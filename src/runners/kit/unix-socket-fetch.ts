@@ -1,16 +1,17 @@
 /**
- * A `fetch` that sends every request to one Unix socket, whatever the URL's host.
- * Container sandboxes have no network; they reach the core's MCP endpoint through
- * its socket mounted into the container, with the path of `context.mcp_endpoint`.
+ * POSTs to one Unix socket, whatever the URL's host. Sandboxes have no network;
+ * they reach the core's MCP endpoint through its socket mounted in, with the
+ * path of `context.mcp_endpoint`.
  *
  * Every LLM turn and workflow step makes at least one such call, so it speaks
  * HTTP/1.1 itself over kept-alive connections, the answer framed by the shared
  * parser (shared/http1/response-parser.ts): node:http's client (a ClientRequest,
- * an agent, an IncomingMessage stream per call) took about as much of the
- * runner's CPU as the rest of its turn. One request is in flight on a
- * connection at a time; concurrent calls open more connections, and an idle
- * one is reused by the next call. The answer carries its status and body (what
- * the tools client reads), not its headers.
+ * an agent, an IncomingMessage stream per call) and the WHATWG Response and
+ * Headers of a fetch took about as much of the runner's CPU as the rest of its
+ * turn. One request is in flight on a connection at a time; concurrent calls
+ * open more connections, and an idle one is reused by the next call.
+ * `unixSocketFetch` puts the same connections in fetch's shape (status and
+ * body, no headers) for callers that hold a fetch.
  */
 import net from 'node:net';
 import { isHeaderName, isHeaderValue } from '../../shared/http1/response-head.js';
@@ -43,12 +44,12 @@ class Connection {
     this.socket.on('close', () => this.fail(new Error('the connection closed before the answer')));
   }
 
-  send(request: string | Buffer, body: string | undefined): Promise<ParsedResponse> {
+  /** Sends the whole request (head and body in one write: one system call for a typical tool call). */
+  send(request: string): Promise<ParsedResponse> {
     return new Promise<ParsedResponse>((resolve, reject) => {
       this.exchange = { parser: new Http1ResponseParser(), resolve, reject };
       this.socket.ref();
-      // Head and body in one write: one system call for a typical tool call.
-      this.socket.write(body === undefined ? request : `${request as string}${body}`);
+      this.socket.write(request);
     });
   }
 
@@ -99,7 +100,15 @@ class Connection {
   }
 }
 
-export function unixSocketFetch(socketPath: string): typeof fetch {
+/** One POST and its answer: what the tools client sends to the MCP endpoint. */
+export type SocketPost = (target: string, headers: Readonly<Record<string, string>>, body: string, signal?: AbortSignal) => Promise<{ status: number; body: Buffer }>;
+
+/**
+ * POSTs to the socket: `target` is the request target (path and query), the
+ * headers are lower-case names; host and content-length are written here.
+ * No WHATWG Request, Headers or Response is built on this path.
+ */
+export function unixSocketPost(socketPath: string): SocketPost {
   const idle: Connection[] = [];
   const settled = (connection: Connection, reusable: boolean): void => {
     const at = idle.indexOf(connection);
@@ -114,31 +123,39 @@ export function unixSocketFetch(socketPath: string): typeof fetch {
     return new Connection(socketPath, settled);
   };
 
-  return (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-    const method = init?.method ?? 'GET';
-    if (!/^[A-Z]+$/.test(method)) throw new TypeError(`not an HTTP method: ${method}`);
-    const body = typeof init?.body === 'string' ? init.body : undefined;
-    let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
-    // A value with CR or LF would start a header of its own: refused, as fetch and node:http refuse it.
-    new Headers(init?.headers).forEach((value, name) => {
+  return async (target, headers, body, signal) => {
+    let head = `POST ${target} HTTP/1.1\r\nhost: ${headers['host'] ?? 'localhost'}\r\n`;
+    for (const name in headers) {
+      const value = headers[name]!;
+      // A value with CR or LF would start a header of its own: refused, as fetch and node:http refuse it.
       if (!isHeaderName(name) || !isHeaderValue(value)) throw new TypeError(`the header ${name} cannot be sent`);
       if (name !== 'host' && name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') head += `${name}: ${value}\r\n`;
-    });
-    head += body !== undefined ? `content-length: ${Buffer.byteLength(body)}\r\n\r\n` : method === 'GET' || method === 'HEAD' ? '\r\n' : 'content-length: 0\r\n\r\n';
-
-    const signal = init?.signal ?? undefined;
+    }
+    head += `content-length: ${Buffer.byteLength(body)}\r\n\r\n`;
     signal?.throwIfAborted();
     const connection = take();
     const onAbort = (): void => connection.fail(new Error('aborted'));
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const response = await connection.send(head, body);
-      const status = response.status;
-      // The parser's Buffer is a Uint8Array over an ArrayBuffer of its own (Buffer.concat or a socket read).
-      return new Response(status === 204 || status === 304 ? null : (response.body as Uint8Array<ArrayBuffer>), { status });
+      const response = await connection.send(`${head}${body}`);
+      return { status: response.status, body: response.body };
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
+  };
+}
+
+/** The same connections in `fetch`'s shape, for callers that hold a fetch (only POST carries a body). */
+export function unixSocketFetch(socketPath: string): typeof fetch {
+  const post = unixSocketPost(socketPath);
+  return (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+    if ((init?.method ?? 'GET') !== 'POST') throw new TypeError('unixSocketFetch sends POST requests only');
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
+    const response = await post(`${url.pathname}${url.search}`, { ...headers, host: url.host }, typeof init?.body === 'string' ? init.body : '', init?.signal ?? undefined);
+    const status = response.status;
+    // The parser's Buffer is a Uint8Array over an ArrayBuffer of its own (Buffer.concat or a socket read).
+    return new Response(status === 204 || status === 304 ? null : (response.body as Uint8Array<ArrayBuffer>), { status });
   }) as typeof fetch;
 }
