@@ -84,6 +84,9 @@ export function figuresOf(report: Record<string, unknown>): Figures {
       put(`${name} p99 ms`, row.result.p99Ms);
       put(`${name} core cpu ms/req`, row.result.cpuMsPerRequest?.core);
       put(`${name} sandboxes cpu ms/req`, row.result.cpuMsPerRequest?.sandboxes);
+      const cpu = row.result.cpuMsPerRequest;
+      // An LLM turn's target is on the sum: the core's CPU and the orchestrator's.
+      if (key === 'llmDispatch' && cpu !== undefined) put(`${name} cpu ms/turn (core + sandboxes)`, Math.round((cpu.core + cpu.sandboxes) * 1000) / 1000);
     }
   };
   rows('warmDispatch', 'dispatch');

@@ -4,9 +4,13 @@
  * core's OpenAI-compatible provider) beside the same completion sent straight to
  * the OpenAI-compatible server, in one run: what the orchestration adds to the
  * provider's own time. The server answers at once, so the difference is ours.
+ * The floor (path `forwarder`): a bare relay process that takes the same GET and
+ * sends the same completion (bench/lib/bare-llm-relay.ts); its CPU per request is
+ * what the turn's own work costs with nothing of uhlp in between.
  */
 import { reply, startOpenAiTestServer, type OpenAiTestServer } from '../test/helpers/openai-test-server.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
+import { startBareLlmRelay } from './lib/bare-llm-relay.js';
 import { writeBenchApp } from './lib/bench-app.js';
 import { loadThroughCore } from './lib/dispatch-load.js';
 import { measureDispatch, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
@@ -47,6 +51,16 @@ async function throughCore(llm: OpenAiTestServer, shape: DispatchShape, duration
   }
 }
 
+/** The floor: the same GET answered by a bare relay that sends the same completion. */
+async function throughRelay(llm: OpenAiTestServer, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  const relay = await startBareLlmRelay(llm.baseUrl);
+  try {
+    return await loadThroughCore(relay.url, '/greet/{{id}}', shape.connections, durationMs, relay.pid);
+  } finally {
+    await relay.close();
+  }
+}
+
 /** The request the orchestrator makes for the same component, sent straight to the server. */
 function direct(llm: OpenAiTestServer, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
   const { hostname, port } = new URL(llm.baseUrl);
@@ -66,7 +80,11 @@ export async function benchLlmDispatch(durationMs: number, rounds: number): Prom
   const llm = await startOpenAiTestServer({ record: false });
   llm.handle(() => reply.text(ANSWER, { usage: { prompt: 12, completion: 6 } }));
   try {
-    return await measureDispatch({ direct: (shape) => direct(llm, shape, durationMs), core: (shape) => throughCore(llm, shape, durationMs) }, rounds, LLM_SHAPES);
+    return await measureDispatch({
+        direct: (shape) => direct(llm, shape, durationMs),
+        forwarder: (shape) => throughRelay(llm, shape, durationMs),
+        core: (shape) => throughCore(llm, shape, durationMs),
+      }, rounds, LLM_SHAPES);
   } finally {
     await llm.close();
   }

@@ -170,8 +170,11 @@ async function processBench(): Promise<void> {
         .map(([c, r]) => `${c} p50 +${r.p50} ms (target <= 1 ms), p99 +${r.p99} ms`)
         .join('; ')}\nCPU per turn, core + orchestrator: ${llm
         .filter((r) => r.path === 'core' && r.result.cpuMsPerRequest !== undefined)
-        .map((r) => `${shapeLabel(r)} ${Math.round((r.result.cpuMsPerRequest!.core + r.result.cpuMsPerRequest!.sandboxes) * 1000) / 1000} ms`)
-        .join('; ')} (target <= 0.5 ms)\n`,
+        .map((r) => `${shapeLabel(r)} ${cpuPerTurn(r)} ms`)
+        .join('; ')} (target <= 0.5 ms); the floor, a bare relay sending the same completion (path forwarder): ${llm
+        .filter((r) => r.path === 'forwarder' && r.result.cpuMsPerRequest !== undefined)
+        .map((r) => `${shapeLabel(r)} ${cpuPerTurn(r)} ms`)
+        .join('; ')}\n`,
     );
   }
   if (ledger) process.stdout.write(`\n${ledgerBenchTables(ledger)}`);
@@ -204,6 +207,11 @@ function only(name: string): boolean {
 }
 
 /** What the core adds to the direct path, per shape, in ms. */
+/** CPU a request cost, the process measured and everything it started, ms. */
+function cpuPerTurn(row: DispatchRow): number {
+  return Math.round((row.result.cpuMsPerRequest!.core + row.result.cpuMsPerRequest!.sandboxes) * 1000) / 1000;
+}
+
 function addedMs(rows: readonly DispatchRow[]): Record<string, { p50: number; p99: number }> {
   const out: Record<string, { p50: number; p99: number }> = {};
   for (const core of rows.filter((r) => r.path === 'core')) {

@@ -9,9 +9,9 @@
  * in an error.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Dispatcher, request as undiciRequest } from 'undici';
+import { type Dispatcher, getGlobalDispatcher } from 'undici';
 import { backoffDelay } from '../shared/backoff.js';
-import { deadlineSignal } from '../shared/deadline.js';
+import { withDeadline } from '../shared/deadline.js';
 import { UhlpError } from '../shared/errors.js';
 import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, type NormalizedLlmRequest, normalizeRequest } from './llm-provider.js';
 import { ChatCompletionStream } from './openai-chat-stream.js';
@@ -77,6 +77,8 @@ export interface OpenAiCompatibleProviderOptions {
 
 /** Bytes of an error answer kept for its message. */
 const ERROR_BODY_BYTES = 64 * 1024;
+/** What an attempt's deadline rejects with. */
+const ATTEMPT_TIMED_OUT = Symbol('the attempt timed out');
 
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProviderOptions): LlmProvider {
   let endpoint: URL;
@@ -104,62 +106,131 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
 
   const backoff = (retry: number): number => backoffDelay(retry, { initialMs: initialBackoffMs, maxMs: maxBackoffMs, random });
 
+  const dispatcher = (): Dispatcher => options.dispatcher ?? getGlobalDispatcher();
+  const path = `${endpoint.pathname}${endpoint.search}`;
+
   async function attempt(body: string, request: NormalizedLlmRequest, signal: AbortSignal | undefined, onDelta: ((text: string) => void) | undefined): Promise<Attempt> {
-    const streaming = stream || onDelta !== undefined;
-    const attemptSignal = deadlineSignal(timeoutMs, signal);
     try {
-      const response = await undiciRequest(endpoint, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: streaming ? 'text/event-stream, application/json' : 'application/json',
-          ...(options.apiKey !== undefined ? { authorization: `Bearer ${options.apiKey}` } : {}),
-        },
-        body,
-        signal: attemptSignal,
-        ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
-      });
-      const ok = response.statusCode >= 200 && response.statusCode < 300;
-      const contentType = String(response.headers['content-type'] ?? '');
-      // A server that ignores `stream` answers plain JSON: read it as such.
-      if (ok && streaming && contentType.includes('text/event-stream')) {
-        const assembler = new ChatCompletionStream(request, redact, onDelta);
-        let bytes = 0;
-        for await (const chunk of response.body as AsyncIterable<Buffer>) {
-          bytes += chunk.length;
-          if (bytes > maxResponseBytes) throw tooLarge(maxResponseBytes);
-          assembler.push(chunk);
-        }
-        return { kind: 'result', result: assembler.end() };
-      }
-      // An error body is only quoted (its first 500 characters): past a little of it, the rest is dropped.
-      const limit = ok ? maxResponseBytes : ERROR_BODY_BYTES;
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        bytes += chunk.length;
-        if (bytes > limit) {
-          if (ok) throw tooLarge(maxResponseBytes);
-          chunks.push(chunk.subarray(0, chunk.length - (bytes - limit)));
-          break;
-        }
-        chunks.push(chunk);
-      }
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (ok) {
-        const result = parseChatCompletion(text, request, redact);
-        // A server that answered whole to a streamed request: its text is one piece.
-        if (onDelta !== undefined && result.text !== null && result.text !== '') onDelta(result.text);
-        return { kind: 'result', result };
-      }
-      return { kind: 'response', status: response.statusCode, headers: response.headers, text };
+      return await withDeadline((deadline) => exchange(body, request, signal, deadline, onDelta), timeoutMs, () => ATTEMPT_TIMED_OUT);
     } catch (error) {
       if (signal?.aborted === true) throw signal.reason;
-      if (attemptSignal.aborted) return { kind: 'timeout' };
+      if (error === ATTEMPT_TIMED_OUT) return { kind: 'timeout' };
       if (error instanceof UhlpError) throw error;
       const code = (error as { code?: unknown }).code;
       return { kind: 'network', code: typeof code === 'string' ? code : 'UNKNOWN' };
     }
+  }
+
+  /**
+   * One request and its answer, read as undici hands the bytes over (its
+   * dispatch handler): no body stream, no composite abort signal per call, as
+   * `request()` would build for every turn. Stopped when the caller's signal or
+   * the attempt's deadline aborts.
+   */
+  function exchange(
+    body: string,
+    request: NormalizedLlmRequest,
+    signal: AbortSignal | undefined,
+    deadline: AbortSignal,
+    onDelta: ((text: string) => void) | undefined,
+  ): Promise<Attempt> {
+    const streaming = stream || onDelta !== undefined;
+    return new Promise<Attempt>((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      let settled = false;
+      const stop = (reason: unknown): void => {
+        const error = reason instanceof Error ? reason : new Error('aborted');
+        if (controller !== undefined) controller.abort(error);
+        else finish(undefined, error);
+      };
+      const onAbort = (): void => stop(signal?.aborted === true ? signal.reason : deadline.reason);
+      const finish = (outcome: Attempt | undefined, error?: unknown): void => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        deadline.removeEventListener('abort', onAbort);
+        if (outcome !== undefined) resolve(outcome);
+        else reject(error);
+      };
+      if (signal?.aborted === true || deadline.aborted) return reject(signal?.reason ?? deadline.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      deadline.addEventListener('abort', onAbort, { once: true });
+
+      let status = 0;
+      let headers: Record<string, string | string[] | undefined> = {};
+      let assembler: ChatCompletionStream | undefined;
+      let limit = maxResponseBytes;
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(started) {
+          controller = started;
+          if (settled) started.abort(new Error('aborted'));
+        },
+        onResponseStart(_controller, statusCode, responseHeaders) {
+          status = statusCode;
+          headers = responseHeaders as Record<string, string | string[] | undefined>;
+          const ok = status >= 200 && status < 300;
+          // A server that ignores `stream` answers plain JSON: read it as such.
+          if (ok && streaming && String(headers['content-type'] ?? '').includes('text/event-stream')) assembler = new ChatCompletionStream(request, redact, onDelta);
+          // An error body is only quoted (its first 500 characters): past a little of it, the rest is dropped.
+          limit = ok ? maxResponseBytes : ERROR_BODY_BYTES;
+        },
+        onResponseData(dataController, chunk) {
+          if (settled) return;
+          bytes += chunk.length;
+          try {
+            if (bytes > limit) {
+              if (status >= 200 && status < 300) throw tooLarge(maxResponseBytes);
+              chunks.push(chunk.subarray(0, chunk.length - (bytes - limit)));
+              finish({ kind: 'response', status, headers, text: Buffer.concat(chunks).toString('utf8') });
+              dataController.abort(new Error('the rest of an error answer is not read'));
+              return;
+            }
+            if (assembler !== undefined) assembler.push(chunk);
+            else chunks.push(chunk);
+          } catch (error) {
+            finish(undefined, error);
+            dataController.abort(error as Error);
+          }
+        },
+        onResponseEnd() {
+          if (settled) return;
+          try {
+            if (assembler !== undefined) return finish({ kind: 'result', result: assembler.end() });
+            const text = Buffer.concat(chunks, Math.min(bytes, limit)).toString('utf8');
+            if (status < 200 || status >= 300) return finish({ kind: 'response', status, headers, text });
+            const result = parseChatCompletion(text, request, redact);
+            // A server that answered whole to a streamed request: its text is one piece.
+            if (onDelta !== undefined && result.text !== null && result.text !== '') onDelta(result.text);
+            finish({ kind: 'result', result });
+          } catch (error) {
+            finish(undefined, error);
+          }
+        },
+        onResponseError(_controller, error) {
+          finish(undefined, error);
+        },
+      };
+      try {
+        dispatcher().dispatch(
+          {
+            origin: endpoint.origin,
+            path,
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              accept: streaming ? 'text/event-stream, application/json' : 'application/json',
+              ...(options.apiKey !== undefined ? { authorization: `Bearer ${options.apiKey}` } : {}),
+            },
+            body,
+          },
+          handler,
+        );
+      } catch (error) {
+        finish(undefined, error);
+      }
+    });
   }
 
   return {

@@ -28,7 +28,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Executor } from './executor.js';
 import { createRunnerServer } from './runner-server.js';
-import { unixSocketFetch } from './unix-socket-fetch.js';
+import { unixSocketPost } from './unix-socket-fetch.js';
 
 export interface RunnerProgram {
   /** The runner's name in its messages (`jit-runner`, `llm-orchestrator`). */
@@ -81,7 +81,7 @@ function start(program: RunnerProgram): void {
   const mcpSocket = text('mcp-socket');
   const runner = createRunnerServer({
     executor: program.createExecutor({ definitionsRoot: definitions, workDir: text('work-dir'), definitionsViaMcp: values['definitions-via-mcp'] === true }),
-    mcpFetch: mcpSocket ? unixSocketFetch(mcpSocket) : undefined,
+    ...(mcpSocket ? { mcpPost: unixSocketPost(mcpSocket) } : {}),
     concurrency,
   });
 

@@ -24,6 +24,7 @@ import type { Http1Request } from '../../shared/http1/request-parser.js';
 import type { Executor } from './executor.js';
 import { resultFromThrown, type ScriptResult } from './script-result.js';
 import { ExecutionTools } from './tools-client.js';
+import type { SocketPost } from './unix-socket-fetch.js';
 
 /** Largest /execute body the runner reads; the core's ingress limit is far below it. */
 const MAX_EXECUTE_BODY_BYTES = 64 * 1024 * 1024;
@@ -35,8 +36,8 @@ const KEEP_ALIVE_MS = 60_000;
 export interface RunnerServerOptions {
   /** Runs each execution the server accepted. */
   executor: Executor;
-  /** How tool calls reach the core; a Unix-socket fetch in containers. @defaultValue globalThis.fetch */
-  mcpFetch?: typeof fetch;
+  /** How tool calls reach the core: POSTs on its Unix socket in sandboxes (unix-socket-fetch.ts). @defaultValue globalThis.fetch to context.mcp_endpoint */
+  mcpPost?: SocketPost;
   /** Executions run at once; one more gets 429. @defaultValue 1 */
   concurrency?: number;
 }
@@ -127,7 +128,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
     }
 
     const started = performance.now();
-    const tools = new ExecutionTools({ endpoint: request.context.mcp_endpoint, token: request.context.mcp_token, fetch: options.mcpFetch });
+    const tools = new ExecutionTools({ endpoint: request.context.mcp_endpoint, token: request.context.mcp_token, ...(options.mcpPost !== undefined ? { post: options.mcpPost } : {}) });
     let settled = false;
     const current: InFlight = {
       requestId: request.requestId,

@@ -15,7 +15,7 @@ import { type CoreMcpServer, createCoreMcpServer } from '../../mcp/core-mcp-serv
 import { MemoryRuntimeStore } from '../../state/memory-runtime-store.js';
 import { createMetrics } from '../../metrics.js';
 import { ExecutionTools, ToolCallError } from './tools-client.js';
-import { unixSocketFetch } from './unix-socket-fetch.js';
+import { unixSocketFetch, unixSocketPost } from './unix-socket-fetch.js';
 
 let app: FastifyInstance;
 let mcp: CoreMcpServer;
@@ -195,9 +195,13 @@ describe("the MCP endpoint's own body limit", () => {
     expect((await tools.call('core.kv.get', { key: 'ctr:big' }))['value']).toBe(value);
   });
 
-  it('answers a request over its limit 413 UHLP_BODY_TOO_LARGE, over TCP and over a Unix socket, however far over, and keeps serving', async () => {
+  it('answers a request over its limit 413 UHLP_BODY_TOO_LARGE, over TCP and over a Unix socket (fetch-shaped or bare POSTs), however far over, and keeps serving', async () => {
     const token = mintOn(small.mcp);
-    const clients = [new ExecutionTools({ endpoint: small.endpoint, token }), new ExecutionTools({ endpoint: 'http://core/mcp', token, fetch: unixSocketFetch(small.socket) })];
+    const clients = [
+      new ExecutionTools({ endpoint: small.endpoint, token }),
+      new ExecutionTools({ endpoint: 'http://core/mcp', token, fetch: unixSocketFetch(small.socket) }),
+      new ExecutionTools({ endpoint: 'http://core/mcp', token, post: unixSocketPost(small.socket) }),
+    ];
     for (const tools of clients) {
       for (const size of [LIMIT, 8 * 1024 * 1024]) {
         const error = await thrown(tools.call('core.kv.set', { key: 'ctr:x', value: 'v'.repeat(size) }));

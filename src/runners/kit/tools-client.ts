@@ -14,6 +14,7 @@
  */
 import { McpCallTotals, type McpCallSummary } from '../../contract/mcp-call-totals.js';
 import { errorStatus, type ErrorCode } from '../../shared/errors.js';
+import type { SocketPost } from './unix-socket-fetch.js';
 
 /** The protocol revision the requests claim: the current one, which the core serves. */
 export const MCP_PROTOCOL_VERSION = '2026-07-28';
@@ -44,6 +45,12 @@ export interface ToolsClientOptions {
   readonly token: string | undefined;
   /** @defaultValue globalThis.fetch */
   readonly fetch?: typeof fetch;
+  /**
+   * Sends the POSTs instead of `fetch`: the core's Unix socket (unix-socket-fetch.ts),
+   * with no WHATWG Request, Headers or Response per call.
+   * @defaultValue none: `fetch` sends them
+   */
+  readonly post?: SocketPost;
 }
 
 /**
@@ -77,6 +84,8 @@ export interface McpToolsClient extends ToolsClient {
 export class ExecutionTools implements McpToolsClient {
   private readonly totals = new McpCallTotals();
   private nextId = 1;
+  /** The endpoint's path and query, for `post`; read on the first call. */
+  private target: string | undefined;
 
   constructor(private readonly options: ToolsClientOptions) {}
 
@@ -117,37 +126,44 @@ export class ExecutionTools implements McpToolsClient {
   private async rpc(method: string, params: Record<string, unknown>, label: string, name: string | undefined): Promise<Record<string, unknown> | undefined> {
     if (this.options.token === undefined) throw ToolCallError.of('UHLP_MCP_UNAUTHORIZED', 'this execution has no MCP token');
     const id = this.nextId++;
-    let response: Response;
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${this.options.token}`,
+      'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+      'mcp-method': method,
+      ...(name !== undefined ? { 'mcp-name': headerSafe(name) } : {}),
+    };
+    const payload = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } });
+    let status: number;
+    let text: string;
     try {
-      response = await (this.options.fetch ?? fetch)(this.options.endpoint, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          authorization: `Bearer ${this.options.token}`,
-          'mcp-protocol-version': MCP_PROTOCOL_VERSION,
-          'mcp-method': method,
-          ...(name !== undefined ? { 'mcp-name': headerSafe(name) } : {}),
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } }),
-      });
+      if (this.options.post !== undefined) {
+        this.target ??= requestTarget(this.options.endpoint);
+        const answer = await this.options.post(this.target, headers, payload);
+        status = answer.status;
+        text = answer.body.toString('utf8');
+      } else {
+        const response = await (this.options.fetch ?? fetch)(this.options.endpoint, { method: 'POST', headers, body: payload });
+        status = response.status;
+        text = await response.text();
+      }
     } catch (error) {
       throw ToolCallError.of('UHLP_MCP_CALL_FAILED', `MCP endpoint unreachable: ${error instanceof Error ? error.message : String(error)}`);
     }
-    const text = await response.text();
     const body = parseJson(text);
-    if (response.status === 401) {
+    if (status === 401) {
       const message = typeof body?.['message'] === 'string' ? body['message'] : 'unauthorized';
       throw ToolCallError.of('UHLP_MCP_UNAUTHORIZED', message);
     }
     // The core refused the request itself (a body over the endpoint's limit): its code and status, as a tool's refusal would be.
     const refusal = body?.['code'];
-    if (response.status >= 400 && response.status < 500 && typeof refusal === 'string' && refusal.startsWith('UHLP_')) {
-      throw new ToolCallError(refusal, `${label}: ${typeof body?.['message'] === 'string' ? body['message'] : `HTTP ${response.status}`}`, response.status, body?.['details']);
+    if (status >= 400 && status < 500 && typeof refusal === 'string' && refusal.startsWith('UHLP_')) {
+      throw new ToolCallError(refusal, `${label}: ${typeof body?.['message'] === 'string' ? body['message'] : `HTTP ${status}`}`, status, body?.['details']);
     }
     const rpcError = body?.['error'] as { message?: unknown } | undefined;
-    if (!response.ok || body === undefined || rpcError !== undefined) {
-      const why = typeof rpcError?.message === 'string' ? rpcError.message : `HTTP ${response.status}`;
+    if (status < 200 || status > 299 || body === undefined || rpcError !== undefined) {
+      const why = typeof rpcError?.message === 'string' ? rpcError.message : `HTTP ${status}`;
       throw ToolCallError.of('UHLP_MCP_CALL_FAILED', `${label}: ${why}`);
     }
     const result = body['result'];
@@ -180,6 +196,12 @@ export class ExecutionTools implements McpToolsClient {
  */
 function headerSafe(name: string): string {
   return /^[\x20-\x7e]*$/.test(name) ? name : encodeURIComponent(name);
+}
+
+/** The request target of `endpoint` (its path and query): a Unix socket has no host to send it to. */
+function requestTarget(endpoint: string): string {
+  const url = new URL(endpoint);
+  return `${url.pathname}${url.search}`;
 }
 
 function parseJson(text: string): Record<string, unknown> | undefined {

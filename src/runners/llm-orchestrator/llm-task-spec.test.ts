@@ -23,4 +23,14 @@ describe('readLlmTaskSpec', () => {
   ])('refuses %j', (raw, problem) => {
     expect(readLlmTaskSpec(raw)).toEqual({ problem: expect.stringMatching(problem) });
   });
+
+  it('reads the same block once: a later turn gets the same frozen spec, and a changed block is read again', () => {
+    const first = readLlmTaskSpec({ prompt: 'memo.njk', maxTokens: 7 });
+    const again = readLlmTaskSpec({ prompt: 'memo.njk', maxTokens: 7 });
+    expect(again).toBe(first);
+    expect(Object.isFrozen((first as { spec: object }).spec)).toBe(true);
+    expect(Object.isFrozen((first as { spec: { tools: unknown[] } }).spec.tools)).toBe(true);
+    expect(readLlmTaskSpec({ prompt: 'memo.njk', maxTokens: 8 })).toMatchObject({ spec: { maxTokens: 8 } });
+    expect(readLlmTaskSpec({ prompt: 'memo.njk', maxAttempts: 0 })).toBe(readLlmTaskSpec({ prompt: 'memo.njk', maxAttempts: 0 }));
+  });
 });
