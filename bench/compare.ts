@@ -134,7 +134,7 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put(`ledger verify --full ${row.threads} thread${row.threads === 1 ? '' : 's'} peak MiB`, row.peakMib);
   }
   type Latency = { p50Ms: number; p99Ms: number };
-  const k8s = report.warmClaim as { core: Latency; direct: Latency; claimPatch: Latency; breakdown?: Record<string, Latency> } | undefined;
+  const k8s = report.warmClaim as { core: Latency; direct: Latency; freshDirect?: Latency; claimPatch: Latency; breakdown?: Record<string, Latency> } | undefined;
   if (k8s) {
     put('k8s warm claim through the core p50 ms', k8s.core.p50Ms);
     put('k8s warm claim through the core p99 ms', k8s.core.p99Ms);
@@ -142,6 +142,8 @@ export function figuresOf(report: Record<string, unknown>): Figures {
       put(`k8s warm claim: ${part} p50 ms`, stats.p50Ms);
       put(`k8s warm claim: ${part} p99 ms`, stats.p99Ms);
     }
+    put('k8s straight to a fresh pod, first request p50 ms', k8s.freshDirect?.p50Ms);
+    put('k8s straight to a fresh pod, first request p99 ms', k8s.freshDirect?.p99Ms);
     put('k8s straight to a ready pod p50 ms', k8s.direct.p50Ms);
     put('k8s straight to a ready pod p99 ms', k8s.direct.p99Ms);
     put('k8s claim patch alone p50 ms', k8s.claimPatch.p50Ms);
@@ -180,6 +182,12 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put('workflow first byte p50 ms', workflow.firstByte?.throughCore?.p50Ms);
     put('workflow provider first byte p50 ms', workflow.firstByte?.provider?.p50Ms);
   }
+  const mcp = report.mcp as { rows: Array<{ path: string; round: number; result: { p50Ms: number; p99Ms: number } }>; coreCallOverFloorMs?: { p50: number } } | undefined;
+  for (const path of new Set((mcp?.rows ?? []).map((row) => row.path))) {
+    const p50s = mcp!.rows.filter((row) => row.path === path).map((row) => row.result.p50Ms).sort((a, b) => a - b);
+    put(`mcp ${path} p50 ms`, p50s[Math.floor(p50s.length / 2)]);
+  }
+  put('mcp core.kv.get over a bare handler p50 ms', mcp?.coreCallOverFloorMs?.p50);
   const queueRatio = report.queueRatio as { throughput?: number } | undefined;
   put('queue core/bare throughput ratio', queueRatio?.throughput);
   return out;

@@ -7,12 +7,17 @@
  *   package over its stdio (a child process, raw JSON-RPC lines: the cheapest a client can be);
  * - a `core.kv.get` call before and after the SDK move: this tree's core and runner
  *   client against the core and runner client of another tree (BENCH_MCP_BEFORE, a
- *   built checkout of the commit before), in interleaved rounds.
+ *   built checkout of the commit before), in interleaved rounds;
+ * - its floor: the same call from the same client to a bare HTTP handler on a Unix
+ *   socket that checks the bearer token, parses the JSON-RPC body and answers the
+ *   same result from a Map (no MCP server, no core): the core's time per call is the
+ *   difference.
  *
  * One connection per path, back to back, each round measuring every path in turn.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -36,6 +41,8 @@ export interface McpBenchReport {
   /** Federated through the core minus straight to the server, medians over rounds, ms. */
   readonly federationAddedMs: { p50: number; p99: number };
   readonly federationRpsRatio: number;
+  /** core.kv.get through the core minus the same call on a bare HTTP handler, medians over rounds, ms: the core's time per call. */
+  readonly coreCallOverFloorMs: { p50: number; p99: number };
   /** core.kv.get after / before the SDK move (when BENCH_MCP_BEFORE names a tree). */
   readonly coreCallAfterOverBefore?: { p50: number; p99: number; rps: number };
 }
@@ -85,6 +92,43 @@ async function startCore(tree: string, definitions: string): Promise<{ core: Uhl
   return { core, caller: new ExecutionTools({ endpoint: minted.mcp_url, token: minted.token, fetch: unixSocketFetch(path.join(core.dataDir, 'mcp.sock')) }) };
 }
 
+/**
+ * The floor of a core.* call: a bare HTTP handler on a Unix socket answering `core.kv.get` as the core does
+ * (bearer token checked, the JSON-RPC body parsed, the value looked up, the structured result), called by
+ * this tree's runner client over the same kind of socket.
+ */
+async function startBareHandler(): Promise<{ caller: Caller; close(): void }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-bench-bare-mcp-'));
+  const socket = path.join(dir, 'mcp.sock');
+  const token = 'bare-token';
+  const values = new Map<string, unknown>();
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      if (request.headers.authorization !== `Bearer ${token}`) {
+        response.writeHead(401, { 'content-type': 'application/json' }).end('{"code":"UHLP_MCP_UNAUTHORIZED","message":"unauthorized"}');
+        return;
+      }
+      const rpc = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number; params: { name: string; arguments: { key: string } } };
+      const structured = { value: values.get(rpc.params.arguments.key) ?? null };
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result: { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  const kit = path.join(process.cwd(), 'dist', 'runners', 'kit');
+  const { ExecutionTools } = (await import(pathToFileURL(path.join(kit, 'tools-client.js')).href)) as typeof import('../src/runners/kit/tools-client.js');
+  const { unixSocketFetch } = (await import(pathToFileURL(path.join(kit, 'unix-socket-fetch.js')).href)) as typeof import('../src/runners/kit/unix-socket-fetch.js');
+  return {
+    caller: new ExecutionTools({ endpoint: 'http://localhost/mcp', token, fetch: unixSocketFetch(socket) }),
+    close: () => {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** server-everything over its own stdio, raw JSON-RPC lines, one call at a time. */
 async function startDirectServer(): Promise<{ call(args: Record<string, unknown>): Promise<unknown>; close(): void }> {
   const installed = await new PackageCache(PACKAGE_CACHE, { env: process.env }).install(EVERYTHING);
@@ -114,6 +158,7 @@ const median = (values: number[]): number => {
   return sorted[Math.floor(sorted.length / 2)]!;
 };
 const round2 = (value: number): number => Math.round(value * 100) / 100;
+const round3 = (value: number): number => Math.round(value * 1000) / 1000;
 
 export async function benchMcp(durationMs: number, rounds: number): Promise<McpBenchReport> {
   const after = await startCore(process.cwd(), benchApp(true));
@@ -123,12 +168,14 @@ export async function benchMcp(durationMs: number, rounds: number): Promise<McpB
   }
   const before = beforeTree !== undefined ? await startCore(beforeTree, benchApp(false)) : undefined;
   const direct = await startDirectServer();
+  const bare = await startBareHandler();
   const echo = { message: 'x' };
   const kvGet = { key: 'b:x' };
   const paths: Array<[string, () => Promise<boolean>]> = [
     ['federated echo through the core', async () => (await after.caller.call('app.everything.echo', echo))['content'] !== undefined],
     ['the same echo straight to the server', async () => (await direct.call(echo)) !== undefined],
     ['core.kv.get after the SDK move', async () => (await after.caller.call('core.kv.get', kvGet))['value'] === null],
+    ['core.kv.get on a bare HTTP handler (the floor)', async () => (await bare.caller.call('core.kv.get', kvGet))['value'] === null],
     ...(before !== undefined ? ([['core.kv.get before the SDK move', async () => (await before.caller.call('core.kv.get', kvGet))['value'] === null]] as Array<[string, () => Promise<boolean>]>) : []),
   ];
   const rows: McpBenchRow[] = [];
@@ -140,6 +187,7 @@ export async function benchMcp(durationMs: number, rounds: number): Promise<McpB
     }
   } finally {
     direct.close();
+    bare.close();
     await after.core.stop();
     await before?.core.stop();
   }
@@ -150,6 +198,10 @@ export async function benchMcp(durationMs: number, rounds: number): Promise<McpB
     rows,
     federationAddedMs: { p50: round2(of(federated, (r) => r.p50Ms) - of(straight, (r) => r.p50Ms)), p99: round2(of(federated, (r) => r.p99Ms) - of(straight, (r) => r.p99Ms)) },
     federationRpsRatio: round2(of(federated, (r) => r.rps) / of(straight, (r) => r.rps)),
+    coreCallOverFloorMs: {
+      p50: round3(of('core.kv.get after the SDK move', (r) => r.p50Ms) - of('core.kv.get on a bare HTTP handler (the floor)', (r) => r.p50Ms)),
+      p99: round3(of('core.kv.get after the SDK move', (r) => r.p99Ms) - of('core.kv.get on a bare HTTP handler (the floor)', (r) => r.p99Ms)),
+    },
     ...(before !== undefined
       ? {
           coreCallAfterOverBefore: {
@@ -179,5 +231,7 @@ export function mcpBenchTable(report: McpBenchReport): string {
     report.coreCallAfterOverBefore !== undefined
       ? `core.kv.get after/before the SDK move: p50 x${report.coreCallAfterOverBefore.p50}, p99 x${report.coreCallAfterOverBefore.p99}, calls/s x${report.coreCallAfterOverBefore.rps}\n`
       : 'core.kv.get before the SDK move: set BENCH_MCP_BEFORE to a built tree of the commit before\n';
-  return `${table(rows)}\n\nfederation - direct: p50 +${report.federationAddedMs.p50} ms, p99 +${report.federationAddedMs.p99} ms, calls/s x${report.federationRpsRatio} (target: p50 +0.5 ms at most)\n${coreLine}`;
+  const over = report.coreCallOverFloorMs;
+  const floorLine = `core.kv.get through the core - on a bare HTTP handler: p50 +${over.p50} ms (target <= 0.15 ms: ${over.p50 <= 0.15 ? 'ok' : 'MISSED'}), p99 +${over.p99} ms\n`;
+  return `${table(rows)}\n\nfederation - direct: p50 +${report.federationAddedMs.p50} ms, p99 +${report.federationAddedMs.p99} ms, calls/s x${report.federationRpsRatio} (target: p50 +0.5 ms at most)\n${floorLine}${coreLine}`;
 }

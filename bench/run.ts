@@ -6,7 +6,9 @@
  *   BENCH_SECONDS=5 npm run bench
  *
  * With BENCH_DRIVER=pod (or --k8s; `npm run bench:k8s`), the pod driver's benchmarks
- * of bench/k8s-dispatch.ts on the single-node cluster (scripts/k8s-node.sh up first).
+ * of bench/k8s-dispatch.ts on the single-node cluster (scripts/k8s-node.sh up first):
+ * BENCH_CLAIMS (20) warm claims, BENCH_DIRECT (50) requests to a ready pod, BENCH_FRESH (10)
+ * first requests to fresh pods, BENCH_MISS_ROUNDS (5) and BENCH_REFILL_ROUNDS (2).
  *
  * With BENCH_DRIVER=docker (or --docker; `npm run bench:docker`), the Docker
  * benchmarks of bench/docker-dispatch.ts instead: pool miss vs a bare start, warm
@@ -58,6 +60,7 @@ import { benchCsjs, csjsTable } from './csjs-dispatch.js';
 import { benchCsjsThroughCore, csjsCoreTable } from './csjs-through-core.js';
 import { benchPython, pythonTable } from './python-dispatch.js';
 import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
+import { pathTargets, pathTargetsTable } from './lib/path-targets.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 import { benchWorkflow } from './workflow-bench.js';
 
@@ -82,6 +85,7 @@ async function k8sBench(): Promise<void> {
     direct: Number(process.env.BENCH_DIRECT ?? 50),
     missRounds: Number(process.env.BENCH_MISS_ROUNDS ?? 5),
     refillRounds: Number(process.env.BENCH_REFILL_ROUNDS ?? 2),
+    fresh: Number(process.env.BENCH_FRESH ?? 10),
   });
   const report = { driver: 'pod', machine: before, loadAverageAfter: machine().loadAverage, ...k8s };
   writeK8sReport(report);
@@ -188,6 +192,8 @@ async function processBench(): Promise<void> {
         `first streamed byte: through the core p50 ${firstByte.throughCore.p50Ms} ms, the provider's own p50 ${firstByte.provider.p50Ms} ms (target: provider + 2 ms; its whole answer p50 ${firstByte.providerWholeAnswer.p50Ms} ms)\n`,
     );
   }
+  const targets = pathTargets(report);
+  if (targets.length > 0) process.stdout.write(`\nEvery path against its floor and target (the warm pod claim: npm run bench:k8s)\n${pathTargetsTable(targets)}\n`);
 }
 
 /** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp (all by default). */

@@ -160,6 +160,12 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
         llm: str('The llm-orchestrator image; empty: `uhlp/llm-orchestrator:<appVersion>`.', ''),
         mcp: str('The mcp-host image of `runner: mcp` pools; empty: `uhlp/mcp-host:<appVersion>`.', ''),
       }),
+      claimAhead: int(
+        'Warm pods each core claims ahead per pool (driver `pod`), so a request that needs a new pod takes one already claimed and the claim\'s API-server write is off its path; at most the pool\'s minWarm and its SandboxPool\'s replicas. 0: claims only on demand.',
+        2,
+        0,
+        16,
+      ),
     }),
     ledger: section('The hash-chained turn ledger, under the data volume.', {
       mode: oneOf('`files` or `off`.', ['files', 'off'], 'files'),

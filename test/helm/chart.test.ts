@@ -154,7 +154,9 @@ describe('helm lint and template', () => {
     ]);
     expect((operator.spec as any).template.spec.containers[0].image).toBe('uhlp/uhlp:0.1.0');
     const settings = rendered.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'rel-uhlp-core')!;
-    expect(settings.data).toMatchObject({ UHLP_DRIVER: 'pod', UHLP_IMAGE_JIT: 'uhlp/jit-runner:0.1.0', UHLP_IMAGE_LLM: 'uhlp/llm-orchestrator:0.1.0' });
+    expect(settings.data).toMatchObject({ UHLP_DRIVER: 'pod', UHLP_IMAGE_JIT: 'uhlp/jit-runner:0.1.0', UHLP_IMAGE_LLM: 'uhlp/llm-orchestrator:0.1.0', UHLP_POD_CLAIM_AHEAD: '2' });
+    const fewer = objects(await helmOk(['template', 'rel', CHART, '-n', 'uhlp-system', '--set', 'core.sandboxes.claimAhead=0']));
+    expect(fewer.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'rel-uhlp-core')!.data).toMatchObject({ UHLP_POD_CLAIM_AHEAD: '0' });
     // The uninstall hook: the operator's rights, its namespaces, and the pods of the pod driver.
     const hook = rendered.find((object) => object.kind === 'Job')!;
     expect(hook.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-delete' });
@@ -260,6 +262,9 @@ describe('helm lint and template', () => {
     expect(kind.stderr).toMatch(/operator\/replicaCount/);
     const both = await helm(['template', 'rel', CHART, '--set', 'redis.bundled.enabled=true', '--set', 'redis.external.url.existingSecret=x']);
     expect(both.stderr).toMatch(/exclusive/);
+    const range = await helm(['template', 'rel', CHART, '--set', 'core.sandboxes.claimAhead=17']);
+    expect(range.code).not.toBe(0);
+    expect(range.stderr).toMatch(/claimAhead/);
   });
 });
 

@@ -1,0 +1,86 @@
+/**
+ * Every path newer than plain HTTP → JIT against its floor (the same work with
+ * nothing of uhlp in between) and its target, one line each, from one run's
+ * report: what a reader of `npm run bench` checks first. The pod claim's line is
+ * printed by bench:k8s (k8s-dispatch.ts), which measures it on the cluster.
+ *
+ * Built from the report's own fields, so a part that did not run (BENCH_ONLY)
+ * has no line, and a figure missing from a part shows as "-".
+ */
+import { table } from './load.js';
+
+export interface PathTarget {
+  readonly path: string;
+  /** What uhlp adds or costs, as the target is stated. */
+  readonly measured: number | undefined;
+  /** The floor the figure is taken against, as text (a ratio's denominator, a bare path's p50). */
+  readonly floor: string;
+  readonly target: string;
+  readonly met: boolean | undefined;
+}
+
+type Latency = { p50Ms: number; p99Ms: number };
+type Row = { path: string; connections: number; sandboxes: number; concurrency: number; result: Latency & { rps: number; cpuMsPerRequest?: { core: number; sandboxes: number } } };
+
+/** The lines of the parts `report` has. */
+export function pathTargets(report: Record<string, unknown>): PathTarget[] {
+  const out: PathTarget[] = [];
+  const add = (path: string, measured: number | undefined, floor: string, target: string, met: (value: number) => boolean): void => {
+    out.push({ path, measured, floor, target, met: measured === undefined ? undefined : met(measured) });
+  };
+
+  const queue = report.queue as Array<{ path: string; result: { throughput: number; p50Ms: number } }> | undefined;
+  const ratio = report.queueRatio as { throughput: number; addedP50Ms: number } | undefined;
+  if (queue !== undefined && queue.length > 0) {
+    const bare = queue.find((row) => row.path === 'bare')?.result;
+    add('queue delivery, core/bare throughput', ratio?.throughput, bare ? `bare XREADGROUP loop ${bare.throughput} msg/s` : '-', '>= 0.7x', (v) => v >= 0.7);
+  }
+
+  const llm = (report.llmDispatch as Row[] | undefined) ?? [];
+  const c1 = (path: string): Row | undefined => llm.find((row) => row.path === path && row.connections === 1);
+  if (llm.length > 0) {
+    const core = c1('core');
+    const direct = c1('direct');
+    add('LLM turn c1, added p50 ms', core && direct ? round3(core.result.p50Ms - direct.result.p50Ms) : undefined, direct ? `straight to the provider p50 ${direct.result.p50Ms} ms` : '-', '<= 1 ms', (v) => v <= 1);
+    for (const row of llm.filter((r) => r.path === 'core' && r.result.cpuMsPerRequest !== undefined)) {
+      const cpu = row.result.cpuMsPerRequest!;
+      add(`LLM turn c${row.connections} ${row.sandboxes}x${row.concurrency}, core + orchestrator CPU ms`, round3(cpu.core + cpu.sandboxes), 'the provider\'s own work excluded', '<= 0.5 ms', (v) => v <= 0.5);
+    }
+  }
+
+  const csjs = report.csjsCore as Array<{ path: string; result: Latency; overJitP50Ms: number }> | undefined;
+  const jit = csjs?.find((row) => row.path === 'jit');
+  for (const row of csjs?.filter((r) => r.path !== 'jit') ?? []) {
+    add(`cs-js ${row.path.replace(/^cs-/, 'by ')}, added p50 ms`, row.overJitP50Ms, jit ? `plain JIT script p50 ${jit.result.p50Ms} ms` : '-', '<= +0.1 ms', (v) => v <= 0.1);
+  }
+
+  const workflow = report.workflow as { perStepOverheadP50Ms: number; direct20: Latency; firstByte: { provider: Latency; throughCore: Latency } } | undefined;
+  if (workflow !== undefined) {
+    add('workflow step, added p50 ms', workflow.perStepOverheadP50Ms, `20 direct JIT calls p50 ${workflow.direct20.p50Ms} ms`, '<= 0.5 ms', (v) => v <= 0.5);
+    const { provider, throughCore } = workflow.firstByte;
+    add('workflow first streamed byte, added p50 ms', round3(throughCore.p50Ms - provider.p50Ms), `the provider's first byte p50 ${provider.p50Ms} ms`, '<= 2 ms', (v) => v <= 2);
+  }
+
+  const mcp = report.mcp as { rows: Array<{ path: string; result: Latency }>; coreCallOverFloorMs?: { p50: number } } | undefined;
+  if (mcp !== undefined) {
+    const floor = mcp.rows.filter((row) => row.path.startsWith('core.kv.get on a bare')).map((row) => row.result.p50Ms).sort((a, b) => a - b);
+    add('core.* MCP call, core time p50 ms', mcp.coreCallOverFloorMs?.p50, floor.length > 0 ? `bare HTTP handler p50 ${floor[Math.floor(floor.length / 2)]} ms` : '-', '<= 0.15 ms', (v) => v <= 0.15);
+  }
+  return out;
+}
+
+export function pathTargetsTable(rows: readonly PathTarget[]): string {
+  return table(
+    rows.map((row) => ({
+      path: row.path,
+      measured: row.measured ?? '-',
+      floor: row.floor,
+      target: row.target,
+      '': row.met === undefined ? '-' : row.met ? 'ok' : 'MISSED',
+    })),
+  );
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
