@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
 import type { RunStore, StoredRun } from '../state/run-store.js';
 import type { SimulationStep } from '../contract/workflow/run-view.js';
+import { MAX_TRACE_STEPS } from './run-record.js';
 import { RunService, type NewRun } from './run-service.js';
 
 /** A run store that counts its reads, over the memory one. */
@@ -87,6 +88,36 @@ describe('RunService', () => {
     const record = await here.checkpoint(RUN.id, 'exec-2', { state: stateAfter(2, ['b']), steps: [step(1, 'gate')] });
     expect(record.status).toBe('running');
     expect(record.steps.map((s) => s.node)).toEqual(['a', 'gate']);
+  });
+
+  it('writes every step of a long trace once and whole: the last MAX_TRACE_STEPS kept in order, the rest counted as dropped', async () => {
+    const { store } = countingStore();
+    const runs = new RunService({ store, ttlMs: 60_000, maxBytes: 8 * 1024 * 1024 });
+    await runs.create(RUN);
+    await runs.claim(RUN.id, 'exec-1');
+    const total = MAX_TRACE_STEPS + 7;
+    for (let i = 0; i < total; i++) await runs.checkpoint(RUN.id, 'exec-1', { state: stateAfter(i + 1, ['a']), steps: [step(i, `n${i}`)] });
+    const stored = JSON.parse((await store.getRun(RUN.id))!.json) as Record<string, unknown> & { steps: SimulationStep[]; droppedSteps: number };
+    expect(stored.droppedSteps).toBe(7);
+    expect(stored.steps).toHaveLength(MAX_TRACE_STEPS);
+    expect(stored.steps[0]).toEqual(step(7, 'n7'));
+    expect(stored.steps.at(-1)).toEqual(step(total - 1, `n${total - 1}`));
+    expect(stored).toMatchObject({ id: RUN.id, status: 'running', owner: 'exec-1', attempts: 1, state: { nodesRun: total } });
+  });
+
+  it('still fails a run whose record would go over the cap, keeping its last state', async () => {
+    const { store } = countingStore();
+    const runs = new RunService({ store, ttlMs: 60_000, maxBytes: 4096 });
+    await runs.create(RUN);
+    await runs.claim(RUN.id, 'exec-1');
+    await runs.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['b']), steps: [step(0, 'a')] });
+    const big = { ...stateAfter(2, ['c']), blackboard: { text: 'x'.repeat(5000) } };
+    await expect(runs.checkpoint(RUN.id, 'exec-1', { state: big, steps: [step(1, 'b')] })).rejects.toMatchObject({ code: 'UHLP_WORKFLOW_STATE_TOO_LARGE' });
+    const record = await runs.get(RUN.id);
+    expect(record.status).toBe('failed');
+    expect(record.error?.code).toBe('UHLP_WORKFLOW_STATE_TOO_LARGE');
+    expect(record.state.nodesRun).toBe(1);
+    expect(record.steps.map((s) => s.node)).toEqual(['a']);
   });
 
   it('keeps no ended run: finishing one that ended elsewhere changes nothing', async () => {

@@ -285,11 +285,30 @@ export class RunService {
     return parse(stored);
   }
 
-  /** The record's JSON, or undefined when it is over the cap. */
+  /**
+   * The record's JSON, or undefined when it is over the cap. Its trace steps
+   * never change once appended, and a run's record is written after every
+   * node: each step is serialized once (stepJson) and its JSON reused by every
+   * later write, so a write costs the new steps, not the whole trace again.
+   */
   private serialize(record: RunRecord): string | undefined {
-    const json = JSON.stringify(record);
+    const { steps, droppedSteps, ...rest } = record;
+    const head = JSON.stringify(rest);
+    const json = `${head.slice(0, -1)},"steps":[${steps.map(stepJson).join(',')}],"droppedSteps":${JSON.stringify(droppedSteps)}}`;
     return Buffer.byteLength(json) > this.options.maxBytes ? undefined : json;
   }
+}
+
+/** Each step's JSON, kept while the step is (steps are not changed after appendSteps made them). */
+const stepJsons = new WeakMap<SimulationStep, string>();
+
+function stepJson(step: SimulationStep): string {
+  let json = stepJsons.get(step);
+  if (json === undefined) {
+    json = JSON.stringify(step);
+    stepJsons.set(step, json);
+  }
+  return json;
 }
 
 function parse(stored: StoredRun): Versioned {
