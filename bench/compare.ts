@@ -170,13 +170,23 @@ export function figuresOf(report: Record<string, unknown>): Figures {
   const workflow = report.workflow as
     | {
         perStepOverheadP50Ms?: number;
-        cpuPerStep?: { overheadMs?: number };
+        cpuPerStep?: { overheadMs?: number; workflow?: { core?: number; sandboxes?: number }; direct?: { core?: number; sandboxes?: number } };
+        mcpCall?: { p50Ms?: number; cpuMs?: number };
+        aboveMcpFloor?: { p50Ms?: number; cpuMs?: number };
         firstByte?: { throughCore?: { p50Ms?: number }; provider?: { p50Ms?: number } };
       }
     | undefined;
   if (workflow) {
     put('workflow overhead per step p50 ms', workflow.perStepOverheadP50Ms);
     put('workflow cpu added per step ms', workflow.cpuPerStep?.overheadMs);
+    put('workflow core cpu per step ms', workflow.cpuPerStep?.workflow?.core);
+    put('workflow sandboxes cpu per step ms', workflow.cpuPerStep?.workflow?.sandboxes);
+    put('workflow direct core cpu per call ms', workflow.cpuPerStep?.direct?.core);
+    put('workflow direct sandboxes cpu per call ms', workflow.cpuPerStep?.direct?.sandboxes);
+    put('workflow floor: one MCP call p50 ms', workflow.mcpCall?.p50Ms);
+    put('workflow floor: one MCP call cpu ms', workflow.mcpCall?.cpuMs);
+    put('workflow above the floor per step p50 ms', workflow.aboveMcpFloor?.p50Ms);
+    put('workflow above the floor per step cpu ms', workflow.aboveMcpFloor?.cpuMs);
     put('workflow first byte p50 ms', workflow.firstByte?.throughCore?.p50Ms);
     put('workflow provider first byte p50 ms', workflow.firstByte?.provider?.p50Ms);
   }

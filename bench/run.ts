@@ -193,6 +193,7 @@ async function processBench(): Promise<void> {
         `20 direct JIT calls:              p50 ${direct20.p50Ms} ms, p90 ${direct20.p90Ms} ms\n` +
         `overhead per step (p50):          ${workflow.perStepOverheadP50Ms} ms (target <= 0.5 ms); a JIT step's invoke in the trace p50 ${workflow.jitStepInTrace.p50Ms} ms\n` +
         `CPU per step, core + sandboxes:   workflow ${workflow.cpuPerStep.workflow.core} + ${workflow.cpuPerStep.workflow.sandboxes} ms, direct ${workflow.cpuPerStep.direct.core} + ${workflow.cpuPerStep.direct.sandboxes} ms: the engine adds ${workflow.cpuPerStep.overheadMs} ms\n` +
+        `floor, one MCP call from a sandbox (20 in a JIT script, p50 ${workflow.mcp20.p50Ms} ms): ${workflow.mcpCall.p50Ms} ms, CPU ${workflow.mcpCall.cpuMs} ms; the engine above it per step: ${workflow.aboveMcpFloor.p50Ms} ms, CPU ${workflow.aboveMcpFloor.cpuMs} ms\n` +
         `first streamed byte: through the core p50 ${firstByte.throughCore.p50Ms} ms, the provider's own p50 ${firstByte.provider.p50Ms} ms (target: provider + 2 ms; its whole answer p50 ${firstByte.providerWholeAnswer.p50Ms} ms)\n`,
     );
   }

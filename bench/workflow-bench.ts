@@ -6,6 +6,11 @@
  *    beside 20 direct HTTP calls of the same JIT component through the core,
  *    one after the other, BENCH_WORKFLOW_RUNS times each, interleaved. The
  *    overhead per step is (workflow p50 - 20 direct calls p50) / 20.
+ *    Its floor, interleaved with both: a JIT script that makes 20 MCP calls
+ *    of the cheapest core tool (core.framework.getConfigValue) in one call
+ *    through the core. A step is one MCP call from the orchestrator that runs
+ *    the JIT component, so one MCP round trip from a sandbox is what a step
+ *    costs at least over a direct call; what is above it is the engine's.
  * 2. Time to first streamed byte: a one-agent workflow whose agent streams,
  *    asked with `Accept: text/event-stream`, until the first NODE_STREAM
  *    event, beside the provider's own time to its first chunk. The provider
@@ -36,6 +41,12 @@ export interface WorkflowBenchResult {
    * workflow adds per step (both together). Steadier than latency on a shared machine.
    */
   readonly cpuPerStep: { readonly workflow: CpuSplit; readonly direct: CpuSplit; readonly overheadMs: number };
+  /** The floor: 20 MCP calls from a JIT script in one call through the core. */
+  readonly mcp20: Percentiles;
+  /** One MCP call from a sandbox, ms: latency ((mcp20 p50 - direct p50 / 20) / 20) and CPU of the core and its sandboxes. */
+  readonly mcpCall: { readonly p50Ms: number; readonly cpuMs: number };
+  /** What the engine adds per step above one MCP call, ms: latency p50 and CPU. */
+  readonly aboveMcpFloor: { readonly p50Ms: number; readonly cpuMs: number };
   readonly firstByte: { readonly provider: Percentiles; readonly throughCore: Percentiles; readonly providerWholeAnswer: Percentiles };
 }
 
@@ -68,17 +79,19 @@ spec:
     - { name: main, minWarm: 1, maxSize: 1, maxUses: 100000000, limits: { timeoutMs: 5000 } }
   components:
     - { id: noop, handler: JIT, pool: main, jit: { script: scripts/noop.mjs, function: noop } }
+    - { id: mcp20, handler: JIT, pool: main, jit: { script: scripts/noop.mjs, function: mcp20 } }
     - { id: steps, handler: WORKFLOW, pool: brain, workflow: { workflowId: steps } }
     - { id: streamed, handler: WORKFLOW, pool: brain, workflow: { workflowId: streamed } }
   routes:
     - { http: { method: POST, path: /noop }, component: noop }
+    - { http: { method: POST, path: /mcp20 }, component: mcp20 }
     - { http: { method: POST, path: /steps }, component: steps }
     - { http: { method: POST, path: /streamed }, component: streamed }
   capabilities:
     llm: { models: [small], maxTokens: 64 }
 `,
     {
-      'scripts/noop.mjs': 'export const noop = () => null;\n',
+      'scripts/noop.mjs': `export const noop = () => null;\nexport const mcp20 = async (_event, ctx) => {\n  for (let i = 0; i < ${STEPS}; i++) await ctx.tools.call('core.framework.getConfigValue', { key: 'k' });\n  return null;\n};\n`,
       'workflows/steps.yaml': `start: s0\nnodes:\n${nodes}\n  done: { type: end, output: out.s0 }\n`,
       'workflows/streamed.yaml': 'start: say\nnodes:\n  say: { type: agent, prompt: prompts/say.njk, output: said, stream: default, next: done }\n  done: { type: end, output: said }\n',
       'prompts/say.njk': 'Say something.\n',
@@ -169,14 +182,23 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
       }
       return performance.now() - started;
     };
-    // Warm both paths (templates, scripts, connections) before measuring.
+    const mcpOnce = async (): Promise<number> => {
+      const started = performance.now();
+      const response = await post('/mcp20');
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`mcp20 answered ${response.status}: ${text.slice(0, 300)}`);
+      return performance.now() - started;
+    };
+    // Warm the paths (templates, scripts, connections) before measuring.
     for (let i = 0; i < 3; i++) {
       await workflowOnce();
       await directOnce();
+      await mcpOnce();
     }
     const workflow: number[] = [];
     const direct: number[] = [];
-    const cpu = { workflow: { core: 0, sandboxes: 0 }, direct: { core: 0, sandboxes: 0 } };
+    const mcp: number[] = [];
+    const cpu = { workflow: { core: 0, sandboxes: 0 }, direct: { core: 0, sandboxes: 0 }, mcp: { core: 0, sandboxes: 0 } };
     // The CPU the core and its sandboxes used during `once`, added to `into`.
     const counted = async (into: { core: number; sandboxes: number }, once: () => Promise<number>): Promise<number> => {
       const before = processTreeCpu(core.child.pid!);
@@ -189,6 +211,7 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
     for (let i = 0; i < runs; i++) {
       workflow.push(await counted(cpu.workflow, workflowOnce));
       direct.push(await counted(cpu.direct, directOnce));
+      mcp.push(await counted(cpu.mcp, mcpOnce));
       // How long each step's own work took (the JIT call through the core), from the run's trace.
       const trace = (await (await fetch(`${core.url}/_uhlp/runs/${lastRun}/trace`)).json()) as { steps: Array<{ type: string; durationMs: number }> };
       for (const step of trace.steps) if (step.type === 'jit') stepMs.push(step.durationMs);
@@ -214,13 +237,21 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
       direct: perStep(cpu.direct),
       overheadMs: round3((cpu.workflow.core + cpu.workflow.sandboxes - cpu.direct.core - cpu.direct.sandboxes) / (runs * STEPS)),
     };
+    const mcp20 = percentiles(mcp);
+    const perStepOverheadP50Ms = round3((workflow20.p50Ms - direct20.p50Ms) / STEPS);
+    const sum = (split: { core: number; sandboxes: number }): number => split.core + split.sandboxes;
+    // One call of the JIT script is one direct call's worth of work besides its MCP calls.
+    const mcpCall = { p50Ms: round3((mcp20.p50Ms - direct20.p50Ms / STEPS) / STEPS), cpuMs: round3((sum(cpu.mcp) - sum(cpu.direct) / STEPS) / (runs * STEPS)) };
     return {
       runs,
       workflow20,
       direct20,
-      perStepOverheadP50Ms: Math.round(((workflow20.p50Ms - direct20.p50Ms) / STEPS) * 1000) / 1000,
+      perStepOverheadP50Ms,
       jitStepInTrace: percentiles(stepMs),
       cpuPerStep,
+      mcp20,
+      mcpCall,
+      aboveMcpFloor: { p50Ms: round3(perStepOverheadP50Ms - mcpCall.p50Ms), cpuMs: round3(cpuPerStep.overheadMs - mcpCall.cpuMs) },
       firstByte: { provider: percentiles(providerFirst), throughCore: percentiles(coreFirst), providerWholeAnswer: percentiles(providerWhole) },
     };
   } finally {

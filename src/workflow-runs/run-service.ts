@@ -15,6 +15,13 @@
  *   grants, and sets it running again.
  * - `finish` ends a run from the core's side (a timeout, a sandbox that kept
  *   dying, an interrupted run).
+ *
+ * A run this core changes is changed again at its next checkpoint, so the
+ * record it last wrote is kept (parsed, with its version) and the next change
+ * starts from it instead of a read and a parse: the store's compare-and-set
+ * still refuses it if anyone wrote in between, and the change is then made
+ * again from a fresh read. Nothing is decided on a kept record alone: a change
+ * it refuses is tried again on a fresh read before it is refused.
  */
 import { InternalError } from '../shared/errors.js';
 import { WorkflowRunConflictError, WorkflowRunNotFoundError, WorkflowRunNotPausedError, WorkflowStateTooLargeError } from '../shared/workflow-errors.js';
@@ -71,11 +78,15 @@ interface Versioned {
 
 /** Compare-and-set attempts before a change gives up (another writer kept winning). */
 const MAX_CAS_ATTEMPTS = 8;
+/** Records kept from this core's last writes (see above); the oldest goes first past it. */
+const MAX_KEPT_RECORDS = 256;
 /** Statuses after which a run never changes again. */
 const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'timed_out']);
 
 export class RunService {
   private readonly now: () => number;
+  /** The record this core last wrote of each run it is changing, with the version it has in the store; final runs are not kept. */
+  private readonly kept = new Map<string, Versioned>();
 
   constructor(private readonly options: RunServiceOptions) {
     this.now = options.now ?? Date.now;
@@ -215,12 +226,28 @@ export class RunService {
 
   /**
    * Reads, changes and writes back a run until the write wins. `mutate` may
-   * throw (nothing is written) or answer false (nothing to change).
+   * throw (nothing is written) or answer false (nothing to change). The record
+   * answered is the one kept for the run's next change: callers read it at
+   * once and hold on to none.
    */
   private async change(id: string, mutate: (record: RunRecord) => void | boolean): Promise<RunRecord> {
+    // Taken out while it is changed: a change that fails leaves nothing kept.
+    const kept = this.kept.get(id);
+    this.kept.delete(id);
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const { record, version } = await this.read(id);
-      if (mutate(record) === false) return record;
+      const fromKept = attempt === 0 && kept !== undefined;
+      const { record, version } = fromKept ? kept : await this.read(id);
+      let outcome: void | boolean;
+      try {
+        outcome = mutate(record);
+      } catch (error) {
+        if (fromKept) continue;
+        throw error;
+      }
+      if (outcome === false) {
+        if (fromKept) continue;
+        return record;
+      }
       record.updatedAt = new Date(this.now()).toISOString();
       let json = this.serialize(record);
       if (json === undefined) {
@@ -238,10 +265,18 @@ export class RunService {
       }
       if (await this.options.store.updateRun(id, version, json, this.options.ttlMs, record.status === 'running')) {
         this.options.index?.put(summaryOf(record));
+        this.keep(id, record, version + 1);
         return record;
       }
     }
     throw new WorkflowRunConflictError(`run ${id} kept changing; the change was not applied`);
+  }
+
+  /** Keeps what was just written for the run's next change; a run that ended changes no more. */
+  private keep(id: string, record: RunRecord, version: number): void {
+    if (FINAL.has(record.status)) return;
+    if (this.kept.size >= MAX_KEPT_RECORDS) this.kept.delete(this.kept.keys().next().value!);
+    this.kept.set(id, { record, version });
   }
 
   private async read(id: string): Promise<Versioned> {
@@ -250,11 +285,30 @@ export class RunService {
     return parse(stored);
   }
 
-  /** The record's JSON, or undefined when it is over the cap. */
+  /**
+   * The record's JSON, or undefined when it is over the cap. Its trace steps
+   * never change once appended, and a run's record is written after every
+   * node: each step is serialized once (stepJson) and its JSON reused by every
+   * later write, so a write costs the new steps, not the whole trace again.
+   */
   private serialize(record: RunRecord): string | undefined {
-    const json = JSON.stringify(record);
+    const { steps, droppedSteps, ...rest } = record;
+    const head = JSON.stringify(rest);
+    const json = `${head.slice(0, -1)},"steps":[${steps.map(stepJson).join(',')}],"droppedSteps":${JSON.stringify(droppedSteps)}}`;
     return Buffer.byteLength(json) > this.options.maxBytes ? undefined : json;
   }
+}
+
+/** Each step's JSON, kept while the step is (steps are not changed after appendSteps made them). */
+const stepJsons = new WeakMap<SimulationStep, string>();
+
+function stepJson(step: SimulationStep): string {
+  let json = stepJsons.get(step);
+  if (json === undefined) {
+    json = JSON.stringify(step);
+    stepJsons.set(step, json);
+  }
+  return json;
 }
 
 function parse(stored: StoredRun): Versioned {

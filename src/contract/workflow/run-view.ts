@@ -96,6 +96,23 @@ export function bounded(value: unknown, limit: number = MAX_STEP_VALUE_BYTES): u
   if (value === undefined) return null;
   const json = JSON.stringify(value);
   if (json === undefined) return null;
+  return noteIfOver(json, limit) ?? value;
+}
+
+/**
+ * `bounded(value)` as a copy that later changes of `value` do not reach: the
+ * JSON that measures it is parsed back, so measuring and copying are one pass
+ * (and the copy is what a checkpoint's JSON carries anyway).
+ */
+export function boundedCopy(value: unknown, limit: number = MAX_STEP_VALUE_BYTES): unknown {
+  if (value === undefined) return null;
+  const json = JSON.stringify(value);
+  if (json === undefined) return null;
+  return noteIfOver(json, limit) ?? JSON.parse(json);
+}
+
+/** The note that stands for a value whose JSON is over `limit`; undefined within it. */
+function noteIfOver(json: string, limit: number): { truncated: true; bytes: number; preview: string } | undefined {
   const bytes = Buffer.byteLength(json);
-  return bytes > limit ? { truncated: true, bytes, preview: json.slice(0, 512) } : value;
+  return bytes > limit ? { truncated: true, bytes, preview: json.slice(0, 512) } : undefined;
 }

@@ -18,7 +18,7 @@ import type { ScriptResult } from '../../kit/script-result.js';
 import { ToolCallError, type ToolsClient } from '../../kit/tools-client.js';
 import { CHECKPOINT_TOOL } from './engine-tools.js';
 import { asRunError } from './run-errors.js';
-import type { RunState } from './run-state.js';
+import { stateCopy, type RunState } from './run-state.js';
 
 /** Nodes before which a pending checkpoint need not be sent on its own (see above). */
 const DEFERRING: ReadonlySet<WorkflowNode['type']> = new Set(['jit', 'router', 'approval', 'end']);
@@ -56,7 +56,7 @@ export class RunCheckpoints {
     const pending = this.pending;
     if (pending === undefined) return undefined;
     this.pending = undefined;
-    return { state: structuredClone(this.state), steps: pending.steps, ...(pending.emit.length > 0 ? { emit: pending.emit.slice(0, MAX_PACKETS) } : {}) };
+    return { state: stateCopy(this.state), steps: pending.steps, ...(pending.emit.length > 0 ? { emit: pending.emit.slice(0, MAX_PACKETS) } : {}) };
   }
 
   /** Sends the pending checkpoint before a wave, unless the wave is one node that carries it or touches nothing outside the run. */

@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
+import type { RunStore, StoredRun } from '../state/run-store.js';
+import type { SimulationStep } from '../contract/workflow/run-view.js';
+import { MAX_TRACE_STEPS } from './run-record.js';
+import { RunService, type NewRun } from './run-service.js';
+
+/** A run store that counts its reads, over the memory one. */
+function countingStore(): { store: RunStore; reads: () => number } {
+  const inner = new MemoryRuntimeStore().runs;
+  let reads = 0;
+  const store: RunStore = {
+    createRun: (...args) => inner.createRun(...args),
+    getRun: (id): Promise<StoredRun | undefined> => {
+      reads++;
+      return inner.getRun(id);
+    },
+    updateRun: (...args) => inner.updateRun(...args),
+    listActiveRuns: (limit) => inner.listActiveRuns(limit),
+  };
+  return { store, reads: () => reads };
+}
+
+const RUN: NewRun = {
+  id: 'RUN-1',
+  appId: 'app',
+  componentId: 'flow',
+  workflowId: 'flow',
+  revision: 'r1',
+  persistence: { requested: 'memory', actual: 'memory' },
+  sessionId: null,
+  input: { n: 1 },
+  blackboard: { input: { n: 1 } },
+  start: 'a',
+  timeoutMs: 60_000,
+  allowedTools: [],
+};
+
+function step(index: number, node: string): SimulationStep {
+  return { index, at: '2026-01-01T00:00:00.000Z', workflowId: 'flow', stepId: node, node, type: 'jit', status: 'completed', thought: '', action: {}, observation: null, snapshot: { index }, durationMs: 1 };
+}
+
+function stateAfter(nodesRun: number, frontier: string[]): { position: { frontier: string[]; arrived: Record<string, string[]> }; blackboard: Record<string, unknown>; retries: Record<string, number>; loops: Record<string, number>; feedback: Record<string, string>; nodesRun: number } {
+  return { position: { frontier, arrived: {} }, blackboard: { input: { n: 1 }, done: nodesRun }, retries: {}, loops: {}, feedback: {}, nodesRun };
+}
+
+describe('RunService', () => {
+  it('applies a run owner\'s successive checkpoints from the record it last wrote, reading the store once', async () => {
+    const { store, reads } = countingStore();
+    const runs = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+    await runs.create(RUN);
+    await runs.claim(RUN.id, 'exec-1');
+    const readsAfterClaim = reads();
+    for (let i = 0; i < 5; i++) await runs.checkpoint(RUN.id, 'exec-1', { state: stateAfter(i + 1, ['a']), steps: [step(i, 'a')] });
+    expect(reads()).toBe(readsAfterClaim);
+    const stored = JSON.parse((await store.getRun(RUN.id))!.json) as { steps: SimulationStep[]; state: { nodesRun: number }; owner: string };
+    expect(stored.steps.map((s) => s.index)).toEqual([0, 1, 2, 3, 4]);
+    expect(stored.state.nodesRun).toBe(5);
+    expect(stored.owner).toBe('exec-1');
+  });
+
+  it('loses nothing another writer wrote in between: the refused write is made again on a fresh read', async () => {
+    const { store } = countingStore();
+    const here = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+    const elsewhere = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+    await here.create(RUN);
+    await here.claim(RUN.id, 'exec-1');
+    await here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['b']), steps: [step(0, 'a')] });
+    // Another core changes the run (the same owner's checkpoint through it).
+    await elsewhere.checkpoint(RUN.id, 'exec-1', { state: stateAfter(2, ['c']), steps: [step(1, 'b')] });
+    await here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(3, ['d']), steps: [step(2, 'c')] });
+    const record = await here.get(RUN.id);
+    expect(record.steps.map((s) => s.node)).toEqual(['a', 'b', 'c']);
+    expect(record.state.nodesRun).toBe(3);
+  });
+
+  it('decides on a fresh read, not on what it kept: a run resumed and claimed elsewhere takes its new owner\'s checkpoint, and refuses the old one', async () => {
+    const { store } = countingStore();
+    const here = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+    const elsewhere = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+    await here.create(RUN);
+    await here.claim(RUN.id, 'exec-1');
+    await here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['gate']), steps: [step(0, 'a')], status: 'paused', paused: { node: 'gate', prompt: 'ok?' } });
+    await elsewhere.resume(RUN.id, { approved: true }, []);
+    await elsewhere.claim(RUN.id, 'exec-2');
+    // What this core kept says paused, owned by nobody: the store says running, owned by exec-2.
+    await expect(here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(2, ['b']), steps: [] })).rejects.toMatchObject({ code: 'UHLP_WORKFLOW_RUN_CONFLICT' });
+    const record = await here.checkpoint(RUN.id, 'exec-2', { state: stateAfter(2, ['b']), steps: [step(1, 'gate')] });
+    expect(record.status).toBe('running');
+    expect(record.steps.map((s) => s.node)).toEqual(['a', 'gate']);
+  });
+
+  it('writes every step of a long trace once and whole: the last MAX_TRACE_STEPS kept in order, the rest counted as dropped', async () => {
+    const { store } = countingStore();
+    const runs = new RunService({ store, ttlMs: 60_000, maxBytes: 8 * 1024 * 1024 });
+    await runs.create(RUN);
+    await runs.claim(RUN.id, 'exec-1');
+    const total = MAX_TRACE_STEPS + 7;
+    for (let i = 0; i < total; i++) await runs.checkpoint(RUN.id, 'exec-1', { state: stateAfter(i + 1, ['a']), steps: [step(i, `n${i}`)] });
+    const stored = JSON.parse((await store.getRun(RUN.id))!.json) as Record<string, unknown> & { steps: SimulationStep[]; droppedSteps: number };
+    expect(stored.droppedSteps).toBe(7);
+    expect(stored.steps).toHaveLength(MAX_TRACE_STEPS);
+    expect(stored.steps[0]).toEqual(step(7, 'n7'));
+    expect(stored.steps.at(-1)).toEqual(step(total - 1, `n${total - 1}`));
+    expect(stored).toMatchObject({ id: RUN.id, status: 'running', owner: 'exec-1', attempts: 1, state: { nodesRun: total } });
+  });
+
+  it('still fails a run whose record would go over the cap, keeping its last state', async () => {
+    const { store } = countingStore();
+    const runs = new RunService({ store, ttlMs: 60_000, maxBytes: 4096 });
+    await runs.create(RUN);
+    await runs.claim(RUN.id, 'exec-1');
+    await runs.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['b']), steps: [step(0, 'a')] });
+    const big = { ...stateAfter(2, ['c']), blackboard: { text: 'x'.repeat(5000) } };
+    await expect(runs.checkpoint(RUN.id, 'exec-1', { state: big, steps: [step(1, 'b')] })).rejects.toMatchObject({ code: 'UHLP_WORKFLOW_STATE_TOO_LARGE' });
+    const record = await runs.get(RUN.id);
+    expect(record.status).toBe('failed');
+    expect(record.error?.code).toBe('UHLP_WORKFLOW_STATE_TOO_LARGE');
+    expect(record.state.nodesRun).toBe(1);
+    expect(record.steps.map((s) => s.node)).toEqual(['a']);
+  });
+
+  it('keeps no ended run: finishing one that ended elsewhere changes nothing', async () => {
+    const { store } = countingStore();
+    const here = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+    const elsewhere = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+    await here.create(RUN);
+    await here.claim(RUN.id, 'exec-1');
+    await elsewhere.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, []), steps: [step(0, 'a')], status: 'completed', result: 42 });
+    const record = await here.finish(RUN.id, 'failed', { code: 'UHLP_INTERNAL', message: 'x', status: 500 });
+    expect(record.status).toBe('completed');
+    expect(record.result).toBe(42);
+  });
+});
