@@ -43,7 +43,8 @@ import { startHttpsGitServer } from '../test/helpers/https-git-server.js';
 import { startUhlpDev, UHLP_BIN, type UhlpProcess } from '../test/helpers/uhlp-process.js';
 import { poolSpec } from '../test/helpers/pool-spec.js';
 import { executeBody } from '../test/sandbox/driver-suite.js';
-import { round2, sampleStats, type SampleStats } from './lib/bare-docker.js';
+import { sampleStats, type SampleStats } from './lib/bare-docker.js';
+import { round2 } from './lib/numbers.js';
 import { table } from './lib/load.js';
 
 const run = promisify(execFile);

@@ -26,6 +26,7 @@ import { PackageCache } from '../src/mcp/federation/package-cache.js';
 import { startUhlpCore, type UhlpProcess } from '../test/helpers/uhlp-process.js';
 import { writeBenchApp } from './lib/bench-app.js';
 import { runLoad, table, type LoadResult } from './lib/load.js';
+import { median, round2, round3 } from './lib/numbers.js';
 
 const EVERYTHING = { name: '@modelcontextprotocol/server-everything', version: '2026.8.31' };
 const PACKAGE_CACHE = process.env.UHLP_MCP_PACKAGE_CACHE ?? path.join(os.tmpdir(), 'uhlp-bench-mcp-packages');
@@ -153,12 +154,6 @@ async function startDirectServer(): Promise<{ call(args: Record<string, unknown>
   return { call: (args) => request('tools/call', { name: 'echo', arguments: args }), close: () => child.kill() };
 }
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-};
-const round2 = (value: number): number => Math.round(value * 100) / 100;
-const round3 = (value: number): number => Math.round(value * 1000) / 1000;
 
 export async function benchMcp(durationMs: number, rounds: number): Promise<McpBenchReport> {
   const after = await startCore(process.cwd(), benchApp(true));

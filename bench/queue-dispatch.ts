@@ -33,6 +33,7 @@ import { loadLuaScripts } from '../src/state/lua-scripts.js';
 import { RuntimeKeys } from '../src/state/runtime-keys.js';
 import { writeBenchApp } from './lib/bench-app.js';
 import { processTreeCpu } from './lib/process-cpu.js';
+import { round3 } from './lib/numbers.js';
 
 export interface QueueBenchOptions {
   /** Messages of the throughput phase. */
@@ -365,9 +366,6 @@ async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
   } while (cursor !== '0');
 }
 
-function round3(value: number): number {
-  return Math.round(value * 1000) / 1000;
-}
 
 /** The rows side by side, and core/bare ratios. */
 export function queueTable(rows: readonly QueueRow[]): string {

@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { writeBenchApp } from './lib/bench-app.js';
 import { processTreeCpu } from './lib/process-cpu.js';
+import { round3 } from './lib/numbers.js';
 
 const STEPS = 20;
 const STREAM_CHUNKS = 20;
@@ -260,6 +261,3 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
   }
 }
 
-function round3(value: number): number {
-  return Math.round(value * 1000) / 1000;
-}

@@ -15,6 +15,7 @@ import path from 'node:path';
 import type Docker from 'dockerode';
 import { SANDBOX_UID } from '../../src/images/build-images.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
+import { round2 } from './numbers.js';
 
 export interface BareDockerOptions {
   readonly docker: Docker;
@@ -151,6 +152,3 @@ export function sampleStats(values: number[]): SampleStats {
   };
 }
 
-export function round2(value: number): number {
-  return Math.round(value * 100) / 100;
-}
