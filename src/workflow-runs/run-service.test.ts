@@ -44,6 +44,16 @@ function stateAfter(nodesRun: number, frontier: string[]): { position: { frontie
   return { position: { frontier, arrived: {} }, blackboard: { input: { n: 1 }, done: nodesRun }, retries: {}, loops: {}, feedback: {}, nodesRun };
 }
 
+/** Two cores' run services over one store, the run created and claimed by exec-1 through the first. */
+async function twoCores(): Promise<{ here: RunService; elsewhere: RunService }> {
+  const { store } = countingStore();
+  const here = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+  const elsewhere = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+  await here.create(RUN);
+  await here.claim(RUN.id, 'exec-1');
+  return { here, elsewhere };
+}
+
 describe('RunService', () => {
   it('applies a run owner\'s successive checkpoints from the record it last wrote, reading the store once', async () => {
     const { store, reads } = countingStore();
@@ -60,11 +70,7 @@ describe('RunService', () => {
   });
 
   it('loses nothing another writer wrote in between: the refused write is made again on a fresh read', async () => {
-    const { store } = countingStore();
-    const here = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
-    const elsewhere = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
-    await here.create(RUN);
-    await here.claim(RUN.id, 'exec-1');
+    const { here, elsewhere } = await twoCores();
     await here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['b']), steps: [step(0, 'a')] });
     // Another core changes the run (the same owner's checkpoint through it).
     await elsewhere.checkpoint(RUN.id, 'exec-1', { state: stateAfter(2, ['c']), steps: [step(1, 'b')] });
@@ -75,11 +81,7 @@ describe('RunService', () => {
   });
 
   it('decides on a fresh read, not on what it kept: a run resumed and claimed elsewhere takes its new owner\'s checkpoint, and refuses the old one', async () => {
-    const { store } = countingStore();
-    const here = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
-    const elsewhere = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
-    await here.create(RUN);
-    await here.claim(RUN.id, 'exec-1');
+    const { here, elsewhere } = await twoCores();
     await here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['gate']), steps: [step(0, 'a')], status: 'paused', paused: { node: 'gate', prompt: 'ok?' } });
     await elsewhere.resume(RUN.id, { approved: true }, []);
     await elsewhere.claim(RUN.id, 'exec-2');
@@ -121,11 +123,7 @@ describe('RunService', () => {
   });
 
   it('keeps no ended run: finishing one that ended elsewhere changes nothing', async () => {
-    const { store } = countingStore();
-    const here = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
-    const elsewhere = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
-    await here.create(RUN);
-    await here.claim(RUN.id, 'exec-1');
+    const { here, elsewhere } = await twoCores();
     await elsewhere.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, []), steps: [step(0, 'a')], status: 'completed', result: 42 });
     const record = await here.finish(RUN.id, 'failed', { code: 'UHLP_INTERNAL', message: 'x', status: 500 });
     expect(record.status).toBe('completed');
