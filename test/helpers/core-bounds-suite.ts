@@ -17,6 +17,8 @@
  *   source: an HTTP body that says it is JSON to every handler kind (JIT, LLM,
  *   WORKFLOW), synchronously or as an async invocation, the queue endpoint,
  *   core.queue.publish and core.trigger.emit, a callback URL's delivery.
+ * - A script's tool name with CR or LF in it (a header or a request of its own
+ *   on the way to the core's MCP endpoint) is refused, and nothing is written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedBy } from './sources-suite.js';
@@ -94,6 +96,13 @@ export function describeCoreBounds(options: CoreBoundsSuiteOptions): void {
       const refused = await call(5 * MIB);
       expect(refused.status).toBe(413);
       expect(await refused.json()).toMatchObject({ code: 'UHLP_BODY_TOO_LARGE', details: { field: 'body' } });
+    });
+
+    it("refuses a script's tool name that would start a header or a request of its own, and the next call on its client is answered", async () => {
+      const { status, json } = await post('/bounds/inject', {});
+      expect(status, JSON.stringify(json)).toBe(200);
+      // Each refused by the core with nothing written, and the client's kept-alive connection still in step.
+      expect(json).toEqual({ outcomes: ['UHLP_MCP_CALL_FAILED', 'UHLP_MCP_CALL_FAILED', 'UHLP_MCP_CALL_FAILED', null] });
     });
 
     it("drops the x-uhlp-* headers of a script's httpResponse on a session-less turn, and keeps the others", async () => {
