@@ -5,6 +5,7 @@
  * `initialize`), and `serve`, which classifies one POSTed message the way the
  * SDK's HTTP entry does and hands it to the server of its era. What an
  * execution may see and call comes from its grant, carried with each message.
+ * A tools/call in the runners' own shape takes a shorter way (fast-tool-call.ts).
  */
 import {
   type CallToolResult,
