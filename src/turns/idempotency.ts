@@ -30,6 +30,13 @@ export interface IdempotencyOptions {
   readonly waitMs: number;
   /** Keep only answers with a status under 400; a failure frees the key. @defaultValue false */
   readonly successOnly?: boolean;
+  /**
+   * Hands the answer to keep to the caller, which completes the record itself
+   * (a delivery, with its acknowledgement: TurnEvent.once.complete) instead of
+   * the store at once; the record stays in flight until then.
+   * @defaultValue the store's completeIdempotent, awaited before the answer returns
+   */
+  readonly complete?: (response: StoredResponse, ttlMs: number) => void;
 }
 
 export function checkIdempotencyKey(value: string | string[] | undefined): string | undefined {
@@ -82,7 +89,8 @@ async function executeOnce(options: IdempotencyOptions, execute: () => Promise<F
     await options.store.abandonIdempotent(options.appId, options.key).catch(() => undefined);
     return response;
   }
-  await options.store.completeIdempotent(options.appId, options.key, toStored(response), options.ttlMs);
+  if (options.complete !== undefined) options.complete(toStored(response), options.ttlMs);
+  else await options.store.completeIdempotent(options.appId, options.key, toStored(response), options.ttlMs);
   return response;
 }
 
