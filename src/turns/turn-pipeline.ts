@@ -75,6 +75,7 @@ export class TurnPipeline {
         inFlightTtlMs: once.inFlightTtlMs ?? pool.acquireTimeoutMs + pool.limits.timeoutMs + 30_000,
         successOnly: once.successOnly === true,
         waitMs: pool.acquireTimeoutMs + pool.limits.timeoutMs,
+        ...(once.complete !== undefined ? { complete: once.complete } : {}),
       },
       () => this.turn(event, notes),
     );
