@@ -13,12 +13,30 @@
  * Each run is a turn like an HTTP request, once-only by the message's invocation id
  * (a success is kept, so a message settled twice never runs twice after success).
  *
- * Two things keep round trips to the store off a message's path: the loop reads
+ * Three things keep round trips to the store off a message's path: the loop reads
  * up to `readAhead` messages beyond its free slots (a slot freed starts the next
- * one at once), and a success frees its slot before its acknowledgement is
- * answered (an acknowledgement lost with its core only means a redelivery,
- * which the once-only record answers without running the component again).
- * The acknowledgements themselves are group-committed (ack-batch.ts).
+ * one at once); a success frees its slot before its acknowledgement is answered;
+ * and a success's once-only answer is not stored by a script of its own but kept
+ * with its acknowledgement, in the group commit that settles the batch
+ * (ack-batch.ts): one script per batch completes the records, XACKs and XDELs.
+ * A message costs one script of its own (the record's claim) instead of two.
+ *
+ * Why the completion, and not the claim, is batched. Completing with the
+ * acknowledgement changes what a core that dies leaves behind only between the
+ * run's end and its batch's commit: the message is pending and its record in
+ * flight, both expire with the route's lease, and the core that takes it over
+ * runs it again. Before, that window ended when the record's own script was
+ * answered (one round trip after the run); now it ends when the batch is
+ * (the same round trip on a quiet stream, at most one more batch's under load,
+ * which the batch bound keeps to milliseconds), and the state where the record
+ * was completed but the message still pending is gone: the two are one step.
+ * A duplicate delivery meanwhile finds the record in flight and waits for it,
+ * never runs. Claiming a whole read's records in one script instead would start
+ * each record's lease when it is read, not when it runs: a message read ahead
+ * and waiting for a slot would hold a lease that runs out sooner after it
+ * starts, so a core taking it over could run it a second time while it still
+ * runs here; and claims made for messages a dying core never started would
+ * hold their keys for nothing. That is a weaker record, so claims stay one a run.
  */
 import { randomUUID } from 'node:crypto';
 import { UhlpError } from '../shared/errors.js';
@@ -29,6 +47,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { DeliveryMessage, DeliveryReader, DeliveryStore, StreamAddress } from '../state/delivery-store.js';
+import type { KeptAnswer } from '../state/idempotency-store.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { AckBatch } from './ack-batch.js';
 import { deliveryRequestDataJson } from './delivery-details.js';
@@ -69,7 +88,7 @@ export class DeliveryConsumer {
   ) {
     this.reader = deps.store.reader();
     this.acks = new AckBatch(
-      (ids) => deps.store.ack(address, ids),
+      (ids, answers) => deps.store.ack(address, ids, answers),
       (error) => this.reportError(error, 'ack'),
     );
   }
@@ -190,6 +209,9 @@ export class DeliveryConsumer {
     }
     const component = app.components.get(route.componentId);
     const pool = component ? app.pools.get(component.pool) : undefined;
+    const onceKey = `${kind}:${name}:${message.invocationId}`;
+    // The answer the run kept, completed with the message's acknowledgement; none when the run replayed a stored one.
+    let kept: KeptAnswer | undefined;
     let failure: string | undefined;
     if (!component || !pool) {
       failure = 'UHLP_ROUTE_NOT_FOUND';
@@ -204,7 +226,15 @@ export class DeliveryConsumer {
             requestDataJson: deliveryRequestDataJson(kind, name, message),
             session: undefined,
             declaredOutputs: turnDeclaredOutputs(component.declaredOutputs, undefined),
-            once: { key: `${kind}:${name}:${message.invocationId}`, fingerprint: `${kind}:${name}`, inFlightTtlMs: policy.leaseMs, successOnly: true },
+            once: {
+              key: onceKey,
+              fingerprint: `${kind}:${name}`,
+              inFlightTtlMs: policy.leaseMs,
+              successOnly: true,
+              complete: (response, ttlMs) => {
+                kept = { appId: app.id, key: onceKey, response, ttlMs };
+              },
+            },
             ...(kind === 'trigger' ? { triggerDepth: triggerDepthOf(message.payload) } : {}),
           },
           {},
@@ -216,7 +246,7 @@ export class DeliveryConsumer {
       }
     }
     if (failure === undefined) {
-      this.acks.add(message.id);
+      this.acks.add(message.id, kept);
       outcome('ok');
       return;
     }
