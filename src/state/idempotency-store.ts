@@ -33,9 +33,19 @@ export type IdempotencyBegin =
 
 export type IdempotencyRecord = { state: 'in-flight' } | { state: 'completed'; response: StoredResponse };
 
+/** One claim of `beginIdempotentMany`. */
+export interface IdempotentClaim extends BeginIdempotentOptions {
+  readonly key: string;
+}
+
 export interface IdempotencyStore {
   /** Claims an idempotency key of an app, or reports what already holds it. */
   beginIdempotent(appId: string, key: string, options: BeginIdempotentOptions): Promise<IdempotencyBegin>;
+  /**
+   * Claims several keys of an app in one step, each as `beginIdempotent` claims
+   * it (with its own fingerprint and in-flight ttl); the answers in order.
+   */
+  beginIdempotentMany(appId: string, claims: readonly IdempotentClaim[]): Promise<IdempotencyBegin[]>;
   /** Stores the response of a claimed key for `ttlMs`; repeats within it get this response. */
   completeIdempotent(appId: string, key: string, response: StoredResponse, ttlMs: number): Promise<void>;
   /** Frees an in-flight key (the request failed in a way worth retrying); a completed record stays. */

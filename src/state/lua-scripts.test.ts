@@ -15,6 +15,7 @@ describe('loadLuaScripts', () => {
       'fnPublish',
       'idempotencyAbandon',
       'idempotencyBegin',
+      'idempotencyBeginMany',
       'idempotencyComplete',
       'leaseAcquire',
       'leaseRelease',
