@@ -40,4 +40,25 @@ describe('runIdempotent with an answer its caller keeps (complete)', () => {
     expect(kept).toEqual([]);
     expect(await options.store.getIdempotent('a', 'k')).toBeUndefined();
   });
+
+  it('takes a claim its caller made already as the first answer, and claims again itself only when that claim is gone', async () => {
+    const options = await optionsOf({});
+    expect(await options.store.beginIdempotent('a', 'k', { inFlightTtlMs: 60_000, fingerprint: 'f' })).toBe('new');
+    let ran = 0;
+    const outcome = await runIdempotent({ ...options, begun: 'new' }, async () => {
+      ran += 1;
+      return { status: 200, headers: {}, body: 'once' };
+    });
+    expect([ran, outcome.replayed]).toEqual([1, false]);
+    expect((await options.store.getIdempotent('a', 'k'))?.state).toBe('completed');
+    // A claim that found the record completed replays without asking the store again.
+    const replay = await runIdempotent({ ...options, begun: { state: 'completed', response: { statusCode: 200, headers: {}, body: Buffer.from('kept').toString('base64') } } }, async () => {
+      throw new Error('a replay must not run');
+    });
+    expect([replay.replayed, replay.response.body.toString()]).toEqual([true, 'kept']);
+    // A claim that found it in flight waits for it; here it is gone by then (abandoned), so the key is claimed again and run.
+    const other = { ...options, key: 'k2' };
+    const afterGone = await runIdempotent({ ...other, begun: { state: 'in-flight' } }, async () => ({ status: 200, headers: {}, body: 'second' }));
+    expect([afterGone.replayed, afterGone.response.body]).toEqual([false, 'second']);
+  });
 });
