@@ -76,6 +76,7 @@ export class TurnPipeline {
         successOnly: once.successOnly === true,
         waitMs: pool.acquireTimeoutMs + pool.limits.timeoutMs,
         ...(once.complete !== undefined ? { complete: once.complete } : {}),
+        ...(once.begun !== undefined ? { begun: once.begun } : {}),
       },
       () => this.turn(event, notes),
     );
