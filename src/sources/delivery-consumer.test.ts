@@ -8,7 +8,7 @@ import { createMetrics } from '../metrics.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { createRuntimeStore } from '../state/create-runtime-store.js';
 import type { DeliveryMessage, DeliveryReader, DeliveryStore, StreamAddress } from '../state/delivery-store.js';
-import type { IdempotencyStore, KeptAnswer, StoredResponse } from '../state/idempotency-store.js';
+import type { BeginIdempotentOptions, IdempotencyStore, IdempotentClaim, KeptAnswer, StoredResponse } from '../state/idempotency-store.js';
 import { MemoryDeliveryStore } from '../state/memory-delivery-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import { ComponentTurns } from '../turns/component-turns.js';
@@ -42,12 +42,13 @@ function queueApp(): LoadedApp {
 }
 
 /** The component's turn, answered here (the sandbox the units do without): each run is counted by its invocation id. */
-function counting(runs: Map<string, number>): TurnDecorator {
+function counting(runs: Map<string, number>, gate: { held?: Promise<void> }): TurnDecorator {
   return {
     decorate: () => ({
       async run(event) {
         const key = (JSON.parse(event.requestDataJson) as { delivery: { invocationId: string } }).delivery.invocationId;
         runs.set(key, (runs.get(key) ?? 0) + 1);
+        await gate.held;
         return { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"run":${runs.get(key)}}`) };
       },
     }),
@@ -84,23 +85,43 @@ function diedAfterRun(inner: DeliveryStore, reads: number): DeliveryStore & { ba
   });
 }
 
-describe('DeliveryConsumer: a success\'s once-only answer kept with its acknowledgement', () => {
+describe('DeliveryConsumer: once-only records claimed a read at a time and completed with the acknowledgement', () => {
   const closing: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const close of closing.splice(0).reverse()) await close();
   });
 
-  async function setUp(): Promise<{ app: LoadedApp; runtime: RuntimeStore; delivery: MemoryDeliveryStore; runs: Map<string, number>; completes: string[]; consumer: (name: string, store?: DeliveryStore) => DeliveryConsumer }> {
+  async function setUp(): Promise<{
+    runtime: RuntimeStore;
+    delivery: MemoryDeliveryStore;
+    runs: Map<string, number>;
+    completes: string[];
+    /** Each claim of a run that was not made at its read, and each claim of a read: how many keys at once, with their ttls. */
+    claims: { single: string[]; many: number[][] };
+    /** While `held` is pending, every run waits on it. */
+    gate: { held?: Promise<void> };
+    consumer: (name: string, store?: DeliveryStore) => DeliveryConsumer;
+  }> {
     const runtime = await createRuntimeStore();
     closing.push(() => runtime.close());
     // Counts completions that bypass the batch: with the answer kept by the source, there are none.
     const completes: string[] = [];
+    const claims = { single: [] as string[], many: [] as number[][] };
     const records: IdempotencyStore = Object.assign(Object.create(runtime.idempotency) as IdempotencyStore, {
       completeIdempotent: (appId: string, key: string, response: StoredResponse, ttlMs: number) => {
         completes.push(key);
         return runtime.idempotency.completeIdempotent(appId, key, response, ttlMs);
       },
+      beginIdempotent: (appId: string, key: string, options: BeginIdempotentOptions) => {
+        claims.single.push(key);
+        return runtime.idempotency.beginIdempotent(appId, key, options);
+      },
+      beginIdempotentMany: (appId: string, many: readonly IdempotentClaim[]) => {
+        claims.many.push(many.map((claim) => claim.inFlightTtlMs));
+        return runtime.idempotency.beginIdempotentMany(appId, many);
+      },
     });
+    const gate: { held?: Promise<void> } = {};
     const delivery = new MemoryDeliveryStore({ idempotency: runtime.idempotency });
     closing.push(() => delivery.close());
     const app = queueApp();
@@ -109,17 +130,17 @@ describe('DeliveryConsumer: a success\'s once-only answer kept with its acknowle
     const components = new ComponentTurns({
       stages: { turns: new TurnKeeper({ store: runtime.sessions, sessionTtlMs: 60_000 }), metrics },
       sandbox: { executor: new ComponentExecutor({ pool: () => undefined } as unknown as SandboxManager, metrics, silentLogger()), contexts: new ExecuteContextWriter(), mcpEndpoint: () => 'http://127.0.0.1:1/mcp' },
-      turnDecorators: [counting(runs)],
+      turnDecorators: [counting(runs, gate)],
     });
     const pipeline = new TurnPipeline({ components, metrics, store: { rateLimits: runtime.rateLimits, idempotency: records }, idempotencyTtlMs: 60_000 });
     const route: SourceRoute = app.sourceRoutes.queues.get('jobs')!;
     const consumer = (name: string, store: DeliveryStore = delivery): DeliveryConsumer => {
-      const made = new DeliveryConsumer(jobs, { store, pipeline, metrics, logger: silentLogger(), consumer: name, lookup: () => ({ app, route }) });
+      const made = new DeliveryConsumer(jobs, { store, records, pipeline, metrics, logger: silentLogger(), consumer: name, lookup: () => ({ app, route }) });
       made.start();
       closing.push(() => made.stop(100));
       return made;
     };
-    return { app, runtime, delivery, runs, completes, consumer };
+    return { runtime, delivery, runs, completes, claims, gate, consumer };
   }
 
   it('completes each record in the batch that acknowledges its message, with no script of its own', async () => {
@@ -225,5 +246,33 @@ describe('DeliveryConsumer: a success\'s once-only answer kept with its acknowle
     expect(runs.get('next')).toBe(1);
     expect(runs.get('refused')).toBe(2);
     expect((await runtime.idempotency.getIdempotent('unit', ONCE_KEY('refused')))?.state).toBe('completed');
+  });
+
+  it('claims the records of one read in one step, for the lease or, read ahead of a slot, the lease and one run; the runs claim nothing more', async () => {
+    const { runtime, delivery, runs, claims, consumer } = await setUp();
+    await delivery.ensureGroup(jobs);
+    for (let i = 0; i < 6; i++) await delivery.publish(jobs, { payload: '{}', invocationId: `read-${i}` });
+    consumer('c1');
+    await waitFor(async () => (await delivery.stats(jobs, Date.now())).depth === 0, { timeoutMs: 5000, what: 'the messages to settle' });
+    // Four slots free: four claimed for the 1 s lease, two read ahead for the lease + the pool's acquire 100 ms + timeout 200 ms.
+    expect(claims.many).toEqual([[1000, 1000, 1000, 1000, 1300, 1300]]);
+    expect(claims.single).toEqual([]);
+    expect([...runs.values()]).toEqual([1, 1, 1, 1, 1, 1]);
+    for (let i = 0; i < 6; i++) expect((await runtime.idempotency.getIdempotent('unit', ONCE_KEY(`read-${i}`)))?.state).toBe('completed');
+  });
+
+  it('gives back the claims of messages read ahead and not started when it stops; those running keep theirs', async () => {
+    const { runtime, delivery, runs, gate, consumer } = await setUp();
+    let open!: () => void;
+    gate.held = new Promise<void>((resolve) => (open = resolve));
+    await delivery.ensureGroup(jobs);
+    for (let i = 0; i < 8; i++) await delivery.publish(jobs, { payload: '{}', invocationId: `stop-${i}` });
+    const stopping = consumer('c1');
+    await waitFor(() => runs.size === 4, { timeoutMs: 5000, what: 'four runs' });
+    const states = async (): Promise<string[]> => Promise.all(Array.from({ length: 8 }, async (_, i) => (await runtime.idempotency.getIdempotent('unit', ONCE_KEY(`stop-${i}`)))?.state ?? 'none'));
+    expect(await states()).toEqual(Array(8).fill('in-flight'));
+    await stopping.stop(50);
+    expect(await states()).toEqual([...Array(4).fill('in-flight'), ...Array(4).fill('none')]);
+    open();
   });
 });
