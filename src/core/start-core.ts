@@ -174,6 +174,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
   const sources = new DeliverySources({
     store: deliveryStore,
+    records: store.idempotency,
     metrics,
     logger,
     key: sourcesKey,
