@@ -48,7 +48,9 @@
  * route went away, the message expired or used its attempts) are given back.
  * An app with a rate limit is not claimed ahead: a turn the limit refuses ends
  * before its once-only stage and would leave its claim unused, so its messages
- * are claimed as they run.
+ * are claimed as they run. The one other refusal before that stage, input
+ * nested too deep, refuses the same payload at every attempt; its claim lapses
+ * with its TTL.
  */
 import { randomUUID } from 'node:crypto';
 import { UhlpError } from '../shared/errors.js';
