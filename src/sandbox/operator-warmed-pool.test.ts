@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeDriver, FakeWarmClaimDriver, makeGate } from '../../test/helpers/fake-sandbox-driver.js';
+import { FakeDriver, FakeWarmClaimDriver } from '../../test/helpers/fake-sandbox-driver.js';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
 import { silentLogger } from '../logger.js';
