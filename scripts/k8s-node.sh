@@ -488,6 +488,9 @@ up() {
   check_apiserver_cert
   ensure_node_name
   if all_running && node_ready; then
+    # Running, but the kubelet may have reclaimed disk since by deleting images, the pause image
+    # with them (its eviction manager does, whatever the image GC thresholds say): no pod starts without it.
+    import_pause
     echo "KUBECONFIG=$kubeconfig"
     return
   fi

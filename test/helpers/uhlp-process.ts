@@ -3,7 +3,7 @@
  * the way a user does, and waits for what it prints.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,11 +40,15 @@ export async function startUhlpCore(
   definitionsDir: string,
   extraArgs: string[] = [],
   timeoutMs = 30_000,
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-')),
+  dataDirGiven?: string,
   extraEnv: Record<string, string> = {},
   /** The uhlp entry: another tree's, for before/after benchmarks. */
   bin = UHLP_BIN,
 ): Promise<UhlpProcess> {
+  // A data directory made here is removed once the core has stopped: a full run starts hundreds of
+  // cores, and their ledgers and revisions left in /tmp filled the disk until the node's kubelet
+  // reclaimed space by deleting images. One the caller gave stays: it is the caller's.
+  const dataDir = dataDirGiven ?? mkdtempSync(path.join(os.tmpdir(), 'uhlp-data-'));
   // An empty definitions directory means apps come from elsewhere (--registry kubernetes).
   const positional = definitionsDir ? [definitionsDir] : [];
   const child = spawn(process.execPath, [bin, command, ...positional, '--port', '0', '--data-dir', dataDir, ...extraArgs], {
@@ -82,7 +86,9 @@ export async function startUhlpCore(
     stderr: () => err,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      const code = await exited;
+      if (dataDirGiven === undefined) rmSync(dataDir, { recursive: true, force: true });
+      return code;
     },
   };
 }
