@@ -155,6 +155,11 @@ export class RunService {
     if (record.owner !== owner || record.status !== 'running') {
       throw new WorkflowRunConflictError(`run ${id} is ${record.status === 'running' ? 'owned by another execution' : record.status}`, { status: record.status });
     }
+    return this.viewOf(record);
+  }
+
+  /** The view of a running run that its owner loads; `record` is one just read or claimed, and the view shares its state. */
+  viewOf(record: RunRecord): RunView {
     return {
       id: record.id,
       workflowId: record.workflowId,
