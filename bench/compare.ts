@@ -177,6 +177,7 @@ export function figuresOf(report: Record<string, unknown>): Figures {
           throughCore?: { p50Ms?: number };
           provider?: { p50Ms?: number };
           throughCoreBackToBack?: { p50Ms?: number };
+          bareRelay?: { afterIdle?: { p50Ms?: number } };
           before?: { throughCore?: { p50Ms?: number }; throughCoreBackToBack?: { p50Ms?: number } };
         };
       }
@@ -195,6 +196,7 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put('workflow first byte p50 ms', workflow.firstByte?.throughCore?.p50Ms);
     put('workflow provider first byte p50 ms', workflow.firstByte?.provider?.p50Ms);
     put('workflow first byte back to back p50 ms', workflow.firstByte?.throughCoreBackToBack?.p50Ms);
+    put('workflow floor: first byte, same hops bare p50 ms', workflow.firstByte?.bareRelay?.afterIdle?.p50Ms);
     // BENCH_WORKFLOW_BEFORE's core, its runs interleaved with this tree's.
     put('workflow first byte p50 ms, BENCH_WORKFLOW_BEFORE core', workflow.firstByte?.before?.throughCore?.p50Ms);
     put('workflow first byte back to back p50 ms, BENCH_WORKFLOW_BEFORE core', workflow.firstByte?.before?.throughCoreBackToBack?.p50Ms);

@@ -19,7 +19,10 @@
  *    Each run through the core comes after the provider's own answer (the
  *    core and its sandboxes idle for STREAM_MS), and once more right after a
  *    run (no idle gap): a process woken after a while idle pays more per hop
- *    on a shared machine, whatever runs in it. BENCH_WORKFLOW_BEFORE=<tree>
+ *    on a shared machine, whatever runs in it. Its floor, interleaved: the
+ *    same hops between bare processes (bench/lib/bare-stream-relay.ts:
+ *    client, a front in the core's place, a brain in the orchestrator's that
+ *    asks the front for the completion, the provider). BENCH_WORKFLOW_BEFORE=<tree>
  *    runs that tree's core (built) as well, its runs interleaved with this
  *    tree's one by one, for a before/after of the first byte in one run.
  */
@@ -27,6 +30,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
+import { startBareStreamRelay } from './lib/bare-stream-relay.js';
 import { writeBenchApp } from './lib/bench-app.js';
 import { processTreeCpu } from './lib/process-cpu.js';
 import { round3 } from './lib/numbers.js';
@@ -61,6 +65,8 @@ export interface WorkflowBenchResult {
     readonly providerWholeAnswer: Percentiles;
     /** The same request right after a streamed run through the core ended: no idle gap. */
     readonly throughCoreBackToBack?: Percentiles;
+    /** The floor: the same hops between bare processes, interleaved with the core's runs. */
+    readonly bareRelay?: { readonly afterIdle: Percentiles; readonly backToBack: Percentiles };
     /** BENCH_WORKFLOW_BEFORE's core, its runs interleaved with these. */
     readonly before?: { readonly throughCore: Percentiles; readonly throughCoreBackToBack: Percentiles };
   };
@@ -177,6 +183,7 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
   const provider = await slowStreamServer();
   const coreEnv = { UHLP_LLM_BASE_URL: provider.baseUrl, UHLP_LLM_MAX_RETRIES: '0' };
   const core = await startUhlpDev(benchApp(), ['--log-level', 'error'], 60_000, undefined, coreEnv);
+  const relay = await startBareStreamRelay(provider.baseUrl);
   const beforeTree = process.env.BENCH_WORKFLOW_BEFORE;
   const beforeCore = beforeTree !== undefined ? await startUhlpDev(benchApp(), ['--log-level', 'error'], 60_000, undefined, coreEnv, path.join(path.resolve(beforeTree), 'bin', 'uhlp.js')) : undefined;
   try {
@@ -256,12 +263,14 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
       };
     };
     const after = streamedSide(core);
+    const bare = streamedSide(relay);
     const before = beforeCore !== undefined ? streamedSide(beforeCore) : undefined;
-    await after.warm();
-    await before?.warm();
+    const sides = before === undefined ? [after, bare] : [after, bare, before];
+    for (const side of sides) await side.warm();
     for (let i = 0; i < Math.max(5, Math.ceil(runs / 2)); i++) {
-      // Each core's runs come after the provider's own answer, during which both cores are idle.
-      for (const side of before === undefined ? [after] : i % 2 === 0 ? [after, before] : [before, after]) {
+      // Each side's runs come after the provider's own answer, during which the others are idle; the order turns each round.
+      for (let k = 0; k < sides.length; k++) {
+        const side = sides[(i + k) % sides.length]!;
         const own = await timeToFirst(`${provider.baseUrl}/chat/completions`, chat, (text) => text.includes('"content":"word'));
         providerFirst.push(own.first);
         providerWhole.push(own.whole);
@@ -296,12 +305,14 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
         throughCore: percentiles(after.idle),
         providerWholeAnswer: percentiles(providerWhole),
         throughCoreBackToBack: percentiles(after.backToBack),
+        bareRelay: { afterIdle: percentiles(bare.idle), backToBack: percentiles(bare.backToBack) },
         ...(before !== undefined ? { before: { throughCore: percentiles(before.idle), throughCoreBackToBack: percentiles(before.backToBack) } } : {}),
       },
     };
   } finally {
     await core.stop();
     await beforeCore?.stop();
+    await relay.close();
     await provider.close();
   }
 }
