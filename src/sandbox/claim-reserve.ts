@@ -17,7 +17,7 @@
  * maxSize for the pool leaves. Pods beyond the bound go back to warm (the
  * operator then deletes those over its replicas), as they do on close.
  *
- * It refills after each take and on each tick, counting the pool's idle claimed
+ * It refills once a request that took from it is answered, and on each tick, counting the pool's idle claimed
  * pods as filled (a request takes those first), and only ever claims a pod that
  * is warm and Ready: it never creates one (a miss on the request's path still
  * does), so it adds no pods of its own beyond what the operator keeps.
@@ -100,7 +100,11 @@ export class ClaimReserve {
     return this.held.length;
   }
 
-  /** A reserved sandbox, already claimed, or undefined; either way the reserve refills in the background. */
+  /**
+   * A reserved sandbox, already claimed, or undefined. Claims nothing itself: the taker's request is
+   * under way, and a claim's API-server write and its answer would share the core with it. The pool
+   * refills once that request is answered (`refill`), and the maintenance tick does meanwhile.
+   */
   take(): SandboxHandle | undefined {
     let taken: SandboxHandle | undefined;
     while (taken === undefined && this.held.length > 0) {
@@ -114,7 +118,6 @@ export class ClaimReserve {
       reserved.out = true;
       taken = reserved.handle;
     }
-    this.refill();
     return taken;
   }
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeDriver, FakeWarmClaimDriver, makeGate } from '../../test/helpers/fake-sandbox-driver.js';
+import { FakeDriver, FakeWarmClaimDriver } from '../../test/helpers/fake-sandbox-driver.js';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
 import { silentLogger } from '../logger.js';
@@ -25,7 +25,12 @@ describe('OperatorWarmedPool', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  function makePool<D extends FakeDriver = FakeDriver>(driver: D = new FakeDriver() as D, claimAhead?: number, overrides: Partial<PoolSpec> = {}): { pool: OperatorWarmedPool; driver: D } {
+  function makePool<D extends FakeDriver = FakeDriver>(
+    driver: D = new FakeDriver() as D,
+    claimAhead?: number,
+    overrides: Partial<PoolSpec> = {},
+    reserveIntervalMs = 20,
+  ): { pool: OperatorWarmedPool; driver: D } {
     root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-owp-'));
     metrics = createMetrics({ defaultMetrics: false });
     // Declared with warm spares: the operator keeps those, not this pool.
@@ -38,7 +43,7 @@ describe('OperatorWarmedPool', () => {
       metrics,
       logger: silentLogger(),
       definitionsRoot: root,
-    }, { ...(claimAhead !== undefined ? { claimAhead } : {}), reserveIntervalMs: 20 });
+    }, { ...(claimAhead !== undefined ? { claimAhead } : {}), reserveIntervalMs });
     pools.push(pool);
     return { pool, driver };
   }
@@ -83,25 +88,35 @@ describe('OperatorWarmedPool', () => {
   });
 
   it('claims a few pods ahead where the driver can (the pod driver): a request that needs a new pod takes one with no claim in its way', async () => {
-    const { pool, driver } = makePool(new FakeWarmClaimDriver(10, 5), 2, { maxUses: 1 });
+    // A tick far away: every claim below is the pool's own, none the maintenance tick's.
+    const { pool, driver } = makePool(new FakeWarmClaimDriver(10, 5), 2, { maxUses: 1 }, 60_000);
     await pool.start();
     await waitFor(() => pool.stats().reserved === 2);
     expect(driver.claims).toBe(2);
-    // A claim now waits for this gate: the lease is one of the two pods claimed before it.
-    const gate = makeGate();
-    driver.gate = gate;
     const lease = await pool.acquire();
     expect(['fake-1', 'fake-2']).toContain(lease.sandbox.handle.id);
-    // The reserve claims again behind it, off the request's path (held at the gate).
-    expect(driver.claims).toBe(3);
     expect(pool.stats().reserved).toBe(1);
+    // Nothing claimed while the request runs: the claim's API-server write and its answer would share
+    // the core with the request, which is waiting for the pod's answer.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(driver.claims).toBe(2);
+    // Claimed again once the request is done, after its answer (the next turn of the event loop).
     pool.release(lease, 'ok');
-    driver.gate = undefined;
-    gate.release();
-    // Recycled after its one use (maxUses 1); the reserve is full again.
-    await waitFor(() => driver.destroyed.some((d) => d.id === lease.sandbox.handle.id && d.cause === 'recycled'));
+    expect(driver.claims).toBe(2);
     await waitFor(() => pool.stats().reserved === 2);
     expect(driver.claims).toBe(3);
+    // Recycled after its one use (maxUses 1).
+    await waitFor(() => driver.destroyed.some((d) => d.id === lease.sandbox.handle.id && d.cause === 'recycled'));
+  });
+
+  it('refills the reserve on its tick while requests hold what they took (long executions)', async () => {
+    const { pool, driver } = makePool(new FakeWarmClaimDriver(10, 5), 2, { maxUses: 1 });
+    await pool.start();
+    await waitFor(() => pool.stats().reserved === 2);
+    const leases = [await pool.acquire(), await pool.acquire()];
+    await waitFor(() => pool.stats().reserved === 2);
+    expect(driver.claims).toBe(4);
+    for (const lease of leases) pool.release(lease, 'ok');
   });
 
   it('claims ahead at most the declared minWarm and the configured count; 0 claims only on demand', async () => {
@@ -123,9 +138,13 @@ describe('OperatorWarmedPool', () => {
     expect(await metrics.registry.getSingleMetricAsString('uhlp_pool_sandboxes')).toContain('uhlp_pool_sandboxes{app="shop",pool="node",state="reserved"} 2');
     const lease = await pool.acquire();
     pool.release(lease, 'ok');
+    // The pod it used stays idle, and counts toward the reserve's fill: nothing more is claimed.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(pool.stats()).toMatchObject({ idle: 1, reserved: 1 });
+    expect(driver.claims).toBe(2);
     await pool.close();
     expect(driver.live.size).toBe(0);
-    expect(driver.destroyed.map((d) => d.cause)).toEqual(['shutdown', 'shutdown', 'shutdown']);
+    expect(driver.destroyed.map((d) => d.cause)).toEqual(['shutdown', 'shutdown']);
     expect(await metrics.registry.getSingleMetricAsString('uhlp_pool_sandboxes')).toContain('state="reserved"} 0');
     expect(driver.warm).toBe(10);
   });

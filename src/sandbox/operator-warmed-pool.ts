@@ -104,6 +104,9 @@ export class OperatorWarmedPool implements KeptPool {
 
   release(lease: Lease, outcome: ReleaseOutcome): void {
     this.claimed.release(lease, outcome);
+    // After the answer this release comes before is written (a later turn of the event loop): the
+    // claim's write to the API server is then not in this request's time.
+    if (this.reserve) setImmediate(() => this.reserve!.refill());
   }
 
   /** Starts the pool, once the driver had what the operator's warm pods need (a runner: mcp pool's server). */

@@ -352,6 +352,9 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
       this.finish(pod, pod.destroyCause);
       return;
     }
+    // A pod is destroyed as the request it served ends (maxUses, a failure): its DELETE goes out once
+    // that answer is written, a turn of the event loop later, not before it.
+    await new Promise((resolve) => setImmediate(resolve));
     await this.deletePod(pod.name);
     // Deleted from the API at once; the kubelet stops the runner a moment later.
     // Wait for that, so a destroyed sandbox never answers again.

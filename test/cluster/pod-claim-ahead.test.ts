@@ -127,8 +127,13 @@ describe('claiming warm pods ahead (pod driver, real operator)', () => {
       // No API-server write on the way: a claim here takes a round trip to the API server.
       expect(acquireMs).toBeLessThan(5);
       expect(await lease.sandbox.client.probe(2000)).toBe(true);
-      owp.release(lease, 'ok');
+      // A long request: the reserve's tick claims again behind it while it runs.
       await waitFor('the reserve full again', () => owp.stats().reserved === 2, 30_000);
+      expect((await heldBy(instance)).length).toBe(3);
+      owp.release(lease, 'ok');
+      // The pod it used stays, idle, and counts toward the reserve's fill: nothing more is claimed.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(owp.stats()).toMatchObject({ idle: 1, reserved: 2 });
       expect((await heldBy(instance)).length).toBe(3);
     } finally {
       await owp.close();
