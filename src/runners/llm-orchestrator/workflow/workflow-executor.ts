@@ -72,11 +72,13 @@ export function createWorkflowExecutor(options: WorkflowExecutorOptions = {}): E
       return errorResult(new ExecuteBadRequestError('context.workflowInfo.runId and taskDetails.revision are required to run a workflow'));
     }
     // The core sends the load answer along on a run's first execution; without one that holds, it is asked for.
-    const loaded = loadedRunOf(info.loaded, { runId: info.runId, workflowId: info.workflowId, revision }) ?? (await tools.call(LOAD_TOOL, {}));
+    const carried = loadedRunOf(info.loaded, { runId: info.runId, workflowId: info.workflowId, revision });
+    const loaded = carried ?? (await tools.call(LOAD_TOOL, {}));
     const run = loaded['run'] as RunView;
     const components = (loaded['components'] ?? {}) as Record<string, ComponentView>;
     const appId = request.context.appId;
-    const state = structuredClone(run.state) as RunState;
+    // A carried answer was parsed from this request alone: its state is the engine's to change, with no copy.
+    const state = (carried !== undefined ? run.state : structuredClone(run.state)) as RunState;
     const deadline = new RunDeadline(run.remainingMs, clock, () => new WorkflowTimeoutError(`the run ran past its time (request ${request.requestId})`, { runId: run.id }));
     const checkpoints = new RunCheckpoints(tools, state);
 
