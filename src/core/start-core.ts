@@ -169,10 +169,12 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
   // Refs read on every cs turn are kept in memory, forgotten as the store announces changes.
   const functions = new RefCachingFunctionStore(store.functions);
-  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
+  // A success's once-only answer is kept with its acknowledgement (src/sources/ack-batch.ts): in the runtime store's records.
+  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, idempotency: store.idempotency });
   const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
   const sources = new DeliverySources({
     store: deliveryStore,
+    records: store.idempotency,
     metrics,
     logger,
     key: sourcesKey,

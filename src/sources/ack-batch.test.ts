@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { KeptAnswer } from '../state/idempotency-store.js';
 import { AckBatch } from './ack-batch.js';
 
 /** A settle function that records its batches and answers when told. */
@@ -72,5 +73,37 @@ describe('AckBatch', () => {
     for (let i = 0; i < 1200; i++) acks.add(`${i}-0`);
     await acks.settled();
     expect(batches).toEqual([512, 512, 176]);
+  });
+
+  it('carries each kept answer in the batch of its id, also where a long backlog is split', async () => {
+    const batches: Array<{ ids: readonly string[]; keys: string[] }> = [];
+    const acks = new AckBatch(
+      async (ids, answers) => void batches.push({ ids: [...ids], keys: answers.map((a) => a.key) }),
+      () => {},
+    );
+    const answer = (i: number): KeptAnswer => ({ appId: 'a', key: `k-${i}`, response: { statusCode: 200, headers: {}, body: '' }, ttlMs: 1000 });
+    // Every third message replayed a kept answer: its id is settled with none.
+    for (let i = 0; i < 600; i++) acks.add(`${i}-0`, i % 3 === 0 ? undefined : answer(i));
+    await acks.settled();
+    expect(batches.map((b) => b.ids.length)).toEqual([512, 88]);
+    for (const { ids, keys } of batches) expect(keys).toEqual(ids.map((id) => Number(id.split('-')[0])).filter((i) => i % 3 !== 0).map((i) => `k-${i}`));
+  });
+
+  it('reports a failed batch with its answers, and keeps the next batch\'s answers apart', async () => {
+    const errors: unknown[] = [];
+    const seen: string[][] = [];
+    const acks = new AckBatch(
+      async (_ids, answers) => {
+        seen.push(answers.map((a) => a.key));
+        if (seen.length === 1) throw new Error('store down');
+      },
+      (error) => errors.push(error),
+    );
+    acks.add('1-0', { appId: 'a', key: 'first', response: { statusCode: 200, headers: {}, body: '' }, ttlMs: 1000 });
+    await acks.settled();
+    acks.add('2-0', { appId: 'a', key: 'second', response: { statusCode: 200, headers: {}, body: '' }, ttlMs: 1000 });
+    await acks.settled();
+    expect(seen).toEqual([['first'], ['second']]);
+    expect(errors).toHaveLength(1);
   });
 });

@@ -13,12 +13,44 @@
  * Each run is a turn like an HTTP request, once-only by the message's invocation id
  * (a success is kept, so a message settled twice never runs twice after success).
  *
- * Two things keep round trips to the store off a message's path: the loop reads
+ * Four things keep round trips to the store off a message's path: the loop reads
  * up to `readAhead` messages beyond its free slots (a slot freed starts the next
- * one at once), and a success frees its slot before its acknowledgement is
- * answered (an acknowledgement lost with its core only means a redelivery,
- * which the once-only record answers without running the component again).
- * The acknowledgements themselves are group-committed (ack-batch.ts).
+ * one at once); the once-only records of the messages one read gives are claimed
+ * in one script (IdempotencyStore.beginIdempotentMany), not one each as they
+ * start; a success frees its slot before its acknowledgement is answered; and a
+ * success's once-only answer is not stored by a script of its own but kept with
+ * its acknowledgement, in the group commit that settles the batch (ack-batch.ts):
+ * one script per batch completes the records, XACKs and XDELs. A message costs
+ * no script of its own: its share of one claim per read and one settle per batch.
+ *
+ * Completing with the acknowledgement changes what a core that dies leaves behind
+ * only between the run's end and its batch's commit: the message is pending and
+ * its record in flight, both expire with the route's lease, and the core that
+ * takes it over runs it again. Before, that window ended when the record's own
+ * script was answered (one round trip after the run); now it ends when the
+ * batch is (the same round trip on a quiet stream, at most one more batch's
+ * under load), and the state where the record was completed but the message
+ * still pending is gone: the two are one step. A duplicate delivery meanwhile
+ * finds the record in flight and waits for it, never runs.
+ *
+ * Claiming at the read starts a record's in-flight lease when the message is
+ * handed to this core, as the stream's own lease starts, rather than when it
+ * runs. A message that starts at once is claimed for the route's lease, as
+ * before. One read ahead may wait for a slot, at most one run of the pool
+ * (readAhead is only on when the lease covers two), so it is claimed for the
+ * lease plus that wait: its record never ends sooner after it starts than it
+ * did when it was claimed at its start, so a core taking the message over after
+ * the lease still finds it in flight while it runs here. The price is on a core
+ * that dies holding claims: the core that takes a message over may find its
+ * record in flight up to one run of the pool past the lease, and waits for it
+ * to lapse (the once-only wait is that long) before it runs the message in the
+ * same attempt. Claims of messages this core will not start (it stops, the
+ * route went away, the message expired or used its attempts) are given back.
+ * An app with a rate limit is not claimed ahead: a turn the limit refuses ends
+ * before its once-only stage and would leave its claim unused, so its messages
+ * are claimed as they run. The one other refusal before that stage, input
+ * nested too deep, refuses the same payload at every attempt; its claim lapses
+ * with its TTL.
  */
 import { randomUUID } from 'node:crypto';
 import { UhlpError } from '../shared/errors.js';
@@ -28,11 +60,12 @@ import type { FinalResponse } from '../execution/result-interpreter.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
-import type { DeliveryMessage, DeliveryReader, DeliveryStore, StreamAddress } from '../state/delivery-store.js';
+import type { DeliveryKind, DeliveryMessage, DeliveryReader, DeliveryStore, StreamAddress } from '../state/delivery-store.js';
+import type { IdempotencyBegin, IdempotencyStore, KeptAnswer } from '../state/idempotency-store.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { AckBatch } from './ack-batch.js';
 import { deliveryRequestDataJson } from './delivery-details.js';
-import { retryDelayMs, type SourceRoute } from './source-routes.js';
+import { minimumLeaseMs, retryDelayMs, type SourceRoute } from './source-routes.js';
 
 export interface DeliveryConsumerDeps {
   readonly store: DeliveryStore;
@@ -41,6 +74,8 @@ export interface DeliveryConsumerDeps {
   readonly logger: Logger;
   /** This core's consumer name in every group. */
   readonly consumer: string;
+  /** The runtime store's once-only records: a read's messages are claimed there in one step. */
+  readonly records: Pick<IdempotencyStore, 'beginIdempotentMany' | 'abandonIdempotent'>;
   /** The app and route as the current snapshot has them; undefined once the route is gone. */
   lookup(address: StreamAddress): { app: LoadedApp; route: SourceRoute } | undefined;
 }
@@ -53,8 +88,8 @@ const MAINTENANCE_MS = 500;
 export class DeliveryConsumer {
   private readonly reader: DeliveryReader;
   private readonly running = new Set<Promise<void>>();
-  /** Messages read ahead of a free slot, oldest first. */
-  private readonly ready: DeliveryMessage[] = [];
+  /** Messages read ahead of a free slot, oldest first, with their once-only claims. */
+  private readonly ready: Claimed[] = [];
   /** Successes not acknowledged yet, settled in batches. */
   private readonly acks: AckBatch;
   private stopped = false;
@@ -69,7 +104,7 @@ export class DeliveryConsumer {
   ) {
     this.reader = deps.store.reader();
     this.acks = new AckBatch(
-      (ids) => deps.store.ack(address, ids),
+      (ids, answers) => deps.store.ack(address, ids, answers),
       (error) => this.reportError(error, 'ack'),
     );
   }
@@ -91,8 +126,8 @@ export class DeliveryConsumer {
     this.slotFreed?.();
     await this.reader.close();
     await this.loop;
-    // Messages read ahead and not started stay pending: another core takes them over after their lease.
-    this.ready.length = 0;
+    // Messages read ahead and not started stay pending: another core takes them over after their lease, their claims given back.
+    await this.giveBack(this.ready.splice(0));
     await drain([...this.running], waitMs);
     await this.acks.settled();
   }
@@ -115,7 +150,12 @@ export class DeliveryConsumer {
         }
         const messages = await this.reader.read(this.address, this.deps.consumer, wanted, BLOCK_MS);
         if (this.stopped) return;
-        this.ready.push(...messages);
+        const claimed = await this.claim(found, messages);
+        if (this.stopped) {
+          await this.giveBack(claimed);
+          return;
+        }
+        this.ready.push(...claimed);
         this.startReady(concurrency);
       } catch (error) {
         this.reportError(error, 'read');
@@ -137,7 +177,7 @@ export class DeliveryConsumer {
       await store.promoteDue(this.address, now, 100);
       // Takes over only what this core can start now: messages read ahead come first.
       const free = policy.concurrency - this.running.size - this.ready.length;
-      if (free > 0) for (const message of await store.reclaim(this.address, this.deps.consumer, policy.leaseMs, free)) this.run(message);
+      if (free > 0) for (const message of await store.reclaim(this.address, this.deps.consumer, policy.leaseMs, free)) this.run({ message });
       const stats = await store.stats(this.address, now);
       metrics.queueDepth.set(labels, stats.depth);
       metrics.queueOldestAgeSeconds.set(labels, stats.oldestAgeMs / 1000);
@@ -146,13 +186,51 @@ export class DeliveryConsumer {
     }
   }
 
+  /**
+   * Claims the once-only records of one read's messages in one step: those that
+   * start at once for the route's lease, those that wait for a slot for the lease
+   * plus one run of the pool (see the top of this file). A claim that fails
+   * leaves the messages to be claimed as they run.
+   */
+  private async claim(found: { app: LoadedApp; route: SourceRoute }, messages: readonly DeliveryMessage[]): Promise<Claimed[]> {
+    const { app, route } = found;
+    const component = app.components.get(route.componentId);
+    const pool = component ? app.pools.get(component.pool) : undefined;
+    if (messages.length === 0 || pool === undefined || app.document.spec.limits?.requestsPerSecond !== undefined) return messages.map((message) => ({ message }));
+    const { policy } = route;
+    const { kind, name } = this.address;
+    const free = policy.concurrency - this.running.size - this.ready.length;
+    try {
+      const begun = await this.deps.records.beginIdempotentMany(
+        app.id,
+        messages.map((message, i) => ({
+          key: onceKey(kind, name, message),
+          fingerprint: `${kind}:${name}`,
+          inFlightTtlMs: i < free ? policy.leaseMs : policy.leaseMs + minimumLeaseMs(pool),
+        })),
+      );
+      return messages.map((message, i) => ({ message, begun: begun[i]! }));
+    } catch (error) {
+      this.reportError(error, 'claim');
+      return messages.map((message) => ({ message }));
+    }
+  }
+
+  /** Gives back the claims of messages this core will not run, so that their next delivery need not wait for them to lapse. */
+  private async giveBack(claimed: readonly Claimed[]): Promise<void> {
+    const { kind, name } = this.address;
+    for (const { message, begun } of claimed) {
+      if (begun === 'new') await this.deps.records.abandonIdempotent(this.address.app, onceKey(kind, name, message)).catch(() => undefined);
+    }
+  }
+
   /** Starts messages read ahead while slots are free. */
   private startReady(concurrency: number): void {
     while (this.running.size < concurrency && this.ready.length > 0) this.run(this.ready.shift()!);
   }
 
-  private run(message: DeliveryMessage): void {
-    const running = this.deliver(message)
+  private run(claimed: Claimed): void {
+    const running = this.deliver(claimed)
       .catch((error: unknown) => this.reportError(error, 'settle'))
       .finally(() => {
         this.running.delete(running);
@@ -167,32 +245,39 @@ export class DeliveryConsumer {
     this.running.add(running);
   }
 
-  private async deliver(message: DeliveryMessage): Promise<void> {
+  private async deliver(claimed: Claimed): Promise<void> {
+    const { message, begun } = claimed;
     const { store, metrics } = this.deps;
     const found = this.deps.lookup(this.address);
     // The route went away with a reload: the message stays pending, for a core that still has it.
-    if (!found) return;
+    if (!found) return this.giveBack([claimed]);
     const { app, route } = found;
     const { policy } = route;
     const { kind, name } = this.address;
     const outcome = (value: string): void => void metrics.deliveries.inc({ app: app.id, source: kind, outcome: value });
 
     if (policy.maxAgeMs !== undefined && Date.now() - message.publishedAt > policy.maxAgeMs) {
+      await this.giveBack([claimed]);
       await this.settleDead(message, 'expired', undefined);
       outcome('expired');
       return;
     }
     if (message.attempt > policy.maxAttempts) {
       // Taken over after its core died on the last attempt: no attempt is left.
+      await this.giveBack([claimed]);
       await this.settleDead(message, 'failed', 'UHLP_ATTEMPTS_EXHAUSTED');
       outcome('dead');
       return;
     }
     const component = app.components.get(route.componentId);
     const pool = component ? app.pools.get(component.pool) : undefined;
+    const key = onceKey(kind, name, message);
+    // The answer the run kept, completed with the message's acknowledgement; none when the run replayed a stored one.
+    let kept: KeptAnswer | undefined;
     let failure: string | undefined;
     if (!component || !pool) {
       failure = 'UHLP_ROUTE_NOT_FOUND';
+      await this.giveBack([claimed]);
     } else {
       try {
         const final = await this.deps.pipeline.run(
@@ -204,7 +289,16 @@ export class DeliveryConsumer {
             requestDataJson: deliveryRequestDataJson(kind, name, message),
             session: undefined,
             declaredOutputs: turnDeclaredOutputs(component.declaredOutputs, undefined),
-            once: { key: `${kind}:${name}:${message.invocationId}`, fingerprint: `${kind}:${name}`, inFlightTtlMs: policy.leaseMs, successOnly: true },
+            once: {
+              key,
+              fingerprint: `${kind}:${name}`,
+              inFlightTtlMs: policy.leaseMs,
+              successOnly: true,
+              complete: (response, ttlMs) => {
+                kept = { appId: app.id, key, response, ttlMs };
+              },
+              ...(begun !== undefined ? { begun } : {}),
+            },
             ...(kind === 'trigger' ? { triggerDepth: triggerDepthOf(message.payload) } : {}),
           },
           {},
@@ -216,7 +310,7 @@ export class DeliveryConsumer {
       }
     }
     if (failure === undefined) {
-      this.acks.add(message.id);
+      this.acks.add(message.id, kept);
       outcome('ok');
       return;
     }
@@ -247,6 +341,17 @@ export class DeliveryConsumer {
     this.lastError = Date.now();
     this.deps.logger.warn({ err: error instanceof Error ? error.message : String(error), app: this.address.app, source: this.address.kind, name: this.address.name, during }, 'delivery consumer');
   }
+}
+
+/** A message as the loop hands it to a slot: with its once-only claim when one was made at its read. */
+interface Claimed {
+  readonly message: DeliveryMessage;
+  readonly begun?: IdempotencyBegin;
+}
+
+/** A delivery's once-only key: its route and invocation id. */
+function onceKey(kind: DeliveryKind, name: string, message: DeliveryMessage): string {
+  return `${kind}:${name}:${message.invocationId}`;
 }
 
 /** The error code of a failed answer: the `code` of a JSON error body, else HTTP_<status>. */

@@ -14,6 +14,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { AppSnapshot, LoadedApp } from '../apps/app-snapshot.js';
 import type { DeliveryStore, StreamAddress } from '../state/delivery-store.js';
+import type { IdempotencyStore } from '../state/idempotency-store.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { CronScheduler } from './cron/cron-scheduler.js';
 import { DeliveryConsumer } from './delivery-consumer.js';
@@ -24,6 +25,8 @@ import type { SourceTools } from '../mcp/tool-definition.js';
 
 export interface DeliverySourcesOptions {
   readonly store: DeliveryStore;
+  /** The runtime store's once-only records, where each consumer claims a read's messages in one step. */
+  readonly records: Pick<IdempotencyStore, 'beginIdempotentMany' | 'abandonIdempotent'>;
   readonly metrics: Metrics;
   readonly logger: Logger;
   /** Signs callback URLs and publish tokens. */
@@ -86,6 +89,7 @@ export class DeliverySources implements SourceTools {
       if (this.consumers.has(key)) continue;
       const consumer = new DeliveryConsumer(route.address, {
         store: this.options.store,
+        records: this.options.records,
         pipeline: this.pipeline,
         metrics: this.options.metrics,
         logger: this.options.logger,

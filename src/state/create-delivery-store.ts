@@ -3,6 +3,7 @@
  * runtime store: in this process for `memory`, Redis Streams for a Redis URL.
  */
 import type { DeliveryStore } from './delivery-store.js';
+import type { IdempotencyStore } from './idempotency-store.js';
 import { MemoryDeliveryStore } from './memory-delivery-store.js';
 import { RedisDeliveryStore } from './redis-delivery-store.js';
 
@@ -12,11 +13,17 @@ export interface CreateDeliveryStoreOptions {
   /** Put in front of every key. @defaultValue `uhlp:` */
   readonly keyPrefix?: string;
   readonly onConnectionError?: (error: Error) => void;
+  /**
+   * The runtime store's once-only records, where a memory store keeps the answers
+   * settled with their acknowledgement (a Redis store completes them in the same
+   * script, under the same `keyPrefix`). @defaultValue none
+   */
+  readonly idempotency?: Pick<IdempotencyStore, 'completeIdempotent'>;
 }
 
 export async function createDeliveryStore(options: CreateDeliveryStoreOptions = {}): Promise<DeliveryStore> {
   const { state = 'memory' } = options;
-  if (state === 'memory') return new MemoryDeliveryStore();
+  if (state === 'memory') return new MemoryDeliveryStore(options.idempotency !== undefined ? { idempotency: options.idempotency } : {});
   return RedisDeliveryStore.connect({
     url: state,
     ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}),

@@ -12,6 +12,7 @@
  * absent), `attempt` (1 when absent), `publishedAt` (epoch ms; the entry id's time
  * when absent) and `meta` (the core's own JSON, e.g. a trigger's depth).
  */
+import type { KeptAnswer } from './idempotency-store.js';
 
 /** Which source a delivery stream belongs to. */
 export type DeliveryKind = 'queue' | 'cron' | 'callback' | 'trigger';
@@ -92,8 +93,12 @@ export interface DeliveryStore {
   reader(): DeliveryReader;
   /** Messages delivered and not settled for more than `minIdleMs`, taken over by `consumer`; each counts as one more attempt. */
   reclaim(address: StreamAddress, consumer: string, minIdleMs: number, count: number): Promise<DeliveryMessage[]>;
-  /** Settles messages that succeeded, all in one step: they leave the stream (an id no longer pending is left as it is). */
-  ack(address: StreamAddress, ids: readonly string[]): Promise<void>;
+  /**
+   * Settles messages that succeeded, all in one step: they leave the stream (an id no longer pending is left as it is),
+   * and the once-only answers given are kept in the same step, each as `completeIdempotent` keeps it (a memory store
+   * needs the runtime store's idempotency records for them: `new MemoryDeliveryStore({ idempotency })`).
+   */
+  ack(address: StreamAddress, ids: readonly string[], answers?: readonly KeptAnswer[]): Promise<void>;
   /** Takes a failed message out of the stream until `dueAt`, as attempt + 1; false when it was no longer pending. */
   retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean>;
   /** Moves retries due by `now` back into the stream; returns how many moved. */

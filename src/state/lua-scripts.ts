@@ -1,7 +1,9 @@
 /**
  * Loads the Lua scripts of the Redis store from `lua/` next to this module. Each
  * file is named `<name>-<numberOfKeys>.lua` (as bullmq does), so the key count a
- * script expects is stated once, in its name. The files are read relative to
+ * script expects is stated once, in its name; `<name>-n.lua` takes a key count
+ * given at each call, for a batch touching as many keys as it holds (runScript
+ * passes it, as ioredis expects, before the keys). The files are read relative to
  * `import.meta.url`: from `src/state/lua` under tsx and vitest, and from
  * `dist/state/lua` after a build, which is why the build copies them
  * (`node scripts/copy-lua-scripts.mjs`).
@@ -12,11 +14,12 @@ import { fileURLToPath } from 'node:url';
 export interface LuaScript {
   /** camelCase command name: `rate-limit-1.lua` -> `rateLimit`. */
   name: string;
-  numberOfKeys: number;
+  /** undefined for a `-n` script: each call gives its key count. */
+  numberOfKeys: number | undefined;
   lua: string;
 }
 
-const FILE_PATTERN = /^([a-z0-9]+(?:-[a-z0-9]+)*)-(\d+)\.lua$/;
+const FILE_PATTERN = /^([a-z0-9]+(?:-[a-z0-9]+)*)-(\d+|n)\.lua$/;
 
 export const LUA_SCRIPT_DIR: URL = new URL('./lua/', import.meta.url);
 
@@ -39,7 +42,7 @@ export function loadLuaScripts(dir: URL = LUA_SCRIPT_DIR): ReadonlyMap<string, L
     const match = FILE_PATTERN.exec(file);
     if (!match?.[1] || !match[2]) continue;
     const name = match[1].replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-    scripts.set(name, { name, numberOfKeys: Number(match[2]), lua: readFileSync(new URL(file, dir), 'utf8') });
+    scripts.set(name, { name, numberOfKeys: match[2] === 'n' ? undefined : Number(match[2]), lua: readFileSync(new URL(file, dir), 'utf8') });
   }
   if (dir === LUA_SCRIPT_DIR) cached = scripts;
   return scripts;

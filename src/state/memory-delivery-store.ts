@@ -19,6 +19,8 @@ import {
   type StreamAddress,
   type StreamStats,
 } from './delivery-store.js';
+import { checkKeptAnswer, type IdempotencyStore, type KeptAnswer } from './idempotency-store.js';
+import { UhlpError } from '../shared/errors.js';
 
 interface PendingEntry {
   consumer: string;
@@ -36,6 +38,15 @@ interface MemoryStream {
   waiters: Set<() => void>;
 }
 
+export interface MemoryDeliveryStoreOptions {
+  /**
+   * The runtime store's once-only records, where `ack` keeps the answers settled
+   * with their acknowledgement (on Redis the same script does both).
+   * @defaultValue none: an `ack` with answers is refused
+   */
+  readonly idempotency?: Pick<IdempotencyStore, 'completeIdempotent'>;
+}
+
 export class MemoryDeliveryStore implements DeliveryStore {
   readonly kind = 'memory' as const;
   private readonly streams = new Map<string, MemoryStream>();
@@ -46,6 +57,8 @@ export class MemoryDeliveryStore implements DeliveryStore {
   private readonly used = new Map<string, number>();
   private readonly invocations = new Map<string, { json: string; expiresAt: number }>();
   private closed = false;
+
+  constructor(private readonly options: MemoryDeliveryStoreOptions = {}) {}
 
   async publish(address: StreamAddress, input: PublishInput): Promise<string> {
     const fields: Record<string, string> = { payload: input.payload };
@@ -104,8 +117,15 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return taken;
   }
 
-  async ack(address: StreamAddress, ids: readonly string[]): Promise<void> {
+  async ack(address: StreamAddress, ids: readonly string[], answers: readonly KeptAnswer[] = []): Promise<void> {
     const stream = this.stream(address);
+    if (answers.length > 0) {
+      const records = this.options.idempotency;
+      if (records === undefined) throw new UhlpError('UHLP_INTERNAL', 'this delivery store was given no idempotency records to keep answers in');
+      // All checked before any is kept: a refused batch settles nothing, as on Redis.
+      for (const answer of answers) checkKeptAnswer(answer);
+      for (const answer of answers) await records.completeIdempotent(answer.appId, answer.key, answer.response, answer.ttlMs);
+    }
     for (const id of ids) if (stream.pending.delete(id)) stream.entries.delete(id);
   }
 

@@ -1,6 +1,6 @@
 /** Idempotency records in memory: an in-flight marker, then the stored answer, each with its TTL. */
 import { ExpiringMap } from './expiring-map.js';
-import type { BeginIdempotentOptions, IdempotencyBegin, IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
+import type { BeginIdempotentOptions, IdempotencyBegin, IdempotencyRecord, IdempotencyStore, IdempotentClaim, StoredResponse } from './idempotency-store.js';
 import type { MemoryContext, SweptStore } from './memory-context.js';
 import { RuntimeKeys } from './runtime-keys.js';
 
@@ -29,6 +29,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore, SweptStore {
     if (stored !== undefined && options.fingerprint !== undefined && stored !== options.fingerprint) return { state: 'key-reused' };
     if (entry.value.state === 'completed') return { state: 'completed', response: structuredClone(entry.value.response) };
     return { state: 'in-flight' };
+  }
+
+  async beginIdempotentMany(appId: string, claims: readonly IdempotentClaim[]): Promise<IdempotencyBegin[]> {
+    const begun: IdempotencyBegin[] = [];
+    for (const claim of claims) begun.push(await this.beginIdempotent(appId, claim.key, claim));
+    return begun;
   }
 
   async completeIdempotent(appId: string, key: string, response: StoredResponse, ttlMs: number): Promise<void> {

@@ -6,6 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { isUhlpError, UhlpError } from '../shared/errors.js';
+import { loadLuaScripts } from './lua-scripts.js';
 import type { RuntimeKeys } from './runtime-keys.js';
 
 type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
@@ -32,10 +33,11 @@ export async function callRedis<T>(redis: Redis, what: string, operation: () => 
   }
 }
 
-/** Runs the loaded Lua script `name`. */
+/** Runs the loaded Lua script `name`; a `-n` script (lua-scripts.ts) gets the key count first. */
 export function runScript(redis: Redis, what: string, name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
   const run = (redis as unknown as Record<string, ScriptRunner>)[name];
   if (!run) throw new UhlpError('UHLP_INTERNAL', `Redis script ${name} is not loaded`);
+  if (loadLuaScripts().get(name)?.numberOfKeys === undefined) return callRedis(redis, what, () => run.call(redis, keys.length, ...keys, ...args));
   return callRedis(redis, what, () => run.call(redis, ...keys, ...args));
 }
 

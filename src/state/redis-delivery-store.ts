@@ -29,6 +29,7 @@ import {
   type StreamAddress,
   type StreamStats,
 } from './delivery-store.js';
+import { checkKeptAnswer, type KeptAnswer } from './idempotency-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
 import { backoffDelay } from '../shared/backoff.js';
 import { nextEvent, withDeadline } from '../shared/deadline.js';
@@ -150,9 +151,21 @@ export class RedisDeliveryStore implements DeliveryStore {
     return messages;
   }
 
-  async ack(address: StreamAddress, ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.script('queueAck', [this.stream(address)], [DELIVERY_GROUP, ...ids]);
+  async ack(address: StreamAddress, ids: readonly string[], answers: readonly KeptAnswer[] = []): Promise<void> {
+    if (ids.length === 0 && answers.length === 0) return;
+    if (answers.length === 0) {
+      await this.script('queueAck', [this.stream(address)], [DELIVERY_GROUP, ...ids]);
+      return;
+    }
+    // The records are the runtime store's: the same key builder, on the same Redis and prefix (start-core.ts gives both the same).
+    const keys = [this.stream(address)];
+    const args: Array<string | number> = [DELIVERY_GROUP, ids.length, ...ids];
+    for (const answer of answers) {
+      checkKeptAnswer(answer);
+      keys.push(this.keys.idempotency(answer.appId, answer.key));
+      args.push(JSON.stringify(answer.response), answer.ttlMs);
+    }
+    await this.script('queueSettle', keys, args);
   }
 
   async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean> {

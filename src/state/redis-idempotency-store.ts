@@ -1,26 +1,28 @@
 /**
  * Idempotency records on Redis: one hash per (app, key) holding its state, the
  * request's fingerprint and the stored answer (idempotency-begin-1,
- * idempotency-complete-1, idempotency-abandon-1).
+ * idempotency-complete-1, idempotency-abandon-1; idempotency-begin-many-n claims a
+ * delivery read's records in one step).
  */
-import type { BeginIdempotentOptions, IdempotencyBegin, IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
+import type { BeginIdempotentOptions, IdempotencyBegin, IdempotencyRecord, IdempotencyStore, IdempotentClaim, StoredResponse } from './idempotency-store.js';
 import type { RedisStoreClient } from './redis-calls.js';
 
 export class RedisIdempotencyStore implements IdempotencyStore {
   constructor(private readonly client: RedisStoreClient) {}
 
   async beginIdempotent(appId: string, key: string, options: BeginIdempotentOptions): Promise<IdempotencyBegin> {
-    const reply = (await this.client.script('idempotencyBegin', [this.client.keys.idempotency(appId, key)], [options.fingerprint ?? '', options.inFlightTtlMs])) as string[];
-    switch (reply[0]) {
-      case 'new':
-        return 'new';
-      case 'completed':
-        return { state: 'completed', response: JSON.parse(reply[1] ?? 'null') as StoredResponse };
-      case 'key-reused':
-        return { state: 'key-reused' };
-      default:
-        return { state: 'in-flight' };
+    return toBegin((await this.client.script('idempotencyBegin', [this.client.keys.idempotency(appId, key)], [options.fingerprint ?? '', options.inFlightTtlMs])) as string[]);
+  }
+
+  async beginIdempotentMany(appId: string, claims: readonly IdempotentClaim[]): Promise<IdempotencyBegin[]> {
+    if (claims.length === 0) return [];
+    const keys: string[] = [];
+    const args: Array<string | number> = [];
+    for (const claim of claims) {
+      keys.push(this.client.keys.idempotency(appId, claim.key));
+      args.push(claim.fingerprint ?? '', claim.inFlightTtlMs);
     }
+    return ((await this.client.script('idempotencyBeginMany', keys, args)) as string[][]).map(toBegin);
   }
 
   async completeIdempotent(appId: string, key: string, response: StoredResponse, ttlMs: number): Promise<void> {
@@ -36,5 +38,19 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     if (state === 'completed') return { state: 'completed', response: JSON.parse(response ?? 'null') as StoredResponse };
     if (state === 'in-flight') return { state: 'in-flight' };
     return undefined;
+  }
+}
+
+/** One claim's reply of idempotency-begin-1 or idempotency-begin-many-n. */
+function toBegin(reply: string[]): IdempotencyBegin {
+  switch (reply[0]) {
+    case 'new':
+      return 'new';
+    case 'completed':
+      return { state: 'completed', response: JSON.parse(reply[1] ?? 'null') as StoredResponse };
+    case 'key-reused':
+      return { state: 'key-reused' };
+    default:
+      return { state: 'in-flight' };
   }
 }

@@ -10,7 +10,7 @@
 import type { FunctionRef } from '../functions/function-ref.js';
 import type { FunctionStore, FunctionVersion, PublishedVersion, RefChangeListener, RefWatch } from '../functions/function-store.js';
 import { UhlpError } from '../shared/errors.js';
-import type { BeginIdempotentOptions, IdempotencyBegin, IdempotencyRecord, IdempotencyStore, StoredResponse } from './idempotency-store.js';
+import type { BeginIdempotentOptions, IdempotencyBegin, IdempotencyRecord, IdempotencyStore, IdempotentClaim, StoredResponse } from './idempotency-store.js';
 import { DEFAULT_KV_SCAN_LIMIT, type KvEntry, type KvScanOptions, type KvSetOptions, type KvStore } from './kv-store.js';
 import type { Lease, LeaseStore } from './lease-store.js';
 import type { LlmStore } from './llm-store.js';
@@ -176,6 +176,15 @@ class CheckedIdempotencyStore implements IdempotencyStore {
     checkKey('key', key);
     checkTtl('inFlightTtlMs', options.inFlightTtlMs);
     return this.inner.beginIdempotent(appId, key, options);
+  }
+
+  async beginIdempotentMany(appId: string, claims: readonly IdempotentClaim[]): Promise<IdempotencyBegin[]> {
+    checkKey('appId', appId);
+    for (const claim of claims) {
+      checkKey('key', claim.key);
+      checkTtl('inFlightTtlMs', claim.inFlightTtlMs);
+    }
+    return this.inner.beginIdempotentMany(appId, claims);
   }
 
   async completeIdempotent(appId: string, key: string, response: StoredResponse, ttlMs: number): Promise<void> {

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { UhlpError } from '../shared/errors.js';
 import type { FinalResponse } from '../execution/result-interpreter.js';
 import { waitForIdempotentCompletion } from '../state/idempotency-wait.js';
-import type { IdempotencyStore, StoredResponse } from '../state/idempotency-store.js';
+import type { IdempotencyBegin, IdempotencyStore, StoredResponse } from '../state/idempotency-store.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
@@ -30,6 +30,19 @@ export interface IdempotencyOptions {
   readonly waitMs: number;
   /** Keep only answers with a status under 400; a failure frees the key. @defaultValue false */
   readonly successOnly?: boolean;
+  /**
+   * Hands the answer to keep to the caller, which completes the record itself
+   * (a delivery, with its acknowledgement: TurnEvent.once.complete) instead of
+   * the store at once; the record stays in flight until then.
+   * @defaultValue the store's completeIdempotent, awaited before the answer returns
+   */
+  readonly complete?: (response: StoredResponse, ttlMs: number) => void;
+  /**
+   * The key's claim, made already by the caller (a delivery claims a read's
+   * records in one step): answered as `beginIdempotent` would have answered it.
+   * @defaultValue claimed here
+   */
+  readonly begun?: IdempotencyBegin;
 }
 
 export function checkIdempotencyKey(value: string | string[] | undefined): string | undefined {
@@ -53,7 +66,7 @@ export async function runIdempotent(
 ): Promise<{ response: FinalResponse; replayed: boolean }> {
   const { store, appId, key } = options;
   for (let attempt = 0; attempt < 2; attempt++) {
-    const begun = await store.beginIdempotent(appId, key, { inFlightTtlMs: options.inFlightTtlMs, fingerprint: options.fingerprint });
+    const begun = attempt === 0 && options.begun !== undefined ? options.begun : await store.beginIdempotent(appId, key, { inFlightTtlMs: options.inFlightTtlMs, fingerprint: options.fingerprint });
     if (begun === 'new') return { response: await executeOnce(options, execute), replayed: false };
     if (begun.state === 'completed') return { response: fromStored(begun.response), replayed: true };
     if (begun.state === 'key-reused') {
@@ -82,7 +95,8 @@ async function executeOnce(options: IdempotencyOptions, execute: () => Promise<F
     await options.store.abandonIdempotent(options.appId, options.key).catch(() => undefined);
     return response;
   }
-  await options.store.completeIdempotent(options.appId, options.key, toStored(response), options.ttlMs);
+  if (options.complete !== undefined) options.complete(toStored(response), options.ttlMs);
+  else await options.store.completeIdempotent(options.appId, options.key, toStored(response), options.ttlMs);
   return response;
 }
 

@@ -9,6 +9,7 @@ import type { DeclaredOutput } from '../execution/write-surface.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { ExecutionStream } from '../workflow-runs/execution-stream.js';
 import type { CsTarget } from '../contract/cs-bundle/activation-context.js';
+import type { IdempotencyBegin, StoredResponse } from '../state/idempotency-store.js';
 
 /** How a turn names its session: none (the app's ambient session), a new stored one, or one to continue. */
 export type SessionChoice = undefined | { readonly open: true } | { readonly continue: string };
@@ -45,6 +46,20 @@ export interface TurnEvent {
      * @defaultValue false: every answer the component produced is kept
      */
     readonly successOnly?: boolean;
+    /**
+     * Keeps the answer to replay itself instead of the pipeline storing it at
+     * once: a delivery completes the record in the group commit that
+     * acknowledges the message (src/sources/delivery-consumer.ts). Until then
+     * the record is in flight, so a repeat waits for it rather than runs.
+     * @defaultValue the pipeline stores it before the turn's answer returns
+     */
+    readonly complete?: (response: StoredResponse, ttlMs: number) => void;
+    /**
+     * The key's claim, made by the source already (a delivery claims the records
+     * of the messages one read gives it in one step); the pipeline claims it otherwise.
+     * @defaultValue claimed by the pipeline
+     */
+    readonly begun?: IdempotencyBegin;
   };
   /** How many internal events led to this turn (trigger deliveries); its own core.trigger.emit calls are one deeper. @defaultValue 0 */
   readonly triggerDepth?: number;

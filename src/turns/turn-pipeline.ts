@@ -75,6 +75,8 @@ export class TurnPipeline {
         inFlightTtlMs: once.inFlightTtlMs ?? pool.acquireTimeoutMs + pool.limits.timeoutMs + 30_000,
         successOnly: once.successOnly === true,
         waitMs: pool.acquireTimeoutMs + pool.limits.timeoutMs,
+        ...(once.complete !== undefined ? { complete: once.complete } : {}),
+        ...(once.begun !== undefined ? { begun: once.begun } : {}),
       },
       () => this.turn(event, notes),
     );

@@ -4,6 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DeliveryStore, StreamAddress } from '../../src/state/delivery-store.js';
+import type { IdempotencyStore, KeptAnswer } from '../../src/state/idempotency-store.js';
+import { isUhlpError } from '../../src/shared/errors.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 export interface DeliveryStoreFixture {
@@ -11,6 +13,8 @@ export interface DeliveryStoreFixture {
   cleanup: () => Promise<void>;
   /** Appends an entry the way a plain producer's XADD does, with only the fields given. */
   rawAdd?: (address: StreamAddress, fields: Record<string, string>) => Promise<string>;
+  /** The runtime store's once-only records that `ack` keeps answers in. */
+  records: Pick<IdempotencyStore, 'beginIdempotent' | 'getIdempotent'>;
 }
 
 const orders: StreamAddress = { kind: 'queue', app: 'shop', name: 'orders' };
@@ -87,6 +91,35 @@ export function describeDeliveryStore(name: string, make: () => Promise<Delivery
         await store.ack(orders, []);
         const [fourth] = await reader.read(orders, 'c1', 10, 100);
         expect(fourth!.payload).toBe('4');
+      } finally {
+        await reader.close();
+      }
+    });
+
+    it('keeps the once-only answers given with an acknowledgement in the same step, and a refused batch settles nothing', async () => {
+      const reader = store.reader();
+      const { records } = fixture;
+      const answer = (key: string, statusCode = 200): KeptAnswer => ({ appId: 'shop', key, response: { statusCode, headers: { 'content-type': 'text/plain' }, body: Buffer.from(key).toString('base64') }, ttlMs: 60_000 });
+      try {
+        for (const n of [1, 2, 3]) await store.publish(orders, { payload: String(n), invocationId: `inv-${n}` });
+        const read = await reader.read(orders, 'c1', 3, 100);
+        for (const message of read) expect(await records.beginIdempotent('shop', `queue:orders:${message.invocationId}`, { inFlightTtlMs: 60_000, fingerprint: 'queue:orders' })).toBe('new');
+        // One answer is not valid: the batch is refused whole, the messages stay pending and the records in flight.
+        const refused = await store.ack(orders, read.map((m) => m.id), [answer('queue:orders:inv-1'), answer('queue:orders:inv-2', 42)]).catch((error: unknown) => error);
+        expect(isUhlpError(refused) && refused.code).toBe('UHLP_STATE_INPUT_INVALID');
+        expect(await store.stats(orders, Date.now())).toMatchObject({ depth: 3, pending: 3 });
+        expect(await records.getIdempotent('shop', 'queue:orders:inv-1')).toEqual({ state: 'in-flight' });
+        // The third replayed an answer kept before: only its id is settled.
+        await store.ack(orders, read.map((m) => m.id), [answer('queue:orders:inv-1'), answer('queue:orders:inv-2')]);
+        expect(await store.stats(orders, Date.now())).toMatchObject({ depth: 0, pending: 0 });
+        for (const n of [1, 2]) {
+          const key = `queue:orders:inv-${n}`;
+          expect(await records.getIdempotent('shop', key)).toEqual({ state: 'completed', response: answer(key).response });
+          // Kept as a completed record is: the fingerprint of the claim still tells a reused key.
+          expect(await records.beginIdempotent('shop', key, { inFlightTtlMs: 60_000, fingerprint: 'queue:orders' })).toEqual({ state: 'completed', response: answer(key).response });
+          expect(await records.beginIdempotent('shop', key, { inFlightTtlMs: 60_000, fingerprint: 'other' })).toEqual({ state: 'key-reused' });
+        }
+        expect(await records.getIdempotent('shop', 'queue:orders:inv-3')).toEqual({ state: 'in-flight' });
       } finally {
         await reader.close();
       }

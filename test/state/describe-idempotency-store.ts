@@ -24,6 +24,27 @@ export function describeIdempotencyStore(name: string, makeStore: MakeStore<Idem
       expect(await store.beginIdempotent('other', 'k1', { inFlightTtlMs: 60_000 })).toBe('new');
     });
 
+    it('claims several keys in one step, each as a claim of its own would be answered, with its own in-flight ttl', async ({ store }) => {
+      await store.beginIdempotent('shop', 'm-held', { inFlightTtlMs: 60_000, fingerprint: 'q' });
+      await store.beginIdempotent('shop', 'm-done', { inFlightTtlMs: 60_000, fingerprint: 'q' });
+      await store.completeIdempotent('shop', 'm-done', RESPONSE, 60_000);
+      await store.beginIdempotent('shop', 'm-other', { inFlightTtlMs: 60_000, fingerprint: 'other' });
+      const begun = await store.beginIdempotentMany('shop', [
+        { key: 'm-new', fingerprint: 'q', inFlightTtlMs: 60_000 },
+        { key: 'm-held', fingerprint: 'q', inFlightTtlMs: 60_000 },
+        { key: 'm-done', fingerprint: 'q', inFlightTtlMs: 60_000 },
+        { key: 'm-other', fingerprint: 'q', inFlightTtlMs: 60_000 },
+        { key: 'm-short', fingerprint: 'q', inFlightTtlMs: 150 },
+        // The same key twice in one step: the second finds the first's claim.
+        { key: 'm-new', fingerprint: 'q', inFlightTtlMs: 60_000 },
+      ]);
+      expect(begun).toEqual(['new', { state: 'in-flight' }, { state: 'completed', response: RESPONSE }, { state: 'key-reused' }, 'new', { state: 'in-flight' }]);
+      expect(await store.beginIdempotentMany('shop', [])).toEqual([]);
+      // Each claim keeps its own ttl: the short one expires, the others stay.
+      await waitFor(async () => (await store.getIdempotent('shop', 'm-short')) === undefined, { timeoutMs: 5000, what: 'the short claim to expire' });
+      expect(await store.getIdempotent('shop', 'm-new')).toEqual({ state: 'in-flight' });
+    });
+
     it('gives a key claimed concurrently to exactly one request', async ({ store }) => {
       const results = await Promise.all(Array.from({ length: 20 }, () => store.beginIdempotent('shop', 'k2', { inFlightTtlMs: 60_000 })));
       expect(results.filter((r) => r === 'new')).toHaveLength(1);
