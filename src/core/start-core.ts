@@ -34,6 +34,7 @@ import { GitDefinitionStore } from '../apps/git/definition-store.js';
 import { withDeadline } from '../shared/deadline.js';
 import { KubernetesAppSource } from '../apps/kubernetes/kubernetes-app-source.js';
 import { IngressServer } from '../sources/http/ingress-server.js';
+import { McpSocketServer } from '../mcp/mcp-socket-server.js';
 import { TurnKeeper } from '../turns/turn-keeper.js';
 import { TurnLedgerThread } from '../ledger/turn-ledger-thread.js';
 import { retentionPolicy } from '../ledger/app-retention.js';
@@ -114,7 +115,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     logger.warn({ dir: repo.dir }, 'the definitions directory was no Git repository: it is one now, with its content committed; the core serves commits, so commit each change to serve it');
   }
   const revisionsRoot = path.join(config.dataDir, REVISIONS_DIR);
-  // fastify's routes on a Unix socket: containers (no network) reach /mcp through it, mounted in.
+  // /mcp on a Unix socket: containers (no network) reach the core through it, mounted in.
   const coreSocket = path.join(path.dirname(config.spineSocket), 'mcp.sock');
   // Other MCP servers' tools at /mcp: the federation reaches app pools through the sandbox manager, which asks it what a runner: mcp pool runs.
   let federation: McpFederation | undefined;
@@ -328,6 +329,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   let sandboxPort = 0;
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
+  let mcpSocket: McpSocketServer | undefined;
   let stdBody: StdBodyChild | undefined;
   let invocations: { drain(waitMs: number): Promise<void> } | undefined;
   // The one order of teardown, for a failed start and for close(): stop taking work
@@ -342,7 +344,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await server?.close();
     await app?.close();
     await invocations?.drain(10_000);
-    await server?.closeCoreRoutes();
+    await Promise.all([server?.closeCoreRoutes(), mcpSocket?.close()]);
     // Generations and comparisons still under way use sandboxes: they end first.
     await oracle?.close();
     await sandboxes.close({ force: true });
@@ -408,7 +410,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       mcpBodyLimitBytes: mcp.bodyLimitBytes,
     });
     // It must exist before the first container starts.
-    await server.listenCoreSocket(coreSocket);
+    mcpSocket = new McpSocketServer({ mcp, metrics, logger });
+    await mcpSocket.listen(coreSocket);
     if (config.pullRemote !== undefined) {
       await watcher?.pullNow().catch((error: Error) => {
         throw new UhlpError('UHLP_CONFIG_INVALID', `${config.settingNames.pull} "${config.pullRemote}" cannot be pulled into ${config.definitionsDir}: ${error.message.trim()}`, {

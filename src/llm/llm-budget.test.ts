@@ -14,6 +14,15 @@ describe('LLM budget days', () => {
     expect(msUntilUtcDayEnds(now)).toBe(left);
   });
 
+  it('names the day of each instant whatever was asked before: back and forth across midnight, before 1970, and the same instant twice', () => {
+    const instants = ['2026-05-04T23:59:59.999Z', '2026-05-05T00:00:00.000Z', '2026-05-04T23:59:59.999Z', '1969-12-31T23:59:59.999Z', '1970-01-01T00:00:00.000Z', '2026-05-05T00:00:00.000Z'];
+    for (const instant of instants) {
+      expect(utcDay(Date.parse(instant))).toBe(instant.slice(0, 10));
+      expect(utcDay(Date.parse(instant))).toBe(instant.slice(0, 10));
+    }
+    expect(() => utcDay(Number.NaN)).toThrow(RangeError);
+  });
+
   it('keeps a count until an hour after its day ends, and rounds Retry-After seconds up', async () => {
     let now = Date.parse('2026-05-04T23:59:59.200Z');
     const store = new MemoryRuntimeStore({ now: () => now });

@@ -18,9 +18,21 @@ const DAY_MS = 86_400_000;
  */
 const COUNT_GRACE_MS = 3_600_000;
 
+/** The last day asked for: every LLM call asks for its day twice, and a Date formatted each time showed in profiles. */
+let lastDay = { start: 0, end: 0, day: '' };
+
 /** The UTC day of an instant, as `YYYY-MM-DD`. */
 export function utcDay(now: number): string {
-  return new Date(now).toISOString().slice(0, 10);
+  if (now >= lastDay.start && now < lastDay.end) return lastDay.day;
+  const start = now - (((now % DAY_MS) + DAY_MS) % DAY_MS);
+  const day = new Date(start).toISOString().slice(0, 10);
+  lastDay = { start, end: start + DAY_MS, day };
+  return day;
+}
+
+/** When the UTC day `day` (`YYYY-MM-DD`) starts, epoch milliseconds. */
+function dayStart(day: string): number {
+  return day === lastDay.day ? lastDay.start : Date.parse(`${day}T00:00:00.000Z`);
 }
 
 /** Milliseconds from `now` to the next UTC midnight (at least 1). */
@@ -50,6 +62,6 @@ export async function checkLlmBudget(store: LlmBudgetStore, appId: string, token
 
 /** Adds what a call spent to the app's count of `day`; answers the new count. */
 export async function chargeLlmBudget(store: LlmBudgetStore, appId: string, day: string, tokens: number, now: number): Promise<number> {
-  const dayEnd = Date.parse(`${day}T00:00:00.000Z`) + DAY_MS;
+  const dayEnd = dayStart(day) + DAY_MS;
   return store.addLlmTokens(appId, day, tokens, Math.max(1, dayEnd - now) + COUNT_GRACE_MS);
 }

@@ -75,8 +75,25 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 export const MAX_TOOLS = 128;
 const MAX_TOOL_CALL_ID_CHARS = 256;
 
+/** Calls made by `normalizedCall`: already checked, so a provider's own `normalizeRequest` takes them as they are. */
+const NORMALIZED_CALLS = new WeakSet<object>();
+
+/**
+ * A call of a request normalized once (by the LLM service), with the caller's
+ * signal and delta listener: the provider's `normalizeRequest` returns it
+ * unchanged instead of checking and copying it a second time. Frozen, so it
+ * stays what was checked.
+ */
+export function normalizedCall(request: NormalizedLlmRequest, signal?: AbortSignal, onDelta?: (text: string) => void): LlmGenerateRequest & NormalizedLlmRequest {
+  const call = Object.freeze({ ...request, ...(signal !== undefined ? { signal } : {}), ...(onDelta !== undefined ? { onDelta } : {}) });
+  NORMALIZED_CALLS.add(call);
+  return call;
+}
+
 /** Validates a request; throws UHLP_LLM_INVALID_REQUEST naming the field at fault. */
 export function normalizeRequest(request: LlmGenerateRequest, defaultModel?: string): NormalizedLlmRequest {
+  // Checked once already (normalizedCall): its model is set, so a default changes nothing either.
+  if (NORMALIZED_CALLS.has(request)) return request as LlmGenerateRequest & NormalizedLlmRequest;
   const model = request.model ?? defaultModel;
   if (typeof model !== 'string' || model === '') throw invalid('model', 'model is required (no default model is configured)');
   if (request.messages !== undefined && request.prompt !== undefined) throw invalid('messages', 'give messages or prompt, not both');

@@ -13,7 +13,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { answerCacheKey, isCacheable, type LlmCacheStore, readCachedAnswer, writeCachedAnswer } from './llm-answer-cache.js';
 import { chargeLlmBudget, checkLlmBudget, type LlmBudgetStore, utcDay } from './llm-budget.js';
-import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, type NormalizedLlmRequest, normalizeRequest } from './llm-provider.js';
+import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, type NormalizedLlmRequest, normalizeRequest, normalizedCall } from './llm-provider.js';
 
 /** The runtime-store methods the service uses: the core's store, memory or Redis. */
 export type LlmStateStore = LlmBudgetStore & LlmCacheStore;
@@ -114,11 +114,8 @@ export function createLlmService(options: LlmServiceOptions): LlmService {
       const callStarted = performance.now();
       let result: LlmGenerateResult;
       try {
-        result = await provider.generate({
-          ...normalized,
-          ...(request.signal !== undefined ? { signal: request.signal } : {}),
-          ...(request.onDelta !== undefined ? { onDelta: request.onDelta } : {}),
-        });
+        // Normalized here once: the provider does not check and copy it again.
+        result = await provider.generate(normalizedCall(normalized, request.signal, request.onDelta));
       } catch (error) {
         metrics.llmCallSeconds.observe({ app, component, model }, (performance.now() - callStarted) / 1000);
         metrics.llmCalls.inc({ app, component, model, outcome: outcomeOf(error) });

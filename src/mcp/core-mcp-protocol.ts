@@ -5,6 +5,7 @@
  * `initialize`), and `serve`, which classifies one POSTed message the way the
  * SDK's HTTP entry does and hands it to the server of its era. What an
  * execution may see and call comes from its grant, carried with each message.
+ * A tools/call in the runners' own shape takes a shorter way (fast-tool-call.ts).
  */
 import {
   type CallToolResult,
@@ -19,6 +20,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import type { ExecutionGrant } from './mcp-token-service.js';
 import { ExchangeTransport, type ExchangeExtra } from './exchange-transport.js';
 import { listenFrames, type ToolsChangedWatch } from './listen-stream.js';
+import { EnvelopeVerdicts, encodedResult, fastToolCall, isPlainToolResult, ranOf, type FastToolCall, type Ran } from './fast-tool-call.js';
 
 /** The revision the core serves statelessly; the 2025 revisions are served too. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -83,9 +85,13 @@ export async function createCoreMcpProtocol(tools: GrantTools): Promise<CoreMcpP
     server.setRequestHandler('tools/list', async (_request, ctx) => ({
       tools: (await tools.list(grantOf(ctx), ctx.mcpReq.signal)) as ListToolsResult['tools'],
     }));
-    server.setRequestHandler('tools/call', async (request, ctx) =>
-      tools.call(grantOf(ctx), request.params.name, request.params.arguments, ctx.mcpReq.signal),
-    );
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      // A call the fast path ran already, whose answer the SDK writes: the tool does not run twice.
+      const ran = ranOf(ctx);
+      if (ran === undefined) return tools.call(grantOf(ctx), request.params.name, request.params.arguments, ctx.mcpReq.signal);
+      if ('error' in ran) throw ran.error;
+      return ran.result;
+    });
     return server;
   };
 
@@ -104,7 +110,33 @@ export async function createCoreMcpProtocol(tools: GrantTools): Promise<CoreMcpP
   await modernServer.connect(modern);
   await legacyServer.connect(legacy);
 
+  const envelopes = new EnvelopeVerdicts(modern, MODERN_PROTOCOL_VERSION, SERVER_INFO);
+
+  /**
+   * The fast path of the one message every sandbox sends on every turn: a
+   * 2026-07-28 tools/call in the shape the SDK accepts (fastToolCall) under an
+   * envelope the SDK itself found to be served the same way (EnvelopeVerdicts).
+   * The tool runs with no classification, zod parse or dispatch of the SDK, and
+   * its answer is encoded as the SDK encodes it when it is a plain result of
+   * text content; any other outcome (a thrown error, a result of another shape)
+   * is answered by the SDK from what the tool did.
+   */
+  async function serveToolCall(call: FastToolCall, grant: ExecutionGrant, signal: AbortSignal): Promise<McpAnswer> {
+    let ran: Ran;
+    try {
+      ran = { result: await tools.call(grant, call.name, call.args, signal) };
+    } catch (error) {
+      ran = { error };
+    }
+    if (signal.aborted) throw new Error('the client went away');
+    if ('result' in ran && isPlainToolResult(ran.result)) return { status: 200, body: encodedResult(ran.result, call.id, SERVER_INFO) };
+    const extra: ExchangeExtra = { authInfo: { token: '', clientId: grant.appId, scopes: [], extra: { grant, ran } }, classification: call.classification };
+    return { status: 200, body: await modern.exchange(call.message, extra, signal) };
+  }
+
   async function serve(body: unknown, headers: StandardHeaders, grant: ExecutionGrant, signal: AbortSignal): Promise<McpAnswer> {
+    const call = fastToolCall(body, headers, envelopes);
+    if (call !== undefined) return serveToolCall(call, grant, signal);
     // JSON-RPC batches left the protocol in 2025-06-18; no client of ours sends them.
     if (Array.isArray(body)) return rpcError(400, -32600, 'Invalid Request: batches are not served', null);
     const outcome = classifyInboundRequest({

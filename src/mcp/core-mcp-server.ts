@@ -26,6 +26,9 @@ import { McpBodyTooLarge, mcpBodyParser } from './mcp-body.js';
 import { createCoreMcpProtocol, type CoreMcpProtocol, type GrantTools, type ListedMcpTool, type StandardHeaders } from './core-mcp-protocol.js';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { mcpBodyLimitBytes } from './mcp-limits.js';
+import type { OnClientGone, Respond } from '../shared/http1/http1-server.js';
+import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
+import type { Http1Request } from '../shared/http1/request-parser.js';
 import { CARRIER_LEVELS, jsonTooDeep, MAX_JSON_DEPTH, nestsDeeper } from '../turns/json-depth.js';
 
 export const MCP_PATH = '/mcp';
@@ -66,12 +69,37 @@ export interface FederatedTools {
   watch?(grant: ExecutionGrant, onChange: () => void): () => void;
 }
 
+/** One POST to /mcp, as either HTTP server read it. */
+export interface McpPost {
+  readonly authorization: string | undefined;
+  readonly headers: StandardHeaders;
+  /** The body, or McpBodyTooLarge when it was over the endpoint's limit (read and dropped). */
+  readonly body: Buffer | McpBodyTooLarge | undefined;
+  readonly requestId: string;
+}
+
+/** What /mcp answers, in the shape of the core's own HTTP/1.1 server (Http1Answer); headers besides the request id. */
+export interface McpHttpAnswer {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  /** Server-sent events, written as they come (subscriptions/listen). */
+  readonly stream?: AsyncIterable<string>;
+}
+
 export interface CoreMcpServer extends McpExecutions {
   readonly tokens: McpTokenService;
   /** The services tools run with (kv, LLM, spine, scratch directories). */
   readonly services: ToolServices;
   /** Largest request body /mcp reads, bytes (the core's TCP listener applies it to /mcp too). */
   readonly bodyLimitBytes: number;
+  /** Answers one POST to /mcp; undefined when the client went away (`signal`) first. */
+  answerPost(post: McpPost, signal: AbortSignal): Promise<McpHttpAnswer | undefined>;
+  /**
+   * Answers a POST to /mcp read by the core's own HTTP/1.1 server (the socket
+   * sandboxes reach the core through); the call is aborted when its client goes away.
+   */
+  serveHttp1(request: Http1Request, requestId: string, respond: Respond, onGone: OnClientGone): void;
   /** Mounts `/mcp` on the core's fastify app. */
   register(app: FastifyInstance): void;
   close(): Promise<void>;
@@ -140,37 +168,41 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
   let protocol: Promise<CoreMcpProtocol> | undefined;
   const protocolOnce = (): Promise<CoreMcpProtocol> => (protocol ??= createCoreMcpProtocol(grantTools));
 
-  async function handlePost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /**
+   * Answers one POST to /mcp, whichever HTTP server read it: undefined when the
+   * client went away (`signal`) before its answer, which then has no one to go to.
+   */
+  async function answerPost(post: McpPost, signal: AbortSignal): Promise<McpHttpAnswer | undefined> {
     let grant: ExecutionGrant;
     try {
-      grant = tokens.resolve(bearerToken(request.headers.authorization));
+      grant = tokens.resolve(bearerToken(post.authorization));
     } catch (error) {
       if (!isUhlpError(error)) throw error;
-      await reply.code(401).header('www-authenticate', 'Bearer realm="uhlp-mcp"').send(errorBody(error, request.id));
-      return;
+      return errorAnswer(error, post.requestId, { 'www-authenticate': 'Bearer realm="uhlp-mcp"' }, 401);
     }
-    if (request.body instanceof McpBodyTooLarge) {
-      const error = new UhlpError('UHLP_BODY_TOO_LARGE', `the MCP request is over the endpoint's limit of ${request.body.limitBytes} bytes`, {
-        field: 'body',
-        limitBytes: request.body.limitBytes,
-      });
-      await reply.code(error.statusCode).send(errorBody(error, request.id));
-      return;
-    }
-    const text = (request.body as Buffer | undefined)?.toString('utf8') ?? '';
+    if (post.body instanceof McpBodyTooLarge) return errorAnswer(bodyTooLarge(post.body.limitBytes), post.requestId);
+    const text = post.body?.toString('utf8') ?? '';
     // Arguments too deep to serialize would fail inside the tool (a payload is serialized to be published): refused here, for every tool.
-    if (nestsDeeper(text, MAX_JSON_DEPTH + CARRIER_LEVELS)) {
-      const error = jsonTooDeep('request');
-      await reply.code(error.statusCode).send(errorBody(error, request.id));
-      return;
-    }
+    if (nestsDeeper(text, MAX_JSON_DEPTH + CARRIER_LEVELS)) return errorAnswer(jsonTooDeep('request'), post.requestId);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      await reply.code(400).send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null });
-      return;
+      return jsonAnswer(400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null });
     }
+    try {
+      const answer = await (await protocolOnce()).serve(body, post.headers, grant, signal);
+      if (answer.stream !== undefined) return { status: answer.status, headers: SSE_HEADERS, stream: answer.stream };
+      if (answer.body === undefined) return { status: answer.status };
+      return { status: answer.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(answer.body) };
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      options.logger.error({ err: error, requestId: post.requestId }, 'MCP request failed');
+      return jsonAnswer(500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+    }
+  }
+
+  async function handlePost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     // Aborted when the client goes away before its answer: the tool is told through its signal.
     const aborter = new AbortController();
     const onClose = (): void => {
@@ -178,21 +210,45 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     };
     reply.raw.once('close', onClose);
     try {
-      const answer = await (await protocolOnce()).serve(body, standardHeaders(request), grant, aborter.signal);
-      if (answer.stream !== undefined) {
-        await reply
-          .code(answer.status)
-          .headers({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' })
-          .send(Readable.from(answer.stream));
-      } else if (answer.body === undefined) await reply.code(answer.status).send();
-      else await reply.code(answer.status).header('content-type', 'application/json').send(JSON.stringify(answer.body));
-    } catch (error) {
-      if (aborter.signal.aborted) return;
-      options.logger.error({ err: error, requestId: request.id }, 'MCP request failed');
-      await reply.code(500).send({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+      const body = request.body as Buffer | McpBodyTooLarge | undefined;
+      const answer = await answerPost({ authorization: request.headers.authorization, headers: standardHeaders(request.headers), body, requestId: request.id }, aborter.signal);
+      if (answer === undefined) return;
+      reply.code(answer.status);
+      if (answer.headers !== undefined) reply.headers(answer.headers);
+      if (answer.stream !== undefined) await reply.send(Readable.from(answer.stream));
+      else await reply.send(answer.body);
     } finally {
       reply.raw.off('close', onClose);
     }
+  }
+
+  /** /mcp on the core's own HTTP/1.1 server (the Unix socket mounted into sandboxes): no node:http or fastify per call. */
+  function serveHttp1(request: Http1Request, requestId: string, respond: Respond, onGone: OnClientGone): void {
+    const aborter = new AbortController();
+    let answered = false;
+    const stopWatching = onGone(() => {
+      if (!answered) aborter.abort();
+    });
+    const settle = (answer: McpHttpAnswer): void => {
+      const headers = { ...answer.headers, [REQUEST_ID_HEADER]: requestId };
+      // A stream is told by the server itself when its client goes away.
+      if (answer.stream !== undefined) respond({ status: answer.status, headers, stream: { chunks: answer.stream, abort: () => aborter.abort() } });
+      else respond(answer.body === undefined ? { status: answer.status, headers } : { status: answer.status, headers, body: answer.body });
+    };
+    const post: McpPost = { authorization: request.headers['authorization'], headers: standardHeaders(request.headers), body: request.body, requestId };
+    answerPost(post, aborter.signal).then(
+      (answer) => {
+        answered = true;
+        stopWatching();
+        if (answer !== undefined) settle(answer);
+      },
+      (error: unknown) => {
+        answered = true;
+        stopWatching();
+        options.logger.error({ err: error, requestId }, 'MCP request failed');
+        settle(jsonAnswer(500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+      },
+    );
   }
 
   return {
@@ -205,6 +261,8 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     endExecution(token) {
       return tokens.revoke(token)?.calls.snapshot() ?? { calls: [], externalCalls: [], capabilityViolations: [], droppedEvidence: 0 };
     },
+    answerPost,
+    serveHttp1,
     register(app) {
       // A context of its own: /mcp reads its bodies with its own limit and parser, the core's other routes with theirs.
       void app.register(async (scope) => {
@@ -229,9 +287,9 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
 }
 
 /** The 2026-07-28 revision's standard request headers, when the client sent them. */
-function standardHeaders(request: FastifyRequest): StandardHeaders {
+function standardHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): StandardHeaders {
   const one = (name: string): string | undefined => {
-    const value = request.headers[name];
+    const value = headers[name];
     return typeof value === 'string' ? value : undefined;
   };
   const protocolVersion = one('mcp-protocol-version');
@@ -242,6 +300,23 @@ function standardHeaders(request: FastifyRequest): StandardHeaders {
     ...(method !== undefined ? { method } : {}),
     ...(name !== undefined ? { name } : {}),
   };
+}
+
+const JSON_UTF8 = 'application/json; charset=utf-8';
+const SSE_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' };
+
+/** An object answered as fastify serializes one: JSON with its charset. */
+function jsonAnswer(status: number, body: unknown, headers?: Record<string, string>): McpHttpAnswer {
+  return { status, headers: { ...headers, 'content-type': JSON_UTF8 }, body: JSON.stringify(body) };
+}
+
+function errorAnswer(error: UhlpError, requestId: string, headers?: Record<string, string>, status = error.statusCode): McpHttpAnswer {
+  return jsonAnswer(status, errorBody(error, requestId), headers);
+}
+
+/** The refusal of a body over the endpoint's limit, however the body was read. */
+export function bodyTooLarge(limitBytes: number): UhlpError {
+  return new UhlpError('UHLP_BODY_TOO_LARGE', `the MCP request is over the endpoint's limit of ${limitBytes} bytes`, { field: 'body', limitBytes });
 }
 
 /** Federated tools are named `app.<server>.<tool>` or `community.<server>.<tool>`; the core's own never are. */

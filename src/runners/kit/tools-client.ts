@@ -199,9 +199,15 @@ function headerSafe(name: string): string {
 }
 
 /** The request target of `endpoint` (its path and query): a Unix socket has no host to send it to. */
+/** The last endpoint's target: every execution has a client of its own, and all of a runner's name the same endpoint. */
+let lastTarget: { readonly endpoint: string; readonly target: string } | undefined;
+
 function requestTarget(endpoint: string): string {
+  if (endpoint === lastTarget?.endpoint) return lastTarget.target;
   const url = new URL(endpoint);
-  return `${url.pathname}${url.search}`;
+  const target = `${url.pathname}${url.search}`;
+  lastTarget = { endpoint, target };
+  return target;
 }
 
 function parseJson(text: string): Record<string, unknown> | undefined {

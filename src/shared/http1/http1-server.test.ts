@@ -212,6 +212,33 @@ describe('Http1Server', () => {
     ]);
   });
 
+  it('tells a handler that asked when its client goes away before the answer, and not after it stopped listening', async () => {
+    const told: string[] = [];
+    const seen: string[] = [];
+    let stop: (() => void) | undefined;
+    const { sockets, connect } = await serve({
+      onRequest: (request, _respond, onGone) => {
+        seen.push(request.path);
+        const off = onGone(() => told.push(request.path));
+        if (request.path === '/quiet') stop = off;
+      },
+    });
+    const quiet = await connect();
+    quiet.send(get('/quiet'));
+    await waitFor(() => stop !== undefined, { what: 'the first request at the handler' });
+    stop!();
+    // Reset, not ended: a client that only half-closes still gets its answer, so it has not gone away.
+    quiet.socket.resetAndDestroy();
+    await waitFor(() => sockets[0]!.destroyed, { what: 'the first connection to close' });
+    const gone = await connect();
+    gone.send(get('/gone'));
+    await waitFor(() => seen.includes('/gone'), { what: 'the second request at the handler' });
+    expect(told).toEqual([]);
+    gone.socket.resetAndDestroy();
+    await waitFor(() => told.length > 0, { what: 'the handler to be told' });
+    expect(told).toEqual(['/gone']);
+  });
+
   it.each([
     { name: 'keeps an HTTP/1.1 connection', request: get('/first'), connection: undefined, closes: false },
     { name: 'answers `connection: close` with it, then closes', request: get('/first', 'connection: close\r\n'), connection: 'close', closes: true },

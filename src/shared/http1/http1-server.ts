@@ -42,10 +42,17 @@ export interface ResponseStream {
 /** Answers the request it was given; only its first call counts. */
 export type Respond = (answer: Http1Answer) => void;
 
+/**
+ * Tells a handler when its client goes away (the connection closes) before a
+ * plain answer is written, so that work done only for that answer can stop.
+ * Answers how to stop listening; nothing is registered until a handler asks.
+ */
+export type OnClientGone = (listener: () => void) => () => void;
+
 export interface Http1ServerOptions {
   readonly limits: RequestLimits;
-  /** One request; call `respond` once, now or later. */
-  readonly onRequest: (request: Http1Request, respond: Respond) => void;
+  /** One request; call `respond` once, now or later. `onGone` is for a handler whose answer may take a while. */
+  readonly onRequest: (request: Http1Request, respond: Respond, onGone: OnClientGone) => void;
   /** The answer to a request that cannot be read; the connection closes after it. */
   readonly onBadRequest: (error: HttpRequestError) => Http1Answer;
   /**
@@ -177,6 +184,16 @@ class Http1Connection {
     // A running request has its own timeout, in the handler; only a silent client is dropped here.
     if (!this.busy) this.socket.destroy();
   };
+  /** One function per connection, not per request: most handlers never ask. */
+  private readonly onGone: OnClientGone = (listener) => {
+    const socket = this.socket;
+    if (socket.destroyed) {
+      queueMicrotask(listener);
+      return () => {};
+    }
+    socket.once('close', listener);
+    return () => socket.off('close', listener);
+  };
 
   constructor(
     readonly socket: net.Socket,
@@ -283,21 +300,25 @@ class Http1Connection {
     const http10 = request.http10;
     const head = request.method === 'HEAD';
     try {
-      this.options.onRequest(request, (answer) => {
-        if (answered) return;
-        answered = true;
-        this.busy = false;
-        if (answer.stream !== undefined) {
-          this.busy = true;
-          void this.answerStream(answer, answer.stream, !keepAlive || http10 || this.ending, head).then(() => {
-            this.busy = false;
-            this.pump();
-          });
-          return;
-        }
-        this.answer(answer, !keepAlive || this.owner.isClosing || this.ending, http10 && keepAlive, head);
-        this.pump();
-      });
+      this.options.onRequest(
+        request,
+        (answer) => {
+          if (answered) return;
+          answered = true;
+          this.busy = false;
+          if (answer.stream !== undefined) {
+            this.busy = true;
+            void this.answerStream(answer, answer.stream, !keepAlive || http10 || this.ending, head).then(() => {
+              this.busy = false;
+              this.pump();
+            });
+            return;
+          }
+          this.answer(answer, !keepAlive || this.owner.isClosing || this.ending, http10 && keepAlive, head);
+          this.pump();
+        },
+        this.onGone,
+      );
     } catch (error) {
       if (!answered) this.fail(error);
       return false;

@@ -11,11 +11,9 @@
  * framed by one parser, with one set of limits (but for /mcp's body limit,
  * sized for the MCP tools: src/mcp/mcp-limits.ts) and one error answer; a client
  * that sends an app request after a core path sends it on a fresh connection.
- * fastify's /mcp route also listens on a Unix socket of its own, which
- * containers (no network) reach /mcp through; that socket serves /mcp and
- * nothing else.
+ * The Unix socket that containers (no network) reach /mcp through is served
+ * apart from this listener, without fastify (src/mcp/mcp-socket-server.ts).
  */
-import { chmod, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -62,17 +60,17 @@ const BAD_REQUEST_CODES: Readonly<Record<HttpRequestError['status'], ErrorCode>>
 
 export class IngressServer {
   private readonly http1: Http1Server;
-  /** fastify's routes: on the connections handed over, and /mcp alone on the core's Unix socket. */
+  /** fastify's routes, on the connections the TCP listener handed over. */
   private readonly coreServer: http.Server;
   /**
-   * Connections the TCP listener handed over, which may reach every core route.
-   * Any other connection of coreServer was accepted on the Unix socket.
+   * Connections the TCP listener handed over, until they close: coreServer
+   * listens on nothing, so node:http does not track them for closeCoreRoutes().
    */
-  private readonly handedOver = new WeakSet<object>();
+  private readonly handedOver = new Set<Duplex>();
 
   constructor(private readonly options: IngressServerOptions) {
     // Idle connections live as long as fastify's own would: longer than the usual load balancer's idle timeout.
-    this.coreServer = createHandOverServer((request, response) => this.serveCoreRoute(request, response), 72_000);
+    this.coreServer = createHandOverServer(options.coreRoutes, 72_000);
     this.http1 = new Http1Server({
       limits: {
         maxHeadBytes: MAX_HEAD_BYTES,
@@ -84,26 +82,6 @@ export class IngressServer {
       handOver: (head) => (isCorePath(head) ? (connection) => this.handOver(connection) : undefined),
       onError: (error) => options.logger.error({ err: error }, 'a request could not be answered'),
     });
-  }
-
-  /**
-   * Serves /mcp on a Unix socket that any local user may connect to (MCP calls
-   * still need a token); every other path there is 404 UHLP_ROUTE_NOT_FOUND, so
-   * that a sandbox it is mounted into reaches neither the operations endpoints,
-   * nor /_uhlp, nor other apps. Called before the first sandbox starts:
-   * sandboxes have it mounted. Its listening also makes node:http track the
-   * requests relayed to it, so that closeCoreRoutes() can end them.
-   */
-  async listenCoreSocket(socketPath: string): Promise<void> {
-    await rm(socketPath, { force: true });
-    await new Promise<void>((resolve, reject) => {
-      this.coreServer.once('error', reject);
-      this.coreServer.listen(socketPath, () => {
-        this.coreServer.off('error', reject);
-        resolve();
-      });
-    });
-    await chmod(socketPath, 0o666);
   }
 
   /** Listens for clients; resolves with the URL they use. */
@@ -121,12 +99,11 @@ export class IngressServer {
     return this.http1.close();
   }
 
-  /** Stops fastify's routes: idle connections now, the rest once their answers are out (or after a grace). */
+  /** Stops fastify's routes: the connections handed over end once their answers are out (or after a grace). */
   async closeCoreRoutes(): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.coreServer.close(() => resolve()));
-    this.coreServer.closeIdleConnections();
-    await drain(closed, CORE_ROUTES_GRACE_MS);
-    this.coreServer.closeAllConnections();
+    const handedOver = [...this.handedOver].map((connection) => new Promise<void>((resolve) => connection.once('close', resolve)));
+    await drain(Promise.all(handedOver).then(() => undefined), CORE_ROUTES_GRACE_MS);
+    for (const connection of this.handedOver) connection.destroy();
   }
 
   private serve(request: Http1Request, respond: (answer: Http1Answer) => void): void {
@@ -149,28 +126,22 @@ export class IngressServer {
   }
 
   private badRequest(error: HttpRequestError): Http1Answer {
-    const requestId = HttpIngress.requestId({});
-    const uhlp = new UhlpError(BAD_REQUEST_CODES[error.status], error.message, error.field !== undefined ? { field: error.field } : undefined);
-    this.options.metrics.requests.inc({ app: '', route: '', status: String(uhlp.statusCode) });
-    return errorAnswer(uhlp, requestId);
+    const answer = badRequestAnswer(error);
+    this.options.metrics.requests.inc({ app: '', route: '', status: String(answer.status) });
+    return answer;
   }
 
   private handOver(connection: Duplex): void {
     this.handedOver.add(connection);
+    connection.once('close', () => this.handedOver.delete(connection));
     this.coreServer.emit('connection', connection);
   }
+}
 
-  /** Every core route for a connection the TCP listener handed over; /mcp alone on the Unix socket. */
-  private serveCoreRoute(request: http.IncomingMessage, response: http.ServerResponse): void {
-    if (this.handedOver.has(request.socket) || isMcpTarget(request.url ?? '')) {
-      this.options.coreRoutes(request, response);
-      return;
-    }
-    const requestId = HttpIngress.requestId(request.headers);
-    const answer = errorAnswer(new UhlpError('UHLP_ROUTE_NOT_FOUND', "the core's Unix socket serves /mcp only"), requestId);
-    this.options.metrics.requests.inc({ app: '', route: '', status: String(answer.status) });
-    response.writeHead(answer.status, answer.headers).end(answer.body);
-  }
+/** The answer to a request that cannot be read, with its code (the connection closes after it). */
+export function badRequestAnswer(error: HttpRequestError): Http1Answer {
+  const uhlp = new UhlpError(BAD_REQUEST_CODES[error.status], error.message, error.field !== undefined ? { field: error.field } : undefined);
+  return errorAnswer(uhlp, HttpIngress.requestId({}));
 }
 
 /**
@@ -178,7 +149,7 @@ export class IngressServer {
  * other spelling (`/mcp/`, `/%6dcp`, an absolute URL) is let through, whatever
  * fastify would make of it.
  */
-function isMcpTarget(target: string): boolean {
+export function isMcpTarget(target: string): boolean {
   return target === MCP_PATH || target.startsWith(`${MCP_PATH}?`);
 }
 
