@@ -173,7 +173,13 @@ export function figuresOf(report: Record<string, unknown>): Figures {
         cpuPerStep?: { overheadMs?: number; workflow?: { core?: number; sandboxes?: number }; direct?: { core?: number; sandboxes?: number } };
         mcpCall?: { p50Ms?: number; cpuMs?: number };
         aboveMcpFloor?: { p50Ms?: number; cpuMs?: number };
-        firstByte?: { throughCore?: { p50Ms?: number }; provider?: { p50Ms?: number } };
+        firstByte?: {
+          throughCore?: { p50Ms?: number };
+          provider?: { p50Ms?: number };
+          throughCoreBackToBack?: { p50Ms?: number };
+          bareRelay?: { afterIdle?: { p50Ms?: number } };
+          before?: { throughCore?: { p50Ms?: number }; throughCoreBackToBack?: { p50Ms?: number } };
+        };
       }
     | undefined;
   if (workflow) {
@@ -189,6 +195,11 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     put('workflow above the floor per step cpu ms', workflow.aboveMcpFloor?.cpuMs);
     put('workflow first byte p50 ms', workflow.firstByte?.throughCore?.p50Ms);
     put('workflow provider first byte p50 ms', workflow.firstByte?.provider?.p50Ms);
+    put('workflow first byte back to back p50 ms', workflow.firstByte?.throughCoreBackToBack?.p50Ms);
+    put('workflow floor: first byte, same hops bare p50 ms', workflow.firstByte?.bareRelay?.afterIdle?.p50Ms);
+    // BENCH_WORKFLOW_BEFORE's core, its runs interleaved with this tree's.
+    put('workflow first byte p50 ms, BENCH_WORKFLOW_BEFORE core', workflow.firstByte?.before?.throughCore?.p50Ms);
+    put('workflow first byte back to back p50 ms, BENCH_WORKFLOW_BEFORE core', workflow.firstByte?.before?.throughCoreBackToBack?.p50Ms);
   }
   const mcp = report.mcp as { rows: Array<{ path: string; round: number; result: { p50Ms: number; p99Ms: number } }>; coreCallOverFloorMs?: { p50: number } } | undefined;
   for (const path of new Set((mcp?.rows ?? []).map((row) => row.path))) {

@@ -194,7 +194,14 @@ async function processBench(): Promise<void> {
         `overhead per step (p50):          ${workflow.perStepOverheadP50Ms} ms (target <= 0.5 ms); a JIT step's invoke in the trace p50 ${workflow.jitStepInTrace.p50Ms} ms\n` +
         `CPU per step, core + sandboxes:   workflow ${workflow.cpuPerStep.workflow.core} + ${workflow.cpuPerStep.workflow.sandboxes} ms, direct ${workflow.cpuPerStep.direct.core} + ${workflow.cpuPerStep.direct.sandboxes} ms: the engine adds ${workflow.cpuPerStep.overheadMs} ms\n` +
         `floor, one MCP call from a sandbox (20 in a JIT script, p50 ${workflow.mcp20.p50Ms} ms): ${workflow.mcpCall.p50Ms} ms, CPU ${workflow.mcpCall.cpuMs} ms; the engine above it per step: ${workflow.aboveMcpFloor.p50Ms} ms, CPU ${workflow.aboveMcpFloor.cpuMs} ms\n` +
-        `first streamed byte: through the core p50 ${firstByte.throughCore.p50Ms} ms, the provider's own p50 ${firstByte.provider.p50Ms} ms (target: provider + 2 ms; its whole answer p50 ${firstByte.providerWholeAnswer.p50Ms} ms)\n`,
+        `first streamed byte: through the core p50 ${firstByte.throughCore.p50Ms} ms, the provider's own p50 ${firstByte.provider.p50Ms} ms (target: provider + 2 ms; its whole answer p50 ${firstByte.providerWholeAnswer.p50Ms} ms)\n` +
+        `  right after another run (no idle gap): p50 ${firstByte.throughCoreBackToBack?.p50Ms} ms\n` +
+        (firstByte.bareRelay !== undefined
+          ? `  floor, the same hops between bare processes (client, front, brain, provider): p50 ${firstByte.bareRelay.afterIdle.p50Ms} ms, back to back ${firstByte.bareRelay.backToBack.p50Ms} ms\n`
+          : '') +
+        (firstByte.before !== undefined
+          ? `  BENCH_WORKFLOW_BEFORE's core, its runs interleaved with these: p50 ${firstByte.before.throughCore.p50Ms} ms, back to back ${firstByte.before.throughCoreBackToBack.p50Ms} ms\n`
+          : ''),
     );
   }
   const targets = pathTargets(report);

@@ -16,10 +16,21 @@
  *    event, beside the provider's own time to its first chunk. The provider
  *    (a local OpenAI-compatible server) sends its first chunk at once and the
  *    rest over STREAM_MS, so a first byte that waited for the end would show.
+ *    Each run through the core comes after the provider's own answer (the
+ *    core and its sandboxes idle for STREAM_MS), and once more right after a
+ *    run (no idle gap): a process woken after a while idle pays more per hop
+ *    on a shared machine, whatever runs in it. Its floor, interleaved: the
+ *    same hops between bare processes (bench/lib/bare-stream-relay.ts:
+ *    client, a front in the core's place, a brain in the orchestrator's that
+ *    asks the front for the completion, the provider). BENCH_WORKFLOW_BEFORE=<tree>
+ *    runs that tree's core (built) as well, its runs interleaved with this
+ *    tree's one by one, for a before/after of the first byte in one run.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
+import { startBareStreamRelay } from './lib/bare-stream-relay.js';
 import { writeBenchApp } from './lib/bench-app.js';
 import { processTreeCpu } from './lib/process-cpu.js';
 import { round3 } from './lib/numbers.js';
@@ -48,7 +59,17 @@ export interface WorkflowBenchResult {
   readonly mcpCall: { readonly p50Ms: number; readonly cpuMs: number };
   /** What the engine adds per step above one MCP call, ms: latency p50 and CPU. */
   readonly aboveMcpFloor: { readonly p50Ms: number; readonly cpuMs: number };
-  readonly firstByte: { readonly provider: Percentiles; readonly throughCore: Percentiles; readonly providerWholeAnswer: Percentiles };
+  readonly firstByte: {
+    readonly provider: Percentiles;
+    readonly throughCore: Percentiles;
+    readonly providerWholeAnswer: Percentiles;
+    /** The same request right after a streamed run through the core ended: no idle gap. */
+    readonly throughCoreBackToBack?: Percentiles;
+    /** The floor: the same hops between bare processes, interleaved with the core's runs. */
+    readonly bareRelay?: { readonly afterIdle: Percentiles; readonly backToBack: Percentiles };
+    /** BENCH_WORKFLOW_BEFORE's core, its runs interleaved with these. */
+    readonly before?: { readonly throughCore: Percentiles; readonly throughCoreBackToBack: Percentiles };
+  };
 }
 
 interface CpuSplit {
@@ -160,7 +181,11 @@ async function timeToFirst(url: string, init: RequestInit, predicate: (text: str
 
 export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> {
   const provider = await slowStreamServer();
-  const core = await startUhlpDev(benchApp(), ['--log-level', 'error'], 60_000, undefined, { UHLP_LLM_BASE_URL: provider.baseUrl, UHLP_LLM_MAX_RETRIES: '0' });
+  const coreEnv = { UHLP_LLM_BASE_URL: provider.baseUrl, UHLP_LLM_MAX_RETRIES: '0' };
+  const core = await startUhlpDev(benchApp(), ['--log-level', 'error'], 60_000, undefined, coreEnv);
+  const relay = await startBareStreamRelay(provider.baseUrl);
+  const beforeTree = process.env.BENCH_WORKFLOW_BEFORE;
+  const beforeCore = beforeTree !== undefined ? await startUhlpDev(benchApp(), ['--log-level', 'error'], 60_000, undefined, coreEnv, path.join(path.resolve(beforeTree), 'bin', 'uhlp.js')) : undefined;
   try {
     const post = (path: string, extra: Record<string, string> = {}): Promise<Response> =>
       fetch(`${core.url}/bench${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...extra }, body: '{"n":1}' });
@@ -220,15 +245,37 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
 
     const providerFirst: number[] = [];
     const providerWhole: number[] = [];
-    const coreFirst: number[] = [];
     const chat = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'small', stream: true, messages: [{ role: 'user', content: 'Say something.' }] }) };
     const sse = { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: '{}' };
-    await timeToFirst(`${core.url}/bench/streamed`, sse, (text) => text.includes('event: NODE_STREAM'));
+    /** One core's streamed runs: after an idle gap, and back to back. */
+    const streamedSide = (side: { url: string }) => {
+      const idle: number[] = [];
+      const backToBack: number[] = [];
+      const once = async (): Promise<number> => (await timeToFirst(`${side.url}/bench/streamed`, sse, (text) => text.includes('event: NODE_STREAM'))).first;
+      return {
+        idle,
+        backToBack,
+        warm: once,
+        round: async (): Promise<void> => {
+          idle.push(await once());
+          backToBack.push(await once());
+        },
+      };
+    };
+    const after = streamedSide(core);
+    const bare = streamedSide(relay);
+    const before = beforeCore !== undefined ? streamedSide(beforeCore) : undefined;
+    const sides = before === undefined ? [after, bare] : [after, bare, before];
+    for (const side of sides) await side.warm();
     for (let i = 0; i < Math.max(5, Math.ceil(runs / 2)); i++) {
-      const own = await timeToFirst(`${provider.baseUrl}/chat/completions`, chat, (text) => text.includes('"content":"word'));
-      providerFirst.push(own.first);
-      providerWhole.push(own.whole);
-      coreFirst.push((await timeToFirst(`${core.url}/bench/streamed`, sse, (text) => text.includes('event: NODE_STREAM'))).first);
+      // Each side's runs come after the provider's own answer, during which the others are idle; the order turns each round.
+      for (let k = 0; k < sides.length; k++) {
+        const side = sides[(i + k) % sides.length]!;
+        const own = await timeToFirst(`${provider.baseUrl}/chat/completions`, chat, (text) => text.includes('"content":"word'));
+        providerFirst.push(own.first);
+        providerWhole.push(own.whole);
+        await side.round();
+      }
     }
     const workflow20 = percentiles(workflow);
     const direct20 = percentiles(direct);
@@ -253,10 +300,19 @@ export async function benchWorkflow(runs: number): Promise<WorkflowBenchResult> 
       mcp20,
       mcpCall,
       aboveMcpFloor: { p50Ms: round3(perStepOverheadP50Ms - mcpCall.p50Ms), cpuMs: round3(cpuPerStep.overheadMs - mcpCall.cpuMs) },
-      firstByte: { provider: percentiles(providerFirst), throughCore: percentiles(coreFirst), providerWholeAnswer: percentiles(providerWhole) },
+      firstByte: {
+        provider: percentiles(providerFirst),
+        throughCore: percentiles(after.idle),
+        providerWholeAnswer: percentiles(providerWhole),
+        throughCoreBackToBack: percentiles(after.backToBack),
+        bareRelay: { afterIdle: percentiles(bare.idle), backToBack: percentiles(bare.backToBack) },
+        ...(before !== undefined ? { before: { throughCore: percentiles(before.idle), throughCoreBackToBack: percentiles(before.backToBack) } } : {}),
+      },
     };
   } finally {
     await core.stop();
+    await beforeCore?.stop();
+    await relay.close();
     await provider.close();
   }
 }

@@ -177,6 +177,27 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     expect(node.json).toMatchObject({ code: 'UHLP_WORKFLOW_PREFLIGHT_FAILED', message: 'no items', details: { node: 'check', field: 'length' } });
   });
 
+  it("starts a run's first execution from the load answer its context carries, and loads through MCP one whose answer is over the bound, with the same checks either way", async () => {
+    const loads = async (): Promise<number> => {
+      const metrics = await (await fetch(`${core.url}/metrics`)).text();
+      let total = 0;
+      for (const match of metrics.matchAll(/^uhlp_mcp_calls_total\{[^}]*tool="core\.workflow\.load"[^}]*\} (\d+)$/gm)) total += Number(match[1]);
+      return total;
+    };
+    const before = await loads();
+    // An input whose keys mean something to JavaScript objects: its blackboard is data; the pre-flight still finds no text.
+    const hostile = await call('/flow/support', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"__proto__":{"text":"x"},"constructor":{"prototype":{"text":"y"}},"toString":"z"}' });
+    expect(hostile.status, hostile.text).toBe(422);
+    expect(hostile.json).toMatchObject({ code: 'UHLP_WORKFLOW_PREFLIGHT_FAILED', message: 'text is required' });
+    expect(await loads()).toBe(before);
+    // A blackboard that makes the load answer larger than the context carries: the orchestrator loads the run.
+    const large = await call('/flow/support', post({ other: 'x'.repeat(70 * 1024) }));
+    expect(large.status, large.text).toBe(422);
+    expect(large.json).toMatchObject({ code: 'UHLP_WORKFLOW_PREFLIGHT_FAILED', message: 'text is required' });
+    expect(await loads()).toBe(before + 1);
+    expect(llm.requests).toHaveLength(0);
+  });
+
   it('refuses a tool the app marks critical to a run whose policy does not allow it', async () => {
     const answer = await call('/flow/guarded', post({ items: [1] }));
     expect(answer.status).toBe(403);

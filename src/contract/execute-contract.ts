@@ -178,6 +178,14 @@ export const ExecuteContext = Type.Object(
         startAt: Type.Optional(Type.String()),
         /** The run the execution drives: the orchestrator loads and checkpoints it through MCP. */
         runId: Type.Optional(Type.String()),
+        /**
+         * On a run's first execution, what `core.workflow.load` would answer
+         * (contract/workflow/loaded-run.ts), when it is small enough: the
+         * orchestrator starts from it instead of asking. Checked by the
+         * orchestrator, not here: one that does not hold is ignored and the run
+         * is loaded through MCP.
+         */
+        loaded: Type.Optional(Type.Unknown()),
       }),
     ),
     mcp_endpoint: Type.String(),

@@ -22,3 +22,24 @@ describe('ExecuteContextWriter', () => {
     expect(JSON.parse(writer.json(app, component, options))).toEqual(buildExecuteContext(app, component, options));
   });
 });
+
+describe("ExecuteContextWriter, a workflow run's execution", () => {
+  const flow = { id: 'flow', handler: 'WORKFLOW', pool: 'brain', workflow: { workflowId: 'steps' } } as unknown as ComponentSpec;
+  const options = { mcpEndpoint: 'http://127.0.0.1:1/mcp', mcpToken: 'uhlp_mcp_x', sessionId: 'SES-1', timeoutMs: 100, workflowRunId: 'RUN-1-abc' };
+  const writer = new ExecuteContextWriter();
+
+  it('carries the run in workflowInfo, with no load answer when none is given', () => {
+    const context = JSON.parse(writer.json(app, flow, options));
+    expect(context).toEqual(buildExecuteContext(app, flow, options));
+    expect(context.workflowInfo).toEqual({ workflowId: 'steps', runId: 'RUN-1-abc' });
+  });
+
+  it("carries the run's load answer in workflowInfo.loaded as the JSON it was given, the rest as buildExecuteContext's", () => {
+    const loaded = { run: { id: 'RUN-1-abc', state: { blackboard: { quote: 'a "b" \\ c\u2028', '}': ['{'] } } }, workflowFile: 'workflows/steps.yaml', components: {} };
+    const context = JSON.parse(writer.json(app, flow, { ...options, workflowLoaded: JSON.stringify(loaded) }));
+    const { workflowInfo, ...rest } = context;
+    const { workflowInfo: expected, ...expectedRest } = buildExecuteContext(app, flow, options);
+    expect(rest).toEqual(expectedRest);
+    expect(workflowInfo).toEqual({ ...expected, loaded });
+  });
+});

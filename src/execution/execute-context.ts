@@ -25,6 +25,8 @@ export interface ContextOptions {
   cs?: CsTarget;
   /** The workflow run the execution drives (WORKFLOW components). */
   workflowRunId?: string;
+  /** That run's load answer, JSON, sent as `workflowInfo.loaded` (contract/workflow/loaded-run.ts). */
+  workflowLoaded?: string;
 }
 
 export function buildExecuteContext(app: LoadedApp, component: ComponentSpec, options: ContextOptions): ExecuteContext {
@@ -82,7 +84,13 @@ export class ExecuteContextWriter {
   /** The JSON of `buildExecuteContext(app, component, options)`. */
   json(app: LoadedApp, component: ComponentSpec, options: ContextOptions): string {
     // A run's execution is one of a few per run: its context is made whole, its run id inside workflowInfo.
-    if (options.workflowRunId !== undefined) return JSON.stringify(buildExecuteContext(app, component, options));
+    if (options.workflowRunId !== undefined) {
+      const context = buildExecuteContext(app, component, options);
+      if (options.workflowLoaded === undefined || context.workflowInfo === undefined) return JSON.stringify(context);
+      const { workflowInfo, ...rest } = context;
+      // The load answer is JSON already (its size was measured on it): put in as it is, not parsed and written again.
+      return `${JSON.stringify(rest).slice(0, -1)},"workflowInfo":${JSON.stringify(workflowInfo).slice(0, -1)},"loaded":${options.workflowLoaded}}}`;
+    }
     let byComponent = this.cache.get(app);
     if (byComponent === undefined) {
       byComponent = new Map();

@@ -84,7 +84,7 @@ export class SandboxExecution implements ExecutionStage {
       turnNumber: turn.turnNumber,
       mcpToken,
       ...(cs !== undefined ? { cs } : {}),
-      ...(event.workflowRun?.owner === true ? { workflowRunId: event.workflowRun.runId } : {}),
+      ...(event.workflowRun?.owner === true ? { workflowRunId: event.workflowRun.runId, workflowLoaded: event.workflowRun.loaded } : {}),
     });
     const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestDataJson},"context":${context}}`;
     try {

@@ -80,4 +80,6 @@ export interface WorkflowRunTurn {
   readonly owner: boolean;
   /** The execution's timeout, ms, instead of the pool's (the run's time left). */
   readonly timeoutMs?: number;
+  /** The run's load answer as JSON, for the execution's context to carry (a run's first execution; contract/workflow/loaded-run.ts). */
+  readonly loaded?: string;
 }

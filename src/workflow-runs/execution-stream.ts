@@ -90,7 +90,7 @@ export class ExecutionStream {
       this.announced.delete(packet.stream_id);
       normalized.push({ type: 'STREAM_END', stream_id: packet.stream_id });
     }
-    for (const item of normalized) this.enqueue(item);
+    this.enqueue(normalized);
   }
 
   /** A piece of an LLM's text, as the provider produced it. */
@@ -142,17 +142,24 @@ export class ExecutionStream {
     }
   }
 
-  private enqueue(packet: StreamPacket): void {
+  /**
+   * Writes the events of one packet (a first piece and the start it implies)
+   * in one task: a waiting reader gets them in one batch, and the client in
+   * one write, rather than the piece a write after its start.
+   */
+  private enqueue(packets: readonly StreamPacket[]): void {
     const chain = this.chain;
     this.schedule(async () => {
-      let out: StreamPacket[];
-      try {
-        out = chain !== undefined && chain.intercepts ? await chain.packet(packet) : [packet];
-      } catch (error) {
-        this.logger.warn({ err: error }, 'a response interceptor failed; the packet is dropped');
-        out = [];
+      for (const packet of packets) {
+        let out: StreamPacket[];
+        try {
+          out = chain !== undefined && chain.intercepts ? await chain.packet(packet) : [packet];
+        } catch (error) {
+          this.logger.warn({ err: error }, 'a response interceptor failed; the packet is dropped');
+          out = [];
+        }
+        for (const item of out) this.write(item.type, eventData(item));
       }
-      for (const item of out) this.write(item.type, eventData(item));
     });
   }
 

@@ -47,6 +47,12 @@ export interface RunDriverOptions {
   readonly logger: Logger;
   /** This core, for the leases of the runs it drives. */
   readonly instanceId: string;
+  /**
+   * The load answer of a run just claimed for its first execution, as JSON for
+   * its context to carry (workflow-tool-backing.ts); undefined sends none.
+   * @defaultValue none: every execution loads its run through MCP
+   */
+  readonly preload?: (claimed: RunRecord) => string | undefined;
 }
 
 export class RunDriver {
@@ -87,9 +93,11 @@ export class RunDriver {
         const remaining = runs.remainingMs(claimed);
         if (remaining <= 0) return timedOut(await runs.finish(runId, 'timed_out', timeoutError(claimed)), event.requestId);
         const timeoutMs = Math.min(MAX_EXECUTION_MS, remaining + TIMEOUT_GRACE_MS);
+        // Only a run's first execution carries its load answer: a resumed run is loaded from the stored record.
+        const loaded = claimed.attempts === 1 ? this.options.preload?.(claimed) : undefined;
         let final: FinalResponse;
         try {
-          final = await attempt({ ...event, workflowRun: { runId, owner: true, timeoutMs } });
+          final = await attempt({ ...event, workflowRun: { runId, owner: true, timeoutMs, ...(loaded !== undefined ? { loaded } : {}) } });
         } catch (error) {
           const record = await runs.get(runId);
           if (record.status !== 'running') return answer(record, undefined, chain, event.requestId);

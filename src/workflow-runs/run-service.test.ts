@@ -69,6 +69,21 @@ describe('RunService', () => {
     expect(stored.owner).toBe('exec-1');
   });
 
+  it('claims a run it created from the record it wrote, with no read; another core claims it from the store', async () => {
+    const { store, reads } = countingStore();
+    const here = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+    const elsewhere = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+    await here.create(RUN);
+    const claimed = await here.claim(RUN.id, 'exec-1');
+    expect(reads()).toBe(0);
+    expect(claimed).toMatchObject({ owner: 'exec-1', attempts: 1, status: 'running', state: { blackboard: RUN.blackboard } });
+    expect(JSON.parse((await store.getRun(RUN.id))!.json)).toEqual(JSON.parse(JSON.stringify(claimed)));
+    // The first core's kept record is stale once another claimed the run: its next change is made on a fresh read.
+    await elsewhere.claim(RUN.id, 'exec-2');
+    await expect(here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['b']), steps: [step(0, 'a')] })).rejects.toMatchObject({ code: 'UHLP_WORKFLOW_RUN_CONFLICT' });
+    expect((await here.get(RUN.id)).attempts).toBe(2);
+  });
+
   it('loses nothing another writer wrote in between: the refused write is made again on a fresh read', async () => {
     const { here, elsewhere } = await twoCores();
     await here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['b']), steps: [step(0, 'a')] });

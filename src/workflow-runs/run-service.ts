@@ -16,8 +16,8 @@
  * - `finish` ends a run from the core's side (a timeout, a sandbox that kept
  *   dying, an interrupted run).
  *
- * A run this core changes is changed again at its next checkpoint, so the
- * record it last wrote is kept (parsed, with its version) and the next change
+ * A run this core creates or changes is changed again at once (its claim, its
+ * next checkpoint), so the record it last wrote is kept (parsed, with its version) and the next change
  * starts from it instead of a read and a parse: the store's compare-and-set
  * still refuses it if anyone wrote in between, and the change is then made
  * again from a fresh read. Nothing is decided on a kept record alone: a change
@@ -96,6 +96,7 @@ export class RunService {
     return this.options.store;
   }
 
+  /** Creates the run; the record answered is kept for its next change, as `change` keeps its (callers read it at once and hold on to none). */
   async create(run: NewRun): Promise<RunRecord> {
     const at = new Date(this.now()).toISOString();
     const record: RunRecord = {
@@ -125,6 +126,8 @@ export class RunService {
       throw new WorkflowRunConflictError(`run ${run.id} exists already`);
     }
     this.options.index?.put(summaryOf(record));
+    // The run's claim comes next: it starts from what was just written (a store creates a record at version 1).
+    this.keep(run.id, record, 1);
     return record;
   }
 
@@ -155,6 +158,11 @@ export class RunService {
     if (record.owner !== owner || record.status !== 'running') {
       throw new WorkflowRunConflictError(`run ${id} is ${record.status === 'running' ? 'owned by another execution' : record.status}`, { status: record.status });
     }
+    return this.viewOf(record);
+  }
+
+  /** The view of a running run that its owner loads; `record` is one just read or claimed, and the view shares its state. */
+  viewOf(record: RunRecord): RunView {
     return {
       id: record.id,
       workflowId: record.workflowId,

@@ -45,11 +45,12 @@ export class WorkflowRuns {
 
   constructor(options: WorkflowRunsOptions) {
     const { runs, leases, catalog, logger, stateKind } = options;
-    this.driver = new RunDriver({ runs, leases, logger, instanceId: options.instanceId });
     this.pipeline = new PipelineTurns(logger);
+    this.tools = new WorkflowToolBacking({ runs, catalog, pipeline: this.pipeline });
+    const tools = this.tools;
+    this.driver = new RunDriver({ runs, leases, logger, instanceId: options.instanceId, preload: (claimed) => tools.preload(claimed) });
     const parts = { runs, catalog, driver: this.driver, pipeline: this.pipeline };
     this.turns = new WorkflowRunTurns({ ...parts, logger, stateKind });
-    this.tools = new WorkflowToolBacking(parts);
     this.approvals = new RunApprovals(parts);
     this.views = new RunViews({ runs, catalog, logger });
     this.sweeper = new OrphanSweeper({ ...parts, leases, logger, stateKind });

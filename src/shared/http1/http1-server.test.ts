@@ -172,6 +172,30 @@ describe('Http1Server', () => {
     expect(client.ended).toBe(false);
   });
 
+  it("writes a streamed answer's head once the turn of the event loop that answered has ended: work started with the answer is sent first", async () => {
+    const order: string[] = [];
+    const served = await serve({
+      onRequest: (_request, respond) => {
+        respond({ status: 200, headers: { 'content-type': 'text/event-stream' }, stream: { chunks: (async function* () { yield 'data: 1\n\n'; })() } });
+        // What the stream waits for, started with the answer a few promise steps deep (a turn reaching its sandbox's request).
+        let chain = Promise.resolve();
+        for (let i = 0; i < 20; i++) chain = chain.then(() => undefined);
+        void chain.then(() => order.push('work'));
+      },
+    });
+    served.server.server.on('connection', (socket: net.Socket) => {
+      const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+      socket.write = ((...args: unknown[]) => {
+        if (String(args[0]).startsWith('HTTP/1.1 200')) order.push('head');
+        return write(...args);
+      }) as typeof socket.write;
+    });
+    const client = await served.connect();
+    client.send(get('/events'));
+    await waitFor(() => order.includes('head'), { what: 'the head' });
+    expect(order).toEqual(['work', 'head']);
+  });
+
   it('counts only the first call of respond', async () => {
     const { connect } = await serve({
       onRequest: (request, respond) => {

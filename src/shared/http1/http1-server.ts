@@ -371,7 +371,8 @@ class Http1Connection {
   }
 
   /**
-   * Writes a streamed answer: the head at once, then each piece as it comes
+   * Writes a streamed answer: the head once the turn of the event loop that
+   * answered has ended (see below), then each piece as it comes
    * (waiting for the socket to drain when the client reads slowly), then the
    * last chunk. A client that goes away stops the reading of the pieces.
    */
@@ -392,6 +393,9 @@ class Http1Connection {
       this.fail(error);
       return;
     }
+    // The head waits for this turn of the event loop to end: the work the stream waits for (a sandbox's request,
+    // started with the answer) is sent first, and the head's write then delays nothing the first piece needs.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     if (socket.destroyed) {
       stream.abort?.();
       return;

@@ -23,6 +23,12 @@ interface EngineOptions {
   readonly tools?: Record<string, (args: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>>;
   /** core.llm.generate's texts, in turn. */
   readonly answers?: string[];
+  /**
+   * What the context carries as `workflowInfo.loaded`: the core's load answer
+   * itself ('answer'), or a value made from it (what another sender might put
+   * there). @defaultValue nothing: the run is loaded through MCP
+   */
+  readonly loaded?: 'answer' | ((answer: Record<string, unknown>) => unknown);
 }
 
 /** One execution of the engine against a fake core that holds the run. */
@@ -51,7 +57,13 @@ async function execute(options: EngineOptions): Promise<{ result: ScriptResult; 
   });
   const waits: number[] = [];
   const executor = createWorkflowExecutor({ sleep: async (ms) => void waits.push(ms), clock: new FakeClock() });
-  const result = await executor(workflowRequest(), tools as unknown as ExecutionTools);
+  const request = workflowRequest();
+  if (options.loaded !== undefined) {
+    // As it arrives: JSON, not the objects the fake core answers with.
+    const answer = JSON.parse(JSON.stringify({ run, components: options.components ?? {}, workflowFile: WORKFLOW_FILE })) as Record<string, unknown>;
+    (request.context.workflowInfo as Record<string, unknown>)['loaded'] = options.loaded === 'answer' ? answer : options.loaded(answer);
+  }
+  const result = await executor(request, tools as unknown as ExecutionTools);
   return { result, tools, checkpoints: tools.callsOf(CHECKPOINT_TOOL), waits };
 }
 
@@ -150,6 +162,61 @@ nodes:
     // A run resumed elsewhere checked them when it started.
     const resumed = await execute({ yaml, blackboard: { input: {} }, fresh: false, tools: { 'core.kv.get': () => ({}) } });
     expect(resumed.result).toMatchObject({ resultType: 'generic' });
+  });
+
+  it('starts from the load answer the context carries, without asking the core for it, to the same end', async () => {
+    const yaml = `
+start: look
+nodes:
+  look: { type: tool, tool: core.kv.get, args: { key: kind }, output: kind, next: file }
+  file: { type: jit, component: ticket, inputs_map: { text: input.text }, output: ticket, next: done }
+  done: { type: end, output: { ticket: ticket.id, kind: kind.value } }
+`;
+    const options = { yaml, components: { ticket: { handler: 'JIT' as const } }, tools: { 'core.kv.get': () => ({ value: 'bug' }), [INVOKE_TOOL]: () => ({ resultType: 'generic', data: { id: 7 } }) } };
+    const loaded = await execute(options);
+    const carried = await execute({ ...options, loaded: 'answer' });
+    expect(carried.result).toEqual({ resultType: 'generic', data: { ticket: 7, kind: 'bug' } });
+    expect(carried.result).toEqual(loaded.result);
+    expect(carried.tools.calls.map((call) => call.name)).toEqual(loaded.tools.calls.map((call) => call.name).filter((name) => name !== LOAD_TOOL));
+    expect(carried.tools.callsOf(LOAD_TOOL)).toEqual([]);
+    expect(stepsOf(carried.checkpoints)).toEqual(stepsOf(loaded.checkpoints));
+  });
+
+  it("checks a fresh run's requirements whether its load answer was carried or loaded", async () => {
+    const yaml = `
+requirements: [{ variable: input.text, operator: exists, error_message: a text is required }]
+start: look
+nodes:
+  look: { type: tool, tool: core.kv.get, next: done }
+  done: { type: end }
+`;
+    const { result, tools } = await execute({ yaml, blackboard: { input: {} }, loaded: 'answer' });
+    expect(result).toMatchObject({ resultType: 'error', data: { code: 'UHLP_WORKFLOW_PREFLIGHT_FAILED', status: 422 } });
+    expect(tools.callsOf('core.kv.get')).toEqual([]);
+    expect(tools.callsOf(LOAD_TOOL)).toEqual([]);
+  });
+
+  const unheld: Array<[string, (answer: Record<string, any>) => unknown]> = [
+    ["another run's", (answer) => ({ ...answer, run: { ...answer['run'], id: 'RUN-9-xyz' } })],
+    ['of another revision', (answer) => ({ ...answer, run: { ...answer['run'], revision: 'r-other' } })],
+    ['claiming the run is not fresh, with a state of another shape', (answer) => ({ ...answer, run: { ...answer['run'], fresh: false, state: { blackboard: {} } } })],
+    ['naming another file', (answer) => ({ ...answer, workflowFile: 'workflows/other.yaml' })],
+    ['a string', () => 'RUN-1-abc'],
+    ['an empty object', () => ({})],
+  ];
+  it.each(unheld)('loads the run through MCP when the carried answer does not hold (%s), and its checks stand', async (_name, make) => {
+    const yaml = `
+requirements: [{ variable: input.text, operator: exists, error_message: a text is required }]
+start: look
+nodes:
+  look: { type: tool, tool: core.kv.get, next: done }
+  done: { type: end }
+`;
+    const { result, tools } = await execute({ yaml, blackboard: { input: {} }, loaded: make });
+    expect(tools.callsOf(LOAD_TOOL)).toEqual([{}]);
+    // The core's answer says the run is fresh: its requirements are checked, whatever the carried one said.
+    expect(result).toMatchObject({ resultType: 'error', data: { code: 'UHLP_WORKFLOW_PREFLIGHT_FAILED', status: 422 } });
+    expect(tools.callsOf('core.kv.get')).toEqual([]);
   });
 
   it('fails UHLP_WORKFLOW_INVALID (500) for a workflow file that breaks the schema, or cannot be read', async () => {

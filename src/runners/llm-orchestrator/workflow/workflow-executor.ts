@@ -3,8 +3,11 @@
  * execution drives one workflow run that the core owns.
  *
  * 1. `core.workflow.load` gives the run: its position (the frontier of nodes
- *    due), blackboard, retries, approvals and time left. The workflow file is
- *    read at the run's revision and validated again (workflow-source.ts).
+ *    due), blackboard, retries, approvals and time left; on a run's first
+ *    execution the core sends that answer along in the context, and it is
+ *    asked for only when none that holds came (contract/workflow/loaded-run.ts).
+ *    The workflow file is read at the run's revision and validated again
+ *    (workflow-source.ts).
  * 2. A fresh run checks the workflow's requirements (pre-flight, 422 on a
  *    failed required one, requirements.ts); every node checks its own before
  *    it runs.
@@ -23,6 +26,7 @@
  * calls; everything goes through the execution's token, so the core's
  * capability checks and its critical-tool gate hold for every step.
  */
+import { loadedRunOf } from '../../../contract/workflow/loaded-run.js';
 import { toRunError, type RunView } from '../../../contract/workflow/run-view.js';
 import type { WorkflowDefinition } from '../../../contract/workflow/workflow-schema.js';
 import { ExecuteBadRequestError } from '../../../shared/runner-errors.js';
@@ -67,11 +71,14 @@ export function createWorkflowExecutor(options: WorkflowExecutorOptions = {}): E
     if (info?.runId === undefined || revision === undefined) {
       return errorResult(new ExecuteBadRequestError('context.workflowInfo.runId and taskDetails.revision are required to run a workflow'));
     }
-    const loaded = await tools.call(LOAD_TOOL, {});
+    // The core sends the load answer along on a run's first execution; without one that holds, it is asked for.
+    const carried = loadedRunOf(info.loaded, { runId: info.runId, workflowId: info.workflowId, revision });
+    const loaded = carried ?? (await tools.call(LOAD_TOOL, {}));
     const run = loaded['run'] as RunView;
     const components = (loaded['components'] ?? {}) as Record<string, ComponentView>;
     const appId = request.context.appId;
-    const state = structuredClone(run.state) as RunState;
+    // A carried answer was parsed from this request alone: its state is the engine's to change, with no copy.
+    const state = (carried !== undefined ? run.state : structuredClone(run.state)) as RunState;
     const deadline = new RunDeadline(run.remainingMs, clock, () => new WorkflowTimeoutError(`the run ran past its time (request ${request.requestId})`, { runId: run.id }));
     const checkpoints = new RunCheckpoints(tools, state);
 
