@@ -14,28 +14,10 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { EngineStateSchema } from './engine-state-schema.js';
 
 /** Largest JSON of a load answer the core sends along; a larger one (a large blackboard) is loaded through MCP. */
 export const MAX_LOADED_RUN_BYTES = 64 * 1024;
-
-const NodeId = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,63}$' });
-const Counts = Type.Record(Type.String(), Type.Integer({ minimum: 0 }));
-
-/** The engine state as the engine reads it (contract/workflow/run-view.ts EngineState). */
-const EngineStateShape = Type.Object(
-  {
-    position: Type.Object(
-      { frontier: Type.Array(NodeId, { maxItems: 256 }), arrived: Type.Record(Type.String(), Type.Array(NodeId, { maxItems: 256 })) },
-      { additionalProperties: false },
-    ),
-    blackboard: Type.Record(Type.String(), Type.Unknown()),
-    retries: Counts,
-    loops: Counts,
-    feedback: Type.Record(Type.String(), Type.String({ maxLength: 256 })),
-    nodesRun: Type.Integer({ minimum: 0 }),
-  },
-  { additionalProperties: false },
-);
 
 const ApprovalShape = Type.Object(
   { approved: Type.Boolean(), comment: Type.Optional(Type.String()), by: Type.Optional(Type.String()), at: Type.String() },
@@ -49,7 +31,7 @@ const RunViewShape = Type.Object(
     workflowId: Type.String({ minLength: 1 }),
     revision: Type.String({ minLength: 1 }),
     status: Type.Literal('running'),
-    state: EngineStateShape,
+    state: EngineStateSchema,
     approvals: Type.Record(Type.String(), ApprovalShape),
     remainingMs: Type.Number({ minimum: 0 }),
     nextStep: Type.Integer({ minimum: 0 }),

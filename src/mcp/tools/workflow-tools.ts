@@ -16,35 +16,17 @@
  */
 import { Type } from '@sinclair/typebox';
 import { UhlpError } from '../../shared/errors.js';
+import { EngineStateSchema, NodeIdSchema as NodeId } from '../../contract/workflow/engine-state-schema.js';
 import { StreamPacketSchema } from '../../contract/workflow/stream-packets.js';
 import type { ExecutionGrant } from '../mcp-token-service.js';
 import { defineTool, type ToolServices, type WorkflowServices } from '../tool-definition.js';
 
-const NodeId = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,63}$' });
-const Counts = Type.Record(Type.String(), Type.Integer({ minimum: 0 }));
 const Packets = Type.Array(StreamPacketSchema, { maxItems: 256 });
 const RunError = Type.Object(
   { code: Type.String({ minLength: 1, maxLength: 128 }), message: Type.String({ maxLength: 4096 }), status: Type.Integer({ minimum: 400, maximum: 599 }), details: Type.Optional(Type.Unknown()) },
   { additionalProperties: false },
 );
 
-export const EngineStateSchema = Type.Object(
-  {
-    position: Type.Object(
-      {
-        frontier: Type.Array(NodeId, { maxItems: 256 }),
-        arrived: Type.Record(Type.String(), Type.Array(NodeId, { maxItems: 256 })),
-      },
-      { additionalProperties: false },
-    ),
-    blackboard: Type.Record(Type.String(), Type.Unknown()),
-    retries: Counts,
-    loops: Counts,
-    feedback: Type.Record(Type.String(), Type.String({ maxLength: 256 })),
-    nodesRun: Type.Integer({ minimum: 0 }),
-  },
-  { additionalProperties: false },
-);
 
 const Step = Type.Object(
   {
