@@ -6,11 +6,16 @@
  * provider's own time. The server answers at once, so the difference is ours.
  * The floor (path `forwarder`): a bare relay process that takes the same GET and
  * sends the same completion (bench/lib/bare-llm-relay.ts); its CPU per request is
- * what the turn's own work costs with nothing of uhlp in between.
+ * what the turn's own work costs with nothing of uhlp in between. The floor of
+ * the design (path `hops`): the same turn's hops between bare processes
+ * (bench/lib/bare-stream-relay.ts): the client's GET to a front in the core's
+ * place, an /execute to a brain in the orchestrator's, its call back to the
+ * front for the completion, the provider; CPU read from the front and brain.
  */
 import { reply, startOpenAiTestServer, type OpenAiTestServer } from '../test/helpers/openai-test-server.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { startBareLlmRelay } from './lib/bare-llm-relay.js';
+import { startBareStreamRelay } from './lib/bare-stream-relay.js';
 import { writeBenchApp } from './lib/bench-app.js';
 import { loadThroughCore } from './lib/dispatch-load.js';
 import { measureDispatch, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
@@ -61,6 +66,16 @@ async function throughRelay(llm: OpenAiTestServer, shape: DispatchShape, duratio
   }
 }
 
+/** The floor of the design: the same turn's hops between bare processes, with nothing of uhlp in them. */
+async function throughHops(llm: OpenAiTestServer, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  const hops = await startBareStreamRelay(llm.baseUrl);
+  try {
+    return await loadThroughCore(hops.url, '/greet/{{id}}', shape.connections, durationMs, hops.pid);
+  } finally {
+    await hops.close();
+  }
+}
+
 /** The request the orchestrator makes for the same component, sent straight to the server. */
 function direct(llm: OpenAiTestServer, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
   const { hostname, port } = new URL(llm.baseUrl);
@@ -83,6 +98,7 @@ export async function benchLlmDispatch(durationMs: number, rounds: number): Prom
     return await measureDispatch({
         direct: (shape) => direct(llm, shape, durationMs),
         forwarder: (shape) => throughRelay(llm, shape, durationMs),
+        hops: (shape) => throughHops(llm, shape, durationMs),
         core: (shape) => throughCore(llm, shape, durationMs),
       }, rounds, LLM_SHAPES);
   } finally {

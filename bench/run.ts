@@ -174,6 +174,9 @@ async function processBench(): Promise<void> {
         .join('; ')} (target <= 0.5 ms); the floor, a bare relay sending the same completion (path forwarder): ${llm
         .filter((r) => r.path === 'forwarder' && r.result.cpuMsPerRequest !== undefined)
         .map((r) => `${shapeLabel(r)} ${cpuPerTurn(r)} ms`)
+        .join('; ')}; the same hops between bare processes (path hops): ${llm
+        .filter((r) => r.path === 'hops' && r.result.cpuMsPerRequest !== undefined)
+        .map((r) => `${shapeLabel(r)} ${cpuPerTurn(r)} ms`)
         .join('; ')}\n`,
     );
   }

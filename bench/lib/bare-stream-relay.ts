@@ -12,6 +12,12 @@
  * -> front -> client. No routing, run records, tokens, templates, MCP,
  * checkpoints, ledger or metrics.
  *
+ * `GET /greet/<id>` makes the same hops for an LLM component's plain turn (the
+ * floor of its CPU per turn, bench/llm-dispatch.ts): the brain asks the front
+ * back for one completion, not streamed, as the orchestrator asks the core
+ * through `core.llm.generate`, and the front answers the client with the JSON
+ * the brain answered.
+ *
  *   tsx bench/lib/bare-stream-relay.ts <provider base URL>   (prints {"port": N} once listening)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,6 +31,8 @@ import { Http1Server } from '../../src/shared/http1/http1-server.js';
 
 export interface BareStreamRelay {
   readonly url: string;
+  /** The front's pid: its process tree (the brain is its child) is what the floor's CPU is read from. */
+  readonly pid: number;
   close(): Promise<void>;
 }
 
@@ -46,6 +54,7 @@ export async function startBareStreamRelay(baseUrl: string): Promise<BareStreamR
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     async close() {
       child.kill('SIGTERM');
       await exited;
@@ -95,7 +104,18 @@ async function front(baseUrl: string): Promise<void> {
     limits: LIMITS,
     onBadRequest: (error) => ({ status: error.status }),
     onRequest: (req, respond) => {
-      const { id } = JSON.parse(req.body.toString()) as { id: string };
+      const { id, greet } = JSON.parse(req.body.toString()) as { id: string; greet?: string };
+      if (greet !== undefined) {
+        // A plain turn: one completion, its JSON read whole, as the core's provider reads it.
+        const plain = JSON.stringify({ model: 'small', messages: [{ role: 'user', content: `Say hello to ${greet}.` }], max_tokens: 32 });
+        request(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: plain })
+          .then(async (answer) => {
+            const completion = (await answer.body.json()) as { choices: Array<{ message: { content: string } }> };
+            respond({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: completion.choices[0]!.message.content }) });
+          })
+          .catch(() => respond({ status: 502 }));
+        return;
+      }
       const pieces = streams.get(id)!;
       const body = JSON.stringify({ model: 'small', stream: true, messages: [{ role: 'user', content: 'Say something.' }] });
       request(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body })
@@ -122,8 +142,14 @@ async function front(baseUrl: string): Promise<void> {
   const server = new Http1Server({
     limits: LIMITS,
     onBadRequest: (error) => ({ status: error.status }),
-    onRequest: (_req, respond) => {
+    onRequest: (req, respond) => {
       const id = String(next++);
+      if (req.path.startsWith('/greet/')) {
+        request('http://brain/execute', { method: 'POST', dispatcher: toBrain, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, greet: req.path.slice('/greet/'.length) }) })
+          .then(async (answer) => respond({ status: answer.statusCode, headers: { 'content-type': 'application/json' }, body: await answer.body.text() }))
+          .catch(() => respond({ status: 502 }));
+        return;
+      }
       const pieces = new Pieces();
       streams.set(id, pieces);
       respond({ status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' }, stream: { chunks: pieces.chunks() } });
