@@ -16,11 +16,12 @@ import type { LlmGenerateRequest, LlmProvider } from '../llm/llm-provider.js';
 import { silentLogger } from '../logger.js';
 import { Http1Server } from '../shared/http1/http1-server.js';
 import { createMetrics, type Metrics } from '../metrics.js';
-import { ExecutionTools, ToolCallError } from '../runners/kit/tools-client.js';
+import { ExecutionTools } from '../runners/kit/tools-client.js';
 import { unixSocketPost } from '../runners/kit/unix-socket-fetch.js';
 import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
 import { type CoreMcpServer, createCoreMcpServer } from './core-mcp-server.js';
 import { McpSocketServer } from './mcp-socket-server.js';
+import { mintTestExecution, toolCallRefusal } from '../../test/helpers/mcp-test-execution.js';
 
 const LIMIT = 64 * 1024;
 const root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-mcp-socket-'));
@@ -72,31 +73,11 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function mint(): string {
-  return mcp.beginExecution(
-    {
-      appId: 'app-a',
-      componentId: 'c',
-      requestId: 'r1',
-      revision: 'abc1234',
-      capabilities: { kv: { prefixes: ['ctr:'], ops: ['get', 'set'] }, llm: { models: ['m'], maxTokens: 8 } },
-      configuration: { who: 'me' },
-    },
-    60_000,
-  );
-}
+const mint = (): string => mintTestExecution(mcp);
 
 const tools = (token: string | undefined): ExecutionTools => new ExecutionTools({ endpoint: 'http://core/mcp', token, post: unixSocketPost(socketPath) });
 
-async function thrown(promise: Promise<unknown>): Promise<ToolCallError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ToolCallError);
-    return error as ToolCallError;
-  }
-  throw new Error('the call did not throw');
-}
+const thrown = toolCallRefusal;
 
 /** One request over the socket, on a connection of its own. */
 function overSocket(method: string, target: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {

@@ -9,7 +9,8 @@ import type { TurnEvent, WorkflowRunTurn } from '../turns/turn-event.js';
 import type { InterceptorChain } from './interceptors.js';
 import type { PipelineTurns } from './pipeline-turns.js';
 import { RunDriver } from './run-driver.js';
-import { RunService, type NewRun } from './run-service.js';
+import { RunService } from './run-service.js';
+import { newRunFixture } from '../../test/helpers/new-run.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
 import { WorkflowToolBacking } from './workflow-tool-backing.js';
 
@@ -25,22 +26,7 @@ const APP = {
 
 const NO_INTERCEPTORS = { intercepts: false } as InterceptorChain;
 
-function newRun(id: string, blackboard: Record<string, unknown> = { input: { n: 1 } }): NewRun {
-  return {
-    id,
-    appId: 'app',
-    componentId: 'flow',
-    workflowId: 'flow',
-    revision: 'r1',
-    persistence: { requested: 'memory', actual: 'memory' },
-    sessionId: null,
-    input: blackboard['input'] ?? null,
-    blackboard,
-    start: 'a',
-    timeoutMs: 60_000,
-    allowedTools: [],
-  };
-}
+const newRun = newRunFixture;
 
 /** A driver and the tool backing over one memory store; the catalog knows APP. */
 function core(): { runs: RunService; tools: WorkflowToolBacking; driver: RunDriver; store: MemoryRuntimeStore } {

@@ -3,7 +3,8 @@ import { MemoryRuntimeStore } from '../state/memory-runtime-store.js';
 import type { RunStore, StoredRun } from '../state/run-store.js';
 import type { SimulationStep } from '../contract/workflow/run-view.js';
 import { MAX_TRACE_STEPS } from './run-record.js';
-import { RunService, type NewRun } from './run-service.js';
+import { RunService } from './run-service.js';
+import { newRunFixture } from '../../test/helpers/new-run.js';
 
 /** A run store that counts its reads, over the memory one. */
 function countingStore(): { store: RunStore; reads: () => number } {
@@ -21,20 +22,7 @@ function countingStore(): { store: RunStore; reads: () => number } {
   return { store, reads: () => reads };
 }
 
-const RUN: NewRun = {
-  id: 'RUN-1',
-  appId: 'app',
-  componentId: 'flow',
-  workflowId: 'flow',
-  revision: 'r1',
-  persistence: { requested: 'memory', actual: 'memory' },
-  sessionId: null,
-  input: { n: 1 },
-  blackboard: { input: { n: 1 } },
-  start: 'a',
-  timeoutMs: 60_000,
-  allowedTools: [],
-};
+const RUN = newRunFixture('RUN-1');
 
 function step(index: number, node: string): SimulationStep {
   return { index, at: '2026-01-01T00:00:00.000Z', workflowId: 'flow', stepId: node, node, type: 'jit', status: 'completed', thought: '', action: {}, observation: null, snapshot: { index }, durationMs: 1 };

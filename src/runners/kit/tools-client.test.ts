@@ -16,6 +16,7 @@ import { MemoryRuntimeStore } from '../../state/memory-runtime-store.js';
 import { createMetrics } from '../../metrics.js';
 import { ExecutionTools, ToolCallError } from './tools-client.js';
 import { unixSocketFetch, unixSocketPost } from './unix-socket-fetch.js';
+import { mintTestExecution, toolCallRefusal } from '../../../test/helpers/mcp-test-execution.js';
 
 let app: FastifyInstance;
 let mcp: CoreMcpServer;
@@ -46,29 +47,9 @@ afterAll(async () => {
   await store.close();
 });
 
-function mint(): string {
-  return mcp.beginExecution(
-    {
-      appId: 'app-a',
-      componentId: 'c',
-      requestId: 'r1',
-      revision: 'abc1234',
-      capabilities: { kv: { prefixes: ['ctr:'], ops: ['get', 'set'] }, llm: { models: ['m'], maxTokens: 8 } },
-      configuration: { who: 'me' },
-    },
-    60_000,
-  );
-}
+const mint = (): string => mintTestExecution(mcp);
 
-async function thrown(promise: Promise<unknown>): Promise<ToolCallError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ToolCallError);
-    return error as ToolCallError;
-  }
-  throw new Error('the call did not throw');
-}
+const thrown = toolCallRefusal;
 
 describe('ExecutionTools', () => {
   it('calls tools and answers their structured content', async () => {

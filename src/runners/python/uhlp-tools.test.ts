@@ -43,6 +43,7 @@ for step in plan["steps"]:
 tools.close()
 print(json.dumps({"results": results, "metrics": tools.metrics()}))
 `;
+import { mintTestExecution } from '../../../test/helpers/mcp-test-execution.js';
 
 interface Step {
   name?: string;
@@ -94,19 +95,7 @@ afterAll(async () => {
   await store.close();
 });
 
-function mint(): string {
-  return mcp.beginExecution(
-    {
-      appId: 'app-a',
-      componentId: 'c',
-      requestId: 'r1',
-      revision: 'abc1234',
-      capabilities: { kv: { prefixes: ['ctr:'], ops: ['get', 'set'] }, llm: { models: ['m'], maxTokens: 8 } },
-      configuration: { who: 'me' },
-    },
-    60_000,
-  );
-}
+const mint = (): string => mintTestExecution(mcp);
 
 /** Runs `steps` in a Python child; the test's own event loop keeps serving the core meanwhile. */
 function runPlan(plan: { endpoint: string; token?: string; socket?: string; steps: Step[] }): Promise<PlanAnswer> {

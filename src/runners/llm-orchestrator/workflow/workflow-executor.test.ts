@@ -70,6 +70,16 @@ async function execute(options: EngineOptions): Promise<{ result: ScriptResult; 
 const stepsOf = (calls: Array<Record<string, unknown>>): Array<{ node: string; status: string; index: number }> =>
   calls.flatMap((call) => (call['steps'] as Array<{ node: string; status: string; index: number }>).map(({ node, status, index }) => ({ node, status, index })));
 
+
+/** A workflow that requires input.text and looks a key up: its requirements are checked before the lookup. */
+const REQUIRES_TEXT = `
+requirements: [{ variable: input.text, operator: exists, error_message: a text is required }]
+start: look
+nodes:
+  look: { type: tool, tool: core.kv.get, next: done }
+  done: { type: end }
+`;
+
 describe('the workflow engine', () => {
   it('runs a sequential run to its end, checkpointing before every call out and with its result', async () => {
     const { result, tools, checkpoints } = await execute({
@@ -148,13 +158,7 @@ nodes:
   });
 
   it("fails a fresh run whose requirements fail with 422 and the constraint's message, before any node runs", async () => {
-    const yaml = `
-requirements: [{ variable: input.text, operator: exists, error_message: a text is required }]
-start: look
-nodes:
-  look: { type: tool, tool: core.kv.get, next: done }
-  done: { type: end }
-`;
+    const yaml = REQUIRES_TEXT;
     const { result, tools, checkpoints } = await execute({ yaml, blackboard: { input: {} } });
     expect(result).toEqual({ resultType: 'error', data: { code: 'UHLP_WORKFLOW_PREFLIGHT_FAILED', message: 'a text is required', status: 422, details: { variable: 'input.text', operator: 'exists' } } });
     expect(checkpoints).toEqual([expect.objectContaining({ status: 'failed', error: expect.objectContaining({ code: 'UHLP_WORKFLOW_PREFLIGHT_FAILED' }) })]);
@@ -183,13 +187,7 @@ nodes:
   });
 
   it("checks a fresh run's requirements whether its load answer was carried or loaded", async () => {
-    const yaml = `
-requirements: [{ variable: input.text, operator: exists, error_message: a text is required }]
-start: look
-nodes:
-  look: { type: tool, tool: core.kv.get, next: done }
-  done: { type: end }
-`;
+    const yaml = REQUIRES_TEXT;
     const { result, tools } = await execute({ yaml, blackboard: { input: {} }, loaded: 'answer' });
     expect(result).toMatchObject({ resultType: 'error', data: { code: 'UHLP_WORKFLOW_PREFLIGHT_FAILED', status: 422 } });
     expect(tools.callsOf('core.kv.get')).toEqual([]);
@@ -205,13 +203,7 @@ nodes:
     ['an empty object', () => ({})],
   ];
   it.each(unheld)('loads the run through MCP when the carried answer does not hold (%s), and its checks stand', async (_name, make) => {
-    const yaml = `
-requirements: [{ variable: input.text, operator: exists, error_message: a text is required }]
-start: look
-nodes:
-  look: { type: tool, tool: core.kv.get, next: done }
-  done: { type: end }
-`;
+    const yaml = REQUIRES_TEXT;
     const { result, tools } = await execute({ yaml, blackboard: { input: {} }, loaded: make });
     expect(tools.callsOf(LOAD_TOOL)).toEqual([{}]);
     // The core's answer says the run is fresh: its requirements are checked, whatever the carried one said.
