@@ -9,42 +9,15 @@
  *
  *   tsx bench/lib/bare-llm-relay.ts <provider base URL>   (prints {"port": N} once listening)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { Http1Server } from '../../src/shared/http1/http1-server.js';
-
-export interface BareLlmRelay {
-  readonly url: string;
-  /** Whose CPU is the floor's. */
-  readonly pid: number;
-  close(): Promise<void>;
-}
+import { startBareChild, type BareChild } from './bare-child.js';
 
 /** Starts the relay as a child process (so its CPU is its own), in front of `baseUrl`. */
-export async function startBareLlmRelay(baseUrl: string): Promise<BareLlmRelay> {
-  // tsx's loader in this process (its CLI would run the relay in a child of its own, whose CPU the pid would not show).
-  const loader = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
-  const child: ChildProcess = spawn(process.execPath, ['--import', loader, fileURLToPath(import.meta.url), baseUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /\{"port":(\d+)\}/.exec(out);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`the bare LLM relay exited with ${code} before it listened`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid!,
-    async close() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+export function startBareLlmRelay(baseUrl: string): Promise<BareChild> {
+  return startBareChild(import.meta.url, [baseUrl], 'the bare LLM relay');
 }
 
 async function serve(baseUrl: string): Promise<void> {

@@ -20,7 +20,7 @@
  *
  *   tsx bench/lib/bare-stream-relay.ts <provider base URL>   (prints {"port": N} once listening)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -28,38 +28,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { Http1Server } from '../../src/shared/http1/http1-server.js';
-
-export interface BareStreamRelay {
-  readonly url: string;
-  /** The front's pid: its process tree (the brain is its child) is what the floor's CPU is read from. */
-  readonly pid: number;
-  close(): Promise<void>;
-}
+import { startBareChild, type BareChild } from './bare-child.js';
 
 const LIMITS = { maxHeadBytes: 16 * 1024, maxBodyBytes: 1024 * 1024 };
 const loader = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
-/** Starts the front (and through it the brain) as child processes, in front of `baseUrl`. */
-export async function startBareStreamRelay(baseUrl: string): Promise<BareStreamRelay> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', loader, fileURLToPath(import.meta.url), 'front', baseUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /\{"port":(\d+)\}/.exec(out);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`the bare stream relay exited with ${code} before it listened`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid!,
-    async close() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+/** Starts the front (and through it the brain) as child processes, in front of `baseUrl`; the pid is the front's, the brain its child. */
+export function startBareStreamRelay(baseUrl: string): Promise<BareChild> {
+  return startBareChild(import.meta.url, ['front', baseUrl], 'the bare stream relay');
 }
 
 /** Pieces pushed by one side and read as a stream by the server. */
