@@ -14,6 +14,7 @@
  */
 import { reply, startOpenAiTestServer, type OpenAiTestServer } from '../test/helpers/openai-test-server.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
+import type { BareChild } from './lib/bare-child.js';
 import { startBareLlmRelay } from './lib/bare-llm-relay.js';
 import { startBareStreamRelay } from './lib/bare-stream-relay.js';
 import { writeBenchApp } from './lib/bench-app.js';
@@ -56,23 +57,16 @@ async function throughCore(llm: OpenAiTestServer, shape: DispatchShape, duration
   }
 }
 
-/** The floor: the same GET answered by a bare relay that sends the same completion. */
-async function throughRelay(llm: OpenAiTestServer, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
-  const relay = await startBareLlmRelay(llm.baseUrl);
+/**
+ * A floor: the same GET answered by bare processes, `startBareLlmRelay` (one hop, the turn's own work)
+ * or `startBareStreamRelay` (the same hops as the core's path).
+ */
+async function throughBare(start: (baseUrl: string) => Promise<BareChild>, llm: OpenAiTestServer, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  const bare = await start(llm.baseUrl);
   try {
-    return await loadThroughCore(relay.url, '/greet/{{id}}', shape.connections, durationMs, relay.pid);
+    return await loadThroughCore(bare.url, '/greet/{{id}}', shape.connections, durationMs, bare.pid);
   } finally {
-    await relay.close();
-  }
-}
-
-/** The floor of the design: the same turn's hops between bare processes, with nothing of uhlp in them. */
-async function throughHops(llm: OpenAiTestServer, shape: DispatchShape, durationMs: number): Promise<LoadResult> {
-  const hops = await startBareStreamRelay(llm.baseUrl);
-  try {
-    return await loadThroughCore(hops.url, '/greet/{{id}}', shape.connections, durationMs, hops.pid);
-  } finally {
-    await hops.close();
+    await bare.close();
   }
 }
 
@@ -97,8 +91,8 @@ export async function benchLlmDispatch(durationMs: number, rounds: number): Prom
   try {
     return await measureDispatch({
         direct: (shape) => direct(llm, shape, durationMs),
-        forwarder: (shape) => throughRelay(llm, shape, durationMs),
-        hops: (shape) => throughHops(llm, shape, durationMs),
+        forwarder: (shape) => throughBare(startBareLlmRelay, llm, shape, durationMs),
+        hops: (shape) => throughBare(startBareStreamRelay, llm, shape, durationMs),
         core: (shape) => throughCore(llm, shape, durationMs),
       }, rounds, LLM_SHAPES);
   } finally {
