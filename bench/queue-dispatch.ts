@@ -73,9 +73,11 @@ export interface QueueResult {
   /**
    * CPU per message in the throughput phase, ms: the core process (on the bare
    * side, the bench process: its loop and the producer, which the core side's
-   * `bench` figure is alone), the sandboxes, and the bench process.
+   * `bench` figure is alone), the sandboxes, the bench process, and the Redis
+   * server (every side's stream and records live there: its one thread is
+   * shared by the producer and the consumer).
    */
-  readonly cpuMsPerMessage: { readonly core: number; readonly sandboxes: number; readonly bench: number };
+  readonly cpuMsPerMessage: { readonly core: number; readonly sandboxes: number; readonly bench: number; readonly redis: number };
 }
 
 export interface QueueRow {
@@ -150,6 +152,8 @@ async function measure(redis: Redis, side: Side, options: QueueBenchOptions): Pr
   await drained(redis, side.stream, 30_000);
   await side.latencies();
 
+  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  const redisBefore = processTreeCpu(redisPid).selfMs;
   const cpuBefore = side.cpu();
   const benchBefore = process.cpuUsage();
   const started = performance.now();
@@ -158,6 +162,7 @@ async function measure(redis: Redis, side: Side, options: QueueBenchOptions): Pr
   const seconds = (performance.now() - started) / 1000;
   const benchUsed = process.cpuUsage(benchBefore);
   const cpuAfter = side.cpu();
+  const redisUsed = processTreeCpu(redisPid).selfMs - redisBefore;
   await side.latencies();
   const per = (ms: number): number => round3(ms / options.messages);
 
@@ -178,6 +183,7 @@ async function measure(redis: Redis, side: Side, options: QueueBenchOptions): Pr
       core: per(cpuAfter.consumerMs - cpuBefore.consumerMs),
       sandboxes: per(cpuAfter.sandboxesMs - cpuBefore.sandboxesMs),
       bench: per((benchUsed.user + benchUsed.system) / 1000),
+      redis: per(redisUsed),
     },
   };
 }
@@ -391,12 +397,12 @@ async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
 
 /** The rows side by side, and core/bare ratios. */
 export function queueTable(rows: readonly QueueRow[]): string {
-  const lines = ['PATH        CONC  MSGS   MSG/S   XADD->SCRIPT p50   p99      max      CPU ms/msg consumer sandbox bench  ROUNDS (msg/s)'];
+  const lines = ['PATH        CONC  MSGS   MSG/S   XADD->SCRIPT p50   p99      max      CPU ms/msg consumer sandbox bench  redis  ROUNDS (msg/s)'];
   for (const row of rows) {
     const r = row.result;
     const cpu = r.cpuMsPerMessage;
     lines.push(
-      `${row.path.padEnd(11)} ${String(row.concurrency).padEnd(5)} ${String(r.messages).padEnd(6)} ${String(r.throughput).padEnd(7)} ${`${r.p50Ms} ms`.padEnd(18)} ${`${r.p99Ms} ms`.padEnd(8)} ${`${r.maxMs} ms`.padEnd(8)} ${`${cpu.core}`.padEnd(19)} ${`${cpu.sandboxes}`.padEnd(7)} ${`${cpu.bench}`.padEnd(6)} ${row.rounds.map((x) => x.throughput).join(', ')}`,
+      `${row.path.padEnd(11)} ${String(row.concurrency).padEnd(5)} ${String(r.messages).padEnd(6)} ${String(r.throughput).padEnd(7)} ${`${r.p50Ms} ms`.padEnd(18)} ${`${r.p99Ms} ms`.padEnd(8)} ${`${r.maxMs} ms`.padEnd(8)} ${`${cpu.core}`.padEnd(19)} ${`${cpu.sandboxes}`.padEnd(7)} ${`${cpu.bench}`.padEnd(6)} ${`${cpu.redis}`.padEnd(6)} ${row.rounds.map((x) => x.throughput).join(', ')}`,
     );
   }
   const ratio = queueRatio(rows);

@@ -41,14 +41,20 @@ function queueApp(): LoadedApp {
   return new AppSnapshot('0123456789abcdef', [{ file: 'apps/unit/app.yaml', document: result.document }], []).apps.get('unit')!;
 }
 
+/** What a run waits for before it answers: one promise for all of them, or one made for each. */
+interface Gate {
+  held?: Promise<void>;
+  each?: () => Promise<void>;
+}
+
 /** The component's turn, answered here (the sandbox the units do without): each run is counted by its invocation id. */
-function counting(runs: Map<string, number>, gate: { held?: Promise<void> }): TurnDecorator {
+function counting(runs: Map<string, number>, gate: Gate): TurnDecorator {
   return {
     decorate: () => ({
       async run(event) {
         const key = (JSON.parse(event.requestDataJson) as { delivery: { invocationId: string } }).delivery.invocationId;
         runs.set(key, (runs.get(key) ?? 0) + 1);
-        await gate.held;
+        await (gate.each?.() ?? gate.held);
         return { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"run":${runs.get(key)}}`) };
       },
     }),
@@ -99,8 +105,9 @@ describe('DeliveryConsumer: once-only records claimed a read at a time and compl
     /** Each claim of a run that was not made at its read, and each claim of a read: how many keys at once, with their ttls. */
     claims: { single: string[]; many: number[][] };
     /** While `held` is pending, every run waits on it. */
-    gate: { held?: Promise<void> };
-    consumer: (name: string, store?: DeliveryStore) => DeliveryConsumer;
+    gate: Gate;
+    /** A started consumer; `claimsAt` stands in for the records it claims reads in. */
+    consumer: (name: string, store?: DeliveryStore, claimsAt?: IdempotencyStore) => DeliveryConsumer;
   }> {
     const runtime = await createRuntimeStore();
     closing.push(() => runtime.close());
@@ -121,7 +128,7 @@ describe('DeliveryConsumer: once-only records claimed a read at a time and compl
         return runtime.idempotency.beginIdempotentMany(appId, many);
       },
     });
-    const gate: { held?: Promise<void> } = {};
+    const gate: Gate = {};
     const delivery = new MemoryDeliveryStore({ idempotency: runtime.idempotency });
     closing.push(() => delivery.close());
     const app = queueApp();
@@ -134,8 +141,8 @@ describe('DeliveryConsumer: once-only records claimed a read at a time and compl
     });
     const pipeline = new TurnPipeline({ components, metrics, store: { rateLimits: runtime.rateLimits, idempotency: records }, idempotencyTtlMs: 60_000 });
     const route: SourceRoute = app.sourceRoutes.queues.get('jobs')!;
-    const consumer = (name: string, store: DeliveryStore = delivery): DeliveryConsumer => {
-      const made = new DeliveryConsumer(jobs, { store, records, pipeline, metrics, logger: silentLogger(), consumer: name, lookup: () => ({ app, route }) });
+    const consumer = (name: string, store: DeliveryStore = delivery, claimsAt: IdempotencyStore = records): DeliveryConsumer => {
+      const made = new DeliveryConsumer(jobs, { store, records: claimsAt, pipeline, metrics, logger: silentLogger(), consumer: name, lookup: () => ({ app, route }) });
       made.start();
       closing.push(() => made.stop(100));
       return made;
@@ -259,6 +266,69 @@ describe('DeliveryConsumer: once-only records claimed a read at a time and compl
     expect(claims.single).toEqual([]);
     expect([...runs.values()]).toEqual([1, 1, 1, 1, 1, 1]);
     for (let i = 0; i < 6; i++) expect((await runtime.idempotency.getIdempotent('unit', ONCE_KEY(`read-${i}`)))?.state).toBe('completed');
+  });
+
+  it('reads on while a read is being claimed, and starts the messages of each read in the order they were read', async () => {
+    const { runtime, delivery, runs, consumer } = await setUp();
+    // Each read's claim is held until the test answers it, latest first.
+    const held: Array<() => void> = [];
+    const slow = Object.assign(Object.create(runtime.idempotency) as IdempotencyStore, {
+      beginIdempotentMany: async (appId: string, many: readonly IdempotentClaim[]) => {
+        await new Promise<void>((resolve) => held.push(resolve));
+        return runtime.idempotency.beginIdempotentMany(appId, many);
+      },
+    });
+    const ttls: number[][] = [];
+    const records = Object.assign(Object.create(slow) as IdempotencyStore, {
+      beginIdempotentMany: (appId: string, many: readonly IdempotentClaim[]) => {
+        ttls.push(many.map((claim) => claim.inFlightTtlMs));
+        return slow.beginIdempotentMany(appId, many);
+      },
+    });
+    await delivery.ensureGroup(jobs);
+    for (let i = 0; i < 2; i++) await delivery.publish(jobs, { payload: '{}', invocationId: `first-${i}` });
+    consumer('c1', delivery, records);
+    await waitFor(() => held.length === 1, { timeoutMs: 5000, what: 'the first read to be claimed' });
+    for (let i = 0; i < 3; i++) await delivery.publish(jobs, { payload: '{}', invocationId: `second-${i}` });
+    // The later reads went out while the first one's claim was unanswered.
+    await waitFor(() => ttls.flat().length === 5, { timeoutMs: 5000, what: 'the later reads to be claimed' });
+    expect(held.length).toBeGreaterThan(1);
+    expect(runs.size).toBe(0);
+    // Each claim counts the messages claimed before it: four start at once, the fifth waits for a slot (the lease and one run).
+    expect(ttls.flat()).toEqual([1000, 1000, 1000, 1000, 1300]);
+    for (const answer of held.slice(1).reverse()) answer();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(runs.size).toBe(0);
+    held[0]!();
+    await waitFor(() => runs.size === 5, { timeoutMs: 5000, what: 'every run' });
+    expect([...runs.keys()]).toEqual(['first-0', 'first-1', 'second-0', 'second-1', 'second-2']);
+  });
+
+  it('with messages ahead of its slots, reads only once it can take half the read-ahead', async () => {
+    const { delivery, gate, consumer } = await setUp();
+    // Runs of different lengths: slots free one at a time.
+    let started = 0;
+    gate.each = () => new Promise((resolve) => setTimeout(resolve, 1 + (started++ % 4) * 3));
+    const asked: number[] = [];
+    const store = Object.assign(Object.create(delivery) as DeliveryStore, {
+      reader(): DeliveryReader {
+        const reader = delivery.reader();
+        return {
+          read: (address: StreamAddress, name: string, count: number, blockMs: number) => {
+            asked.push(count);
+            return reader.read(address, name, count, blockMs);
+          },
+          close: () => reader.close(),
+        };
+      },
+    });
+    await delivery.ensureGroup(jobs);
+    for (let i = 0; i < 40; i++) await delivery.publish(jobs, { payload: '{}', invocationId: `many-${i}` });
+    consumer('c1', store);
+    await waitFor(async () => (await delivery.stats(jobs, Date.now())).depth === 0, { timeoutMs: 10_000, what: 'the messages to settle' });
+    // Concurrency 4 and 4 read ahead: no read asks for fewer than 2.
+    expect(asked.length).toBeGreaterThan(1);
+    expect(Math.min(...asked)).toBeGreaterThanOrEqual(2);
   });
 
   it('gives back the claims of messages read ahead and not started when it stops; those running keep theirs', async () => {

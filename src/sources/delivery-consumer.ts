@@ -90,6 +90,10 @@ export class DeliveryConsumer {
   private readonly running = new Set<Promise<void>>();
   /** Messages read ahead of a free slot, oldest first, with their once-only claims. */
   private readonly ready: Claimed[] = [];
+  /** Messages read whose claims are not answered yet: they count as read ahead. */
+  private claiming = 0;
+  /** Hands each read's claimed messages to `ready`, in the order of the reads. */
+  private handed: Promise<void> = Promise.resolve();
   /** Successes not acknowledged yet, settled in batches. */
   private readonly acks: AckBatch;
   private stopped = false;
@@ -126,6 +130,7 @@ export class DeliveryConsumer {
     this.slotFreed?.();
     await this.reader.close();
     await this.loop;
+    await this.handed;
     // Messages read ahead and not started stay pending: another core takes them over after their lease, their claims given back.
     await this.giveBack(this.ready.splice(0));
     await drain([...this.running], waitMs);
@@ -138,8 +143,10 @@ export class DeliveryConsumer {
       const found = this.deps.lookup(this.address);
       if (!found) return;
       const { concurrency, readAhead } = found.route.policy;
-      const wanted = concurrency + readAhead - this.running.size - this.ready.length;
-      if (wanted <= 0) {
+      const wanted = concurrency + readAhead - this.running.size - this.ready.length - this.claiming;
+      // With messages still ahead of the slots, the next read waits until it can take half the read-ahead:
+      // one read and one claim then serve several messages, rather than one each per freed slot.
+      if (wanted <= 0 || (this.ready.length + this.claiming > 0 && wanted < readAhead >> 1)) {
         await new Promise<void>((resolve) => (this.slotFreed = resolve));
         continue;
       }
@@ -150,19 +157,30 @@ export class DeliveryConsumer {
         }
         const messages = await this.reader.read(this.address, this.deps.consumer, wanted, BLOCK_MS);
         if (this.stopped) return;
-        const claimed = await this.claim(found, messages);
-        if (this.stopped) {
-          await this.giveBack(claimed);
-          return;
-        }
-        this.ready.push(...claimed);
-        this.startReady(concurrency);
+        if (messages.length > 0) this.handOver(found, messages);
       } catch (error) {
         this.reportError(error, 'read');
         // The store is down: wait before asking again rather than spin.
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
+  }
+
+  /**
+   * Claims one read's messages and hands them to `ready` once claimed, while the
+   * loop reads on: the next read goes out beside this claim rather than after
+   * it, so a busy core's slots are not left empty for two round trips in turn.
+   * Hand-offs keep the order of the reads.
+   */
+  private handOver(found: { app: LoadedApp; route: SourceRoute }, messages: readonly DeliveryMessage[]): void {
+    const claiming = this.claim(found, messages);
+    this.claiming += messages.length;
+    this.handed = Promise.all([claiming, this.handed]).then(async ([claimed]) => {
+      this.claiming -= messages.length;
+      if (this.stopped) return this.giveBack(claimed);
+      this.ready.push(...claimed);
+      this.startReady(found.route.policy.concurrency);
+    });
   }
 
   /** Moves due retries back into the stream, takes over messages of dead consumers, and updates the route's gauges. */
@@ -176,7 +194,7 @@ export class DeliveryConsumer {
       const now = Date.now();
       await store.promoteDue(this.address, now, 100);
       // Takes over only what this core can start now: messages read ahead come first.
-      const free = policy.concurrency - this.running.size - this.ready.length;
+      const free = policy.concurrency - this.running.size - this.ready.length - this.claiming;
       if (free > 0) for (const message of await store.reclaim(this.address, this.deps.consumer, policy.leaseMs, free)) this.run({ message });
       const stats = await store.stats(this.address, now);
       metrics.queueDepth.set(labels, stats.depth);
@@ -199,7 +217,8 @@ export class DeliveryConsumer {
     if (messages.length === 0 || pool === undefined || app.document.spec.limits?.requestsPerSecond !== undefined) return messages.map((message) => ({ message }));
     const { policy } = route;
     const { kind, name } = this.address;
-    const free = policy.concurrency - this.running.size - this.ready.length;
+    // The reads before this one are claimed ahead of it, and start first.
+    const free = policy.concurrency - this.running.size - this.ready.length - this.claiming;
     try {
       const begun = await this.deps.records.beginIdempotentMany(
         app.id,
