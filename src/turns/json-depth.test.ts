@@ -38,6 +38,8 @@ describe('nestsDeeper', () => {
     ['one past the limit', nested(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH, true],
     ['300,000 levels', nested(300_000), MAX_JSON_DEPTH, true],
     ['siblings do not add up', '[[[]],[[]],[[]]]', 3, false],
+    ['text as long as the limit', '[[[', 3, false],
+    ['the shortest text past the limit', '[[[[', 3, true],
   ])('%s', (_name, text, limit, expected) => {
     expect(nestsDeeper(text, limit)).toBe(expected);
   });

@@ -39,8 +39,10 @@ const CLOSE_CURLY = 0x7d;
  * for the parser to refuse it.
  */
 export function nestsDeeper(text: string, limit: number): boolean {
-  let depth = 0;
   const length = text.length;
+  // Each level takes a character at least: most inputs are too short to be read at all.
+  if (length <= limit) return false;
+  let depth = 0;
   for (let i = 0; i < length; i++) {
     const code = text.charCodeAt(i);
     if (code === QUOTE) {
