@@ -5,6 +5,7 @@
  * process never share counters.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { HotCounter } from './hot-counter.js';
 import { HotHistogram } from './hot-histogram.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -89,7 +90,7 @@ export interface Metrics {
   /** Messages moved to the dead letters, by reason (`failed`: attempts used up, `expired`: over maxAgeSeconds). */
   readonly deadLetters: Counter<'app' | 'source' | 'reason'>;
   /** Deliveries of messages, by source and outcome (ok, retry, dead, expired). */
-  readonly deliveries: Counter<'app' | 'source' | 'outcome'>;
+  readonly deliveries: HotCounter<'app' | 'source' | 'outcome'>;
   /** Cron slots fired by this core (a slot fires on one core only). */
   readonly cronFires: Counter<'app' | 'job'>;
   /** How late a cron slot was published after its scheduled time. */
@@ -128,7 +129,7 @@ export interface Metrics {
   /** 1 when the runtime state store (memory or Redis) answered its last probe, else 0. */
   readonly stateUp: Gauge<'kind'>;
   /** Turns handed to the ledger, by plane (the app's deployment mode). */
-  readonly ledgerTurns: Counter<'plane'>;
+  readonly ledgerTurns: HotCounter<'plane'>;
   /** Ledger writes that failed (the turn's entries are missing from its ledger). */
   readonly ledgerWriteErrors: Counter;
   /** Share of an app's `tokensPerDay` spent on the current UTC day, as of its last LLM call. */
@@ -381,7 +382,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       labelNames: ['app', 'source', 'reason'],
       registers,
     }),
-    deliveries: new Counter({
+    deliveries: new HotCounter({
       name: 'uhlp_deliveries_total',
       help: 'Deliveries of queue, cron, callback and trigger messages, by outcome (ok, retry, dead, expired).',
       labelNames: ['app', 'source', 'outcome'],
@@ -465,7 +466,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         await Promise.all([...stateProbes].map((probe) => probe()));
       },
     }),
-    ledgerTurns: new Counter({
+    ledgerTurns: new HotCounter({
       name: 'uhlp_ledger_turns_total',
       help: 'Turns handed to the ledger, by plane (deployment mode).',
       labelNames: ['plane'],

@@ -273,7 +273,7 @@ export class DeliveryConsumer {
     const { app, route } = found;
     const { policy } = route;
     const { kind, name } = this.address;
-    const outcome = (value: string): void => void metrics.deliveries.inc({ app: app.id, source: kind, outcome: value });
+    const outcome = (value: string): void => metrics.deliveries.labels(app.id, kind, value).inc();
 
     if (policy.maxAgeMs !== undefined && Date.now() - message.publishedAt > policy.maxAgeMs) {
       await this.giveBack([claimed]);
