@@ -14,8 +14,11 @@
  * Both sides run one sandbox with the same concurrency and the same script, and
  * read with the same number of messages in flight. Two phases each:
  *
- * - throughput: BENCH_QUEUE_MESSAGES (5000) messages XADDed at once, timed from the
- *   first XADD until the stream is empty (every message settled);
+ * - throughput: BENCH_QUEUE_MESSAGES (20000) messages XADDed at once, timed from the
+ *   first XADD until the stream is empty (every message settled): about two
+ *   seconds a side here, long enough that one scheduling hiccup of this shared
+ *   machine does not decide a round (5000 took half a second, and the bare
+ *   side's rounds spread by a third);
  * - latency: BENCH_QUEUE_RATE (100) messages a second for BENCH_SECONDS, each
  *   carrying the time it was XADDed; the script takes its arrival time, so the
  *   figures are XADD-to-script (p50/p99), read back from the script afterwards.

@@ -33,7 +33,7 @@
  * The queue benchmark (bench/queue-dispatch.ts, BENCH_ONLY=queue; it needs Redis,
  * UHLP_TEST_REDIS_URL or 127.0.0.1:6379) runs queue throughput and XADD-to-script
  * latency through the core beside a bare consumer-group loop on the same sandbox.
- * BENCH_QUEUE_MESSAGES (5000), BENCH_QUEUE_RATE (100 a second for BENCH_SECONDS),
+ * BENCH_QUEUE_MESSAGES (20000), BENCH_QUEUE_RATE (100 a second for BENCH_SECONDS),
  * BENCH_QUEUE_CONCURRENCY (8) and BENCH_QUEUE_ROUNDS (3) shape it; BENCH_QUEUE_BEFORE (a built
  * tree) adds that tree's core as one more side, for its CPU per message beside this one's.
  *
@@ -122,7 +122,7 @@ async function processBench(): Promise<void> {
   const csjsCore = only('csjs') || only('csjs-core') ? await benchCsjsThroughCore({ durationMs: seconds * 1000, rounds: dispatchRounds }) : [];
   const queue = only('queue')
     ? await benchQueue({
-        messages: Number(process.env.BENCH_QUEUE_MESSAGES ?? 5000),
+        messages: Number(process.env.BENCH_QUEUE_MESSAGES ?? 20000),
         rate: Number(process.env.BENCH_QUEUE_RATE ?? 100),
         latencyMs: seconds * 1000,
         concurrency: Number(process.env.BENCH_QUEUE_CONCURRENCY ?? 8),

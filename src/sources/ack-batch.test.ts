@@ -46,6 +46,30 @@ describe('AckBatch', () => {
     await acks.settled();
   });
 
+  it('holds a batch back to leave no sooner than its spacing after the one before; after a quiet spell one leaves at once', async () => {
+    const left: Array<{ ids: string[]; at: number }> = [];
+    const acks = new AckBatch(
+      async (ids) => void left.push({ ids: [...ids], at: performance.now() }),
+      () => {},
+      20,
+    );
+    acks.add('1-0');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(left.map((batch) => batch.ids)).toEqual([['1-0']]);
+    // Answered at once: the next successes gather until 20 ms after the first batch left.
+    acks.add('2-0');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    acks.add('3-0');
+    await acks.settled();
+    expect(left.map((batch) => batch.ids)).toEqual([['1-0'], ['2-0', '3-0']]);
+    expect(left[1]!.at - left[0]!.at).toBeGreaterThanOrEqual(19);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    const quiet = performance.now();
+    acks.add('4-0');
+    await acks.settled();
+    expect(left[2]!.at - quiet).toBeLessThan(15);
+  });
+
   it('reports a failed batch and goes on with the next', async () => {
     const errors: unknown[] = [];
     const batches: string[][] = [];

@@ -6,7 +6,11 @@
  * one script completes the batch's records and acknowledges its messages
  * (DeliveryStore.ack) instead of two commands for each message (each command is
  * a socket write and a reply to parse on the core's one thread); on a quiet
- * stream a success still leaves within the same turn of the loop.
+ * stream a success still leaves within the same turn of the loop. A batch may
+ * be held back to leave no sooner than `spacingMs` after the one before it:
+ * under a steady load the batches then grow with the rate (one script for a
+ * millisecond's successes rather than for each round trip's), while a success
+ * after a quiet spell still leaves at once.
  *
  * Ordering allows it: a success frees its slot before its batch is answered,
  * and a record and its message's acknowledgement are settled in the same step,
@@ -26,12 +30,16 @@ export class AckBatch {
   /** The answer each queued id kept, undefined for a replay: kept beside its id so a split batch never parts them. */
   private answers: Array<KeptAnswer | undefined> = [];
   private flushing: Promise<void> | undefined;
+  /** When the last batch left (performance.now()). */
+  private lastLeft = -Infinity;
 
   constructor(
     /** Settles the ids and keeps the answers in one step (DeliveryStore.ack). */
     private readonly settle: (ids: readonly string[], answers: readonly KeptAnswer[]) => Promise<void>,
     /** Told when a batch failed; its messages stay pending and are taken over after their lease. */
     private readonly onError: (error: unknown) => void,
+    /** Least time between two batches leaving, ms. @defaultValue 0: a batch leaves as soon as the one before it was answered */
+    private readonly spacingMs = 0,
   ) {}
 
   /** Queues one message's acknowledgement, with the once-only answer it kept. */
@@ -48,6 +56,9 @@ export class AckBatch {
 
   private async flush(): Promise<void> {
     while (this.queued.length > 0) {
+      const wait = this.lastLeft + this.spacingMs - performance.now();
+      if (wait > 0 && this.queued.length < MAX_BATCH) await new Promise((resolve) => setTimeout(resolve, wait));
+      this.lastLeft = performance.now();
       const whole = this.queued.length <= MAX_BATCH;
       const ids = whole ? this.queued : this.queued.splice(0, MAX_BATCH);
       const answers = whole ? this.answers : this.answers.splice(0, MAX_BATCH);

@@ -28,8 +28,8 @@
  * its record in flight, both expire with the route's lease, and the core that
  * takes it over runs it again. Before, that window ended when the record's own
  * script was answered (one round trip after the run); now it ends when the
- * batch is (the same round trip on a quiet stream, at most one more batch's
- * under load), and the state where the record was completed but the message
+ * batch is (the same round trip on a quiet stream; under load at most one
+ * more batch's, and the millisecond batches are spaced by), and the state where the record was completed but the message
  * still pending is gone: the two are one step. A duplicate delivery meanwhile
  * finds the record in flight and waits for it, never runs.
  *
@@ -84,6 +84,8 @@ export interface DeliveryConsumerDeps {
 const BLOCK_MS = 1000;
 /** Longest between two looks for due retries and messages to take over. */
 const MAINTENANCE_MS = 500;
+/** Least time between two acknowledging batches (ack-batch.ts): under load, a batch a millisecond. */
+const ACK_SPACING_MS = 1;
 
 export class DeliveryConsumer {
   private readonly reader: DeliveryReader;
@@ -110,6 +112,7 @@ export class DeliveryConsumer {
     this.acks = new AckBatch(
       (ids, answers) => deps.store.ack(address, ids, answers),
       (error) => this.reportError(error, 'ack'),
+      ACK_SPACING_MS,
     );
   }
 
