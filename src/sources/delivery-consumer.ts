@@ -15,23 +15,27 @@
  *
  * Four things keep round trips to the store off a message's path: the loop reads
  * up to `readAhead` messages beyond its free slots (a slot freed starts the next
- * one at once); the once-only records of the messages one read gives are claimed
- * in one script (IdempotencyStore.beginIdempotentMany), not one each as they
- * start; a success frees its slot before its acknowledgement is answered; and a
- * success's once-only answer is not stored by a script of its own but kept with
- * its acknowledgement, in the group commit that settles the batch (ack-batch.ts):
- * one script per batch completes the records, XACKs and XDELs. A message costs
- * no script of its own: its share of one claim per read and one settle per batch.
+ * one at once), and with messages still waiting it reads again only once it can
+ * take half that many, so a read serves several messages; the once-only records
+ * of the messages one read gives are claimed in one script
+ * (IdempotencyStore.beginIdempotentMany), not one each as they start, while the
+ * next read is already on its way; a success frees its slot before its
+ * acknowledgement is answered; and a success's once-only answer is not stored by
+ * a script of its own but kept with its acknowledgement, in the group commit
+ * that settles the batch (ack-batch.ts): one script per batch completes the
+ * records, XACKs and XDELs. A message costs no script of its own: its share of
+ * one claim per read and one settle per batch.
  *
- * Completing with the acknowledgement changes what a core that dies leaves behind
- * only between the run's end and its batch's commit: the message is pending and
- * its record in flight, both expire with the route's lease, and the core that
- * takes it over runs it again. Before, that window ended when the record's own
- * script was answered (one round trip after the run); now it ends when the
- * batch is (the same round trip on a quiet stream; under load at most one
- * more batch's, and the millisecond batches are spaced by), and the state where the record was completed but the message
- * still pending is gone: the two are one step. A duplicate delivery meanwhile
- * finds the record in flight and waits for it, never runs.
+ * Completing with the acknowledgement changes what a core that dies leaves
+ * behind only between the run's end and its batch's commit: the message is
+ * pending and its record in flight, both expire with the route's lease, and the
+ * core that takes it over runs it again. Before, that window ended when the
+ * record's own script was answered (one round trip after the run); now it ends
+ * when the batch is (the same round trip on a quiet stream; under load at most
+ * one more batch's, plus the millisecond that spaces batches), and the state
+ * where the record was completed but the message still pending is gone: the two
+ * are one step. A duplicate delivery meanwhile finds the record in flight and
+ * waits for it, never runs.
  *
  * Claiming at the read starts a record's in-flight lease when the message is
  * handed to this core, as the stream's own lease starts, rather than when it
@@ -178,12 +182,15 @@ export class DeliveryConsumer {
   private handOver(found: { app: LoadedApp; route: SourceRoute }, messages: readonly DeliveryMessage[]): void {
     const claiming = this.claim(found, messages);
     this.claiming += messages.length;
-    this.handed = Promise.all([claiming, this.handed]).then(async ([claimed]) => {
-      this.claiming -= messages.length;
-      if (this.stopped) return this.giveBack(claimed);
-      this.ready.push(...claimed);
-      this.startReady(found.route.policy.concurrency);
-    });
+    this.handed = Promise.all([claiming, this.handed])
+      .then(async ([claimed]) => {
+        this.claiming -= messages.length;
+        if (this.stopped) return this.giveBack(claimed);
+        this.ready.push(...claimed);
+        this.startReady(found.route.policy.concurrency);
+      })
+      // Never rejects: a failed hand-off must not stop the ones after it.
+      .catch((error: unknown) => this.reportError(error, 'claim'));
   }
 
   /** Moves due retries back into the stream, takes over messages of dead consumers, and updates the route's gauges. */
