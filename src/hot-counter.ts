@@ -6,6 +6,7 @@
  * registry's public metric interface, so /metrics reads the same.
  */
 import type { Metric, Registry } from 'prom-client';
+import { LabelSets } from './label-sets.js';
 
 export interface HotCounterOptions<L extends string> {
   readonly name: string;
@@ -29,25 +30,12 @@ export class HotCounter<L extends string = string> {
   readonly help: string;
   readonly type = 'counter';
   readonly aggregator = 'sum';
-  private readonly labelNames: readonly L[];
-  private readonly series = new Map<string, Series>();
+  private readonly series: LabelSets<Series>;
 
   constructor(options: HotCounterOptions<L>) {
     this.name = options.name;
     this.help = options.help;
-    this.labelNames = options.labelNames;
-    // The registry takes any object with a name and a get() that returns the values to write.
-    for (const registry of options.registers) registry.registerMetric(this as unknown as Metric);
-  }
-
-  /** The child for these label values, in labelNames order; the same object every time. */
-  labels(...values: string[]): HotCounterChild {
-    const key = values.join('\u0000');
-    let series = this.series.get(key);
-    if (series === undefined) {
-      if (values.length !== this.labelNames.length) throw new Error(`${this.name} takes ${this.labelNames.length} label values, got ${values.length}`);
-      const labels: Record<string, string> = {};
-      this.labelNames.forEach((name, i) => (labels[name] = values[i]!));
+    this.series = new LabelSets(options.name, options.labelNames, (labels) => {
       const created: Series = {
         labels,
         value: 0,
@@ -57,15 +45,20 @@ export class HotCounter<L extends string = string> {
           created.value += value;
         },
       };
-      series = created;
-      this.series.set(key, series);
-    }
-    return series;
+      return created;
+    });
+    // The registry takes any object with a name and a get() that returns the values to write.
+    for (const registry of options.registers) registry.registerMetric(this as unknown as Metric);
+  }
+
+  /** The child for these label values, in labelNames order; the same object every time. */
+  labels(...values: string[]): HotCounterChild {
+    return this.series.get(values);
   }
 
   /** What the registry writes: prom-client's counter values. */
   get(): { name: string; help: string; type: string; values: Array<{ labels: Record<string, string>; value: number }>; aggregator: string } {
-    const values = [...this.series.values()].map((series) => ({ labels: { ...series.labels }, value: series.value }));
+    const values = [...this.series.all()].map((series) => ({ labels: { ...series.labels }, value: series.value }));
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 

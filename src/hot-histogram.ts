@@ -7,6 +7,7 @@
  * the registry's public metric interface, so /metrics reads the same.
  */
 import type { Metric, Registry } from 'prom-client';
+import { LabelSets } from './label-sets.js';
 
 export interface HotHistogramOptions<L extends string> {
   readonly name: string;
@@ -41,28 +42,14 @@ export class HotHistogram<L extends string = string> {
   readonly help: string;
   readonly type = 'histogram';
   readonly aggregator = 'sum';
-  private readonly labelNames: readonly L[];
   private readonly bounds: readonly number[];
-  private readonly series = new Map<string, Series>();
+  private readonly series: LabelSets<Series>;
 
   constructor(options: HotHistogramOptions<L>) {
     this.name = options.name;
     this.help = options.help;
-    this.labelNames = options.labelNames;
-    this.bounds = options.buckets;
-    // The registry takes any object with a name and a get() that returns the values to write.
-    for (const registry of options.registers) registry.registerMetric(this as unknown as Metric);
-  }
-
-  /** The child for these label values, in labelNames order; the same object every time. */
-  labels(...values: string[]): HotHistogramChild {
-    const key = values.join('\u0000');
-    let series = this.series.get(key);
-    if (series === undefined) {
-      if (values.length !== this.labelNames.length) throw new Error(`${this.name} takes ${this.labelNames.length} label values, got ${values.length}`);
-      const labels: Record<string, string> = {};
-      this.labelNames.forEach((name, i) => (labels[name] = values[i]!));
-      const bounds = this.bounds;
+    const bounds = (this.bounds = options.buckets);
+    this.series = new LabelSets(options.name, options.labelNames, (labels) => {
       const created: Series = {
         labels,
         counts: new Array<number>(bounds.length + 1).fill(0),
@@ -77,16 +64,21 @@ export class HotHistogram<L extends string = string> {
           created.count += 1;
         },
       };
-      series = created;
-      this.series.set(key, series);
-    }
-    return series;
+      return created;
+    });
+    // The registry takes any object with a name and a get() that returns the values to write.
+    for (const registry of options.registers) registry.registerMetric(this as unknown as Metric);
+  }
+
+  /** The child for these label values, in labelNames order; the same object every time. */
+  labels(...values: string[]): HotHistogramChild {
+    return this.series.get(values);
   }
 
   /** What the registry writes: prom-client's histogram values, bucket counts cumulative. */
   get(): { name: string; help: string; type: string; values: ValueLine[]; aggregator: string } {
     const values: ValueLine[] = [];
-    for (const series of this.series.values()) {
+    for (const series of this.series.all()) {
       let cumulative = 0;
       for (let i = 0; i <= this.bounds.length; i++) {
         cumulative += series.counts[i]!;
