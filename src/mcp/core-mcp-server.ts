@@ -198,7 +198,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     } catch (error) {
       if (signal.aborted) return undefined;
       options.logger.error({ err: error, requestId: post.requestId }, 'MCP request failed');
-      return jsonAnswer(500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+      return internalErrorAnswer();
     }
   }
 
@@ -246,7 +246,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
         answered = true;
         stopWatching();
         options.logger.error({ err: error, requestId }, 'MCP request failed');
-        settle(jsonAnswer(500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+        settle(internalErrorAnswer());
       },
     );
   }
@@ -274,7 +274,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
           method: ['GET', 'DELETE'],
           url: MCP_PATH,
           handler: async (_request, reply) =>
-            reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, use POST' }, id: null }),
+            reply.code(405).header('allow', 'POST').send(METHOD_NOT_ALLOWED),
         });
       });
     },
@@ -304,6 +304,14 @@ function standardHeaders(headers: Readonly<Record<string, string | string[] | un
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
 const SSE_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' };
+
+/** What a GET or DELETE of /mcp gets, on either HTTP server: the endpoint is stateless. */
+export const METHOD_NOT_ALLOWED = Object.freeze({ jsonrpc: '2.0', error: Object.freeze({ code: -32000, message: 'Method not allowed: this server is stateless, use POST' }), id: null });
+
+/** A failure of the core's own while answering a call. */
+function internalErrorAnswer(): McpHttpAnswer {
+  return jsonAnswer(500, { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+}
 
 /** An object answered as fastify serializes one: JSON with its charset. */
 function jsonAnswer(status: number, body: unknown, headers?: Record<string, string>): McpHttpAnswer {

@@ -23,7 +23,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { errorAnswer, HttpIngress } from '../sources/http/http-ingress.js';
 import { badRequestAnswer, isMcpTarget, MAX_HEAD_BYTES } from '../sources/http/ingress-server.js';
-import { bodyTooLarge, type CoreMcpServer } from './core-mcp-server.js';
+import { bodyTooLarge, METHOD_NOT_ALLOWED, type CoreMcpServer } from './core-mcp-server.js';
 
 export interface McpSocketServerOptions {
   readonly mcp: Pick<CoreMcpServer, 'serveHttp1' | 'bodyLimitBytes'>;
@@ -34,7 +34,7 @@ export interface McpSocketServerOptions {
 /** How long a closing core waits for the answers in progress (a call of an execution that is ending). */
 const CLOSE_GRACE_MS = 5_000;
 
-const NOT_ALLOWED = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, use POST' }, id: null });
+const NOT_ALLOWED = JSON.stringify(METHOD_NOT_ALLOWED);
 
 export class McpSocketServer {
   private readonly server: Http1Server;

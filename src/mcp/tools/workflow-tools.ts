@@ -27,7 +27,6 @@ const RunError = Type.Object(
   { additionalProperties: false },
 );
 
-
 const Step = Type.Object(
   {
     index: Type.Integer({ minimum: 0 }),

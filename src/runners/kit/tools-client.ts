@@ -198,10 +198,10 @@ function headerSafe(name: string): string {
   return /^[\x20-\x7e]*$/.test(name) ? name : encodeURIComponent(name);
 }
 
-/** The request target of `endpoint` (its path and query): a Unix socket has no host to send it to. */
 /** The last endpoint's target: every execution has a client of its own, and all of a runner's name the same endpoint. */
 let lastTarget: { readonly endpoint: string; readonly target: string } | undefined;
 
+/** The request target of `endpoint` (its path and query): a Unix socket has no host to send it to. */
 function requestTarget(endpoint: string): string {
   if (endpoint === lastTarget?.endpoint) return lastTarget.target;
   const url = new URL(endpoint);
