@@ -56,8 +56,12 @@ export class AckBatch {
 
   private async flush(): Promise<void> {
     while (this.queued.length > 0) {
-      const wait = this.lastLeft + this.spacingMs - performance.now();
-      if (wait > 0 && this.queued.length < MAX_BATCH) await new Promise((resolve) => setTimeout(resolve, wait));
+      // Looked at again after each timer: one may fire a little before its time (the loop's clock is read once a turn).
+      while (this.queued.length < MAX_BATCH) {
+        const wait = this.lastLeft + this.spacingMs - performance.now();
+        if (wait <= 0) break;
+        await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait)));
+      }
       this.lastLeft = performance.now();
       const whole = this.queued.length <= MAX_BATCH;
       const ids = whole ? this.queued : this.queued.splice(0, MAX_BATCH);
