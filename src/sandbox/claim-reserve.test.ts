@@ -1,9 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeDriver, FakeWarmClaimDriver } from '../../test/helpers/fake-sandbox-driver.js';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
+import { recordRunnerConnections, type RunnerConnections } from '../../test/helpers/runner-connections.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
 import { silentLogger } from '../logger.js';
-import { ClaimReserve, isWarmClaimSource } from './claim-reserve.js';
+import { ClaimReserve, isWarmClaimSource, type ClaimReserveOptions } from './claim-reserve.js';
+import { SandboxClient } from './sandbox-client.js';
 import type { SandboxSpec } from './sandbox-driver.js';
 
 const spec: SandboxSpec = { appId: 'shop', pool: poolSpec({ name: 'node', minWarm: 4, maxSize: 8 }), definitionsRoot: '/nonexistent', labels: {} };
@@ -15,8 +20,14 @@ describe('ClaimReserve', () => {
     await Promise.all(reserves.splice(0).map((reserve) => reserve.close()));
   });
 
-  function makeReserve(source: FakeWarmClaimDriver, size = 2, room = (): number => 8, idle = (): number => 0): ClaimReserve {
-    const reserve = new ClaimReserve({ source, spec, size, room, idle, logger: silentLogger(), maintenanceIntervalMs: 20 });
+  function makeReserve(
+    source: FakeWarmClaimDriver,
+    size = 2,
+    room = (): number => 8,
+    idle = (): number => 0,
+    more: Pick<ClaimReserveOptions, 'connect' | 'now'> = {},
+  ): ClaimReserve {
+    const reserve = new ClaimReserve({ source, spec, size, room, idle, logger: silentLogger(), maintenanceIntervalMs: 20, ...more });
     reserves.push(reserve);
     return reserve;
   }
@@ -71,8 +82,8 @@ describe('ClaimReserve', () => {
     expect(source.claims).toBe(3);
     // A taken pod is the caller's: never handed out twice.
     const next = [reserve.take(), reserve.take()];
-    expect(next).not.toContain(taken);
-    expect(new Set(next.map((handle) => handle?.id)).size).toBe(2);
+    expect(next.map((reserved) => reserved?.handle)).not.toContain(taken!.handle);
+    expect(new Set(next.map((reserved) => reserved?.handle.id)).size).toBe(2);
   });
 
   it('counts the pool\'s idle claimed pods (used ones, adopted ones) as filled: a request takes those first', async () => {
@@ -113,7 +124,7 @@ describe('ClaimReserve', () => {
     source.retire(second!);
     await waitFor(() => source.destroyed.some((d) => d.id === second && d.cause === 'recycled'));
     await waitFor(() => reserve.size === 2);
-    const taken = [reserve.take()!.id, reserve.take()!.id];
+    const taken = [reserve.take()!.handle.id, reserve.take()!.handle.id];
     expect(taken).not.toContain(first);
     expect(taken).not.toContain(second);
   });
@@ -125,7 +136,7 @@ describe('ClaimReserve', () => {
     await waitFor(() => reserve.size === 2);
     const [first, second] = [...source.live.keys()];
     source.unhealthy.add(first!);
-    expect(reserve.take()?.id).toBe(second);
+    expect(reserve.take()?.handle.id).toBe(second);
     await waitFor(() => source.destroyed.some((d) => d.id === first && d.cause === 'unhealthy'));
     await waitFor(() => reserve.size === 2);
   });
@@ -180,5 +191,101 @@ describe('ClaimReserve', () => {
     expect(reserve.size).toBe(0);
     source.failClaims = false;
     await waitFor(() => reserve.size === 2);
+  });
+
+  describe('the connection to each reserved pod', () => {
+    let dir: string;
+    let runner: RunnerConnections;
+    let clock = 0;
+
+    afterEach(async () => {
+      await Promise.all(reserves.splice(0).map((reserve) => reserve.close()));
+      await runner.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function reserveWithConnections(source: FakeWarmClaimDriver): Promise<{ reserve: ClaimReserve; clients: SandboxClient[] }> {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-reserve-'));
+      runner = await recordRunnerConnections(dir, 'runner');
+      clock = 0;
+      const clients: SandboxClient[] = [];
+      const reserve = makeReserve(source, 2, () => 8, () => 0, {
+        connect: () => {
+          const client = new SandboxClient(runner.endpoint);
+          clients.push(client);
+          return client;
+        },
+        now: () => clock,
+      });
+      return { reserve, clients };
+    }
+
+    it('is opened with a probe as the pod is claimed, and handed out with it: the request sends on it', async () => {
+      const { reserve } = await reserveWithConnections(new FakeWarmClaimDriver(10, 10));
+      reserve.start();
+      await waitFor(() => reserve.size === 2 && runner.connections.filter((c) => c.requests.length === 1).length === 2);
+      expect(runner.connections.map((c) => c.requests)).toEqual([['GET /healthz'], ['GET /healthz']]);
+
+      const taken = reserve.take()!;
+      expect(taken.client).toBeDefined();
+      const answer = await taken.client!.execute('{}', 'r1', 2_000);
+      expect(answer.status).toBe(200);
+      // The execution went on a connection the reserve had already opened and proven.
+      const carried = runner.connections.find((c) => c.requests.includes('POST /execute'));
+      expect(carried?.requests).toEqual(['GET /healthz', 'POST /execute']);
+      taken.client!.close();
+    });
+
+    it('is closed with every pod the reserve gives back or loses, and never with one it handed out', async () => {
+      const source = new FakeWarmClaimDriver(10, 10);
+      const { reserve, clients } = await reserveWithConnections(source);
+      reserve.start();
+      await waitFor(() => reserve.size === 2 && runner.connections.length === 2 && runner.connections.every((c) => c.requests.length === 1));
+      const taken = reserve.take()!;
+      await waitFor(() => reserve.size === 2 && runner.connections.length === 3);
+
+      // Lost: the pod died while held.
+      const held = [...source.live.keys()].filter((id) => id !== taken.handle.id);
+      source.kill(held[0]!);
+      await waitFor(() => runner.connections.filter((c) => !c.open).length === 1);
+      // Given back: a scale to 0, then the close.
+      source.replicas = 0;
+      await waitFor(() => reserve.size === 0);
+      await reserve.close();
+      await waitFor(() => runner.connections.filter((c) => c.open).length === 1);
+      // The one left open is the taken pod's: its request is the pool's to finish.
+      const takenIndex = clients.indexOf(taken.client!);
+      expect(runner.connections[takenIndex]?.open).toBe(true);
+      taken.client!.close();
+    });
+
+    it('is proven again while the pod is held, so the one handed out is still within its reuse time', async () => {
+      const { reserve } = await reserveWithConnections(new FakeWarmClaimDriver(10, 10));
+      reserve.start();
+      await waitFor(() => reserve.size === 2 && runner.connections.every((c) => c.requests.length === 1) && runner.connections.length === 2);
+      // Ticks pass inside the probe interval: no second probe.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(runner.connections.map((c) => c.requests.length)).toEqual([1, 1]);
+      clock += 10_000;
+      await waitFor(() => runner.connections.every((c) => c.requests.length === 2));
+      // On the same connections: proven, not replaced.
+      expect(runner.connections).toHaveLength(2);
+      expect(runner.connections.every((c) => c.open)).toBe(true);
+    });
+
+    it('a pod whose probe fails stays held (its Ready condition says whether it serves); the request then connects itself', async () => {
+      const source = new FakeWarmClaimDriver(10, 10);
+      const { reserve } = await reserveWithConnections(source);
+      await runner.close();
+      reserve.start();
+      await waitFor(() => reserve.size === 2);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(reserve.size).toBe(2);
+      expect(source.destroyed).toEqual([]);
+      // The taken client opens a new connection for its request: here it has nothing to reach.
+      const taken = reserve.take()!;
+      await expect(taken.client!.execute('{}', 'r1', 1_000)).rejects.toMatchObject({ failure: 'connect' });
+      taken.client!.close();
+    });
   });
 });

@@ -21,12 +21,26 @@
  * pods as filled (a request takes those first), and only ever claims a pod that
  * is warm and Ready: it never creates one (a miss on the request's path still
  * does), so it adds no pods of its own beyond what the operator keeps.
+ *
+ * A claimed pod's first request would also open the core's connection to it (a
+ * TCP connect and a first exchange on a new connection: a millisecond or more of
+ * the core's time on a pod network). So the reserve opens that connection too,
+ * with a health probe, as it claims the pod, keeps it proven while it holds the
+ * pod, and hands it out with the pod; the request finds it open.
  */
 import type { Logger } from '../logger.js';
+import type { SandboxClient } from './sandbox-client.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 
 /** Pods each pool of a core claims ahead, unless configured (UHLP_POD_CLAIM_AHEAD). */
 export const DEFAULT_CLAIM_AHEAD = 2;
+
+/**
+ * A held sandbox's connection is probed again after this long, ms: well inside the time the core
+ * reuses an idle connection (sandbox-client.ts), so the one handed out is still good.
+ */
+const REPROBE_AFTER_MS = 10_000;
+const PROBE_TIMEOUT_MS = 2_000;
 
 /** What a driver whose sandboxes someone else keeps warm offers a claim-ahead reserve. */
 export interface WarmClaimSource {
@@ -63,12 +77,28 @@ export interface ClaimReserveOptions {
    */
   readonly idle?: () => number;
   readonly logger: Logger;
+  /**
+   * The core's client of a sandbox, made as it is claimed; the reserve opens its connection with a
+   * probe and closes it unless the sandbox is handed out with it. @defaultValue none: the request connects
+   */
+  readonly connect?: (handle: SandboxHandle) => SandboxClient;
   /** How often the bound is read again, the reserve trimmed to it and refilled, ms. @defaultValue 1000 */
   readonly maintenanceIntervalMs?: number;
+  /** Clock, for tests. @defaultValue performance.now */
+  readonly now?: () => number;
+}
+
+/** A sandbox the reserve hands out: claimed, and with the core's connection to it already open when it has one. */
+export interface ReservedSandbox {
+  readonly handle: SandboxHandle;
+  readonly client: SandboxClient | undefined;
 }
 
 interface Reserved {
   readonly handle: SandboxHandle;
+  readonly client: SandboxClient | undefined;
+  /** When its connection was last proven (or opened). */
+  probedAt: number;
   /** Gone (its pod ended, or is being deleted) or handed out: never handed out again. */
   out: boolean;
 }
@@ -79,8 +109,11 @@ export class ClaimReserve {
   private claiming = 0;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
+  private readonly now: () => number;
 
-  constructor(private readonly options: ClaimReserveOptions) {}
+  constructor(private readonly options: ClaimReserveOptions) {
+    this.now = options.now ?? (() => performance.now());
+  }
 
   /** Starts the maintenance tick and the first refill. */
   start(): void {
@@ -105,8 +138,8 @@ export class ClaimReserve {
    * under way, and a claim's API-server write and its answer would share the core with it. The pool
    * refills once that request is answered (`refill`), and the maintenance tick does meanwhile.
    */
-  take(): SandboxHandle | undefined {
-    let taken: SandboxHandle | undefined;
+  take(): ReservedSandbox | undefined {
+    let taken: ReservedSandbox | undefined;
     while (taken === undefined && this.held.length > 0) {
       const reserved = this.held.shift()!;
       if (reserved.out) continue;
@@ -116,7 +149,7 @@ export class ClaimReserve {
         continue;
       }
       reserved.out = true;
-      taken = reserved.handle;
+      taken = { handle: reserved.handle, client: reserved.client };
     }
     return taken;
   }
@@ -141,7 +174,18 @@ export class ClaimReserve {
     if (this.closed) return;
     const limit = this.limit();
     while (this.held.length > limit) this.giveBack(this.held.pop()!, 'shutdown');
+    const now = this.now();
+    for (const reserved of this.held) if (now - reserved.probedAt >= REPROBE_AFTER_MS) this.probe(reserved);
     this.refill();
+  }
+
+  /**
+   * Opens (or proves again) the connection to a held sandbox. A failed probe only costs the connection:
+   * whether the pod is healthy is its Ready condition's to say (take), and the request then connects itself.
+   */
+  private probe(reserved: Reserved): void {
+    reserved.probedAt = this.now();
+    void reserved.client?.probe(PROBE_TIMEOUT_MS);
   }
 
   private async claimOne(): Promise<void> {
@@ -157,12 +201,13 @@ export class ClaimReserve {
     }
     // No warm pod: nothing to do until the next take or tick (never a loop of claims).
     if (handle === undefined) return;
-    const reserved: Reserved = { handle, out: false };
     if (this.closed || this.held.length >= this.limit()) {
-      this.giveBack(reserved, 'shutdown');
+      this.giveBack({ handle, client: undefined, probedAt: 0, out: false }, 'shutdown');
       return;
     }
+    const reserved: Reserved = { handle, client: this.options.connect?.(handle), probedAt: 0, out: false };
     this.held.push(reserved);
+    this.probe(reserved);
     void handle.exited.then(() => this.drop(reserved));
     // Being deleted by someone else (kubectl, a node drain): no request is sent to it.
     void handle.retiring?.then(() => {
@@ -174,6 +219,7 @@ export class ClaimReserve {
   private drop(reserved: Reserved): boolean {
     if (reserved.out) return false;
     reserved.out = true;
+    reserved.client?.close();
     const index = this.held.indexOf(reserved);
     if (index !== -1) this.held.splice(index, 1);
     this.refill();
@@ -182,6 +228,7 @@ export class ClaimReserve {
 
   private giveBack(reserved: Reserved, cause: SandboxExitCause): void {
     reserved.out = true;
+    reserved.client?.close();
     this.track(
       this.options.source.destroy(reserved.handle, cause).catch((error: Error) => {
         this.options.logger.warn({ sandbox: reserved.handle.id, err: error.message }, 'giving back a reserved sandbox failed');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeDriver, FakeWarmClaimDriver } from '../../test/helpers/fake-sandbox-driver.js';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
+import { recordRunnerConnections } from '../../test/helpers/runner-connections.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
 import { silentLogger } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
@@ -107,6 +108,25 @@ describe('OperatorWarmedPool', () => {
     expect(driver.claims).toBe(3);
     // Recycled after its one use (maxUses 1).
     await waitFor(() => driver.destroyed.some((d) => d.id === lease.sandbox.handle.id && d.cause === 'recycled'));
+  });
+
+  it('sends a request that takes a reserved pod on the connection the reserve opened to it', async () => {
+    const driver = new FakeWarmClaimDriver(10, 5);
+    const { pool } = makePool(driver, 2, { maxUses: 1 }, 60_000);
+    const runner = await recordRunnerConnections(root, 'runner');
+    try {
+      driver.endpoint = runner.endpoint;
+      await pool.start();
+      await waitFor(() => pool.stats().reserved === 2 && runner.connections.filter((c) => c.requests.length === 1).length === 2);
+      const lease = await pool.acquire();
+      expect((await lease.sandbox.client.execute('{}', 'r1', 2_000)).status).toBe(200);
+      expect(runner.connections.slice(0, 2).map((c) => c.requests).sort()).toEqual([['GET /healthz'], ['GET /healthz', 'POST /execute']]);
+      // Used once (maxUses 1): the pod goes, and its connection with it.
+      pool.release(lease, 'ok');
+      await waitFor(() => runner.connections.filter((c) => c.requests.includes('POST /execute')).every((c) => !c.open));
+    } finally {
+      await runner.close();
+    }
   });
 
   it('refills the reserve on its tick while requests hold what they took (long executions)', async () => {

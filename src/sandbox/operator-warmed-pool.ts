@@ -12,8 +12,9 @@
  * which a request that needs a new pod would wait for. So the pool claims a few
  * of the operator's warm pods ahead (claim-reserve.ts): up to `claimAhead`,
  * bounded by the pool's current replicas, taken when the pool needs a new pod
- * and claimed again in the background. The operator counts them as it counts
- * pods in use (claimed: against maxSize, beside the replicas it keeps warm).
+ * and claimed again in the background, each with the core's connection to it
+ * already open. The operator counts them as it counts pods in use (claimed:
+ * against maxSize, beside the replicas it keeps warm).
  *
  * Pods share no file system with the core: a runner would read a script it has
  * not run yet through MCP, one round trip more on a pod's first request. The
@@ -21,9 +22,10 @@
  */
 import { ClaimReserve, DEFAULT_CLAIM_AHEAD, isWarmClaimSource } from './claim-reserve.js';
 import type { KeptPool, Lease, PoolStats, PoolStrategyFactory, PoolStrategyOptions, ReleaseOutcome } from './pool-strategy.js';
-import type { SandboxDriver, SandboxSpec } from './sandbox-driver.js';
+import type { SandboxClient } from './sandbox-client.js';
+import type { SandboxDriver, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 import { ScriptPush, type ScriptRef } from './script-push.js';
-import { WarmPool } from './warm-pool.js';
+import { sandboxClient, WarmPool } from './warm-pool.js';
 
 export interface OperatorWarmedPoolSettings {
   /**
@@ -67,12 +69,13 @@ export class OperatorWarmedPool implements KeptPool {
           return pool.maxSize - held.starting - held.idle - held.busy;
         },
         idle: () => this.claimed.stats().idle,
+        connect: (handle) => sandboxClient(handle, options.maxResponseBytes),
         logger: options.logger,
         ...(settings.reserveIntervalMs !== undefined ? { maintenanceIntervalMs: settings.reserveIntervalMs } : {}),
       });
     }
-    const driver = this.reserve ? reserveFirst(source, this.reserve) : source;
-    this.claimed = new WarmPool({ ...options, driver, pool, sandboxSpec });
+    const { driver, clientOf } = this.reserve ? reserveFirst(source, this.reserve) : { driver: source, clientOf: undefined };
+    this.claimed = new WarmPool({ ...options, driver, pool, sandboxSpec, ...(clientOf ? { clientOf } : {}) });
     this.scripts = new ScriptPush(options.definitionsRoot);
   }
 
@@ -145,17 +148,33 @@ export class OperatorWarmedPool implements KeptPool {
   };
 }
 
-/** The driver as the pool of claimed pods sees it: a new pod comes from the reserve when it holds one, else from a claim now. */
-function reserveFirst(driver: SandboxDriver, reserve: ClaimReserve): SandboxDriver {
-  return {
+/**
+ * The driver as the pool of claimed pods sees it: a new pod comes from the reserve when it holds one,
+ * else from a claim now; and the pool's client of a pod from the reserve is the one it opened.
+ */
+function reserveFirst(driver: SandboxDriver, reserve: ClaimReserve): { driver: SandboxDriver; clientOf: (handle: SandboxHandle) => SandboxClient | undefined } {
+  // From the reserve's take to the pool's track of the same pod (the next lines the pool runs).
+  const opened = new WeakMap<SandboxHandle, SandboxClient>();
+  const clientOf = (handle: SandboxHandle): SandboxClient | undefined => {
+    const client = opened.get(handle);
+    opened.delete(handle);
+    return client;
+  };
+  const firstFromReserve: SandboxDriver = {
     name: driver.name,
     isolation: driver.isolation,
     create: (spec: SandboxSpec, signal?: AbortSignal) => {
       const reserved = reserve.take();
-      return reserved ? Promise.resolve(reserved) : driver.create(spec, signal);
+      if (!reserved) return driver.create(spec, signal);
+      if (reserved.client) opened.set(reserved.handle, reserved.client);
+      return Promise.resolve(reserved.handle);
     },
-    destroy: (handle, cause) => driver.destroy(handle, cause),
+    destroy: (handle, cause) => {
+      clientOf(handle)?.close();
+      return driver.destroy(handle, cause);
+    },
     ...(driver.adopt ? { adopt: (appId: string, poolName: string, spec?: SandboxSpec) => driver.adopt!(appId, poolName, spec) } : {}),
     close: () => driver.close(),
   };
+  return { driver: firstFromReserve, clientOf };
 }

@@ -25,6 +25,11 @@ export interface WarmPoolOptions extends Omit<PoolStrategyOptions, 'definitionsR
   readonly probeAfterIdleMs?: number;
   /** Clock, for tests. @defaultValue Date.now */
   readonly now?: () => number;
+  /**
+   * The client of a sandbox the driver handed over with its connection already open (a pod claimed
+   * ahead, claim-reserve.ts); undefined: the pool makes one. @defaultValue always undefined
+   */
+  readonly clientOf?: (handle: SandboxHandle) => SandboxClient | undefined;
 }
 
 /** The local warm pool strategy: the core keeps each pool's minWarm sandboxes itself. */
@@ -241,7 +246,7 @@ export class WarmPool implements KeptPool {
   private track(handle: SandboxHandle): PooledSandbox {
     const sandbox: PooledSandbox = {
       handle,
-      client: new SandboxClient(handle.endpoint, this.options.maxResponseBytes !== undefined ? { maxResponseBytes: this.options.maxResponseBytes } : {}),
+      client: this.options.clientOf?.(handle) ?? sandboxClient(handle, this.options.maxResponseBytes),
       uses: 0,
       active: 0,
       idleSince: this.now(),
@@ -457,4 +462,9 @@ export class WarmPool implements KeptPool {
       waiting: poolWaiting.labels(this.appId, this.pool.name),
     };
   }
+}
+
+/** The core's client of one sandbox, reading answers up to the pool's limit. */
+export function sandboxClient(handle: SandboxHandle, maxResponseBytes: number | undefined): SandboxClient {
+  return new SandboxClient(handle.endpoint, maxResponseBytes !== undefined ? { maxResponseBytes } : {});
 }

@@ -3,7 +3,7 @@
  * memory, and tests decide when they start, die and retire.
  */
 import type { WarmClaimSource } from '../../src/sandbox/claim-reserve.js';
-import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
+import type { SandboxDriver, SandboxEndpoint, SandboxExitCause, SandboxHandle, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
 
 /** A driver whose sandboxes exist only in memory; tests decide when they start and die. */
 export class FakeDriver implements SandboxDriver {
@@ -16,6 +16,8 @@ export class FakeDriver implements SandboxDriver {
   /** When set, create() waits for release() before it resolves. */
   gate: { promise: Promise<void>; release(): void } | undefined;
   maxLive = 0;
+  /** Where every sandbox answers; none by default (a socket path that does not exist). */
+  endpoint: SandboxEndpoint | undefined;
 
   async create(_spec: SandboxSpec): Promise<SandboxHandle> {
     this.created += 1;
@@ -26,7 +28,7 @@ export class FakeDriver implements SandboxDriver {
     const exited = new Promise<SandboxExitCause>((resolve) => (exit = resolve));
     let retire!: () => void;
     const retiring = new Promise<void>((resolve) => (retire = resolve));
-    const handle: SandboxHandle = { id, endpoint: { kind: 'unix', socketPath: `/nonexistent/${id}.sock` }, exited, retiring };
+    const handle: SandboxHandle = { id, endpoint: this.endpoint ?? { kind: 'unix', socketPath: `/nonexistent/${id}.sock` }, exited, retiring };
     this.live.set(id, { handle, exit, retire });
     this.maxLive = Math.max(this.maxLive, this.live.size);
     return handle;

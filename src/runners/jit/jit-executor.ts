@@ -6,11 +6,13 @@
  * component is called with that component's template variables and may decline
  * an input (generated-code.ts).
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { DefinitionFile } from '../../contract/execute-contract.js';
 import type { Executor } from '../kit/executor.js';
+import type { ExecutionTools } from '../kit/tools-client.js';
 import { CandidateModules, declineInput, generatedCodeEvent, readCandidateTask } from './generated-code.js';
-import { ScriptLoader } from './script-loader.js';
+import { ScriptLoader, type ComponentFunction, type ScriptRef } from './script-loader.js';
 import { errorResult, resultFromValue } from '../kit/script-result.js';
 import { UhlpError } from '../../shared/errors.js';
 import { ExecuteBadRequestError, ScriptLoadFailedError, ScriptNotFoundError } from '../../shared/runner-errors.js';
@@ -53,6 +55,26 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     return inside(tmpDir) && inside(outputDir) ? { tmpDir, outputDir } : undefined;
   }
 
+  /**
+   * The script's function. In a cache (`definitionsViaMcp`) a script the core sent along is kept
+   * unless it is there already (one exists check: no failed load and its error first); one neither
+   * kept nor sent is read through MCP.
+   */
+  async function loadScript(ref: ScriptRef, sentFiles: readonly DefinitionFile[] | undefined, tools: ExecutionTools): Promise<ComponentFunction> {
+    if (!options.definitionsViaMcp || loader.isLoaded(ref)) return loader.load(ref);
+    const sent = sentFiles?.find((file) => file.path === ref.script);
+    if (sent !== undefined) {
+      const file = loader.resolve(ref);
+      if (!existsSync(file)) keepScript(file, Buffer.from(sent.content, 'utf8'));
+      return loader.load(ref);
+    }
+    return loader.load(ref).catch(async (error: unknown) => {
+      if (!(error instanceof ScriptNotFoundError)) throw error;
+      await fetchScript(loader.resolve(ref), ref.script, ref.revision, tools);
+      return loader.load(ref);
+    });
+  }
+
   const execute: Executor = async (request, tools) => {
     const task = request.context.taskDetails;
     if (!task || task.handler !== 'JIT' || !task.script) {
@@ -66,17 +88,7 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     const loadStarted = candidate === undefined && !loader.isLoaded(ref) ? performance.now() : undefined;
     let fn;
     try {
-      fn =
-        candidate !== undefined
-          ? await candidates.load(candidate.source)
-          : await loader.load(ref).catch(async (error: unknown) => {
-              if (!options.definitionsViaMcp || !(error instanceof ScriptNotFoundError)) throw error;
-              // The core sends the script with its first execution here; else it is read through MCP.
-              const sent = request.definitionFiles?.find((file) => file.path === ref.script);
-              if (sent !== undefined) await keepScript(loader.resolve(ref), Buffer.from(sent.content, 'utf8'));
-              else await fetchScript(loader.resolve(ref), ref.script, ref.revision, tools);
-              return loader.load(ref);
-            });
+      fn = candidate !== undefined ? await candidates.load(candidate.source) : await loadScript(ref, request.definitionFiles, tools);
     } catch (error) {
       // Only the loaders throw registry errors here (script-loader.ts, generated-code.ts): each is the execution's answer.
       if (error instanceof UhlpError) return errorResult(error);
@@ -105,7 +117,7 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     // its own (at a revision no commit has), so the module loader's first-use work is done.
     execute.warmUp = async () => {
       const ref = { revision: WARM_UP_REVISION, script: 'warm-up.js' };
-      await keepScript(loader.resolve(ref), Buffer.from('export default () => 0;\n'));
+      keepScript(loader.resolve(ref), Buffer.from('export default () => 0;\n'));
       (await loader.load(ref))(undefined, undefined);
     };
   }
@@ -113,7 +125,7 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
 }
 
 /** Reads the script through MCP at the execution's revision and keeps it at `file` (written whole, then renamed: a concurrent import never sees half). */
-async function fetchScript(file: string, script: string, revision: string, tools: { call(name: string, args?: Record<string, unknown>): Promise<Record<string, unknown>> }): Promise<void> {
+async function fetchScript(file: string, script: string, revision: string, tools: ExecutionTools): Promise<void> {
   let answer: Record<string, unknown>;
   try {
     answer = await tools.call(READ_TOOL, { path: script });
@@ -127,13 +139,17 @@ async function fetchScript(file: string, script: string, revision: string, tools
   if (answer.revision !== revision || typeof answer.content !== 'string') {
     throw new ScriptLoadFailedError(`the core answered script "${script}" for another revision or without content`);
   }
-  await keepScript(file, answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8'));
+  keepScript(file, answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8'));
 }
 
-/** Writes a script into the cache whole, then renames it: a concurrent import never sees half. */
-async function keepScript(file: string, bytes: Buffer): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
+/**
+ * Writes a script into the cache whole, then renames it: a concurrent import never sees half.
+ * Synchronous: three calls on one small file cost less on the event loop than three trips to
+ * libuv's thread pool, and this is on a pod's first request.
+ */
+function keepScript(file: string, bytes: Buffer): void {
+  mkdirSync(path.dirname(file), { recursive: true });
   const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.part`;
-  await writeFile(partial, bytes, { mode: 0o444 });
-  await rename(partial, file);
+  writeFileSync(partial, bytes, { mode: 0o444 });
+  renameSync(partial, file);
 }
