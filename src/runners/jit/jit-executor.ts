@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DefinitionFile } from '../../contract/execute-contract.js';
+import type { DefinitionFile, ExecuteRequest } from '../../contract/execute-contract.js';
 import type { Executor } from '../kit/executor.js';
 import type { ExecutionTools } from '../kit/tools-client.js';
 import { CandidateModules, declineInput, generatedCodeEvent, readCandidateTask } from './generated-code.js';
@@ -112,16 +112,28 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     const result = resultFromValue(value);
     return scriptLoadMs === undefined ? result : { ...result, metrics: { ...result.metrics, script_load_ms: scriptLoadMs } };
   };
-  if (options.definitionsViaMcp) {
-    // A pod's first script is kept in the cache and imported: do that once with a script of
-    // its own (at a revision no commit has), so the module loader's first-use work is done.
-    execute.warmUp = async () => {
-      const ref = { revision: WARM_UP_REVISION, script: 'warm-up.js' };
-      keepScript(loader.resolve(ref), Buffer.from('export default () => 0;\n'));
-      (await loader.load(ref))(undefined, undefined);
-    };
-  }
+  // A pod's first script is kept in the cache and imported: its warm-up is an execution of a script
+  // of its own (at a revision no commit has), sent along as the core sends a pod's first script.
+  if (options.definitionsViaMcp) execute.warmUpRequest = warmUpRequest();
   return execute;
+}
+
+function warmUpRequest(): ExecuteRequest {
+  return {
+    requestId: 'warm-up',
+    requestData: { source: 'trigger', triggerDetails: { sourceAppId: 'warm-up', triggerEvent: 'warm-up', payload: {} } },
+    context: {
+      appId: 'warm-up',
+      componentId: 'warm-up',
+      // Never called: the script uses no tool.
+      mcp_endpoint: 'http://127.0.0.1:9/mcp',
+      stateConfig: { type: 'mcp_tool' },
+      configuration: {},
+      applicationInfo: { deploymentMode: 'production' },
+      taskDetails: { handler: 'JIT', revision: WARM_UP_REVISION, script: 'warm-up.js', function: 'default' },
+    },
+    definitionFiles: [{ path: 'warm-up.js', content: 'export default () => ({ warm: true });\n' }],
+  };
 }
 
 /** Reads the script through MCP at the execution's revision and keeps it at `file` (written whole, then renamed: a concurrent import never sees half). */

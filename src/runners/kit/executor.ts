@@ -16,8 +16,9 @@ import type { ExecutionTools } from './tools-client.js';
  */
 export type Executor = ((request: ExecuteRequest, tools: ExecutionTools) => Promise<ScriptResult>) & {
   /**
-   * Does the executor's own first-execution work ahead, before the runner counts as
-   * ready (runner-server.ts warmUp). @defaultValue none
+   * An execution the runner sends itself before it counts as ready (runner-server.ts warmUp), that
+   * goes the whole way a claimed pod's first request goes with this executor, so that request
+   * finds every part of it compiled. @defaultValue none: the runner warms its own request path only
    */
-  warmUp?: () => Promise<void>;
+  warmUpRequest?: ExecuteRequest;
 };

@@ -3,9 +3,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ExecuteRequest } from '../../contract/execute-contract.js';
 import { Http1ResponseParser, type ParsedResponse } from '../../shared/http1/response-parser.js';
 import { createJitExecutor } from '../jit/jit-executor.js';
+import type { Executor } from './executor.js';
 import { createRunnerServer, type RunnerServer } from './runner-server.js';
+import type { ExecutionTools } from './tools-client.js';
 
 let runner: RunnerServer;
 let socketPath: string;
@@ -129,11 +132,25 @@ describe('warm-up', () => {
     }
   });
 
-  it("has a pod's jit-runner keep and import a script of its own first, at a revision no commit has", async () => {
+  it("has a pod's jit-runner run a script of its own the whole way first: sent along, kept at a revision no commit has, imported, called", async () => {
     const definitionsRoot = mkdtempSync(path.join(os.tmpdir(), 'uhlp-rs-defs-'));
-    const executor = createJitExecutor({ definitionsRoot, definitionsViaMcp: true });
-    await executor.warmUp!();
-    expect(existsSync(path.join(definitionsRoot, '0'.repeat(40), 'warm-up.js'))).toBe(true);
-    expect(createJitExecutor({ definitionsRoot }).warmUp).toBeUndefined();
+    const jit = createJitExecutor({ definitionsRoot, definitionsViaMcp: true });
+    const results: unknown[] = [];
+    const executor: Executor = Object.assign(async (request: ExecuteRequest, tools: ExecutionTools) => {
+      const result = await jit(request, tools);
+      results.push(result);
+      return result;
+    }, { warmUpRequest: jit.warmUpRequest });
+    const tcp = createRunnerServer({ executor });
+    await new Promise<void>((resolve) => tcp.server.listen(0, '127.0.0.1', resolve));
+    try {
+      await tcp.warmUp(`http://127.0.0.1:${(tcp.server.address() as net.AddressInfo).port}`);
+      expect(results).toEqual([{ resultType: 'generic', data: { warm: true }, metrics: { script_load_ms: expect.any(Number) } }]);
+      expect(existsSync(path.join(definitionsRoot, '0'.repeat(40), 'warm-up.js'))).toBe(true);
+    } finally {
+      await tcp.drain();
+    }
+    // A runner reading a mounted revision keeps no cache: it warms its request path only.
+    expect(createJitExecutor({ definitionsRoot }).warmUpRequest).toBeUndefined();
   });
 });

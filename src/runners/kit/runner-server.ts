@@ -168,8 +168,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
     async warmUp(url) {
       warming = true;
       try {
-        await warmUp(url);
-        await options.executor.warmUp?.().catch(() => undefined);
+        await warmUp(url, options.executor.warmUpRequest);
       } finally {
         warming = false;
       }
@@ -178,22 +177,26 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
 }
 
 /**
- * The work a fresh process does on its first execution, done once ahead: compiling
- * the contract's request check, and the server's path for a POST with a body, through
- * one POST /execute of its own that the server refuses (no request id). A claimed
- * warm pod's first request then costs what the next ones do (src/sandbox/script-push.ts
- * removes the other first-request cost, reading the script). The executor may add
- * its own (the jit-runner keeps and imports a script of its own). Not `fetch`: Node
- * loads undici on its first call, megabytes a runner whose scripts call no tool
- * never needs, in pods whose memory limit may be 64 MiB.
+ * The work a fresh process does on its first execution, done once ahead through one
+ * POST /execute of its own: the executor's warm-up request when it has one (the
+ * jit-runner's runs a script of its own the whole way, src/runners/jit), else one
+ * the server refuses (no request id), which still compiles the contract's request
+ * check and the server's path for a POST with a body. A claimed warm pod's first
+ * request then costs what the next ones do (src/sandbox/script-push.ts removes the
+ * other first-request cost, reading the script). Not `fetch`: Node loads undici on
+ * its first call, megabytes a runner whose scripts call no tool never needs, in pods
+ * whose memory limit may be 64 MiB.
  */
-async function warmUp(url: string): Promise<void> {
+async function warmUp(url: string, request: ExecuteRequest | undefined): Promise<void> {
   validateExecuteRequest({});
   const { hostname, port } = new URL(url);
-  const body = '{"requestId":"warm-up"}';
+  const body = JSON.stringify(request ?? { requestId: 'warm-up' });
+  const requestId = request ? `${REQUEST_ID_HEADER}: ${request.requestId}\r\n` : '';
   await new Promise<void>((resolve) => {
     const socket = net.connect(Number(port), hostname, () => {
-      socket.end(`POST ${EXECUTE_PATH} HTTP/1.1\r\nhost: runner\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`);
+      socket.end(
+        `POST ${EXECUTE_PATH} HTTP/1.1\r\nhost: runner\r\ncontent-type: application/json\r\n${requestId}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
     });
     // Best effort: a runner that cannot reach itself still serves.
     socket.on('data', () => undefined).on('close', () => resolve()).on('error', () => resolve());
