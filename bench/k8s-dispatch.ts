@@ -212,7 +212,7 @@ export async function benchK8s(options: K8sBenchOptions = {}): Promise<K8sBenchR
       const before = timingLines();
       const total = await hello();
       claims.push(total);
-      // The core logs before it answers, but its stderr may reach this process a moment after the answer.
+      // The core logs the line once its answer is on its way: it reaches this process a moment after the answer.
       await until('the core\'s timing line', async () => timingLines() > before, 2_000, 5).catch(() => undefined);
       const timing = timings(core.stderr())[before];
       if (timing) {

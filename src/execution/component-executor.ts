@@ -40,6 +40,15 @@ export interface TurnWrites {
   readonly evidence: TurnEvidence;
 }
 
+/** Where one execution's time went, as the core saw it (logTiming). */
+interface ExecutionTiming {
+  readonly sandbox: string;
+  /** Which use of the sandbox the execution was (1: its first). */
+  readonly use: number;
+  readonly acquireMs: number;
+  readonly roundTripMs: number;
+}
+
 export class ComponentExecutor {
   constructor(
     private readonly sandboxes: Pick<SandboxManager, 'pool'>,
@@ -95,18 +104,18 @@ export class ComponentExecutor {
    * load of the script and its MCP calls. The rest of the round trip is the connection
    * and the transfer.
    */
-  private logTiming(lease: Lease, target: ExecutionTarget, requestId: string, acquireMs: number, roundTripMs: number, response: ExecuteResponse): void {
+  private logTiming(target: ExecutionTarget, requestId: string, timing: ExecutionTiming, response: ExecuteResponse): void {
     const mcpMs = (response.metrics?.mcp_calls ?? []).reduce((sum, call) => sum + call.total_duration_ms, 0);
     const ms = (value: number): number => Math.round(value * 100) / 100;
     this.logger.debug(
       {
         app: target.appId,
         pool: target.poolName,
-        sandbox: lease.sandbox.handle.id,
+        sandbox: timing.sandbox,
         requestId,
-        use: lease.sandbox.uses + 1,
-        acquireMs: ms(acquireMs),
-        roundTripMs: ms(roundTripMs),
+        use: timing.use,
+        acquireMs: ms(timing.acquireMs),
+        roundTripMs: ms(timing.roundTripMs),
         runnerMs: ms(response.metrics?.execution_time_ms ?? 0),
         // The runner's first load of the script (kept, then imported), when this execution did it.
         ...(response.metrics?.script_load_ms !== undefined ? { scriptLoadMs: ms(response.metrics.script_load_ms) } : {}),
@@ -159,7 +168,11 @@ export class ComponentExecutor {
         const settled = settleWrites(surface, turn!, parsed.response.resultType === 'error');
         if (settled !== undefined) await settled;
       }
-      if (this.logger.isLevelEnabled('debug')) this.logTiming(lease, target, requestId, acquireMs, performance.now() - started, parsed.response);
+      if (this.logger.isLevelEnabled('debug')) {
+        const timing = { sandbox: lease.sandbox.handle.id, use: lease.sandbox.uses + 1, acquireMs, roundTripMs: performance.now() - started };
+        // Logged once the answer is on its way: writing a log line (to a pipe, a terminal) is never in the request's time.
+        setImmediate(() => this.logTiming(target, requestId, timing, parsed.response));
+      }
       return { response: parsed.response, text };
     } catch (error) {
       if (error instanceof SandboxTransportError) {
