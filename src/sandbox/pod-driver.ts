@@ -111,6 +111,8 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
   private readonly sandboxPools: ResourceInformer<SandboxPoolResource>;
   private watchingPools: Promise<void> | undefined;
   private readonly live = new Map<string, PodHandle>();
+  /** Each pool's config hash, by its spec (one object per pool): every claim reads it. */
+  private readonly configHashes = new WeakMap<SandboxSpec, string>();
   /** Pods created on demand and not yet answering: their events wake the waiter. */
   private readonly waiters = new Map<string, () => void>();
   private closed = false;
@@ -174,7 +176,7 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
   async claimWarm(spec: SandboxSpec): Promise<SandboxHandle | undefined> {
     if (this.closed) return undefined;
     await this.watch();
-    const hash = podConfigHash(this.podInput(spec));
+    const hash = this.configHash(spec);
     const started = performance.now();
     let conflicts = 0;
     for (const pod of this.warmPods(spec, hash)) {
@@ -410,7 +412,7 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
     await this.watch();
     let hash: string | undefined;
     try {
-      hash = spec ? podConfigHash(this.podInput(spec)) : undefined;
+      hash = spec ? this.configHash(spec) : undefined;
     } catch {
       return []; // a pool the pods cannot run: its first create says why
     }
@@ -451,6 +453,13 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
       throw sandboxUnavailable(`cannot watch pods in namespace ${this.options.namespace}: ${errorText(error)}`);
     });
     return this.watching;
+  }
+
+  /** The config hash of the pool's pods (podConfigHash), worked out once per spec; a pool the pods cannot run throws, each time. */
+  private configHash(spec: SandboxSpec): string {
+    let hash = this.configHashes.get(spec);
+    if (hash === undefined) this.configHashes.set(spec, (hash = podConfigHash(this.podInput(spec))));
+    return hash;
   }
 
   /** The pod's input; a runner: mcp pool the pods cannot run is refused here, with the reason. */
