@@ -153,7 +153,7 @@ export class OperatorWarmedPool implements KeptPool {
  * else from a claim now; and the pool's client of a pod from the reserve is the one it opened.
  */
 function reserveFirst(driver: SandboxDriver, reserve: ClaimReserve): { driver: SandboxDriver; clientOf: (handle: SandboxHandle) => SandboxClient | undefined } {
-  // From the reserve's take to the pool's track of the same pod (the next lines the pool runs).
+  // From the reserve's take to the pool's track of the same pod: the pool tracks every sandbox its create gives.
   const opened = new WeakMap<SandboxHandle, SandboxClient>();
   const clientOf = (handle: SandboxHandle): SandboxClient | undefined => {
     const client = opened.get(handle);
@@ -169,10 +169,7 @@ function reserveFirst(driver: SandboxDriver, reserve: ClaimReserve): { driver: S
       if (reserved.client) opened.set(reserved.handle, reserved.client);
       return Promise.resolve(reserved.handle);
     },
-    destroy: (handle, cause) => {
-      clientOf(handle)?.close();
-      return driver.destroy(handle, cause);
-    },
+    destroy: (handle, cause) => driver.destroy(handle, cause),
     ...(driver.adopt ? { adopt: (appId: string, poolName: string, spec?: SandboxSpec) => driver.adopt!(appId, poolName, spec) } : {}),
     close: () => driver.close(),
   };
