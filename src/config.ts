@@ -19,6 +19,7 @@ import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai
 import type { LogLevel } from './logger.js';
 import { DEFAULT_CLAIM_AHEAD } from './sandbox/claim-reserve.js';
 import { readConsoleTokens, type ConsoleToken } from './console/console-tokens.js';
+import { npmEnvironment } from './mcp/federation/npm-environment.js';
 
 export type DriverName = 'process' | 'docker' | 'pod';
 
@@ -657,6 +658,13 @@ function hostPortList(env: Environment, variable: string): readonly string[] {
   return Object.freeze(list);
 }
 
+/** A comma-separated list of environment variable names. */
+function variableNames(env: Environment, variable: string): readonly string[] {
+  const names = (env[variable] ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+  for (const name of names) if (!VARIABLE_NAME.test(name)) invalid(variable, 'comma-separated environment variable names', name);
+  return names;
+}
+
 export interface McpFederationConfig {
   /** YAML file of the community servers every app may be granted (Helm: mcp.community). @defaultValue none (`UHLP_MCP_COMMUNITY_FILE`) */
   readonly communityFile?: string;
@@ -667,14 +675,15 @@ export interface McpFederationConfig {
   /** Where npm packages of stdio servers are installed, by integrity. @defaultValue `<dataDir>/mcp-packages` (`UHLP_MCP_PACKAGE_CACHE`) */
   readonly packageCache: string;
   /**
-   * The environment npm installs packages with: its PATH and HOME, proxies and
-   * `npm_config_*` settings only, never the core's own secrets.
+   * The environment npm installs packages with (npm-environment.ts): PATH, HOME and TMPDIR,
+   * proxies, the CA variables, `npm_config_*` settings, the machine's global npmrc, and the
+   * variables `UHLP_MCP_NPM_ENV` names; never the core's own secrets.
    */
   readonly npmEnvironment: Readonly<Record<string, string>>;
 }
 
-/** What of the core's environment npm may see (its registry, proxies, cache and PATH). */
-const NPM_ENVIRONMENT = /^(?:PATH|HOME|TMPDIR|(?:HTTPS?|NO)_PROXY|(?:https?|no)_proxy|npm_config_\w+|NPM_CONFIG_\w+)$/;
+/** A variable name `UHLP_MCP_NPM_ENV` may list. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function mcpFederationConfig(env: Environment, dataDir: string): McpFederationConfig {
   const file = (variable: string): string | undefined => {
@@ -689,9 +698,7 @@ function mcpFederationConfig(env: Environment, dataDir: string): McpFederationCo
     ...(secretsFile !== undefined ? { secretsFile } : {}),
     allowPrivate: hostPortList(env, 'UHLP_MCP_ALLOW_PRIVATE'),
     packageCache: env.UHLP_MCP_PACKAGE_CACHE ? path.resolve(env.UHLP_MCP_PACKAGE_CACHE) : path.join(dataDir, 'mcp-packages'),
-    npmEnvironment: Object.freeze(
-      Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => NPM_ENVIRONMENT.test(entry[0]) && entry[1] !== undefined)),
-    ),
+    npmEnvironment: Object.freeze(npmEnvironment(env, { extra: variableNames(env, 'UHLP_MCP_NPM_ENV') })),
   });
 }
 

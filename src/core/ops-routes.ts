@@ -30,8 +30,11 @@ export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
     const loaded = snapshot.revision !== '';
     const appWatch = deps.appWatch?.liveness();
     const ready = loaded && sandboxes.ready && state.ok && appWatch?.synced !== false;
+    // A pool whose server failed to launch does not take the core out of service (every other app
+    // serves): the core is ready, degraded, and the pool says why.
+    const degraded = sandboxes.pools.some((pool) => pool.state === 'failed');
     return reply.code(ready ? 200 : 503).send({
-      status: ready ? 'ready' : 'not-ready',
+      status: ready ? (degraded ? 'degraded' : 'ready') : 'not-ready',
       revision: snapshot.revision,
       apps: [...snapshot.apps.keys()],
       driver: deps.sandboxes.driverName,

@@ -146,6 +146,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
   federation = new McpFederation({
     appPool: (appId, poolName) => sandboxes.pool(appId, poolName),
+    appPoolProblem: (appId, poolName) => sandboxes.poolProblem(appId, poolName),
     packages: new PackageCache(config.mcpFederation.packageCache, { env: config.mcpFederation.npmEnvironment }),
     community: loadCommunityServers(config.mcpFederation.communityFile),
     startPool: (appId, spec, launch) => sandboxes.startOwnPool(appId, spec, launch),

@@ -1,12 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeDriver } from '../../test/helpers/fake-sandbox-driver.js';
 import { poolSpec } from '../../test/helpers/pool-spec.js';
 import type { AppSnapshot } from '../apps/app-snapshot.js';
 import type { PoolSpec } from '../apps/schema/app-definition-schema.js';
 import { silentLogger } from '../logger.js';
+import { UhlpError } from '../shared/errors.js';
+import type { McpServerLaunch } from './sandbox-driver.js';
 import { createMetrics } from '../metrics.js';
 import { operatorWarmedPool } from './operator-warmed-pool.js';
-import type { PoolStrategyFactory } from './pool-strategy.js';
+import type { KeptPool, PoolStrategyFactory } from './pool-strategy.js';
 import { SandboxManager } from './sandbox-manager.js';
 import { localWarmPool } from './warm-pool.js';
 
@@ -21,7 +23,7 @@ describe('SandboxManager', () => {
     await Promise.all(managers.splice(0).map((manager) => manager.close({ force: true })));
   });
 
-  function makeManager(strategy: PoolStrategyFactory): { manager: SandboxManager; driver: FakeDriver } {
+  function makeManager(strategy: PoolStrategyFactory, mcpServerLaunch?: () => Promise<McpServerLaunch | undefined>): { manager: SandboxManager; driver: FakeDriver } {
     const driver = new FakeDriver();
     const manager = new SandboxManager({
       driver,
@@ -30,6 +32,7 @@ describe('SandboxManager', () => {
       logger: silentLogger(),
       definitionsRoot: '/nonexistent',
       instanceId: 'unit',
+      ...(mcpServerLaunch !== undefined ? { mcpServerLaunch } : {}),
     });
     managers.push(manager);
     return { manager, driver };
@@ -54,5 +57,56 @@ describe('SandboxManager', () => {
     expect(manager.pool('shop', 'node')).not.toBe(pool);
     await manager.sync(snapshotOf([]));
     expect(manager.pool('shop', 'node')).toBeUndefined();
+  });
+
+  it("keeps serving the other pools while a runner: mcp pool's package installs, and reports its failure", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const launches: Array<{ resolve: (launch: McpServerLaunch) => void; reject: (error: Error) => void }> = [];
+      const { manager } = makeManager(localWarmPool, () => new Promise((resolve, reject) => launches.push({ resolve, reject })));
+      const jit = poolSpec({ name: 'node', minWarm: 1, maxSize: 2 });
+      const server = poolSpec({ name: 'memory', runner: 'mcp', minWarm: 1, maxSize: 1 });
+      // sync does not wait for the install: the jit pool starts, the server's pool is listed as installing.
+      await manager.sync(snapshotOf([jit, server]));
+      expect(launches).toHaveLength(1);
+      expect(manager.pool('shop', 'node')).toBeDefined();
+      expect(manager.pool('shop', 'memory')).toBeUndefined();
+      await (manager.pool('shop', 'node') as KeptPool).whenReady();
+      expect(manager.readiness()).toMatchObject({ ready: false, pools: [{ pool: 'node', ready: true }, { pool: 'memory', ready: false, state: 'installing' }] });
+      expect(manager.poolProblem('shop', 'memory')).toMatchObject({ code: 'UHLP_MCP_SERVER_UNAVAILABLE' });
+
+      // A failed install is reported with its code, does not hold readiness, and is tried again later.
+      launches[0]!.reject(new UhlpError('UHLP_MCP_PACKAGE_FAILED', 'npm view x@1 failed: ECONNREFUSED', { package: 'x@1' }));
+      await manager.whenReady();
+      expect(manager.readiness()).toMatchObject({
+        ready: true,
+        pools: [{ pool: 'node', ready: true }, { pool: 'memory', ready: false, state: 'failed', error: { code: 'UHLP_MCP_PACKAGE_FAILED', message: 'npm view x@1 failed: ECONNREFUSED' } }],
+      });
+      expect(manager.poolProblem('shop', 'memory')).toEqual({ code: 'UHLP_MCP_PACKAGE_FAILED', message: 'npm view x@1 failed: ECONNREFUSED' });
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(launches).toHaveLength(2);
+      expect(manager.readiness().pools[1]).toMatchObject({ pool: 'memory', state: 'installing' });
+
+      // The registry is back: the pool is made and warms like any other.
+      launches[1]!.resolve({ packageDir: '/cache/abc', entry: 'node_modules/x/index.js', args: [], env: [] });
+      await vi.advanceTimersByTimeAsync(0);
+      expect(manager.pool('shop', 'memory')).toBeDefined();
+      expect(manager.poolProblem('shop', 'memory')).toBeUndefined();
+      await manager.whenReady();
+      expect(manager.readiness()).toMatchObject({ ready: true, pools: [{ pool: 'node' }, { pool: 'memory', ready: true }] });
+      expect(manager.readiness().pools[1]!.state).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('forgets a waiting server pool its app no longer declares', async () => {
+    const launches: Array<(error: Error) => void> = [];
+    const { manager } = makeManager(localWarmPool, () => new Promise((_resolve, reject) => launches.push(reject)));
+    await manager.sync(snapshotOf([poolSpec({ name: 'memory', runner: 'mcp', minWarm: 1, maxSize: 1 })]));
+    await manager.sync(snapshotOf([]));
+    launches[0]!(new Error('too late'));
+    await manager.whenReady();
+    expect(manager.readiness()).toEqual({ ready: true, pools: [] });
   });
 });

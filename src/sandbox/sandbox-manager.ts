@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { AppSnapshot, LoadedApp } from '../apps/app-snapshot.js';
 import type { KeptPool, PoolStrategy, PoolStrategyFactory } from './pool-strategy.js';
 import type { McpServerLaunch, SandboxDriver } from './sandbox-driver.js';
+import { ServerPoolLaunches, type LaunchProblem } from './server-pool-launches.js';
 import { LABEL_APP, LABEL_INSTANCE, LABEL_POOL } from './sandbox-labels.js';
 
 export interface SandboxManagerOptions {
@@ -32,8 +33,8 @@ export interface SandboxManagerOptions {
   /** Largest /execute answer read from a sandbox, bytes. @defaultValue DEFAULT_MAX_RESPONSE_BYTES (8 MiB) */
   readonly maxResponseBytes?: number;
   /**
-   * The stdio MCP server a `runner: mcp` pool runs (its package installed first).
-   * @defaultValue none: such pools are not started
+   * The stdio MCP server a `runner: mcp` pool runs (its package installed first, in the
+   * background: see server-pool-launches.ts). @defaultValue none: such pools are not started
    */
   readonly mcpServerLaunch?: (app: LoadedApp, pool: PoolSpec) => Promise<McpServerLaunch | undefined>;
 }
@@ -49,6 +50,12 @@ export interface PoolReadiness {
   busy: number;
   waiting: number;
   lastStartError?: string;
+  /**
+   * A `runner: mcp` pool with no sandbox yet: its server's package is `installing`, or
+   * `failed` to install (with `error`; tried again later). Absent for a running pool.
+   */
+  state?: 'installing' | 'failed';
+  error?: LaunchProblem;
 }
 
 /** A pool, and its spec as its app declared it (what a new snapshot is compared with). */
@@ -62,8 +69,25 @@ export class SandboxManager {
   /** Pools no AppDefinition declares (startOwnPool): sync leaves them alone. */
   private readonly ownPools = new Map<string, KeptPool>();
   private readonly retiring = new Set<Promise<void>>();
+  /** runner: mcp pools waiting for their server's package. */
+  private readonly launches: ServerPoolLaunches | undefined;
 
-  constructor(private readonly options: SandboxManagerOptions) {}
+  constructor(private readonly options: SandboxManagerOptions) {
+    const launch = options.mcpServerLaunch;
+    this.launches =
+      launch === undefined
+        ? undefined
+        : new ServerPoolLaunches({
+            launch,
+            logger: options.logger,
+            launched: (k, app, spec, server) => {
+              if (this.pools.has(k)) return;
+              const pool = this.makePool(app.id, spec, server);
+              this.pools.set(k, { declared: spec, pool });
+              void pool.start();
+            },
+          });
+  }
 
   get driverName(): string {
     return this.options.driver.name;
@@ -78,7 +102,10 @@ export class SandboxManager {
     return this.pools.get(key(appId, poolName))?.pool;
   }
 
-  /** Brings the pools in line with a registry snapshot. Resolves once new pools have started filling. */
+  /**
+   * Brings the pools in line with a registry snapshot. Resolves once new pools have started
+   * filling; a `runner: mcp` pool is made once its server's package is installed, meanwhile.
+   */
   async sync(snapshot: AppSnapshot): Promise<void> {
     const wanted = new Map<string, { appId: string; app: LoadedApp; spec: PoolSpec }>();
     for (const app of snapshot.apps.values()) {
@@ -88,19 +115,16 @@ export class SandboxManager {
       const next = wanted.get(k);
       if (!next || !isDeepStrictEqual(next.spec, managed.declared)) this.retire(k, managed.pool);
     }
+    for (const k of [...(this.launches?.keys() ?? [])]) if (!wanted.has(k)) this.launches!.cancel(k);
     const starts: Promise<void>[] = [];
     for (const [k, { appId, app, spec }] of wanted) {
       if (this.pools.has(k)) continue;
-      let mcpServer: McpServerLaunch | undefined;
       if (spec.runner === 'mcp') {
-        // The server's package is installed before its first sandbox starts; a pool whose server cannot be had is not started.
-        mcpServer = await this.options.mcpServerLaunch?.(app, spec).catch((error: unknown) => {
-          this.options.logger.error({ app: appId, pool: spec.name, err: error instanceof Error ? error.message : error }, 'MCP server of the pool unavailable');
-          return undefined;
-        });
-        if (mcpServer === undefined || this.pools.has(k)) continue;
+        // The server's package is installed before its first sandbox starts, without holding the others.
+        this.launches?.want(k, app, spec);
+        continue;
       }
-      const pool = this.makePool(appId, spec, mcpServer);
+      const pool = this.makePool(appId, spec, undefined);
       this.pools.set(k, { declared: spec, pool });
       starts.push(pool.start());
     }
@@ -129,11 +153,19 @@ export class SandboxManager {
     if (pool !== undefined) this.retireOwn(k, pool);
   }
 
-  /** Resolves when every pool holds its minWarm sandboxes. */
+  /**
+   * Resolves when every pool holds its minWarm sandboxes, and every server package being
+   * installed is installed (its pool warm) or failed.
+   */
   async whenReady(): Promise<void> {
+    await this.launches?.settled();
     await Promise.all([...this.pools.values()].map(({ pool }) => pool.whenReady()));
   }
 
+  /**
+   * Every pool and whether it is warm. A pool whose server failed to launch is listed with
+   * its error and does not hold the others' readiness: it would not be warm any sooner.
+   */
   readiness(): { ready: boolean; pools: PoolReadiness[] } {
     const pools = [...this.pools.values()].map(({ pool }): PoolReadiness => ({
       app: pool.appId,
@@ -143,7 +175,27 @@ export class SandboxManager {
       maxSize: pool.pool.maxSize,
       ...pool.stats(),
     }));
-    return { ready: pools.every((p) => p.ready), pools };
+    for (const waiting of this.launches?.pending() ?? []) {
+      pools.push({
+        app: waiting.app,
+        pool: waiting.pool,
+        ready: false,
+        minWarm: waiting.spec.minWarm,
+        maxSize: waiting.spec.maxSize,
+        starting: 0,
+        idle: 0,
+        busy: 0,
+        waiting: 0,
+        state: waiting.state,
+        ...(waiting.error !== undefined ? { error: waiting.error } : {}),
+      });
+    }
+    return { ready: pools.every((p) => p.ready || p.state === 'failed'), pools };
+  }
+
+  /** Why an app's `runner: mcp` pool has no server running, or undefined when it is not waiting for one. */
+  poolProblem(appId: string, poolName: string): LaunchProblem | undefined {
+    return this.launches?.problem(key(appId, poolName));
   }
 
   /** Closes every pool. `force` destroys busy sandboxes too instead of waiting for their requests. */
@@ -151,6 +203,7 @@ export class SandboxManager {
     const closing = [...[...this.pools.values()].map(({ pool }) => pool), ...this.ownPools.values()].map((pool) => pool.close(options));
     this.pools.clear();
     this.ownPools.clear();
+    this.launches?.close();
     await Promise.all([...closing, ...this.retiring]);
     await this.options.driver.close();
   }

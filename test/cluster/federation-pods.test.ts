@@ -1,8 +1,6 @@
 // MCP federation through `uhlp dev --driver pod` on the real one-node cluster: runner: mcp
 // sandboxes are pods of the mcp-host image, each mounting its server's package from the
 // package cache (a directory of the node here, hostPath) read-only. See the suite.
-import os from 'node:os';
-import path from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describeFederation } from '../helpers/federation-suite.js';
 import { testImages } from '../docker/docker-env.js';
@@ -15,7 +13,7 @@ let pods: CoreV1Api | undefined;
 describeFederation({
   driver: 'pod',
   scriptServers: false,
-  async before({ port }) {
+  async before({ port, packageCache }) {
     const kubeConfig = await requireNode();
     pods = kubeConfig.makeApiClient(CoreV1Api);
     namespace = await createNamespace(kubeConfig, 'uhlp-federation');
@@ -32,7 +30,7 @@ describeFederation({
         UHLP_IMAGE_LLM: llmOrchestrator.reference,
         UHLP_IMAGE_MCP: mcpHost.reference,
         // The core runs on the node: the cache it installs into is the pods' hostPath.
-        UHLP_MCP_PACKAGE_VOLUME: `hostPath:${path.join(os.tmpdir(), 'uhlp-test-mcp-packages')}`,
+        UHLP_MCP_PACKAGE_VOLUME: `hostPath:${packageCache}`,
       },
     };
   },

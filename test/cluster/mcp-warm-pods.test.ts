@@ -5,6 +5,7 @@
  * mounting the package from the cache volume (a directory of the node here) read-only; a
  * core claims one and calls its server (server-memory from the npm registry).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpHostAnswer } from '../../src/contract/mcp-host-wire.js';
 import { CustomResourceClient, SANDBOX_POOL, type SandboxPoolResource } from '../../src/k8s/custom-resources.js';
 import { silentLogger } from '../../src/logger.js';
+import { npmEnvironment } from '../../src/mcp/federation/npm-environment.js';
 import { PackageCache } from '../../src/mcp/federation/package-cache.js';
 import { runOperator, type RunningOperator } from '../../src/operator/run-operator.js';
 import { PodDriver } from '../../src/sandbox/pod-driver.js';
@@ -23,8 +25,8 @@ import { FAST_LEASE, collectingLogger } from '../k8s/fixtures.js';
 import { createNamespace, installCrds, waitFor } from '../k8s/kube-env.js';
 import { importImages, requireNode } from './node-env.js';
 
-/** The package cache the federation suites share: each package installed once, by its integrity. */
-const PACKAGE_CACHE = path.join(os.tmpdir(), 'uhlp-test-mcp-packages');
+/** Empty at every run: the package is installed as a core installs it (npm, with the core's npm environment). */
+const PACKAGE_CACHE = mkdtempSync(path.join(os.tmpdir(), 'uhlp-test-mcp-packages-'));
 const VOLUME = { hostPath: PACKAGE_CACHE };
 
 describe('warm pods of a runner: mcp pool', () => {
@@ -49,7 +51,7 @@ describe('warm pods of a runner: mcp pool', () => {
     client = new CustomResourceClient(kubeConfig, { fieldManager: 'uhlp-test' });
     const { mcpHost } = await testImages();
     await importImages([mcpHost.reference]);
-    const installed = await new PackageCache(PACKAGE_CACHE, { env: process.env }).install({ name: '@modelcontextprotocol/server-memory', version: '2026.8.31' });
+    const installed = await new PackageCache(PACKAGE_CACHE, { env: npmEnvironment(process.env) }).install({ name: '@modelcontextprotocol/server-memory', version: '2026.8.31' });
     const pool = poolSpec({ name: 'memory', runner: 'mcp', minWarm: 1, maxSize: 2 });
     spec = {
       appId: 'notes',
@@ -81,6 +83,7 @@ describe('warm pods of a runner: mcp pool', () => {
     await driver?.close();
     await operator?.stop();
     await namespace?.remove();
+    rmSync(PACKAGE_CACHE, { recursive: true, force: true });
   });
 
   it('waits for the server a core writes (at a miss, or when its pool starts), then keeps a warm pod that a core claims and calls', async () => {

@@ -10,7 +10,7 @@
  * server killed mid-call; the MCP inspector CLI with an app's token.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -21,6 +21,7 @@ import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { npmEnvironment } from '../../src/mcp/federation/npm-environment.js';
 import { PackageCache } from '../../src/mcp/federation/package-cache.js';
 import { reply, startOpenAiTestServer, type OpenAiTestServer } from './openai-test-server.js';
 import { UHLP_BIN, copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
@@ -31,7 +32,7 @@ export interface FederationSuiteOptions {
    * Runs first (Docker: the engine answers and the images are built); answers what the
    * core needs beside (pods: the cluster, the images, the address pods reach the core at).
    */
-  readonly before?: (core: { port: number }) => Promise<{ args?: string[]; env?: Record<string, string> } | unknown>;
+  readonly before?: (core: { port: number; packageCache: string }) => Promise<{ args?: string[]; env?: Record<string, string> } | unknown>;
   /**
    * The driver runs the app's script servers (hostile, modernstdio). @defaultValue true;
    * the pod driver refuses them, and the suite checks that it says so.
@@ -50,8 +51,13 @@ export interface FederationSuiteOptions {
 const run = promisify(execFile);
 
 export function describeFederation(options: FederationSuiteOptions): void {
-  /** Shared between runs: each package is installed once, by its integrity. */
-  const PACKAGE_CACHE = path.join(os.tmpdir(), 'uhlp-test-mcp-packages');
+  /**
+   * Empty at every run, as a user's first core has it: the packages are installed the way
+   * the core installs them (npm, with the environment the core gives it), never found warm.
+   */
+  const PACKAGE_CACHE = mkdtempSync(path.join(os.tmpdir(), 'uhlp-test-mcp-packages-'));
+  /** What npm sees when the suite installs a package itself: what the core would give it. */
+  const packages = new PackageCache(PACKAGE_CACHE, { env: npmEnvironment(process.env) });
   const MODERN_TOKEN = `tok-${process.pid}`;
 
   let core: UhlpProcess;
@@ -100,7 +106,7 @@ export function describeFederation(options: FederationSuiteOptions): void {
 
   /** server-everything over streamable HTTP (SDK v1: the 2025-11-25 revision), from the package cache. */
   async function startRemoteEverything(): Promise<number> {
-    const installed = await new PackageCache(PACKAGE_CACHE, { env: process.env }).install({ name: '@modelcontextprotocol/server-everything', version: '2026.8.31' });
+    const installed = await packages.install({ name: '@modelcontextprotocol/server-everything', version: '2026.8.31' });
     const port = await freePort();
     remote = spawn(process.execPath, [path.join(installed.dir, installed.entry), 'streamableHttp'], { env: { PATH: process.env.PATH ?? '', PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
     await new Promise<void>((resolve, reject) => {
@@ -120,7 +126,7 @@ export function describeFederation(options: FederationSuiteOptions): void {
 
   beforeAll(async () => {
     const corePort = await freePort();
-    const extra = ((await options.before?.({ port: corePort })) ?? {}) as { args?: string[]; env?: Record<string, string> };
+    const extra = ((await options.before?.({ port: corePort, packageCache: PACKAGE_CACHE })) ?? {}) as { args?: string[]; env?: Record<string, string> };
     const [remotePort, modernPort] = await Promise.all([startRemoteEverything(), startModernServer()]);
     llm = await startOpenAiTestServer();
     const dir = copyFixture('federation');
@@ -167,6 +173,7 @@ export function describeFederation(options: FederationSuiteOptions): void {
     remote?.kill();
     modern?.close();
     await options.after?.();
+    rmSync(PACKAGE_CACHE, { recursive: true, force: true });
   });
 
   async function mcpToken(appId: string): Promise<{ url: string; token: string }> {
@@ -346,7 +353,7 @@ export function describeFederation(options: FederationSuiteOptions): void {
     });
 
     it('lets the MCP inspector CLI (current release) list and call federated tools with an app token', async () => {
-      const installed = await new PackageCache(PACKAGE_CACHE, { env: process.env }).install({ name: '@modelcontextprotocol/inspector', version: '2.12.0', bin: 'mcp-inspector' });
+      const installed = await packages.install({ name: '@modelcontextprotocol/inspector', version: '2.12.0', bin: 'mcp-inspector' });
       const { url, token } = await mcpToken('fed');
       const inspector = (...args: string[]): Promise<{ stdout: string }> =>
         run(process.execPath, [path.join(installed.dir, installed.entry), '--cli', url, '--transport', 'http', '--header', `Authorization: Bearer ${token}`, ...args], {

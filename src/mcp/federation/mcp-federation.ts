@@ -40,6 +40,8 @@ const MAX_DESCRIPTION = 2048;
 export interface McpFederationOptions {
   /** The pool of an app's `runner: mcp` pool (the sandbox manager's). */
   appPool(appId: string, poolName: string): PoolStrategy | undefined;
+  /** Why an app's `runner: mcp` pool is not running (its package installing or failed). @defaultValue none */
+  appPoolProblem?(appId: string, poolName: string): { readonly code: string; readonly message: string } | undefined;
   readonly packages: PackageCache;
   /** Servers the operator installs for every app (community.*). @defaultValue none */
   readonly community?: readonly CommunityServerSpec[];
@@ -276,7 +278,8 @@ export class McpFederation {
         return this.options.startPool?.(appId, communityPoolSpec(spec), launch);
       })().catch((error: unknown) => {
         this.communityPools.delete(k);
-        throw serverFailure('UHLP_MCP_SERVER_UNAVAILABLE', `community.${spec.name}`, isUhlpError(error) ? error.message : 'its package could not be installed');
+        if (isUhlpError(error)) this.options.logger.error({ code: error.code, app: appId, server: `community.${spec.name}`, err: error.message, details: error.details }, 'the package of a community MCP server cannot be installed');
+        throw serverFailure('UHLP_MCP_SERVER_UNAVAILABLE', `community.${spec.name}`, isUhlpError(error) ? error.message : 'its package could not be installed', isUhlpError(error) ? { cause: error.code } : {});
       });
       this.communityPools.set(k, pool);
     }
@@ -287,7 +290,7 @@ export class McpFederation {
     const limits = { timeoutMs: spec.timeoutMs, maxOutputBytes: spec.maxOutputBytes };
     if (spec.stdio !== undefined) {
       const poolName = spec.stdio.pool;
-      return createSandboxServer({ id, pool: () => this.options.appPool(appId, poolName), ...limits });
+      return createSandboxServer({ id, pool: () => this.options.appPool(appId, poolName), problem: () => this.options.appPoolProblem?.(appId, poolName), ...limits });
     }
     if (spec.http !== undefined) {
       const headers: Record<string, string> = {};

@@ -119,10 +119,27 @@ export class PackageCache {
     try {
       return await run(this.npm, args, { cwd, timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024, env: { ...this.env, npm_config_update_notifier: 'false' } });
     } catch (error) {
-      const stderr = String((error as { stderr?: unknown }).stderr ?? (error as Error).message);
-      throw new UhlpError('UHLP_MCP_PACKAGE_FAILED', `npm ${args[0]} ${spec} failed: ${stderr.trim().split('\n').slice(-3).join(' ').slice(0, 500)}`, { package: spec });
+      const stderr = String((error as { stderr?: unknown }).stderr ?? '');
+      const reason = npmReason(stderr) ?? ((error as { killed?: boolean }).killed ? `no answer within ${INSTALL_TIMEOUT_MS / 1000} s` : (error as Error).message.split('\n')[0]!);
+      throw new UhlpError('UHLP_MCP_PACKAGE_FAILED', `npm ${args[0]} ${spec} failed: ${reason.slice(0, 500)}`, { package: spec });
     }
   }
+}
+
+/**
+ * Why npm failed, from its error output: its error code and the first line that
+ * says more (`code ECONNREFUSED: FetchError: request to … failed, reason: …`),
+ * without the stack, the object dump and the advice around them.
+ */
+export function npmReason(stderr: string): string | undefined {
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.replace(/^npm (?:error|ERR!) ?/, ''))
+    .filter((line) => line.trim() !== '' && !/^\s+at |^\s*[{}]|^\s+\w+: |^A complete log|^If you are behind a proxy|^(?:syscall|errno) /.test(line));
+  const code = lines.find((line) => line.startsWith('code '));
+  const detail = lines.find((line) => !line.startsWith('code '));
+  if (code === undefined && detail === undefined) return undefined;
+  return [code, detail?.trim()].filter(Boolean).join(': ');
 }
 
 /** The cache directory name of an integrity: hex of its digest, 32 characters (128 bits). */

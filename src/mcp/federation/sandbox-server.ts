@@ -15,6 +15,8 @@ export interface SandboxServerOptions {
   readonly id: string;
   /** The pool, looked up at each call: a changed pool spec replaces it. */
   pool(): PoolStrategy | undefined | Promise<PoolStrategy | undefined>;
+  /** Why there is no pool (its server's package installing, or failed to install). @defaultValue none */
+  problem?(): { readonly code: string; readonly message: string } | undefined;
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
 }
@@ -49,7 +51,11 @@ export function createSandboxServer(options: SandboxServerOptions): FederatedSer
 
   async function sendOnce(method: McpHostCall['method'], params: Record<string, unknown>): Promise<McpHostAnswer> {
     const pool = await options.pool();
-    if (pool === undefined) throw serverFailure('UHLP_MCP_SERVER_UNAVAILABLE', id, 'its pool is not running');
+    if (pool === undefined) {
+      // The caller learns why, not only that: the package's failure as the log and /readyz say it.
+      const problem = options.problem?.();
+      throw serverFailure('UHLP_MCP_SERVER_UNAVAILABLE', id, problem !== undefined ? `its pool is not running: ${problem.message}` : 'its pool is not running', problem !== undefined ? { cause: problem.code } : {});
+    }
     let lease;
     try {
       lease = await pool.acquire();
