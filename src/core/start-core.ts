@@ -144,6 +144,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     maxResponseBytes: config.maxSandboxResponseBytes,
     mcpServerLaunch: (app, pool) => federation!.launch(app, pool),
   });
+  const mcpSecrets = secretFile(config.mcpFederation.secretsFile);
   federation = new McpFederation({
     appPool: (appId, poolName) => sandboxes.pool(appId, poolName),
     appPoolProblem: (appId, poolName) => sandboxes.poolProblem(appId, poolName),
@@ -151,13 +152,14 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     community: loadCommunityServers(config.mcpFederation.communityFile),
     startPool: (appId, spec, launch) => sandboxes.startOwnPool(appId, spec, launch),
     retirePool: (appId, poolName) => sandboxes.retireOwnPool(appId, poolName),
-    secret: secretFile(config.mcpFederation.secretsFile),
+    secrets: mcpSecrets,
     allowPrivate: config.mcpFederation.allowPrivate,
     criticalAllowed: (grant, tool) => workflows.tools.criticalAllowed(grant, tool),
     metrics,
     logger,
   });
-  const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
+  const appSecrets = (appId: string, name: string, key?: string): boolean => mcpSecrets.appHas(appId, name, key);
+  const registry = new ApplicationRegistry({ repo, revisionsRoot, appSecrets, metrics, logger });
   registry.onChange((snapshot) => {
     federation!.sync(snapshot);
     return sandboxes.sync(snapshot);
@@ -229,6 +231,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           sourcesDir: path.join(config.dataDir, 'sources'),
           allowPrivate: config.gitSources.allowPrivate,
           ...(config.gitSources.caFile ? { caFile: config.gitSources.caFile } : {}),
+          appSecrets,
           logger,
         })
       : undefined;

@@ -27,6 +27,7 @@ import { createHttpServer } from './http-server.js';
 import type { PackageCache } from './package-cache.js';
 import { createSandboxServer } from './sandbox-server.js';
 import { communityPoolSpec, type CommunityServerSpec } from './community-servers.js';
+import { NO_SECRETS, type McpSecrets } from './secret-file.js';
 import { refusalRule, serverMayBeGranted, toolGrant } from './tool-grant.js';
 
 /** How long a server's tool list is kept, ms: its changes reach callers within this. */
@@ -49,8 +50,8 @@ export interface McpFederationOptions {
   startPool?(appId: string, spec: PoolSpec, launch: McpServerLaunch): PoolStrategy;
   /** Retires such a pool. */
   retirePool?(appId: string, poolName: string): void;
-  /** A secret's value for a remote server's header. */
-  secret(appId: string, name: string, key: string): string | undefined;
+  /** The values of remote servers' header secretRefs: each app's own, and the community servers'. @defaultValue none */
+  readonly secrets?: McpSecrets;
   /** host:port pairs remote servers may resolve to although private. @defaultValue [] */
   readonly allowPrivate?: readonly string[];
   /** Whether a workflow run lets the grant call a tool the app marks critical. */
@@ -247,7 +248,7 @@ export class McpFederation {
     entries = new Map();
     const app = this.apps_.get(appId);
     for (const spec of app?.document.spec.mcpServers ?? []) {
-      const server = this.serverFor(appId, `app.${spec.name}`, spec);
+      const server = this.serverFor(appId, `app.${spec.name}`, spec, 'app');
       if (server !== undefined) entries.set(server.id, { appId, server });
     }
     for (const spec of this.options.community ?? []) {
@@ -255,7 +256,7 @@ export class McpFederation {
       const server =
         spec.stdio !== undefined
           ? createSandboxServer({ id, pool: () => this.communityPool(appId, spec), timeoutMs: spec.timeoutMs, maxOutputBytes: spec.maxOutputBytes })
-          : this.serverFor(appId, id, spec as McpServerSpec);
+          : this.serverFor(appId, id, spec as McpServerSpec, 'community');
       if (server !== undefined) entries.set(id, { appId, server });
     }
     this.apps.set(appId, entries);
@@ -286,7 +287,8 @@ export class McpFederation {
     return pool;
   }
 
-  private serverFor(appId: string, id: string, spec: McpServerSpec): FederatedServer | undefined {
+  /** An app's server (`owner: 'app'`) sends the app's own secrets; a community server the operator's. */
+  private serverFor(appId: string, id: string, spec: McpServerSpec, owner: 'app' | 'community'): FederatedServer | undefined {
     const limits = { timeoutMs: spec.timeoutMs, maxOutputBytes: spec.maxOutputBytes };
     if (spec.stdio !== undefined) {
       const poolName = spec.stdio.pool;
@@ -294,8 +296,10 @@ export class McpFederation {
     }
     if (spec.http !== undefined) {
       const headers: Record<string, string> = {};
+      const secrets = this.options.secrets ?? NO_SECRETS;
       for (const header of spec.http.headers) {
-        const value = this.options.secret(appId, header.secretRef.name, header.secretRef.key);
+        const { name, key } = header.secretRef;
+        const value = owner === 'app' ? secrets.ofApp(appId, name, key) : secrets.ofCommunity(name, key);
         if (value === undefined) {
           this.options.logger.warn({ app: appId, server: id, secret: header.secretRef.name }, 'secret of a remote MCP server not found; header not sent');
           continue;
