@@ -158,6 +158,7 @@ export class McpFederation {
       if (entry === undefined) throw new UhlpError('UHLP_MCP_TOOL_NOT_FOUND', `no tool named "${fullName.slice(0, 128)}"`, { tool: fullName.slice(0, 128) });
       serverLabel = serverId;
       if (!toolGrant(grant.capabilities)(fullName)) {
+        toolLabel = (await this.listedName(entry, grant, fullName, signal)) ?? 'unknown';
         throw capabilityDenied('mcp', refusalRule(grant.capabilities, fullName), `the app's capabilities do not allow ${fullName.slice(0, 128)}`, { tool: fullName.slice(0, 128) });
       }
       // A name the server did not list is not called, whatever the server would do with it.
@@ -189,6 +190,19 @@ export class McpFederation {
       const content = { code: error.code, message: error.message, status: error.statusCode, ...(error.details !== undefined ? { details: error.details } : {}) };
       return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }], structuredContent: content };
     }
+  }
+
+  /**
+   * The name a refused tool has in its server's list, for the metric's `tool`
+   * label: only a name the server listed is a label, so the label's values stay
+   * the server's own (at most MAX_TOOLS_PER_SERVER), whatever callers send. The
+   * list the core holds is used, at any age; without one it is read only when
+   * the app may be granted some tool of the server (as tools/list would read
+   * it): a server the app can use nothing of is never asked on its behalf.
+   */
+  private async listedName(entry: ServerEntry, grant: ExecutionGrant, fullName: string, signal: AbortSignal): Promise<string | undefined> {
+    const list = entry.list ?? (serverMayBeGranted(grant.capabilities, entry.server.id) ? await this.toolsOf(entry, signal).catch(() => undefined) : undefined);
+    return list?.tools.get(fullName)?.serverName;
   }
 
   /**
