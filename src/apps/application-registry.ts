@@ -59,6 +59,9 @@ export class ApplicationRegistry {
       logger.error({ code: 'UHLP_DEFINITION_INVALID', revision: head, file: problem.file, path: problem.path }, `invalid definition: ${problem.reason}`);
     }
     for (const held of heldBack) {
+      for (const problem of held.problems) {
+        logger.error({ code: 'UHLP_DEFINITION_INVALID', revision: head, file: problem.file, path: problem.path }, `invalid definition: ${problem.reason}`);
+      }
       logger.error({ app: held.app, revision: head, serving: held.servingRevision }, 'app invalid at the new revision; it keeps serving the revision it was last valid at');
     }
     if (this.current.revision !== '') metrics.definitionReloads.labels(heldBack.length > 0 ? 'held-back' : 'applied').inc();
@@ -97,7 +100,8 @@ export class ApplicationRegistry {
     for (const listener of this.listeners) await listener(snapshot);
     this.current = snapshot;
     this.options.metrics.appsLoaded.set(snapshot.apps.size);
-    this.options.metrics.definitionErrors.set(snapshot.problems.length);
+    // Every problem of the revision counts, a held-back app's too (the snapshot lists those with the app).
+    this.options.metrics.definitionErrors.set(snapshot.problems.length + snapshot.heldBack.reduce((sum, held) => sum + held.problems.length, 0));
     this.options.metrics.appsHeldBack.set(snapshot.heldBack.length);
   }
 }
