@@ -359,12 +359,19 @@ export const StateCapability = Type.Object(
 );
 export type StateCapability = Static<typeof StateCapability>;
 
-/** A glob over federated tool names: `app.<server>.<tool>` or `community.<server>.<tool>`. */
+/**
+ * A glob over federated tool names: `app.<server>.<tool>` or
+ * `community.<server>.<tool>`, of the characters of tool names, `*` (any run)
+ * and `?` (one character): matched in linear time (wildcard-match.ts), so no
+ * glob can make a name's check slow. Other glob syntax (`{a,b}`, `[ab]`) is
+ * refused rather than read as plain text, which would let a forbidden glob
+ * forbid nothing.
+ */
 const McpToolGlob = Type.String({
-  pattern: '^(app|community|\\*)\\.',
+  pattern: '^(app|community|\\*)\\.[A-Za-z0-9_.*?-]*$',
   minLength: 3,
   maxLength: 256,
-  description: 'Glob over federated tool names, `app.<server>.<tool>` or `community.<server>.<tool>` (`app.fs.read_*`, `community.*.*`).',
+  description: 'Glob over federated tool names, `app.<server>.<tool>` or `community.<server>.<tool>`: `*` stands for any run of characters, `?` for one (`app.fs.read_*`, `community.*.*`).',
 });
 
 export const McpCapability = Type.Object(

@@ -11,6 +11,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { UhlpError } from '../../shared/errors.js';
+import { wildcardMatch } from '../../shared/wildcard-match.js';
 
 export const MANIFEST_SCHEMA_ID = 'cs.function.script.v1';
 
@@ -100,32 +101,9 @@ function deepFreeze<T>(value: T): T {
 
 /**
  * Whether `topic` matches a manifest's topic pattern: `*` stands for any run of
- * characters (dots included). Matched without a regular expression: a pattern
- * of many stars (`*a*a*a*a*b`, an app's) compiled to `^.*a.*a.*a.*a.*b$` backtracks
- * polynomially in the topic (a client's); this walk never goes back further
- * than the last star, so it costs at most topic × pattern steps.
+ * characters (dots included). Matched without a regular expression (an app's
+ * pattern of many stars would backtrack on a client's topic): wildcard-match.ts.
  */
 export function topicMatches(topic: string, pattern: string): boolean {
-  let t = 0;
-  let p = 0;
-  // Where the last star was, and the topic position it has taken up to so far.
-  let star = -1;
-  let taken = 0;
-  while (t < topic.length) {
-    if (p < pattern.length && pattern[p] !== '*' && pattern[p] === topic[t]) {
-      t++;
-      p++;
-    } else if (p < pattern.length && pattern[p] === '*') {
-      star = p++;
-      taken = t;
-    } else if (star >= 0) {
-      // The last star takes one more character, and the rest of the pattern starts again after it.
-      p = star + 1;
-      t = ++taken;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.length && pattern[p] === '*') p++;
-  return p === pattern.length;
+  return wildcardMatch(topic, pattern);
 }
