@@ -668,7 +668,7 @@ function variableNames(env: Environment, variable: string): readonly string[] {
 export interface McpFederationConfig {
   /** YAML file of the community servers every app may be granted (Helm: mcp.community). @defaultValue none (`UHLP_MCP_COMMUNITY_FILE`) */
   readonly communityFile?: string;
-  /** YAML or JSON file of secrets for remote servers' headers, `{<secret>: {<key>: value}}`. @defaultValue none (`UHLP_MCP_SECRETS_FILE`) */
+  /** YAML or JSON file of secrets for remote servers' headers, each under its owner: `{apps: {<appId>: {<secret>: {<key>: value}}}, community: {...}}`. @defaultValue none (`UHLP_MCP_SECRETS_FILE`) */
   readonly secretsFile?: string;
   /** host:port pairs remote MCP servers may resolve to although private. @defaultValue [] (`UHLP_MCP_ALLOW_PRIVATE`) */
   readonly allowPrivate: readonly string[];

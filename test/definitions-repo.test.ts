@@ -175,7 +175,10 @@ describe('definitions repository', () => {
       expect(snapshot.heldBack).toEqual([
         { app: 'other', servingRevision: good, problems: [expect.objectContaining({ file: 'apps/other/app.yaml', path: '/spec/pools/0/minWarm' })] },
       ]);
+      // Listed once, with the held-back app: /readyz and the console read both lists.
+      expect(snapshot.problems).toEqual([]);
       const text = await metrics.registry.metrics();
+      expect(text).toMatch(/uhlp_definition_errors 1/);
       expect(text).toMatch(/uhlp_definition_apps_held_back 1/);
       expect(text).toMatch(/uhlp_definition_reloads_total\{outcome="held-back"\} 1/);
 

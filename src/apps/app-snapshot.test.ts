@@ -57,3 +57,15 @@ describe('AppSnapshot.resolve', () => {
     ]);
   });
 });
+
+describe('AppSnapshot.problems', () => {
+  it("lists a held-back app's problems once, with the app, and the other problems in problems", () => {
+    const heldProblem = { file: 'apps/other/app.yaml', path: '/spec/pools/0/minWarm', reason: 'must be an integer' };
+    const otherProblem = { file: 'apps/broken/app.yaml', path: '/', reason: 'the app directory has no app.yaml' };
+    const snapshot = new AppSnapshot('new', [app('shop', { pathPrefix: '/shop' }), { ...app('other', { pathPrefix: '/other' }), revision: 'old' }], [heldProblem, otherProblem], [
+      { app: 'other', servingRevision: 'old', problems: [heldProblem] },
+    ]);
+    expect(snapshot.problems).toEqual([otherProblem]);
+    expect(snapshot.heldBack).toEqual([{ app: 'other', servingRevision: 'old', problems: [heldProblem] }]);
+  });
+});

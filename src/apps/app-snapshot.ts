@@ -46,6 +46,10 @@ export interface AppResolution {
 
 export class AppSnapshot {
   readonly apps: ReadonlyMap<string, LoadedApp>;
+  /**
+   * The problems of the definitions not served: a held-back app's problems are
+   * not among them (they are listed once, with the app, in `heldBack`).
+   */
   readonly problems: readonly DefinitionProblem[];
   private readonly byHost = new Map<string, LoadedApp>();
   private readonly byPrefix: Array<{ prefix: string; app: LoadedApp }> = [];
@@ -58,7 +62,8 @@ export class AppSnapshot {
     readonly heldBack: readonly HeldBackApp[] = [],
   ) {
     const apps = new Map<string, LoadedApp>();
-    const allProblems = [...problems];
+    const held = new Set(heldBack.flatMap((app) => app.problems));
+    const allProblems = problems.filter((problem) => !held.has(problem));
     const prefixOwners = new Map<string, string>();
     for (const { file, document, revision: own } of documents) {
       const app = toLoadedApp(own ?? revision, document);

@@ -7,7 +7,7 @@
  * it was last valid at ("held back"), and /readyz and a metric say so.
  */
 import type { DefinitionsRepo } from './git/definitions-repo.js';
-import { loadAppDefinitions } from './load-app-definitions.js';
+import { loadAppDefinitions, type AppSecrets } from './load-app-definitions.js';
 import type { DefinitionProblem } from './validation/validate-app-definition.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -18,6 +18,11 @@ export interface ApplicationRegistryOptions {
   readonly repo?: DefinitionsRepo;
   /** Where revisions are materialized; runners read scripts from here. */
   readonly revisionsRoot: string;
+  /**
+   * Each app's own MCP secrets: a remote server's secretRef naming any other is
+   * a definition problem of the app. @defaultValue not checked
+   */
+  readonly appSecrets?: AppSecrets;
   readonly metrics: Metrics;
   readonly logger: Logger;
 }
@@ -47,13 +52,16 @@ export class ApplicationRegistry {
 
     const revision = await repo.materialize(head, revisionsRoot);
     for (const skipped of revision.skipped) logger.warn({ revision: head, file: skipped }, 'definitions entry skipped: symlinks and submodules are never read');
-    const { documents, problems } = await loadAppDefinitions(revision);
+    const { documents, problems } = await loadAppDefinitions(revision, this.options.appSecrets);
     const { kept, heldBack } = this.holdBack(documents, problems);
     const snapshot = new AppSnapshot(head, [...documents, ...kept], problems, heldBack);
     for (const problem of snapshot.problems) {
       logger.error({ code: 'UHLP_DEFINITION_INVALID', revision: head, file: problem.file, path: problem.path }, `invalid definition: ${problem.reason}`);
     }
     for (const held of heldBack) {
+      for (const problem of held.problems) {
+        logger.error({ code: 'UHLP_DEFINITION_INVALID', revision: head, file: problem.file, path: problem.path }, `invalid definition: ${problem.reason}`);
+      }
       logger.error({ app: held.app, revision: head, serving: held.servingRevision }, 'app invalid at the new revision; it keeps serving the revision it was last valid at');
     }
     if (this.current.revision !== '') metrics.definitionReloads.labels(heldBack.length > 0 ? 'held-back' : 'applied').inc();
@@ -92,7 +100,8 @@ export class ApplicationRegistry {
     for (const listener of this.listeners) await listener(snapshot);
     this.current = snapshot;
     this.options.metrics.appsLoaded.set(snapshot.apps.size);
-    this.options.metrics.definitionErrors.set(snapshot.problems.length);
+    // Every problem of the revision counts, a held-back app's too (the snapshot lists those with the app).
+    this.options.metrics.definitionErrors.set(snapshot.problems.length + snapshot.heldBack.reduce((sum, held) => sum + held.problems.length, 0));
     this.options.metrics.appsHeldBack.set(snapshot.heldBack.length);
   }
 }

@@ -33,7 +33,10 @@ export function readInside(appDir: string, relative: string): string | undefined
   }
 }
 
-export async function loadAppDefinitions(revision: Pick<MaterializedRevision, 'apps' | 'badNames'>): Promise<LoadedDefinitions> {
+/** Whether an app's own MCP secrets hold a secret (and key): what its remote servers' secretRefs may name. */
+export type AppSecrets = (appId: string, name: string, key?: string) => boolean;
+
+export async function loadAppDefinitions(revision: Pick<MaterializedRevision, 'apps' | 'badNames'>, appSecrets?: AppSecrets): Promise<LoadedDefinitions> {
   const documents: LoadedDefinition[] = [];
   const problems: DefinitionProblem[] = revision.badNames.map((dir) => ({
     file: `${dir}/app.yaml`,
@@ -65,6 +68,7 @@ export async function loadAppDefinitions(revision: Pick<MaterializedRevision, 'a
         return target.startsWith(appDir + path.sep) && existsSync(target);
       },
       readFile: (relative) => readInside(appDir, relative),
+      ...(appSecrets !== undefined ? { hasSecret: (secret: string, key?: string) => appSecrets(name, secret, key) } : {}),
     });
     if (result.ok) documents.push({ file, document: result.document });
     else problems.push(...result.problems);

@@ -207,7 +207,11 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
         description: '`host:port` pairs remote MCP servers may resolve to although private (an in-cluster server).',
         default: [],
       }),
-      secrets: str('A Secret of the release namespace whose key `secrets.yaml` maps secret names to {key: value}: the values behind remote servers\' secretRefs. Empty: none.', '', { pattern: `^$|${NAME}` }),
+      secrets: str(
+        'A Secret of the release namespace whose key `secrets.yaml` holds the values behind remote servers\' secretRefs, each under its owner: `{apps: {<appId>: {<secret>: {<key>: value}}}, community: {<secret>: {<key>: value}}}`; an app reaches only its own. Empty: none.',
+        '',
+        { pattern: `^$|${NAME}` },
+      ),
       packageCache: section(
         'The cache of stdio servers\' npm packages (driver `pod`): the core installs into it (read-write, at /var/lib/uhlp-mcp-packages) and each `runner: mcp` pod mounts its package from it read-only (a subPath). Set one of the two; neither: runner: mcp pools are refused on pods and keep no warm pods.',
         {

@@ -16,7 +16,7 @@ import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.
 import { McpFederation } from '../mcp/federation/mcp-federation.js';
 import { PackageCache } from '../mcp/federation/package-cache.js';
 import { secretFile } from '../mcp/federation/secret-file.js';
-import { loadCommunityServers } from '../mcp/federation/community-servers.js';
+import { checkCommunitySecrets, loadCommunityServers } from '../mcp/federation/community-servers.js';
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
 import { spawnStdBodyChild, waitForStdBody, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
@@ -144,20 +144,24 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     maxResponseBytes: config.maxSandboxResponseBytes,
     mcpServerLaunch: (app, pool) => federation!.launch(app, pool),
   });
+  const mcpSecrets = secretFile(config.mcpFederation.secretsFile);
+  const community = loadCommunityServers(config.mcpFederation.communityFile);
+  checkCommunitySecrets(community, (name, key) => mcpSecrets.ofCommunity(name, key) !== undefined);
   federation = new McpFederation({
     appPool: (appId, poolName) => sandboxes.pool(appId, poolName),
     appPoolProblem: (appId, poolName) => sandboxes.poolProblem(appId, poolName),
     packages: new PackageCache(config.mcpFederation.packageCache, { env: config.mcpFederation.npmEnvironment }),
-    community: loadCommunityServers(config.mcpFederation.communityFile),
+    community,
     startPool: (appId, spec, launch) => sandboxes.startOwnPool(appId, spec, launch),
     retirePool: (appId, poolName) => sandboxes.retireOwnPool(appId, poolName),
-    secret: secretFile(config.mcpFederation.secretsFile),
+    secrets: mcpSecrets,
     allowPrivate: config.mcpFederation.allowPrivate,
     criticalAllowed: (grant, tool) => workflows.tools.criticalAllowed(grant, tool),
     metrics,
     logger,
   });
-  const registry = new ApplicationRegistry({ repo, revisionsRoot, metrics, logger });
+  const appSecrets = (appId: string, name: string, key?: string): boolean => mcpSecrets.appHas(appId, name, key);
+  const registry = new ApplicationRegistry({ repo, revisionsRoot, appSecrets, metrics, logger });
   registry.onChange((snapshot) => {
     federation!.sync(snapshot);
     return sandboxes.sync(snapshot);
@@ -229,6 +233,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           sourcesDir: path.join(config.dataDir, 'sources'),
           allowPrivate: config.gitSources.allowPrivate,
           ...(config.gitSources.caFile ? { caFile: config.gitSources.caFile } : {}),
+          appSecrets,
           logger,
         })
       : undefined;

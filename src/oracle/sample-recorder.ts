@@ -17,6 +17,7 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { ExecuteResponse } from '../contract/execute-contract.js';
 import type { ComponentSpec, OptimizeSpec } from '../apps/schema/app-definition-schema.js';
 import { compileOutputSchema } from '../contract/output-schema.js';
+import { linearRegExpEngine } from '../shared/linear-regexp.js';
 import { appRevisionDir } from '../apps/revision-paths.js';
 import { buildExecuteContext } from '../execution/execute-context.js';
 import type { Logger } from '../logger.js';
@@ -70,7 +71,7 @@ export class SampleRecorder {
       const dir = appRevisionDir(this.deps.revisionsRoot, app.id, app.revision);
       found = readLlmDefinition(component.llm!, (file) => readAppFile(dir, file)).then((definition) => ({
         ...definition,
-        validate: definition.schema !== undefined ? compileOutputSchema(definition.schema).validate : undefined,
+        validate: definition.schema !== undefined ? compileOutputSchema(definition.schema, linearRegExpEngine).validate : undefined,
       }));
       found.catch(() => this.definitions.delete(key));
       this.definitions.set(key, found);

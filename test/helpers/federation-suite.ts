@@ -133,7 +133,7 @@ export function describeFederation(options: FederationSuiteOptions): void {
     const appFile = path.join(dir, 'apps', 'fed', 'app.yaml');
     writeFileSync(appFile, readFileSync(appFile, 'utf8').replace('REMOTE_PORT', String(remotePort)).replace('MODERN_PORT', String(modernPort)));
     const secrets = path.join(dir, '..', `secrets-${process.pid}.yaml`);
-    writeFileSync(secrets, `modern-server:\n  token: ${MODERN_TOKEN}\n`);
+    writeFileSync(secrets, `apps:\n  fed:\n    modern-server:\n      token: ${MODERN_TOKEN}\n`);
     core = await startUhlpDev(dir, ['--driver', options.driver, ...(extra.args ?? [])], 240_000, undefined, {
       ...extra.env,
       UHLP_MCP_PACKAGE_CACHE: PACKAGE_CACHE,

@@ -15,7 +15,7 @@ import { APP_API_VERSION, APP_KIND, type AppDefinitionDocument } from '../schema
 import { checkGitSourcePath } from '../git/git-source.js';
 import { materializeTree } from '../git/git-tree.js';
 import { appRevisionDir } from '../revision-paths.js';
-import { readInside } from '../load-app-definitions.js';
+import { readInside, type AppSecrets } from '../load-app-definitions.js';
 import { validateAppDefinition, type DefinitionProblem } from '../validation/validate-app-definition.js';
 import type { LookupAll } from '../../net/address-guard.js';
 import { AppDefinitionWatcher, type ReadyAppDefinition } from './app-definition-watcher.js';
@@ -40,6 +40,8 @@ export interface KubernetesAppSourceOptions {
   readonly caFile?: string;
   /** DNS resolution of source hosts. @defaultValue dns.lookup */
   readonly lookup?: LookupAll;
+  /** Each app's own MCP secrets, which its remote servers' secretRefs may name. @defaultValue not checked */
+  readonly appSecrets?: AppSecrets;
   readonly logger: Logger;
 }
 
@@ -137,6 +139,7 @@ export class KubernetesAppSource {
           return target.startsWith(appDir + path.sep) && existsSync(target);
         },
         readFile: (relative) => readInside(appDir, relative),
+        ...(this.options.appSecrets !== undefined ? { hasSecret: (secret: string, key?: string) => this.options.appSecrets!(app.name, secret, key) } : {}),
       },
     );
     return result.ok ? { file, document: result.document, revision } : { problems: result.problems };

@@ -359,12 +359,19 @@ export const StateCapability = Type.Object(
 );
 export type StateCapability = Static<typeof StateCapability>;
 
-/** A glob over federated tool names: `app.<server>.<tool>` or `community.<server>.<tool>`. */
+/**
+ * A glob over federated tool names: `app.<server>.<tool>` or
+ * `community.<server>.<tool>`, of the characters of tool names, `*` (any run)
+ * and `?` (one character): matched in linear time (wildcard-match.ts), so no
+ * glob can make a name's check slow. Other glob syntax (`{a,b}`, `[ab]`) is
+ * refused rather than read as plain text, which would let a forbidden glob
+ * forbid nothing.
+ */
 const McpToolGlob = Type.String({
-  pattern: '^(app|community|\\*)\\.',
+  pattern: '^(app|community|\\*)\\.[A-Za-z0-9_.*?-]*$',
   minLength: 3,
   maxLength: 256,
-  description: 'Glob over federated tool names, `app.<server>.<tool>` or `community.<server>.<tool>` (`app.fs.read_*`, `community.*.*`).',
+  description: 'Glob over federated tool names, `app.<server>.<tool>` or `community.<server>.<tool>`: `*` stands for any run of characters, `?` for one (`app.fs.read_*`, `community.*.*`).',
 });
 
 export const McpCapability = Type.Object(
@@ -427,16 +434,17 @@ export const LedgerRetentionSpec = Type.Object(
 export type LedgerRetentionSpec = Static<typeof LedgerRetentionSpec>;
 
 /**
- * A header of a remote MCP server, taken from a Secret: never from the app's
- * files. In a cluster the Secret is a Kubernetes Secret of the app's namespace;
- * on one machine it is an entry of the core's secrets file (UHLP_MCP_SECRETS_FILE).
+ * A header of a remote MCP server, taken from a secret of the app's own:
+ * never from the app's files. The secret is an entry of the app's section of
+ * the core's MCP secrets file (UHLP_MCP_SECRETS_FILE; in a cluster the chart's
+ * `core.mcp.secrets` Secret); naming any other is a definition problem.
  */
 export const McpHeaderSpec = Type.Object(
   {
     name: Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$', description: 'Header name (Authorization, X-Api-Key).' }),
     secretRef: Type.Object(
       {
-        name: Name('The Secret.'),
+        name: Name("A secret of the app's own section of the core's MCP secrets."),
         key: Type.String({ pattern: '^[-._A-Za-z0-9]{1,253}$', description: 'The key of the Secret whose value the header carries.' }),
       },
       { additionalProperties: false },

@@ -337,4 +337,10 @@ describe('delivery routes', () => {
       ['/spec/routes/3/cron', 'duplicate route cron j'],
     ]);
   });
+
+  it('refuses capabilities.mcp globs of any syntax but * and ?, which a forbidden glob would otherwise read as plain text', () => {
+    const result = validateAppDefinition(doc({ capabilities: { mcp: { allow: ['app.fs.*', 'app.fs.read_?ile'], forbidden: ['app.fs.{write,move}_*'] } } }), options);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems.map((problem) => problem.path)).toEqual(['/spec/capabilities/mcp/forbidden/0']);
+  });
 });

@@ -12,7 +12,7 @@ import { gitSourceProblems } from '../git/git-source.js';
 import { compileRoutePattern, RoutePatternError } from '../../sources/http/route-pattern.js';
 import { declaredPathProblem } from '../../execution/declared-outputs.js';
 import { fallbackProblems, llmComponentProblems } from './validate-llm-component.js';
-import { isFederatedToolName, mcpServerProblems } from './validate-mcp-servers.js';
+import { isFederatedToolName, mcpServerProblems, type AppSecretCheck } from './validate-mcp-servers.js';
 import { csComponentProblems } from './validate-cs-component.js';
 import { uiProblems } from './validate-ui.js';
 import { sourceRouteProblems } from './validate-source-route.js';
@@ -48,6 +48,11 @@ export interface ValidateOptions {
   fileExists(appRelativePath: string): boolean;
   /** Reads an app-relative file of the revision (output schemas are checked); undefined when it cannot. */
   readFile?(appRelativePath: string): string | undefined;
+  /**
+   * Whether the app's own MCP secrets hold a secret (and key): remote servers'
+   * secretRefs are checked against it. @defaultValue not checked (readers that hold no secrets)
+   */
+  hasSecret?: AppSecretCheck;
 }
 
 export function validateAppDefinition(raw: unknown, options: ValidateOptions): ValidationResult {
@@ -129,7 +134,7 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     }
   });
 
-  for (const [where, reason] of mcpServerProblems(spec, options.fileExists)) add(where, reason);
+  for (const [where, reason] of mcpServerProblems(spec, options.fileExists, options.hasSecret)) add(where, reason);
   for (const [where, reason] of uiProblems(spec)) add(where, reason);
 
   const riskNames = new Set<string>();

@@ -9,6 +9,7 @@ import { isFederatedToolName } from './validate-mcp-servers.js';
 import { toolGrant } from '../../mcp/federation/tool-grant.js';
 import type { AppSpec, ComponentSpec } from '../schema/app-definition-schema.js';
 import { compileOutputSchema } from '../../contract/output-schema.js';
+import { linearRegExpEngine } from '../../shared/linear-regexp.js';
 import { findTool } from '../../mcp/tool-catalog.js';
 import { isToolAvailable } from '../../mcp/tool-definition.js';
 import { optimizeProblems } from '../../oracle/eligibility.js';
@@ -42,12 +43,12 @@ export function llmComponentProblems(spec: AppSpec, component: ComponentSpec, at
         add('/outputSchema', `"${llm.outputSchema}" is not JSON: ${(error as Error).message}`);
       }
       if (parsed !== undefined) {
-        const problem = compileOutputSchema(parsed).problem;
+        const problem = compileOutputSchema(parsed, linearRegExpEngine).problem;
         if (problem !== undefined) add('/outputSchema', `"${llm.outputSchema}" is not a JSON Schema: ${problem}`);
       }
     }
   } else if (llm.outputSchema !== undefined) {
-    const problem = compileOutputSchema(llm.outputSchema).problem;
+    const problem = compileOutputSchema(llm.outputSchema, linearRegExpEngine).problem;
     if (problem !== undefined) add('/outputSchema', `not a JSON Schema: ${problem}`);
   }
 

@@ -31,6 +31,21 @@ describe('spec.mcpServers rules', () => {
     expect(mcpServerProblems(spec(servers), exists).map(([at]) => at)).toEqual(paths);
   });
 
+  it("refuses a header's secretRef that names no secret of the app's own (another app's, or none), naming the field", () => {
+    // The app's own secrets: `search` with key `token`. Anything else is another owner's or nobody's.
+    const own = (name: string, key?: string): boolean => name === 'search' && (key === undefined || key === 'token');
+    const header = (name: string, key: string) => ({ name: 'Authorization', secretRef: { name, key } });
+    const servers = [
+      server('fs', { pool: 'fs', package: pkg }),
+      server('web', undefined, { url: 'https://x.example/mcp', headers: [header('search', 'token'), header('blog-search', 'token'), header('search', 'other')] }),
+    ];
+    const problems = mcpServerProblems(spec(servers), exists, own);
+    expect(problems.map(([at]) => at)).toEqual(['/spec/mcpServers/1/http/headers/1/secretRef/name', '/spec/mcpServers/1/http/headers/2/secretRef/key']);
+    expect(problems[0]![1]).toMatch(/the app has no secret "blog-search"/);
+    // A reader that holds no secrets (the operator) does not check them.
+    expect(mcpServerProblems(spec(servers), exists)).toEqual([]);
+  });
+
   it('knows federated tool names of the servers the app declares', () => {
     const app = spec([server('fs', { pool: 'fs', package: pkg })]);
     expect(isFederatedToolName(app, 'app.fs.read_file')).toBe(true);

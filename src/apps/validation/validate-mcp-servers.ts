@@ -2,12 +2,22 @@
  * The rules of spec.mcpServers that the schema cannot state: each server is
  * either stdio or http; a stdio server is a package or a script of the app, in
  * a pool of its own with runner: mcp (one server process per sandbox, and no
- * component runs there); names are unique.
+ * component runs there); names are unique; an http server's headers name
+ * secrets of the app's own.
  */
 import path from 'node:path';
 import type { AppSpec } from '../schema/app-definition-schema.js';
 
-export function mcpServerProblems(spec: AppSpec, fileExists: (appRelativePath: string) => boolean): Array<[string, string]> {
+/** Whether the app's own secrets hold `name` (and, with `key`, that key of it). */
+export type AppSecretCheck = (name: string, key?: string) => boolean;
+
+/**
+ * The problems of spec.mcpServers. `hasSecret` is the app's own secrets: a
+ * secretRef naming any other (another app's, the operator's, or none at all)
+ * is a problem of that field. Without it secretRefs are not checked (a reader
+ * that holds no secrets, such as the operator).
+ */
+export function mcpServerProblems(spec: AppSpec, fileExists: (appRelativePath: string) => boolean, hasSecret?: AppSecretCheck): Array<[string, string]> {
   const problems: Array<[string, string]> = [];
   const names = new Set<string>();
   const poolsTaken = new Map<string, string>();
@@ -20,6 +30,12 @@ export function mcpServerProblems(spec: AppSpec, fileExists: (appRelativePath: s
       problems.push([at, 'declare exactly one of stdio and http']);
       return;
     }
+    server.http?.headers.forEach((header, j) => {
+      if (hasSecret === undefined) return;
+      const ref = `${at}/http/headers/${j}/secretRef`;
+      if (!hasSecret(header.secretRef.name)) problems.push([`${ref}/name`, `the app has no secret "${header.secretRef.name}": a header names a secret of the app's own section of the core's MCP secrets`]);
+      else if (!hasSecret(header.secretRef.name, header.secretRef.key)) problems.push([`${ref}/key`, `the app's secret "${header.secretRef.name}" has no key "${header.secretRef.key}"`]);
+    });
     const stdio = server.stdio;
     if (stdio === undefined) return;
     if ((stdio.package === undefined) === (stdio.script === undefined)) problems.push([`${at}/stdio`, 'name exactly one of package and script']);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseManifest } from './function-manifest.js';
+import { parseManifest, topicMatches } from './function-manifest.js';
 
 const base = { schema: 'cs.function.script.v1', runtime: 'cs-js', entry: 'function.js', handler: 'default' };
 
@@ -27,5 +27,37 @@ describe('parseManifest (publish and execution time)', () => {
     ['an http timeout over 60 s', JSON.stringify({ ...base, capabilities: { http: { allowHosts: ['a.example'], timeoutMs: 60001 } } }), 'capabilities.http.timeoutMs'],
   ])('refuses %s with UHLP_FN_MANIFEST_INVALID naming the field', (_name, text, field) => {
     expect(() => parseManifest(text)).toThrow(expect.objectContaining({ code: 'UHLP_FN_MANIFEST_INVALID', details: { field } }) as Error);
+  });
+});
+
+describe('topicMatches', () => {
+  it.each([
+    ['orders.created', 'orders.created', true],
+    ['orders.created', 'orders.*', true],
+    ['orders.eu.created', 'orders.*', true],
+    ['orders', 'orders.*', false],
+    ['orders.', 'orders.*', true],
+    ['billing.created', 'orders.*', false],
+    ['a.b.c', '*', true],
+    ['', '*', true],
+    ['', 'a', false],
+    ['orders.created', '*.created', true],
+    ['orders.created.x', '*.created', false],
+    ['abcbc', 'a*bc', true],
+    ['abcbd', 'a*bc', false],
+    ['a.b+c', 'a.b+c', true],
+    ['aXb+c', 'a.b+c', false],
+    ['a(b)', 'a(*)', true],
+    ['abc', 'a**c', true],
+  ])('%s against %s: %s', (topic, pattern, expected) => {
+    expect(topicMatches(topic, pattern)).toBe(expected);
+  });
+
+  it("costs time in proportion to the topic and the pattern, whatever stars an app's pattern has", () => {
+    // As a regular expression (^.*a.*a.*a.*a.*a.*b$) this backtracks about 80^6 / 6! times: seconds.
+    const started = performance.now();
+    expect(topicMatches('a'.repeat(80), '*a*a*a*a*a*b')).toBe(false);
+    expect(topicMatches('a'.repeat(200), '*a*a*a*a*a*a*a*a*a*b')).toBe(false);
+    expect(performance.now() - started).toBeLessThan(100);
   });
 });

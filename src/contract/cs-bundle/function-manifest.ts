@@ -11,6 +11,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { UhlpError } from '../../shared/errors.js';
+import { wildcardMatch } from '../../shared/wildcard-match.js';
 
 export const MANIFEST_SCHEMA_ID = 'cs.function.script.v1';
 
@@ -98,11 +99,11 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Whether `topic` matches a manifest's topic pattern: `*` stands for any run of characters (dots included). */
+/**
+ * Whether `topic` matches a manifest's topic pattern: `*` stands for any run of
+ * characters (dots included). Matched without a regular expression (an app's
+ * pattern of many stars would backtrack on a client's topic): wildcard-match.ts.
+ */
 export function topicMatches(topic: string, pattern: string): boolean {
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`).test(topic);
+  return wildcardMatch(topic, pattern);
 }

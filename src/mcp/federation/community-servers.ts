@@ -56,6 +56,24 @@ export function loadCommunityServers(file: string | undefined): readonly Communi
   return raw.servers;
 }
 
+/**
+ * Refuses community servers whose headers name a secret the secrets file's
+ * community section does not hold: the operator learns it at start, not from a
+ * remote server refusing every app's calls.
+ */
+export function checkCommunitySecrets(servers: readonly CommunityServerSpec[], hasSecret: (name: string, key: string) => boolean): void {
+  for (const server of servers) {
+    server.http?.headers.forEach((header, i) => {
+      const { name, key } = header.secretRef;
+      if (!hasSecret(name, key)) {
+        throw new UhlpError('UHLP_CONFIG_INVALID', `community server ${server.name}: http.headers[${i}].secretRef names secret "${name}" key "${key}", which the community section of UHLP_MCP_SECRETS_FILE does not hold`, {
+          field: `servers.${server.name}.http.headers[${i}].secretRef`,
+        });
+      }
+    });
+  }
+}
+
 /** The pool one app's sandboxes of a stdio community server take. */
 export function communityPoolSpec(server: CommunityServerSpec): PoolSpec {
   return Value.Default(PoolSpec, { name: `community-${server.name}`, runner: 'mcp', ...server.pool, limits: { ...server.pool.limits } }) as PoolSpec;

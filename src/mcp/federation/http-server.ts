@@ -11,6 +11,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { guardedFetch } from '../../net/guarded-fetch.js';
 import { isUhlpError } from '../../shared/errors.js';
 import { serverFailure, type FederatedCallResult, type FederatedServer, type RawTool } from './federated-server.js';
+import { uncheckedOutputSchemas } from './unchecked-output-schemas.js';
 
 export interface HttpServerOptions {
   readonly id: string;
@@ -62,7 +63,8 @@ export function createHttpServer(options: HttpServerOptions): FederatedServer {
   let connected: Promise<Client> | undefined;
   const client = (): Promise<Client> =>
     (connected ??= (async () => {
-      const sdk = new Client({ name: 'uhlp-core', version: '0.1.0' }, { versionNegotiation: { mode: 'auto', probe: { timeoutMs: options.timeoutMs } } });
+      // The server's outputSchemas are never compiled here: see unchecked-output-schemas.ts.
+      const sdk = new Client({ name: 'uhlp-core', version: '0.1.0' }, { jsonSchemaValidator: uncheckedOutputSchemas, versionNegotiation: { mode: 'auto', probe: { timeoutMs: options.timeoutMs } } });
       await sdk.connect(new StreamableHTTPClientTransport(new URL(options.url), { fetch: fetchThroughGuard, requestInit: { headers: { ...options.headers } } }));
       return sdk;
     })().catch((error: unknown) => {

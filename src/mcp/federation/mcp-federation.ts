@@ -27,6 +27,7 @@ import { createHttpServer } from './http-server.js';
 import type { PackageCache } from './package-cache.js';
 import { createSandboxServer } from './sandbox-server.js';
 import { communityPoolSpec, type CommunityServerSpec } from './community-servers.js';
+import { NO_SECRETS, type McpSecrets } from './secret-file.js';
 import { refusalRule, serverMayBeGranted, toolGrant } from './tool-grant.js';
 
 /** How long a server's tool list is kept, ms: its changes reach callers within this. */
@@ -49,8 +50,8 @@ export interface McpFederationOptions {
   startPool?(appId: string, spec: PoolSpec, launch: McpServerLaunch): PoolStrategy;
   /** Retires such a pool. */
   retirePool?(appId: string, poolName: string): void;
-  /** A secret's value for a remote server's header. */
-  secret(appId: string, name: string, key: string): string | undefined;
+  /** The values of remote servers' header secretRefs: each app's own, and the community servers'. @defaultValue none */
+  readonly secrets?: McpSecrets;
   /** host:port pairs remote servers may resolve to although private. @defaultValue [] */
   readonly allowPrivate?: readonly string[];
   /** Whether a workflow run lets the grant call a tool the app marks critical. */
@@ -157,6 +158,7 @@ export class McpFederation {
       if (entry === undefined) throw new UhlpError('UHLP_MCP_TOOL_NOT_FOUND', `no tool named "${fullName.slice(0, 128)}"`, { tool: fullName.slice(0, 128) });
       serverLabel = serverId;
       if (!toolGrant(grant.capabilities)(fullName)) {
+        toolLabel = (await this.listedName(entry, grant, fullName, signal)) ?? 'unknown';
         throw capabilityDenied('mcp', refusalRule(grant.capabilities, fullName), `the app's capabilities do not allow ${fullName.slice(0, 128)}`, { tool: fullName.slice(0, 128) });
       }
       // A name the server did not list is not called, whatever the server would do with it.
@@ -188,6 +190,19 @@ export class McpFederation {
       const content = { code: error.code, message: error.message, status: error.statusCode, ...(error.details !== undefined ? { details: error.details } : {}) };
       return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }], structuredContent: content };
     }
+  }
+
+  /**
+   * The name a refused tool has in its server's list, for the metric's `tool`
+   * label: only a name the server listed is a label, so the label's values stay
+   * the server's own (at most MAX_TOOLS_PER_SERVER), whatever callers send. The
+   * list the core holds is used, at any age; without one it is read only when
+   * the app may be granted some tool of the server (as tools/list would read
+   * it): a server the app can use nothing of is never asked on its behalf.
+   */
+  private async listedName(entry: ServerEntry, grant: ExecutionGrant, fullName: string, signal: AbortSignal): Promise<string | undefined> {
+    const list = entry.list ?? (serverMayBeGranted(grant.capabilities, entry.server.id) ? await this.toolsOf(entry, signal).catch(() => undefined) : undefined);
+    return list?.tools.get(fullName)?.serverName;
   }
 
   /**
@@ -247,7 +262,7 @@ export class McpFederation {
     entries = new Map();
     const app = this.apps_.get(appId);
     for (const spec of app?.document.spec.mcpServers ?? []) {
-      const server = this.serverFor(appId, `app.${spec.name}`, spec);
+      const server = this.serverFor(appId, `app.${spec.name}`, spec, 'app');
       if (server !== undefined) entries.set(server.id, { appId, server });
     }
     for (const spec of this.options.community ?? []) {
@@ -255,7 +270,7 @@ export class McpFederation {
       const server =
         spec.stdio !== undefined
           ? createSandboxServer({ id, pool: () => this.communityPool(appId, spec), timeoutMs: spec.timeoutMs, maxOutputBytes: spec.maxOutputBytes })
-          : this.serverFor(appId, id, spec as McpServerSpec);
+          : this.serverFor(appId, id, spec as McpServerSpec, 'community');
       if (server !== undefined) entries.set(id, { appId, server });
     }
     this.apps.set(appId, entries);
@@ -286,7 +301,8 @@ export class McpFederation {
     return pool;
   }
 
-  private serverFor(appId: string, id: string, spec: McpServerSpec): FederatedServer | undefined {
+  /** An app's server (`owner: 'app'`) sends the app's own secrets; a community server the operator's. */
+  private serverFor(appId: string, id: string, spec: McpServerSpec, owner: 'app' | 'community'): FederatedServer | undefined {
     const limits = { timeoutMs: spec.timeoutMs, maxOutputBytes: spec.maxOutputBytes };
     if (spec.stdio !== undefined) {
       const poolName = spec.stdio.pool;
@@ -294,8 +310,10 @@ export class McpFederation {
     }
     if (spec.http !== undefined) {
       const headers: Record<string, string> = {};
+      const secrets = this.options.secrets ?? NO_SECRETS;
       for (const header of spec.http.headers) {
-        const value = this.options.secret(appId, header.secretRef.name, header.secretRef.key);
+        const { name, key } = header.secretRef;
+        const value = owner === 'app' ? secrets.ofApp(appId, name, key) : secrets.ofCommunity(name, key);
         if (value === undefined) {
           this.options.logger.warn({ app: appId, server: id, secret: header.secretRef.name }, 'secret of a remote MCP server not found; header not sent');
           continue;

@@ -41,6 +41,31 @@ describe('capabilities.mcp as one predicate for listing and calling', () => {
   });
 });
 
+describe('capabilities.mcp globs', () => {
+  it.each([
+    ['app.fs.*', 'app.fs.read_file', true],
+    ['app.*', 'app.fs.read_file', true],
+    ['app.fs*', 'app.fs.read_file', true],
+    ['*.fs.read_file', 'community.fs.read_file', true],
+    ['app.fs.read_?ile', 'app.fs.read_file', true],
+    ['app.fs.read_?ile', 'app.fs.read_ffile', false],
+    ['app.fs.read', 'app.fs.read_file', false],
+    ['community.*.*', 'app.fs.read', false],
+  ])('%s on %s: %s', (glob, name, granted) => {
+    expect(toolGrant({ mcp: { allow: [glob], forbidden: [] } })(name)).toBe(granted);
+  });
+
+  it("check a name in time linear in the name and the glob, whatever stars the app's glob has", () => {
+    // As picomatch compiles it, this glob backtracks about n^6 / 6! times on a name of n a's: seconds at 80.
+    const mcp = { allow: ['app.*a*a*a*a*a*b'], forbidden: ['app.*a*a*a*a*a*c'] };
+    const started = performance.now();
+    expect(toolGrant({ mcp })(`app.${'a'.repeat(80)}`)).toBe(false);
+    expect(toolGrant({ mcp })(`app.${'a'.repeat(10_000)}b`)).toBe(true);
+    expect(refusalRule({ mcp }, `app.${'a'.repeat(10_000)}`)).toBe('allow');
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+});
+
 describe("the oracle's candidate capabilities", () => {
   it("keep exactly the federated tools the component lists and the app grants, with the app's forbidden globs", () => {
     expect(candidateCapabilities(capabilities, ['app.fs.read_file', 'app.fs.write_file', 'app.memory.read_graph', 'core.llm.generate'])).toEqual({

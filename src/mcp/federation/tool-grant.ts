@@ -3,35 +3,30 @@
  * granted when an `allow` glob matches its full name (`app.fs.read_file`) and
  * no `forbidden` glob does (matched without regard to case, so it wins however
  * a server spells the name). The same predicate filters `tools/list` and every
- * call, so listing and calling agree.
+ * call, so listing and calling agree. A glob's `*` stands for any run of
+ * characters and `?` for one, matched in linear time (wildcard-match.ts):
+ * neither an app's glob nor a caller's name can make the check slow.
  */
-import picomatch from 'picomatch';
-import type { CapabilitiesSpec, McpCapability } from '../../apps/schema/app-definition-schema.js';
+import type { CapabilitiesSpec } from '../../apps/schema/app-definition-schema.js';
+import { wildcardMatch } from '../../shared/wildcard-match.js';
 
 export type ToolGrant = (fullName: string) => boolean;
 
-const compiled = new WeakMap<McpCapability, ToolGrant>();
 const NOTHING: ToolGrant = () => false;
 
-/** The app's grant, compiled once per capability object (one per loaded app). */
+/** The app's grant. */
 export function toolGrant(capabilities: CapabilitiesSpec): ToolGrant {
   const mcp = capabilities.mcp;
   if (mcp === undefined) return NOTHING;
-  let grant = compiled.get(mcp);
-  if (grant === undefined) {
-    const allow = picomatch(mcp.allow, { dot: true });
-    const forbidden = mcp.forbidden.length > 0 ? picomatch(mcp.forbidden, { dot: true, nocase: true }) : NOTHING;
-    grant = (fullName) => allow(fullName) && !forbidden(fullName);
-    compiled.set(mcp, grant);
-  }
-  return grant;
+  const { allow, forbidden } = mcp;
+  return (fullName) => matchesAny(fullName, allow) && !matchesAny(fullName, forbidden, true);
 }
 
 /** Whether any tool of `serverId` (`app.fs`) could be granted: servers no allow glob reaches are never asked for their list. */
 export function serverMayBeGranted(capabilities: CapabilitiesSpec, serverId: string): boolean {
   return (capabilities.mcp?.allow ?? []).some((glob) => {
     const [scope, server] = glob.split('.');
-    return server === undefined ? picomatch(scope!, { dot: true })(serverId) : picomatch(`${scope}.${server}`, { dot: true })(serverId);
+    return matchesAny(serverId, [server === undefined ? scope! : `${scope}.${server}`]);
   });
 }
 
@@ -39,5 +34,9 @@ export function serverMayBeGranted(capabilities: CapabilitiesSpec, serverId: str
 export function refusalRule(capabilities: CapabilitiesSpec, fullName: string): 'absent' | 'forbidden' | 'allow' {
   const mcp = capabilities.mcp;
   if (mcp === undefined) return 'absent';
-  return picomatch(mcp.allow, { dot: true })(fullName) ? 'forbidden' : 'allow';
+  return matchesAny(fullName, mcp.allow) ? 'forbidden' : 'allow';
+}
+
+function matchesAny(name: string, globs: readonly string[], ignoreCase = false): boolean {
+  return globs.some((glob) => wildcardMatch(name, glob, { questionMark: true, ignoreCase }));
 }

@@ -144,3 +144,47 @@ describe('the template sandbox', () => {
     });
   });
 });
+
+describe('filters that would run a value', () => {
+  // Render variables are JSON data and hold no function or getter: these reach the filters only if a
+  // later caller hands some in, and the filters keep the rule that only template-made functions run.
+  it('sorts by an attribute as own data: a getter is not called, and sort keeps its options', async () => {
+    let called = 0;
+    const sneaky = {
+      get n(): string {
+        called += 1;
+        return 'a';
+      },
+    };
+    expect(await render('{{ rows | sort(attribute="n") | length }}', { rows: [{ n: 'b' }, sneaky, { n: 'A' }] })).toBe('3');
+    expect(called).toBe(0);
+    expect(await render('{{ rows | sort(attribute="n") | join(",", "n") }}|{{ rows | sort(true, false, "m.n") | join(",", "k") }}|{{ "cba" | sort | join }}|{{ [3, 1, 2] | sort(reverse=true) | join }}', { rows: [{ k: 1, n: 'b', m: { n: 2 } }, { k: 2, n: 'A', m: { n: 3 } }] })).toBe('A,b|2,1|abc|321');
+  });
+
+  it('groups by a macro, never by another function, and by an attribute as own data', async () => {
+    let called = 0;
+    const fn = (): string => {
+      called += 1;
+      return 'x';
+    };
+    expect(await refused('{{ rows | groupby(f) | dump }}', { rows: [{ n: 1 }], f: fn })).toMatch(/grouping by a function that is not a macro is not allowed/);
+    expect(called).toBe(0);
+    expect(await render('{% macro parity(x) %}{{ "even" if x.n is even else "odd" }}{% endmacro %}{% for k, v in rows | groupby(parity) %}{{ k }}={{ v | length }};{% endfor %}', { rows: [{ n: 1 }, { n: 2 }, { n: 3 }] })).toBe('odd=2;even=1;');
+    expect(await render('{% for k, v in rows | groupby("g") %}{{ k }}={{ v | join(",", "n") }};{% endfor %}', { rows: [{ g: 'a', n: 1 }, { g: '__proto__', n: 2 }, { g: 'a', n: 3 }] })).toBe('a=1,3;__proto__=2;');
+  });
+
+  it('dumps data, and refuses a value whose toJSON or getter JSON.stringify would call', async () => {
+    let called = 0;
+    const withToJson = { toJSON: (): string => String((called += 1)) };
+    const withGetter = {
+      get a(): number {
+        called += 1;
+        return 1;
+      },
+    };
+    expect(await refused('{{ o | dump }}', { o: { inner: withToJson } })).toMatch(/dumping a value whose toJSON is not data or a macro is not allowed/);
+    expect(await refused('{{ o | dump }}', { o: [withGetter] })).toMatch(/dumping a value with a getter \("a"\) is not allowed/);
+    expect(called).toBe(0);
+    expect(await render('{{ o | dump }}', { o: { a: [1, 'x', null], b: { c: true } } })).toBe('{"a":[1,"x",null],"b":{"c":true}}');
+  });
+});
