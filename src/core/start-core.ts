@@ -15,7 +15,8 @@ import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { McpFederation } from '../mcp/federation/mcp-federation.js';
 import { PackageCache } from '../mcp/federation/package-cache.js';
-import { secretFile } from '../mcp/federation/secret-file.js';
+import { secretFile, type McpSecrets } from '../mcp/federation/secret-file.js';
+import { NamespaceSecrets } from '../apps/kubernetes/namespace-secrets.js';
 import { checkCommunitySecrets, loadCommunityServers } from '../mcp/federation/community-servers.js';
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
 import { spawnStdBodyChild, waitForStdBody, type StdBodyChild } from '../mcp/std-body-child.js';
@@ -144,7 +145,17 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     maxResponseBytes: config.maxSandboxResponseBytes,
     mcpServerLaunch: (app, pool) => federation!.launch(app, pool),
   });
-  const mcpSecrets = secretFile(config.mcpFederation.secretsFile);
+  const secretsFile = secretFile(config.mcpFederation.secretsFile);
+  // An app's own secrets: in a cluster the Secrets of its namespace (read as it loads), else its section of the file.
+  let kubernetesApps: KubernetesAppSource | undefined;
+  const mcpSecrets: McpSecrets =
+    config.registry === 'kubernetes'
+      ? {
+          ofApp: (appId, name, key) => kubernetesApps?.secretValue(appId, name, key),
+          appHas: (appId, name, key) => kubernetesApps?.hasSecret(appId, name, key) === true,
+          ofCommunity: (name, key) => secretsFile.ofCommunity(name, key),
+        }
+      : secretsFile;
   const community = loadCommunityServers(config.mcpFederation.communityFile);
   checkCommunitySecrets(community, (name, key) => mcpSecrets.ofCommunity(name, key) !== undefined);
   federation = new McpFederation({
@@ -223,17 +234,18 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           logger,
         })
       : undefined;
-  const kubernetesApps =
-    config.registry === 'kubernetes'
+  const kubeConfig = config.registry === 'kubernetes' ? defaultKubeConfig() : undefined;
+  kubernetesApps =
+    kubeConfig !== undefined
       ? new KubernetesAppSource({
-          kubeConfig: defaultKubeConfig(),
+          kubeConfig,
           namespaces: config.namespaces,
           registry,
           revisionsRoot,
           sourcesDir: path.join(config.dataDir, 'sources'),
           allowPrivate: config.gitSources.allowPrivate,
           ...(config.gitSources.caFile ? { caFile: config.gitSources.caFile } : {}),
-          appSecrets,
+          namespaceSecrets: new NamespaceSecrets(kubeConfig),
           logger,
         })
       : undefined;

@@ -12,12 +12,13 @@ import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_DEFINITION, CustomResourceClient, type AppDefinitionResource } from '../../src/k8s/custom-resources.js';
 import { runOperator, type RunningOperator } from '../../src/operator/run-operator.js';
 import { commitAll, git, initRepo, writeFiles } from '../helpers/git-repo.js';
 import { startHttpsGitServer, type HttpsGitServer } from '../helpers/https-git-server.js';
+import { startRawMcpServer, type RawMcpServer } from '../helpers/raw-mcp-server.js';
 import { startUhlpDev, type UhlpProcess } from '../helpers/uhlp-process.js';
 import { FAST_LEASE, collectingLogger } from './fixtures.js';
 import { createNamespace, installCrds, kubeconfigPath, loadKubeConfig, removeApps, waitFor } from './kube-env.js';
@@ -30,6 +31,9 @@ describe('core with --registry kubernetes', () => {
   let core: UhlpProcess;
   let gitServer: HttpsGitServer;
   let sourceUrl: string;
+  /** A namespace the core does not serve, holding a Secret an app of the served one names. */
+  let other: { name: string; remove: () => Promise<void> };
+  let remote: RawMcpServer;
 
   beforeAll(async () => {
     kubeConfig = loadKubeConfig();
@@ -41,13 +45,22 @@ describe('core with --registry kubernetes', () => {
     const repo = path.join(served, 'work');
     mkdirSync(repo);
     initRepo(repo);
-    writeFiles(repo, { 'apps/hello/scripts/hello.js': "export default (event, ctx) => ({ hello: ctx.configuration.who, app: ctx.appId });\n" });
+    writeFiles(repo, {
+      'apps/hello/scripts/hello.js': "export default (event, ctx) => ({ hello: ctx.configuration.who, app: ctx.appId });\n",
+      'apps/secret-own/scripts/call.js': "export default async (event, ctx) => ctx.tools.call('app.remote.whoami', {});\n",
+    });
     commitAll(repo, 'hello app files');
     git(served, 'clone', '-q', '--bare', repo, path.join(served, 'apps.git'));
     gitServer = await startHttpsGitServer({ root: served });
     sourceUrl = `${gitServer.origin}/apps.git`;
+    remote = await startRawMcpServer({ tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] });
+    other = await createNamespace(kubeConfig, 'uhlp-other');
+    const secrets = kubeConfig.makeApiClient(CoreV1Api);
+    await secrets.createNamespacedSecret({ namespace: namespace.name, body: { metadata: { name: 'search' }, stringData: { token: 'own-token' } } });
+    await secrets.createNamespacedSecret({ namespace: other.name, body: { metadata: { name: 'elsewhere' }, stringData: { token: 'other-namespace-token' } } });
     core = await startUhlpDev('', ['--registry', 'kubernetes', '--namespace', namespace.name], 60_000, undefined, {
       KUBECONFIG: kubeconfigPath(),
+      UHLP_MCP_ALLOW_PRIVATE: remote.hostPort,
       UHLP_GIT_ALLOW_PRIVATE: `127.0.0.1:${gitServer.port}`,
       UHLP_GIT_CA_FILE: gitServer.caFile,
     });
@@ -58,6 +71,8 @@ describe('core with --registry kubernetes', () => {
     if (namespace) await removeApps(kubeConfig, namespace.name);
     await operator?.stop();
     await namespace?.remove();
+    await other?.remove();
+    await remote?.close();
   });
 
   const app = (name = 'hello', git: Record<string, unknown> = { url: sourceUrl }): Record<string, unknown> => ({
@@ -118,6 +133,43 @@ describe('core with --registry kubernetes', () => {
     expect(condition.message).toMatch(new RegExp(`^${field.replace(/\./g, '\\.')}: UHLP_GIT_SOURCE_INVALID: `));
     expect((await fetch(`${core.url}/k8s-${name}/hi`)).status).toBe(404);
     await client.delete(APP_DEFINITION, namespace.name, name);
+  });
+
+  /** An app whose remote MCP server gets a header from the Secret `secret` (key `token`). */
+  const secretApp = (name: string, secret: string): Record<string, unknown> => {
+    const base = app(name) as { spec: Record<string, unknown> };
+    return {
+      ...base,
+      spec: {
+        ...base.spec,
+        components: [{ id: 'call', handler: 'JIT', pool: 'main', jit: { script: 'scripts/call.js' } }],
+        routes: [{ http: { method: 'GET', path: '/call' }, component: 'call' }],
+        mcpServers: [{ name: 'remote', http: { url: remote.url, headers: [{ name: 'Authorization', prefix: 'Bearer ', secretRef: { name: secret, key: 'token' } }] } }],
+        capabilities: { mcp: { allow: ['app.remote.*'] } },
+      },
+    };
+  };
+
+  it("sends a Secret of the app's own namespace to its remote server, and refuses a Secret of another namespace at load", async () => {
+    await client.create(APP_DEFINITION, secretApp('secret-own', 'search') as unknown as AppDefinitionResource);
+    const answer = await waitFor('secret-own routable', async () => {
+      const r = await fetch(`${core.url}/k8s-secret-own/call`);
+      return r.status === 200 ? r : undefined;
+    });
+    expect(JSON.stringify(await answer.json())).toContain('called whoami');
+    expect(remote.authorizations).toContain('Bearer own-token');
+
+    // The Secret exists, in a namespace the app is not in: the field is a definition problem, and nothing is sent.
+    await client.create(APP_DEFINITION, secretApp('secret-other', 'elsewhere') as unknown as AppDefinitionResource);
+    const problem = await waitFor('secret-other refused', async () => {
+      const readyz = (await (await fetch(`${core.url}/readyz`)).json()) as { definitionProblems: Array<{ file: string; path: string; reason: string }> };
+      return readyz.definitionProblems.find((p) => p.file === `${namespace.name}/secret-other`);
+    });
+    expect(problem).toMatchObject({ path: '/spec/mcpServers/0/http/headers/0/secretRef/name' });
+    expect((await fetch(`${core.url}/k8s-secret-other/call`)).status).toBe(404);
+    expect(remote.authorizations).not.toContain('Bearer other-namespace-token');
+    await client.delete(APP_DEFINITION, namespace.name, 'secret-own');
+    await client.delete(APP_DEFINITION, namespace.name, 'secret-other');
   });
 
   it('does not fetch a well-formed source whose host is loopback unless the core allows that host and port', async () => {

@@ -24,6 +24,7 @@ import type { Logger } from '../../logger.js';
 import { AppSnapshot } from '../app-snapshot.js';
 import type { ApplicationRegistry } from '../application-registry.js';
 import { GitSourceCache } from '../git/git-source-cache.js';
+import { secretNamesOf, type NamespaceSecrets, type SecretData } from './namespace-secrets.js';
 
 export interface KubernetesAppSourceOptions {
   readonly kubeConfig: KubeConfig;
@@ -40,7 +41,13 @@ export interface KubernetesAppSourceOptions {
   readonly caFile?: string;
   /** DNS resolution of source hosts. @defaultValue dns.lookup */
   readonly lookup?: LookupAll;
-  /** Each app's own MCP secrets, which its remote servers' secretRefs may name. @defaultValue not checked */
+  /**
+   * The Secrets of each app's own namespace, which its remote servers' secretRefs name; read
+   * when the app loads, and a secretRef naming one the namespace lacks is a definition problem.
+   * @defaultValue `appSecrets`, else not checked
+   */
+  readonly namespaceSecrets?: NamespaceSecrets;
+  /** Each app's own MCP secrets from elsewhere (the core's secrets file), when `namespaceSecrets` is not given. @defaultValue not checked */
   readonly appSecrets?: AppSecrets;
   readonly logger: Logger;
 }
@@ -50,6 +57,8 @@ export class KubernetesAppSource {
   private readonly sources: GitSourceCache;
   private pending: ReadyAppDefinition[] | undefined;
   private applying: Promise<void> | undefined;
+  /** The Secrets each served app's definition names, as read from its namespace when it loaded. */
+  private secrets = new Map<string, ReadonlyMap<string, SecretData>>();
 
   constructor(private readonly options: KubernetesAppSourceOptions) {
     this.watcher = new AppDefinitionWatcher(options.kubeConfig, {
@@ -75,6 +84,17 @@ export class KubernetesAppSource {
   async stop(): Promise<void> {
     await this.watcher.stop();
     await this.idle();
+  }
+
+  /** The value of a Secret of the app's own namespace that its definition names; undefined for any other. */
+  secretValue(appId: string, name: string, key: string): string | undefined {
+    return this.secrets.get(appId)?.get(name)?.get(key);
+  }
+
+  /** Whether the app's definition names a Secret of its namespace that exists (with that key, when given). */
+  hasSecret(appId: string, name: string, key?: string): boolean {
+    const data = this.secrets.get(appId)?.get(name);
+    return data !== undefined && (key === undefined || data.has(key));
   }
 
   /** Whether the AppDefinition watch follows the API server (for /readyz). */
@@ -104,23 +124,25 @@ export class KubernetesAppSource {
   private async apply(apps: ReadyAppDefinition[]): Promise<void> {
     const documents: Array<{ file: string; document: AppDefinitionDocument; revision: string }> = [];
     const problems: DefinitionProblem[] = [];
+    const secrets = new Map<string, ReadonlyMap<string, SecretData>>();
     for (const app of apps) {
       const file = `${app.namespace}/${app.name}`;
       try {
-        const loaded = await this.load(app, file);
+        const loaded = await this.load(app, file, secrets);
         if ('problems' in loaded) problems.push(...loaded.problems);
         else documents.push(loaded);
       } catch (error) {
         problems.push(sourceProblem(file, error));
       }
     }
+    this.secrets = secrets;
     for (const problem of problems) this.options.logger.error({ code: 'UHLP_DEFINITION_INVALID', file: problem.file, path: problem.path }, problem.reason);
     const version = createHash('sha1').update(apps.map((a) => `${a.namespace}/${a.name}@${a.resourceVersion}`).join(',')).digest('hex');
     await this.options.registry.publish(new AppSnapshot(`k8s-${version.slice(0, 12)}`, documents, problems));
     this.options.logger.info({ apps: documents.map((d) => d.file), invalid: problems.length }, 'Kubernetes apps applied');
   }
 
-  private async load(app: ReadyAppDefinition, file: string): Promise<{ file: string; document: AppDefinitionDocument; revision: string } | { problems: DefinitionProblem[] }> {
+  private async load(app: ReadyAppDefinition, file: string, secrets: Map<string, ReadonlyMap<string, SecretData>>): Promise<{ file: string; document: AppDefinitionDocument; revision: string } | { problems: DefinitionProblem[] }> {
     const git = app.spec.source?.git;
     if (!git) return { problems: [{ file, path: '/spec/source/git', reason: 'an app served from Kubernetes must name the Git source of its files' }] };
     const sourcePath = checkGitSourcePath(git.path ?? `apps/${app.name}`);
@@ -129,6 +151,14 @@ export class KubernetesAppSource {
     const revision = createHash('sha1').update(`${commit}\0${sourcePath}\0${app.name}`).digest('hex');
     const appDir = appRevisionDir(this.options.revisionsRoot, app.name, revision);
     await materializeTree({ repoDir, commit, sourcePath, targetDir: appDir });
+    // The Secrets its definition names, from its own namespace only.
+    const own = this.options.namespaceSecrets !== undefined ? await this.options.namespaceSecrets.read(app.namespace, secretNamesOf(app.spec)) : undefined;
+    const hasSecret =
+      own !== undefined
+        ? (secret: string, key?: string): boolean => (key === undefined ? own.has(secret) : own.get(secret)?.has(key) === true)
+        : this.options.appSecrets !== undefined
+          ? (secret: string, key?: string): boolean => this.options.appSecrets!(app.name, secret, key)
+          : undefined;
     const result = validateAppDefinition(
       { apiVersion: APP_API_VERSION, kind: APP_KIND, metadata: { name: app.name }, spec: app.spec },
       {
@@ -139,9 +169,10 @@ export class KubernetesAppSource {
           return target.startsWith(appDir + path.sep) && existsSync(target);
         },
         readFile: (relative) => readInside(appDir, relative),
-        ...(this.options.appSecrets !== undefined ? { hasSecret: (secret: string, key?: string) => this.options.appSecrets!(app.name, secret, key) } : {}),
+        ...(hasSecret !== undefined ? { hasSecret } : {}),
       },
     );
+    if (result.ok && own !== undefined) secrets.set(app.name, own);
     return result.ok ? { file, document: result.document, revision } : { problems: result.problems };
   }
 }

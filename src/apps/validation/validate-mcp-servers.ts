@@ -33,7 +33,7 @@ export function mcpServerProblems(spec: AppSpec, fileExists: (appRelativePath: s
     server.http?.headers.forEach((header, j) => {
       if (hasSecret === undefined) return;
       const ref = `${at}/http/headers/${j}/secretRef`;
-      if (!hasSecret(header.secretRef.name)) problems.push([`${ref}/name`, `the app has no secret "${header.secretRef.name}": a header names a secret of the app's own section of the core's MCP secrets`]);
+      if (!hasSecret(header.secretRef.name)) problems.push([`${ref}/name`, `the app has no secret "${header.secretRef.name}": a header names one of the app's own secrets (a Secret of its namespace in a cluster, its section of the core's MCP secrets file otherwise)`]);
       else if (!hasSecret(header.secretRef.name, header.secretRef.key)) problems.push([`${ref}/key`, `the app's secret "${header.secretRef.name}" has no key "${header.secretRef.key}"`]);
     });
     const stdio = server.stdio;
