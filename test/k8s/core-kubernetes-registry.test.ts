@@ -137,7 +137,8 @@ describe('core with --registry kubernetes', () => {
 
   /** An app whose remote MCP server gets a header from the Secret `secret` (key `token`). */
   const secretApp = (name: string, secret: string): Record<string, unknown> => {
-    const base = app(name) as { spec: Record<string, unknown> };
+    // Both apps run the same files (one source path), so that only the Secret differs.
+    const base = app(name, { url: sourceUrl, path: 'apps/secret-own' }) as { spec: Record<string, unknown> };
     return {
       ...base,
       spec: {
