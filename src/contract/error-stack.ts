@@ -18,7 +18,6 @@ export const MAX_ERROR_MESSAGE_CHARS = 2048;
 const MAX_FUNCTION_CHARS = 200;
 
 /** C0 and C1 controls (and DEL): what could move a terminal's cursor or end a log line. */
-// eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 /** `text` without control characters (each one a U+FFFD) and at most `max` characters (cut with an ellipsis). */
