@@ -177,6 +177,14 @@ describe("where a script's exception was thrown", () => {
     expect(data.stack.length).toBeLessThanOrEqual(4096);
   });
 
+  it("answers a script whose import fails without the sandbox's paths in Node's message", async () => {
+    mkdirSync(path.join(root, REVISION, 'scripts'), { recursive: true });
+    writeFileSync(path.join(root, REVISION, 'scripts', 'lost.mjs'), "import '../lib/missing.mjs';\nexport const hello = () => 1;\n");
+    const answer = await createJitExecutor({ definitionsRoot: root })(request('scripts/lost.mjs'), fakeTools({}));
+    expect(answer).toMatchObject({ resultType: 'error', data: { code: 'UHLP_SCRIPT_LOAD_FAILED', message: expect.stringContaining('lib/missing.mjs') } });
+    expect(JSON.stringify(answer)).not.toContain(root);
+  });
+
   it("keeps an app's own error (a string code) as the app made it, without a stack", async () => {
     const data = await thrown('scripts/coded.mjs', {
       'scripts/coded.mjs': "export function hello() {\n  throw Object.assign(new Error('gone'), { code: 'GONE', status: 410 });\n}\n",
