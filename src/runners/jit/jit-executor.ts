@@ -107,7 +107,7 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
       fn = candidate !== undefined ? await candidates.load(candidate.source) : await loadScript(ref, request.definitionFiles, tools);
     } catch (error) {
       // Only the loaders throw registry errors here (script-loader.ts, generated-code.ts): each is the execution's answer,
-      // a failed import's with the sandbox's paths in Node's message made relative.
+      // and when an import failed, Node's message names the sandbox's paths: they are made relative.
       if (error instanceof ScriptLoadFailedError && candidate === undefined) return errorResult(new ScriptLoadFailedError(placeOf(task.revision).message(error.message), error.details));
       if (error instanceof UhlpError) return errorResult(error);
       throw error;
