@@ -61,6 +61,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig('d', {}, { UHLP_POD_CLAIM_AHEAD: '17' })).toThrow(/UHLP_POD_CLAIM_AHEAD must be an integer 0-16, got "17"/);
   });
 
+  it("shows clients a script's stack only when asked, and only in dev mode", () => {
+    expect(loadConfig('d', {}, {}).devErrorStacks).toBe(false);
+    expect(loadConfig('d', {}, { UHLP_DEV_ERROR_STACKS: 'true' }).devErrorStacks).toBe(true);
+    expect(loadConfig('d', {}, { UHLP_DEV_ERROR_STACKS: 'false' }, { devMode: false }).devErrorStacks).toBe(false);
+    expect(() => loadConfig('d', {}, { UHLP_DEV_ERROR_STACKS: 'yes' })).toThrow(/UHLP_DEV_ERROR_STACKS/);
+    expect(() => loadConfig('d', {}, { UHLP_DEV_ERROR_STACKS: 'true' }, { devMode: false })).toThrow(/outside uhlp dev/);
+  });
+
   it('reads the sandbox answer limit', () => {
     expect(loadConfig('d', {}, { UHLP_MAX_SANDBOX_RESPONSE_BYTES: '65536' }).maxSandboxResponseBytes).toBe(65536);
   });

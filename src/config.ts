@@ -94,6 +94,13 @@ export interface CoreConfig {
   readonly pullIntervalMs: number;
   /** Dev mode (`uhlp dev`) enables developer conveniences such as minting MCP tokens from the CLI. */
   readonly devMode: boolean;
+  /**
+   * Clients get a script exception's stack (the script's file, line and column) in
+   * the error body's `details.stack`; operators always have it in the log. Dev mode
+   * only: `uhlp serve` refuses it, so a production core never answers one.
+   * @defaultValue false (`UHLP_DEV_ERROR_STACKS=true`)
+   */
+  readonly devErrorStacks: boolean;
   /** The endpoint spine's Unix socket. @defaultValue `<dataDir>/core.sock` (`UHLP_SPINE_SOCKET`) */
   readonly spineSocket: string;
   /** The LLM provider behind `core.llm.generate`. */
@@ -412,6 +419,10 @@ export function loadConfig(
   // Unix socket paths are limited to 107 bytes.
   if (Buffer.byteLength(spineSocket) > 107) invalid('UHLP_SPINE_SOCKET', 'a socket path of at most 107 bytes (set it or use a shorter --data-dir)', spineSocket);
 
+  const stacksEnv = env.UHLP_DEV_ERROR_STACKS;
+  if (stacksEnv !== undefined && stacksEnv !== '' && stacksEnv !== 'true' && stacksEnv !== 'false') invalid('UHLP_DEV_ERROR_STACKS', 'true or false', stacksEnv);
+  if (stacksEnv === 'true' && !mode.devMode) invalid('UHLP_DEV_ERROR_STACKS', 'unset or false outside uhlp dev (clients of a served core never get a stack)', stacksEnv);
+
   const unsafeEnv = env.UHLP_UNSAFE_PROCESS_SANDBOXES;
   if (unsafeEnv !== undefined && unsafeEnv !== '' && unsafeEnv !== 'true' && unsafeEnv !== 'false') invalid('UHLP_UNSAFE_PROCESS_SANDBOXES', 'true or false', unsafeEnv);
   const unsafeProcessSandboxes = flags['unsafe-process-sandboxes'] === true || unsafeEnv === 'true' || (mode.devMode && unsafeEnv !== 'false');
@@ -453,6 +464,7 @@ export function loadConfig(
     logLevel: logLevel ? oneOf(logLevel.name, logLevel.raw, LOG_LEVELS) : 'info',
     instanceId,
     devMode: mode.devMode,
+    devErrorStacks: stacksEnv === 'true',
     state: state?.raw ?? 'memory',
     statePrefix,
     ledger: ledger ? oneOf(ledger.name, ledger.raw, ['files', 'off'] as const) : 'files',

@@ -15,7 +15,8 @@ import { activationContext, concurrencyKey, type CsTarget } from '../contract/cs
 import type { CsBackend, CsLogLine } from '../runners/csjs/cs-host.js';
 import { resultOfActivation } from '../runners/csjs/cs-result.js';
 import type { VerifiedBundle } from '../contract/cs-bundle/function-bundle.js';
-import { IsolateRuntime, logsOf } from '../runners/csjs/isolate-runtime.js';
+import { bundleStackPrefix, IsolateRuntime, logsOf } from '../runners/csjs/isolate-runtime.js';
+import { scriptPlace } from '../runners/kit/script-stack.js';
 import { resultFromThrown } from '../runners/kit/script-result.js';
 
 export interface LocalRunOptions {
@@ -98,7 +99,7 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunOutput
       deadlineMs,
       backend,
     });
-    return { activationId, result: resultOfActivation(outcome.result), logs: outcome.logs, published };
+    return { activationId, result: resultOfActivation(outcome.result, scriptPlace([bundleStackPrefix(bundle.sha256)])), logs: outcome.logs, published };
   } catch (error) {
     return { activationId, result: resultFromThrown(error), logs: logsOf(error) ?? [], published };
   } finally {

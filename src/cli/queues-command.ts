@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadClientConfig, loadSourcesKeyConfig } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
+import { neutralText } from '../contract/error-stack.js';
 import { SOURCES_KEY_FILE, loadSourcesKey, signToken } from '../sources/signed-token.js';
 import { someFlags, type CommandGroup, type CommandSpec } from './command-spec.js';
 import { parseCommandLine, printHelp, subcommandOf } from './command-line.js';
@@ -105,8 +106,18 @@ export async function queuesCommand(argv: string[]): Promise<number> {
     const rows = (body['queues'] as Array<Record<string, any>>).map((q) => [`${q['app']}/${q['name']}`, q['source'], q['depth'], q['pending'], q['retrying'], (q['oldestAgeMs'] / 1000).toFixed(1), q['deadLetters']]);
     printTable(['ROUTE', 'SOURCE', 'DEPTH', 'PENDING', 'RETRYING', 'OLDEST_S', 'DEAD'], rows);
   } else if (sub === 'dlq') {
-    const rows = (body['deadLetters'] as Array<Record<string, any>>).map((d) => [d['id'], d['invocationId'], d['attempts'], d['reason'], d['error'] ?? '', new Date(d['deadAt']).toISOString(), JSON.stringify(d['payload']).slice(0, 60)]);
-    printTable(['ID', 'INVOCATION', 'ATTEMPTS', 'REASON', 'ERROR', 'DEAD_AT', 'PAYLOAD'], rows);
+    // The last error's message, cut to a table cell; its whole text and stack are in --json.
+    const rows = (body['deadLetters'] as Array<Record<string, any>>).map((d) => [
+      d['id'],
+      d['invocationId'],
+      d['attempts'],
+      d['reason'],
+      d['error'] ?? '',
+      typeof d['errorMessage'] === 'string' ? neutralText(d['errorMessage'], 60) : '',
+      new Date(d['deadAt']).toISOString(),
+      JSON.stringify(d['payload']).slice(0, 60),
+    ]);
+    printTable(['ID', 'INVOCATION', 'ATTEMPTS', 'REASON', 'ERROR', 'MESSAGE', 'DEAD_AT', 'PAYLOAD'], rows);
   } else {
     process.stdout.write(`redriven ${body['redriven']} message(s) to ${app}/${name}\n`);
   }

@@ -5,7 +5,8 @@
  * operator's action, ledgered with who took it.
  *
  * - `GET  api/queues` -> `{queues: [{app, source, name, component, depth, pending, retrying, deadLetters, oldestAgeMs}]}`
- * - `GET  api/queues/<source>/<app>/<name>/dead?limit` -> `{deadLetters: [...]}` (payloads as JSON)
+ * - `GET  api/queues/<source>/<app>/<name>/dead?limit` -> `{deadLetters: [...]}` (payloads as JSON; the last
+ *   error's `error` code, `errorMessage` and, for a script exception, `errorStack`)
  * - `POST api/queues/<source>/<app>/<name>/redrive?limit` -> `{redriven}`
  */
 import type { FastifyInstance } from 'fastify';

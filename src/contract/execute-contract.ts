@@ -274,6 +274,14 @@ export const ErrorData = Type.Object(
     details: Type.Optional(Type.Unknown()),
     /** The HTTP status the app asks for; used when it is 400-599, else 422. */
     status: Type.Optional(Type.Integer()),
+    /**
+     * Where a script exception (UHLP_SCRIPT_EXCEPTION) was thrown: frames of the
+     * script's own files, paths relative to the app directory, most recent first,
+     * one `at <function> (<path>:<line>[:<column>])` a line, bounded as
+     * error-stack.ts says. For operators: the core logs it and keeps it in dead
+     * letters, and never answers it to a client (but with UHLP_DEV_ERROR_STACKS).
+     */
+    stack: Type.Optional(Type.String()),
   },
   { additionalProperties: true },
 );

@@ -81,6 +81,8 @@ export interface BuildCoreOptions {
   readonly devMode?: boolean;
   /** Where declared outputs of stored sessions are kept and served from (`<dataDir>/output`). @defaultValue none: not kept */
   readonly outputsRoot?: string;
+  /** Clients get a script exception's stack in `details.stack` (UHLP_DEV_ERROR_STACKS). @defaultValue false */
+  readonly devErrorStacks?: boolean;
 }
 
 /** The core's HTTP parts: the ingress, and fastify with the core's own routes (and the ingress as one more). */
@@ -148,7 +150,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   // What each component's turn is, chosen when its app loads: workflow runs and cs bundles around
   // the turn's stages, the oracle's plans around the execution in a sandbox.
   const components = new ComponentTurns({
-    stages: { turns: deps.turns, metrics: deps.metrics },
+    stages: { turns: deps.turns, metrics: deps.metrics, logger: deps.logger, exposeErrorStacks: options.devErrorStacks === true },
     sandbox: {
       executor: new ComponentExecutor(deps.sandboxes, deps.metrics, deps.logger),
       contexts: new ExecuteContextWriter(),

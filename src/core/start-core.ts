@@ -388,6 +388,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         mcpEndpoint,
         idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
         devMode: config.devMode,
+        devErrorStacks: config.devErrorStacks,
         outputsRoot: path.join(config.dataDir, 'output'),
       },
       {

@@ -112,4 +112,35 @@ describe('interpretResult', () => {
   it('drops a Date header from the sandbox: the core writes its own', () => {
     expect(interpretResult({ requestId: rid, resultType: 'httpResponse', data: { statusCode: 200, headers: { Date: 'x' } } }, rid).headers).toEqual({});
   });
+
+  describe("a script exception's stack", () => {
+    const stack = 'at track (lib/track.mjs:2:3)\nat hello (scripts/click.mjs:3:10)';
+    const thrown = (data: Record<string, unknown>): ExecuteResponse => ({ requestId: rid, resultType: 'error', data: { code: 'UHLP_SCRIPT_EXCEPTION', message: 'clickz is not defined', status: 500, ...data } });
+
+    it("is never in the client's body, and is the turn's failure for operators", () => {
+      const final = interpretResult(thrown({ stack }), rid);
+      expect(final.status).toBe(500);
+      expect(JSON.parse(final.body as string)).toEqual({ code: 'UHLP_SCRIPT_EXCEPTION', message: 'clickz is not defined', requestId: rid });
+      expect(final.failure).toEqual({ code: 'UHLP_SCRIPT_EXCEPTION', message: 'clickz is not defined', stack });
+    });
+
+    it('is in details.stack when the dev setting asks, beside the details the error has', () => {
+      expect(JSON.parse(interpretResult(thrown({ stack }), rid, { exposeStack: true }).body as string).details).toEqual({ stack });
+      expect(JSON.parse(interpretResult(thrown({ stack, details: { id: 7 } }), rid, { exposeStack: true }).body as string).details).toEqual({ id: 7, stack });
+      // Details that are not an object are the app's as they are.
+      expect(JSON.parse(interpretResult(thrown({ stack, details: [1] }), rid, { exposeStack: true }).body as string).details).toEqual([1]);
+      expect(JSON.parse(interpretResult(thrown({}), rid, { exposeStack: true }).body as string).details).toBeUndefined();
+    });
+
+    it("is bounded again by the core, whatever the sandbox sent: frames, size, control characters", () => {
+      const hostile = `${Array.from({ length: 100 }, (_, i) => `at f${i} (a.js:${i}:1)\u001b[2J`).join('\n')}\n${'x'.repeat(100_000)}`;
+      const final = interpretResult(thrown({ stack: hostile, message: `\u001b]0;owned\u0007${'m'.repeat(10_000)}` }), rid);
+      const lines = final.failure!.stack!.split('\n');
+      expect(lines).toHaveLength(20);
+      expect(final.failure!.stack).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+      expect(final.failure!.stack!.length).toBeLessThanOrEqual(4096);
+      expect(final.failure!.message).not.toMatch(/[\u0000-\u001f]/);
+      expect(final.failure!.message.length).toBeLessThanOrEqual(2048);
+    });
+  });
 });

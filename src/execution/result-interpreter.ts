@@ -3,7 +3,7 @@
  * gets: `httpResponse` is proxied exactly (but for hop-by-hop headers and the
  * core's own `x-uhlp-*`), `generic` becomes JSON, `error` becomes
  * the app's own error code with the status it asked for (422 when that is not a
- * 4xx/5xx), with a `Retry-After` header when its details say when to retry
+ * 4xx/5xx) and never the script's stack (but in dev with UHLP_DEV_ERROR_STACKS), with a `Retry-After` header when its details say when to retry
  * (`retryAfterSeconds`, as core.llm.generate's budget refusal gives it). A pure
  * function, so the whole mapping is one table-driven test. An
  * httpResponse that cannot be sent as it is (an interim status, a header that
@@ -11,6 +11,7 @@
  */
 import type { ErrorData, ExecuteResponse, HttpResponseData } from '../contract/execute-contract.js';
 import { UhlpError } from '../shared/errors.js';
+import { boundStack, MAX_ERROR_MESSAGE_CHARS, neutralText } from '../contract/error-stack.js';
 import { isHeaderName, isHeaderValue } from '../shared/http1/response-head.js';
 
 export interface FinalResponse {
@@ -19,6 +20,27 @@ export interface FinalResponse {
   body: Buffer | string;
   /** The sandbox's result as it came, when the turn asked to keep it (a workflow step reads it). */
   result?: { readonly resultType: ExecuteResponse['resultType']; readonly data: unknown };
+  /**
+   * For operators, never sent: an `error` result's code, message and (for a script
+   * exception) where it was thrown, bounded again here (the sandbox is not trusted).
+   * The turn logs it; a delivery that fails keeps it in its dead letter.
+   */
+  failure?: TurnFailure;
+}
+
+export interface TurnFailure {
+  readonly code: string;
+  readonly message: string;
+  /** The script's frames (contract/error-stack.ts); absent when the runner sent none. */
+  readonly stack?: string;
+}
+
+export interface InterpretOptions {
+  /**
+   * Puts a script exception's stack in the client's error body, as `details.stack`
+   * (UHLP_DEV_ERROR_STACKS, dev mode only). @defaultValue false: clients never see a stack
+   */
+  readonly exposeStack?: boolean;
 }
 
 /**
@@ -48,12 +70,12 @@ const CORE_HEADER_PREFIX = 'x-uhlp-';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
-export function interpretResult(response: ExecuteResponse, requestId: string): FinalResponse {
+export function interpretResult(response: ExecuteResponse, requestId: string, options: InterpretOptions = {}): FinalResponse {
   switch (response.resultType) {
     case 'httpResponse':
       return fromHttpResponse(response.data as HttpResponseData);
     case 'error':
-      return fromError(response.data as ErrorData, requestId);
+      return fromError(response.data as ErrorData, requestId, options);
     case 'generic':
     case 'workflowStep':
       // A workflow step reached over HTTP is the step's record; the workflow
@@ -80,14 +102,24 @@ function fromHttpResponse(data: HttpResponseData): FinalResponse {
   return { status: data.statusCode, headers, body };
 }
 
-function fromError(data: ErrorData, requestId: string): FinalResponse {
+function fromError(data: ErrorData, requestId: string, options: InterpretOptions): FinalResponse {
   const status = typeof data.status === 'number' && data.status >= 400 && data.status <= 599 ? data.status : 422;
+  // The stack stays with the core: the client's body is code, message, request id and the app's details.
   const body: Record<string, unknown> = { code: data.code, message: data.message, requestId };
   if (data.details !== undefined) body.details = data.details;
+  const stack = boundStack(data.stack);
+  if (options.exposeStack === true && stack !== undefined && (data.details === undefined || isPlainObject(data.details))) {
+    body.details = { ...(data.details as Record<string, unknown> | undefined), stack };
+  }
   const headers: Record<string, string> = { 'content-type': JSON_TYPE };
   const retryAfter = retryAfterSeconds(data.details);
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
-  return { status, headers, body: JSON.stringify(body) };
+  const failure: TurnFailure = { code: neutralText(data.code, 128), message: neutralText(data.message, MAX_ERROR_MESSAGE_CHARS), ...(stack !== undefined ? { stack } : {}) };
+  return { status, headers, body: JSON.stringify(body), failure };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Whole seconds from `details.retryAfterSeconds` (rounded up: never earlier than asked), when it is a number >= 0. */

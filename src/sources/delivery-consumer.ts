@@ -6,7 +6,9 @@
  * - a message older than `maxAgeSeconds` goes to the dead letters without running (`expired`);
  * - an answer with status < 400 is a success: the message is acknowledged;
  * - a failure (status >= 400, or the turn failed) is retried after a backoff, as the
- *   next attempt, until `maxAttempts`; then it goes to the dead letters (`failed`);
+ *   next attempt, until `maxAttempts`; then it goes to the dead letters (`failed`),
+ *   with the last failure's code, message and (a script exception's) stack; each
+ *   failed delivery is logged (warn) with its code and message;
  * - a message this core was given and never settled (the core died) is taken over
  *   by a live core after the route's lease, as one more attempt.
  *
@@ -64,7 +66,8 @@ import type { FinalResponse } from '../execution/result-interpreter.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { LoadedApp } from '../apps/app-snapshot.js';
-import type { DeliveryKind, DeliveryMessage, DeliveryReader, DeliveryStore, StreamAddress } from '../state/delivery-store.js';
+import type { DeliveryFailure, DeliveryKind, DeliveryMessage, DeliveryReader, DeliveryStore, StreamAddress } from '../state/delivery-store.js';
+import { MAX_ERROR_MESSAGE_CHARS, neutralText } from '../contract/error-stack.js';
 import type { IdempotencyBegin, IdempotencyStore, KeptAnswer } from '../state/idempotency-store.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { AckBatch } from './ack-batch.js';
@@ -294,7 +297,7 @@ export class DeliveryConsumer {
     if (message.attempt > policy.maxAttempts) {
       // Taken over after its core died on the last attempt: no attempt is left.
       await this.giveBack([claimed]);
-      await this.settleDead(message, 'failed', 'UHLP_ATTEMPTS_EXHAUSTED');
+      await this.settleDead(message, 'failed', { code: 'UHLP_ATTEMPTS_EXHAUSTED', message: `delivered ${message.attempt} times (maxAttempts ${policy.maxAttempts}); its last core stopped while running it` });
       outcome('dead');
       return;
     }
@@ -303,9 +306,10 @@ export class DeliveryConsumer {
     const key = onceKey(kind, name, message);
     // The answer the run kept, completed with the message's acknowledgement; none when the run replayed a stored one.
     let kept: KeptAnswer | undefined;
-    let failure: string | undefined;
+    let failure: DeliveryFailure | undefined;
+    const requestId = randomUUID();
     if (!component || !pool) {
-      failure = 'UHLP_ROUTE_NOT_FOUND';
+      failure = { code: 'UHLP_ROUTE_NOT_FOUND', message: `component "${route.componentId}" or its pool is not in app "${app.id}"` };
       await this.giveBack([claimed]);
     } else {
       try {
@@ -314,7 +318,7 @@ export class DeliveryConsumer {
             app,
             component,
             pool,
-            requestId: randomUUID(),
+            requestId,
             requestDataJson: deliveryRequestDataJson(kind, name, message),
             session: undefined,
             declaredOutputs: turnDeclaredOutputs(component.declaredOutputs, undefined),
@@ -332,11 +336,16 @@ export class DeliveryConsumer {
           },
           {},
         );
-        if (final.status >= 400) failure = failureCode(final);
+        if (final.status >= 400) failure = final.failure ?? failureOf(final);
       } catch (error) {
-        failure = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
+        failure = error instanceof UhlpError ? { code: error.code, message: error.message } : { code: 'UHLP_INTERNAL', message: 'the delivery failed inside the core' };
         if (!(error instanceof UhlpError)) this.deps.logger.error({ err: error, app: app.id, source: kind, name }, 'delivery failed inside the core');
       }
+    }
+    if (failure !== undefined) {
+      // Each failed delivery, with what failed it; the turn's own line (turn-stages.ts) has where its script threw.
+      const next = message.attempt >= policy.maxAttempts ? 'dead' : 'retry';
+      this.deps.logger.warn({ app: app.id, source: kind, name, requestId, invocationId: message.invocationId, attempt: message.attempt, code: failure.code, next }, failure.message ?? failure.code);
     }
     if (failure === undefined) {
       this.acks.add(message.id, kept);
@@ -352,7 +361,7 @@ export class DeliveryConsumer {
     outcome('retry');
   }
 
-  private async settleDead(message: DeliveryMessage, reason: 'failed' | 'expired', error: string | undefined): Promise<void> {
+  private async settleDead(message: DeliveryMessage, reason: 'failed' | 'expired', error: DeliveryFailure | undefined): Promise<void> {
     const found = this.deps.lookup(this.address);
     const keep = found?.route.policy.deadLetter ?? true;
     if (!keep) {
@@ -383,16 +392,18 @@ function onceKey(kind: DeliveryKind, name: string, message: DeliveryMessage): st
   return `${kind}:${name}:${message.invocationId}`;
 }
 
-/** The error code of a failed answer: the `code` of a JSON error body, else HTTP_<status>. */
-function failureCode(final: FinalResponse): string {
+/** Why an answer that is no error result failed: the `code` and `message` of a JSON error body, else HTTP_<status>; bounded. */
+function failureOf(final: FinalResponse): DeliveryFailure {
   try {
     const text = typeof final.body === 'string' ? final.body : final.body.toString('utf8');
-    const code = (JSON.parse(text) as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(code)) return code;
+    const { code, message } = JSON.parse(text.slice(0, 64 * 1024)) as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(code)) {
+      return { code, ...(typeof message === 'string' ? { message: neutralText(message, MAX_ERROR_MESSAGE_CHARS) } : {}) };
+    }
   } catch {
     // Not JSON: the status says it.
   }
-  return `HTTP_${final.status}`;
+  return { code: `HTTP_${final.status}` };
 }
 
 function triggerDepthOf(payload: string): number {

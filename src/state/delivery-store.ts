@@ -58,7 +58,18 @@ export interface DeadLetter {
   readonly reason: string;
   /** The last failure's code, when there was one. */
   readonly error?: string;
+  /** The last failure's message, when it had one. */
+  readonly errorMessage?: string;
+  /** Where the last failure's script threw (its frames, contract/error-stack.ts), for a script exception. */
+  readonly errorStack?: string;
   readonly deadAt: number;
+}
+
+/** Why a message's last delivery failed, as its dead letter keeps it. */
+export interface DeliveryFailure {
+  readonly code: string;
+  readonly message?: string;
+  readonly stack?: string;
 }
 
 export interface StreamStats {
@@ -104,7 +115,7 @@ export interface DeliveryStore {
   /** Moves retries due by `now` back into the stream; returns how many moved. */
   promoteDue(address: StreamAddress, now: number, limit: number): Promise<number>;
   /** Takes a message out of the stream into the dead letters; false when it was no longer pending. */
-  deadLetter(address: StreamAddress, message: DeliveryMessage, reason: string, error?: string): Promise<boolean>;
+  deadLetter(address: StreamAddress, message: DeliveryMessage, reason: string, error?: DeliveryFailure): Promise<boolean>;
   stats(address: StreamAddress, now: number): Promise<StreamStats>;
   /** The oldest dead letters, at most `limit`. */
   deadLetters(address: StreamAddress, limit: number): Promise<DeadLetter[]>;
@@ -182,7 +193,7 @@ function positiveInt(raw: string | undefined): number | undefined {
 }
 
 /** The fields of a dead letter. */
-export function deadLetterFields(message: DeliveryMessage, reason: string, error: string | undefined, now: number): string[] {
+export function deadLetterFields(message: DeliveryMessage, reason: string, error: DeliveryFailure | undefined, now: number): string[] {
   return [
     'payload',
     message.payload,
@@ -192,7 +203,9 @@ export function deadLetterFields(message: DeliveryMessage, reason: string, error
     String(message.attempt),
     'reason',
     reason,
-    ...(error !== undefined ? ['error', error] : []),
+    ...(error !== undefined ? ['error', error.code] : []),
+    ...(error?.message !== undefined ? ['errorMessage', error.message] : []),
+    ...(error?.stack !== undefined ? ['errorStack', error.stack] : []),
     'deadAt',
     String(now),
     ...(message.meta !== undefined ? ['meta', message.meta] : []),
@@ -207,6 +220,8 @@ export function deadLetterFromFields(id: string, fields: Readonly<Record<string,
     attempts: Number(fields['attempts'] ?? 0),
     reason: fields['reason'] ?? 'failed',
     ...(fields['error'] !== undefined ? { error: fields['error'] } : {}),
+    ...(fields['errorMessage'] !== undefined ? { errorMessage: fields['errorMessage'] } : {}),
+    ...(fields['errorStack'] !== undefined ? { errorStack: fields['errorStack'] } : {}),
     deadAt: Number(fields['deadAt'] ?? entryTime(id)),
   };
 }

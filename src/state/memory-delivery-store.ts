@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import {
   deadLetterFields,
   deadLetterFromFields,
+  type DeliveryFailure,
   MAX_DEAD_LETTERS,
   messageFromFields,
   retryMember,
@@ -157,7 +158,7 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return moved;
   }
 
-  async deadLetter(address: StreamAddress, message: DeliveryMessage, reason: string, error?: string): Promise<boolean> {
+  async deadLetter(address: StreamAddress, message: DeliveryMessage, reason: string, error?: DeliveryFailure): Promise<boolean> {
     const stream = this.stream(address);
     if (message.id !== '') {
       if (!stream.pending.delete(message.id)) return false;

@@ -18,6 +18,7 @@ import {
   DELIVERY_GROUP,
   deadLetterFields,
   deadLetterFromFields,
+  type DeliveryFailure,
   MAX_DEAD_LETTERS,
   messageFromFields,
   retryMember,
@@ -179,7 +180,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     return Number(await this.script('queuePromote', [this.keys.deliveryRetries(kind, app, name), this.stream(address)], [now, limit]));
   }
 
-  async deadLetter(address: StreamAddress, message: DeliveryMessage, reason: string, error?: string): Promise<boolean> {
+  async deadLetter(address: StreamAddress, message: DeliveryMessage, reason: string, error?: DeliveryFailure): Promise<boolean> {
     const { kind, app, name } = address;
     const fields = deadLetterFields(message, reason, error, Date.now());
     const moved = await this.script('queueDeadLetter', [this.stream(address), this.keys.deliveryDead(kind, app, name)], [DELIVERY_GROUP, message.id, MAX_DEAD_LETTERS, ...fields]);

@@ -2,12 +2,14 @@
  * One turn of a component, stage by stage: its session (and turn number), its
  * execution (the component's execution stage, chosen when its app loaded), the
  * ledger's exec and evidence entries, and the answer the contract's result maps
- * to. A failure is a turn too: it is ledgered with its code, then thrown.
+ * to. A failure is a turn too: it is ledgered with its code, then thrown; a
+ * component's failed answer is logged (warn) with where its script threw.
  */
 import { UhlpError } from '../shared/errors.js';
 import type { ExecutionStage } from '../execution/execution-stage.js';
-import { interpretResult, type FinalResponse } from '../execution/result-interpreter.js';
+import { interpretResult, type FinalResponse, type TurnFailure } from '../execution/result-interpreter.js';
 import { newTurnEvidence } from '../ledger/turn-evidence.js';
+import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { TurnEvent } from './turn-event.js';
 import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.js';
@@ -16,6 +18,10 @@ import type { TurnNotes, TurnRunner } from './turn-runner.js';
 export interface TurnStagesDeps {
   readonly turns: TurnKeeper;
   readonly metrics: Metrics;
+  /** Where a turn whose script failed is logged (warn). @defaultValue none: not logged */
+  readonly logger?: Pick<Logger, 'warn'>;
+  /** Clients get a script exception's stack in `details.stack` (UHLP_DEV_ERROR_STACKS, dev only). @defaultValue false */
+  readonly exposeErrorStacks?: boolean;
 }
 
 export class TurnStages implements TurnRunner {
@@ -48,7 +54,8 @@ export class TurnStages implements TurnRunner {
       answerJson = text;
       status = response.resultType === 'error' ? 'error' : 'ok';
       // Answer, mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
-      answer = interpretResult(response, requestId);
+      answer = interpretResult(response, requestId, { exposeStack: deps.exposeErrorStacks === true });
+      if (answer.failure !== undefined) logFailure(deps.logger, event, answer.status, answer.failure);
       if (event.keepResult === true) answer.result = { resultType: response.resultType, data: response.data };
       // The execution's time, without the wait for the ledger below (observed once, as the turn ended).
       deps.metrics.turnSeconds.labels(app.id, component.id, status).observe((performance.now() - started) / 1000);
@@ -64,4 +71,25 @@ export class TurnStages implements TurnRunner {
     if (answer === undefined) throw failure;
     return answer;
   }
+}
+
+/**
+ * A turn whose component failed (a server error, or a script exception with its
+ * place) is a warn line with what an operator needs to find it: the request id,
+ * app, component, code, message and where the script threw. An app's own 4xx
+ * answers are its business and are not logged.
+ */
+function logFailure(logger: Pick<Logger, 'warn'> | undefined, event: TurnEvent, status: number, failure: TurnFailure): void {
+  if (logger === undefined || (status < 500 && failure.stack === undefined)) return;
+  logger.warn(
+    {
+      requestId: event.requestId,
+      app: event.app.id,
+      component: event.component.id,
+      code: failure.code,
+      status,
+      ...(failure.stack !== undefined ? { stack: failure.stack } : {}),
+    },
+    `${failure.code}: ${failure.message}`,
+  );
 }

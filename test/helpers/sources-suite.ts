@@ -2,7 +2,7 @@
  * The delivery sources suite, run through a real `uhlp dev` on the embedded
  * default (`--state memory`) and on Redis (test/sources/): cron slots, queues
  * (publish by tool and by the authenticated endpoint, dedup by invocation id,
- * poison messages to the dead letters and back, expiry), callbacks (valid,
+ * poison messages to the dead letters with their last error and back, expiry), callbacks (valid,
  * expired, forged, replayed), internal events across apps (and refused where
  * `from` does not allow them, and a loop cut at its depth), async invocations,
  * the CLI, the metrics, and every delivery as a ledger turn.
@@ -77,7 +77,8 @@ export function describeSources(name: string, options: SourcesSuiteOptions): voi
     let publishToken: string;
 
     beforeAll(async () => {
-      core = await startUhlpDev(copyFixture('sources'), [...options.args], 60_000, undefined, options.env);
+      // At warn, whatever the test's environment: a failed delivery's line is asserted.
+      core = await startUhlpDev(copyFixture('sources'), [...options.args], 60_000, undefined, { UHLP_LOG_LEVEL: 'warn', ...options.env });
       publishToken = (await queuesCli(core, ['token', 'shop', 'poison'])).trim();
     }, 90_000);
     afterAll(async () => {
@@ -153,8 +154,31 @@ export function describeSources(name: string, options: SourcesSuiteOptions): voi
       const attempts = (await readLog(core, 'shop', 'poison')).filter((e) => e.invocationId === invocationId).map((e) => e.attempt);
       expect(attempts).toEqual([1, 2, 3]);
       const dead = JSON.parse(await queuesCli(core, ['dlq', 'shop', 'poison', '--json'])).deadLetters[0];
-      expect(dead).toMatchObject({ invocationId, attempts: 3, reason: 'failed', error: 'UHLP_SCRIPT_EXCEPTION', payload: { bad: true } });
-      expect(await queuesCli(core, ['dlq', 'shop', 'poison'])).toContain('UHLP_SCRIPT_EXCEPTION');
+      // The last error whole: its code, its message and where the script threw, relative to the app.
+      expect(dead).toMatchObject({
+        invocationId,
+        attempts: 3,
+        reason: 'failed',
+        error: 'UHLP_SCRIPT_EXCEPTION',
+        errorMessage: 'poison message',
+        errorStack: 'at poison (scripts/sources.mjs:29:9)',
+        payload: { bad: true },
+      });
+      const table = await queuesCli(core, ['dlq', 'shop', 'poison']);
+      expect(table).toContain('UHLP_SCRIPT_EXCEPTION');
+      expect(table).toContain('poison message');
+      // Each failed delivery is a warn line with its code and message (and the turn's own, with the stack).
+      const warned = core
+        .stderr()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((line) => line['level'] === 40 && line['invocationId'] === invocationId);
+      expect(warned.map((line) => [line['attempt'], line['code'], line['msg'], line['next']])).toEqual([
+        [1, 'UHLP_SCRIPT_EXCEPTION', 'poison message', 'retry'],
+        [2, 'UHLP_SCRIPT_EXCEPTION', 'poison message', 'retry'],
+        [3, 'UHLP_SCRIPT_EXCEPTION', 'poison message', 'dead'],
+      ]);
 
       expect(await queuesCli(core, ['redrive', 'shop', 'poison'])).toContain('redriven 1 message(s)');
       await waitFor(async () => (await readLog(core, 'shop', 'poison')).filter((e) => e.invocationId === invocationId).length === 6, { timeoutMs: 15_000, what: 'the redriven attempts' });

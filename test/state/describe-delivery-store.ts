@@ -159,19 +159,20 @@ export function describeDeliveryStore(name: string, make: () => Promise<Delivery
       }
     });
 
-    it('moves a message to the dead letters once, lists them oldest first, and redrives them as fresh messages', async () => {
+    it('moves a message to the dead letters once with its last error (code, message, stack), lists them oldest first, and redrives them as fresh messages', async () => {
       const reader = store.reader();
       try {
         await store.publish(orders, { payload: '{"bad":1}', invocationId: 'p1' });
         await store.publish(orders, { payload: '{"bad":2}', invocationId: 'p2' });
         const [m1, m2] = await reader.read(orders, 'c1', 2, 100);
-        expect(await store.deadLetter(orders, { ...m1!, attempt: 5 }, 'failed', 'UHLP_SCRIPT_EXCEPTION')).toBe(true);
+        const failure = { code: 'UHLP_SCRIPT_EXCEPTION', message: 'clickz is not defined', stack: 'at track (lib/track.mjs:2:3)\nat hello (scripts/click.mjs:3:10)' };
+        expect(await store.deadLetter(orders, { ...m1!, attempt: 5 }, 'failed', failure)).toBe(true);
         expect(await store.deadLetter(orders, m1!, 'failed')).toBe(false);
         expect(await store.deadLetter(orders, m2!, 'expired')).toBe(true);
         const dead = await store.deadLetters(orders, 10);
-        expect(dead.map((d) => [d.invocationId, d.payload, d.attempts, d.reason, d.error])).toEqual([
-          ['p1', '{"bad":1}', 5, 'failed', 'UHLP_SCRIPT_EXCEPTION'],
-          ['p2', '{"bad":2}', 1, 'expired', undefined],
+        expect(dead.map((d) => [d.invocationId, d.payload, d.attempts, d.reason, d.error, d.errorMessage, d.errorStack])).toEqual([
+          ['p1', '{"bad":1}', 5, 'failed', 'UHLP_SCRIPT_EXCEPTION', 'clickz is not defined', failure.stack],
+          ['p2', '{"bad":2}', 1, 'expired', undefined, undefined, undefined],
         ]);
         expect(await store.stats(orders, Date.now())).toMatchObject({ depth: 0, deadLetters: 2 });
         const now = Date.now();

@@ -1,4 +1,4 @@
-/** The queues: depth, oldest age and dead letters of every delivery route; a queue's dead letters with their reasons, and redrive. */
+/** The queues: depth, oldest age and dead letters of every delivery route; a queue's dead letters with their reasons and last errors, and redrive. */
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { ActionButton, ErrorBox, JsonBlock, Loading, Section, useLoad } from '../components/common.js';
@@ -23,6 +23,9 @@ interface DeadLetter {
   attempts: number;
   reason: string;
   error?: string;
+  /** The last error's message, and where its script threw (a script exception). */
+  errorMessage?: string;
+  errorStack?: string;
   deadAt: number;
 }
 
@@ -109,6 +112,8 @@ function DeadLetters({ address, canAct, onChange }: { address: string; canAct: b
             <p>
               <span class="badge badge-failed">{letter.reason}</span> {letter.error ?? ''} · {letter.attempts} attempts · dead since {time(new Date(letter.deadAt).toISOString())}
             </p>
+            {letter.errorMessage !== undefined ? <p class="error">{letter.errorMessage}</p> : null}
+            {letter.errorStack !== undefined ? <pre class="error">{letter.errorStack}</pre> : null}
             <JsonBlock value={letter.payload} label={`payload of ${letter.invocationId}`} />
           </li>
         ))}

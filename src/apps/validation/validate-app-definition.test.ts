@@ -40,6 +40,30 @@ describe('validateAppDefinition', () => {
     expect(result.document.spec.ledger).toBeUndefined();
   });
 
+  it('names the nearest allowed property of a misspelt one, whatever its case', () => {
+    const components = [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' } }];
+    const result = validateAppDefinition(
+      doc({ pools: [{ name: 'node', idleTTL: 60 }], components, routes: [{ http: { method: 'GET', path: '/greet/:name' }, compnent: 'greet', component: 'greet' }] }),
+      options,
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toEqual(
+      expect.arrayContaining([
+        { file: options.file, path: '/spec/pools/0/idleTTL', reason: 'Unexpected property (did you mean idleTtlSeconds?)' },
+        { file: options.file, path: '/spec/routes/0/compnent', reason: 'Unexpected property (did you mean component?)' },
+      ]),
+    );
+    // Nothing near: no guess.
+    const far = validateAppDefinition(doc({ pools: [{ name: 'node', zzzzzz: 1 }] }), options);
+    expect(far).toMatchObject({ ok: false, problems: [{ path: '/spec/pools/0/zzzzzz', reason: 'Unexpected property' }] });
+  });
+
+  it('refuses a route path with a {name} segment, with the :name to write', () => {
+    const result = validateAppDefinition(doc({ routes: [{ http: { method: 'GET', path: '/l/{code}' }, component: 'greet' }] }), options);
+    expect(result).toMatchObject({ ok: false, problems: [{ path: '/spec/routes/0/http/path', reason: expect.stringContaining('write ":code" for a parameter') }] });
+  });
+
   it('takes a ledger spec, with its defaults', () => {
     const result = validateAppDefinition(doc({ ledger: { ambient: 'sampled', retention: { maxAge: '7d', maxSize: '10Gi' } } }), options);
     expect(result.ok).toBe(true);

@@ -4,18 +4,25 @@
  * `body` string, `isBase64Encoded`); anything else (a non-object, or an object
  * without `statusCode`) is answered 200 with its JSON as the body. A thrown
  * error becomes an error result as for JIT scripts: its string `code` kept,
- * UHLP_SCRIPT_EXCEPTION otherwise.
+ * UHLP_SCRIPT_EXCEPTION otherwise (with its frames of function.js).
  */
 import type { ErrorData, HttpResponseData } from '../../contract/execute-contract.js';
 import { errorResult, type ScriptResult } from '../kit/script-result.js';
 import { ScriptBadResultError, ScriptExceptionError } from '../../shared/runner-errors.js';
 import type { ActivationResult } from './isolate-runtime.js';
+import type { ScriptPlace } from '../kit/script-stack.js';
 
-export function resultOfActivation(result: ActivationResult): ScriptResult {
+/** `place` names the bundle's files in a stack (scriptPlace of bundleStackPrefix): a script exception keeps its frames of function.js. */
+export function resultOfActivation(result: ActivationResult, place?: ScriptPlace): ScriptResult {
   if (result.kind === 'unserializable') return errorResult(new ScriptBadResultError('the handler returned a value that is not JSON-serializable'));
   if (result.kind === 'thrown') {
     const { thrown } = result;
-    if (thrown.code === undefined) return errorResult(new ScriptExceptionError(thrown.message));
+    if (thrown.code === undefined) {
+      const answer = errorResult(new ScriptExceptionError(place === undefined ? thrown.message : place.message(thrown.message)));
+      const stack = place?.stackOf(thrown);
+      if (stack !== undefined) (answer.data as ErrorData).stack = stack;
+      return answer;
+    }
     const data: ErrorData = { code: thrown.code, message: thrown.message };
     if (thrown.status !== undefined && Number.isInteger(thrown.status)) data.status = thrown.status;
     if (thrown.details !== undefined) data.details = thrown.details;

@@ -11,7 +11,8 @@ import { UhlpError } from '../../shared/errors.js';
 import { activationContext, concurrencyKey, type CsTarget } from '../../contract/cs-bundle/activation-context.js';
 import { openBundle } from '../../contract/cs-bundle/function-bundle.js';
 import type { VerifiedBundle } from '../../contract/cs-bundle/function-bundle.js';
-import { IsolateRuntime, logsOf } from './isolate-runtime.js';
+import { bundleStackPrefix, IsolateRuntime, logsOf } from './isolate-runtime.js';
+import { scriptPlace } from '../kit/script-stack.js';
 import { resultOfActivation } from './cs-result.js';
 import type { CsLogLine } from './cs-host.js';
 import type { Executor } from '../kit/executor.js';
@@ -63,7 +64,7 @@ export function createCsjsExecutor(options: CsjsExecutorOptions = {}): Executor 
         backend: mcpCsBackend(tools),
       });
       logs = outcome.logs;
-      return resultOfActivation(outcome.result);
+      return resultOfActivation(outcome.result, scriptPlace([bundleStackPrefix(bundle.sha256)]));
     } catch (error) {
       logs = logsOf(error) ?? [];
       throw error;

@@ -32,6 +32,7 @@ const PromiseCtor = Promise;
 const promiseThen = Promise.prototype.then;
 const reflectApply = Reflect.apply;
 const MAX_LOG_CHARS = 16384;
+const MAX_STACK_CHARS = 65536;
 // isolated-vm reads these options with ordinary property lookups, so an
 // options literal would inherit whatever the bundle put on Object.prototype
 // (arguments: { reference: true } turns the strings into References). Frozen,
@@ -115,6 +116,9 @@ function describeThrown(thrown) {
       const status = thrown.status !== undefined ? thrown.status : thrown.statusCode;
       if (typeof status === 'number') out.status = status;
       if (thrown.details !== undefined) out.details = parse(json(thrown.details, 'details'));
+      // Where it was thrown, for the host to keep the bundle's own frames of (cs-result.ts); only a string, and only its start.
+      const stack = thrown.stack;
+      if (typeof stack === 'string') out.stack = stack.slice(0, MAX_STACK_CHARS);
     } else {
       out.message = 'the handler threw ' + (typeof thrown === 'string' ? stringify(thrown) : StringCtor(thrown));
     }

@@ -43,6 +43,23 @@ describe('result contract', () => {
     expect((await run(`export default async function handle(event, ctx) { ${body} }`)).result).toEqual(expected);
   });
 
+  it("keeps a thrown plain error's frames of function.js (bundle-relative, line and column), and none of the bootstrap's", async () => {
+    const { result } = await run(`function helper(n) {\n  return n.missing.deeper;\n}\nexport default async function handle(event) {\n  return helper(event);\n}\n`);
+    expect(result).toEqual({
+      resultType: 'error',
+      data: { code: 'UHLP_SCRIPT_EXCEPTION', message: "Cannot read properties of undefined (reading 'deeper')", status: 500, stack: 'at helper (function.js:2:20)\nat handle (function.js:5:10)' },
+    });
+  });
+
+  it("ignores a bundle's fake stack but for its own frames, and bounds it", async () => {
+    const { result } = await run(
+      `export default async function handle() { const e = new Error('\\u001b[2Jfake'); e.stack = 'at /etc/shadow (/etc/shadow:1:1)\\n' + 'at x (cs-js:ffffffffffff/function.js:1:1)\\n' + 'y'.repeat(100000); throw e }`,
+    );
+    const data = result.data as Record<string, unknown>;
+    expect(data).toMatchObject({ code: 'UHLP_SCRIPT_EXCEPTION', message: '\uFFFD[2Jfake' });
+    expect(data['stack']).toBeUndefined();
+  });
+
   it('gives ctx exactly the document fields (and the sha256)', async () => {
     const output = await run(`export default async (event, ctx) => ctx`);
     const ctx = JSON.parse((output.result.data as { body: string }).body) as Record<string, unknown>;

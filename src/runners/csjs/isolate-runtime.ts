@@ -40,7 +40,7 @@ export interface Activation {
 /** What the handler did; the activation's log lines are in `logs` whatever happened. */
 export type ActivationResult =
   | { readonly kind: 'value'; readonly value: unknown }
-  | { readonly kind: 'thrown'; readonly thrown: { message: string; code?: string; status?: number; details?: unknown } }
+  | { readonly kind: 'thrown'; readonly thrown: { message: string; code?: string; status?: number; details?: unknown; stack?: string } }
   | { readonly kind: 'unserializable' };
 
 export interface ActivationOutcome {
@@ -343,9 +343,14 @@ export function logsOf(error: unknown): CsLogLine[] | undefined {
   return (error as { csLogs?: CsLogLine[] } | undefined)?.csLogs;
 }
 
+/** How a bundle's stack frames name its files: `cs-js:<sha256, 12 digits>/function.js:<line>:<column>`. */
+export function bundleStackPrefix(sha256: string): string {
+  return `cs-js:${sha256.slice(0, 12)}/`;
+}
+
 function compileModule(isolate: Isolate, source: string, sha256: string) {
   try {
-    return isolate.compileModuleSync(source, { filename: `cs-js:${sha256.slice(0, 12)}/function.js` });
+    return isolate.compileModuleSync(source, { filename: `${bundleStackPrefix(sha256)}function.js` });
   } catch (error) {
     if (isolate.isDisposed) throw error;
     throw new ScriptLoadFailedError(`function.js does not compile: ${messageOf(error)}`);

@@ -121,3 +121,74 @@ describe('the jit-runner reading scripts into its cache (pods: definitionsViaMcp
     expect(await run(execute, request('scripts/hello.js', [{ path: 'scripts/hello.js', content: SCRIPT }]), fakeTools({}))).toMatchObject({ data: { hello: 'ada' } });
   });
 });
+
+describe("where a script's exception was thrown", () => {
+  let root: string;
+
+  beforeEach(() => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'uhlp-jit-stack-'));
+  });
+
+  afterEach(() => {
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  /** Writes `files` into the revision and runs `script`'s `hello`. */
+  async function thrown(script: string, files: Record<string, string>): Promise<Record<string, any>> {
+    for (const [file, content] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(root, REVISION, file)), { recursive: true });
+      writeFileSync(path.join(root, REVISION, file), content);
+    }
+    const answer = await createJitExecutor({ definitionsRoot: root })(request(script), fakeTools({}));
+    expect(answer.resultType).toBe('error');
+    return answer.data as Record<string, any>;
+  }
+
+  it("answers the frames of the script's own files, relative to the app directory, and none of the runner's", async () => {
+    const data = await thrown('scripts/click.mjs', {
+      'scripts/click.mjs': "import { track } from '../lib/track.mjs';\nexport async function hello(event) {\n  return track(event);\n}\n",
+      'lib/track.mjs': 'export function track(event) {\n  return clickz + event;\n}\n',
+    });
+    expect(data).toMatchObject({ code: 'UHLP_SCRIPT_EXCEPTION', message: 'clickz is not defined', status: 500 });
+    expect(data.stack).toBe('at track (lib/track.mjs:2:3)\nat hello (scripts/click.mjs:3:10)');
+    expect(data.stack).not.toContain(root);
+  });
+
+  it('neutralises a hostile exception: host paths made relative, no control characters, message and stack bounded', async () => {
+    const data = await thrown('scripts/hostile.mjs', {
+      'scripts/hostile.mjs': [
+        'export function hello() {',
+        "  const error = new Error('\\u001b[2J<script>alert(1)</script> ' + import.meta.url + ' ' + new URL(import.meta.url).pathname + ' ' + 'x'.repeat(100000));",
+        "  error.stack = 'Error: fake\\n    at /etc/passwd (file:///etc/passwd:1:1)\\n' + Array.from({ length: 200 }, (_, i) => `    at f${i}\\u001b[31m (${import.meta.url}:${i + 1}:1)`).join('\\n');",
+        '  throw error;',
+        '}',
+        '',
+      ].join('\n'),
+    });
+    expect(data.message).not.toContain(root);
+    expect(data.message).toContain('<script>alert(1)</script> scripts/hostile.mjs scripts/hostile.mjs ');
+    expect(data.message).not.toMatch(/[\u0000-\u001f]/);
+    expect(data.message.length).toBeLessThanOrEqual(2048);
+    const frames = data.stack.split('\n');
+    expect(frames).toHaveLength(20);
+    expect(frames[0]).toBe('at f0\uFFFD[31m (scripts/hostile.mjs:1:1)');
+    expect(data.stack).not.toContain('passwd');
+    expect(data.stack).not.toContain(root);
+    expect(data.stack.length).toBeLessThanOrEqual(4096);
+  });
+
+  it("answers a script whose import fails without the sandbox's paths in Node's message", async () => {
+    mkdirSync(path.join(root, REVISION, 'scripts'), { recursive: true });
+    writeFileSync(path.join(root, REVISION, 'scripts', 'lost.mjs'), "import '../lib/missing.mjs';\nexport const hello = () => 1;\n");
+    const answer = await createJitExecutor({ definitionsRoot: root })(request('scripts/lost.mjs'), fakeTools({}));
+    expect(answer).toMatchObject({ resultType: 'error', data: { code: 'UHLP_SCRIPT_LOAD_FAILED', message: expect.stringContaining('lib/missing.mjs') } });
+    expect(JSON.stringify(answer)).not.toContain(root);
+  });
+
+  it("keeps an app's own error (a string code) as the app made it, without a stack", async () => {
+    const data = await thrown('scripts/coded.mjs', {
+      'scripts/coded.mjs': "export function hello() {\n  throw Object.assign(new Error('gone'), { code: 'GONE', status: 410 });\n}\n",
+    });
+    expect(data).toEqual({ code: 'GONE', message: 'gone', status: 410 });
+  });
+});

@@ -8,12 +8,14 @@
  */
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { DefinitionFile, ExecuteRequest } from '../../contract/execute-contract.js';
 import type { Executor } from '../kit/executor.js';
 import type { ExecutionTools } from '../kit/tools-client.js';
 import { CandidateModules, declineInput, generatedCodeEvent, readCandidateTask } from './generated-code.js';
 import { ScriptLoader, type ComponentFunction, type ScriptRef } from './script-loader.js';
-import { errorResult, resultFromValue } from '../kit/script-result.js';
+import { errorResult, resultFromThrown, resultFromValue } from '../kit/script-result.js';
+import { scriptPlace, type ScriptPlace } from '../kit/script-stack.js';
 import { UhlpError } from '../../shared/errors.js';
 import { ExecuteBadRequestError, ScriptLoadFailedError, ScriptNotFoundError } from '../../shared/runner-errors.js';
 
@@ -75,6 +77,20 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     });
   }
 
+  /** A revision's app directory as its scripts' stacks name it (a file URL) and as messages may (its path). */
+  const places = new Map<string, ScriptPlace>();
+  function placeOf(revision: string): ScriptPlace {
+    let place = places.get(revision);
+    if (place === undefined) {
+      const appDir = path.resolve(options.definitionsRoot, revision);
+      const root = path.resolve(options.definitionsRoot);
+      place = scriptPlace([`${pathToFileURL(appDir).href}/`, `${appDir}${path.sep}`, `${pathToFileURL(root).href}/`, `${root}${path.sep}`]);
+      if (places.size >= 64) places.delete(places.keys().next().value as string);
+      places.set(revision, place);
+    }
+    return place;
+  }
+
   const execute: Executor = async (request, tools) => {
     const task = request.context.taskDetails;
     if (!task || task.handler !== 'JIT' || !task.script) {
@@ -90,7 +106,9 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     try {
       fn = candidate !== undefined ? await candidates.load(candidate.source) : await loadScript(ref, request.definitionFiles, tools);
     } catch (error) {
-      // Only the loaders throw registry errors here (script-loader.ts, generated-code.ts): each is the execution's answer.
+      // Only the loaders throw registry errors here (script-loader.ts, generated-code.ts): each is the execution's answer,
+      // and when an import failed, Node's message names the sandbox's paths: they are made relative.
+      if (error instanceof ScriptLoadFailedError && candidate === undefined) return errorResult(new ScriptLoadFailedError(placeOf(task.revision).message(error.message), error.details));
       if (error instanceof UhlpError) return errorResult(error);
       throw error;
     }
@@ -103,12 +121,18 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     const generated = task.llm !== undefined;
     const event = candidate !== undefined ? candidate.inputs : generated ? generatedCodeEvent(request) : request.requestData;
     // Scripts get the context as sent, with `workspace` as absolute paths and `tools` (ctx.tools.call) bound to this execution's token.
-    const value = await fn(event, {
-      ...request.context,
-      ...(workspace ? { workspace } : {}),
-      tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) },
-      ...(generated ? { fallback: declineInput } : {}),
-    });
+    let value: unknown;
+    try {
+      value = await fn(event, {
+        ...request.context,
+        ...(workspace ? { workspace } : {}),
+        tools: { call: (name: string, args?: Record<string, unknown>) => tools.call(name, args) },
+        ...(generated ? { fallback: declineInput } : {}),
+      });
+    } catch (thrown) {
+      // Where the script threw, in its own files (a candidate's source has no file: none).
+      return resultFromThrown(thrown, candidate === undefined ? placeOf(task.revision) : undefined);
+    }
     const result = resultFromValue(value);
     return scriptLoadMs === undefined ? result : { ...result, metrics: { ...result.metrics, script_load_ms: scriptLoadMs } };
   };

@@ -7,6 +7,7 @@
 import type { ErrorData, HttpResponseData, ResultType } from '../../contract/execute-contract.js';
 import type { UhlpError } from '../../shared/errors.js';
 import { ScriptBadResultError, ScriptExceptionError } from '../../shared/runner-errors.js';
+import type { ScriptPlace } from './script-stack.js';
 
 export interface ScriptResult {
   resultType: ResultType;
@@ -74,8 +75,14 @@ export function resultFromValue(value: unknown): ScriptResult {
   return { resultType: 'generic', data: normalized };
 }
 
-/** Maps a thrown value. Never throws; never includes a stack trace. */
-export function resultFromThrown(thrown: unknown): ScriptResult {
+/**
+ * Maps a thrown value. Never throws. A script exception (no string `code` of its
+ * own) carries where it was thrown when the script's `place` is known: the frames
+ * of the script's files (`stack`), its message with the place's paths made
+ * relative and bounded. An app's own error (a string `code`) is answered as the
+ * app made it.
+ */
+export function resultFromThrown(thrown: unknown, place?: ScriptPlace): ScriptResult {
   if (isPlainObject(thrown) || thrown instanceof Error) {
     const error = thrown as Record<string, unknown>;
     const message = typeof error.message === 'string' ? error.message : String(thrown);
@@ -87,9 +94,16 @@ export function resultFromThrown(thrown: unknown): ScriptResult {
       if (status !== undefined && Number.isInteger(status)) data.status = status;
       return { resultType: 'error', data };
     }
-    return errorResult(new ScriptExceptionError(message));
+    return scriptException(message, thrown, place);
   }
-  return errorResult(new ScriptExceptionError(`the script threw ${typeof thrown === 'string' ? JSON.stringify(thrown) : String(thrown)}`));
+  return scriptException(`the script threw ${typeof thrown === 'string' ? JSON.stringify(thrown) : String(thrown)}`, thrown, place);
+}
+
+function scriptException(message: string, thrown: unknown, place: ScriptPlace | undefined): ScriptResult {
+  const result = errorResult(new ScriptExceptionError(place === undefined ? message : place.message(message)));
+  const stack = place?.stackOf(thrown);
+  if (stack !== undefined) (result.data as ErrorData).stack = stack;
+  return result;
 }
 
 function safeStringify(value: unknown): string | undefined {

@@ -26,6 +26,8 @@ EXECUTE_PATH = _CONTRACT["executePath"]
 REQUEST_ID_HEADER = _CONTRACT["requestIdHeader"]
 _REQUEST_SCHEMA = _CONTRACT["request"]
 _DETAILS_FOR_SOURCE = _CONTRACT["detailsForSource"]
+# How much of a script exception's stack and message an answer carries (src/contract/error-stack.ts).
+ERROR_BOUNDS = _CONTRACT["errorBounds"]
 
 # The keywords this checker applies; the test compares them with the generated schema's.
 KNOWN_KEYWORDS = frozenset(

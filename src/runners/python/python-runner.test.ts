@@ -93,6 +93,18 @@ def plain(event, ctx):
 def empty(event, ctx):
     raise RuntimeError()
 
+def hostile(event, ctx):
+    raise ValueError("\x1b[31m<b>" + __file__ + "</b>\u2028" + "x" * 10000)
+
+def deep(event, ctx, n=0):
+    if n < 50:
+        return deep(event, ctx, n + 1)
+    raise RuntimeError("deep")
+
+def via_library(event, ctx):
+    import json
+    return json.loads("{not json")
+
 async def awaited(event, ctx):
     await asyncio.sleep(0.01)
     return {"awaited": True}
@@ -202,9 +214,9 @@ describe('what a Python script returns or raises', () => {
     ['cyclic', 'error', { code: 'UHLP_SCRIPT_BAD_RESULT', message: 'the returned value is not JSON-serializable', status: 500 }],
     ['coded', 'error', { code: 'CONFLICT', message: 'already exists', status: 409, details: { id: 7 } }],
     ['coded_status_code', 'error', { code: 'TEAPOT', message: 'short and stout', status: 418 }],
-    ['numeric_code', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'ValueError: e', status: 500 }],
-    ['plain', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: "KeyError: 'user'", status: 500 }],
-    ['empty', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'RuntimeError', status: 500 }],
+    ['numeric_code', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'ValueError: e', status: 500, stack: 'at numeric_code (scripts/unit.py:65:5)' }],
+    ['plain', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: "KeyError: 'user'", status: 500, stack: 'at plain (scripts/unit.py:68:5)' }],
+    ['empty', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'RuntimeError', status: 500, stack: 'at empty (scripts/unit.py:71:5)' }],
     ['awaited', 'generic', { awaited: true }],
     ['handler', 'generic', { handler: true }],
     ['default', 'generic', { handler: true }],
@@ -215,6 +227,27 @@ describe('what a Python script returns or raises', () => {
     expect(answer.data).toEqual(data);
     // A traceback never leaves the runner.
     expect(JSON.stringify(answer.data)).not.toMatch(/Traceback|File "/);
+  });
+
+  it("keeps a script exception's frames of the script's own files only: relative paths, most recent first, at most 20 frames", async () => {
+    const deep = (await run({ function: 'deep' })).data;
+    expect(deep.message).toBe('RuntimeError: deep');
+    const frames = deep.stack.split('\n');
+    expect(frames).toHaveLength(20);
+    expect(frames[0]).toMatch(/^at deep \(scripts\/unit\.py:\d+:\d+\)$/);
+    // A library's frames (json's, the runner's own) are not the script's: only the line that called it is.
+    const library = (await run({ function: 'via_library' })).data;
+    expect(library.message).toMatch(/^JSONDecodeError: /);
+    expect(library.stack).toMatch(/^at via_library \(scripts\/unit\.py:\d+:\d+\)$/);
+  });
+
+  it('neutralises a hostile message: no host path, no control characters, bounded', async () => {
+    const { data } = await run({ function: 'hostile' });
+    expect(data.message).not.toContain(defs);
+    expect(data.message).toContain('<b>scripts/unit.py</b>');
+    expect(data.message).not.toMatch(/[\u0000-\u001f\u2028]/);
+    expect(data.message.length).toBeLessThanOrEqual(2048);
+    expect(data.stack).toMatch(/^at hostile \(scripts\/unit\.py:\d+:\d+\)$/);
   });
 
   it("calls the script's handler when the component names no function", async () => {

@@ -77,6 +77,14 @@ class PythonExecutor:
         result = result_from_value(value)
         return result if script_load_ms is None else result.with_metrics({"script_load_ms": script_load_ms})
 
+    def app_dir(self, request):
+        """The app directory of a request's script (its revision's), for the frames of an exception; None when the request names none."""
+        task = request.get("context", {}).get("taskDetails")
+        revision = task.get("revision") if isinstance(task, dict) else None
+        if not isinstance(revision, str) or not revision:
+            return None
+        return self._loader.app_dir(revision)
+
     def warm_up(self):
         """A pod's first script is kept in the cache and loaded: do that once with a script of its own."""
         if not self._via_mcp:

@@ -95,7 +95,9 @@ class RunnerServer:
             except SystemExit as error:
                 runner_exit.script_exit(error)
             except BaseException as error:  # noqa: BLE001 - whatever a script raises is its error answer
-                result = result_from_exception(error)
+                # Where it was raised: the frames of the script's app directory, when the executor can name it.
+                app_dir_of = getattr(self._executor, "app_dir", None)
+                result = result_from_exception(error, app_dir_of(body) if app_dir_of is not None else None)
             metrics = dict(result.metrics or {})
             metrics["execution_time_ms"] = round((time.perf_counter() - started) * 1000, 3)
             calls = tools.metrics()

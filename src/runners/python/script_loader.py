@@ -48,6 +48,10 @@ class ScriptLoader:
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
 
+    def app_dir(self, revision):
+        """The revision's app directory, as a script's frames name it (scripts are compiled with their absolute path)."""
+        return os.path.normpath(os.path.join(self._root, revision))
+
     def resolve(self, revision, script):
         """The script's file inside its revision; refuses a revision that is no commit id and a path that leaves the app."""
         if not isinstance(revision, str) or not _REVISION.match(revision):

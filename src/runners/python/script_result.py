@@ -10,7 +10,9 @@ component answers alike in either language:
 - any other JSON value is `generic` (None for nothing);
 - an exception with a string `code` is the app's error (`code`, its message,
   `status` or `statusCode`, `details`); any other is UHLP_SCRIPT_EXCEPTION with
-  the exception's type and message, never a traceback;
+  the exception's type and message and, as `stack`, the traceback's frames of
+  the script's own files (paths relative to the app directory, most recent
+  first, the contract's format: src/contract/error-stack.ts), bounded;
 - what cannot be sent as JSON (a set, an object, NaN) is UHLP_SCRIPT_BAD_RESULT.
 
 `data_json` is the data already encoded: the answer is spliced from it, so a
@@ -20,6 +22,11 @@ large result is encoded once.
 import base64
 import json
 import math
+import os
+import re
+import traceback
+
+from execute_contract import ERROR_BOUNDS
 
 
 class ScriptResult:
@@ -106,8 +113,8 @@ def _http_response(value):
     return ScriptResult("httpResponse", data)
 
 
-def result_from_exception(error):
-    """Maps a raised exception. Never raises; never includes a traceback."""
+def result_from_exception(error, app_dir=None):
+    """Maps a raised exception. Never raises. `app_dir` is the script's app directory: a script exception keeps its frames there."""
     code = getattr(error, "code", None)
     if isinstance(code, str) and code != "":
         message = getattr(error, "message", None)
@@ -124,9 +131,60 @@ def result_from_exception(error):
             data["status"] = int(status)
         return ScriptResult("error", data)
     # Python's own messages often need their type to make sense (a KeyError's is just the key).
-    text = str(error)
+    try:
+        text = str(error)
+    except Exception:  # noqa: BLE001 - a __str__ that raises leaves the type alone
+        text = ""
     message = f"{type(error).__name__}: {text}" if text else type(error).__name__
-    return script_error("UHLP_SCRIPT_EXCEPTION", message)
+    if app_dir is None:
+        return script_error("UHLP_SCRIPT_EXCEPTION", message)
+    result = script_error("UHLP_SCRIPT_EXCEPTION", _neutral(_scrub(message[: ERROR_BOUNDS["messageChars"] * 4], app_dir), ERROR_BOUNDS["messageChars"]))
+    stack = script_stack(error, app_dir)
+    if stack is not None:
+        result.data["stack"] = stack
+        result.data_json = encode_json(result.data)
+    return result
+
+
+# C0 and C1 controls (and DEL, and the two Unicode line separators): what could move a cursor or end a log line.
+_CONTROLS = re.compile("[\u0000-\u001f\u007f-\u009f\u2028\u2029]")
+
+
+def _neutral(text, limit):
+    """`text` without controls (each one a U+FFFD), at most `limit` characters (cut with an ellipsis)."""
+    clean = _CONTROLS.sub("\ufffd", text)
+    return clean if len(clean) <= limit else clean[: limit - 1] + "\u2026"
+
+
+def _scrub(text, app_dir):
+    """`text` with the app directory's absolute path made relative."""
+    return text.replace(app_dir + os.sep, "")
+
+
+def script_stack(error, app_dir):
+    """The traceback's frames in the app directory's files, most recent first, as the contract's text; None when there are none."""
+    prefix = app_dir + os.sep
+    try:
+        frames = traceback.extract_tb(error.__traceback__)
+    except Exception:  # noqa: BLE001 - no readable traceback is no stack
+        return None
+    lines = []
+    used = 0
+    for frame in reversed(frames):
+        if not isinstance(frame.filename, str) or not frame.filename.startswith(prefix):
+            continue
+        place = f"{_neutral(frame.filename[len(prefix):], 512)}:{frame.lineno}"
+        column = getattr(frame, "colno", None)
+        if isinstance(column, int):
+            # Python counts columns from 0, V8 (and the contract) from 1.
+            place += f":{column + 1}"
+        name = frame.name if isinstance(frame.name, str) and frame.name != "<module>" else ""
+        line = f"at {_neutral(name, 200)} ({place})" if name else f"at {place}"
+        if len(lines) >= ERROR_BOUNDS["stackFrames"] or used + len(line) + 1 > ERROR_BOUNDS["stackChars"]:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines) if lines else None
 
 
 def runner_error(code, message):

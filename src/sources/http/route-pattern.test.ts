@@ -39,6 +39,10 @@ describe('compileRoutePattern', () => {
     ['/a/:x/:x', /repeats the parameter/],
     ['/a//b', /empty segment/],
     ['/a?b', /must not contain/],
+    ['/l/{code}', /segment "\{code\}": write ":code" for a parameter/],
+    ['/files/{id}.json', /segment "\{id\}\.json": parameters are written ":name"/],
+    ['/l/{}', /parameters are written ":name"/],
+    ['/l/code}', /has "\{" or "\}"/],
   ];
   it.each(bad)('rejects %s', (pattern, message) => {
     expect(() => compileRoutePattern(pattern)).toThrow(RoutePatternError);

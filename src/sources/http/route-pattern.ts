@@ -1,6 +1,7 @@
 /**
  * Path patterns of app routes: literal segments, `:name` parameters (one whole
  * segment each) and an optional trailing `*` that takes the rest of the path.
+ * A `{name}` segment (other routers' parameters) is refused with the `:name` to write.
  * Matching is on raw (still percent-encoded) segments so that an encoded `/`
  * inside a parameter never splits it; parameters are decoded after the match.
  */
@@ -53,6 +54,13 @@ export function compileRoutePattern(source: string): RoutePattern {
       return { kind: 'param', name };
     }
     if (part === '') throw new RoutePatternError(source, 'has an empty segment');
+    // `{name}` is how other routers write a parameter; here it would be a literal that no client's
+    // path matches (a client sends braces percent-encoded), so the route could only ever 404.
+    if (/[{}]/.test(part)) {
+      const braced = /^\{([^{}]*)\}$/.exec(part)?.[1];
+      const hint = braced !== undefined && PARAM_NAME.test(braced) ? `write ":${braced}" for a parameter` : 'parameters are written ":name"';
+      throw new RoutePatternError(source, `has "{" or "}" in segment "${part}": ${hint} (a literal brace never matches a request)`);
+    }
     return { kind: 'literal', value: part };
   });
   const rank = segments.map((s) => (s.kind === 'literal' ? '0' : s.kind === 'param' ? '1' : '2')).join('') + '3';
