@@ -144,9 +144,11 @@ def _cap_memory(memory_mb):
 
     ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
     mapped = _mapped_bytes()
-    if mapped is not None:
-        space = mapped + limit
-        resource.setrlimit(resource.RLIMIT_AS, (space, space))
+    if mapped is None:
+        sys.stderr.write("python-runner: /proc/self/statm is unreadable: shared memory is not capped\n")
+        return
+    space = mapped + limit
+    resource.setrlimit(resource.RLIMIT_AS, (space, space))
 
 
 def _mapped_bytes():
