@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -110,5 +110,59 @@ describe('TurnWriteSurface', () => {
     expect(last.undeclared).toEqual(['tmp/one.txt']);
     await second.discard();
     expect(readdirSync(path.join(work.hostDir, 'tmp', SID))).toEqual([]);
+  });
+
+  it('finds writes at the root of the tree, beside tmp/ and output/, and leaves none for the next session', async () => {
+    const work = tree();
+    const surface = TurnWriteSurface.begin(work, SID);
+    write(work, 'left.txt', 'for the next session');
+    write(work, 'nest/deep.txt');
+    mkdirSync(path.join(work.hostDir, 'empty'));
+    const check = await surface.check([{ path: 'tmp/**', role: 'scratch' }]);
+    expect([...check.undeclared].sort()).toEqual(['left.txt', 'nest/deep.txt']);
+    expect(surfaceMatches(check)).toBe(false);
+    await surface.discard();
+    expect(readdirSync(work.hostDir).sort()).toEqual(['output', 'tmp']);
+    // The next session's turn finds a clean tree.
+    const next = TurnWriteSurface.begin(work, OTHER);
+    expect(await next.check([])).toEqual({ realized: [], undeclared: [], missing: [] });
+  });
+
+  it('finds a top directory replaced by a file, and makes it again', async () => {
+    const work = tree();
+    const surface = TurnWriteSurface.begin(work, SID);
+    rmSync(path.join(work.hostDir, 'tmp'), { recursive: true });
+    writeFileSync(path.join(work.hostDir, 'tmp'), 'not a directory');
+    const check = await surface.check([]);
+    expect(check.undeclared).toEqual(['tmp']);
+    await surface.discard();
+    const next = TurnWriteSurface.begin(work, OTHER);
+    expect(existsSync(path.join(work.hostDir, 'tmp', OTHER))).toBe(true);
+    expect(await next.check([])).toEqual({ realized: [], undeclared: [], missing: [] });
+  });
+
+  it("finds writes in a side directory, keeps what the driver put there, and names them as the sandbox does", async () => {
+    const work = tree();
+    const socketDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-side-'));
+    writeFileSync(path.join(socketDir, 'runner.sock'), '');
+    const side: WorkTree = { ...work, sideDirs: [{ hostDir: socketDir, sandboxDir: '/run/uhlp', keep: ['runner.sock'] }] };
+    const surface = TurnWriteSurface.begin(side, SID);
+    writeFileSync(path.join(socketDir, 'note.txt'), 'for the next session');
+    const check = await surface.check([]);
+    expect(check.undeclared).toEqual(['/run/uhlp/note.txt']);
+    await surface.discard();
+    expect(readdirSync(socketDir)).toEqual(['runner.sock']);
+  });
+
+  it('walks a session directory replaced by a link as a link, never through it', async () => {
+    const work = tree();
+    const outside = mkdtempSync(path.join(os.tmpdir(), 'uhlp-outside-'));
+    writeFileSync(path.join(outside, 'secret'), 'host secret');
+    symlinkSync(outside, path.join(work.hostDir, 'output', OTHER));
+    const surface = TurnWriteSurface.begin(work, SID);
+    const check = await surface.check([]);
+    expect(check.undeclared).toEqual([`output/${OTHER} (symlink)`]);
+    await surface.discard();
+    expect(readFileSync(path.join(outside, 'secret'), 'utf8')).toBe('host secret');
   });
 });

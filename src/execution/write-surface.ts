@@ -14,8 +14,14 @@
  * may run as root. Symbolic links, FIFOs and sockets are writes of their own kind,
  * undeclared by definition.
  *
+ * The tree's root is walked too: a file made beside `tmp/` and `output/` is a
+ * write outside the turn's directories like any other, and would otherwise stay
+ * for the sandbox's next session. So are the tree's side directories, places
+ * outside it a driver could not make read-only (work-tree.ts).
+ *
  * Most turns write nothing. Their directories are made once per sandbox and
- * session and left in place while empty, so such a turn costs four `readdir`s.
+ * session and left in place while empty, so such a turn costs five `readdir`s
+ * (six with a side directory).
  *
  * Exact at pool concurrency 1 (the default). Above it, turns that share a
  * runner share its tree: each turn checks its session's directories when no
@@ -23,12 +29,12 @@
  * directory count against the turn that finds them.
  */
 import { createHash } from 'node:crypto';
-import { chownSync, constants, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { chownSync, constants, lstatSync, mkdirSync, readdirSync, type Dirent } from 'node:fs';
 import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import type { EvidenceRef } from '../ledger/ledger-entry.js';
-import type { WorkTree } from '../sandbox/work-tree.js';
+import type { SideDir, WorkTree } from '../sandbox/work-tree.js';
 
 /** A write the turn declares: `output/<path>` or `tmp/<path>` (a glob for scratch, e.g. `tmp/**`), and what it is for. */
 export interface DeclaredOutput {
@@ -59,11 +65,13 @@ const MAX_FILES = 1000;
 const MAX_BYTES = 256 * 1024 * 1024;
 const TOP_DIRS = ['tmp', 'output'] as const;
 
-/** Per tree: the session directories made, the turns in flight per session, and the two roots on the host. */
+/** Per tree: the session directories made, the turns in flight per session, the tree's root, its two top directories and its side directories on the host. */
 interface TreeState {
   readonly prepared: Set<string>;
   readonly active: Map<string, number>;
+  readonly root: string;
   readonly roots: ReadonlyArray<{ readonly top: (typeof TOP_DIRS)[number]; readonly dir: string }>;
+  readonly sides: readonly SideDir[];
 }
 
 const trees = new WeakMap<WorkTree, TreeState>();
@@ -71,10 +79,21 @@ const trees = new WeakMap<WorkTree, TreeState>();
 function stateOf(tree: WorkTree): TreeState {
   let state = trees.get(tree);
   if (state === undefined) {
-    state = { prepared: new Set(), active: new Map(), roots: TOP_DIRS.map((top) => ({ top, dir: path.join(tree.hostDir, top) })) };
+    state = {
+      prepared: new Set(),
+      active: new Map(),
+      root: tree.hostDir,
+      roots: TOP_DIRS.map((top) => ({ top, dir: path.join(tree.hostDir, top) })),
+      sides: tree.sideDirs ?? [],
+    };
     trees.set(tree, state);
   }
   return state;
+}
+
+/** Whether an entry of the tree's root is one of its two top directories (a file or link in their place is a stray). */
+function isTopDir(entry: Dirent): boolean {
+  return entry.isDirectory() && (entry.name === 'tmp' || entry.name === 'output');
 }
 
 /** The check of a turn that wrote nothing: most turns; shared, never written to. */
@@ -124,12 +143,22 @@ export class TurnWriteSurface {
     }
     const files: Entry[] = [];
     let entries = 0;
+    // Beside tmp/ and output/: written outside every turn's directories, and kept for the next session unless found.
+    for (const entry of listEntriesSync(state.root)) {
+      if (!isTopDir(entry)) entries += stray(`${state.root}/${entry.name}`, entry.name, entry, files);
+    }
     for (const { top, dir } of state.roots) {
-      for (const name of listSync(dir)) {
-        const own = name === this.sessionId;
+      for (const entry of listEntriesSync(dir)) {
+        const name = entry.name;
+        const own = name === this.sessionId && entry.isDirectory();
         // Another session's directory while one of its turns runs here: that turn checks it.
-        if (!own && state.active.has(name)) continue;
-        entries += collect(`${dir}/${name}`, own ? top : `${top}/${name}`, files) + (own ? 0 : 1);
+        if (!own && state.active.has(name) && entry.isDirectory()) continue;
+        entries += own ? collect(`${dir}/${name}`, top, files) : stray(`${dir}/${name}`, `${top}/${name}`, entry, files);
+      }
+    }
+    for (const side of state.sides) {
+      for (const entry of listEntriesSync(side.hostDir)) {
+        if (!side.keep.includes(entry.name)) entries += stray(`${side.hostDir}/${entry.name}`, `${side.sandboxDir}/${entry.name}`, entry, files);
       }
     }
     this.dirty = entries > 0;
@@ -177,11 +206,25 @@ export class TurnWriteSurface {
   }
 
   private async empty(state: TreeState): Promise<void> {
+    for (const entry of listEntriesSync(state.root)) {
+      if (!isTopDir(entry)) await rm(path.join(state.root, entry.name), { recursive: true, force: true });
+    }
+    for (const side of state.sides) {
+      for (const name of listSync(side.hostDir)) if (!side.keep.includes(name)) await rm(path.join(side.hostDir, name), { recursive: true, force: true });
+    }
     for (const { dir: root } of state.roots) {
+      // A top directory a turn removed or replaced: made again, as the tree was made (the session directories with it).
+      if (!isDirectory(root)) {
+        state.prepared.clear();
+        await rm(root, { recursive: true, force: true });
+        mkdirSync(root, { recursive: true, mode: 0o755 });
+        if (this.tree.owner) chownSync(root, this.tree.owner.uid, this.tree.owner.gid);
+        continue;
+      }
       for (const name of listSync(root)) {
         if (state.active.has(name)) continue;
         const entry = path.join(root, name);
-        if (name === this.sessionId) {
+        if (name === this.sessionId && isDirectory(entry)) {
           // Kept for the session's next turn on this sandbox: emptied, not removed.
           for (const inner of listSync(entry)) await rm(path.join(entry, inner), { recursive: true, force: true });
         } else {
@@ -200,6 +243,34 @@ function listSync(dir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** A directory's entries with their types (the same one `getdents` as the names, no `stat`), or none when it is gone. */
+function listEntriesSync(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return lstatSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Lists a write found outside the turn's own directories: a directory's files
+ * (never through a link: the entry's own type decides), or the entry itself.
+ * Answers how many entries it saw, so that even an empty directory is removed.
+ */
+function stray(full: string, where: string, entry: Dirent, entries: Entry[]): number {
+  if (entry.isDirectory()) return collect(full, where, entries) + 1;
+  entries.push({ file: full, where });
+  return 1;
 }
 
 /** A file or other entry found by the walk, before it is hashed. */

@@ -24,10 +24,14 @@ const HEAP_MESSAGE = /heap out of memory|Reached heap limit/i;
  * if the core destroyed the sandbox a moment later); then the cause the core
  * destroyed it for; then the V8 heap limit; anything else is a crash. `exit` is
  * undefined when the container was already removed.
+ *
+ * A destroy for `crash` is the core seeing the runner's connection drop, which is
+ * how a runner that is ending on its own looks from outside: it is no reason of
+ * the core's, so what the exit says (a heap limit) wins over it.
  */
 export function containerExitCause(exit: ContainerExit | undefined, destroyCause?: SandboxExitCause): SandboxExitCause {
   if (exit?.oomKilled) return 'oom';
-  if (destroyCause) return destroyCause;
+  if (destroyCause && destroyCause !== 'crash') return destroyCause;
   if (exit && (HEAP_ABORT_CODES.has(exit.exitCode) || HEAP_MESSAGE.test(exit.output))) return 'heap-limit';
   return 'crash';
 }

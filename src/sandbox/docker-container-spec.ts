@@ -8,7 +8,8 @@
  * revisions (read-only, /definitions); an llm-orchestrator container reads app
  * files through MCP and gets no such mount. Every container has its own writable
  * tree (/work, see work-tree.ts); its root is read-only and it has no other
- * writable place, /tmp included.
+ * writable place, /tmp, /dev/shm and /dev/mqueue included (the socket directory
+ * excepted, which the core walks with the tree for a python runner).
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -23,7 +24,13 @@ import { LABEL_APP, LABEL_CONFIG, LABEL_INSTANCE, LABEL_POOL, LABEL_SOCKET_DIR, 
 import { dockerSeccompProfile } from './seccomp-filter.js';
 
 /** Where the socket directory is mounted inside the container. */
-const CONTAINER_SOCKET_DIR = '/run/uhlp';
+export const CONTAINER_SOCKET_DIR = '/run/uhlp';
+/**
+ * Writable places Docker gives every container that would outlive a session:
+ * its IPC namespace's /dev/shm and /dev/mqueue. Each is a read-only tmpfs
+ * instead (a mount of ours replaces Docker's own at the same place).
+ */
+const READ_ONLY_DEV_DIRS = ['/dev/shm', '/dev/mqueue'] as const;
 const CONTAINER_SOCKET = `${CONTAINER_SOCKET_DIR}/runner.sock`;
 /** Where a stdio MCP server's package is mounted (runner: mcp). */
 const CONTAINER_MCP_SERVER = '/mcp-server';
@@ -83,7 +90,7 @@ export function containerConfigHash(spec: SandboxSpec, settings: ContainerSettin
     ...(spec.mcpServer !== undefined ? { mcpServer: spec.mcpServer } : {}),
     user: settings.user,
     heapShare: settings.heapShare ?? 0.5,
-    layout: 4,
+    layout: 5,
     pidsLimit: settings.pidsLimit ?? 128,
   };
   return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
@@ -180,6 +187,7 @@ export function containerCreateOptions(spec: SandboxSpec, settings: ContainerSet
       NetworkMode: socketDir ? 'none' : 'bridge',
       ...(socketDir ? {} : { PortBindings: { [`${CONTAINER_PORT}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: '' }] } }),
       Binds: binds,
+      Mounts: READ_ONLY_DEV_DIRS.map((target) => ({ Type: 'tmpfs' as const, Source: '', Target: target, ReadOnly: true, TmpfsOptions: { SizeBytes: 4096, Mode: 0o555 } })),
       LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
     },
   };

@@ -10,14 +10,16 @@ import { randomBytes, createHash } from 'node:crypto';
 import { chown, mkdir, rm, rmdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import Docker from 'dockerode';
 import { UhlpError } from '../shared/errors.js';
 import { SANDBOX_UID } from '../images/build-images.js';
-import type { RunnerKind } from '../images/runner-files.js';
+import { isPythonRunner, type RunnerKind } from '../images/runner-files.js';
 import type { Logger } from '../logger.js';
 import { adoptableContainers } from './docker-adoption.js';
 import {
   CONTAINER_PORT,
+  CONTAINER_SOCKET_DIR,
   CONTAINER_WORK,
   containerConfigHash,
   containerCreateOptions,
@@ -31,6 +33,13 @@ import { forwardOutput, lastLine, logTail } from './docker-output.js';
 import { SandboxClient } from './sandbox-client.js';
 import { createWorkTree, type WorkTree } from './work-tree.js';
 import type { SandboxDriver, SandboxEndpoint, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
+
+/**
+ * How long a container whose runner's connection dropped gets to stop on its own
+ * before it is removed: its exit (a heap limit's status and line) says why it
+ * went, and is only read while the container is there.
+ */
+const CRASH_EXIT_GRACE_MS = 1000;
 
 export interface DockerDriverOptions {
   readonly logger: Logger;
@@ -153,7 +162,7 @@ export class DockerDriver implements SandboxDriver {
     try {
       await container.start();
       const endpoint = socketDir ? ({ kind: 'unix', socketPath: runnerSocketPath(socketDir) } as const) : await publishedEndpoint(container);
-      handle = this.track(container, endpoint, socketDir, workDir);
+      handle = this.track(container, endpoint, socketDir, workDir, isPythonRunner(spec.pool.runner));
       if (this.options.forwardOutput !== false) forwardOutput(this.docker, container, this.options.logger, 0);
       await this.waitReady(handle, signal);
       // The CPU quota binds from here, before any script runs: Node's own start
@@ -181,6 +190,7 @@ export class DockerDriver implements SandboxDriver {
   async destroy(handle: SandboxHandle, cause: SandboxExitCause): Promise<void> {
     const sandbox = handle as DockerHandle;
     sandbox.destroyCause ??= cause;
+    if (cause === 'crash' && !sandbox.done) await Promise.race([sandbox.exited, delay(CRASH_EXIT_GRACE_MS, undefined, { ref: false })]);
     // A forced remove kills at once: a runner keeps no state worth a graceful
     // stop, and a timed-out one may be spinning on the CPU.
     await sandbox.container.remove({ force: true, v: true }).catch((error: unknown) => {
@@ -204,7 +214,8 @@ export class DockerDriver implements SandboxDriver {
       isHeld: (id) => this.live.has(id),
     });
     const adopted = found.map(({ container, endpoint, socketDir, workDir }) => {
-      const handle = this.track(container, endpoint, socketDir, workDir);
+      // A pool's runner unknown (no spec): its socket directory is walked, as a python runner's.
+      const handle = this.track(container, endpoint, socketDir, workDir, spec === undefined || isPythonRunner(spec.pool.runner));
       // Only what it prints from now on: earlier lines were logged by the previous core.
       if (this.options.forwardOutput !== false) forwardOutput(this.docker, container, this.options.logger, Math.floor(Date.now() / 1000));
       return handle;
@@ -239,12 +250,21 @@ export class DockerDriver implements SandboxDriver {
     return { uid: uid ?? SANDBOX_UID, gid: gid ?? uid ?? SANDBOX_UID };
   }
 
-  /** Registers a running container and starts watching for its exit. */
-  private track(container: Docker.Container, endpoint: SandboxEndpoint, socketDir: string | undefined, workDir: string): DockerHandle {
+  /**
+   * Registers a running container and starts watching for its exit. The socket
+   * directory of a runner without Node's permission model (`walkSocketDir`: python)
+   * is walked with its tree: it is writable, and nothing else refuses a script a file there.
+   */
+  private track(container: Docker.Container, endpoint: SandboxEndpoint, socketDir: string | undefined, workDir: string, walkSocketDir: boolean): DockerHandle {
     let resolveExited!: (cause: SandboxExitCause) => void;
     const exited = new Promise<SandboxExitCause>((resolve) => (resolveExited = resolve));
     const owner = this.sandboxOwner();
-    const workTree: WorkTree = { hostDir: workDir, sandboxDir: CONTAINER_WORK, ...(owner ? { owner } : {}) };
+    const workTree: WorkTree = {
+      hostDir: workDir,
+      sandboxDir: CONTAINER_WORK,
+      ...(owner ? { owner } : {}),
+      ...(socketDir !== undefined && walkSocketDir ? { sideDirs: [{ hostDir: socketDir, sandboxDir: CONTAINER_SOCKET_DIR, keep: [path.basename(runnerSocketPath(socketDir))] }] } : {}),
+    };
     const handle: DockerHandle = { id: container.id, endpoint, exited, container, socketDir, workTree, done: false };
     this.live.set(container.id, handle);
     void watchExit(container, this.options.logger, () => handle.destroyCause).then((cause) => {

@@ -12,7 +12,8 @@ import type { SandboxExitCause } from './sandbox-driver.js';
 /**
  * Resolves once the container has stopped, with its cause. `destroyCause` is the
  * pool's reason when it destroyed the container (read when the container is
- * gone): it wins over what the exit looks like, an OOM kill excepted.
+ * gone): it wins over what the exit looks like, an OOM kill and a heap limit
+ * seen after a dropped connection (`crash`) excepted.
  */
 export async function watchExit(container: Docker.Container, logger: Logger, destroyCause: () => SandboxExitCause | undefined): Promise<SandboxExitCause> {
   try {
@@ -32,8 +33,9 @@ export async function watchExit(container: Docker.Container, logger: Logger, des
     await new Promise((resolve) => setTimeout(resolve, 500));
     return watchExit(container, logger, destroyCause);
   }
-  // Logs only matter for an exit the core did not cause (heap message, crash report).
-  const output = state && !state.OOMKilled && !destroyCause() ? await logTail(container) : '';
+  // Logs only matter for an exit the core did not cause (heap message, crash report); a dropped connection ('crash') is not a cause of the core's.
+  const given = destroyCause();
+  const output = state && !state.OOMKilled && (given === undefined || given === 'crash') ? await logTail(container) : '';
   const exit = state ? { oomKilled: state.OOMKilled, exitCode: state.ExitCode, output } : undefined;
   // Read again: the pool may have destroyed it while the logs were read.
   const cause = containerExitCause(exit, destroyCause());

@@ -60,6 +60,13 @@ import {
 } from './sandbox-labels.js';
 import { POD_RUNNER_PORT, podConfigHash, sandboxPod, type OwnerRef, type PackageCacheVolume, type SandboxPodInput } from './sandbox-pod.js';
 
+/**
+ * How long a pod whose runner's connection dropped gets for its container's end to
+ * be seen before the pod is deleted: the termination (a heap limit's status and
+ * last lines) says why it went, a deleted pod says nothing.
+ */
+const CRASH_EXIT_GRACE_MS = 2000;
+
 export interface PodDriverOptions {
   readonly logger: Logger;
   /** The core's instance id: claimed pods are labelled with it, and adopted by it. */
@@ -350,6 +357,7 @@ export class PodDriver implements SandboxDriver, WarmClaimSource {
   async destroy(handle: SandboxHandle, cause: SandboxExitCause): Promise<void> {
     const pod = handle as PodHandle;
     pod.destroyCause ??= cause;
+    if (cause === 'crash' && !pod.done) await Promise.race([pod.exited, delay(CRASH_EXIT_GRACE_MS, undefined, { ref: false })]);
     if (!pod.done && pod.pooled && (cause === 'idle' || cause === 'shutdown') && (await this.release(pod))) {
       this.finish(pod, pod.destroyCause);
       return;

@@ -13,7 +13,9 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
+import { containerExitCause } from './container-exit-cause.js';
 import type { ProcessSandbox } from './process-sandbox.js';
 import type { SandboxDriver, SandboxExitCause, SandboxHandle, SandboxSpec } from './sandbox-driver.js';
 import { createWorkTree, type WorkTree } from './work-tree.js';
@@ -51,8 +53,12 @@ interface ProcessHandle extends SandboxHandle {
   destroyCause?: SandboxExitCause;
 }
 
-/** Exit code Node uses when V8 aborts on heap exhaustion (SIGABRT -> 134). */
-const HEAP_ABORT_CODES = new Set([134]);
+/**
+ * How long a runner whose connection dropped gets to end on its own before it
+ * is killed: its own exit (a heap limit's status and line) says why it went,
+ * a kill would say nothing.
+ */
+const CRASH_EXIT_GRACE_MS = 500;
 
 export class ProcessDriver implements SandboxDriver {
   readonly name = 'process';
@@ -108,10 +114,9 @@ export class ProcessDriver implements SandboxDriver {
     const exited = new Promise<SandboxExitCause>((resolve) => {
       child.once('exit', (code, sig) => {
         this.live.delete(handle);
-        const cause: SandboxExitCause =
-          handle.destroyCause ??
-          (HEAP_ABORT_CODES.has(code ?? 0) || /heap out of memory/i.test(stderrTail) ? 'heap-limit' : 'crash');
-        if (!handle.destroyCause) {
+        // Read as a container's exit is (one table); a V8 abort unseen through bubblewrap is its signal.
+        const cause = containerExitCause({ oomKilled: false, exitCode: code ?? (sig === 'SIGABRT' ? 134 : -1), output: stderrTail }, handle.destroyCause);
+        if (cause !== handle.destroyCause) {
           this.options.logger.warn({ sandbox: id, code, signal: sig, stderr: stderrTail.slice(-500) }, 'sandbox process exited');
         }
         resolve(cause);
@@ -123,7 +128,7 @@ export class ProcessDriver implements SandboxDriver {
       exited,
       child,
       socketDir,
-      workTree: { hostDir: work.hostDir, sandboxDir: command.workDir },
+      workTree: { hostDir: work.hostDir, sandboxDir: command.workDir, ...(command.sideDirs !== undefined ? { sideDirs: command.sideDirs } : {}) },
     };
     this.live.add(handle);
     child.stdin!.on('error', () => undefined);
@@ -169,6 +174,9 @@ export class ProcessDriver implements SandboxDriver {
     const proc = handle as ProcessHandle;
     proc.destroyCause ??= cause;
     const { child } = proc;
+    if (cause === 'crash' && child.exitCode === null && child.signalCode === null) {
+      await Promise.race([proc.exited, delay(CRASH_EXIT_GRACE_MS, undefined, { ref: false })]);
+    }
     if (child.exitCode === null && child.signalCode === null) {
       // A stuck or timed-out runner gets no grace: it may be spinning on the CPU.
       const graceful = cause !== 'timeout' && cause !== 'unhealthy' && cause !== 'bad-response';

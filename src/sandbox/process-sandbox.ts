@@ -13,7 +13,8 @@
  *   /work                                 the sandbox's writable tree (tmp/, output/)
  *   /run/uhlp                             its socket directory (the core connects here)
  *   /run/uhlp-core/mcp.sock               the core's MCP socket, its only way out
- *   /proc, /dev                           its own PID namespace's, a minimal /dev
+ *   /proc, /dev                           its own PID namespace's, a minimal /dev (read-only:
+ *                                         no /dev/shm for one session to leave a file in for the next)
  *
  * It runs as uid 10001 in its namespace with no capability, no new privileges,
  * a network namespace with nothing in it, a root that is read-only once built,
@@ -30,7 +31,10 @@
  * from the host: python-runtime.ts), its files, its revisions and /work. It runs
  * as PID 1 of its namespace (`--as-pid-1`): no bubblewrap process, whose command
  * line names host paths, is there to look at. Its memory cap is its own
- * (RLIMIT_DATA, `--memory-mb`) instead of V8's heap limit.
+ * (RLIMIT_DATA and RLIMIT_AS, `--memory-mb`) instead of V8's heap limit. Its
+ * socket directory is writable (the runner makes its socket there) and nothing
+ * refuses a script a file in it, so the core walks it after each turn as it
+ * walks /work (a side directory of the tree, work-tree.ts).
  *
  * Without bubblewrap there is no containment but Node's permission model (and,
  * for the python runner, the same seccomp filter loaded by the runner on itself,
@@ -49,6 +53,7 @@ import { isPythonRunner, PYTHON_SECCOMP_FILE, RUNNER_KINDS, RUNNER_PROGRAMS, typ
 import { stageRunnerRoot, type StagedRunner } from './runner-root.js';
 import { seccompFilter } from './seccomp-filter.js';
 import type { McpServerLaunch } from './sandbox-driver.js';
+import type { SideDir } from './work-tree.js';
 
 /** Paths inside a bubblewrap sandbox. */
 export const SANDBOX_PATHS = {
@@ -91,6 +96,8 @@ export interface LaunchCommand {
   readonly socketPath: string;
   /** The sandbox's writable tree as the runner names it. */
   readonly workDir: string;
+  /** Writable places outside the tree that the core must walk with it (work-tree.ts). @defaultValue none */
+  readonly sideDirs?: readonly SideDir[];
 }
 
 export type ProcessIsolation = 'namespaces' | 'none';
@@ -243,8 +250,9 @@ function bubblewrapSandbox(
       if (launch.mcpSocket) args.push('--bind', launch.mcpSocket, SANDBOX_PATHS.mcpSocket);
       const packageDir = launch.mcpServer?.packageDir;
       if (packageDir !== undefined) args.push('--ro-bind', packageDir, SANDBOX_PATHS.mcpServer);
-      // Last: the root bubblewrap built (a tmpfs) takes no more writes once every mount point is made.
-      args.push('--remount-ro', '/');
+      // Last: the root bubblewrap built (a tmpfs) takes no more writes once every mount point is made; nor does
+      // its /dev, whose shm/ directory would otherwise be a writable place nobody walks (the devices stay usable).
+      args.push('--remount-ro', '/dev', '--remount-ro', '/');
       args.push('--chdir', SANDBOX_PATHS.work, '--seccomp', '3', '--', interpreter === undefined ? IMAGE_NODE_PATH : IMAGE_PYTHON_PATH);
       const paths: RunnerPaths = {
         read: [
@@ -260,7 +268,14 @@ function bubblewrapSandbox(
       };
       if (interpreter !== undefined) args.push(...PYTHON_FLAGS, ...program(paths), '--memory-mb', String(launch.memoryMb));
       else args.push(`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths));
-      return { file: bwrap, args, fd3: seccomp, socketPath: path.join(launch.socketDir, 'runner.sock'), workDir: SANDBOX_PATHS.work };
+      return {
+        file: bwrap,
+        args,
+        fd3: seccomp,
+        socketPath: path.join(launch.socketDir, 'runner.sock'),
+        workDir: SANDBOX_PATHS.work,
+        ...sideDirs(launch, SANDBOX_PATHS.socketDir),
+      };
     },
   };
 }
@@ -292,13 +307,25 @@ function unisolatedSandbox(runners: Readonly<Record<RunnerKind, StagedRunner>>, 
       if (isPythonRunner(launch.runner)) {
         // CPython has no permission model to fall back on: its own memory cap, and the sandboxes' seccomp policy loaded on itself.
         const args = [...PYTHON_FLAGS, ...program(paths), '--memory-mb', String(launch.memoryMb), '--seccomp-self', path.join(runner.dir, PYTHON_SECCOMP_FILE)];
-        return { file: pythonOf(python).binary.hostPath, args, socketPath: paths.socket, workDir: launch.workDir };
+        return { file: pythonOf(python).binary.hostPath, args, socketPath: paths.socket, workDir: launch.workDir, ...sideDirs(launch, launch.socketDir) };
       }
       const args = [`--max-old-space-size=${launch.memoryMb}`, ...nodePermissionFlags(paths.read, paths.write), ...addonFlags(launch.runner), ...program(paths)];
       return { file: process.execPath, args, socketPath: paths.socket, workDir: launch.workDir };
     },
   };
 }
+
+/**
+ * The socket directory of a runner without Node's permission model (python), as
+ * a side directory of its tree: the one writable place beside /work, walked with
+ * it. Node runners are refused writes there by their permission model.
+ */
+function sideDirs(launch: RunnerLaunch, sandboxDir: string): { sideDirs?: SideDir[] } {
+  return isPythonRunner(launch.runner) ? { sideDirs: [{ hostDir: launch.socketDir, sandboxDir, keep: [RUNNER_SOCKET] }] } : {};
+}
+
+/** The runner's socket in its socket directory. */
+const RUNNER_SOCKET = 'runner.sock';
 
 /** `--allow-addons` for the one runner that loads a native addon (the csjs runner), nothing for the others. */
 export function addonFlags(runner: RunnerKind): string[] {

@@ -5,7 +5,8 @@
 
 /**
  * Share of a container's memory limit the python runner caps its data segment at
- * (RLIMIT_DATA). Larger than V8's heap share: the cap counts nearly all of a
+ * (RLIMIT_DATA, and its address space beyond what it mapped at start: RLIMIT_AS,
+ * so that shared mappings stop there too). Larger than V8's heap share: the cap counts nearly all of a
  * Python's memory (its heap, every thread's stack), where V8's counts the old
  * space only; a script that fills it still stops on the cap (`heap-limit`)
  * before the kernel's OOM kill.

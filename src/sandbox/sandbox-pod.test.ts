@@ -20,6 +20,17 @@ describe('a sandbox pod', () => {
     for (const runner of ['jit', 'llm', 'csjs'] as const) expect(containerOf(runner).args).not.toContain('--seccomp-self');
   });
 
+  it("gives a python pod read-only /dev/shm and /dev/mqueue, and leaves other pods and their hashes as they were", () => {
+    const pod = (runner: 'jit' | 'python') =>
+      sandboxPod({ namespace: 'ns', appId: 'shop', pool: poolSpec({ name: 'p', runner }) }, { state: 'warm' }) as {
+        spec: { containers: Array<{ volumeMounts: Array<{ mountPath: string; readOnly?: boolean }> }>; volumes: Array<{ name: string }> };
+      };
+    const mounts = pod('python').spec.containers[0]!.volumeMounts;
+    expect(mounts.filter((mount) => mount.readOnly === true).map((mount) => mount.mountPath)).toEqual(['/dev/shm', '/dev/mqueue']);
+    expect(pod('jit').spec.containers[0]!.volumeMounts.map((mount) => mount.mountPath)).toEqual(['/work']);
+    expect(pod('jit').spec.volumes.map((volume) => volume.name)).toEqual(['work']);
+  });
+
   it('keeps its last log lines as the termination message: they tell a heap exhaustion from a crash', () => {
     expect(containerOf('jit').terminationMessagePolicy).toBe('FallbackToLogsOnError');
   });

@@ -8,7 +8,9 @@
  * read-only root, no capabilities, the runtime's default seccomp profile (a python
  * runner, which has no permission model, loads the sandboxes' own on itself), no
  * service-account token, no Service environment, and the pool's memory and CPU
- * limits. Its one writable place is an emptyDir at /work. It reaches the core only
+ * limits. Its one writable place is an emptyDir at /work (a python pod's /dev/shm
+ * and /dev/mqueue, which the runtime mounts writable and no permission model closes
+ * for it, are read-only volumes instead). It reaches the core only
  * over the network (the core's MCP URL, sent in every request), and a jit-runner
  * reads its scripts through MCP into /work (`--definitions-via-mcp`): a pod shares
  * no file system with the core.
@@ -95,6 +97,8 @@ export function podConfigHash(input: SandboxPodInput): string {
     concurrency,
     heapShare: input.heapShare ?? 0.5,
     layout: 3,
+    // Only for python pods, so other pools' pods keep their hash.
+    ...(isPythonRunner(runner) ? { readOnlyDev: true } : {}),
     // Only where there is one: the hashes of other pools' pods stay what they were.
     ...(input.mcpServer !== undefined ? { mcpServer: input.mcpServer, packageCache: input.packageCache ?? null } : {}),
   };
@@ -208,12 +212,24 @@ export function sandboxPod(input: SandboxPodInput, placement: PodPlacement): Rec
             privileged: false,
             capabilities: { drop: ['ALL'] },
           },
-          volumeMounts: [{ name: 'work', mountPath: POD_WORK }, ...(mcp ? [mcp.mount] : [])],
+          volumeMounts: [{ name: 'work', mountPath: POD_WORK }, ...(mcp ? [mcp.mount] : []), ...devMounts(pool.runner)],
         },
       ],
-      volumes: [{ name: 'work', emptyDir: { sizeLimit: '256Mi' } }, ...(mcp ? [mcp.volume] : [])],
+      volumes: [{ name: 'work', emptyDir: { sizeLimit: '256Mi' } }, ...(mcp ? [mcp.volume] : []), ...(devMounts(pool.runner).length > 0 ? [{ name: 'read-only-dev', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }] : [])],
     },
   };
+}
+
+/**
+ * A python pod's /dev/shm and /dev/mqueue: places of its IPC namespace the runtime
+ * mounts writable, where one session could leave a file for the next and the core
+ * never looks. An empty volume mounted read-only replaces each (a mount of the pod's
+ * own takes the place of the runtime's at the same path). Node runners are refused
+ * writes there by their permission model; their pods keep the runtime's mounts.
+ */
+function devMounts(runner: RunnerKind): Array<Record<string, unknown>> {
+  if (!isPythonRunner(runner)) return [];
+  return ['/dev/shm', '/dev/mqueue'].map((mountPath) => ({ name: 'read-only-dev', mountPath, readOnly: true }));
 }
 
 /**

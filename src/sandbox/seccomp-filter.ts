@@ -10,8 +10,10 @@
  * corners (ptrace, mount, namespaces, BPF, kernel keyrings and modules,
  * io_uring...) fail with EPERM. So do links, symbolic or hard: a link in a
  * sandbox's tree is only ever a way to point the core's walk of it elsewhere
- * (the python runner has no permission model to refuse one). Node, libuv, V8
- * and CPython use none of them. A foreign
+ * (the python runner has no permission model to refuse one). So do System V
+ * IPC and POSIX message queues: their objects live in the sandbox's IPC
+ * namespace, outside every file the core walks, and would keep what one session
+ * put there for the next. Node, libuv, V8 and CPython use none of them. A foreign
  * ABI (x32, or 32-bit calls on a 64-bit kernel) kills the process: its syscall
  * numbers would slip past this list.
  */
@@ -72,6 +74,9 @@ const ARCHES: Readonly<Record<string, ArchTable>> = {
       link: 86, symlink: 88, linkat: 265, symlinkat: 266,
       clock_settime: 227, clock_adjtime: 305, settimeofday: 164, ioperm: 173, iopl: 172, kcmp: 312,
       mbind: 237, move_pages: 279, set_mempolicy: 238, get_mempolicy: 239, uselib: 134, ustat: 136, sysfs: 139, _sysctl: 156,
+      shmget: 29, shmat: 30, shmctl: 31, shmdt: 67, semget: 64, semop: 65, semctl: 66, semtimedop: 220,
+      msgget: 68, msgsnd: 69, msgrcv: 70, msgctl: 71,
+      mq_open: 240, mq_unlink: 241, mq_timedsend: 242, mq_timedreceive: 243, mq_notify: 244, mq_getsetattr: 245,
     },
   },
   arm64: {
@@ -91,6 +96,9 @@ const ARCHES: Readonly<Record<string, ArchTable>> = {
       personality: 92, quotactl: 60, lookup_dcookie: 18,
       linkat: 37, symlinkat: 36,
       clock_settime: 112, clock_adjtime: 266, settimeofday: 170, kcmp: 272, mbind: 235, move_pages: 239, set_mempolicy: 237, get_mempolicy: 236,
+      mq_open: 180, mq_unlink: 181, mq_timedsend: 182, mq_timedreceive: 183, mq_notify: 184, mq_getsetattr: 185,
+      msgget: 186, msgctl: 187, msgrcv: 188, msgsnd: 189, semget: 190, semctl: 191, semtimedop: 192, semop: 193,
+      shmget: 194, shmctl: 195, shmat: 196, shmdt: 197,
     },
   },
 };

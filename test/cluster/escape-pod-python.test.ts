@@ -6,7 +6,10 @@
  * hostile.py must be refused with the code the process and Docker drivers give
  * (PYTHON_SPAWN_REFUSALS), and the runner must go on serving. (`uhlp dev` runs no
  * pods, so the pod driver runs the script here itself, through a fake MCP server
- * as the pod driver suite does.)
+ * as the pod driver suite does.) So must its writes to the IPC namespace's places
+ * (/dev/shm, /dev/mqueue, System V and POSIX IPC objects), its results UTF-8 cannot
+ * say, its shared memory past its cap; and a pod that fills its memory must end as
+ * a heap limit even when its connection dropped first.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,7 +81,7 @@ describe('escape attempts in a python pod: process creation', () => {
   }, 60_000);
 
   /** hostile.py's `fn` run in the pod as an HTTP turn whose body is `body`. */
-  async function run(requestId: string, fn: string, body: unknown, script = HOSTILE): Promise<{ resultType: string; data: any }> {
+  async function run(requestId: string, fn: string, body: unknown, script = HOSTILE, on = client): Promise<{ resultType: string; data: any }> {
     const request: ExecuteRequest = {
       requestId,
       requestData: {
@@ -97,7 +100,7 @@ describe('escape attempts in a python pod: process creation', () => {
         workspace: { tmpDir: `tmp/${requestId}`, outputDir: `output/${requestId}` },
       },
     };
-    const response = await client.execute(JSON.stringify(request), requestId, 10_000);
+    const response = await on.execute(JSON.stringify(request), requestId, 10_000);
     expect(response.status).toBe(200);
     return JSON.parse(response.body.toString()) as { resultType: string; data: any };
   }
@@ -120,4 +123,42 @@ describe('escape attempts in a python pod: process creation', () => {
     const again = await run('spawn-2', 'attempt', { kind: 'spawn', host: {} });
     expect(again.data.results).toEqual(PYTHON_SPAWN_REFUSALS);
   });
+
+  it('leaves nothing in /dev/shm, /dev/mqueue or the IPC namespace for the next session on the pod', async () => {
+    const scatter = await run('scatter-1', 'scatter', {});
+    const gather = await run('gather-1', 'gather', {});
+    process.stdout.write(`\n[escape, pod driver, python runner: scatter]\n  written: ${scatter.data.written.join(' ')}\n  found by the next session: ${gather.data.found.join(' ')}\n`);
+    expect(gather.data.same_runner).toBe(true);
+    for (const place of ['/dev/shm', '/dev/mqueue', 'sysv shm', 'posix mq']) expect(scatter.data.written, place).not.toContain(place);
+    // A pod's /work (an emptyDir) is not on the core's host and is not walked (docs/security.md): only places outside it are checked here.
+    expect(gather.data.found.filter((found: string) => !found.startsWith('/work/'))).toEqual([]);
+  });
+
+  it('answers a result UTF-8 cannot say with UHLP_SCRIPT_BAD_RESULT, and serves the next request', async () => {
+    const answer = await run('surrogate-1', 'surrogate', {});
+    expect(answer).toMatchObject({ resultType: 'error', data: { code: 'UHLP_SCRIPT_BAD_RESULT' } });
+    expect((await run('spawn-3', 'attempt', { kind: 'spawn', host: {} })).data.results).toEqual(PYTHON_SPAWN_REFUSALS);
+  });
+
+  it('refuses 512 MiB of shared memory in a 128 MiB pod', async () => {
+    expect((await run('shared-1', 'shared_hog', {})).data).toEqual({ refused: 'ENOMEM' });
+  });
+
+  it('ends as a heap limit when it fills its memory, though its connection dropped first', async () => {
+    const own = await driver.create({
+      appId: 'escape',
+      pool: suitePool({ runner: 'python', limits: { memoryMb: 128, cpus: 0.5, timeoutMs: 10_000 } }),
+      definitionsRoot: makeSuiteDefinitions(),
+      labels: { 'uhlp.dev/app': 'escape', 'uhlp.dev/pool': 'suite', 'uhlp.dev/instance': instanceId },
+    });
+    const ownClient = new SandboxClient(own.endpoint);
+    try {
+      await expect(run('hog-1', 'hog', {}, HOSTILE, ownClient)).rejects.toMatchObject({ name: 'SandboxTransportError' });
+      // What the pool does on a dropped connection: destroy it as a crash; the pod's end says otherwise.
+      await driver.destroy(own, 'crash');
+      expect(await own.exited).toBe('heap-limit');
+    } finally {
+      ownClient.close();
+    }
+  }, 60_000);
 });

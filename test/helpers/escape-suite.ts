@@ -4,8 +4,10 @@
  * real core on each driver. Each attempt to leave the sandbox — a self-granted
  * capability through a state diff, host files, other processes' /proc, TCP and
  * Unix-socket dials to the core, process creation, the spine, a 300 MB answer,
- * writes outside the turn's directories — must be refused with a stable code,
- * and the core must keep serving. The table of outcomes is printed at the end.
+ * writes outside the turn's directories, a file left anywhere writable for the
+ * next session — must be refused with a stable code, and the core must keep
+ * serving. A sandbox that fills its memory must be counted as a heap limit. The
+ * table of outcomes is printed at the end.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -13,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
+import { waitFor } from './wait-for.js';
 
 export interface EscapeSuiteOptions {
   readonly driver: 'process' | 'docker';
@@ -192,6 +195,58 @@ export function describeEscapes(options: EscapeSuiteOptions): void {
       await expectServing();
     });
 
+    it('leaves nothing anywhere it can write for the next session on its sandbox', async () => {
+      // scatter writes a file in every directory it can list (and, in Python, a System V segment and a message queue).
+      const scatter = await fetch(`${core.url}/bare/scatter`, { headers: { 'X-UHLP-Session': 'new' } });
+      const refused = (await scatter.json()) as { code: string; details: { undeclared: string[] } };
+      rows.push({ attempt: 'bare: a file in every writable place', target: 'the turn', outcome: `${scatter.status} ${refused.code} ${refused.details?.undeclared?.join(' ')}` });
+      expect(scatter.status).toBe(502);
+      expect(refused.code).toBe('UHLP_WRITE_SURFACE_MISMATCH');
+      // The tree's root is walked as its session directories are; a python runner's socket directory too (no permission model refuses it).
+      expect(refused.details.undeclared).toContain('uhlp-left-behind');
+      if (python) expect(refused.details.undeclared).toContain('/run/uhlp/uhlp-left-behind');
+      // A new session, on the same sandbox (its pool has one), finds nothing of it.
+      const gather = await fetch(`${core.url}/bare/gather`, { headers: { 'X-UHLP-Session': 'new' } });
+      const seen = (await gather.json()) as { found: string[]; searched: number; same_runner: boolean };
+      rows.push({ attempt: 'bare: the next session looks for it', target: `${seen.searched} directories`, outcome: seen.found?.length ? `found ${seen.found.join(' ')}` : 'nothing' });
+      expect(gather.status).toBe(200);
+      expect(seen.same_runner).toBe(true);
+      expect(seen.found).toEqual([]);
+      await expectServing();
+    });
+
+    it('counts a sandbox that fills its memory as a heap limit, not a crash', async () => {
+      const response = await fetch(`${core.url}/bare/hog`);
+      rows.push({ attempt: 'bare: fills its memory', target: 'the runner', outcome: String(response.status) });
+      expect(response.status).toBe(502);
+      await waitFor(async () => (await destroyedSandboxes(core.url, 'hog'))['heap-limit'] === 1, { timeoutMs: 30_000, intervalMs: 100, what: 'the hog sandbox counted as heap-limit' });
+      expect(await destroyedSandboxes(core.url, 'hog')).toEqual({ 'heap-limit': 1 });
+      await expectServing();
+    });
+
+    if (python) {
+      it('bounds its memory whatever it allocates with: 512 MiB of shared memory in a 128 MiB pool is refused', async () => {
+        const response = await fetch(`${core.url}/bare/shared-hog`);
+        const body = (await response.json()) as Record<string, unknown>;
+        rows.push({ attempt: 'bare: mmap(-1, 512 MiB), MAP_SHARED', target: '128 MiB pool', outcome: JSON.stringify(body) });
+        expect(response.status).toBe(200);
+        expect(body).toEqual({ refused: 'ENOMEM' });
+      });
+
+      it('answers a result it cannot encode (a lone surrogate) with UHLP_SCRIPT_BAD_RESULT, and its runner keeps serving', async () => {
+        const gather = async (): Promise<{ same_runner: boolean }> => (await (await fetch(`${core.url}/bare/gather`)).json()) as { same_runner: boolean };
+        const before = await gather();
+        const response = await fetch(`${core.url}/bare/surrogate`);
+        const body = (await response.json()) as { code: string };
+        rows.push({ attempt: 'bare: a lone surrogate in its result', target: 'the runner', outcome: `${response.status} ${body.code}` });
+        expect(response.status).toBe(500);
+        expect(body.code).toBe('UHLP_SCRIPT_BAD_RESULT');
+        // The same runner (its pool has one sandbox, and it remembers scatter) answers the next request.
+        expect(await gather()).toMatchObject({ same_runner: before.same_runner });
+        expect(await destroyedSandboxes(core.url, 'one')).toEqual({});
+      });
+    }
+
     it('makes no link for the core to follow out of its tree', async () => {
       // The core's walk never follows a link either (write-surface.test.ts makes them, as a sandbox without these fences could).
       await attempt('bare', 'links');
@@ -267,6 +322,19 @@ function hostAddress(): string {
     for (const address of addresses ?? []) if (address.family === 'IPv4' && !address.internal) return address.address;
   }
   return '127.0.0.2';
+}
+
+/** `uhlp_sandbox_destroyed_total` of a pool of the bare app, by cause (causes never counted absent). */
+async function destroyedSandboxes(url: string, pool: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const counts: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const match = /^uhlp_sandbox_destroyed_total\{(.*)\} (\d+)/.exec(line);
+    if (!match || !match[1]!.includes('app="bare"') || !match[1]!.includes(`pool="${pool}"`)) continue;
+    const cause = /cause="([^"]+)"/.exec(match[1]!)?.[1];
+    if (cause !== undefined && Number(match[2]) > 0) counts[cause] = Number(match[2]);
+  }
+  return counts;
 }
 
 function gitHead(dir: string): string {

@@ -10,8 +10,10 @@ alike, plus the cap Node takes as a flag of its own:
 
 It prints one JSON line {"event":"ready",...} to stdout once it accepts
 requests. `--memory-mb` caps the process's data segment (RLIMIT_DATA: every
-heap and anonymous mapping) so that a script that fills its memory ends the
-runner as a heap limit (runner_exit.py) before the kernel's OOM killer would.
+heap and private mapping) and its address space (RLIMIT_AS: what it had mapped
+at start plus the cap, which bounds shared mappings too) so that a script that
+fills its memory ends the runner as a heap limit (runner_exit.py) before the
+kernel's OOM killer would, and one that maps more (`mmap.mmap(-1, n)`) is refused.
 `--seccomp-self` loads the sandboxes' seccomp policy from FILE onto the runner
 itself before anything else (seccomp_self.py: pods and containers, whose runtime
 does not load it for us); a runner that cannot load it exits 70.
@@ -124,6 +126,40 @@ def _on_thread_exception(hook):
     sys.stderr.write(f"python-runner: a thread ended with {hook.exc_type.__name__}: {hook.exc_value}\n")
 
 
+# mallopt's M_ARENA_MAX (malloc.h).
+_M_ARENA_MAX = -8
+
+
+def _cap_memory(memory_mb):
+    """Caps the runner's memory, whatever a script allocates it with; soft and hard alike, so a script cannot raise it back."""
+    limit = memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    runner_exit.set_memory_limit(memory_mb)
+    # RLIMIT_DATA counts private memory only: a shared anonymous mapping (mmap.mmap(-1, n) is MAP_SHARED) or
+    # memory a script maps from a file is outside it, and a process sandbox has no cgroup to count it. The
+    # address space counts everything; it is capped at what CPython has mapped by now plus the same cap.
+    # glibc reserves 64 MiB of address space per thread arena, memory nobody uses that the cap would count:
+    # one arena is all a runner needs, its threads taking the GIL in turn anyway.
+    import ctypes
+
+    ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
+    mapped = _mapped_bytes()
+    if mapped is None:
+        sys.stderr.write("python-runner: /proc/self/statm is unreadable: shared memory is not capped\n")
+        return
+    space = mapped + limit
+    resource.setrlimit(resource.RLIMIT_AS, (space, space))
+
+
+def _mapped_bytes():
+    """The process's address space now (/proc/self/statm), or None where /proc does not tell."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def main(argv):
     args = _parse(argv)
     if args.seccomp_self is not None:
@@ -134,10 +170,7 @@ def main(argv):
     if args.niceness > 0:
         os.nice(args.niceness)
     if args.memory_mb is not None:
-        limit = args.memory_mb * 1024 * 1024
-        # Soft and hard alike: a script cannot raise it back.
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-        runner_exit.set_memory_limit(args.memory_mb)
+        _cap_memory(args.memory_mb)
     threading.stack_size(THREAD_STACK_BYTES)
     threading.excepthook = _on_thread_exception
 

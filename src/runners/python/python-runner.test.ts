@@ -121,6 +121,39 @@ def hog(event, ctx):
     while True:
         keep.append([0.5] * 1_000_000)
 
+def shared_hog(event, ctx):
+    import mmap
+    mb = event["triggerDetails"]["payload"]["mb"]
+    size = mb * 1024 * 1024
+    try:
+        shared = mmap.mmap(-1, size)
+    except OSError as error:
+        return {"refused": error.strerror}
+    for offset in range(0, size, 4096):
+        shared[offset] = 1
+    return {"touched_mb": mb}
+
+def lone_surrogate(event, ctx):
+    return "\\ud800"
+
+def surrogate_in_list(event, ctx):
+    return {"items": ["fine", "caf\\udce9"]}
+
+def surrogate_header(event, ctx):
+    return {"statusCode": 200, "headers": {"x-name": "\\udfff"}, "body": "ok"}
+
+def surrogate_body(event, ctx):
+    return {"statusCode": 200, "body": "\\ud83d"}
+
+class SurrogateError(Exception):
+    code = "BROKEN"
+
+def surrogate_message(event, ctx):
+    raise SurrogateError("bad \\ud800 name")
+
+def surrogate_exception(event, ctx):
+    raise ValueError("\\udc80")
+
 def temp(event, ctx):
     with tempfile.NamedTemporaryFile(dir=None, delete=False) as handle:
         handle.write(b"x")
@@ -217,6 +250,14 @@ describe('what a Python script returns or raises', () => {
     ['numeric_code', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'ValueError: e', status: 500, stack: 'at numeric_code (scripts/unit.py:65:5)' }],
     ['plain', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: "KeyError: 'user'", status: 500, stack: 'at plain (scripts/unit.py:68:5)' }],
     ['empty', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'RuntimeError', status: 500, stack: 'at empty (scripts/unit.py:71:5)' }],
+    // A lone surrogate: a str Python holds and UTF-8 cannot say. The answer is UTF-8; the runner must not fail writing it.
+    ['lone_surrogate', 'error', { code: 'UHLP_SCRIPT_BAD_RESULT', message: 'the returned value is not JSON-serializable', status: 500 }],
+    ['surrogate_in_list', 'error', { code: 'UHLP_SCRIPT_BAD_RESULT', message: 'the returned value is not JSON-serializable', status: 500 }],
+    ['surrogate_header', 'error', { code: 'UHLP_SCRIPT_BAD_RESULT', message: expect.stringMatching(/lone surrogate/), status: 500 }],
+    ['surrogate_body', 'error', { code: 'UHLP_SCRIPT_BAD_RESULT', message: expect.stringMatching(/lone surrogate/), status: 500 }],
+    // An exception's message is the runner's to send: escaped, as JSON may.
+    ['surrogate_message', 'error', { code: 'BROKEN', message: 'bad \ud800 name' }],
+    ['surrogate_exception', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'ValueError: \udc80', status: 500 }],
     ['awaited', 'generic', { awaited: true }],
     ['handler', 'generic', { handler: true }],
     ['default', 'generic', { handler: true }],
@@ -383,6 +424,28 @@ describe('a script that takes its process down', () => {
     try {
       await expect(ownClient.execute(JSON.stringify(request('x-1', { function: 'ends' })), 'x-1', 3000)).rejects.toMatchObject({ name: 'SandboxTransportError' });
       expect(await own.exited).toBe(3);
+    } finally {
+      ownClient.close();
+      await own.stop();
+    }
+  });
+
+  it('keeps serving after results it cannot encode, every execution on it answered', async () => {
+    for (const fn of ['lone_surrogate', 'surrogate_header', 'surrogate_message']) expect((await run({ function: fn })).resultType).toBe('error');
+    expect(await run({ function: 'a_list' })).toMatchObject({ resultType: 'generic', data: [1, 'two', null, 2.5, 'é'] });
+  });
+
+  it('bounds shared memory by --memory-mb too: a MAP_SHARED mapping past it is refused, one within it works', async () => {
+    const own = await startPythonRunner(['--definitions', defs, '--memory-mb', '128']);
+    const ownClient = new SandboxClient({ kind: 'unix', socketPath: own.socketPath });
+    try {
+      const answer = async (mb: number, id: string): Promise<unknown> => {
+        const body = request(id, { function: 'shared_hog' });
+        body.requestData = { source: 'trigger', triggerDetails: { sourceAppId: 'test', triggerEvent: 'unit', payload: { mb } } } as ExecuteRequest['requestData'];
+        return JSON.parse((await ownClient.execute(JSON.stringify(body), id, 20_000)).body.toString('utf8')).data;
+      };
+      expect(await answer(512, 's-1')).toEqual({ refused: 'Cannot allocate memory' });
+      expect(await answer(32, 's-2')).toEqual({ touched_mb: 32 });
     } finally {
       ownClient.close();
       await own.stop();

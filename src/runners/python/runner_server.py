@@ -103,10 +103,11 @@ class RunnerServer:
             calls = tools.metrics()
             if calls:
                 metrics["mcp_calls"] = calls
+            # The id and the metrics (tool names a script chose among them) as ASCII JSON: nothing in them can fail the answer.
             answer(200, [
-                '{"requestId":' + json.dumps(request_id, ensure_ascii=False) + ',"resultType":"' + result.result_type + '","data":',
+                '{"requestId":' + json.dumps(request_id) + ',"resultType":"' + result.result_type + '","data":',
                 result.data_json,
-                ',"metrics":' + json.dumps(metrics, ensure_ascii=False, separators=(",", ":")) + "}",
+                ',"metrics":' + json.dumps(metrics, separators=(",", ":")) + "}",
             ])
         finally:
             tools.close()
@@ -194,7 +195,8 @@ def make_handler(runner):
 
         def _answer(self, status, parts, request_id=None):
             """Writes the head and the body: small answers in one write, large ones in slices."""
-            chunks = [part.encode("utf-8") if not part.isascii() else part for part in parts]
+            # A part is ASCII text, or bytes already (a result's UTF-8, script_result.py): nothing here can fail to encode.
+            chunks = [part if isinstance(part, bytes) or part.isascii() else part.encode("utf-8", "backslashreplace") for part in parts]
             length = sum(len(chunk) for chunk in chunks)
             head = f"HTTP/1.1 {status} {_reason(status)}\r\ncontent-type: application/json\r\ncontent-length: {length}\r\n"
             if request_id is not None:

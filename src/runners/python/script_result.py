@@ -13,10 +13,16 @@ component answers alike in either language:
   the exception's type and message and, as `stack`, the traceback's frames of
   the script's own files (paths relative to the app directory, most recent
   first, the contract's format: src/contract/error-stack.ts), bounded;
-- what cannot be sent as JSON (a set, an object, NaN) is UHLP_SCRIPT_BAD_RESULT.
+- what cannot be sent as JSON (a set, an object, NaN) is UHLP_SCRIPT_BAD_RESULT,
+  and so is what JSON could say but UTF-8 cannot: a str holding a lone
+  surrogate ("\ud800"), which Python allows and the answer's UTF-8 does not.
+  Found here, it is the script's bad result; found when the answer is written,
+  it would end the answer, and the sandbox with every execution it runs;
+- a message of the runner's own (an exception's) holding one is sent escaped.
 
-`data_json` is the data already encoded: the answer is spliced from it, so a
-large result is encoded once.
+`data_json` is the data already encoded, as `str` when it is ASCII and as its
+UTF-8 `bytes` otherwise: the answer is spliced from it, so a large result is
+encoded once.
 """
 
 import base64
@@ -36,7 +42,7 @@ class ScriptResult:
         self.result_type = result_type
         self.data = data
         # Compact JSON, non-ASCII kept as UTF-8: the answer's bytes are its UTF-8.
-        self.data_json = data_json if data_json is not None else encode_json(data)
+        self.data_json = data_json if data_json is not None else _encode_own(data)
         self.metrics = metrics
 
     def with_metrics(self, metrics):
@@ -44,8 +50,19 @@ class ScriptResult:
 
 
 def encode_json(value):
-    """JSON text of `value`, or raises ValueError/TypeError (RecursionError for a cycle) when it has none."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    """JSON of `value` as the answer sends it (str when ASCII, else UTF-8 bytes), or raises
+    ValueError/TypeError (RecursionError for a cycle) when it has none; UnicodeEncodeError,
+    a ValueError, for a lone surrogate."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text if text.isascii() else text.encode("utf-8")
+
+
+def _encode_own(data):
+    """JSON of data the runner built (an error, a response): a lone surrogate of a script's message is escaped, not fatal."""
+    try:
+        return encode_json(data)
+    except UnicodeEncodeError:
+        return json.dumps(data, allow_nan=False, separators=(",", ":"))
 
 
 def _safe_json(value):
@@ -110,7 +127,10 @@ def _http_response(value):
     data = {"statusCode": int(status_code), "headers": headers, "bodyEncoding": encoding}
     if body is not None:
         data["body"] = body
-    return ScriptResult("httpResponse", data)
+    data_json = _safe_json(data)
+    if data_json is None:
+        return script_error("UHLP_SCRIPT_BAD_RESULT", "the response cannot be sent as UTF-8 (a lone surrogate in a header or the body)")
+    return ScriptResult("httpResponse", data, data_json)
 
 
 def result_from_exception(error, app_dir=None):
@@ -142,7 +162,7 @@ def result_from_exception(error, app_dir=None):
     stack = script_stack(error, app_dir)
     if stack is not None:
         result.data["stack"] = stack
-        result.data_json = encode_json(result.data)
+        result.data_json = _encode_own(result.data)
     return result
 
 
