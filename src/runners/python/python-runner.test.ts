@@ -257,7 +257,7 @@ describe('what a Python script returns or raises', () => {
     ['surrogate_body', 'error', { code: 'UHLP_SCRIPT_BAD_RESULT', message: expect.stringMatching(/lone surrogate/), status: 500 }],
     // An exception's message is the runner's to send: escaped, as JSON may.
     ['surrogate_message', 'error', { code: 'BROKEN', message: 'bad \ud800 name' }],
-    ['surrogate_exception', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'ValueError: \udc80', status: 500 }],
+    ['surrogate_exception', 'error', { code: 'UHLP_SCRIPT_EXCEPTION', message: 'ValueError: \udc80', status: 500, stack: 'at surrogate_exception (scripts/unit.py:132:5)' }],
     ['awaited', 'generic', { awaited: true }],
     ['handler', 'generic', { handler: true }],
     ['default', 'generic', { handler: true }],
