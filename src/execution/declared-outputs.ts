@@ -7,19 +7,20 @@
  */
 import path from 'node:path';
 import { UhlpError } from '../shared/errors.js';
+import { pathGlobProblem } from '../shared/path-glob.js';
 import type { DeclaredOutput } from './write-surface.js';
 
 export const DECLARED_OUTPUTS_HEADER = 'x-uhlp-declared-outputs';
 /** Declarations one request may add. */
 const MAX_REQUEST_DECLARATIONS = 64;
 
-/** Why `declared` cannot name a write of the turn, or undefined. */
+/** Why `declared` cannot name a write of the turn (as a path, or as a glob that does not compile), or undefined. */
 export function declaredPathProblem(declared: string): string | undefined {
   if (!/^(tmp|output)\/./.test(declared)) return 'must start with tmp/ or output/';
   if (declared.includes('\\') || declared.includes('\0')) return 'must use / between segments and hold no NUL';
   if (declared.split('/').some((segment) => segment === '..' || segment === '.' || segment === '')) return 'must not hold empty, "." or ".." segments';
   if (path.posix.normalize(declared) !== declared) return 'must be a normalized path';
-  return undefined;
+  return pathGlobProblem(declared);
 }
 
 const NONE: readonly DeclaredOutput[] = Object.freeze([]);

@@ -6,7 +6,6 @@
  * `models`, `write`, `forbidden`, `protected`), so callers can count it and
  * write it to evidence.
  */
-import picomatch from 'picomatch';
 import type {
   CapabilitiesSpec,
   KvCapability,
@@ -19,6 +18,7 @@ import type {
 import { protectedPathReason } from '../apps/protected-paths.js';
 import { UhlpError } from '../shared/errors.js';
 import { bareHost, hostMatches } from '../shared/host-pattern.js';
+import { compilePathGlob, type PathMatcher } from '../shared/path-glob.js';
 
 export type CapabilityName = keyof CapabilitiesSpec;
 
@@ -109,16 +109,19 @@ export function checkLlm(llm: LlmCapability, model: string | undefined, requeste
   return { model: chosen, maxTokens: clamp(requestedMaxTokens, llm.maxTokens) };
 }
 
-type Matcher = (path: string) => boolean;
-const matchers = new WeakMap<StateCapability, { write: Matcher; forbidden: Matcher }>();
+const matchers = new WeakMap<StateCapability, { write: PathMatcher; forbidden: PathMatcher }>();
 
-/** The capability's globs, compiled once per capability object (one per loaded app). */
-function stateMatchers(state: StateCapability): { write: Matcher; forbidden: Matcher } {
+/**
+ * The capability's globs, compiled once per capability object (one per loaded
+ * app). The paths come from sandbox scripts: matching is linear in the path,
+ * whatever stars the app's globs hold.
+ */
+function stateMatchers(state: StateCapability): { write: PathMatcher; forbidden: PathMatcher } {
   let compiled = matchers.get(state);
   if (compiled === undefined) {
-    // dot: `data/**` covers `data/.cache` too; forbidden ignores case, so it wins on any file system.
-    const write = state.write.length > 0 ? picomatch(state.write, { dot: true }) : () => false;
-    const forbidden = state.forbidden.length > 0 ? picomatch(state.forbidden, { dot: true, nocase: true }) : () => false;
+    // Wildcards take leading dots (`data/**` covers `data/.cache`); forbidden ignores case, so it wins on any file system.
+    const write = compilePathGlob(state.write);
+    const forbidden = compilePathGlob(state.forbidden, { ignoreCase: true });
     compiled = { write, forbidden };
     matchers.set(state, compiled);
   }

@@ -343,7 +343,7 @@ export const FunctionsCapability = Type.Object(
 );
 export type FunctionsCapability = Static<typeof FunctionsCapability>;
 
-/** An app-relative path glob (`data/**`, `prompts/*.njk`), matched with picomatch. */
+/** An app-relative path glob (`data/**`, `prompts/*.njk`), matched in linear time (shared/path-glob.ts), which refuses what it cannot compile. */
 const PathGlob = Type.String({ minLength: 1, maxLength: 512, description: 'Glob of paths relative to the app directory (`data/**`, `prompts/*.njk`).' });
 
 export const StateCapability = Type.Object(

@@ -124,6 +124,9 @@ describe('validateAppDefinition', () => {
     ['a retention age without a unit', doc({ ledger: { retention: { maxAge: '7' } } }), '/spec/ledger/retention/maxAge', /./],
     ['a retention size in words', doc({ ledger: { retention: { maxSize: 'lots' } } }), '/spec/ledger/retention/maxSize', /./],
     ['an unknown ledger field', doc({ ledger: { keep: 'all' } }), '/spec/ledger/keep', /./],
+    ['a state write glob of too many alternatives', doc({ capabilities: { state: { write: ['data/**', `data/${'{a,b}'.repeat(7)}`] } } }), '/spec/capabilities/state/write/1', /more than 64 globs/],
+    ['a state forbidden glob with an extglob', doc({ capabilities: { state: { write: ['data/**'], forbidden: ['data/+(a|b)'] } } }), '/spec/capabilities/state/forbidden/0', /"data\/\+\(a\|b\)" holds "\(" or "\)"/],
+    ['a declared output glob with a brace range', doc({ components: [{ id: 'greet', handler: 'JIT', pool: 'node', jit: { script: 'scripts/greet.js' }, declaredOutputs: [{ path: 'output/{1..3}.json', role: 'report' }] }] }), '/spec/components/0/declaredOutputs/0/path', /brace range/],
   ];
   it.each(cases)('reports %s with its JSON path', (_name, input, path, reason) => {
     const result = validateAppDefinition(input, options);

@@ -17,6 +17,7 @@ import { csComponentProblems } from './validate-cs-component.js';
 import { uiProblems } from './validate-ui.js';
 import { sourceRouteProblems } from './validate-source-route.js';
 import { schemaErrorReason } from '../../shared/schema-error-reason.js';
+import { pathGlobProblem } from '../../shared/path-glob.js';
 
 const ROUTE_KINDS = ['http', 'cron', 'queue', 'callback', 'trigger'] as const;
 import { workflowComponentProblems } from './validate-workflow-component.js';
@@ -135,6 +136,14 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
   });
 
   for (const [where, reason] of mcpServerProblems(spec, options.fileExists, options.hasSecret)) add(where, reason);
+  const state = spec.capabilities?.state;
+  for (const field of ['write', 'forbidden'] as const) {
+    // A glob the schema takes but the matcher cannot compile would otherwise fail the app's first write.
+    state?.[field]?.forEach((glob, i) => {
+      const problem = pathGlobProblem(glob);
+      if (problem !== undefined) add(`/spec/capabilities/state/${field}/${i}`, `"${glob.slice(0, 100)}" ${problem}`);
+    });
+  }
   for (const [where, reason] of uiProblems(spec)) add(where, reason);
 
   const riskNames = new Set<string>();
