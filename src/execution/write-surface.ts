@@ -32,7 +32,7 @@ import { createHash } from 'node:crypto';
 import { chownSync, constants, lstatSync, mkdirSync, readdirSync, type Dirent } from 'node:fs';
 import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import picomatch from 'picomatch';
+import { compilePathGlob, isGlob } from '../shared/path-glob.js';
 import type { EvidenceRef } from '../ledger/ledger-entry.js';
 import type { SideDir, WorkTree } from '../sandbox/work-tree.js';
 
@@ -362,8 +362,9 @@ async function record(file: string, where: string, found: RealizedWrite[], budge
 }
 
 function compare(found: readonly RealizedWrite[], declared: readonly DeclaredOutput[]): SurfaceCheck {
-  const exact = new Set(declared.filter((d) => !picomatch.scan(d.path).isGlob).map((d) => d.path));
-  const globs = declared.filter((d) => picomatch.scan(d.path).isGlob).map((d) => picomatch(d.path, { dot: true }));
+  // Declared globs come from the app (and the request's header): matched in time linear in the path, never by backtracking.
+  const exact = new Set(declared.filter((d) => !isGlob(d.path)).map((d) => d.path));
+  const globs = declared.filter((d) => isGlob(d.path)).map((d) => compilePathGlob(d.path));
   const realizedFiles = new Set<string>();
   const undeclared: string[] = [];
   for (const write of found) {
