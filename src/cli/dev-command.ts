@@ -129,7 +129,8 @@ async function runCore(spec: CommandSpec<typeof FLAGS>, argv: string[], mode: { 
     if (mode.devMode) recordDevCore(config, core);
     const apps = [...core.registry.snapshot.apps.keys()];
     if (core.sandboxes.isolation === 'none') process.stderr.write(UNISOLATED_BANNER);
-    process.stdout.write(`uhlp is ready at ${core.url} (apps: ${apps.join(', ') || 'none'})\n`);
+    // One write: `uhlp start` reads both lines from the log.
+    process.stdout.write(`uhlp is ready at ${core.url} (apps: ${apps.join(', ') || 'none'})\noperator routes at ${core.operatorUrl}\n`);
     if (core.console !== undefined) process.stdout.write(`console at ${core.console.url}\n`);
     for (const hint of startHints(config, core)) process.stderr.write(`${hint}\n`);
   }
@@ -147,6 +148,7 @@ function recordDevCore(config: CoreConfig, core: RunningCore): void {
     definitionsDir: config.definitionsDir,
     socketPath: config.spineSocket,
     url: core.url,
+    operatorUrl: core.operatorUrl,
     core: { pid: process.pid, command: [process.execPath, ...process.argv.slice(1)], log: '' },
     stdBody: { pid: core.stdBodyPid ?? 0, command: [], log: '' },
   });

@@ -57,11 +57,14 @@ import { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
 import { createRunIndex } from '../workflow-runs/create-run-index.js';
 import { loadConsoleAssets } from '../console/console-assets.js';
 import { SandboxOrigin } from '../console/sandbox-origin.js';
+import { OperatorServer } from './operator-server.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
   /** Base URL clients use, e.g. http://127.0.0.1:8080 */
   readonly url: string;
+  /** Base URL of the operator listener (the console, /_uhlp/oracle, /_uhlp/dev, the queues' operator actions), e.g. http://127.0.0.1:8081 */
+  readonly operatorUrl: string;
   readonly registry: ApplicationRegistry;
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
@@ -75,7 +78,7 @@ export interface RunningCore {
   readonly mcp: CoreMcpServer;
   /** The optimization oracle; undefined when it is off (UHLP_ORACLE=off). */
   readonly oracle: OptimizationOracle | undefined;
-  /** The console's page (`<url>/_uhlp/console/`), and the views' sandbox origin; undefined when the console is off. */
+  /** The console's page (`<operatorUrl>/_uhlp/console/`), and the views' sandbox origin; undefined when the console is off. */
   readonly console: { readonly url: string; readonly sandboxUrl: string } | undefined;
   /** The pid of the std-body host when it runs as the core's child (`stdBodyChild`). */
   readonly stdBodyPid: number | undefined;
@@ -324,11 +327,19 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   if (config.console.enabled && consoleAssets === undefined) logger.warn('the console is not built (npm run build): /_uhlp/console/ answers UHLP_CONSOLE_NOT_BUILT');
   const sandboxOrigin =
     consoleAssets !== undefined
-      ? new SandboxOrigin({ assets: consoleAssets, registry, logger, consoleOrigins: config.publicUrl !== undefined ? [new URL(config.publicUrl).origin] : [] })
+      ? new SandboxOrigin({
+          assets: consoleAssets,
+          registry,
+          logger,
+          // The console is on the operator listener: under its loopback names, or a name the operator configured.
+          consoleOrigins: config.operator.hosts.flatMap((name) => [`http://${name}:*`, `https://${name}:*`]),
+        })
       : undefined;
   let sandboxPort = 0;
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
+  let operatorServer: OperatorServer | undefined;
+  let operatorUrl = '';
   let mcpSocket: McpSocketServer | undefined;
   let stdBody: StdBodyChild | undefined;
   let invocations: { drain(waitMs: number): Promise<void> } | undefined;
@@ -342,6 +353,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     // No new deliveries; those running finish while their sandboxes and /mcp are still up.
     await sources.close();
     await server?.close();
+    await operatorServer?.close();
     await app?.close();
     await invocations?.drain(10_000);
     await Promise.all([server?.closeCoreRoutes(), mcpSocket?.close()]);
@@ -371,6 +383,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         idempotencyTtlMs: config.idempotencyTtlSeconds * 1000,
         devMode: config.devMode,
         outputsRoot: path.join(config.dataDir, 'output'),
+        operatorHosts: config.operator.hosts,
       },
       {
         registry,
@@ -430,6 +443,14 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         port: { value: config.port, name: config.settingNames.port, setBy: '--port or UHLP_PORT' },
       });
     });
+    operatorServer = new OperatorServer(app.routing);
+    operatorUrl = await operatorServer.listen(config.operator.host, config.operator.port).catch((error: unknown) => {
+      throw listenError(error, {
+        what: 'the operator listener',
+        host: { value: config.operator.host, name: 'UHLP_OPERATOR_HOST', setBy: 'UHLP_OPERATOR_HOST' },
+        port: { value: config.operator.port, name: 'UHLP_OPERATOR_PORT', setBy: 'UHLP_OPERATOR_PORT (default: the core port + 1)' },
+      });
+    });
     if (sandboxOrigin !== undefined) {
       sandboxPort = await sandboxOrigin.listen(config.console.sandboxHost, config.console.sandboxPort).catch((error: unknown) => {
         throw listenError(error, {
@@ -441,7 +462,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     }
     // Once the core listens: a delivery's script may call /mcp at once.
     await sources.start(built.pipeline, registry.snapshot);
-    logger.info(`core listening on ${url}`);
+    logger.info(`core listening on ${url}; operator routes on ${operatorUrl}`);
     // Runs whose core stopped (Redis state) go on here once nobody holds them.
     workflows.start();
     oracle?.start();
@@ -456,6 +477,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   return {
     app: listening,
     url,
+    operatorUrl: loopbackUrl(operatorUrl),
     registry,
     sandboxes,
     metrics,
@@ -466,7 +488,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     mcp,
     oracle,
     console: config.console.enabled
-      ? { url: `${loopbackUrl(url)}/_uhlp/console/`, sandboxUrl: config.console.sandboxUrl ?? `${loopbackUrl(url).replace(/:\d+$/, '')}:${sandboxPort}` }
+      ? { url: `${loopbackUrl(operatorUrl)}/_uhlp/console/`, sandboxUrl: config.console.sandboxUrl ?? `${loopbackUrl(operatorUrl).replace(/:\d+$/, '')}:${sandboxPort}` }
       : undefined,
     stdBodyPid: stdBody?.pid,
     async whenReady(timeoutMs) {
