@@ -58,6 +58,7 @@ import { createRunIndex } from '../workflow-runs/create-run-index.js';
 import { loadConsoleAssets } from '../console/console-assets.js';
 import { SandboxOrigin } from '../console/sandbox-origin.js';
 import { OperatorServer } from './operator-server.js';
+import type { AudienceRoute, RouteAudiences } from './route-audience.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -82,6 +83,8 @@ export interface RunningCore {
   readonly console: { readonly url: string; readonly sandboxUrl: string } | undefined;
   /** The pid of the std-body host when it runs as the core's child (`stdBodyChild`). */
   readonly stdBodyPid: number | undefined;
+  /** Every route of fastify's with its audience (route-audience.ts): the route inventory. */
+  routes(): readonly AudienceRoute[];
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -340,6 +343,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   let server: IngressServer | undefined;
   let operatorServer: OperatorServer | undefined;
   let operatorUrl = '';
+  let audiences: RouteAudiences | undefined;
   let mcpSocket: McpSocketServer | undefined;
   let stdBody: StdBodyChild | undefined;
   let invocations: { drain(waitMs: number): Promise<void> } | undefined;
@@ -412,6 +416,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       },
     );
     app = built.app;
+    audiences = built.audiences;
     invocations = built.invocations;
     await app.ready();
     server = new IngressServer({
@@ -491,6 +496,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       ? { url: `${loopbackUrl(operatorUrl)}/_uhlp/console/`, sandboxUrl: config.console.sandboxUrl ?? `${loopbackUrl(operatorUrl).replace(/:\d+$/, '')}:${sandboxPort}` }
       : undefined,
     stdBodyPid: stdBody?.pid,
+    routes: () => audiences?.routes() ?? [],
     async whenReady(timeoutMs) {
       await withDeadline(sandboxes.whenReady(), timeoutMs, () => new Error(`pools not warm after ${timeoutMs} ms`));
     },
