@@ -67,11 +67,12 @@ export async function startUhlpCore(
     const timer = setTimeout(() => reject(new Error(`uhlp ${command} printed no URL within ${timeoutMs} ms; stderr:\n${err}`)), timeoutMs);
     const onData = (): void => {
       const match = /ready at (http:\/\/\S+)/.exec(out);
-      const operator = /operator routes at (http:\/\/\S+)/.exec(out);
-      if (match && operator) {
+      if (match) {
         clearTimeout(timer);
         child.stdout!.off('data', onData);
-        resolve({ url: match[1]!, operatorUrl: operator[1]! });
+        // Printed with the ready line; a core of another tree (a benchmark's baseline) served operators on its own URL.
+        const operator = /operator routes at (http:\/\/\S+)/.exec(out);
+        resolve({ url: match[1]!, operatorUrl: operator?.[1] ?? match[1]! });
       }
     };
     child.stdout!.on('data', onData);
