@@ -24,10 +24,10 @@ export const DEV_COMMAND: CommandSpec<typeof FLAGS> = {
   usage: ['<definitions-dir> [flags]', '--registry kubernetes [--namespace NS]... [flags]'],
   positionals: { min: 0, max: 1 },
   flags: FLAGS,
-  examples: ['uhlp dev examples', 'uhlp dev examples --port 8081 --driver docker', 'UHLP_LLM_BASE_URL=http://127.0.0.1:11434/v1 uhlp dev my-apps --state redis://127.0.0.1:6379'],
+  examples: ['uhlp dev examples', 'uhlp dev examples --port 9080 --driver docker', 'UHLP_LLM_BASE_URL=http://127.0.0.1:11434/v1 uhlp dev my-apps --state redis://127.0.0.1:6379'],
   notes: [
     'A definitions directory holds apps/<appId>/app.yaml (docs/apps.md); the core serves its commits.',
-    'Prints "uhlp is ready at <url>" once every pool is warm, and records the URL in <data-dir>/runtime.json.',
+    'Prints "uhlp is ready at <url>" once every pool is warm, then "operator routes at <url>" (the console, uhlp queues, optimize and mcp token: UHLP_OPERATOR_PORT, the port + 1 by default), and records both in <data-dir>/runtime.json.',
     ...CORE_NOTES,
   ],
 };
