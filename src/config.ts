@@ -561,6 +561,11 @@ export function loadClientConfig(flags: { url?: string; 'data-dir'?: string }, e
   return Object.freeze({ ...(url !== undefined ? { url: Object.freeze({ value: url.value.replace(/\/$/, ''), name: url.name }) } : {}), listener, dataDir: path.resolve(dataDir) });
 }
 
+/** The client settings of a command that calls operator routes (`queues`, `optimize`, `mcp token`): the core's operator listener. */
+export function loadOperatorClientConfig(flags: { url?: string; 'data-dir'?: string }, env: Environment = process.env): ClientConfig {
+  return loadClientConfig(flags, env, 'operator');
+}
+
 function operatorConfig(env: NodeJS.ProcessEnv, corePort: number): OperatorConfig {
   const host = env.UHLP_OPERATOR_HOST || '127.0.0.1';
   if (!isHostName(host)) invalid('UHLP_OPERATOR_HOST', 'an IP address or a host name', host);

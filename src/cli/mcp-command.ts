@@ -4,7 +4,7 @@
  * lines, `MCP_URL=<url>` and `MCP_TOKEN=<token>`, for the official MCP client
  * or the MCP inspector (bearer token in `Authorization`).
  */
-import { loadClientConfig } from '../config.js';
+import { loadOperatorClientConfig } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { DEV_MCP_TOKEN_PATH } from '../mcp/dev-token-route.js';
 import type { CommandGroup, CommandSpec } from './command-spec.js';
@@ -46,7 +46,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   if (ttlSeconds !== undefined && !Number.isInteger(ttlSeconds)) {
     throw new UhlpError('UHLP_CONFIG_INVALID', `--ttl must be a whole number of seconds, got "${values.ttl}"`, { name: '--ttl', value: values.ttl });
   }
-  const target = coreTarget(loadClientConfig(values, process.env, 'operator'));
+  const target = coreTarget(loadOperatorClientConfig(values));
   const { response, body: answer } = await fetchCore(target, DEV_MCP_TOKEN_PATH, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -8,7 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { loadClientConfig, loadSourcesKeyConfig } from '../config.js';
+import { loadOperatorClientConfig, loadSourcesKeyConfig } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { SOURCES_KEY_FILE, loadSourcesKey, signToken } from '../sources/signed-token.js';
 import { someFlags, type CommandGroup, type CommandSpec } from './command-spec.js';
@@ -66,7 +66,7 @@ export async function queuesCommand(argv: string[]): Promise<number> {
   const { values, positionals } = line;
   const sub = chosen.spec.name.slice('queues '.length);
   const [app, name] = positionals;
-  const client = loadClientConfig(values, process.env, 'operator');
+  const client = loadOperatorClientConfig(values);
   const configured = loadSourcesKeyConfig();
   if (configured === undefined && !existsSync(path.join(client.dataDir, SOURCES_KEY_FILE))) {
     throw new UhlpError(
