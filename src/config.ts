@@ -142,12 +142,34 @@ export interface CoreConfig {
   readonly oracle: OracleConfig;
   /** The web console at /_uhlp/console/ (docs/console.md). */
   readonly console: ConsoleConfig;
+  /** The operator listener: the console and every other operator route, on an origin apps never answer on (docs/security.md). */
+  readonly operator: OperatorConfig;
   /**
    * Which flag or variable gave `host`, `port` and `pullRemote` (`--port`, `UHLP_PORT`, or
    * `default`), so that a failure at start-up (a port in use, an address that is not this
    * machine's, a remote that cannot be pulled) names the setting to change.
    */
   readonly settingNames: Readonly<{ host: string; port: string; pull: string }>;
+}
+
+/**
+ * The operator listener (src/core/operator-server.ts). It is an origin of its own
+ * so that no script in an app's answer runs as an operator page; it listens on
+ * loopback unless told otherwise, and answers only under a Host it knows, so
+ * that a DNS-rebinding page cannot borrow loopback trust.
+ */
+export interface OperatorConfig {
+  /** Interface of the operator listener. @defaultValue `127.0.0.1` (`UHLP_OPERATOR_HOST`), whatever the core's `host` */
+  readonly host: string;
+  /** Port of the operator listener; 0 picks a free one. @defaultValue the core's port + 1, or 0 when that is 0 (`UHLP_OPERATOR_PORT`, 0 - 65535) */
+  readonly port: number;
+  /**
+   * Host names (besides loopback addresses and `localhost`) the operator routes
+   * answer under: the name of an Ingress or a port-forward alias in front of the
+   * operator listener. Any other `Host` is refused with UHLP_HOST_NOT_ALLOWED.
+   * @defaultValue none (`UHLP_OPERATOR_HOSTS`, comma-separated names, lower case, no port)
+   */
+  readonly hosts: readonly string[];
 }
 
 /**
@@ -504,6 +526,7 @@ export function loadConfig(
       maxComparisons: envInt('UHLP_ORACLE_MAX_COMPARISONS', 8, 1, 1000),
     }),
     console: consoleConfig(env, host?.raw ?? '127.0.0.1'),
+    operator: operatorConfig(env, port ? integer(port.name, port.raw, 0, 65535) : 8080),
     settingNames: Object.freeze({ host: host?.name ?? 'default', port: port?.name ?? 'default', pull: pull?.name ?? 'default' }),
   });
 }
@@ -531,17 +554,46 @@ function scriptedAnswers(env: Environment, baseUrl: string | undefined, definiti
 
 /** What the client commands (`uhlp status`, `stop`, `queues`, `runs`, `optimize`, `mcp token`) read: where a core is. */
 export interface ClientConfig {
-  /** The core's URL when one is given: `--url`, else `UHLP_URL`, with the name it came from. @defaultValue none: the URL the data directory records, else http://127.0.0.1:8080 */
+  /**
+   * The core's URL when one is given: `--url`, else `UHLP_URL` (`UHLP_OPERATOR_URL` for a command of
+   * the operator listener), with the name it came from.
+   * @defaultValue none: the URL the data directory records, else http://127.0.0.1:8080 (8081 for the operator listener)
+   */
   readonly url?: { readonly value: string; readonly name: string };
+  /** Which of the core's listeners the command talks to (src/core/route-audience.ts). @defaultValue `app` */
+  readonly listener: 'app' | 'operator';
   /** The data directory where `uhlp dev` and `uhlp start` record a running core (`runtime.json`). @defaultValue `./.uhlp` (`--data-dir`, `UHLP_DATA_DIR`) */
   readonly dataDir: string;
 }
 
-export function loadClientConfig(flags: { url?: string; 'data-dir'?: string }, env: Environment = process.env): ClientConfig {
-  const url = flags.url !== undefined ? { value: flags.url, name: '--url' } : env.UHLP_URL ? { value: env.UHLP_URL, name: 'UHLP_URL' } : undefined;
+export function loadClientConfig(flags: { url?: string; 'data-dir'?: string }, env: Environment = process.env, listener: 'app' | 'operator' = 'app'): ClientConfig {
+  const variable = listener === 'operator' ? 'UHLP_OPERATOR_URL' : 'UHLP_URL';
+  const url = flags.url !== undefined ? { value: flags.url, name: '--url' } : env[variable] ? { value: env[variable], name: variable } : undefined;
   if (url !== undefined && !/^https?:\/\/[^\s/]+\/?$/.test(url.value)) invalid(url.name, "the core's base URL, e.g. http://127.0.0.1:8080", url.value);
   const dataDir = flags['data-dir'] ?? (env.UHLP_DATA_DIR || '.uhlp');
-  return Object.freeze({ ...(url !== undefined ? { url: Object.freeze({ value: url.value.replace(/\/$/, ''), name: url.name }) } : {}), dataDir: path.resolve(dataDir) });
+  return Object.freeze({ ...(url !== undefined ? { url: Object.freeze({ value: url.value.replace(/\/$/, ''), name: url.name }) } : {}), listener, dataDir: path.resolve(dataDir) });
+}
+
+/** The client settings of a command that calls operator routes (`queues`, `optimize`, `mcp token`): the core's operator listener. */
+export function loadOperatorClientConfig(flags: { url?: string; 'data-dir'?: string }, env: Environment = process.env): ClientConfig {
+  return loadClientConfig(flags, env, 'operator');
+}
+
+function operatorConfig(env: NodeJS.ProcessEnv, corePort: number): OperatorConfig {
+  const host = env.UHLP_OPERATOR_HOST || '127.0.0.1';
+  if (!isHostName(host)) invalid('UHLP_OPERATOR_HOST', 'an IP address or a host name', host);
+  const hosts = (env.UHLP_OPERATOR_HOSTS ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  // Compared with the Host header's name part as browsers send it: lower case, no port, no brackets.
+  for (const name of hosts) if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name)) invalid('UHLP_OPERATOR_HOSTS', 'comma-separated host names in lower case, without a port', name);
+  return Object.freeze({
+    host,
+    // Beside the app port by default, so two cores on one machine with ports a few apart do not meet.
+    port: env.UHLP_OPERATOR_PORT ? integer('UHLP_OPERATOR_PORT', env.UHLP_OPERATOR_PORT, 0, 65535) : corePort === 0 || corePort === 65535 ? 0 : corePort + 1,
+    hosts: Object.freeze(hosts),
+  });
 }
 
 function consoleConfig(env: NodeJS.ProcessEnv, coreHost: string): ConsoleConfig {

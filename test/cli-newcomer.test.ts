@@ -147,7 +147,7 @@ describe('uhlp for a newcomer', () => {
       expect(status.stdout).toContain(core.url.replace(/\/$/, ''));
       const queues = uhlp(['queues', 'ls', '--data-dir', dir]);
       expect(queues.status, queues.stderr).toBe(0);
-      const viaEnv = uhlp(['queues', 'ls', '--json'], { UHLP_URL: core.url, UHLP_DATA_DIR: dir });
+      const viaEnv = uhlp(['queues', 'ls', '--json'], { UHLP_OPERATOR_URL: core.operatorUrl, UHLP_DATA_DIR: dir });
       expect(viaEnv.status, viaEnv.stderr).toBe(0);
     });
 

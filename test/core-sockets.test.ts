@@ -189,10 +189,10 @@ describe('the core under uhlp dev', () => {
     expect(answer.text).not.toContain('uhlp_mcp_');
   });
 
-  it('serves every route on TCP as before, and /mcp on mcp.sock', async () => {
+  it('serves every route on TCP as before (operator routes on the operator listener), and /mcp on mcp.sock', async () => {
     expect((await fetch(`${core.url}/metrics`)).status).toBe(200);
     expect((await fetch(`${core.url}/readyz`)).status).toBe(200);
-    const minted = await fetch(`${core.url}/_uhlp/dev/mcp-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"appId":"shelly"}' });
+    const minted = await fetch(`${core.operatorUrl}/_uhlp/dev/mcp-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"appId":"shelly"}' });
     expect(minted.status).toBe(200);
     const { token } = (await minted.json()) as { token: string };
 

@@ -144,6 +144,17 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
     replicaCount: int('Replicas.', 1, 1, 100),
     logLevel: oneOf('Log level.', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'], 'info'),
     port: int('Container port of app traffic, /healthz, /readyz and /metrics.', 8080, 1024, 65535),
+    operator: section(
+      'The operator listener (docs/security.md, "Listeners and audiences"): the console, /_uhlp/oracle and the queues\' operator actions, on an origin apps never answer on. On loopback by default: reach it with `kubectl port-forward` to `port`.',
+      {
+        host: str('Interface it listens on (`UHLP_OPERATOR_HOST`); `0.0.0.0` also adds the Service port `operator`, for an Ingress of its own.', '127.0.0.1', { minLength: 1 }),
+        port: int('Its container port (`UHLP_OPERATOR_PORT`).', 8082, 1024, 65535),
+        hosts: Type.Array(Type.String({ pattern: '^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$' }), {
+          description: 'Host names besides loopback ones and `localhost` that operator routes answer under (`UHLP_OPERATOR_HOSTS`), e.g. the host of an Ingress in front of the operator port; any other Host is refused (UHLP_HOST_NOT_ALLOWED).',
+          default: [],
+        }),
+      },
+    ),
     bodyLimitBytes: int('Largest request body accepted.', 1048576, 1, 1073741824),
     sandboxes: section('How the core runs sandboxes.', {
       driver: oneOf(
@@ -254,7 +265,7 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
       ),
       tls: passThroughList('Ingress TLS entries, e.g. `[{hosts: [apps.example.com], secretName: apps-tls}]`.'),
     }),
-    console: section('The web console at /_uhlp/console/ (docs/console.md), served on the core\'s port, so the Service and the Ingress reach it.', {
+    console: section('The web console at /_uhlp/console/ (docs/console.md), served on the operator listener (`core.operator`), never on the apps\' port.', {
       enabled: bool('Serve the console.', true),
       auth: section(
         'Who may use it beyond loopback (a port-forward is loopback): a key of an existing Secret holding a tokens file, one `<name> <role> <token>` a line, role `read` or `operator`. Empty: loopback only.',

@@ -24,10 +24,10 @@ export const DEV_COMMAND: CommandSpec<typeof FLAGS> = {
   usage: ['<definitions-dir> [flags]', '--registry kubernetes [--namespace NS]... [flags]'],
   positionals: { min: 0, max: 1 },
   flags: FLAGS,
-  examples: ['uhlp dev examples', 'uhlp dev examples --port 8081 --driver docker', 'UHLP_LLM_BASE_URL=http://127.0.0.1:11434/v1 uhlp dev my-apps --state redis://127.0.0.1:6379'],
+  examples: ['uhlp dev examples', 'uhlp dev examples --port 9080 --driver docker', 'UHLP_LLM_BASE_URL=http://127.0.0.1:11434/v1 uhlp dev my-apps --state redis://127.0.0.1:6379'],
   notes: [
     'A definitions directory holds apps/<appId>/app.yaml (docs/apps.md); the core serves its commits.',
-    'Prints "uhlp is ready at <url>" once every pool is warm, and records the URL in <data-dir>/runtime.json.',
+    'Prints "uhlp is ready at <url>" once every pool is warm, then "operator routes at <url>" (the console, uhlp queues, optimize and mcp token: UHLP_OPERATOR_PORT, the port + 1 by default), and records both in <data-dir>/runtime.json.',
     ...CORE_NOTES,
   ],
 };
@@ -129,7 +129,8 @@ async function runCore(spec: CommandSpec<typeof FLAGS>, argv: string[], mode: { 
     if (mode.devMode) recordDevCore(config, core);
     const apps = [...core.registry.snapshot.apps.keys()];
     if (core.sandboxes.isolation === 'none') process.stderr.write(UNISOLATED_BANNER);
-    process.stdout.write(`uhlp is ready at ${core.url} (apps: ${apps.join(', ') || 'none'})\n`);
+    // One write: `uhlp start` reads both lines from the log.
+    process.stdout.write(`uhlp is ready at ${core.url} (apps: ${apps.join(', ') || 'none'})\noperator routes at ${core.operatorUrl}\n`);
     if (core.console !== undefined) process.stdout.write(`console at ${core.console.url}\n`);
     for (const hint of startHints(config, core)) process.stderr.write(`${hint}\n`);
   }
@@ -147,6 +148,7 @@ function recordDevCore(config: CoreConfig, core: RunningCore): void {
     definitionsDir: config.definitionsDir,
     socketPath: config.spineSocket,
     url: core.url,
+    operatorUrl: core.operatorUrl,
     core: { pid: process.pid, command: [process.execPath, ...process.argv.slice(1)], log: '' },
     stdBody: { pid: core.stdBodyPid ?? 0, command: [], log: '' },
   });

@@ -98,11 +98,13 @@ export async function startCommand(argv: string[]): Promise<number> {
   if (values.pull) coreArgs.push('--pull', values.pull);
   const core = spawnDetached(coreArgs, path.join(logs, 'core.log'));
 
-  const url = await waitFor(CORE_READY_MS, async () => {
+  const { url, operatorUrl } = await waitFor(CORE_READY_MS, async () => {
     if (!isProcessAlive(core.pid)) throw startFailure(core.log);
-    const match = /uhlp is ready at (\S+)/.exec(readText(core.log));
-    if (!match || !(await probeSpineSocket(config.spineSocket, { timeoutMs: 500 }))) return undefined;
-    return match[1]!;
+    const log = readText(core.log);
+    const match = /uhlp is ready at (\S+)/.exec(log);
+    const operator = /operator routes at (\S+)/.exec(log);
+    if (!match || !operator || !(await probeSpineSocket(config.spineSocket, { timeoutMs: 500 }))) return undefined;
+    return { url: match[1]!, operatorUrl: operator[1]! };
   }).catch((error: Error) => {
     terminate(core.pid);
     throw error;
@@ -129,11 +131,12 @@ export async function startCommand(argv: string[]): Promise<number> {
     definitionsDir: config.definitionsDir,
     socketPath: config.spineSocket,
     url,
+    operatorUrl,
     core,
     stdBody,
   };
   writeRuntimeState(config.dataDir, state);
-  process.stdout.write(`uhlp started at ${url} (core pid ${core.pid}, std-body pid ${stdBody.pid}, socket ${config.spineSocket})\n`);
+  process.stdout.write(`uhlp started at ${url} (operator routes at ${operatorUrl}, core pid ${core.pid}, std-body pid ${stdBody.pid}, socket ${config.spineSocket})\n`);
   return 0;
 }
 
@@ -218,7 +221,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
 
 /** `uhlp status --url`: whether a core answers there, and whether it is ready (/healthz, /readyz). */
 async function statusAt(url: string, json: boolean): Promise<number> {
-  const target = coreTarget({ url: { value: url, name: '--url' }, dataDir: '' });
+  const target = coreTarget({ url: { value: url, name: '--url' }, listener: 'app', dataDir: '' });
   let healthy = false;
   let ready: unknown;
   try {

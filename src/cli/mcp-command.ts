@@ -4,17 +4,17 @@
  * lines, `MCP_URL=<url>` and `MCP_TOKEN=<token>`, for the official MCP client
  * or the MCP inspector (bearer token in `Authorization`).
  */
-import { loadClientConfig } from '../config.js';
+import { loadOperatorClientConfig } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { DEV_MCP_TOKEN_PATH } from '../mcp/dev-token-route.js';
 import type { CommandGroup, CommandSpec } from './command-spec.js';
 import { parseCommandLine, printHelp, subcommandOf } from './command-line.js';
-import { DATA_DIR_FLAG, URL_FLAG } from './client-flags.js';
+import { DATA_DIR_FLAG, OPERATOR_URL_FLAG } from './client-flags.js';
 import { coreRefusal, coreTarget, fetchCore } from './core-target.js';
 import { EXIT_OK } from './exit-codes.js';
 
 const FLAGS = {
-  url: URL_FLAG,
+  url: OPERATOR_URL_FLAG,
   'data-dir': DATA_DIR_FLAG,
   ttl: { type: 'string', value: 'S', help: "The token's life, seconds (default: the core's)" },
 } as const;
@@ -46,7 +46,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   if (ttlSeconds !== undefined && !Number.isInteger(ttlSeconds)) {
     throw new UhlpError('UHLP_CONFIG_INVALID', `--ttl must be a whole number of seconds, got "${values.ttl}"`, { name: '--ttl', value: values.ttl });
   }
-  const target = coreTarget(loadClientConfig(values));
+  const target = coreTarget(loadOperatorClientConfig(values));
   const { response, body: answer } = await fetchCore(target, DEV_MCP_TOKEN_PATH, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

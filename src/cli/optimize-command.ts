@@ -11,16 +11,16 @@
  * for one component, it also prints the module of the candidate in force (or
  * of the newest one judged).
  */
-import { loadClientConfig } from '../config.js';
+import { loadOperatorClientConfig } from '../config.js';
 import type { ComponentStatus } from '../oracle/oracle-status.js';
 import { ORACLE_ROUTE_PREFIX } from '../oracle/oracle-routes.js';
 import type { CommandGroup, CommandSpec } from './command-spec.js';
 import { parseCommandLine, printHelp, subcommandOf, usageError } from './command-line.js';
-import { DATA_DIR_FLAG, JSON_FLAG, URL_FLAG } from './client-flags.js';
+import { DATA_DIR_FLAG, JSON_FLAG, OPERATOR_URL_FLAG } from './client-flags.js';
 import { coreRefusal, coreTarget, fetchCore } from './core-target.js';
 import { EXIT_OK } from './exit-codes.js';
 
-const FLAGS = { url: URL_FLAG, 'data-dir': DATA_DIR_FLAG, json: JSON_FLAG } as const;
+const FLAGS = { url: OPERATOR_URL_FLAG, 'data-dir': DATA_DIR_FLAG, json: JSON_FLAG } as const;
 type OptimizeSpec = CommandSpec<typeof FLAGS>;
 
 const ACTIONS = {
@@ -62,7 +62,7 @@ export async function optimizeCommand(argv: string[]): Promise<number> {
   if (line.help !== undefined) return printHelp(line.help);
   const { values, positionals } = line;
   const sub = spec.name.slice('optimize '.length);
-  const target = coreTarget(loadClientConfig(values));
+  const target = coreTarget(loadOperatorClientConfig(values));
   const parts = positionals[0] === undefined ? [] : positionals[0].split('/');
   if (parts.length > 2 || parts.some((part) => part === '')) throw usageError(spec, `"${positionals[0]}" is not app or app/component`);
   const [appId, componentId] = parts;

@@ -8,18 +8,18 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { loadClientConfig, loadSourcesKeyConfig } from '../config.js';
+import { loadOperatorClientConfig, loadSourcesKeyConfig } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { neutralText } from '../contract/error-stack.js';
 import { SOURCES_KEY_FILE, loadSourcesKey, signToken } from '../sources/signed-token.js';
 import { someFlags, type CommandGroup, type CommandSpec } from './command-spec.js';
 import { parseCommandLine, printHelp, subcommandOf } from './command-line.js';
-import { DATA_DIR_FLAG, JSON_FLAG, URL_FLAG } from './client-flags.js';
+import { DATA_DIR_FLAG, JSON_FLAG, OPERATOR_URL_FLAG } from './client-flags.js';
 import { coreRefusal, coreTarget, fetchCore } from './core-target.js';
 import { EXIT_OK } from './exit-codes.js';
 
 const FLAGS = {
-  url: URL_FLAG,
+  url: OPERATOR_URL_FLAG,
   'data-dir': { ...DATA_DIR_FLAG, help: `${DATA_DIR_FLAG.help}; its sources.key signs the commands' tokens unless UHLP_SOURCES_KEY_FILE or UHLP_SOURCES_KEY is set` },
   source: { type: 'string', value: 'queue|cron|callback|trigger', help: 'The kind of route named (default queue)' },
   limit: { type: 'string', value: 'N', help: 'How many dead letters (default 100 to list, 1000 to redrive; at most 10000)' },
@@ -67,7 +67,7 @@ export async function queuesCommand(argv: string[]): Promise<number> {
   const { values, positionals } = line;
   const sub = chosen.spec.name.slice('queues '.length);
   const [app, name] = positionals;
-  const client = loadClientConfig(values);
+  const client = loadOperatorClientConfig(values);
   const configured = loadSourcesKeyConfig();
   if (configured === undefined && !existsSync(path.join(client.dataDir, SOURCES_KEY_FILE))) {
     throw new UhlpError(

@@ -1,7 +1,7 @@
 /**
  * What `uhlp start` and `uhlp dev` record so that `uhlp stop`, `uhlp status` and
  * the client commands can find the running core: pids, the spine socket, the
- * core URL and the start time, in `<data-dir>/runtime.json`.
+ * core URL, the operator listener's URL and the start time, in `<data-dir>/runtime.json`.
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +20,8 @@ export interface RuntimeState {
   definitionsDir: string;
   socketPath: string;
   url: string;
+  /** The operator listener's URL (src/core/operator-server.ts). @defaultValue none: a core recorded before it had one */
+  operatorUrl?: string;
   core: TrackedProcess;
   stdBody: TrackedProcess;
 }

@@ -34,6 +34,7 @@ import { registerRunsRoutes } from '../workflow-runs/runs-routes.js';
 import { WORKFLOWS_NOT_RUN } from '../workflow-runs/workflow-run-turns.js';
 import type { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
 import { registerConsoleRoutes, type ConsoleDeps } from '../console/console-routes.js';
+import { enforceAudiences, type RouteAudiences } from './route-audience.js';
 
 export interface CoreDeps {
   readonly registry: ApplicationRegistry;
@@ -83,6 +84,8 @@ export interface BuildCoreOptions {
   readonly outputsRoot?: string;
   /** Clients get a script exception's stack in `details.stack` (UHLP_DEV_ERROR_STACKS). @defaultValue false */
   readonly devErrorStacks?: boolean;
+  /** Host names besides loopback ones and `localhost` that operator routes answer under (route-audience.ts). @defaultValue none (`UHLP_OPERATOR_HOSTS`) */
+  readonly operatorHosts?: readonly string[];
 }
 
 /** The core's HTTP parts: the ingress, and fastify with the core's own routes (and the ingress as one more). */
@@ -93,6 +96,8 @@ export interface BuiltCore {
   readonly pipeline: TurnPipeline;
   /** Async invocations (`Prefer: respond-async`); undefined without sources. */
   readonly invocations?: AsyncInvocations;
+  /** Every route with its audience (route-audience.ts). */
+  readonly audiences: RouteAudiences;
 }
 
 export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Promise<BuiltCore> {
@@ -113,6 +118,9 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   // Bodies reach the sandbox byte for byte, whatever their content type.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  // First: who may reach each route is settled before any other hook or handler sees the request.
+  const audiences = enforceAudiences(app, { operatorHosts: options.operatorHosts ?? [] });
 
   // Callback hooks, not async ones: they run on every request, and a promise each is measurable.
   app.addHook('onRequest', (request, reply, done) => {
@@ -140,12 +148,17 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     return reply.code(error.statusCode).send(errorBody(error, request.id));
   });
 
-  registerOpsRoutes(app, deps);
-  registerOracleRoutes(app, deps.oracle);
-  if (options.outputsRoot !== undefined) registerSessionOutputsRoute(app, { sessions: deps.store.sessions, outputsRoot: options.outputsRoot });
+  audiences.declare('probes', () => registerOpsRoutes(app, deps));
+  audiences.declare('operators', () => registerOracleRoutes(app, deps.oracle));
+  // The session id is the credential of its outputs, handed to the app's client.
+  if (options.outputsRoot !== undefined) audiences.declare('apps', () => registerSessionOutputsRoute(app, { sessions: deps.store.sessions, outputsRoot: options.outputsRoot! }));
   if (deps.mcp !== undefined) {
+    // /mcp is registered in a plugin of its own, so its routes name their audience (sandboxes) themselves.
     deps.mcp.register(app);
-    registerDevTokenRoute(app, { devMode: options.devMode ?? false, registry: deps.registry, mcp: deps.mcp, mcpEndpoint: options.mcpEndpoint });
+    const mcp = deps.mcp;
+    audiences.declare('operators', () =>
+      registerDevTokenRoute(app, { devMode: options.devMode ?? false, registry: deps.registry, mcp, mcpEndpoint: options.mcpEndpoint }),
+    );
   }
   // What each component's turn is, chosen when its app loads: workflow runs and cs bundles around
   // the turn's stages, the oracle's plans around the execution in a sandbox.
@@ -165,20 +178,27 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   const pipeline = new TurnPipeline({ components, metrics: deps.metrics, store: deps.store, idempotencyTtlMs: options.idempotencyTtlMs });
   let invocations: AsyncInvocations | undefined;
   if (deps.sources !== undefined) {
-    registerQueueEndpoints(app, deps.sources.delivery, deps.sources.key);
-    registerCallbackEndpoint(app, deps.sources.delivery);
-    invocations = new AsyncInvocations({ store: deps.sources.delivery.store, logger: deps.logger, ttlMs: options.idempotencyTtlMs });
-    invocations.register(app);
+    const sources = deps.sources;
+    // Publishing is app traffic, the rest operators' actions: each of these routes names its audience.
+    registerQueueEndpoints(app, sources.delivery, sources.key);
+    // A signed callback URL and an invocation id are credentials the app's client or a third party holds.
+    audiences.declare('apps', () => registerCallbackEndpoint(app, sources.delivery));
+    const started = new AsyncInvocations({ store: sources.delivery.store, logger: deps.logger, ttlMs: options.idempotencyTtlMs });
+    audiences.declare('apps', () => started.register(app));
+    invocations = started;
   }
   if (deps.workflows !== undefined) {
     deps.workflows.attach(pipeline);
-    registerRunsRoutes(app, deps.workflows);
+    const workflows = deps.workflows;
+    // A run id (100 random bits) is handed to the app's client with the run's first answer: it is the run's credential.
+    audiences.declare('apps', () => registerRunsRoutes(app, workflows));
   }
   if (deps.console !== undefined) {
-    registerConsoleRoutes(
+    const consoleDeps = deps.console;
+    audiences.declare('operators', () => registerConsoleRoutes(
       app,
       {
-        ...deps.console,
+        ...consoleDeps,
         registry: deps.registry,
         sandboxes: deps.sandboxes,
         metrics: deps.metrics,
@@ -190,11 +210,11 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
         ...(deps.oracle !== undefined ? { oracle: deps.oracle } : {}),
       },
       pipeline,
-    );
+    ));
   }
   const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger, ...(invocations !== undefined ? { invocations } : {}) });
-  registerIngressRoute(app, ingress);
-  return { app, ingress, pipeline, ...(invocations !== undefined ? { invocations } : {}) };
+  audiences.declare('apps', () => registerIngressRoute(app, ingress));
+  return { app, ingress, pipeline, audiences, ...(invocations !== undefined ? { invocations } : {}) };
 }
 
 /** Fastify's own errors (body too large, bad content) become catalog codes; anything else is internal. */

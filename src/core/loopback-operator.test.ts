@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { anotherSite, isLoopback, notLoopbackOperator } from './loopback-operator.js';
+import { anotherSite, isLocalHost, isLoopback, notLoopbackOperator } from './loopback-operator.js';
 
 const request = (remoteAddress: string, headers: Record<string, string> = {}) => ({ socket: { remoteAddress }, headers: { host: '127.0.0.1:8080', ...headers } }) as never;
 
@@ -34,5 +34,28 @@ describe('the loopback operator', () => {
     expect(notLoopbackOperator(request('127.0.0.1'))).toBeUndefined();
     expect(notLoopbackOperator(request('10.1.2.3'))).toBe('the client 10.1.2.3 is not on loopback');
     expect(notLoopbackOperator(request('127.0.0.1', { origin: 'https://evil.example' }))).toMatch(/^Origin/);
+  });
+
+  // DNS rebinding: a page of rebind.example whose name now resolves to 127.0.0.1 sends Host: rebind.example:P.
+  it.each([
+    ['127.0.0.1:8081', true],
+    ['127.0.0.1', true],
+    ['127.9.8.7:1', true],
+    ['[::1]:8081', true],
+    ['localhost:8081', true],
+    ['LOCALHOST', true],
+    ['console.example.com:443', true],
+    ['rebind.example:8081', false],
+    ['rebind.example', false],
+    ['10.0.0.1:8081', false],
+    ['[2001:db8::1]:8081', false],
+    ['localhost.rebind.example:8081', false],
+    ['localhost.:8081', false],
+    ['127.0.0.1.nip.io:8081', false],
+    ['', false],
+    ['127.0.0.1:8081@evil', false],
+    [undefined, false],
+  ])('the Host %s names this machine: %s', (host, local) => {
+    expect(isLocalHost(host, ['console.example.com'])).toBe(local);
   });
 });

@@ -6,6 +6,13 @@
  * or a text/plain body), and would act with the operator's trust (CSRF). A
  * browser says where a request comes from (`Sec-Fetch-Site`, `Origin`); the
  * CLI sends neither.
+ *
+ * Comparing `Origin` with `Host` proves nothing when the Host is whatever a
+ * page's own name resolves to: a DNS-rebinding page at `rebind.example:P`, its
+ * name now pointing at 127.0.0.1, is "same-origin" with itself. So local trust
+ * begins with the Host: a loopback address, `localhost`, or a name the operator
+ * configured (UHLP_OPERATOR_HOSTS), checked for every operator route before any
+ * handler runs (route-audience.ts).
  */
 import net from 'node:net';
 import type { FastifyRequest } from 'fastify';
@@ -36,4 +43,20 @@ export function anotherSite(request: Pick<FastifyRequest, 'headers'>): string | 
 export function notLoopbackOperator(request: Pick<FastifyRequest, 'headers' | 'socket'>): string | undefined {
   if (!isLoopback(request.socket.remoteAddress)) return `the client ${request.socket.remoteAddress ?? 'unknown'} is not on loopback`;
   return anotherSite(request);
+}
+
+/**
+ * Whether a Host header names this machine as its operator would: a loopback
+ * address (`127.x.y.z`, `[::1]`), `localhost`, or one of `configured` (lower
+ * case, no port), with or without a port. Anything else (another name, an empty
+ * or a malformed header) is not.
+ */
+export function isLocalHost(host: string | undefined, configured: readonly string[]): boolean {
+  if (host === undefined) return false;
+  const match = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/i.exec(host);
+  if (match === null) return false;
+  const name = match[1]!.toLowerCase();
+  if (name === 'localhost' || name === '[::1]') return true;
+  if (net.isIPv4(name)) return name.startsWith('127.');
+  return configured.includes(name);
 }

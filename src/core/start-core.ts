@@ -58,11 +58,15 @@ import { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
 import { createRunIndex } from '../workflow-runs/create-run-index.js';
 import { loadConsoleAssets } from '../console/console-assets.js';
 import { SandboxOrigin } from '../console/sandbox-origin.js';
+import { OperatorServer } from './operator-server.js';
+import type { AudienceRoute, RouteAudiences } from './route-audience.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
   /** Base URL clients use, e.g. http://127.0.0.1:8080 */
   readonly url: string;
+  /** Base URL of the operator listener (the console, /_uhlp/oracle, /_uhlp/dev, the queues' operator actions), e.g. http://127.0.0.1:8081 */
+  readonly operatorUrl: string;
   readonly registry: ApplicationRegistry;
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
@@ -76,10 +80,12 @@ export interface RunningCore {
   readonly mcp: CoreMcpServer;
   /** The optimization oracle; undefined when it is off (UHLP_ORACLE=off). */
   readonly oracle: OptimizationOracle | undefined;
-  /** The console's page (`<url>/_uhlp/console/`), and the views' sandbox origin; undefined when the console is off. */
+  /** The console's page (`<operatorUrl>/_uhlp/console/`), and the views' sandbox origin; undefined when the console is off. */
   readonly console: { readonly url: string; readonly sandboxUrl: string } | undefined;
   /** The pid of the std-body host when it runs as the core's child (`stdBodyChild`). */
   readonly stdBodyPid: number | undefined;
+  /** Every route of fastify's with its audience (route-audience.ts): the route inventory. */
+  routes(): readonly AudienceRoute[];
   /** Resolves when every pool holds minWarm sandboxes, or rejects after `timeoutMs`. */
   whenReady(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -342,11 +348,20 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   if (config.console.enabled && consoleAssets === undefined) logger.warn('the console is not built (npm run build): /_uhlp/console/ answers UHLP_CONSOLE_NOT_BUILT');
   const sandboxOrigin =
     consoleAssets !== undefined
-      ? new SandboxOrigin({ assets: consoleAssets, registry, logger, consoleOrigins: config.publicUrl !== undefined ? [new URL(config.publicUrl).origin] : [] })
+      ? new SandboxOrigin({
+          assets: consoleAssets,
+          registry,
+          logger,
+          // The console is on the operator listener: under its loopback names, or a name the operator configured.
+          consoleOrigins: config.operator.hosts.flatMap((name) => [`http://${name}:*`, `https://${name}:*`]),
+        })
       : undefined;
   let sandboxPort = 0;
   let app: FastifyInstance | undefined;
   let server: IngressServer | undefined;
+  let operatorServer: OperatorServer | undefined;
+  let operatorUrl = '';
+  let audiences: RouteAudiences | undefined;
   let mcpSocket: McpSocketServer | undefined;
   let stdBody: StdBodyChild | undefined;
   let invocations: { drain(waitMs: number): Promise<void> } | undefined;
@@ -360,6 +375,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     // No new deliveries; those running finish while their sandboxes and /mcp are still up.
     await sources.close();
     await server?.close();
+    await operatorServer?.close();
     await app?.close();
     await invocations?.drain(10_000);
     await Promise.all([server?.closeCoreRoutes(), mcpSocket?.close()]);
@@ -390,6 +406,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         devMode: config.devMode,
         devErrorStacks: config.devErrorStacks,
         outputsRoot: path.join(config.dataDir, 'output'),
+        operatorHosts: config.operator.hosts,
       },
       {
         registry,
@@ -418,6 +435,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       },
     );
     app = built.app;
+    audiences = built.audiences;
     invocations = built.invocations;
     await app.ready();
     server = new IngressServer({
@@ -449,6 +467,14 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         port: { value: config.port, name: config.settingNames.port, setBy: '--port or UHLP_PORT' },
       });
     });
+    operatorServer = new OperatorServer(app.routing);
+    operatorUrl = await operatorServer.listen(config.operator.host, config.operator.port).catch((error: unknown) => {
+      throw listenError(error, {
+        what: 'the operator listener',
+        host: { value: config.operator.host, name: 'UHLP_OPERATOR_HOST', setBy: 'UHLP_OPERATOR_HOST' },
+        port: { value: config.operator.port, name: 'UHLP_OPERATOR_PORT', setBy: 'UHLP_OPERATOR_PORT (default: the core port + 1)' },
+      });
+    });
     if (sandboxOrigin !== undefined) {
       sandboxPort = await sandboxOrigin.listen(config.console.sandboxHost, config.console.sandboxPort).catch((error: unknown) => {
         throw listenError(error, {
@@ -460,7 +486,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     }
     // Once the core listens: a delivery's script may call /mcp at once.
     await sources.start(built.pipeline, registry.snapshot);
-    logger.info(`core listening on ${url}`);
+    logger.info(`core listening on ${url}; operator routes on ${operatorUrl}`);
     // Runs whose core stopped (Redis state) go on here once nobody holds them.
     workflows.start();
     oracle?.start();
@@ -475,6 +501,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   return {
     app: listening,
     url,
+    operatorUrl: loopbackUrl(operatorUrl),
     registry,
     sandboxes,
     metrics,
@@ -485,9 +512,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     mcp,
     oracle,
     console: config.console.enabled
-      ? { url: `${loopbackUrl(url)}/_uhlp/console/`, sandboxUrl: config.console.sandboxUrl ?? `${loopbackUrl(url).replace(/:\d+$/, '')}:${sandboxPort}` }
+      ? { url: `${loopbackUrl(operatorUrl)}/_uhlp/console/`, sandboxUrl: config.console.sandboxUrl ?? `${loopbackUrl(operatorUrl).replace(/:\d+$/, '')}:${sandboxPort}` }
       : undefined,
     stdBodyPid: stdBody?.pid,
+    routes: () => audiences?.routes() ?? [],
     async whenReady(timeoutMs) {
       await withDeadline(sandboxes.whenReady(), timeoutMs, () => new Error(`pools not warm after ${timeoutMs} ms`));
     },

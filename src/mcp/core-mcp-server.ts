@@ -268,11 +268,13 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       void app.register(async (scope) => {
         scope.removeAllContentTypeParsers();
         scope.addContentTypeParser('*', mcpBodyParser(bodyLimitBytes));
-        scope.post(MCP_PATH, handlePost);
+        // Sandboxes (and dev clients) with a per-execution token: route-audience.ts.
+        scope.post(MCP_PATH, { config: { audience: 'sandboxes' } }, handlePost);
         // Stateless: there is no session to stream server messages on or to delete.
         scope.route({
           method: ['GET', 'DELETE'],
           url: MCP_PATH,
+          config: { audience: 'sandboxes' },
           handler: async (_request, reply) =>
             reply.code(405).header('allow', 'POST').send(METHOD_NOT_ALLOWED),
         });

@@ -157,6 +157,13 @@ export const ERROR_CATALOG = {
   UHLP_ORACLE_NOTHING_TO_DO: { status: 409, summary: "The optimize command does not apply at the component's stage (no passing candidate to promote, nothing promoted to roll back)." },
   UHLP_ORACLE_FORBIDDEN: { status: 403, summary: 'The oracle endpoints answer loopback clients only (use a port-forward to reach a core in a cluster).' },
 
+  // Who may reach a route (src/core/route-audience.ts)
+  UHLP_HOST_NOT_ALLOWED: {
+    status: 421,
+    summary: 'An operator route was asked under a Host that is not a loopback address, localhost, or a name in UHLP_OPERATOR_HOSTS (a DNS-rebinding page, or a name the operator did not configure).',
+  },
+  UHLP_NOT_ON_THIS_LISTENER: { status: 404, summary: "The route exists, but for another audience: operator routes are served on the operator listener only, apps' routes on the app listener only." },
+
   // The console (/_uhlp/console)
   UHLP_CONSOLE_UNAUTHORIZED: { status: 401, summary: 'A console request from beyond loopback carries no console token, or one the core does not know.' },
   UHLP_CONSOLE_FORBIDDEN: {

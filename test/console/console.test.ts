@@ -76,14 +76,14 @@ describe('the console in Chromium against uhlp dev', () => {
     await llm?.close();
   });
 
-  const consoleUrl = (route: string): string => `${core.url}/_uhlp/console/#/${route}`;
+  const consoleUrl = (route: string): string => `${core.operatorUrl}/_uhlp/console/#/${route}`;
   /** A fresh load of a console route (a change of the hash alone would keep the page as it is). */
   const visit = async (route: string): Promise<void> => {
     await page.goto('about:blank');
     await page.goto(consoleUrl(route));
   };
   const api = async (pathname: string, init: RequestInit = {}): Promise<any> => {
-    const response = await fetch(`${core.url}/_uhlp/console/api${pathname}`, { ...init, headers: { 'x-uhlp-console': '1', 'content-type': 'application/json', ...(init.headers ?? {}) } });
+    const response = await fetch(`${core.operatorUrl}/_uhlp/console/api${pathname}`, { ...init, headers: { 'x-uhlp-console': '1', 'content-type': 'application/json', ...(init.headers ?? {}) } });
     return response.json();
   };
   const ask = (text: string): Promise<Response> =>
@@ -257,7 +257,7 @@ spec:
     for (const frame of frames.views) expect(await frame.evaluate(() => window.origin)).toBe('null');
 
     // CSP: the console page's, and the sandbox page's (the restrictive default, the helpdesk resource declares none).
-    const pageAnswer = await fetch(`${core.url}/_uhlp/console/`);
+    const pageAnswer = await fetch(`${core.operatorUrl}/_uhlp/console/`);
     expect(pageAnswer.headers.get('content-security-policy')).toBe(
       `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; frame-src ${session.sandboxOrigin}; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'`,
     );

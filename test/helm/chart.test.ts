@@ -239,6 +239,10 @@ describe('helm lint and template', () => {
     expect(pod.volumes).toContainEqual({ name: 'console-tokens', secret: { secretName: 'console-tokens', items: [{ key: 'tokens', path: 'tokens' }] } });
     const settings = rendered.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'rel-uhlp-core')!;
     expect(settings.data).toMatchObject({ UHLP_CONSOLE: 'on', UHLP_CONSOLE_SANDBOX_PORT: '8081', UHLP_CONSOLE_SANDBOX_URL: 'https://views.example.com', UHLP_CONSOLE_TOKENS_FILE: '/etc/uhlp/console/tokens' });
+    // The console itself is on the operator listener, on the pod's loopback: no Service port, no Ingress rule reaches it.
+    expect(settings.data).toMatchObject({ UHLP_OPERATOR_HOST: '127.0.0.1', UHLP_OPERATOR_PORT: '8082' });
+    expect(settings.data).not.toHaveProperty('UHLP_OPERATOR_HOSTS');
+    expect(container.ports).toContainEqual({ name: 'operator', containerPort: 8082, protocol: 'TCP' });
     const ingress = rendered.find((object) => object.kind === 'Ingress')!;
     expect((ingress.spec as any).rules).toEqual([
       { host: 'apps.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'rel-uhlp-core', port: { name: 'http' } } } }] } },

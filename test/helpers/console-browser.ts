@@ -32,13 +32,13 @@ export interface ConsoleBrowser {
   close(): Promise<void>;
 }
 
-export async function launchConsoleBrowser(options: { width?: number; height?: number } = {}): Promise<ConsoleBrowser> {
+export async function launchConsoleBrowser(options: { width?: number; height?: number; /** More Chromium flags (e.g. --host-resolver-rules). */ args?: readonly string[] } = {}): Promise<ConsoleBrowser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/test-env.sh installs Debian's chromium`);
   const profile = mkdtempSync(path.join(os.tmpdir(), 'uhlp-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, ...(options.args ?? [])],
     viewport: { width: options.width ?? 1280, height: options.height ?? 900 },
   });
   const page = context.pages()[0] ?? (await context.newPage());

@@ -82,7 +82,7 @@ export function describeCoreBounds(options: CoreBoundsSuiteOptions): void {
     });
 
     it("reads a request to /mcp on the TCP port up to the endpoint's own limit, past the ingress limit, and answers 413 past it", async () => {
-      const { token } = (await post('/_uhlp/dev/mcp-token', { appId: 'bounds' })).json as { token: string };
+      const { token } = (await (await fetch(`${core.operatorUrl}/_uhlp/dev/mcp-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ appId: 'bounds' }) })).json()) as { token: string };
       const call = (bytes: number): Promise<Response> =>
         fetch(`${core.url}/mcp`, {
           method: 'POST',

@@ -177,7 +177,7 @@ export function describeFederation(options: FederationSuiteOptions): void {
   });
 
   async function mcpToken(appId: string): Promise<{ url: string; token: string }> {
-    const { stdout } = await run(process.execPath, [UHLP_BIN, 'mcp', 'token', appId, '--url', core.url]);
+    const { stdout } = await run(process.execPath, [UHLP_BIN, 'mcp', 'token', appId, '--url', core.operatorUrl]);
     const [url, token] = stdout.trimEnd().split('\n').map((line) => line.slice(line.indexOf('=') + 1));
     return { url: url!, token: token! };
   }

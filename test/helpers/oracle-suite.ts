@@ -139,7 +139,7 @@ export function describeOptimizationOracle(options: OracleSuiteOptions): void {
     }
 
     async function status(component: string): Promise<any> {
-      const response = await fetch(`${core.url}/_uhlp/oracle/status?app=shop&component=${component}`);
+      const response = await fetch(`${core.operatorUrl}/_uhlp/oracle/status?app=shop&component=${component}`);
       expect(response.status).toBe(200);
       return ((await response.json()) as { components: any[] }).components[0];
     }
@@ -278,16 +278,16 @@ export function describeOptimizationOracle(options: OracleSuiteOptions): void {
       expect(componentCalls()).toBe(before + 1);
 
       // The CLI shows it, and an operator can promote it.
-      const shown = execFileSync(process.execPath, [UHLP_BIN, 'optimize', 'status', 'shop/idea', '--url', core.url], { encoding: 'utf8' });
+      const shown = execFileSync(process.execPath, [UHLP_BIN, 'optimize', 'status', 'shop/idea', '--url', core.operatorUrl], { encoding: 'utf8' });
       expect(shown).toMatch(/shop\/idea {2}suggested/);
       expect(shown).toMatch(/on branch uhlp\/optimize\/shop\/idea/);
       expect(shown).toMatch(/module generated\/idea-[0-9a-f]{12}\.js[\s\S]*export default async function \(event\)/);
-      execFileSync(process.execPath, [UHLP_BIN, 'optimize', 'promote', 'shop/idea', '--url', core.url], { encoding: 'utf8' });
+      execFileSync(process.execPath, [UHLP_BIN, 'optimize', 'promote', 'shop/idea', '--url', core.operatorUrl], { encoding: 'utf8' });
       await until('idea', 'promoted by the operator and in shadow', (s) => s.stage === 'shadow' && s.handler === 'JIT');
       expect(git(repo, 'log', '-1', '--format=%s')).toMatch(/^oracle: promote generated code for shop\/idea/);
 
       // And roll it back: a revert commit, the LLM again.
-      const rollback = await fetch(`${core.url}/_uhlp/oracle/rollback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ app: 'shop', component: 'idea' }) });
+      const rollback = await fetch(`${core.operatorUrl}/_uhlp/oracle/rollback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ app: 'shop', component: 'idea' }) });
       expect(rollback.status).toBe(200);
       expect(await rollback.json()).toMatchObject({ stage: 'rolled-back', rollback: { reason: expect.stringContaining('uhlp optimize rollback') } });
       await until('idea', 'served by the LLM again', (s) => s.handler === 'LLM');
@@ -312,13 +312,13 @@ export function describeOptimizationOracle(options: OracleSuiteOptions): void {
     }, 60_000);
 
     it('answers bad operator requests with stable codes', async () => {
-      const unknown = await fetch(`${core.url}/_uhlp/oracle/status?app=shop&component=nope`);
+      const unknown = await fetch(`${core.operatorUrl}/_uhlp/oracle/status?app=shop&component=nope`);
       expect(unknown.status).toBe(404);
       expect(await unknown.json()).toMatchObject({ code: 'UHLP_ORACLE_NOT_FOUND' });
-      const nothing = await fetch(`${core.url}/_uhlp/oracle/rollback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ app: 'shop', component: 'table' }) });
+      const nothing = await fetch(`${core.operatorUrl}/_uhlp/oracle/rollback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ app: 'shop', component: 'table' }) });
       expect(nothing.status).toBe(409);
       expect(await nothing.json()).toMatchObject({ code: 'UHLP_ORACLE_NOTHING_TO_DO' });
-      const bad = await fetch(`${core.url}/_uhlp/oracle/promote`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"app": 7}' });
+      const bad = await fetch(`${core.operatorUrl}/_uhlp/oracle/promote`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"app": 7}' });
       expect(bad.status).toBe(400);
       expect(await bad.json()).toMatchObject({ code: 'UHLP_BAD_REQUEST' });
     });

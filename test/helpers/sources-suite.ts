@@ -50,7 +50,7 @@ export async function readLog(core: UhlpProcess, app: string, name: string): Pro
 /** `uhlp queues ...` against a core; resolves with stdout (rejects on a non-zero exit). */
 export async function queuesCli(core: UhlpProcess, args: string[]): Promise<string> {
   // `queues token` signs with the data directory's key and asks no core: it takes no --url.
-  const target = args[0] === 'token' ? [] : ['--url', core.url];
+  const target = args[0] === 'token' ? [] : ['--url', core.operatorUrl];
   const { stdout } = await run(process.execPath, [UHLP_BIN, 'queues', ...args, ...target, '--data-dir', core.dataDir]);
   return stdout;
 }
@@ -66,7 +66,7 @@ export async function signedBy(core: UhlpProcess, purpose: 'queue-publish' | 'qu
 
 /** GET on a core's queue admin endpoints (what `uhlp queues ls|dlq --json` prints). */
 export async function adminJson(core: UhlpProcess, target: string): Promise<any> {
-  const response = await fetch(`${core.url}${target}`, { headers: { authorization: `Bearer ${await signedBy(core, 'queue-admin', '*', '*')}` } });
+  const response = await fetch(`${core.operatorUrl}${target}`, { headers: { authorization: `Bearer ${await signedBy(core, 'queue-admin', '*', '*')}` } });
   if (response.status !== 200) throw new Error(`GET ${target} answered ${response.status}`);
   return response.json();
 }

@@ -15,6 +15,8 @@ export const UHLP_BIN = path.join(REPO_ROOT, 'bin', 'uhlp.js');
 export interface UhlpProcess {
   readonly child: ChildProcess;
   readonly url: string;
+  /** The operator listener's URL (the console, /_uhlp/oracle, /_uhlp/dev, the queues' operator actions). */
+  readonly operatorUrl: string;
   readonly dataDir: string;
   stdout(): string;
   stderr(): string;
@@ -61,14 +63,16 @@ export async function startUhlpCore(
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
-  const url = await new Promise<string>((resolve, reject) => {
+  const { url, operatorUrl } = await new Promise<{ url: string; operatorUrl: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`uhlp ${command} printed no URL within ${timeoutMs} ms; stderr:\n${err}`)), timeoutMs);
     const onData = (): void => {
       const match = /ready at (http:\/\/\S+)/.exec(out);
       if (match) {
         clearTimeout(timer);
         child.stdout!.off('data', onData);
-        resolve(match[1]!);
+        // Printed with the ready line; a core of another tree (a benchmark's baseline) served operators on its own URL.
+        const operator = /operator routes at (http:\/\/\S+)/.exec(out);
+        resolve({ url: match[1]!, operatorUrl: operator?.[1] ?? match[1]! });
       }
     };
     child.stdout!.on('data', onData);
@@ -81,6 +85,7 @@ export async function startUhlpCore(
   return {
     child,
     url,
+    operatorUrl,
     dataDir,
     stdout: () => out,
     stderr: () => err,

@@ -115,7 +115,7 @@ describe('the optimization oracle with apps from Kubernetes', () => {
     const refused = await waitFor(
       'the promotion refused',
       async () => {
-        const answer = (await (await fetch(`${core.url}/_uhlp/oracle/status?app=loud&component=shout`)).json()) as { components: Array<Record<string, any>> };
+        const answer = (await (await fetch(`${core.operatorUrl}/_uhlp/oracle/status?app=loud&component=shout`)).json()) as { components: Array<Record<string, any>> };
         const status = answer.components[0]!;
         return status['stage'] === 'refused' ? status : undefined;
       },
@@ -130,7 +130,7 @@ describe('the optimization oracle with apps from Kubernetes', () => {
     expect(llm.requests.length).toBe(calls + 1);
 
     // An operator's promote is refused the same way, with its code.
-    const promote = await fetch(`${core.url}/_uhlp/oracle/promote`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ app: 'loud', component: 'shout' }) });
+    const promote = await fetch(`${core.operatorUrl}/_uhlp/oracle/promote`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ app: 'loud', component: 'shout' }) });
     expect(promote.status).toBe(409);
     expect(await promote.json()).toMatchObject({ code: 'UHLP_ORACLE_PROMOTION_REFUSED' });
   }, 180_000);

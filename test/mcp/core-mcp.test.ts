@@ -81,7 +81,7 @@ async function git(...args: string[]): Promise<string> {
 }
 
 async function mcpToken(appId: string): Promise<{ url: string; token: string }> {
-  const { stdout } = await run(process.execPath, [UHLP_BIN, 'mcp', 'token', appId, '--url', core.url]);
+  const { stdout } = await run(process.execPath, [UHLP_BIN, 'mcp', 'token', appId, '--url', core.operatorUrl]);
   const lines = stdout.trimEnd().split('\n');
   expect(lines).toHaveLength(2);
   const [url, token] = [lines[0]!.replace(/^MCP_URL=/, ''), lines[1]!.replace(/^MCP_TOKEN=/, '')];
@@ -297,6 +297,6 @@ describe('CoreMCPServer with the official MCP client', () => {
 
 describe('uhlp mcp token', () => {
   it('fails with the core\'s code for an unknown app', async () => {
-    await expect(run(process.execPath, [UHLP_BIN, 'mcp', 'token', 'nope', '--url', core.url])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('UHLP_APP_NOT_FOUND') });
+    await expect(run(process.execPath, [UHLP_BIN, 'mcp', 'token', 'nope', '--url', core.operatorUrl])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('UHLP_APP_NOT_FOUND') });
   });
 });

@@ -12,7 +12,9 @@
  * sized for the MCP tools: src/mcp/mcp-limits.ts) and one error answer; a client
  * that sends an app request after a core path sends it on a fresh connection.
  * The Unix socket that containers (no network) reach /mcp through is served
- * apart from this listener, without fastify (src/mcp/mcp-socket-server.ts).
+ * apart from this listener, without fastify (src/mcp/mcp-socket-server.ts);
+ * operator routes are served on a listener of their own, and refused here
+ * (src/core/route-audience.ts, src/core/operator-server.ts).
  */
 import type http from 'node:http';
 import type net from 'node:net';
@@ -27,6 +29,7 @@ import type { Http1Head, Http1Request, HttpRequestError } from '../../shared/htt
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
 import { MCP_PATH } from '../../mcp/core-mcp-server.js';
+import { bindListener } from '../../core/route-audience.js';
 import { errorAnswer, HttpIngress } from './http-ingress.js';
 
 export interface IngressServerOptions {
@@ -132,6 +135,8 @@ export class IngressServer {
   }
 
   private handOver(connection: Duplex): void {
+    // fastify's routes refuse, on this connection, every audience the app listener does not serve.
+    bindListener(connection, 'app');
     this.handedOver.add(connection);
     connection.once('close', () => this.handedOver.delete(connection));
     this.coreServer.emit('connection', connection);

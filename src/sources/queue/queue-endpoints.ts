@@ -9,7 +9,9 @@
  * - `GET /_uhlp/queues/<app>/<name>/dead?source=queue&limit=100`: the oldest dead letters.
  * - `POST /_uhlp/queues/<app>/<name>/redrive?source=queue&limit=1000`: moves them back.
  *
- * The last three need an admin token (`uhlp queues` mints one from the sources key).
+ * The last three need an admin token (`uhlp queues` mints one from the sources key),
+ * and are operators' routes, served on the operator listener only; publishing is
+ * app traffic (src/core/route-audience.ts).
  */
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -41,7 +43,7 @@ export function registerQueueEndpoints(app: FastifyInstance, sources: DeliverySo
     throw new UhlpError('UHLP_SOURCE_UNAUTHORIZED', `the token does not allow this on ${appId}/${name}`, { field: 'Authorization' });
   };
 
-  app.post<{ Params: Params }>(`${QUEUES_PATH}/:app/:name`, async (request, reply) => {
+  app.post<{ Params: Params }>(`${QUEUES_PATH}/:app/:name`, { config: { audience: 'apps' } }, async (request, reply) => {
     const { app: appId, name } = request.params;
     authorize(request, ['queue-publish', 'queue-admin'], appId, name);
     const body = request.body as Buffer | undefined;
@@ -59,7 +61,7 @@ export function registerQueueEndpoints(app: FastifyInstance, sources: DeliverySo
     return reply.code(202).send(published);
   });
 
-  app.get(QUEUES_PATH, async (request, reply) => {
+  app.get(QUEUES_PATH, { config: { audience: 'operators' } }, async (request, reply) => {
     authorize(request, ['queue-admin'], '*', '*');
     const now = Date.now();
     const queues = [];
@@ -70,14 +72,14 @@ export function registerQueueEndpoints(app: FastifyInstance, sources: DeliverySo
     return reply.send({ queues });
   });
 
-  app.get<{ Params: Params; Querystring: Record<string, string> }>(`${QUEUES_PATH}/:app/:name/dead`, async (request, reply) => {
+  app.get<{ Params: Params; Querystring: Record<string, string> }>(`${QUEUES_PATH}/:app/:name/dead`, { config: { audience: 'operators' } }, async (request, reply) => {
     const address = addressOf(request.params, request.query);
     authorize(request, ['queue-admin'], address.app, address.name);
     const deadLetters = await sources.store.deadLetters(address, limitOf(request.query, 100));
     return reply.send({ ...address, deadLetters: deadLetters.map((d) => ({ ...d, payload: JSON.parse(d.payload) as unknown })) });
   });
 
-  app.post<{ Params: Params; Querystring: Record<string, string> }>(`${QUEUES_PATH}/:app/:name/redrive`, async (request, reply) => {
+  app.post<{ Params: Params; Querystring: Record<string, string> }>(`${QUEUES_PATH}/:app/:name/redrive`, { config: { audience: 'operators' } }, async (request, reply) => {
     const address = addressOf(request.params, request.query);
     authorize(request, ['queue-admin'], address.app, address.name);
     const moved = await sources.store.redrive(address, limitOf(request.query, 1000), Date.now());
