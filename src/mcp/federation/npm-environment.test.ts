@@ -9,26 +9,7 @@ function fs(files: string[], links: Record<string, string> = {}): { exists: (fil
 
 describe('the environment npm installs packages with', () => {
   it('passes what reaching the registry takes, and nothing else of the core', () => {
-    const env = npmEnvironment(
-      {
-        PATH: '/usr/bin',
-        HOME: '/root',
-        TMPDIR: '/tmp',
-        HTTPS_PROXY: 'http://proxy:3128',
-        no_proxy: 'localhost',
-        NODE_EXTRA_CA_CERTS: '/etc/ssl/corp.pem',
-        SSL_CERT_FILE: '/etc/ssl/certs/ca-certificates.crt',
-        SSL_CERT_DIR: '/etc/ssl/certs',
-        npm_config_registry: 'https://npm.corp.example/',
-        NPM_CONFIG_CAFILE: '/etc/ssl/corp.pem',
-        NPM_TOKEN: 'npm-secret',
-        UHLP_LLM_API_KEY: 'sk-secret',
-        UHLP_SOURCES_KEY: 'key',
-        AWS_SECRET_ACCESS_KEY: 'aws',
-      },
-      { extra: ['NPM_TOKEN'], ...fs([]) },
-    );
-    expect(env).toMatchObject({
+    const passed = {
       PATH: '/usr/bin',
       HOME: '/root',
       TMPDIR: '/tmp',
@@ -39,8 +20,11 @@ describe('the environment npm installs packages with', () => {
       SSL_CERT_DIR: '/etc/ssl/certs',
       npm_config_registry: 'https://npm.corp.example/',
       NPM_CONFIG_CAFILE: '/etc/ssl/corp.pem',
+      // Named by UHLP_MCP_NPM_ENV.
       NPM_TOKEN: 'npm-secret',
-    });
+    };
+    const env = npmEnvironment({ ...passed, UHLP_LLM_API_KEY: 'sk-secret', UHLP_SOURCES_KEY: 'key', AWS_SECRET_ACCESS_KEY: 'aws' }, { extra: ['NPM_TOKEN'], ...fs([]) });
+    expect(env).toMatchObject(passed);
     expect(Object.keys(env).filter((name) => /UHLP|AWS/.test(name))).toEqual([]);
   });
 
