@@ -86,7 +86,11 @@ export const CORE_PERMISSIONS: readonly Permission[] = [
   { verb: 'patch', resource: APPS, where: 'watched', allowed: false },
   { verb: 'patch', resource: APPS, where: 'watched', allowed: false, extra: ['--subresource=status'] },
   { verb: 'list', resource: POOLS, where: 'watched', allowed: false },
-  { verb: 'get', resource: 'secrets', where: 'watched', allowed: false },
+  // An app's secretRefs name Secrets of its own namespace: the core reads each by name, and learns of no other.
+  { verb: 'get', resource: 'secrets', where: 'watched', allowed: true },
+  { verb: 'list', resource: 'secrets', where: 'watched', allowed: false },
+  { verb: 'watch', resource: 'secrets', where: 'watched', allowed: false },
+  { verb: 'get', resource: 'secrets', where: 'other', allowed: false },
   { verb: 'create', resource: 'pods', where: 'watched', allowed: false },
   { verb: 'create', resource: LEASES, where: 'lease', allowed: false },
   { verb: 'list', resource: APPS, where: 'other', allowed: false },
@@ -334,7 +338,7 @@ describe('helm install, upgrade and uninstall on the real API server', () => {
     }
   });
 
-  it('gives the operator exactly the rights it needs, and the core only reads AppDefinitions', async () => {
+  it('gives the operator exactly the rights it needs, and the core only reads AppDefinitions and, by name, the Secrets of their namespaces', async () => {
     const where = { watched: ns, lease: ns, other };
     await checkPermissions(`system:serviceaccount:${ns}:${release}-uhlp-operator`, OPERATOR_PERMISSIONS, where);
     await checkPermissions(`system:serviceaccount:${ns}:${release}-uhlp-core`, CORE_PERMISSIONS, where);
@@ -471,6 +475,7 @@ describe('helm install with every option on the real API server', () => {
     expect(await canI(operator, 'default', 'create', LEASES)).toBe(false);
     expect(await canI(`system:serviceaccount:${space.name}:uhlp-core-sa`, 'default', 'watch', APPS)).toBe(true);
     expect(await canI(`system:serviceaccount:${space.name}:uhlp-core-sa`, 'default', 'patch', APPS)).toBe(false);
+    expect(await canI(`system:serviceaccount:${space.name}:uhlp-core-sa`, 'default', 'list', 'secrets')).toBe(false);
 
     await helmOk(['uninstall', release, '-n', space.name, '--wait', '--no-hooks']);
     const clusterRoles = await kubectl(['get', 'clusterrole', '-l', `app.kubernetes.io/instance=${release}`, '-o', 'name']);
