@@ -31,7 +31,9 @@ describe('an LLM component on the Docker driver', () => {
       const inspected = await docker.getContainer(info.Id).inspect();
       expect(inspected.Config.Image).toBe('uhlp/llm-orchestrator:latest');
       expect(inspected.HostConfig.NetworkMode).toBe('none');
-      expect(inspected.Mounts.map((mount) => mount.Destination).sort()).toEqual(['/run/uhlp', '/run/uhlp-core/mcp.sock', '/work']);
+      // /dev/shm and /dev/mqueue are read-only tmpfs mounts: the tree is the one writable place.
+      expect(inspected.Mounts.map((mount) => mount.Destination).sort()).toEqual(['/dev/mqueue', '/dev/shm', '/run/uhlp', '/run/uhlp-core/mcp.sock', '/work']);
+      expect(inspected.Mounts.filter((mount) => mount.Destination.startsWith('/dev/')).every((mount) => mount.RW === false)).toBe(true);
       expect(inspected.Config.Entrypoint).toContain('/app/dist/runners/llm-orchestrator/main.js');
     }
   });
