@@ -23,6 +23,7 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { npmEnvironment } from '../../src/mcp/federation/npm-environment.js';
 import { PackageCache } from '../../src/mcp/federation/package-cache.js';
+import { freePort } from './free-port.js';
 import { reply, startOpenAiTestServer, type OpenAiTestServer } from './openai-test-server.js';
 import { UHLP_BIN, copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 
@@ -66,14 +67,6 @@ export function describeFederation(options: FederationSuiteOptions): void {
   let modern: http.Server;
   let modernAuthorizations: Array<string | undefined> = [];
   const clients: Array<{ close(): Promise<void> }> = [];
-
-  async function freePort(): Promise<number> {
-    const server = http.createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return port;
-  }
 
   /** An SDK v2 server of the 2026-07-28 revision (and 2025 too), on node:http. */
   async function startModernServer(): Promise<number> {

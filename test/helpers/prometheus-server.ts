@@ -5,9 +5,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './free-port.js';
 import { waitFor } from './wait-for.js';
 
 export interface PrometheusResult {
@@ -37,14 +37,6 @@ export interface PrometheusTarget {
   readonly address: string;
   /** Labels a ServiceMonitor would add (`namespace`). */
   readonly labels?: Record<string, string>;
-}
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Starts Prometheus and resolves once every target is up. */

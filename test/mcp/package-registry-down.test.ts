@@ -6,21 +6,11 @@
  * why, and the log has the failure's code.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.js';
 import { copyFixture, startUhlpDev, type UhlpProcess } from '../helpers/uhlp-process.js';
-
-/** A loopback port nothing listens on: connections to it are refused at once. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('a core whose npm registry is unreachable', () => {
   let core: UhlpProcess;
@@ -33,7 +23,7 @@ describe('a core whose npm registry is unreachable', () => {
     core = await startUhlpDev(copyFixture('registry-down'), [], 60_000, undefined, {
       UHLP_LOG_LEVEL: 'info',
       UHLP_MCP_PACKAGE_CACHE: packageCache,
-      npm_config_registry: `http://127.0.0.1:${await closedPort()}/`,
+      npm_config_registry: `http://127.0.0.1:${await freePort()}/`,
     });
     startedIn = performance.now() - started;
   }, 90_000);
