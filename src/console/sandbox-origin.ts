@@ -14,6 +14,7 @@
  */
 import http from 'node:http';
 import type net from 'node:net';
+import { listenOn } from '../shared/listen-on.js';
 import type { ApplicationRegistry } from '../apps/application-registry.js';
 import type { UiCspSpec } from '../apps/schema/ui-schema.js';
 import type { Logger } from '../logger.js';
@@ -41,14 +42,7 @@ export class SandboxOrigin {
 
   /** Listens; resolves with the port. */
   async listen(host: string, port: number): Promise<number> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    return (this.server.address() as net.AddressInfo).port;
+    return ((await listenOn(this.server, { host, port })) as net.AddressInfo).port;
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,7 @@
 import type http from 'node:http';
 import type net from 'node:net';
 import { drain } from '../shared/deadline.js';
+import { listenOn } from '../shared/listen-on.js';
 import { createHandOverServer } from '../shared/http1/hand-over-server.js';
 import { bindListener } from './route-audience.js';
 
@@ -28,14 +29,7 @@ export class OperatorServer {
 
   /** Listens; resolves with the URL operators use. */
   async listen(host: string, port: number): Promise<string> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    const address = this.server.address() as net.AddressInfo;
+    const address = (await listenOn(this.server, { host, port })) as net.AddressInfo;
     const name = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     return `http://${name}:${address.port}`;
   }

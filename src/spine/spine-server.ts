@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { chmod, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import { withDeadline } from '../shared/deadline.js';
+import { listenOn } from '../shared/listen-on.js';
 import { UhlpError } from '../shared/errors.js';
 import { SHELL_AFFORDANCE, SHELL_CAPABILITY } from '../std-body/shell-exec.js';
 import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../std-body/web-fetch.js';
@@ -307,13 +308,7 @@ export function createSpineServer(options: SpineServerOptions): SpineServer {
       // Only now: a core that failed to start beside a live one must not replace its secret.
       if (options.secretFile !== undefined) await writeSpineSecret(options.secretFile, options.secret);
       const listening = net.createServer(accept);
-      await new Promise<void>((resolve, reject) => {
-        listening.once('error', reject);
-        listening.listen(options.socketPath, () => {
-          listening.off('error', reject);
-          resolve();
-        });
-      });
+      await listenOn(listening, { path: options.socketPath });
       // Whoever can connect can register `tool.shell.exec` and receive every
       // shell call: only the core's own user may.
       await chmod(options.socketPath, 0o600);

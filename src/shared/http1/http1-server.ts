@@ -14,6 +14,7 @@
  */
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { listenOn } from '../listen-on.js';
 import { RelayedConnection, relayedRequest } from './relayed-connection.js';
 import { Http1RequestParser, HttpRequestError, type Http1Head, type Http1Request, type RequestLimits } from './request-parser.js';
 import { bodyless, HttpHeaderError, responseHead, type AnswerHeaders } from './response-head.js';
@@ -107,13 +108,7 @@ export class Http1Server {
 
   /** Listens on a TCP host and port, or on a Unix socket path. */
   listen(options: net.ListenOptions): Promise<net.AddressInfo | string> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(options, () => {
-        this.server.off('error', reject);
-        resolve(this.server.address()!);
-      });
-    });
+    return listenOn(this.server, options);
   }
 
   /**
