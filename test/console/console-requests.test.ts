@@ -9,7 +9,7 @@ import { cpSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchConsoleBrowser, type ConsoleBrowser } from '../helpers/console-browser.js';
+import { axeViolations, launchConsoleBrowser, type ConsoleBrowser } from '../helpers/console-browser.js';
 import { reply, startOpenAiTestServer, type OpenAiTestServer } from '../helpers/openai-test-server.js';
 import { copyFixture, REPO_ROOT, startUhlpDev, type UhlpProcess } from '../helpers/uhlp-process.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -96,6 +96,10 @@ describe('the requests page in Chromium against uhlp dev', () => {
     // Its ledger entries, in words.
     await page.locator('.ledger-entry h3', { hasText: 'Execution' }).waitFor();
     await expect(page.locator('.ledger-entry').first().textContent()).resolves.toContain(failedId);
+    expect(await axeViolations(page), 'axe on a request').toEqual([]);
+    await visit('requests');
+    await rows.first().waitFor({ timeout: 15_000 });
+    expect(await axeViolations(page), 'axe on the requests page').toEqual([]);
   });
 
   it("shows a dead letter's message as text", async () => {
