@@ -93,6 +93,9 @@ describe('the requests page in Chromium against uhlp dev', () => {
     // Its timing, a meter per stage, and its trace, linked through the configured template with the id encoded.
     expect(await page.locator('table.timing meter').count()).toBe(5);
     expect(await page.getByRole('link', { name: 'trace/1?x=<b>' }).getAttribute('href')).toBe('http://jaeger.test:16686/trace/trace%2F1%3Fx%3D%3Cb%3E');
+    // The enqueuing turn's tool call, on its own view.
+    const enqueued = (await api('/requests?app=probe&route=enqueue')).turns[0];
+    expect(enqueued).toMatchObject({ source: 'http', status: 200, toolCalls: 1, calls: [{ kind: 'tool', name: 'core.queue.publish', outcome: 'ok' }] });
     // Its ledger entries, in words.
     await page.locator('.ledger-entry h3', { hasText: 'Execution' }).waitFor();
     await expect(page.locator('.ledger-entry').first().textContent()).resolves.toContain(failedId);
@@ -125,8 +128,12 @@ describe('the requests page in Chromium against uhlp dev', () => {
     await expect(item.getByLabel(`blackboard of ${runId}`).textContent()).resolves.toContain('"bug"');
     expect(await page.locator('main img').count()).toBe(0);
     expect(await pwned()).toBeUndefined();
-    // The run's turns are requests too: its HTTP turn, and the steps it ran.
+    // The run's turns are requests too: its HTTP turn (linked to the run, its model calls counted), and the steps it ran.
     const turns = (await api('/requests?app=helpdesk')).turns;
     expect(turns.map((turn: any) => turn.source)).toEqual(expect.arrayContaining(['http', 'workflow-step']));
+    const started = turns.find((turn: any) => turn.source === 'http' && turn.runId === runId);
+    expect(started, JSON.stringify(turns)).toBeDefined();
+    expect(started.modelCalls).toBeGreaterThan(0);
+    expect(started.calls).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'model', outcome: 'ok' })]));
   });
 });
