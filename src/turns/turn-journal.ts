@@ -91,7 +91,8 @@ export class TurnJournal {
   private warned = false;
 
   constructor(private readonly options: TurnJournalOptions) {
-    this.size = options.size ?? DEFAULT_TURN_JOURNAL_SIZE;
+    // A ring of none would be no ring: the core makes no journal for a size of 0 (UHLP_TURN_JOURNAL_SIZE=0).
+    this.size = Math.max(1, options.size ?? DEFAULT_TURN_JOURNAL_SIZE);
     this.ring = new Array<TurnJournalEntry | undefined>(this.size);
   }
 
