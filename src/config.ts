@@ -194,6 +194,16 @@ export interface ConsoleConfig {
    * @defaultValue the console page's host name with the sandbox port (`UHLP_CONSOLE_SANDBOX_URL`, an http(s) origin)
    */
   readonly sandboxUrl?: string;
+  /**
+   * Finished turns the requests page can show: each core's ring, and each core's list in a Redis
+   * runtime store (src/turns/turn-journal.ts); 0 keeps none. @defaultValue 1000 (`UHLP_TURN_JOURNAL_SIZE`, 0 - 100000)
+   */
+  readonly journalSize: number;
+  /**
+   * Where a turn's trace is shown, `{traceId}` standing for its id (e.g. `http://jaeger:16686/trace/{traceId}`);
+   * none: turns get no trace link. @defaultValue none (`UHLP_TRACE_URL_TEMPLATE`, an http(s) URL with `{traceId}`)
+   */
+  readonly traceUrlTemplate?: string;
 }
 
 /**
@@ -603,12 +613,18 @@ function consoleConfig(env: NodeJS.ProcessEnv, coreHost: string): ConsoleConfig 
   const sandboxHost = env.UHLP_CONSOLE_SANDBOX_HOST || coreHost;
   if (sandboxHost.trim() === '') invalid('UHLP_CONSOLE_SANDBOX_HOST', 'a host name or address', sandboxHost);
   const tokensFile = env.UHLP_CONSOLE_TOKENS_FILE || undefined;
+  const traceUrlTemplate = env.UHLP_TRACE_URL_TEMPLATE || undefined;
+  if (traceUrlTemplate !== undefined && !/^https?:\/\/[^\s]*\{traceId\}[^\s]*$/.test(traceUrlTemplate)) {
+    invalid('UHLP_TRACE_URL_TEMPLATE', 'an http(s) URL with {traceId} in it', traceUrlTemplate);
+  }
   return Object.freeze({
     enabled: env.UHLP_CONSOLE ? oneOf('UHLP_CONSOLE', env.UHLP_CONSOLE, ['on', 'off'] as const) === 'on' : true,
     tokens: tokensFile !== undefined ? readConsoleTokens(path.resolve(tokensFile), 'UHLP_CONSOLE_TOKENS_FILE') : Object.freeze([]),
     sandboxHost,
     sandboxPort: env.UHLP_CONSOLE_SANDBOX_PORT ? integer('UHLP_CONSOLE_SANDBOX_PORT', env.UHLP_CONSOLE_SANDBOX_PORT, 0, 65535) : 0,
     ...(sandboxUrl !== undefined ? { sandboxUrl } : {}),
+    journalSize: env.UHLP_TURN_JOURNAL_SIZE ? integer('UHLP_TURN_JOURNAL_SIZE', env.UHLP_TURN_JOURNAL_SIZE, 0, 100_000) : 1000,
+    ...(traceUrlTemplate !== undefined ? { traceUrlTemplate } : {}),
   });
 }
 

@@ -13,6 +13,8 @@ import { LedgerPage } from './pages/ledger.js';
 import { OraclePage } from './pages/oracle.js';
 import { PoolsPage } from './pages/pools.js';
 import { QueuesPage } from './pages/queues.js';
+import { RequestPage } from './pages/request.js';
+import { RequestsPage } from './pages/requests.js';
 import { RunPage } from './pages/run.js';
 import { RunsPage } from './pages/runs.js';
 import { href, useRoute, type Route } from './router.js';
@@ -21,6 +23,7 @@ import './styles.css';
 
 const PAGES: Array<{ page: string; title: string }> = [
   { page: 'runs', title: 'Runs' },
+  { page: 'requests', title: 'Requests' },
   { page: 'inbox', title: 'Inbox' },
   { page: 'apps', title: 'Apps' },
   { page: 'pools', title: 'Pools' },
@@ -79,6 +82,8 @@ function Console() {
 
 function Page({ route, session: current, canAct: act }: { route: Route; session: Session; canAct: boolean }) {
     switch (route.page) {
+      case 'requests':
+        return route.parts[0] !== undefined ? <RequestPage id={route.parts[0]} /> : <RequestsPage route={route} />;
       case 'inbox':
         return <InboxPage canAct={act} />;
       case 'apps':

@@ -10,7 +10,7 @@ export interface Principal {
 export interface Session {
   readonly principal: Principal;
   readonly sandboxOrigin: string;
-  readonly features: { readonly runs: boolean; readonly queues: boolean; readonly oracle: boolean; readonly ledger: boolean };
+  readonly features: { readonly runs: boolean; readonly queues: boolean; readonly oracle: boolean; readonly ledger: boolean; readonly requests?: boolean };
 }
 
 // The run list's wire types are the core's own (a type-only import, and one constant).
@@ -59,6 +59,31 @@ export interface RunDetail {
   };
   readonly trace: { droppedSteps: number; steps: Step[] };
   readonly grants: string[];
+  /** A paused run's input and blackboard, what the approver decides on. */
+  readonly approval?: { readonly input: JsonExcerpt; readonly blackboard: JsonExcerpt };
+}
+
+export interface JsonExcerpt {
+  readonly text: string;
+  readonly chars: number;
+  readonly truncated: boolean;
+}
+
+// The turn journal's records are the core's own type.
+export { TURN_SOURCES, type TurnJournalEntry, type TurnSource } from '../../src/turns/turn-journal-entry.js';
+import type { TurnJournalEntry } from '../../src/turns/turn-journal-entry.js';
+
+export interface TurnPage {
+  readonly turns: TurnJournalEntry[];
+  readonly next?: string;
+  readonly size: number;
+}
+
+export interface TurnDetail {
+  readonly turn: TurnJournalEntry;
+  /** The turn's ledger entries; null when it kept none. */
+  readonly ledger: { readonly exec: Array<Record<string, unknown>>; readonly evidence: Array<Record<string, unknown>> } | null;
+  readonly traceUrl?: string;
 }
 
 export interface Problem {

@@ -49,7 +49,7 @@ async function consoleApp(tokens = ''): Promise<FastifyInstance> {
   registerConsoleRoutes(
     app,
     {
-      config: { enabled: true, tokens: parseConsoleTokens(tokens, 'test'), sandboxHost: '127.0.0.1', sandboxPort: 0 },
+      config: { enabled: true, tokens: parseConsoleTokens(tokens, 'test'), sandboxHost: '127.0.0.1', sandboxPort: 0, journalSize: 1000 },
       registry: { snapshot: { revision: 'r', apps: new Map(), problems: [], heldBack: [] } } as unknown as ApplicationRegistry,
       sandboxes: { readiness: () => ({ ready: true, pools: [] }), driverName: 'process', isolation: 'namespaces' } as unknown as SandboxManager,
       metrics: createMetrics(),

@@ -23,6 +23,7 @@ import type { DeliverySources } from '../sources/delivery-sources.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
+import type { TurnJournal } from '../turns/turn-journal.js';
 import type { RunIndex } from '../workflow-runs/run-index.js';
 import type { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
 import { registerAppsApi } from './apps-api.js';
@@ -35,6 +36,7 @@ import { registerOracleApi } from './oracle-api.js';
 import { registerPoolsApi } from './pools-api.js';
 import { jsonObjectBody } from './query-params.js';
 import { registerQueuesApi } from './queues-api.js';
+import { registerRequestsApi } from './requests-api.js';
 import { registerRunsApi } from './runs-api.js';
 import { registerViewsApi } from './views-api.js';
 
@@ -56,6 +58,8 @@ export interface ConsoleDeps {
   readonly oracle?: OptimizationOracle;
   /** Where the turn ledgers are, and the key they are sealed with. @defaultValue none: the ledger page says the ledger is off */
   readonly ledger?: { readonly dataDir: string; readonly key?: LedgerKey };
+  /** Every source's finished turns, for the requests page. @defaultValue none: the requests page lists nothing */
+  readonly journal?: TurnJournal;
 }
 
 /** What every API module of the console is given. */
@@ -100,6 +104,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps, p
         queues: deps.sources !== undefined,
         oracle: deps.oracle !== undefined,
         ledger: deps.ledger !== undefined,
+        requests: deps.journal !== undefined,
       },
     });
   });
@@ -119,6 +124,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps, p
   registerQueuesApi(app, context);
   registerOracleApi(app, context);
   registerLedgerApi(app, context);
+  registerRequestsApi(app, context);
   registerViewsApi(app, context);
 
   function sandboxOrigin(request: FastifyRequest): string {

@@ -9,12 +9,13 @@
  * - `GET  api/ledger/sessions?app&limit` -> `{sessions: [{tier, id, app, ambient, startedAt, modifiedAt}]}`
  * - `GET  api/ledger/sessions/<tier>/<session>` -> `{exec: [...], evidence: [...], truncated}`
  */
-import { open, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ledgerKeyring } from '../ledger/ledger-key.js';
 import { isTierName, LEDGER_KINDS, segmentFileName, segmentsIn } from '../ledger/ledger-paths.js';
 import { readSessionMeta } from '../ledger/ledger-session-meta.js';
+import { parseLedgerLine, readLedgerTail } from '../ledger/ledger-tail.js';
 import { verifyLedgers, type VerifyLedgersReport } from '../ledger/ledger-verify.js';
 import { UhlpError } from '../shared/errors.js';
 import { CONSOLE_API, type ConsoleContext } from './console-routes.js';
@@ -22,8 +23,6 @@ import { integerParam, optionalName } from './query-params.js';
 
 /** Entries of each ledger shown for a session (the newest). */
 const MAX_ENTRIES = 200;
-/** Bytes read from the end of a session's last segment at most. */
-const MAX_TAIL_BYTES = 4 * 1024 * 1024;
 /** Problems and warnings a report carries to the page. */
 const MAX_LISTED = 50;
 const SESSION_ID = /^SES-[0-9A-Za-z-]{1,80}$/;
@@ -118,15 +117,9 @@ export function registerLedgerApi(app: FastifyInstance, context: ConsoleContext)
         out[kind] = [];
         continue;
       }
-      const tail = await readTail(path.join(dir, segmentFileName(kind, last)));
+      const tail = await readLedgerTail(path.join(dir, segmentFileName(kind, last)));
       truncated ||= tail.truncated || segments[kind].length > 1 || tail.lines.length > MAX_ENTRIES;
-      out[kind] = tail.lines.slice(-MAX_ENTRIES).map((line) => {
-        try {
-          return JSON.parse(line) as unknown;
-        } catch {
-          return { unreadable: line.slice(0, 200) };
-        }
-      });
+      out[kind] = tail.lines.slice(-MAX_ENTRIES).map(parseLedgerLine);
     }
     return reply.send({ ...out, truncated });
   });
@@ -134,21 +127,4 @@ export function registerLedgerApi(app: FastifyInstance, context: ConsoleContext)
 
 async function names(dir: string): Promise<string[]> {
   return readdir(dir).catch(() => []);
-}
-
-/** The whole lines of a file's last MAX_TAIL_BYTES. */
-async function readTail(file: string): Promise<{ lines: string[]; truncated: boolean }> {
-  const handle = await open(file, 'r');
-  try {
-    const { size } = await handle.stat();
-    const length = Math.min(size, MAX_TAIL_BYTES);
-    const buffer = Buffer.alloc(length);
-    await handle.read(buffer, 0, length, size - length);
-    let text = buffer.toString('utf8');
-    // A read from the middle of the file starts inside a line: that line is left out.
-    if (length < size) text = text.slice(text.indexOf('\n') + 1);
-    return { lines: text.split('\n').filter((line) => line.trim() !== ''), truncated: length < size };
-  } finally {
-    await handle.close();
-  }
 }

@@ -6,7 +6,8 @@
  * `by`, ledgered).
  *
  * - `GET  api/runs?app&component&status&since&until&limit&cursor` -> `{runs, next?, total?, countCapped?}`
- * - `GET  api/runs/<id>` -> `{run, trace, grants}` (grants: what approving a paused run allows)
+ * - `GET  api/runs/<id>` -> `{run, trace, grants, approval?}` (grants: what approving a paused run allows; approval:
+ *   a paused run's input and blackboard as 4 KiB excerpts of indented JSON, what the approver decides on)
  * - `GET  api/runs/<id>/events` -> server-sent events: `run` (the run and its trace, at every change), `end`
  * - `POST api/runs/<id>/resume {"approved", "comment"?}` -> `{status, body}`, the run's answer once it paused or ended
  */
@@ -52,8 +53,8 @@ export function registerRunsApi(app: FastifyInstance, context: ConsoleContext): 
     context.access.apiPrincipal(request);
     const id = runIdOf(request.params.id);
     const { views } = workflows();
-    const [run, trace, grants] = await Promise.all([views.view(id), views.trace(id), views.pendingGrants(id)]);
-    return reply.send({ run, trace, grants });
+    const [run, trace, grants, approval] = await Promise.all([views.view(id), views.trace(id), views.pendingGrants(id), views.approvalContext(id)]);
+    return reply.send({ run, trace, grants, ...(approval !== undefined ? { approval } : {}) });
   });
 
   app.get<{ Params: { id: string } }>(`${CONSOLE_API}/runs/:id/events`, async (request, reply) => {

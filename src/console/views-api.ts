@@ -130,6 +130,8 @@ function runComponent(context: ConsoleContext, app: LoadedApp, componentId: stri
       component,
       pool: app.pools.get(component.pool)!,
       requestId: randomUUID(),
+      source: 'view',
+      route: triggerEvent,
       requestDataJson: canonicalJson({ source: 'trigger', triggerDetails: { sourceAppId: app.id, triggerEvent, payload } }),
       session: undefined,
       declaredOutputs: component.declaredOutputs ?? [],

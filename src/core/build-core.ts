@@ -19,6 +19,7 @@ import { CsBundleTurns } from '../functions/cs-bundle-turns.js';
 import type { FunctionStore } from '../functions/function-store.js';
 import { ComponentTurns } from '../turns/component-turns.js';
 import { TurnPipeline } from '../turns/turn-pipeline.js';
+import type { TurnJournal } from '../turns/turn-journal.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
@@ -69,6 +70,8 @@ export interface CoreDeps {
    * @defaultValue none: no console
    */
   readonly console?: Pick<ConsoleDeps, 'config' | 'assets' | 'sandboxPort' | 'runIndex' | 'ledger'>;
+  /** Where every finished turn is recorded for the console's requests page. @defaultValue none: turns are not journaled */
+  readonly journal?: TurnJournal;
 }
 
 export interface BuildCoreOptions {
@@ -175,7 +178,13 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     executionDecorators: deps.oracle !== undefined ? [deps.oracle.executions] : [],
   });
   deps.registry.onChange((snapshot) => components.load(snapshot));
-  const pipeline = new TurnPipeline({ components, metrics: deps.metrics, store: deps.store, idempotencyTtlMs: options.idempotencyTtlMs });
+  const pipeline = new TurnPipeline({
+    components,
+    metrics: deps.metrics,
+    store: deps.store,
+    idempotencyTtlMs: options.idempotencyTtlMs,
+    ...(deps.journal !== undefined ? { journal: deps.journal } : {}),
+  });
   let invocations: AsyncInvocations | undefined;
   if (deps.sources !== undefined) {
     const sources = deps.sources;
@@ -208,6 +217,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
         ...(deps.workflows !== undefined ? { workflows: deps.workflows } : {}),
         ...(deps.sources !== undefined ? { sources: deps.sources.delivery } : {}),
         ...(deps.oracle !== undefined ? { oracle: deps.oracle } : {}),
+        ...(deps.journal !== undefined ? { journal: deps.journal } : {}),
       },
       pipeline,
     ));

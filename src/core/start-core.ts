@@ -46,6 +46,9 @@ import { GitPromotions } from '../oracle/git-promotion.js';
 import { OptimizationOracle } from '../oracle/optimization-oracle.js';
 import { buildCore } from './build-core.js';
 import { createDeliveryStore } from '../state/create-delivery-store.js';
+import { RedisRuntimeStore } from '../state/redis-runtime-store.js';
+import { DEFAULT_TURN_JOURNAL_TTL_MS } from '../state/redis-turn-journal-store.js';
+import { TurnJournal } from '../turns/turn-journal.js';
 import type { DeliveryStore } from '../state/delivery-store.js';
 import { DeliverySources } from '../sources/delivery-sources.js';
 import { loadSourcesKey } from '../sources/signed-token.js';
@@ -284,6 +287,18 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
+  // Every source's finished turns, for the console's requests page: a ring here and, on Redis, a capped list per core.
+  const journal =
+    config.console.enabled && config.console.journalSize > 0
+      ? new TurnJournal({
+          size: config.console.journalSize,
+          core: config.instanceId,
+          logger,
+          ...(store instanceof RedisRuntimeStore
+            ? { store: store.turnJournal({ core: config.instanceId, size: config.console.journalSize, ttlMs: DEFAULT_TURN_JOURNAL_TTL_MS }) }
+            : {}),
+        })
+      : undefined;
   // The runs list of the console: beside the run records, in memory or on the same Redis.
   const runIndex = await createRunIndex({ state: config.state, keyPrefix: config.statePrefix, ttlMs: config.runs.ttlSeconds * 1000, logger });
   const workflows = new WorkflowRuns({
@@ -393,6 +408,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await deliveryStore.close();
     metrics.stateProbes.delete(probeState);
     await functions.close();
+    await journal?.flush();
     await store.close();
   };
   try {
@@ -421,6 +437,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         sources: { delivery: sources, key: sourcesKey },
         ...(oracle !== undefined ? { oracle } : {}),
         ...(kubernetesApps !== undefined ? { appWatch: kubernetesApps } : {}),
+        ...(journal !== undefined ? { journal } : {}),
         ...(config.console.enabled
           ? {
               console: {

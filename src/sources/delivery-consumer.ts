@@ -319,6 +319,8 @@ export class DeliveryConsumer {
             component,
             pool,
             requestId,
+            source: kind,
+            route: name,
             requestDataJson: deliveryRequestDataJson(kind, name, message),
             session: undefined,
             declaredOutputs: turnDeclaredOutputs(component.declaredOutputs, undefined),

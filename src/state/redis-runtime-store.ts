@@ -30,6 +30,8 @@ import { RedisRateLimitStore } from './redis-rate-limit-store.js';
 import { RedisRunStore } from './redis-run-store.js';
 import { RedisSessionStore } from './redis-session-store.js';
 import { RuntimeKeys } from './runtime-keys.js';
+import { RedisTurnJournalStore, type RedisTurnJournalOptions } from './redis-turn-journal-store.js';
+import type { TurnJournalStore } from './turn-journal-store.js';
 import type { RuntimeStore } from './runtime-store.js';
 import { CheckedStores } from './validating-stores.js';
 
@@ -119,6 +121,11 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
       await store.close();
       throw error;
     }
+  }
+
+  /** The turn journal's lists on this store's connection (src/turns/turn-journal.ts). */
+  turnJournal(options: RedisTurnJournalOptions): TurnJournalStore {
+    return new RedisTurnJournalStore(this.client, options);
   }
 
   /** Connection state, for /readyz details: `ready` when commands are served. */

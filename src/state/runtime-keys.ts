@@ -157,6 +157,16 @@ export class RuntimeKeys {
   }
 
   /** A SCAN MATCH pattern for every key under the prefix (cleanup in tests and tools). */
+  /** One core's capped list of finished turns, newest first (src/turns/turn-journal.ts). */
+  turnJournal(core: string): string {
+    return `${this.prefix}turns:${encode(core)}`;
+  }
+
+  /** The cores that wrote turns, scored by when they last did. */
+  turnJournalCores(): string {
+    return `${this.prefix}turns-cores`;
+  }
+
   everything(): string {
     return `${escapeGlob(this.prefix)}*`;
   }

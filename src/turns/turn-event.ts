@@ -10,6 +10,8 @@ import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { ExecutionStream } from '../workflow-runs/execution-stream.js';
 import type { CsTarget } from '../contract/cs-bundle/activation-context.js';
 import type { IdempotencyBegin, StoredResponse } from '../state/idempotency-store.js';
+import type { TurnSource } from './turn-journal-entry.js';
+import type { TurnDraft } from './turn-journal.js';
 
 /** How a turn names its session: none (the app's ambient session), a new stored one, or one to continue. */
 export type SessionChoice = undefined | { readonly open: true } | { readonly continue: string };
@@ -69,6 +71,15 @@ export interface TurnEvent {
   readonly stream?: ExecutionStream;
   /** Keep the sandbox's result on the answer (`FinalResponse.result`): a workflow step reads it. */
   readonly keepResult?: boolean;
+  /** Where the turn came from, for the turn journal. @defaultValue `internal` */
+  readonly source?: TurnSource;
+  /** The route it came by: an HTTP route's pattern, a queue's (cron's, callback's, trigger's) name, a step's trigger event. @defaultValue none */
+  readonly route?: string;
+  /**
+   * The turn's journal record under way, which its stages add their times and calls to
+   * (turn-journal.ts); set by the pipeline. @defaultValue none: the turn is not journaled
+   */
+  readonly journal?: TurnDraft;
   /** The bundle a cs component's turn runs, resolved before the turn begins (src/functions/cs-bundle-turns.ts). */
   readonly cs?: CsTarget;
 }

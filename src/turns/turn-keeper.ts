@@ -91,6 +91,11 @@ export class TurnKeeper {
     },
   ) {}
 
+  /** Turns are ledgered (the core keeps a turn ledger). */
+  get ledgers(): boolean {
+    return this.options.ledger !== undefined;
+  }
+
   /**
    * The turn a request is. A turn of an ambient session whose ledger files exist
    * is known at once, and is returned as it is rather than in a promise: that is

@@ -18,6 +18,7 @@ import type { TurnEvent } from './turn-event.js';
 import { REPLAYED_HEADER } from './idempotency.js';
 import { TurnKeeper } from './turn-keeper.js';
 import { TurnPipeline } from './turn-pipeline.js';
+import { TurnJournal } from './turn-journal.js';
 import type { TurnDecorator, TurnRunner } from './turn-runner.js';
 
 function loadedApp(spec: { limits?: Record<string, unknown>; pools?: Array<Record<string, unknown>>; components: Array<Record<string, unknown>> }): LoadedApp {
@@ -84,7 +85,8 @@ describe('the turn pipeline and its per-component seam', () => {
     await Promise.all(stores.splice(0).map((store) => store.close()));
   });
 
-  async function pipelineOf(options: { turnDecorators?: TurnDecorator[]; executionDecorators?: ExecutionDecorator[] }): Promise<{ pipeline: TurnPipeline; components: ComponentTurns; store: RuntimeStore }> {
+  async function pipelineOf(options: { turnDecorators?: TurnDecorator[]; executionDecorators?: ExecutionDecorator[]; journal?: TurnJournal }): Promise<{ pipeline: TurnPipeline; components: ComponentTurns; store: RuntimeStore }> {
+    const { journal, ...decorators } = options;
     const store = await createRuntimeStore();
     stores.push(store);
     const metrics = createMetrics({ defaultMetrics: false });
@@ -92,9 +94,9 @@ describe('the turn pipeline and its per-component seam', () => {
     const components = new ComponentTurns({
       stages: { turns: new TurnKeeper({ store: store.sessions, sessionTtlMs: 60_000 }), metrics },
       sandbox: { executor: new ComponentExecutor(sandboxes, metrics, silentLogger()), contexts: new ExecuteContextWriter(), mcpEndpoint: () => 'http://127.0.0.1:1/mcp' },
-      ...options,
+      ...decorators,
     });
-    return { pipeline: new TurnPipeline({ components, metrics, store, idempotencyTtlMs: 60_000 }), components, store };
+    return { pipeline: new TurnPipeline({ components, metrics, store, idempotencyTtlMs: 60_000, ...(journal !== undefined ? { journal } : {}) }), components, store };
   }
 
   it('composes each component once, when its app loads, and never per request', async () => {
@@ -132,6 +134,24 @@ describe('the turn pipeline and its per-component seam', () => {
     expect(isUhlpError(refused) && refused.code).toBe('UHLP_RATE_LIMITED');
     expect(notes['retry-after']).toBe('1');
     expect(log).toEqual([]);
+  });
+
+  it('journals every turn it runs: answered, refused, replayed, with its source, route and the time of each stage', async () => {
+    const log: string[] = [];
+    const journal = new TurnJournal({ size: 10, core: 'core-1' });
+    const app = loadedApp({ limits: { requestsPerSecond: 1 }, components: [{ id: 'a', handler: 'JIT', pool: 'p', jit: { script: 'a.js' } }] });
+    const { pipeline } = await pipelineOf({ executionDecorators: [answering(log)], journal });
+    const first = eventOf(app, 'a', { source: 'queue', route: 'jobs', once: { key: 'k1', fingerprint: 'f1' } });
+    await pipeline.run(first, {});
+    const refused = eventOf(app, 'a', { source: 'http', route: 'GET /x' });
+    await pipeline.run(refused, {}).catch(() => undefined);
+    const answered = await journal.get(first.requestId);
+    expect(answered).toMatchObject({ app: 'unit', component: 'a', source: 'queue', route: 'jobs', status: 200, core: 'core-1' });
+    expect(answered!.code).toBeUndefined();
+    for (const stage of ['limitMs', 'claimMs', 'sessionMs', 'executionMs'] as const) expect(answered!.timing[stage]).toBeGreaterThan(0);
+    expect(answered!.durationMs).toBeGreaterThanOrEqual(answered!.timing.executionMs);
+    expect(await journal.get(refused.requestId)).toMatchObject({ source: 'http', status: 429, code: 'UHLP_RATE_LIMITED' });
+    expect((await journal.list({}, 10)).turns.map((turn) => turn.id)).toEqual([refused.requestId, first.requestId]);
   });
 
   it('replays a once-only answer without a second turn', async () => {

@@ -23,6 +23,7 @@ import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
 import { checkTurnInputDepth } from './json-depth.js';
 import type { TurnEvent } from './turn-event.js';
 import type { TurnNotes } from './turn-runner.js';
+import { msSince, type TurnJournal } from './turn-journal.js';
 
 export interface TurnPipelineDeps {
   /** Each component's turn, chosen when its app loaded. */
@@ -32,6 +33,8 @@ export interface TurnPipelineDeps {
   readonly store: Pick<RuntimeStore, 'rateLimits' | 'idempotency'>;
   /** How long completed once-only answers are replayed, ms. */
   readonly idempotencyTtlMs: number;
+  /** Where each finished turn is recorded for the console (turn-journal.ts). @defaultValue none: turns are not journaled */
+  readonly journal?: TurnJournal;
 }
 
 export class TurnPipeline {
@@ -39,6 +42,23 @@ export class TurnPipeline {
 
   /** Runs one turn; rejects with the UhlpError its caller answers (rate limit, session, sandbox failures). */
   run(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
+    const journal = this.deps.journal;
+    if (journal === undefined) return this.stages(event, notes);
+    // The turn's record goes with it through its stages (a spread: the event is the source's).
+    const draft = journal.open(event);
+    return this.stages({ ...event, journal: draft }, notes).then(
+      (answer) => {
+        journal.answered(draft, answer);
+        return answer;
+      },
+      (error: unknown) => {
+        journal.failed(draft, error);
+        throw error;
+      },
+    );
+  }
+
+  private stages(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     // Before anything of the turn, whatever its source and handler: a value too deep to serialize is never let in.
     try {
       checkTurnInputDepth(event.requestDataJson);
@@ -51,11 +71,13 @@ export class TurnPipeline {
   }
 
   private async runLimited(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
-    const { app, pool, once } = event;
+    const { app, pool, once, journal } = event;
     // Limit.
     const limit = app.document.spec.limits?.requestsPerSecond;
     if (limit !== undefined) {
+      const asked = journal !== undefined ? performance.now() : 0;
       const decision = await this.deps.store.rateLimits.hitRateLimit(app.id, limit);
+      if (journal !== undefined) journal.entry.timing.limitMs = msSince(asked);
       if (!decision.allowed) {
         this.deps.metrics.rateLimited.labels(app.id).inc();
         notes['retry-after'] = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
@@ -65,6 +87,7 @@ export class TurnPipeline {
     if (once === undefined) return this.turn(event, notes);
 
     // Once-only.
+    const claiming = journal !== undefined ? performance.now() : 0;
     const outcome = await runIdempotent(
       {
         store: this.deps.store.idempotency,
@@ -78,8 +101,15 @@ export class TurnPipeline {
         ...(once.complete !== undefined ? { complete: once.complete } : {}),
         ...(once.begun !== undefined ? { begun: once.begun } : {}),
       },
-      () => this.turn(event, notes),
+      () => {
+        if (journal !== undefined) journal.entry.timing.claimMs = msSince(claiming);
+        return this.turn(event, notes);
+      },
     );
+    if (outcome.replayed && journal !== undefined) {
+      journal.entry.timing.claimMs = msSince(claiming);
+      journal.entry.replayed = true;
+    }
     if (outcome.replayed) {
       this.deps.metrics.idempotentReplays.labels(app.id).inc();
       notes[REPLAYED_HEADER] = 'true';

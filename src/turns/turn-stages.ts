@@ -14,6 +14,7 @@ import type { Metrics } from '../metrics.js';
 import type { TurnEvent } from './turn-event.js';
 import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.js';
 import type { TurnNotes, TurnRunner } from './turn-runner.js';
+import { addTurnCalls, msSince, roundMs } from './turn-journal.js';
 
 export interface TurnStagesDeps {
   readonly turns: TurnKeeper;
@@ -32,7 +33,7 @@ export class TurnStages implements TurnRunner {
 
   async run(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     const { deps } = this;
-    const { app, component, requestId, requestDataJson } = event;
+    const { app, component, requestId, requestDataJson, journal } = event;
     const started = performance.now();
     // Session: a turn of the ambient session is known at once (most turns), a stored one is looked up.
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session, { requestId, policy: app.document.spec.ledger });
@@ -48,6 +49,8 @@ export class TurnStages implements TurnRunner {
     let status: string;
     let answer: FinalResponse | undefined;
     let failure: unknown;
+    const executing = journal !== undefined ? performance.now() : 0;
+    if (journal !== undefined) journal.entry.timing.sessionMs += roundMs(executing - started);
     try {
       // Execution: one /execute in a sandbox, or as the component's decorators plan it (the oracle's two).
       const { response, text } = await this.execution.execute({ event, turn, evidence });
@@ -64,10 +67,18 @@ export class TurnStages implements TurnRunner {
       status = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
       deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
     }
+    let ledgering = 0;
+    if (journal !== undefined) {
+      ledgering = performance.now();
+      journal.entry.timing.executionMs += roundMs(ledgering - executing);
+      addTurnCalls(journal, evidence.externalCalls);
+      if (deps.turns.ledgers) journal.entry.ledger = { tier: turn.tier, sessionId: turn.sessionId, turnNumber: turn.turnNumber };
+    }
     // Ledger: the one place a turn waits for it. With `sync` or `fsync` durability the answer
     // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
     const recorded = deps.turns.record(turn, requestDataJson, { status, answerJson, evidence });
     if (recorded !== undefined) await recorded;
+    if (journal !== undefined) journal.entry.timing.ledgerMs += msSince(ledgering);
     if (answer === undefined) throw failure;
     return answer;
   }

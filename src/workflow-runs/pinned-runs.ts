@@ -35,6 +35,7 @@ export function runEvent(record: RunRecord, app: LoadedApp, component: Component
     component,
     pool: app.pools.get(component.pool)!,
     requestId,
+    source: 'workflow-resume',
     requestDataJson: canonicalJson(requestData),
     session: record.sessionId !== null ? { continue: record.sessionId } : undefined,
     declaredOutputs: component.declaredOutputs ?? [],

@@ -45,6 +45,8 @@ export class PipelineTurns {
         component,
         pool: app.pools.get(component.pool)!,
         requestId: randomUUID(),
+        source: 'workflow-step',
+        route: call.triggerEvent,
         requestDataJson: canonicalJson({ source: 'trigger', triggerDetails: { sourceAppId: app.id, triggerEvent: call.triggerEvent, payload: call.payload ?? null } }),
         session: call.sessionId !== undefined ? { continue: call.sessionId } : undefined,
         declaredOutputs: component.declaredOutputs ?? [],

@@ -13,6 +13,7 @@ import { traceOf, type RunRecord } from './run-record.js';
 import { summaryOf } from './run-index.js';
 import type { RunService } from './run-service.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
+import { jsonExcerpt, type JsonExcerpt } from './json-excerpt.js';
 
 export interface RunViewsOptions {
   readonly runs: RunService;
@@ -47,6 +48,18 @@ export class RunViews {
     const record = await this.options.runs.get(runId);
     const redact = await this.resultRedactor(record);
     return { ...traceOf(record), steps: await Promise.all(record.steps.map(async (step) => (await redact(step)) as Record<string, unknown>)) };
+  }
+
+  /**
+   * What an approver reads before deciding on a paused run: the input it was started
+   * with and its blackboard now, each as a bounded excerpt (json-excerpt.ts), through
+   * the same built-in interceptors as the run; undefined for a run that waits for nothing.
+   */
+  async approvalContext(runId: string): Promise<{ input: JsonExcerpt; blackboard: JsonExcerpt } | undefined> {
+    const record = await this.options.runs.get(runId);
+    if (record.status !== 'paused') return undefined;
+    const redact = await this.resultRedactor(record);
+    return { input: jsonExcerpt(await redact(record.input)), blackboard: jsonExcerpt(await redact(record.state.blackboard)) };
   }
 
   /** The tools the approval node a paused run waits at grants: what approving it allows. */

@@ -55,6 +55,8 @@ export class WorkflowRunTurns implements TurnDecorator {
     const workflow = this.options.catalog.workflow(app, workflowId);
     const runId = newRunId();
     notes[RUN_ID_HEADER] = runId;
+    // The request's journal record links to the run it started.
+    if (event.journal !== undefined) event.journal.entry.runId = runId;
     const chain = this.options.pipeline.interceptors(app, workflow, event.requestId, runId, event.session !== undefined && 'continue' in event.session ? event.session.continue : undefined);
     event.stream?.useInterceptors(chain);
 

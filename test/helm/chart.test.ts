@@ -228,6 +228,7 @@ describe('helm lint and template', () => {
       '--set', 'core.console.auth.existingSecret=console-tokens',
       '--set', 'core.console.sandbox.url=https://views.example.com',
       '--set', 'core.console.sandbox.ingressHost=views.example.com',
+      '--set', 'core.console.traceUrlTemplate=http://jaeger:16686/trace/{traceId}',
     ];
     const rendered = objects(await helmOk(['template', 'rel', CHART, '-n', 'default', ...values]));
     const service = rendered.find((object) => object.kind === 'Service' && object.metadata.name === 'rel-uhlp-core')!;
@@ -242,7 +243,7 @@ describe('helm lint and template', () => {
     expect(container.volumeMounts).toContainEqual({ name: 'console-tokens', mountPath: '/etc/uhlp/console', readOnly: true });
     expect(pod.volumes).toContainEqual({ name: 'console-tokens', secret: { secretName: 'console-tokens', items: [{ key: 'tokens', path: 'tokens' }] } });
     const settings = rendered.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'rel-uhlp-core')!;
-    expect(settings.data).toMatchObject({ UHLP_CONSOLE: 'on', UHLP_CONSOLE_SANDBOX_PORT: '8081', UHLP_CONSOLE_SANDBOX_URL: 'https://views.example.com', UHLP_CONSOLE_TOKENS_FILE: '/etc/uhlp/console/tokens' });
+    expect(settings.data).toMatchObject({ UHLP_CONSOLE: 'on', UHLP_CONSOLE_SANDBOX_PORT: '8081', UHLP_CONSOLE_SANDBOX_URL: 'https://views.example.com', UHLP_CONSOLE_TOKENS_FILE: '/etc/uhlp/console/tokens', UHLP_TURN_JOURNAL_SIZE: '1000', UHLP_TRACE_URL_TEMPLATE: 'http://jaeger:16686/trace/{traceId}' });
     // The console itself is on the operator listener, on the pod's loopback: no Service port, no Ingress rule reaches it.
     expect(settings.data).toMatchObject({ UHLP_OPERATOR_HOST: '127.0.0.1', UHLP_OPERATOR_PORT: '8082' });
     expect(settings.data).not.toHaveProperty('UHLP_OPERATOR_HOSTS');

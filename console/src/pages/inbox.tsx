@@ -1,7 +1,7 @@
 /**
- * The approvals inbox: every run paused at an approval node, its prompt, the
- * tools approving it grants, and the decision (approve or reject, with a
- * comment). The decision is the principal's: the core records who made it and
+ * The approvals inbox: every run paused at an approval node, its prompt, what
+ * it is about (the run's input and its blackboard, as excerpts), the tools
+ * approving it grants, and the decision (approve or reject, with a comment). The decision is the principal's: the core records who made it and
  * drives the run on; the answer comes once the run paused again or ended.
  */
 import { useState } from 'preact/hooks';
@@ -9,7 +9,7 @@ import { api, query } from '../api.js';
 import { ActionButton, ErrorBox, Loading, Section, useLoad } from '../components/common.js';
 import { time } from '../format.js';
 import { href } from '../router.js';
-import type { RunDetail, RunPage } from '../types.js';
+import type { JsonExcerpt, RunDetail, RunPage } from '../types.js';
 
 export function InboxPage({ canAct }: { canAct: boolean }) {
   const { data, error, reload } = useLoad(() => api<RunPage>(`/runs${query({ status: 'paused', limit: 50 })}`), [], 5000);
@@ -42,7 +42,7 @@ function InboxItem({ runId, canAct, onDone }: { runId: string; canAct: boolean; 
   const { data, error } = useLoad(() => api<RunDetail>(`/runs/${encodeURIComponent(runId)}`), [runId]);
   if (error !== undefined) return <li class="inbox-item"><ErrorBox error={error} /></li>;
   if (data === undefined) return <li class="inbox-item"><Loading /></li>;
-  const { run, grants } = data;
+  const { run, grants, approval } = data;
   return (
     <li class="inbox-item" data-run={run.id}>
       <h3>
@@ -52,8 +52,29 @@ function InboxItem({ runId, canAct, onDone }: { runId: string; canAct: boolean; 
         {run.app} / {run.component} · waiting at {run.paused?.node ?? '?'} since {time(run.paused?.since)}
       </p>
       <p class="prompt">{run.paused?.prompt ?? ''}</p>
+      {approval !== undefined ? (
+        <div class="approval-context">
+          <Excerpt title="Input" excerpt={approval.input} runId={run.id} />
+          <Excerpt title="Blackboard" excerpt={approval.blackboard} runId={run.id} />
+        </div>
+      ) : null}
       <Decision runId={run.id} grants={grants} canAct={canAct} onDone={onDone} />
     </li>
+  );
+}
+
+/** A bounded piece of the run's JSON, as text. */
+function Excerpt({ title, excerpt, runId }: { title: string; excerpt: JsonExcerpt; runId: string }) {
+  return (
+    <div class="excerpt">
+      <h4>
+        {title}
+        {excerpt.truncated ? <span class="muted"> (first {excerpt.text.length} of {excerpt.chars} characters)</span> : null}
+      </h4>
+      <pre class="json" aria-label={`${title.toLowerCase()} of ${runId}`} tabIndex={0}>
+        {excerpt.text}
+      </pre>
+    </div>
   );
 }
 

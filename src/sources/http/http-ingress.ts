@@ -168,6 +168,8 @@ export class HttpIngress {
         component,
         pool,
         requestId,
+        source: 'http',
+        route: `${request.method} ${match.route.pattern.source}`,
         // Canonical JSON by construction: the sandbox gets it, and the ledger hashes it.
         requestDataJson: httpRequestDataJson({
           method: request.method,
