@@ -427,6 +427,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         operatorHosts: config.operator.hosts,
       },
       {
+        scrubber,
         registry,
         sandboxes,
         metrics,
@@ -463,6 +464,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       coreRoutes: app.routing,
       bodyLimitBytes: config.bodyLimitBytes,
       mcpBodyLimitBytes: mcp.bodyLimitBytes,
+      scrubber,
     });
     // It must exist before the first container starts.
     mcpSocket = new McpSocketServer({ mcp, metrics, logger });

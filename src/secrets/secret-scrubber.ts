@@ -55,6 +55,21 @@ export class SecretScrubber {
     return out;
   }
 
+  /**
+   * Bytes with every known value replaced, byte for byte: a body that is not
+   * UTF-8 (an image) is left as it was around the replaced values.
+   */
+  scrubBytes(bytes: Buffer): Buffer {
+    if (!this.active || !this.needles.some((needle) => bytes.includes(needle.text))) return bytes;
+    // latin1 maps each byte to one character and back, so the replacement works on the bytes themselves.
+    let text = bytes.toString('latin1');
+    for (const needle of this.needles) {
+      const raw = Buffer.from(needle.text).toString('latin1');
+      if (text.includes(raw)) text = text.split(raw).join(needle.replacement);
+    }
+    return Buffer.from(text, 'latin1');
+  }
+
   /** A JSON value with every string in it scrubbed (keys too); the value itself when nothing matched. */
   scrubValue<T>(value: T): T {
     if (!this.active) return value;
