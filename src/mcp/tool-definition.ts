@@ -97,6 +97,8 @@ export interface ToolAnswer {
   readonly usage?: TokenUsage;
   /** The secrets the call used (names and versions, for evidence; never values). */
   readonly secrets?: readonly SecretUse[];
+  /** The result is a secret's value handed in on purpose (core.secrets.read): not scrubbed. @defaultValue false */
+  readonly handsInSecret?: boolean;
 }
 
 export interface McpTool<S extends TObject = TObject> {

@@ -51,7 +51,7 @@ export async function invokeTool(
     deps.metrics.mcpCalls.inc({ app: grant.appId, tool: toolLabel, outcome: 'ok' });
     deps.metrics.mcpCallSeconds.observe({ app: grant.appId, tool: toolLabel }, durationMs / 1000);
     // A secret's value that came back (an API echoing its credential) is replaced before the caller sees it.
-    const content = deps.services.scrubber?.scrubValue(answer.content) ?? answer.content;
+    const content = answer.handsInSecret === true ? answer.content : (deps.services.scrubber?.scrubValue(answer.content) ?? answer.content);
     return { content: [{ type: 'text', text: JSON.stringify(content) }], structuredContent: content };
   } catch (thrown) {
     const durationMs = performance.now() - started;

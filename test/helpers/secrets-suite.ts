@@ -8,7 +8,7 @@
  * line, ledger file, console API answer and error body of the run; a rotated
  * value is in use within the stated bound, in the same warm sandbox.
  */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -114,13 +114,26 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
       expect(answer.status).toBe(200);
       const json = answer.json as { seen: Record<string, boolean>; echoed: string; forgedEchoed: string; away: { status: number; url: string; body: string } };
       // Each was computed inside the sandbox, before anything left it.
-      expect(json.seen).toEqual({ context: false, environment: false, files: false, answer: false, redirect: false, forged: false });
+      expect(json.seen).toEqual({ context: false, environment: false, files: false, answer: false, redirect: false, forged: false, read: false });
+      // A component that capabilities.secrets.read does not name cannot read it.
+      expect((answer.json as { read: unknown }).read).toEqual({ code: 'UHLP_CAPABILITY_DENIED' });
       // The API got the token (it echoed it); the script got the secret's name in its place.
       expect(JSON.parse(json.echoed)).toEqual({ youSent: 'Bearer [secret:weather-key]' });
       // The script's own Authorization header gave way to the credential.
       expect(JSON.parse(json.forgedEchoed)).toEqual({ youSent: 'Bearer [secret:weather-key]' });
       expect(json.away).toMatchObject({ status: 200, body: 'the other host' });
       expect(reachedOther).toEqual([undefined]);
+    });
+
+    it('hands the value to the one component granted secrets.read, at call time, in the same warm sandbox; its answer is scrubbed', async () => {
+      const forecast = await post('/weather/forecast');
+      const answer = await post('/weather/sign');
+      expect(answer.status).toBe(200);
+      const json = answer.json as { signature: string; version: string; leaked: string; pid: number };
+      expect(json.signature).toBe(createHmac('sha256', accepted).update('payload').digest('hex'));
+      // The script held the value; what it answered with it was scrubbed on the way out.
+      expect(json.leaked).toBe('[secret:weather-key]');
+      expect(json.pid).toBe((forecast.json as { pid: number }).pid);
     });
 
     it("refuses to load another app that names the secret, naming the field", async () => {

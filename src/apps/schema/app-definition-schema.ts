@@ -434,6 +434,27 @@ export const McpCapability = Type.Object(
 );
 export type McpCapability = Static<typeof McpCapability>;
 
+export const SecretsCapability = Type.Object(
+  {
+    read: Type.Array(
+      Type.Object(
+        {
+          secret: Name('A secret of spec.secrets whose value the components may read.'),
+          components: Type.Array(ComponentId('A component of this app.'), { minItems: 1, description: 'The components whose executions may read it; no other may.' }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        minItems: 1,
+        description:
+          "Secrets handed to a script that must hold the value itself (to sign with): core.secrets.read answers it to an execution of a listed component, in that call's result only (never in its environment or files). Prefer capabilities.web.inject, which never hands a value in.",
+      },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SecretsCapability = Static<typeof SecretsCapability>;
+
 /**
  * What the app's sandboxes may ask the core to do through MCP. A missing key
  * means no such tool at all: the tool is not listed and a call is refused.
@@ -442,6 +463,7 @@ export const CapabilitiesSpec = Type.Object(
   {
     shell: Type.Optional(ShellCapability),
     web: Type.Optional(WebCapability),
+    secrets: Type.Optional(SecretsCapability),
     kv: Type.Optional(KvCapability),
     llm: Type.Optional(LlmCapability),
     state: Type.Optional(StateCapability),

@@ -25,6 +25,15 @@ describe('spec.secrets and web credentials', () => {
     expect(secretProblems(given, own).map(([at]) => at)).toEqual(paths);
   });
 
+  it.each([
+    ['a declared secret to a component of the app', ['weather'], { secret: 'weather', components: ['sign'] }, []],
+    ['an undeclared secret', [], { secret: 'weather', components: ['sign'] }, ['/spec/capabilities/secrets/read/0/secret']],
+    ['a component the app does not have', ['weather'], { secret: 'weather', components: ['other'] }, ['/spec/capabilities/secrets/read/0/components/0']],
+  ])('secrets.read: %s', (_label, secrets, grant, paths) => {
+    const given = { ...spec(secrets as string[], []), components: [{ id: 'sign' }], capabilities: { secrets: { read: [grant] } } } as unknown as AppSpec;
+    expect(secretProblems(given, own).map(([at]) => at)).toEqual(paths);
+  });
+
   it('checks existence only where the reader holds secrets (the operator holds none)', () => {
     expect(secretProblems(spec(['blog-key'], []), undefined)).toEqual([]);
   });

@@ -3,7 +3,8 @@
  * declared secret exists among the app's own (its namespace's Secrets, its
  * section of the secrets file), a credential names a declared secret and a key
  * it holds, carries it in exactly one of a header and a query parameter, and
- * aims at an origin the capability's allowHosts let a fetch reach.
+ * aims at an origin the capability's allowHosts let a fetch reach; a
+ * secrets.read grant names a declared secret and components of the app.
  */
 import type { AppSpec } from '../schema/app-definition-schema.js';
 import { hostMatches, bareHost } from '../../shared/host-pattern.js';
@@ -30,6 +31,14 @@ export function secretProblems(spec: AppSpec, hasSecret?: AppSecretCheck): Array
     const ref = rule.secretRef;
     if (!declared.has(ref.name)) problems.push([`${at}/secretRef/name`, `secret "${ref.name}" is not declared in spec.secrets`]);
     else if (hasSecret !== undefined && hasSecret(ref.name) && !hasSecret(ref.name, ref.key)) problems.push([`${at}/secretRef/key`, `the app's secret "${ref.name}" has no key "${ref.key}"`]);
+  });
+  const components = new Set(spec.components?.map((component) => component.id) ?? []);
+  spec.capabilities?.secrets?.read.forEach((rule, i) => {
+    const at = `/spec/capabilities/secrets/read/${i}`;
+    if (!declared.has(rule.secret)) problems.push([`${at}/secret`, `secret "${rule.secret}" is not declared in spec.secrets`]);
+    rule.components.forEach((id, j) => {
+      if (!components.has(id)) problems.push([`${at}/components/${j}`, `no component "${id}" in spec.components`]);
+    });
   });
   return problems;
 }
