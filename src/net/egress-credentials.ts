@@ -36,7 +36,7 @@ export function withCredentials(url: URL, method: string, headers: Record<string
   let out = headers;
   const applied: number[] = [];
   credentials.forEach((credential, index) => {
-    if (!matches(credential, url, method)) return;
+    if (!credentialApplies(credential, url, method)) return;
     applied.push(index);
     if (credential.header !== undefined) {
       // The script's own header of that name gives way: the credential is what the rule says.
@@ -50,7 +50,8 @@ export function withCredentials(url: URL, method: string, headers: Record<string
   return { url: sent, headers: out, applied };
 }
 
-function matches(credential: EgressCredential, url: URL, method: string): boolean {
+/** Whether a hop to `url` with `method` carries the credential. */
+export function credentialApplies(credential: Omit<EgressCredential, 'value'>, url: URL, method: string): boolean {
   if (url.origin !== credential.origin) return false;
   if (credential.methods !== undefined && !credential.methods.includes(method)) return false;
   return pathUnder(url.pathname, credential.pathPrefix ?? '/');

@@ -5,7 +5,7 @@
  * rotated value.
  */
 import type { WebInjection } from '../apps/schema/app-definition-schema.js';
-import type { EgressCredential } from '../net/egress-credentials.js';
+import { credentialApplies, type EgressCredential } from '../net/egress-credentials.js';
 import { UhlpError } from '../shared/errors.js';
 import type { SecretStore, SecretUse } from './secret-store.js';
 
@@ -28,16 +28,15 @@ export function resolveWebCredentials(appId: string, rules: readonly WebInjectio
     const { name, key } = rule.secretRef;
     const ruleUrl = new URL(rule.url);
     const secret = secrets.ofApp(appId, name, key);
+    const where = { origin: ruleUrl.origin, pathPrefix: ruleUrl.pathname, ...(rule.methods !== undefined ? { methods: rule.methods } : {}) };
     if (secret === undefined) {
-      if (ruleUrl.origin === target.url.origin && target.url.pathname.startsWith(ruleUrl.pathname.replace(/\/?$/, '')) && (rule.methods === undefined || rule.methods.includes(target.method as never))) {
+      if (credentialApplies(where, target.url, target.method)) {
         throw new UhlpError('UHLP_SECRET_UNAVAILABLE', `the credential for ${ruleUrl.origin} needs secret "${name}" key "${key}", which the app does not have now`, { secret: name, key });
       }
       continue;
     }
     credentials.push({
-      origin: ruleUrl.origin,
-      pathPrefix: ruleUrl.pathname,
-      ...(rule.methods !== undefined ? { methods: rule.methods } : {}),
+      ...where,
       ...(rule.header !== undefined ? { header: rule.header } : { query: rule.query! }),
       value: formatted(rule, secret.value),
     });
