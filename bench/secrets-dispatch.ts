@@ -88,6 +88,10 @@ spec:
 export function secretsBenchTable(report: SecretsBenchReport): string {
   return (
     `${table(report.rows.map((row) => ({ path: row.path, round: row.round, 'calls/s': row.result.rps, 'p50 ms': row.result.p50Ms, 'p99 ms': row.result.p99Ms, errors: row.result.errors })))}\n\n` +
-    `injected - plain: p50 +${report.injectionAddedMs.p50} ms, p99 +${report.injectionAddedMs.p99} ms\n`
+    `injected - plain (medians over rounds): p50 ${signed(report.injectionAddedMs.p50)} ms, p99 ${signed(report.injectionAddedMs.p99)} ms\n`
   );
+}
+
+function signed(value: number): string {
+  return value >= 0 ? `+${value}` : `${value}`;
 }
