@@ -46,8 +46,8 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
       renameSync(`${secretsFile}.new`, secretsFile);
     };
 
-    const post = async (route: string, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> => {
-      const response = await fetch(`${core.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ api: apiUrl }) });
+    const post = async (route: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> => {
+      const response = await fetch(`${core.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ api: apiUrl, ...extra }) });
       const text = await response.text();
       bodies.push(text);
       return { status: response.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>), headers: response.headers };
@@ -134,6 +134,14 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
       // The script held the value; what it answered with it was scrubbed on the way out.
       expect(json.leaked).toBe('[secret:weather-key]');
       expect(json.pid).toBe((forecast.json as { pid: number }).pid);
+      // Its errors too: the app's own error and an exception, scrubbed in the body and in the log line of each.
+      const failed = await post('/weather/sign', {}, { fail: true });
+      expect(failed).toMatchObject({ status: 400, json: { code: 'SIGN_FAILED', message: 'cannot sign with [secret:weather-key]' } });
+      const crashed = await post('/weather/sign', {}, { crash: true });
+      expect(crashed).toMatchObject({ status: 500, json: { code: 'UHLP_SCRIPT_EXCEPTION' } });
+      expect(JSON.stringify(crashed.json)).toContain('crashed holding [secret:weather-key]');
+      // The log line it wrote is there, with the name where the value was (the search for the value is below).
+      expect(core.stderr()).toContain('signing with [secret:weather-key]');
     });
 
     it("refuses to load another app that names the secret, naming the field", async () => {
