@@ -47,8 +47,11 @@
  * The MCP benchmark (bench/mcp-federation.ts, BENCH_ONLY=mcp) sets a federated tool call
  * through the core beside the same call straight to the server, and a core.* call of this
  * tree beside one of BENCH_MCP_BEFORE (a built tree of the commit before), when given.
- * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp picks the parts (all by default).
+ * The secrets benchmark (bench/secrets-dispatch.ts, BENCH_ONLY=secrets) sets a warm call whose
+ * fetch carries an injected credential beside the same call to a path no credential matches.
+ * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp,secrets picks the parts (all by default).
  */
+import { benchSecrets, secretsBenchTable } from './secrets-dispatch.js';
 import { benchMcp, mcpBenchTable } from './mcp-federation.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -135,6 +138,7 @@ async function processBench(): Promise<void> {
     ? await benchPython({ warmCalls: Number(process.env.BENCH_PYTHON_CALLS ?? 2000), misses: Number(process.env.BENCH_PYTHON_MISSES ?? 20) })
     : undefined;
   const mcp = only('mcp') ? await benchMcp(seconds * 1000, dispatchRounds) : undefined;
+  const secrets = only('secrets') ? await benchSecrets(seconds * 1000, dispatchRounds) : undefined;
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -152,6 +156,7 @@ async function processBench(): Promise<void> {
     ...(workflow !== undefined ? { workflow } : {}),
     ...(python !== undefined ? { python } : {}),
     ...(mcp !== undefined ? { mcp } : {}),
+    ...(secrets !== undefined ? { secrets } : {}),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -188,6 +193,7 @@ async function processBench(): Promise<void> {
     process.stdout.write(`\nQueue delivery on Redis Streams through the core vs a bare consumer-group loop on the same sandbox\n${queueTable(queue)}\n`);
   }
   if (mcp !== undefined) process.stdout.write(`\nMCP: a federated tool through the core vs straight to the server; a core.* call before and after the SDK move\n${mcpBenchTable(mcp)}`);
+  if (secrets !== undefined) process.stdout.write(`\nA warm call whose fetch carries an injected credential vs the same call without one, ${dispatchRounds} interleaved rounds\n${secretsBenchTable(secrets)}`);
   if (workflow !== undefined) {
     const { workflow20, direct20, firstByte } = workflow;
     process.stdout.write(
@@ -211,7 +217,7 @@ async function processBench(): Promise<void> {
   if (targets.length > 0) process.stdout.write(`\nEvery path against its floor and target (the warm pod claim: npm run bench:k8s)\n${pathTargetsTable(targets)}\n`);
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp,secrets (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

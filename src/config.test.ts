@@ -168,3 +168,15 @@ describe('the environment beyond loadConfig', () => {
     expect(() => loadLedgerPruneEnv({ UHLP_SESSION_TTL_SECONDS: 'an hour' })).toThrow(/UHLP_SESSION_TTL_SECONDS must be an integer 1-2592000, got "an hour"/);
   });
 });
+
+describe('the secrets file setting', () => {
+  // Any existing file will do: the setting is checked for existence only here.
+  const file = path.resolve('package.json');
+  it('is UHLP_SECRETS_FILE; the earlier UHLP_MCP_SECRETS_FILE still works for this release, marked for a warning; both at once is refused', () => {
+    expect(loadConfig('d', {}, { UHLP_SECRETS_FILE: file }).mcpFederation).toMatchObject({ secretsFile: file });
+    expect(loadConfig('d', {}, { UHLP_SECRETS_FILE: file }).mcpFederation.secretsFileDeprecatedName).toBeUndefined();
+    expect(loadConfig('d', {}, { UHLP_MCP_SECRETS_FILE: file }).mcpFederation).toMatchObject({ secretsFile: file, secretsFileDeprecatedName: true });
+    expect(() => loadConfig('d', {}, { UHLP_SECRETS_FILE: file, UHLP_MCP_SECRETS_FILE: file })).toThrow(/UHLP_MCP_SECRETS_FILE must be unset: it is the earlier name of UHLP_SECRETS_FILE/);
+    expect(() => loadConfig('d', {}, { UHLP_SECRETS_FILE: '/nonexistent/secrets.yaml' })).toThrow(/UHLP_SECRETS_FILE must be an existing file/);
+  });
+});

@@ -748,8 +748,15 @@ function variableNames(env: Environment, variable: string): readonly string[] {
 export interface McpFederationConfig {
   /** YAML file of the community servers every app may be granted (Helm: mcp.community). @defaultValue none (`UHLP_MCP_COMMUNITY_FILE`) */
   readonly communityFile?: string;
-  /** YAML or JSON file of secrets for remote servers' headers, each under its owner: `{apps: {<appId>: {<secret>: {<key>: value}}}, community: {...}}`. @defaultValue none (`UHLP_MCP_SECRETS_FILE`) */
+  /**
+   * YAML or JSON file of the apps' secrets (web credentials, remote MCP servers' headers), each under its
+   * owner: `{apps: {<appId>: {<secret>: {<key>: value}}}, community: {...}}`; re-read when it changes.
+   * `UHLP_MCP_SECRETS_FILE`, its earlier name, still works for this release (with a warning).
+   * @defaultValue none (`UHLP_SECRETS_FILE`)
+   */
   readonly secretsFile?: string;
+  /** Set when the secrets file was named by its earlier variable: the core warns at start. */
+  readonly secretsFileDeprecatedName?: boolean;
   /** host:port pairs remote MCP servers may resolve to although private. @defaultValue [] (`UHLP_MCP_ALLOW_PRIVATE`) */
   readonly allowPrivate: readonly string[];
   /** Where npm packages of stdio servers are installed, by integrity. @defaultValue `<dataDir>/mcp-packages` (`UHLP_MCP_PACKAGE_CACHE`) */
@@ -772,10 +779,13 @@ function mcpFederationConfig(env: Environment, dataDir: string): McpFederationCo
     return value;
   };
   const communityFile = file('UHLP_MCP_COMMUNITY_FILE');
-  const secretsFile = file('UHLP_MCP_SECRETS_FILE');
+  if (env.UHLP_SECRETS_FILE && env.UHLP_MCP_SECRETS_FILE) invalid('UHLP_MCP_SECRETS_FILE', 'unset: it is the earlier name of UHLP_SECRETS_FILE, which is set', env.UHLP_MCP_SECRETS_FILE);
+  const deprecated = !env.UHLP_SECRETS_FILE && Boolean(env.UHLP_MCP_SECRETS_FILE);
+  const secretsFile = file(deprecated ? 'UHLP_MCP_SECRETS_FILE' : 'UHLP_SECRETS_FILE');
   return Object.freeze({
     ...(communityFile !== undefined ? { communityFile } : {}),
     ...(secretsFile !== undefined ? { secretsFile } : {}),
+    ...(deprecated ? { secretsFileDeprecatedName: true } : {}),
     allowPrivate: hostPortList(env, 'UHLP_MCP_ALLOW_PRIVATE'),
     packageCache: env.UHLP_MCP_PACKAGE_CACHE ? path.resolve(env.UHLP_MCP_PACKAGE_CACHE) : path.join(dataDir, 'mcp-packages'),
     npmEnvironment: Object.freeze(npmEnvironment(env, { extra: variableNames(env, 'UHLP_MCP_NPM_ENV') })),

@@ -8,9 +8,24 @@ export type Logger = PinoLogger;
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
-export function createLogger(level: LogLevel = 'info'): Logger {
+/** What a log line passes through last: the secret scrubber (secrets/secret-scrubber.ts). */
+export interface LineScrubber {
+  readonly active: boolean;
+  scrub(text: string): string;
+}
+
+export function createLogger(level: LogLevel = 'info', scrubber?: LineScrubber): Logger {
   // Logs go to stderr, so stdout stays for what a command prints (URLs, JSON).
-  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ fd: 2, sync: true }));
+  return pino(
+    {
+      level,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // The whole serialized line, so a value in any field, message or error stack is caught.
+      ...(scrubber !== undefined ? { hooks: { streamWrite: (line: string) => (scrubber.active ? scrubber.scrub(line) : line) } } : {}),
+    },
+    pino.destination({ fd: 2, sync: true }),
+  );
 }
 
 /** A logger that drops everything; for unit tests. */

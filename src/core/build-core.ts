@@ -2,6 +2,7 @@
  * Builds the core's HTTP application from its parts. Listening is a separate
  * step (start-core.ts), so tests drive the same app through `inject()`.
  */
+import type { SecretScrubber } from '../secrets/secret-scrubber.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import { errorBody, UhlpError } from '../shared/errors.js';
@@ -38,6 +39,11 @@ import { registerConsoleRoutes, type ConsoleDeps } from '../console/console-rout
 import { enforceAudiences, type RouteAudiences } from './route-audience.js';
 
 export interface CoreDeps {
+  /**
+   * Removes secret values from every answer of the core's own routes (the console's API, /mcp over TCP,
+   * error bodies) that is not streamed. @defaultValue none
+   */
+  readonly scrubber?: SecretScrubber;
   readonly registry: ApplicationRegistry;
   readonly sandboxes: SandboxManager;
   readonly metrics: Metrics;
@@ -138,6 +144,16 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     }
     done();
   });
+
+  const scrubber = deps.scrubber;
+  if (scrubber !== undefined) {
+    app.addHook('onSend', (_request, _reply, payload, done) => {
+      if (!scrubber.active) return done(null, payload);
+      if (typeof payload === 'string') return done(null, scrubber.scrub(payload));
+      if (Buffer.isBuffer(payload)) return done(null, scrubber.scrubBytes(payload));
+      done(null, payload);
+    });
+  }
 
   app.setErrorHandler((error: FastifyError | UhlpError, request, reply) => {
     const uhlp = toUhlpError(error);

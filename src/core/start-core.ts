@@ -15,7 +15,9 @@ import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { McpFederation } from '../mcp/federation/mcp-federation.js';
 import { PackageCache } from '../mcp/federation/package-cache.js';
-import { secretFile, type McpSecrets } from '../mcp/federation/secret-file.js';
+import { watchSecretFile } from '../secrets/watched-secret-file.js';
+import { SecretScrubber } from '../secrets/secret-scrubber.js';
+import type { SecretStore } from '../secrets/secret-store.js';
 import { NamespaceSecrets } from '../apps/kubernetes/namespace-secrets.js';
 import { checkCommunitySecrets, loadCommunityServers } from '../mcp/federation/community-servers.js';
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
@@ -115,7 +117,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   // A first run on a fresh machine has neither directory yet.
   await mkdir(config.dataDir, { recursive: true });
   await mkdir(path.dirname(config.spineSocket), { recursive: true });
-  const logger = options.logger ?? createLogger(config.logLevel);
+  // Secret values never leave the core in a log line, an answer, a tool result or an error body (best effort:
+  // docs/security.md). The scrubber learns the values as they are read and again whenever they change.
+  const scrubber = new SecretScrubber();
+  const logger = options.logger ?? createLogger(config.logLevel, scrubber);
   // What can fail on a setting comes before anything that holds the process (a worker thread, a timer, a
   // connection), so that such a failure ends the start at once: one provider, shared by the MCP tools and the oracle.
   const llmProvider = await createLlmProvider(config.llm);
@@ -154,10 +159,14 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     maxResponseBytes: config.maxSandboxResponseBytes,
     mcpServerLaunch: (app, pool) => federation!.launch(app, pool),
   });
-  const secretsFile = secretFile(config.mcpFederation.secretsFile);
-  // An app's own secrets: in a cluster the Secrets of its namespace (read as it loads), else its section of the file.
+  if (config.mcpFederation.secretsFileDeprecatedName === true) logger.warn('UHLP_MCP_SECRETS_FILE is the earlier name of UHLP_SECRETS_FILE; it works in this release only: rename it');
+  const secretsFile = watchSecretFile(config.mcpFederation.secretsFile, { logger });
+  scrubber.addSource('file', () => secretsFile.values());
+  secretsFile.onChange(() => scrubber.update());
+  // An app's own secrets: in a cluster the Secrets of its namespace (read as it loads, and again every
+  // SECRET_REFRESH_MS), else its section of the file (re-read as it changes).
   let kubernetesApps: KubernetesAppSource | undefined;
-  const mcpSecrets: McpSecrets =
+  const mcpSecrets: SecretStore =
     config.registry === 'kubernetes'
       ? {
           ofApp: (appId, name, key) => kubernetesApps?.secretValue(appId, name, key),
@@ -258,6 +267,11 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           logger,
         })
       : undefined;
+  if (kubernetesApps) {
+    const source = kubernetesApps;
+    scrubber.addSource('namespaces', () => source.secretValues());
+    source.onSecretsChange(() => scrubber.update());
+  }
   // uhlp_app_watch_up: read at each scrape, so an API server outage shows while the core serves on.
   if (kubernetesApps) metrics.appWatchProbes.add(() => kubernetesApps.liveness().live);
   const watcher =
@@ -335,6 +349,9 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     // Checkpoints up to the run cap must reach the run service, which fails an oversized run itself.
     bodyLimitBytes: mcpBodyLimitBytes(config.runs.maxBytes),
     federation,
+    // Web credentials (capabilities.web.inject) come from the apps' own secrets; tool results are scrubbed.
+    secrets: mcpSecrets,
+    scrubber,
   });
 
   let url = '';
@@ -404,6 +421,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await federation.close();
     await spine.close();
     await retention?.stop();
+    secretsFile.close();
     await turns.close();
     await deliveryStore.close();
     metrics.stateProbes.delete(probeState);
@@ -425,6 +443,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         operatorHosts: config.operator.hosts,
       },
       {
+        scrubber,
         registry,
         sandboxes,
         metrics,
@@ -462,6 +481,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       coreRoutes: app.routing,
       bodyLimitBytes: config.bodyLimitBytes,
       mcpBodyLimitBytes: mcp.bodyLimitBytes,
+      scrubber,
     });
     // It must exist before the first container starts.
     mcpSocket = new McpSocketServer({ mcp, metrics, logger });

@@ -57,6 +57,8 @@ export interface ExternalCall {
   server?: string;
   /** Federated MCP calls: `sha256:<hex>` of the canonical JSON of the arguments (never the arguments themselves). */
   arguments_hash?: string;
+  /** The secrets the call carried (a web fetch's injected credentials): name, key and version, never a value. */
+  secrets?: Array<{ name: string; key: string; version: string }>;
 }
 
 /** A blocked operation (FR-RT-010/011). */

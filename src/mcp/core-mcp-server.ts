@@ -34,7 +34,7 @@ import { CARRIER_LEVELS, jsonTooDeep, MAX_JSON_DEPTH, nestsDeeper } from '../tur
 export const MCP_PATH = '/mcp';
 
 /** The optional services are the tools' own (tool-definition.ts says what each tool does without one). */
-export interface CoreMcpServerOptions extends Pick<ToolServices, 'functions' | 'codeq' | 'sources' | 'embedder' | 'workflows'> {
+export interface CoreMcpServerOptions extends Pick<ToolServices, 'functions' | 'codeq' | 'sources' | 'embedder' | 'workflows' | 'secrets' | 'scrubber'> {
   readonly kv: KvStore;
   /** The provider behind core.llm.generate. */
   readonly llm: LlmProvider;
@@ -136,6 +136,8 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
     ...(options.sources !== undefined ? { sources: options.sources } : {}),
     ...(options.embedder !== undefined ? { embedder: options.embedder } : {}),
     ...(options.workflows !== undefined ? { workflows: options.workflows } : {}),
+    ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+    ...(options.scrubber !== undefined ? { scrubber: options.scrubber } : {}),
     scratchDir(grant) {
       let dir = scratchDirs.get(grant);
       // A call still running when its execution ends must not leave a scratch directory behind.
@@ -160,8 +162,12 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       // Servers are asked only for apps that may be granted some of their tools.
       return federation === undefined || grant.capabilities.mcp === undefined ? core : [...core, ...(await federation.list(grant, signal))];
     },
-    call: (grant, name, args, signal) =>
-      federation !== undefined && isFederatedName(name) ? federation.call(grant, name, args, signal) : invokeTool(invokerDeps, grant, name, args, signal),
+    async call(grant, name, args, signal) {
+      if (federation === undefined || !isFederatedName(name)) return invokeTool(invokerDeps, grant, name, args, signal);
+      // A federated server's answer may carry a secret its credential let it see: scrubbed like the core's own tools'.
+      const answer = await federation.call(grant, name, args, signal);
+      return options.scrubber !== undefined ? options.scrubber.scrubValue(answer) : answer;
+    },
     ...(federation?.watch !== undefined ? { watch: (grant, onChange) => federation.watch!(grant, onChange) } : {}),
   };
   // Built once, on the first request: the SDK servers connect asynchronously.

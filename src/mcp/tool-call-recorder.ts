@@ -6,6 +6,7 @@
  */
 import { McpCallTotals, type McpCallSummary, type TokenUsage } from '../contract/mcp-call-totals.js';
 import type { CapabilityViolationRecord, ExternalCall } from '../ledger/ledger-entry.js';
+import type { SecretUse } from '../secrets/secret-store.js';
 
 export type { McpCallSummary, TokenUsage };
 
@@ -47,9 +48,15 @@ export class ToolCallRecorder {
   private dropped = 0;
 
   /** Records one call; `status` is `ok` or the error code. */
-  record(tool: string, durationMs: number, usage?: TokenUsage, status = 'ok'): void {
+  record(tool: string, durationMs: number, usage?: TokenUsage, status = 'ok', secrets?: readonly SecretUse[]): void {
     (this.totals ??= new McpCallTotals()).add(tool, durationMs, usage);
-    this.keep(this.external, { kind: 'mcp', target: tool, status, duration_ms: Math.round(durationMs * 1000) / 1000 });
+    this.keep(this.external, {
+      kind: 'mcp',
+      target: tool,
+      status,
+      duration_ms: Math.round(durationMs * 1000) / 1000,
+      ...(secrets !== undefined && secrets.length > 0 ? { secrets: secrets.map(({ name, key, version }) => ({ name, key, version })) } : {}),
+    });
   }
 
   /** Records a call of a federated server's tool: the server, and the arguments only as a hash. */

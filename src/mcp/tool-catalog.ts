@@ -12,6 +12,7 @@ import { applyStateDiff, getDefinitionFileContent } from './tools/state-tools.js
 import { codeqPublish, fnAliasSet, fnBundle, fnLog, fnPublish, fnVersions } from './tools/fn-tools.js';
 import { callbackCreate, queuePublish, triggerEmit } from './tools/source-tools.js';
 import { llmEmbed } from './tools/embed-tool.js';
+import { secretsRead } from './tools/secrets-tool.js';
 import { componentInvoke, workflowCheckpoint, workflowEmit, workflowLoad } from './tools/workflow-tools.js';
 
 export const CORE_TOOLS: readonly McpTool[] = [
@@ -21,6 +22,7 @@ export const CORE_TOOLS: readonly McpTool[] = [
   llmGenerate,
   executeCommand,
   webFetch,
+  secretsRead,
   kvGet,
   kvSet,
   kvDel,

@@ -18,6 +18,8 @@ import type { ExecutionGrant } from './mcp-token-service.js';
 import type { TokenUsage } from './tool-call-recorder.js';
 import type { FunctionStore } from '../functions/function-store.js';
 import type { CodeqPublisher } from './tools/fn-tools.js';
+import type { SecretStore, SecretUse } from '../secrets/secret-store.js';
+import type { SecretScrubber } from '../secrets/secret-scrubber.js';
 
 /** What `endpoint_invoke` on the spine needs: the server's `invoke`, or a fake in tests. */
 export interface EndpointInvoker {
@@ -55,6 +57,10 @@ export interface ToolServices {
   readonly embedder?: Embedder;
   /** The core's workflow runs, behind core.workflow.* and core.component.invoke. @defaultValue none: those tools answer 501 */
   readonly workflows?: WorkflowServices;
+  /** Each app's own secrets, behind capabilities.web.inject. @defaultValue none: a credential's fetch fails UHLP_SECRET_UNAVAILABLE */
+  readonly secrets?: SecretStore;
+  /** Removes secret values from tool results before the caller sees them. @defaultValue none */
+  readonly scrubber?: SecretScrubber;
 }
 
 /** What the source tools need of the core's delivery sources (sources/delivery-sources.ts). */
@@ -89,6 +95,10 @@ export interface ToolCall {
 export interface ToolAnswer {
   readonly content: Record<string, unknown>;
   readonly usage?: TokenUsage;
+  /** The secrets the call used (names and versions, for evidence; never values). */
+  readonly secrets?: readonly SecretUse[];
+  /** The result is a secret's value handed in on purpose (core.secrets.read): not scrubbed. @defaultValue false */
+  readonly handsInSecret?: boolean;
 }
 
 export interface McpTool<S extends TObject = TObject> {

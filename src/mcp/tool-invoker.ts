@@ -47,10 +47,12 @@ export async function invokeTool(
     }
     const answer = await tool.run(checked, { grant, services: deps.services, signal });
     const durationMs = performance.now() - started;
-    grant.calls.record(tool.name, durationMs, answer.usage);
+    grant.calls.record(tool.name, durationMs, answer.usage, 'ok', answer.secrets);
     deps.metrics.mcpCalls.inc({ app: grant.appId, tool: toolLabel, outcome: 'ok' });
     deps.metrics.mcpCallSeconds.observe({ app: grant.appId, tool: toolLabel }, durationMs / 1000);
-    return { content: [{ type: 'text', text: JSON.stringify(answer.content) }], structuredContent: answer.content };
+    // A secret's value that came back (an API echoing its credential) is replaced before the caller sees it.
+    const content = answer.handsInSecret === true ? answer.content : (deps.services.scrubber?.scrubValue(answer.content) ?? answer.content);
+    return { content: [{ type: 'text', text: JSON.stringify(content) }], structuredContent: content };
   } catch (thrown) {
     const durationMs = performance.now() - started;
     const error = isUhlpError(thrown) ? thrown : new UhlpError('UHLP_INTERNAL', 'internal error in the tool; see the core log', { tool: toolLabel });
@@ -72,8 +74,9 @@ export async function invokeTool(
     }
     const code = error instanceof PassThroughError ? error.appCode : error.code;
     const status = error instanceof PassThroughError ? error.appStatus : error.statusCode;
-    const content = { code, message: error.message, status, ...(error.details !== undefined ? { details: error.details } : {}) };
-    return { isError: true, content: [{ type: 'text', text: `${code}: ${error.message}` }], structuredContent: content };
+    const raw = { code, message: error.message, status, ...(error.details !== undefined ? { details: error.details } : {}) };
+    const content = deps.services.scrubber?.scrubValue(raw) ?? raw;
+    return { isError: true, content: [{ type: 'text', text: `${code}: ${content.message}` }], structuredContent: content };
   }
 }
 

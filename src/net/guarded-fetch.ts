@@ -13,6 +13,7 @@ import { deadlineSignal } from '../shared/deadline.js';
 import { UhlpError } from '../shared/errors.js';
 import { defaultLookup, refusedAddress, resolveHost, type LookupAll, type ResolvedAddress } from './address-guard.js';
 import { bareHost, hostMatches } from '../shared/host-pattern.js';
+import { withCredentials, type EgressCredential } from './egress-credentials.js';
 
 export type { LookupAll, ResolvedAddress } from './address-guard.js';
 
@@ -59,6 +60,12 @@ export interface WebPolicy {
    * @defaultValue 5
    */
   readonly maxRedirects?: number;
+  /**
+   * Credentials added to the hops they match, after every check of the hop,
+   * never to a hop of another origin (egress-credentials.ts).
+   * @defaultValue none
+   */
+  readonly inject?: readonly EgressCredential[];
 }
 
 export interface GuardedRequest {
@@ -86,6 +93,8 @@ export interface GuardedResponse {
   readonly redirects: string[];
   /** The IP address the final response came from. */
   readonly address: string;
+  /** Indexes of the policy's `inject` credentials some hop carried. */
+  readonly injected: number[];
 }
 
 export interface GuardedFetchDependencies {
@@ -127,6 +136,7 @@ export async function guardedFetch(
   let method = (input.method ?? 'GET').toUpperCase();
   let body = input.body;
   let headers = cleanHeaders(input.headers ?? {});
+  const injected = new Set<number>();
 
   for (;;) {
     checkUrl(url, policy);
@@ -135,9 +145,12 @@ export async function guardedFetch(
     }
     const addresses = await run(signal, input.signal, url, () => resolveChecked(url, policy, lookup, signal));
     const agent = pinnedAgent(addresses);
+    // Last: the hop passed every check above before it may carry a credential.
+    const hop = withCredentials(url, method, headers, policy.inject);
+    for (const index of hop.applied) injected.add(index);
     try {
       const response = await run(signal, input.signal, url, () =>
-        request(url, { method: method as 'GET', headers, body: body ?? null, dispatcher: agent, signal }),
+        request(hop.url, { method: method as 'GET', headers: hop.headers, body: body ?? null, dispatcher: agent, signal }),
       );
       const location = response.headers['location'];
       if (REDIRECT_STATUSES.has(response.statusCode) && typeof location === 'string') {
@@ -166,6 +179,7 @@ export async function guardedFetch(
         url: url.href,
         redirects,
         address: addresses[0]?.address ?? '',
+        injected: [...injected],
       };
     } finally {
       agent.destroy().catch(() => {});

@@ -74,6 +74,7 @@ export const ERROR_CATALOG = {
   UHLP_WEB_HOST_NOT_ALLOWED: { status: 403, summary: "The host (or a redirect target's host) is not in the web capability's allowHosts." },
   UHLP_WEB_METHOD_NOT_ALLOWED: { status: 403, summary: "The HTTP method is not in the web capability's methods." },
   UHLP_WEB_ADDRESS_NOT_ALLOWED: { status: 403, summary: 'The host resolves to a loopback, private, link-local, metadata or other non-public address that allowPrivate does not list.' },
+  UHLP_SECRET_UNAVAILABLE: { status: 503, summary: "A credential of capabilities.web.inject matches the request, or core.secrets.read names a secret, that is not (or no longer) among the app's own; nothing was sent." },
   UHLP_WEB_TOO_MANY_REDIRECTS: { status: 502, summary: 'The server redirected more times than the fetch allows.' },
   UHLP_WEB_NETWORK_ERROR: { status: 502, summary: 'The fetch failed in transport: DNS, connection, TLS or a reset.' },
   UHLP_WEB_TIMEOUT: { status: 504, summary: 'The fetch, redirects and body included, ran past its timeout.' },

@@ -10,8 +10,9 @@
 import { randomUUID } from 'node:crypto';
 import { isUhlpError } from '../shared/errors.js';
 import { type GuardedFetchDependencies, type WebPolicy, guardedFetch } from '../net/guarded-fetch.js';
+import type { EgressCredential } from '../net/egress-credentials.js';
 import type { EndpointOutcome } from '../spine/spine-protocol.js';
-import { type ParsedPayload, clampLimit, invalid, isObject } from './payload-fields.js';
+import { type ParsedPayload, type PayloadError, clampLimit, invalid, isObject } from './payload-fields.js';
 
 export const WEB_AFFORDANCE = 'tool.web.fetch';
 export const WEB_CAPABILITY = 'cap.std.web.fetch';
@@ -76,6 +77,9 @@ export function parseWebFetchRequest(payload: unknown): ParsedPayload<WebFetchRe
     lists[field] = value as string[];
   }
 
+  const inject = parseCredentials(payload['inject']);
+  if (inject !== undefined && !Array.isArray(inject)) return inject;
+
   // Step 2 of the algorithm: the scheme is checked before anything is clamped or fetched.
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, unsupportedScheme: url.protocol.slice(0, -1) };
 
@@ -93,9 +97,36 @@ export function parseWebFetchRequest(payload: unknown): ParsedPayload<WebFetchRe
       method: method.toUpperCase(),
       headers,
       ...(body !== undefined ? { body } : {}),
-      policy: { ...lists, timeoutMs: timeoutMs.request, maxBodyBytes: maxBodyBytes.request, maxRedirects: maxRedirects.request },
+      policy: { ...lists, ...(inject !== undefined ? { inject } : {}), timeoutMs: timeoutMs.request, maxBodyBytes: maxBodyBytes.request, maxRedirects: maxRedirects.request },
     },
   };
+}
+
+/**
+ * The credentials the core resolved for this fetch (never the script: the core
+ * builds this payload). A malformed one is a payload error that does not quote it.
+ */
+function parseCredentials(raw: unknown): EgressCredential[] | { ok: false; error: PayloadError } | undefined {
+  if (raw === undefined) return undefined;
+  const bad = (i: number): { ok: false; error: PayloadError } => invalid(`inject.${i}`, 'not a credential');
+  if (!Array.isArray(raw)) return invalid('inject', 'inject must be an array');
+  const out: EgressCredential[] = [];
+  for (const [i, entry] of raw.entries()) {
+    if (!isObject(entry)) return bad(i);
+    const { origin, pathPrefix, methods, header, query, value } = entry;
+    if (typeof origin !== 'string' || typeof value !== 'string' || /[\r\n\0]/.test(value)) return bad(i);
+    if ((typeof header === 'string') === (typeof query === 'string')) return bad(i);
+    if (pathPrefix !== undefined && typeof pathPrefix !== 'string') return bad(i);
+    if (methods !== undefined && (!Array.isArray(methods) || !methods.every((m) => typeof m === 'string'))) return bad(i);
+    out.push({
+      origin,
+      value,
+      ...(typeof header === 'string' ? { header } : { query: query as string }),
+      ...(pathPrefix !== undefined ? { pathPrefix } : {}),
+      ...(methods !== undefined ? { methods: methods as string[] } : {}),
+    });
+  }
+  return out;
 }
 
 /** Runs a validated request. Never rejects: every failure is a `rejected` outcome. */
@@ -118,6 +149,8 @@ export async function runWebFetch(request: WebFetchRequest, dependencies: Guarde
         truncated: response.truncated,
         url: response.url,
         redirects: response.redirects,
+        // Which credentials went out (by index), so the core can record their names and versions, never a value.
+        ...(response.injected.length > 0 ? { injected: response.injected } : {}),
       },
     };
   } catch (error) {

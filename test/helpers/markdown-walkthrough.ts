@@ -6,7 +6,9 @@
  * `uhlp dev …` starts a core in the background (stopping the one before, as a
  * reader's Ctrl-C would) and waits for its ready line; a `curl` is asked again
  * until it answers as promised, because a commit is served a moment after it is
- * made. The first step that does not hold fails, naming the guide's line.
+ * made. The address `127.0.0.1:8080` in a command, an expected line or a file
+ * written while a core runs stands for that core's. The first step that does
+ * not hold fails, naming the guide's line.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -142,12 +144,14 @@ export function startWalkthrough(options: WalkthroughOptions): Walkthrough {
     if (step.kind === 'file') {
       const file = path.resolve(cwd, step.path);
       mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, step.content);
+      // A file that names the running core's address (an app calling another app) gets its real port, as a command does.
+      writeFileSync(file, rewrite(step.content));
       return;
     }
     const command = rewrite(step.command);
     if (/^(npx )?uhlp (dev|serve)\b/.test(command)) return startCore(command, step.expected, where);
-    const assignment = /^([A-Z_][A-Z0-9_]*)=\$\((.*)\)$/.exec(command);
+    // `VAR=$(cmd)` or `export VAR=$(cmd)`: the reader's later commands (and cores) see it.
+    const assignment = /^(?:export )?([A-Z_][A-Z0-9_]*)=\$\((.*)\)$/.exec(command);
     if (assignment !== null) {
       const result = shell(assignment[2]!);
       if (result.status !== 0) throw new Error(`${where}: "${step.command}" exited ${result.status}: ${result.stderr}`);

@@ -25,6 +25,13 @@ import { AppSnapshot } from '../app-snapshot.js';
 import type { ApplicationRegistry } from '../application-registry.js';
 import { GitSourceCache } from '../git/git-source-cache.js';
 import { secretNamesOf, type NamespaceSecrets, type SecretData } from './namespace-secrets.js';
+import type { ScrubbedValue, SecretValue } from '../../secrets/secret-store.js';
+
+/**
+ * How often the Secrets of served apps are read again: the bound within which a
+ * rotated Secret is in use (the core's Role has `get`, no `watch`, on Secrets).
+ */
+export const SECRET_REFRESH_MS = 10_000;
 
 export interface KubernetesAppSourceOptions {
   readonly kubeConfig: KubeConfig;
@@ -49,6 +56,8 @@ export interface KubernetesAppSourceOptions {
   readonly namespaceSecrets?: NamespaceSecrets;
   /** Each app's own MCP secrets from elsewhere (the core's secrets file), when `namespaceSecrets` is not given. @defaultValue not checked */
   readonly appSecrets?: AppSecrets;
+  /** How often served apps' Secrets are read again. @defaultValue SECRET_REFRESH_MS */
+  readonly secretRefreshMs?: number;
   readonly logger: Logger;
 }
 
@@ -59,6 +68,10 @@ export class KubernetesAppSource {
   private applying: Promise<void> | undefined;
   /** The Secrets each served app's definition names, as read from its namespace when it loaded. */
   private secrets = new Map<string, ReadonlyMap<string, SecretData>>();
+  /** Each served app's namespace and the Secrets its definition names: what the refresh reads again. */
+  private secretNames = new Map<string, { namespace: string; names: string[] }>();
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private readonly secretListeners: Array<() => void> = [];
 
   constructor(private readonly options: KubernetesAppSourceOptions) {
     this.watcher = new AppDefinitionWatcher(options.kubeConfig, {
@@ -79,16 +92,56 @@ export class KubernetesAppSource {
     await this.watcher.start();
     this.schedule(this.watcher.current());
     await this.idle();
+    if (this.options.namespaceSecrets !== undefined) {
+      const every = this.options.secretRefreshMs ?? SECRET_REFRESH_MS;
+      const tick = (): void => {
+        this.refreshSecrets()
+          .catch((error: Error) => this.options.logger.warn({ err: error.message }, 'reading apps\' Secrets again failed; the values before stay in use'))
+          .finally(() => {
+            if (this.refreshTimer !== undefined) this.refreshTimer = setTimeout(tick, every).unref();
+          });
+      };
+      this.refreshTimer = setTimeout(tick, every).unref();
+    }
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = undefined;
     await this.watcher.stop();
     await this.idle();
   }
 
   /** The value of a Secret of the app's own namespace that its definition names; undefined for any other. */
-  secretValue(appId: string, name: string, key: string): string | undefined {
+  secretValue(appId: string, name: string, key: string): SecretValue | undefined {
     return this.secrets.get(appId)?.get(name)?.get(key);
+  }
+
+  /** Every value of the served apps' Secrets, named, for the scrubber. */
+  secretValues(): ScrubbedValue[] {
+    return [...this.secrets.values()].flatMap((owned) => [...owned].flatMap(([name, data]) => [...data.values()].map((entry) => ({ name, value: entry.value }))));
+  }
+
+  /** Called whenever the served apps' Secrets were read anew. */
+  onSecretsChange(listener: () => void): void {
+    this.secretListeners.push(listener);
+  }
+
+  /**
+   * Reads the Secrets of every served app again: a rotated value is used from
+   * the next request on, a request in flight keeps the value it read. A Secret
+   * that is gone leaves the app without it (its credentials then fail the fetch
+   * UHLP_SECRET_UNAVAILABLE) until it is back or the definition changes.
+   */
+  async refreshSecrets(): Promise<void> {
+    const reader = this.options.namespaceSecrets;
+    if (reader === undefined) return;
+    const next = new Map<string, ReadonlyMap<string, SecretData>>();
+    for (const [appId, { namespace, names }] of this.secretNames) next.set(appId, await reader.read(namespace, names));
+    // An apply that ran meanwhile has the newer word.
+    if (this.applying !== undefined) return;
+    this.secrets = next;
+    for (const listener of this.secretListeners) listener();
   }
 
   /** Whether the app's definition names a Secret of its namespace that exists (with that key, when given). */
@@ -125,6 +178,7 @@ export class KubernetesAppSource {
     const documents: Array<{ file: string; document: AppDefinitionDocument; revision: string }> = [];
     const problems: DefinitionProblem[] = [];
     const secrets = new Map<string, ReadonlyMap<string, SecretData>>();
+    const secretNames = new Map<string, { namespace: string; names: string[] }>();
     for (const app of apps) {
       const file = `${app.namespace}/${app.name}`;
       try {
@@ -135,7 +189,13 @@ export class KubernetesAppSource {
         problems.push(sourceProblem(file, error));
       }
     }
+    for (const appId of secrets.keys()) {
+      const app = apps.find((candidate) => candidate.name === appId);
+      if (app !== undefined) secretNames.set(appId, { namespace: app.namespace, names: secretNamesOf(app.spec) });
+    }
     this.secrets = secrets;
+    this.secretNames = secretNames;
+    for (const listener of this.secretListeners) listener();
     for (const problem of problems) this.options.logger.error({ code: 'UHLP_DEFINITION_INVALID', file: problem.file, path: problem.path }, problem.reason);
     const version = createHash('sha1').update(apps.map((a) => `${a.namespace}/${a.name}@${a.resourceVersion}`).join(',')).digest('hex');
     await this.options.registry.publish(new AppSnapshot(`k8s-${version.slice(0, 12)}`, documents, problems));

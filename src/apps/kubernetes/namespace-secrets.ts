@@ -6,9 +6,10 @@
  * so an app can never name a Secret of another namespace, whoever wrote it.
  */
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { SecretValue } from '../../secrets/secret-store.js';
 
-/** One Secret's data, decoded: value by key. */
-export type SecretData = ReadonlyMap<string, string>;
+/** One Secret's data, decoded: value by key, each with the Secret's resourceVersion as its version. */
+export type SecretData = ReadonlyMap<string, SecretValue>;
 
 export class NamespaceSecrets {
   private readonly api: CoreV1Api;
@@ -29,16 +30,14 @@ export class NamespaceSecrets {
         throw error;
       });
       if (secret === undefined) continue;
-      const data = new Map<string, string>();
-      for (const [key, value] of Object.entries(secret.data ?? {})) data.set(key, Buffer.from(value, 'base64').toString('utf8'));
-      for (const [key, value] of Object.entries(secret.stringData ?? {})) data.set(key, value);
+      const version = secret.metadata?.resourceVersion ?? '0';
+      const data = new Map<string, SecretValue>();
+      for (const [key, value] of Object.entries(secret.data ?? {})) data.set(key, { value: Buffer.from(value, 'base64').toString('utf8'), version });
+      for (const [key, value] of Object.entries(secret.stringData ?? {})) data.set(key, { value, version });
       found.set(name, data);
     }
     return found;
   }
 }
 
-/** The names of the Secrets an app's definition refers to (its remote MCP servers' headers). */
-export function secretNamesOf(spec: { readonly mcpServers?: ReadonlyArray<{ readonly http?: { readonly headers?: ReadonlyArray<{ readonly secretRef: { readonly name: string } }> } }> }): string[] {
-  return (spec.mcpServers ?? []).flatMap((server) => (server.http?.headers ?? []).map((header) => header.secretRef.name));
-}
+export { secretNamesOf } from '../../secrets/secret-references.js';

@@ -277,6 +277,51 @@ export const ShellCapability = Type.Object(
 );
 export type ShellCapability = Static<typeof ShellCapability>;
 
+/**
+ * A key of one of the app's own secrets (declared in spec.secrets): a Secret of
+ * its namespace in a cluster, its section of the core's secrets file otherwise.
+ */
+export const SecretRef = Type.Object(
+  {
+    name: Name("A secret of the app's own: a Secret of its namespace in a cluster, its section of the core's secrets file otherwise."),
+    key: Type.String({ pattern: '^[-._A-Za-z0-9]{1,253}$', description: 'The key of the secret whose value is used.' }),
+  },
+  { additionalProperties: false },
+);
+export type SecretRef = Static<typeof SecretRef>;
+
+const WEB_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/**
+ * A credential the core adds to the requests of a web fetch that go to one
+ * origin (and path prefix, and methods), after every other check: the script
+ * never sees the value nor the header, and a redirect to another origin does
+ * not carry it.
+ */
+export const WebInjection = Type.Object(
+  {
+    url: Type.String({
+      pattern: '^https?://[^/?#\\s]+(/[^?#\\s]*)?$',
+      maxLength: 2048,
+      description: 'Origin and path prefix of the requests that carry the credential (https://api.example.com/v1/); scheme, host and port must match exactly.',
+    }),
+    methods: Type.Optional(
+      Type.Array(Type.Union(WEB_METHODS.map((m) => Type.Literal(m))), { minItems: 1, description: 'Methods whose requests carry it. @default every method the capability allows.' }),
+    ),
+    header: Type.Optional(Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$", description: 'The header that carries it (Authorization, X-Api-Key); exactly one of header and query.' })),
+    query: Type.Optional(Type.String({ pattern: '^[-._~A-Za-z0-9]{1,64}$', description: 'The query parameter that carries it (api_key); exactly one of header and query.' })),
+    scheme: Type.Optional(
+      Type.Union([Type.Literal('bearer'), Type.Literal('basic')], {
+        description: 'bearer: `Bearer <value>`; basic: `Basic <base64 of the value>`, the value being `user:password`. Headers only.',
+      }),
+    ),
+    prefix: Type.Optional(Type.String({ maxLength: 32, pattern: '^[^\\r\\n]*$', description: 'Text before the value (`Token `), when no scheme is given.' })),
+    secretRef: SecretRef,
+  },
+  { additionalProperties: false },
+);
+export type WebInjection = Static<typeof WebInjection>;
+
 export const WebCapability = Type.Object(
   {
     allowHosts: Type.Array(Type.String({ minLength: 1 }), {
@@ -292,6 +337,12 @@ export const WebCapability = Type.Object(
       default: [],
       description: 'host:port pairs that may resolve to loopback, private or link-local addresses (tests, internal services).',
     }),
+    inject: Type.Optional(
+      Type.Array(WebInjection, {
+        maxItems: 32,
+        description: "Credentials the core adds to matching requests, from the app's secrets; the script never sees them.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -383,6 +434,27 @@ export const McpCapability = Type.Object(
 );
 export type McpCapability = Static<typeof McpCapability>;
 
+export const SecretsCapability = Type.Object(
+  {
+    read: Type.Array(
+      Type.Object(
+        {
+          secret: Name('A secret of spec.secrets whose value the components may read.'),
+          components: Type.Array(ComponentId('A component of this app.'), { minItems: 1, description: 'The components whose executions may read it; no other may.' }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        minItems: 1,
+        description:
+          "Secrets handed to a script that must hold the value itself (to sign with): core.secrets.read answers it to an execution of a listed component, in that call's result only (never in its environment or files). Prefer capabilities.web.inject, which never hands a value in.",
+      },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SecretsCapability = Static<typeof SecretsCapability>;
+
 /**
  * What the app's sandboxes may ask the core to do through MCP. A missing key
  * means no such tool at all: the tool is not listed and a call is refused.
@@ -391,6 +463,7 @@ export const CapabilitiesSpec = Type.Object(
   {
     shell: Type.Optional(ShellCapability),
     web: Type.Optional(WebCapability),
+    secrets: Type.Optional(SecretsCapability),
     kv: Type.Optional(KvCapability),
     llm: Type.Optional(LlmCapability),
     state: Type.Optional(StateCapability),
@@ -436,19 +509,13 @@ export type LedgerRetentionSpec = Static<typeof LedgerRetentionSpec>;
 /**
  * A header of a remote MCP server, taken from a secret of the app's own:
  * never from the app's files. The secret is an entry of the app's section of
- * the core's MCP secrets file (UHLP_MCP_SECRETS_FILE; in a cluster the chart's
- * `core.mcp.secrets` Secret); naming any other is a definition problem.
+ * the core's secrets file (UHLP_SECRETS_FILE), in a cluster a Secret of the
+ * app's namespace; naming any other is a definition problem.
  */
 export const McpHeaderSpec = Type.Object(
   {
     name: Type.String({ pattern: '^[A-Za-z0-9-]{1,64}$', description: 'Header name (Authorization, X-Api-Key).' }),
-    secretRef: Type.Object(
-      {
-        name: Name("A secret of the app's own section of the core's MCP secrets."),
-        key: Type.String({ pattern: '^[-._A-Za-z0-9]{1,253}$', description: 'The key of the Secret whose value the header carries.' }),
-      },
-      { additionalProperties: false },
-    ),
+    secretRef: SecretRef,
     prefix: Type.Optional(Type.String({ maxLength: 32, description: 'Text before the secret value (`Bearer `).' })),
   },
   { additionalProperties: false },
@@ -588,6 +655,22 @@ export const AppSpec = Type.Object(
           { additionalProperties: false },
         ),
         { maxItems: 256, description: "Risk levels of the core's tools for this app (seed 004: risk_level)." },
+      ),
+    ),
+    secrets: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Name("A secret the app uses: a Secret of its namespace in a cluster, its section of the core's secrets file (UHLP_SECRETS_FILE) otherwise."),
+            description: Type.Optional(Type.String({ maxLength: 256, description: 'What the secret is for.' })),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          maxItems: 64,
+          description:
+            "The secrets the app uses, by name: web credentials (capabilities.web.inject) may name only these, and each must exist for the app to load. Values never come from the app's files.",
+        },
       ),
     ),
     mcpServers: Type.Optional(Type.Array(McpServerSpec, { maxItems: 32, description: 'MCP servers whose tools the app may call as app.<server>.<tool>, limited by capabilities.mcp.' })),

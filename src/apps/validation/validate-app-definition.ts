@@ -12,6 +12,7 @@ import { gitSourceProblems } from '../git/git-source.js';
 import { compileRoutePattern, RoutePatternError } from '../../sources/http/route-pattern.js';
 import { declaredPathProblem } from '../../execution/declared-outputs.js';
 import { fallbackProblems, llmComponentProblems } from './validate-llm-component.js';
+import { secretProblems } from './validate-secrets.js';
 import { isFederatedToolName, mcpServerProblems, type AppSecretCheck } from './validate-mcp-servers.js';
 import { csComponentProblems } from './validate-cs-component.js';
 import { uiProblems } from './validate-ui.js';
@@ -136,6 +137,7 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
   });
 
   for (const [where, reason] of mcpServerProblems(spec, options.fileExists, options.hasSecret)) add(where, reason);
+  for (const [where, reason] of secretProblems(spec, options.hasSecret)) add(where, reason);
   const state = spec.capabilities?.state;
   for (const field of ['write', 'forbidden'] as const) {
     // A glob the schema takes but the matcher cannot compile would otherwise fail the app's first write.

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkCommunitySecrets, loadCommunityServers } from './community-servers.js';
-import { parseSecrets } from './secret-file.js';
+import { parseSecrets } from '../../secrets/secret-file.js';
 
 describe('the community file', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-community-'));

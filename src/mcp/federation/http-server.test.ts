@@ -21,7 +21,7 @@ describe('a remote MCP server', () => {
   });
 
   it("whose outputSchema pattern backtracks exponentially on its answer costs the core's event loop nothing measurable", async () => {
-    const server = createHttpServer({ id: 'app.hostile', url: remote.url, headers: {}, timeoutMs: 10_000, maxOutputBytes: 65_536, allowPrivate: [remote.hostPort] });
+    const server = createHttpServer({ id: 'app.hostile', url: remote.url, timeoutMs: 10_000, maxOutputBytes: 65_536, allowPrivate: [remote.hostPort] });
     try {
       const signal = AbortSignal.timeout(10_000);
       expect((await server.listTools(signal)).map((tool) => tool.name)).toEqual(['evil']);

@@ -7,6 +7,7 @@
  * from the app's files. One client per app and server: no session or
  * connection of the server's is shared between apps.
  */
+import type { EgressCredential } from '../../net/egress-credentials.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { guardedFetch } from '../../net/guarded-fetch.js';
 import { isUhlpError } from '../../shared/errors.js';
@@ -16,8 +17,12 @@ import { uncheckedOutputSchemas } from './unchecked-output-schemas.js';
 export interface HttpServerOptions {
   readonly id: string;
   readonly url: string;
-  /** Resolved headers (Authorization, API keys). */
-  readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The server's credential headers, read anew for every request (a rotated secret is used from the next one
+   * on) and added by the guarded fetch after its checks, like a web fetch's (egress-credentials.ts).
+   * @defaultValue none
+   */
+  readonly credentials?: () => readonly EgressCredential[];
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
   /** host:port pairs the server may resolve to although private (tests, internal services). @defaultValue [] */
@@ -51,6 +56,7 @@ export function createHttpServer(options: HttpServerOptions): FederatedServer {
         timeoutMs: options.timeoutMs,
         maxBodyBytes: options.maxOutputBytes,
         maxRedirects: 0,
+        ...(options.credentials !== undefined ? { inject: options.credentials() } : {}),
       },
     );
     if (response.truncated) {
@@ -65,7 +71,7 @@ export function createHttpServer(options: HttpServerOptions): FederatedServer {
     (connected ??= (async () => {
       // The server's outputSchemas are never compiled here: see unchecked-output-schemas.ts.
       const sdk = new Client({ name: 'uhlp-core', version: '0.1.0' }, { jsonSchemaValidator: uncheckedOutputSchemas, versionNegotiation: { mode: 'auto', probe: { timeoutMs: options.timeoutMs } } });
-      await sdk.connect(new StreamableHTTPClientTransport(new URL(options.url), { fetch: fetchThroughGuard, requestInit: { headers: { ...options.headers } } }));
+      await sdk.connect(new StreamableHTTPClientTransport(new URL(options.url), { fetch: fetchThroughGuard }));
       return sdk;
     })().catch((error: unknown) => {
       connected = undefined;

@@ -9,7 +9,7 @@ import type { ExecutionGrant } from '../mcp-token-service.js';
 import { ToolCallRecorder } from '../tool-call-recorder.js';
 import { McpFederation } from './mcp-federation.js';
 import type { PackageCache } from './package-cache.js';
-import { parseSecrets } from './secret-file.js';
+import { parseSecrets } from '../../secrets/secret-file.js';
 
 /** An app whose one remote server, `search`, sends the app's secret `search` as its Authorization. */
 function app(name: string, url: string, mcp: CapabilitiesSpec['mcp']): { file: string; document: ReturnType<typeof document> } {

@@ -27,7 +27,8 @@ import { createHttpServer } from './http-server.js';
 import type { PackageCache } from './package-cache.js';
 import { createSandboxServer } from './sandbox-server.js';
 import { communityPoolSpec, type CommunityServerSpec } from './community-servers.js';
-import { NO_SECRETS, type McpSecrets } from './secret-file.js';
+import { NO_SECRETS, type SecretStore } from '../../secrets/secret-store.js';
+import type { EgressCredential } from '../../net/egress-credentials.js';
 import { refusalRule, serverMayBeGranted, toolGrant } from './tool-grant.js';
 
 /** How long a server's tool list is kept, ms: its changes reach callers within this. */
@@ -51,7 +52,7 @@ export interface McpFederationOptions {
   /** Retires such a pool. */
   retirePool?(appId: string, poolName: string): void;
   /** The values of remote servers' header secretRefs: each app's own, and the community servers'. @defaultValue none */
-  readonly secrets?: McpSecrets;
+  readonly secrets?: SecretStore;
   /** host:port pairs remote servers may resolve to although private. @defaultValue [] */
   readonly allowPrivate?: readonly string[];
   /** Whether a workflow run lets the grant call a tool the app marks critical. */
@@ -309,18 +310,21 @@ export class McpFederation {
       return createSandboxServer({ id, pool: () => this.options.appPool(appId, poolName), problem: () => this.options.appPoolProblem?.(appId, poolName), ...limits });
     }
     if (spec.http !== undefined) {
-      const headers: Record<string, string> = {};
       const secrets = this.options.secrets ?? NO_SECRETS;
-      for (const header of spec.http.headers) {
-        const { name, key } = header.secretRef;
-        const value = owner === 'app' ? secrets.ofApp(appId, name, key) : secrets.ofCommunity(name, key);
-        if (value === undefined) {
-          this.options.logger.warn({ app: appId, server: id, secret: header.secretRef.name }, 'secret of a remote MCP server not found; header not sent');
-          continue;
-        }
-        headers[header.name] = `${header.prefix ?? ''}${value}`;
-      }
-      return createHttpServer({ id, url: spec.http.url, headers, ...limits, allowPrivate: this.options.allowPrivate ?? [] });
+      const origin = new URL(spec.http.url).origin;
+      const headers = spec.http.headers;
+      // Read for every request: a rotated secret is sent from the next request on, with no reconnect.
+      const credentials = (): EgressCredential[] =>
+        headers.flatMap((header) => {
+          const { name, key } = header.secretRef;
+          const secret = owner === 'app' ? secrets.ofApp(appId, name, key) : secrets.ofCommunity(name, key);
+          if (secret === undefined) {
+            this.options.logger.warn({ app: appId, server: id, secret: name }, 'secret of a remote MCP server not found; header not sent');
+            return [];
+          }
+          return [{ origin, header: header.name, value: `${header.prefix ?? ''}${secret.value}` }];
+        });
+      return createHttpServer({ id, url: spec.http.url, ...(headers.length > 0 ? { credentials } : {}), ...limits, allowPrivate: this.options.allowPrivate ?? [] });
     }
     return undefined;
   }

@@ -15,6 +15,8 @@ import { WEB_AFFORDANCE, WEB_CAPABILITY } from '../../std-body/web-fetch.js';
 import { capabilityDenied, checkShellArgv, checkWebRequest, requireCapability, shellEnvironment, shellLimits } from '../capability-guard.js';
 import type { EndpointInvoker, ToolServices } from '../tool-definition.js';
 import { defineTool } from '../tool-definition.js';
+import { resolveWebCredentials } from '../../secrets/web-credentials.js';
+import { NO_SECRETS } from '../../secrets/secret-store.js';
 
 /** Time the spine gives the host beyond the command's or fetch's own timeout, to report it. */
 const ENDPOINT_GRACE_MS = 5_000;
@@ -97,10 +99,14 @@ export const webFetch = defineTool({
     if (args.allowHosts !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') && !args.allowHosts.some((pattern) => hostMatches(url.hostname, pattern))) {
       throw capabilityDenied('web', 'allowHosts', `host ${bareHost(url.hostname)} is not in the allowHosts this fetch was narrowed to`, { host: bareHost(url.hostname), narrowed: true });
     }
+    // The app's credentials for this fetch, read now: the std-body host adds each to the hops it matches,
+    // after every check, and the script never sees one.
+    const { credentials, uses } = resolveWebCredentials(grant.appId, web.inject, services.secrets ?? NO_SECRETS, { url, method: checked.method });
     const payload = {
       url: url.href,
       method: checked.method,
       ...(args.headers !== undefined ? { headers: args.headers } : {}),
+      ...(credentials.length > 0 ? { inject: credentials } : {}),
       ...(args.body !== undefined ? { body: args.body } : {}),
       timeoutMs: checked.timeoutMs,
       maxBodyBytes: checked.maxBodyBytes,
@@ -134,7 +140,9 @@ export const webFetch = defineTool({
         },
       };
     }
+    const injected = Array.isArray(observation['injected']) ? (observation['injected'] as unknown[]) : [];
     return {
+      ...(injected.length > 0 ? { secrets: injected.flatMap((index) => (typeof index === 'number' && uses[index] !== undefined ? [uses[index]] : [])) } : {}),
       content: {
         outcome: 'applied',
         status: observation['status'],

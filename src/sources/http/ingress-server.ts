@@ -31,6 +31,7 @@ import type { Metrics } from '../../metrics.js';
 import { MCP_PATH } from '../../mcp/core-mcp-server.js';
 import { bindListener } from '../../core/route-audience.js';
 import { errorAnswer, HttpIngress } from './http-ingress.js';
+import type { SecretScrubber } from '../../secrets/secret-scrubber.js';
 
 export interface IngressServerOptions {
   readonly ingress: HttpIngress;
@@ -42,6 +43,8 @@ export interface IngressServerOptions {
   readonly bodyLimitBytes: number;
   /** Largest body of a request to /mcp, which has a limit of its own (src/mcp/mcp-limits.ts). @defaultValue bodyLimitBytes */
   readonly mcpBodyLimitBytes?: number;
+  /** Removes secret values from answers (body and headers; not streamed ones) before the client sees them. @defaultValue none */
+  readonly scrubber?: SecretScrubber;
 }
 
 /** Request line and headers, as node:http allows by default. */
@@ -118,7 +121,7 @@ export class IngressServer {
         requestId,
       )
       .then((answer) => {
-        respond(answer);
+        respond(this.options.scrubber?.active === true ? scrubbedAnswer(answer, this.options.scrubber) : answer);
         this.options.metrics.requests.inc({ app: answer.route.app, route: answer.route.route, status: String(answer.status) });
       })
       // handle() answers every failure itself; this is for a bug past it, which must not take the core down.
@@ -162,4 +165,12 @@ export function isMcpTarget(target: string): boolean {
 function isCorePath(head: Http1Head): boolean {
   const path = head.path;
   return RESERVED_PATH_PREFIXES.some((prefix) => path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f));
+}
+
+/** An answer with the secret values the core holds replaced in its body and headers (secret-scrubber.ts). */
+function scrubbedAnswer<T extends Http1Answer>(answer: T, scrubber: SecretScrubber): T {
+  const body = answer.body === undefined ? undefined : typeof answer.body === 'string' ? scrubber.scrub(answer.body) : scrubber.scrubBytes(answer.body);
+  const headers = answer.headers !== undefined ? scrubber.scrubValue(answer.headers) : undefined;
+  if (body === answer.body && headers === answer.headers) return answer;
+  return { ...answer, ...(body !== undefined ? { body } : {}), ...(headers !== undefined ? { headers } : {}) };
 }

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import type { AppSpec } from '../schema/app-definition-schema.js';
+import { secretProblems } from './validate-secrets.js';
+
+// The app's own secrets: `weather` with key `token`. Anything else is another owner's or nobody's.
+const own = (name: string, key?: string): boolean => name === 'weather' && (key === undefined || key === 'token');
+const rule = (extra: Record<string, unknown> = {}) => ({ url: 'https://api.weather.test/v1/', header: 'Authorization', scheme: 'bearer', secretRef: { name: 'weather', key: 'token' }, ...extra });
+const spec = (secrets: string[], inject: unknown[], allowHosts = ['api.weather.test']): AppSpec =>
+  ({ secrets: secrets.map((name) => ({ name })), capabilities: { web: { allowHosts, methods: ['GET'], timeoutMs: 1, maxBodyBytes: 1, allowPrivate: [], inject } } }) as unknown as AppSpec;
+
+describe('spec.secrets and web credentials', () => {
+  it.each([
+    ['a declared secret of its own, injected as a bearer header', spec(['weather'], [rule()]), []],
+    ['a query credential', spec(['weather'], [rule({ header: undefined, scheme: undefined, query: 'api_key' })]), []],
+    ["another app's secret", spec(['blog-key'], []), ['/spec/secrets/0/name']],
+    ['a duplicate', spec(['weather', 'weather'], []), ['/spec/secrets/1/name']],
+    ['a credential naming an undeclared secret', spec([], [rule()]), ['/spec/capabilities/web/inject/0/secretRef/name']],
+    ['a key the secret lacks', spec(['weather'], [rule({ secretRef: { name: 'weather', key: 'other' } })]), ['/spec/capabilities/web/inject/0/secretRef/key']],
+    ['both header and query', spec(['weather'], [rule({ query: 'k' })]), ['/spec/capabilities/web/inject/0']],
+    ['neither header nor query', spec(['weather'], [rule({ header: undefined, scheme: undefined })]), ['/spec/capabilities/web/inject/0']],
+    ['a scheme on a query', spec(['weather'], [rule({ header: undefined, query: 'k' })]), ['/spec/capabilities/web/inject/0/scheme']],
+    ['a scheme and a prefix', spec(['weather'], [rule({ prefix: 'Token ' })]), ['/spec/capabilities/web/inject/0/prefix']],
+    ['a host allowHosts does not list', spec(['weather'], [rule({ url: 'https://elsewhere.test/' })]), ['/spec/capabilities/web/inject/0/url']],
+  ])('%s', (_label, given, paths) => {
+    expect(secretProblems(given, own).map(([at]) => at)).toEqual(paths);
+  });
+
+  it.each([
+    ['a declared secret to a component of the app', ['weather'], { secret: 'weather', components: ['sign'] }, []],
+    ['an undeclared secret', [], { secret: 'weather', components: ['sign'] }, ['/spec/capabilities/secrets/read/0/secret']],
+    ['a component the app does not have', ['weather'], { secret: 'weather', components: ['other'] }, ['/spec/capabilities/secrets/read/0/components/0']],
+  ])('secrets.read: %s', (_label, secrets, grant, paths) => {
+    const given = { ...spec(secrets as string[], []), components: [{ id: 'sign' }], capabilities: { secrets: { read: [grant] } } } as unknown as AppSpec;
+    expect(secretProblems(given, own).map(([at]) => at)).toEqual(paths);
+  });
+
+  it('checks existence only where the reader holds secrets (the operator holds none)', () => {
+    expect(secretProblems(spec(['blog-key'], []), undefined)).toEqual([]);
+  });
+});
