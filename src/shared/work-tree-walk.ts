@@ -51,7 +51,7 @@ export interface RealizedWrite {
   readonly hash?: string;
   readonly size: number;
   /** `file`, or what else was made there (`symlink`, `fifo`, `socket`, `other`, `over-limit`). */
-  readonly kind: string;
+  readonly kind: WriteKind;
 }
 
 /** A writable directory outside the tree: anything in it but `keep` is a stray write of the turn that finds it. */

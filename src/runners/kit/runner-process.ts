@@ -17,7 +17,7 @@
  * (pods, which share no file system with the core). `--mcp-socket` sends tool calls to the core's MCP
  * endpoint over that Unix socket (sandboxes have no network); without it they
  * go to `context.mcp_endpoint` over TCP. `--work-dir` is the sandbox's writable
- * tree. `--niceness` lowers the runner's own CPU priority before any execution
+ * tree, which the runner walks after an execution that asks it to (`reportWrites`). `--niceness` lowers the runner's own CPU priority before any execution
  * runs (a sandboxed runner cannot be reniced from outside reliably: its
  * processes are forked inside the sandbox). `--drain-on-sigterm` makes SIGTERM a
  * graceful stop (pods: a deleted pod gets SIGTERM and a grace period): no new
@@ -25,10 +25,12 @@
  */
 import { unlinkSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Executor } from './executor.js';
 import { createRunnerServer } from './runner-server.js';
 import { unixSocketPost } from './unix-socket-fetch.js';
+import type { WalkableTree } from '../../shared/work-tree-walk.js';
 
 export interface RunnerProgram {
   /** The runner's name in its messages (`jit-runner`, `llm-orchestrator`). */
@@ -79,9 +81,11 @@ function start(program: RunnerProgram): void {
   if (!Number.isInteger(niceness) || niceness < 0 || niceness > 19) throw new Error(`--niceness must be an integer 0-19, got "${text('niceness')}"`);
   if (niceness > 0) os.setPriority(Math.min(19, os.getPriority() + niceness));
   const mcpSocket = text('mcp-socket');
+  const workDir = text('work-dir');
   const runner = createRunnerServer({
     executor: program.createExecutor({ definitionsRoot: definitions, workDir: text('work-dir'), definitionsViaMcp: values['definitions-via-mcp'] === true }),
     ...(mcpSocket ? { mcpPost: unixSocketPost(mcpSocket) } : {}),
+    ...(workDir !== undefined ? { workTree: workTreeOf(workDir, definitions) } : {}),
     concurrency,
   });
 
@@ -128,6 +132,17 @@ function start(program: RunnerProgram): void {
     if ('port' in target && address !== null && typeof address === 'object') void runner.warmUp(`http://127.0.0.1:${address.port}`).then(ready);
     else ready();
   });
+}
+
+/**
+ * The work tree as the runner walks it when asked (runner-server.ts): a definitions
+ * cache kept in it (a pod's `/work/.definitions`) is the runner's, not a turn's.
+ */
+function workTreeOf(workDir: string, definitions: string | undefined): WalkableTree {
+  const root = path.resolve(workDir);
+  const cache = definitions !== undefined ? path.resolve(definitions) : undefined;
+  const keep = cache !== undefined && path.dirname(cache) === root ? [path.basename(cache)] : [];
+  return { hostDir: root, ...(keep.length > 0 ? { keepAtRoot: keep } : {}) };
 }
 
 /** Starts the runner; a bad command line exits 64 with the reason on stderr. */
