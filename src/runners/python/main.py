@@ -33,6 +33,10 @@ from execute_contract import validate_execute_request
 from python_executor import PythonExecutor
 from runner_server import RunnerServer, ThreadingTCPHTTPServer, ThreadingUnixHTTPServer, make_handler
 from uhlp_tools import ExecutionTools
+from work_tree_walk import WorkTree
+
+# The runner's socket directory in a process sandbox and a container: writable, and walked with the tree.
+SOCKET_DIR = "/run/uhlp"
 
 # Stack of each thread (one per connection): its whole size counts against --memory-mb, so not glibc's 8 MiB.
 THREAD_STACK_BYTES = 2 * 1024 * 1024
@@ -109,6 +113,16 @@ def _bind(target, handler):
     return ThreadingTCPHTTPServer(address, handler)
 
 
+def _work_tree(args):
+    """The work tree as the runner walks it when asked: its definitions cache (a pod's /work/.definitions) is the runner's, and its socket directory is walked with it."""
+    if not args.work_dir:
+        return None
+    root = os.path.abspath(args.work_dir)
+    cache = os.path.abspath(args.definitions)
+    keep = [os.path.basename(cache)] if os.path.dirname(cache) == root else []
+    return WorkTree(root, keep, [(SOCKET_DIR, ["runner.sock"])])
+
+
 def _warm_up(executor):
     """A pod's runner is claimed warm: its first request must cost what the next ones do."""
     validate_execute_request({})
@@ -175,7 +189,7 @@ def main(argv):
     threading.excepthook = _on_thread_exception
 
     executor = PythonExecutor(args.definitions, args.work_dir, args.definitions_via_mcp)
-    runner = RunnerServer(executor, args.concurrency, args.mcp_socket)
+    runner = RunnerServer(executor, args.concurrency, args.mcp_socket, _work_tree(args))
     try:
         server = _bind(args.target, make_handler(runner))
     except OSError as error:
