@@ -73,11 +73,45 @@ export interface WalkableTree {
   /** Writable directories outside the tree to walk with it. @defaultValue none */
   readonly sideDirs?: readonly SideDir[];
   /**
-   * Names at the tree's root that belong to the runner, not to a turn (a pod's
-   * `.definitions`, the scripts the runner keeps): neither reported nor removed.
-   * @defaultValue none
+   * A directory at the tree's root the runner writes itself (a pod's
+   * `.definitions`, the scripts it keeps): only the files it recorded there,
+   * unchanged, may be in it. @defaultValue none
    */
-  readonly keepAtRoot?: readonly string[];
+  readonly runnerFiles?: RunnerFiles;
+}
+
+/**
+ * The files a runner wrote into its tree itself, each with the stamp it had
+ * then: device, inode, mode, size and change time. A turn cannot make a file
+ * whose stamp matches one recorded (the change time is the kernel's, and any
+ * write, chmod, rename or link of the file moves it), so anything else in the
+ * directory, or a recorded file changed, is the turn's write.
+ */
+export class RunnerFiles {
+  private readonly stamps = new Map<string, string>();
+
+  /** @param name the directory's name at the tree's root */
+  constructor(readonly name: string) {}
+
+  /** Records a file the runner just wrote in the directory. */
+  record(file: string): void {
+    this.stamps.set(path.resolve(file), stampOf(lstatSync(file, { bigint: true })));
+  }
+
+  /** Whether `file` is one the runner recorded, unchanged since. */
+  holds(file: string): boolean {
+    const stamp = this.stamps.get(file);
+    if (stamp === undefined) return false;
+    try {
+      return stampOf(lstatSync(file, { bigint: true })) === stamp;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function stampOf(info: import('node:fs').BigIntStats): string {
+  return `${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.ctimeNs}`;
 }
 
 /** Per tree: the session directories made, the turns in flight per session, and where its parts are. */
@@ -87,7 +121,7 @@ interface TreeState {
   readonly root: string;
   readonly roots: ReadonlyArray<{ readonly top: (typeof TREE_TOP_DIRS)[number]; readonly dir: string }>;
   readonly sides: readonly SideDir[];
-  readonly keepAtRoot: readonly string[];
+  readonly runnerFiles: RunnerFiles | undefined;
 }
 
 const trees = new WeakMap<WalkableTree, TreeState>();
@@ -101,7 +135,7 @@ function stateOf(tree: WalkableTree): TreeState {
       root: tree.hostDir,
       roots: TREE_TOP_DIRS.map((top) => ({ top, dir: path.join(tree.hostDir, top) })),
       sides: tree.sideDirs ?? [],
-      keepAtRoot: tree.keepAtRoot ?? [],
+      runnerFiles: tree.runnerFiles,
     };
     trees.set(tree, state);
   }
@@ -163,7 +197,9 @@ export class TurnWorkTree {
     let entries = 0;
     // Beside tmp/ and output/: written outside every turn's directories, and kept for the next session unless found.
     for (const entry of listEntriesSync(state.root)) {
-      if (!isTopDir(entry) && !state.keepAtRoot.includes(entry.name)) entries += stray(`${state.root}/${entry.name}`, entry.name, entry, files);
+      if (isTopDir(entry)) continue;
+      if (isRunnerDir(state, entry)) entries += foreign(`${state.root}/${entry.name}`, entry.name, state.runnerFiles!, files);
+      else entries += stray(`${state.root}/${entry.name}`, entry.name, entry, files);
     }
     for (const { top, dir } of state.roots) {
       for (const entry of listEntriesSync(dir)) {
@@ -205,7 +241,9 @@ export class TurnWorkTree {
 
   private async empty(state: TreeState): Promise<void> {
     for (const entry of listEntriesSync(state.root)) {
-      if (!isTopDir(entry) && !state.keepAtRoot.includes(entry.name)) await rm(path.join(state.root, entry.name), { recursive: true, force: true });
+      if (isTopDir(entry)) continue;
+      if (isRunnerDir(state, entry)) await removeForeign(path.join(state.root, entry.name), state.runnerFiles!);
+      else await rm(path.join(state.root, entry.name), { recursive: true, force: true });
     }
     for (const side of state.sides) {
       for (const name of listSync(side.hostDir)) if (!side.keep.includes(name)) await rm(path.join(side.hostDir, name), { recursive: true, force: true });
@@ -232,6 +270,51 @@ export class TurnWorkTree {
       }
     }
   }
+}
+
+function isRunnerDir(state: TreeState, entry: Dirent): boolean {
+  return state.runnerFiles !== undefined && entry.name === state.runnerFiles.name && entry.isDirectory();
+}
+
+/**
+ * Lists what is in the runner's own directory and is not a file it recorded,
+ * unchanged; answers how many such entries, a directory holding none of the
+ * runner's files included (a turn's empty directory is removed too).
+ */
+function foreign(dir: string, where: string, runner: RunnerFiles, entries: Entry[]): number {
+  return foreignIn(dir, where, runner, entries).seen;
+}
+
+function foreignIn(dir: string, where: string, runner: RunnerFiles, entries: Entry[]): { seen: number; holds: boolean } {
+  let seen = 0;
+  let holds = false;
+  for (const entry of listEntriesSync(dir)) {
+    const full = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) {
+      const inner = foreignIn(full, `${where}/${entry.name}`, runner, entries);
+      seen += inner.seen + (inner.holds ? 0 : 1);
+      holds ||= inner.holds;
+    } else if (runner.holds(full)) holds = true;
+    else {
+      entries.push({ file: full, where: `${where}/${entry.name}` });
+      seen += 1;
+    }
+  }
+  return { seen, holds };
+}
+
+/** Removes what is in the runner's own directory and is not a file it recorded; answers whether anything of the runner's is left under `dir`. */
+async function removeForeign(dir: string, runner: RunnerFiles): Promise<boolean> {
+  let holds = false;
+  for (const entry of listEntriesSync(dir)) {
+    const full = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) {
+      if (await removeForeign(full, runner)) holds = true;
+      else await rm(full, { recursive: true, force: true });
+    } else if (runner.holds(full)) holds = true;
+    else await rm(full, { force: true });
+  }
+  return holds;
 }
 
 /** A directory's entries, or none when it is gone. */

@@ -30,7 +30,7 @@ import { parseArgs } from 'node:util';
 import type { Executor } from './executor.js';
 import { createRunnerServer } from './runner-server.js';
 import { unixSocketPost } from './unix-socket-fetch.js';
-import type { WalkableTree } from '../../shared/work-tree-walk.js';
+import { RunnerFiles, type WalkableTree } from '../../shared/work-tree-walk.js';
 
 export interface RunnerProgram {
   /** The runner's name in its messages (`jit-runner`, `llm-orchestrator`). */
@@ -42,6 +42,8 @@ export interface RunnerProgram {
     readonly workDir: string | undefined;
     /** `--definitions-via-mcp`: definitionsRoot is a cache filled through MCP. */
     readonly definitionsViaMcp: boolean;
+    /** Called with each file the runner keeps in that cache, once written: the walk of the tree tells them from a turn's writes. @defaultValue none */
+    readonly kept?: (file: string) => void;
   }): Executor;
 }
 
@@ -82,10 +84,17 @@ function start(program: RunnerProgram): void {
   if (niceness > 0) os.setPriority(Math.min(19, os.getPriority() + niceness));
   const mcpSocket = text('mcp-socket');
   const workDir = text('work-dir');
+  const workTree = workDir !== undefined ? workTreeOf(workDir, definitions) : undefined;
+  const kept = workTree?.runnerFiles;
   const runner = createRunnerServer({
-    executor: program.createExecutor({ definitionsRoot: definitions, workDir: text('work-dir'), definitionsViaMcp: values['definitions-via-mcp'] === true }),
+    executor: program.createExecutor({
+      definitionsRoot: definitions,
+      workDir,
+      definitionsViaMcp: values['definitions-via-mcp'] === true,
+      ...(kept !== undefined ? { kept: (file: string) => kept.record(file) } : {}),
+    }),
     ...(mcpSocket ? { mcpPost: unixSocketPost(mcpSocket) } : {}),
-    ...(workDir !== undefined ? { workTree: workTreeOf(workDir, definitions) } : {}),
+    ...(workTree !== undefined ? { workTree } : {}),
     concurrency,
   });
 
@@ -135,14 +144,15 @@ function start(program: RunnerProgram): void {
 }
 
 /**
- * The work tree as the runner walks it when asked (runner-server.ts): a definitions
- * cache kept in it (a pod's `/work/.definitions`) is the runner's, not a turn's.
+ * The work tree as the runner walks it when asked (runner-server.ts). A definitions
+ * cache kept in it (a pod's `/work/.definitions`) is the runner's: the scripts it
+ * keeps there are recorded as it writes them, and anything else there is a turn's.
  */
 function workTreeOf(workDir: string, definitions: string | undefined): WalkableTree {
   const root = path.resolve(workDir);
   const cache = definitions !== undefined ? path.resolve(definitions) : undefined;
-  const keep = cache !== undefined && path.dirname(cache) === root ? [path.basename(cache)] : [];
-  return { hostDir: root, ...(keep.length > 0 ? { keepAtRoot: keep } : {}) };
+  if (cache === undefined || path.dirname(cache) !== root) return { hostDir: root };
+  return { hostDir: root, runnerFiles: new RunnerFiles(path.basename(cache)) };
 }
 
 /** Starts the runner; a bad command line exits 64 with the reason on stderr. */

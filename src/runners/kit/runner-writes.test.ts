@@ -4,7 +4,7 @@
  * execution, walks the tree by the core's rules (src/shared/work-tree-walk.ts),
  * answers what it found in `writes`, and empties the tree for the next turn.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { validateExecuteResponse, type ExecuteRequest, type ExecuteResponse } from '../../contract/execute-contract.js';
 import type { Executor } from './executor.js';
 import { createRunnerServer, type RunnerServer } from './runner-server.js';
+import { RunnerFiles } from '../../shared/work-tree-walk.js';
 
 const SID = 's-0123456789abcdef';
 let runner: RunnerServer;
@@ -19,6 +20,8 @@ let socketPath: string;
 let work: string;
 /** What the next execution does in the tree; the executor answers once it is done. */
 let writes: (root: string) => void = () => undefined;
+/** The scripts the runner kept in its definitions cache (a pod's /work/.definitions). */
+let kept: RunnerFiles;
 
 beforeEach(async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-rw-'));
@@ -28,11 +31,13 @@ beforeEach(async () => {
   mkdirSync(path.join(work, 'output'), { recursive: true });
   mkdirSync(path.join(work, '.definitions', 'rev'), { recursive: true });
   writeFileSync(path.join(work, '.definitions', 'rev', 'a.js'), 'export default () => 1;');
+  kept = new RunnerFiles('.definitions');
+  kept.record(path.join(work, '.definitions', 'rev', 'a.js'));
   const executor: Executor = async () => {
     writes(work);
     return { resultType: 'generic', data: { ok: true } };
   };
-  runner = createRunnerServer({ executor, workTree: { hostDir: work, keepAtRoot: ['.definitions'] } });
+  runner = createRunnerServer({ executor, workTree: { hostDir: work, runnerFiles: kept } });
   await new Promise<void>((resolve) => runner.server.listen(socketPath, resolve));
 });
 afterEach(async () => {
@@ -134,6 +139,27 @@ describe('the runner reports its work tree when asked', () => {
     const answer = await execute(request('r4', { reportWrites: true }));
     expect(answer.writes!.realized.map((w) => w.path).sort()).toEqual(['output']);
     expect(readdirSync(work).sort()).toEqual(['.definitions', 'output', 'tmp']);
+  });
+
+  it("reports what a turn put in the runner's definitions cache, or changed there, and removes it; the runner's own scripts stay", async () => {
+    writes = (root) => {
+      writeFileSync(path.join(root, '.definitions', 'rev', 'planted.js'), 'export default () => "for the next session";');
+      mkdirSync(path.join(root, '.definitions', 'name-is-a-message'));
+    };
+    const planted = await execute(request('r5', { reportWrites: true }));
+    expect(planted.writes!.realized.map((w) => w.path)).toEqual(['.definitions/rev/planted.js']);
+    expect(readdirSync(path.join(work, '.definitions')).sort()).toEqual(['rev']);
+    expect(readdirSync(path.join(work, '.definitions', 'rev'))).toEqual(['a.js']);
+
+    // A kept script rewritten in place (another component's, for the next session): its stamp moved.
+    writes = (root) => {
+      const file = path.join(root, '.definitions', 'rev', 'a.js');
+      chmodSync(file, 0o644);
+      writeFileSync(file, 'export default () => "poisoned";');
+    };
+    const poisoned = await execute(request('r6', { reportWrites: true }));
+    expect(poisoned.writes!.realized.map((w) => w.path)).toEqual(['.definitions/rev/a.js']);
+    expect(existsSync(path.join(work, '.definitions', 'rev', 'a.js'))).toBe(false);
   });
 
   it('walks nothing for a session id that is not one path segment', async () => {

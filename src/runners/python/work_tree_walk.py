@@ -6,7 +6,7 @@ in Python: the rules are that file's, and its constants (the two top directories
 the file and byte limits) come from the generated contract JSON, never copied by
 hand. Before the turn its directories `tmp/<sid>/` and `output/<sid>/` exist;
 after it the root is listed (anything beside `tmp/` and `output/`, but the
-runner's definitions cache, is a stray), the top directories are (the session's
+files the runner recorded in its definitions cache, is a stray), the top directories are (the session's
 own directory is the turn's, any other entry a stray), and the side directories
 are (the socket directory, `/run/uhlp`, anything in it but `runner.sock`). Every
 file is hashed; nothing is followed through a link and nothing but a regular file
@@ -28,12 +28,39 @@ MAX_BYTES = WORK_TREE_WALK["maxBytes"]
 _CHUNK = 1024 * 1024
 
 
-class WorkTree:
-    """One tree: its root, what at its root is the runner's, its side directories, and the turns in it."""
+class RunnerFiles:
+    """The files the runner wrote into a directory at the tree's root itself (a pod's
+    definitions cache), each with the stamp it had then (device, inode, mode, size,
+    change time): a turn cannot make a file whose stamp matches, so anything else
+    there, or a recorded file changed, is the turn's write."""
 
-    def __init__(self, root, keep_at_root=(), sides=()):
+    def __init__(self, name):
+        self.name = name
+        self._stamps = {}
+
+    def record(self, file):
+        self._stamps[os.path.abspath(file)] = _stamp(os.lstat(file))
+
+    def holds(self, file):
+        stamp = self._stamps.get(file)
+        if stamp is None:
+            return False
+        try:
+            return _stamp(os.lstat(file)) == stamp
+        except OSError:
+            return False
+
+
+def _stamp(info):
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_ctime_ns)
+
+
+class WorkTree:
+    """One tree: its root, the runner's own directory in it, its side directories, and the turns in it."""
+
+    def __init__(self, root, runner_files=None, sides=()):
         self.root = os.path.abspath(root)
-        self.keep_at_root = frozenset(keep_at_root)
+        self.runner_files = runner_files
         # (directory, names kept there)
         self.sides = tuple((os.path.abspath(directory), frozenset(keep)) for directory, keep in sides)
         self._prepared = set()
@@ -67,7 +94,11 @@ class _Turn:
             active = set(tree._active)
         entries = []
         for entry in _scan(tree.root):
-            if not _is_top_dir(entry) and entry.name not in tree.keep_at_root:
+            if _is_top_dir(entry):
+                continue
+            if _is_runner_dir(tree, entry):
+                _foreign(entry.path, entry.name, tree.runner_files, entries)
+            else:
                 _stray(entry, entry.name, entries)
         for top in TOP_DIRS:
             for entry in _scan(os.path.join(tree.root, top)):
@@ -103,7 +134,11 @@ class _Turn:
             del tree._active[self._sid]
             active = set(tree._active)
         for entry in _scan(tree.root):
-            if not _is_top_dir(entry) and entry.name not in tree.keep_at_root:
+            if _is_top_dir(entry):
+                continue
+            if _is_runner_dir(tree, entry):
+                _remove_foreign(entry.path, tree.runner_files)
+            else:
                 _remove(entry.path)
         for directory, keep in tree.sides:
             for entry in _scan(directory):
@@ -129,6 +164,35 @@ class _Turn:
                     _remove(entry.path)
                     with tree._lock:
                         tree._prepared.discard(entry.name)
+
+
+def _is_runner_dir(tree, entry):
+    return tree.runner_files is not None and entry.name == tree.runner_files.name and entry.is_dir(follow_symlinks=False)
+
+
+def _foreign(directory, where, runner_files, entries):
+    """Lists what is in the runner's own directory and is not a file it recorded, unchanged."""
+    for entry in _scan(directory):
+        if entry.is_dir(follow_symlinks=False):
+            _foreign(entry.path, f"{where}/{entry.name}", runner_files, entries)
+        elif not runner_files.holds(entry.path):
+            entries.append((entry.path, f"{where}/{entry.name}"))
+
+
+def _remove_foreign(directory, runner_files):
+    """Removes what is in the runner's own directory and is not a file it recorded (a directory holding none of them with it); answers whether any of them is left."""
+    holds = False
+    for entry in _scan(directory):
+        if entry.is_dir(follow_symlinks=False):
+            if _remove_foreign(entry.path, runner_files):
+                holds = True
+            else:
+                _remove(entry.path)
+        elif runner_files.holds(entry.path):
+            holds = True
+        else:
+            _remove(entry.path)
+    return holds
 
 
 def _scan(directory):
