@@ -573,6 +573,54 @@ describe('the process around the runner', () => {
   });
 });
 
+describe("its definitions cache in its work tree, as in a pod (/work/.definitions)", () => {
+  it("reports and removes what a turn planted there or changed, and keeps the scripts it kept itself", async () => {
+    const work = mkdtempSync(path.join(os.tmpdir(), 'uhlp-pywork-'));
+    for (const top of ['tmp', 'output']) mkdirSync(path.join(work, top));
+    const cache = path.join(work, '.definitions');
+    const pod = await startPythonRunner(['--definitions', cache, '--definitions-via-mcp', '--work-dir', work]);
+    const own = new SandboxClient({ kind: 'unix', socketPath: pod.socketPath });
+    const source = [
+      'import os',
+      'def handler(event, ctx):',
+      '    cache = os.path.join(os.path.dirname(os.path.dirname(ctx.workspace.tmpDir)), ".definitions")',
+      '    what = event["triggerDetails"]["payload"]["name"]',
+      '    if what == "plant":',
+      '        with open(os.path.join(cache, "planted.py"), "w") as handle:',
+      '            handle.write("for the next session")',
+      '    if what == "poison":',
+      '        kept = os.path.join(cache, "' + REVISION + '", "scripts", "kept.py")',
+      '        os.chmod(kept, 0o644)',
+      '        with open(kept, "a") as handle:',
+      '            handle.write("# poisoned")',
+      '    return {"did": what}',
+      '',
+    ].join('\n');
+    const turn = async (id: string, name: string, files?: unknown) => {
+      const body = { ...request(id, { script: 'scripts/kept.py' }, { sessionId: 's-cache', workspace: { tmpDir: 'tmp/s-cache', outputDir: 'output/s-cache' } }), reportWrites: true, ...(files ? { definitionFiles: files } : {}) };
+      body.requestData = { source: 'trigger', triggerDetails: { sourceAppId: 'test', triggerEvent: 'unit', payload: { name } } };
+      const answer = JSON.parse((await own.execute(JSON.stringify(body), id, 5000)).body.toString()) as Record<string, any>;
+      expect(validateExecuteResponse(answer)).toBeUndefined();
+      return answer;
+    };
+    try {
+      // The script the core sent, kept in the cache by the runner: not a turn's write.
+      const first = await turn('c-1', 'nothing', [{ path: 'scripts/kept.py', content: source }]);
+      expect(first.writes).toEqual({ realized: [], emptied: true });
+      const planted = await turn('c-2', 'plant');
+      expect(planted.writes.realized.map((w: { path: string }) => w.path)).toEqual(['.definitions/planted.py']);
+      expect(readdirSync(cache)).toEqual([REVISION]);
+      const poisoned = await turn('c-3', 'poison');
+      expect(poisoned.writes.realized.map((w: { path: string }) => w.path)).toEqual([`.definitions/${REVISION}/scripts/kept.py`]);
+      // Removed, and with it the directories that held nothing else of the runner's.
+      expect(readdirSync(cache)).toEqual([]);
+    } finally {
+      own.close();
+      await pod.stop();
+    }
+  });
+});
+
 describe('the sandboxes\' seccomp policy, loaded on itself (--seccomp-self, as in a pod)', () => {
   it('refuses to start, exit 70 with the reason on stderr, when the filter file is missing or not a BPF program', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-pyseccomp-'));
