@@ -15,7 +15,7 @@
  * browser must not be able to drive these routes (CSRF).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { anotherSite, isLoopback } from '../core/loopback-operator.js';
+import { anotherSite } from '../core/loopback-operator.js';
 import { UhlpError } from '../shared/errors.js';
 import { findConsoleToken, type ConsoleRole, type ConsoleToken } from './console-tokens.js';
 
@@ -50,7 +50,8 @@ export class ConsoleAccess {
       if (token === undefined) throw new UhlpError('UHLP_CONSOLE_UNAUTHORIZED', 'the console token is not one this core knows (sign in again)');
       return { name: token.name, role: token.role, via: 'token' };
     }
-    if (isLoopback(request.socket.remoteAddress)) return { name: 'loopback', role: 'operator', via: 'loopback' };
+    // Whether the client is on loopback is the route audience gate's finding (src/core/route-audience.ts), not looked up here.
+    if (request.operatorClient?.loopback === true) return { name: 'loopback', role: 'operator', via: 'loopback' };
     if (this.tokens.length === 0) {
       throw new UhlpError('UHLP_CONSOLE_FORBIDDEN', `${CONSOLE_PATH} answers loopback clients only (no console token is configured: UHLP_CONSOLE_TOKENS_FILE)`, {
         client: request.socket.remoteAddress,

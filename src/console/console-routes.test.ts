@@ -19,6 +19,7 @@ import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { MemoryRunIndex } from '../workflow-runs/memory-run-index.js';
 import { loadConsoleAssets } from './console-assets.js';
 import { registerConsoleRoutes } from './console-routes.js';
+import { enforceAudiences } from '../core/route-audience.js';
 import { parseConsoleTokens } from './console-tokens.js';
 
 const OPERATOR = 'o'.repeat(40);
@@ -46,8 +47,10 @@ async function consoleApp(tokens = ''): Promise<FastifyInstance> {
     const uhlp = error instanceof UhlpError ? error : new UhlpError('UHLP_INTERNAL', String(error));
     return reply.code(uhlp.statusCode).send(errorBody(uhlp, request.id));
   });
-  registerConsoleRoutes(
-    app,
+  // Behind the route audience gate, as the core registers them: the gate finds whether the client is on loopback.
+  // console.example is the console's name as an operator configures it (UHLP_OPERATOR_HOSTS).
+  enforceAudiences(app, { operatorHosts: ['console.example'] }).declare('operators', () => registerConsoleRoutes(
+    app!,
     {
       config: { enabled: true, tokens: parseConsoleTokens(tokens, 'test'), sandboxHost: '127.0.0.1', sandboxPort: 0, journalSize: 1000 },
       registry: { snapshot: { revision: 'r', apps: new Map(), problems: [], heldBack: [] } } as unknown as ApplicationRegistry,
@@ -61,7 +64,7 @@ async function consoleApp(tokens = ''): Promise<FastifyInstance> {
       runIndex: new MemoryRunIndex({ ttlMs: 60_000 }),
     },
     {} as TurnPipeline,
-  );
+  ));
   return app;
 }
 

@@ -8,6 +8,7 @@
  */
 import { FormatRegistry, Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { WALK_MAX_FILES, WRITE_KINDS } from '../shared/work-tree-walk.js';
 
 // TypeBox ships no formats; the contract uses one: ISO 8601 timestamps.
 if (!FormatRegistry.Has('date-time')) {
@@ -246,6 +247,14 @@ export const ExecuteRequest = Type.Object({
   requestData: RequestData,
   context: ExecuteContext,
   definitionFiles: Type.Optional(Type.Array(DefinitionFile, { maxItems: 16 })),
+  /**
+   * The core cannot walk the sandbox's work tree itself (pods): after the
+   * execution the runner walks it (src/shared/work-tree-walk.ts, the python
+   * runner's runner_server.py), answers what it found in `writes`, and empties
+   * it for the next turn. Sent only with a turn (`context.workspace`).
+   * @defaultValue false: the core walks the tree itself
+   */
+  reportWrites: Type.Optional(Type.Boolean()),
 });
 export type ExecuteRequest = Static<typeof ExecuteRequest>;
 
@@ -329,11 +338,35 @@ export const ExecuteMetrics = Type.Object(
 );
 export type ExecuteMetrics = Static<typeof ExecuteMetrics>;
 
+/** A file (or other entry) the runner's walk found in its work tree after the execution. */
+export const ReportedWrite = Type.Object({
+  /** `tmp/<sid>/<path>`, `output/<sid>/<path>`, a name beside them in the tree, or a side directory's entry (`/run/uhlp/<name>`). */
+  path: Type.String({ minLength: 1, maxLength: 4096 }),
+  hash: Type.Optional(Type.String({ pattern: '^sha256:[0-9a-f]{64}$' })),
+  size: Type.Integer({ minimum: 0 }),
+  kind: Type.Union(WRITE_KINDS.map((kind) => Type.Literal(kind))),
+});
+export type ReportedWrite = Static<typeof ReportedWrite>;
+
+/** What the runner's walk of its work tree found (asked for with `reportWrites`), and whether it removed it. */
+export const WritesReport = Type.Object(
+  {
+    /** Everything found, the turn's directories and strays alike; at most one entry past the walk's file limit (`over-limit`). */
+    realized: Type.Array(ReportedWrite, { maxItems: WALK_MAX_FILES + 2 }),
+    /** The runner emptied the tree after the walk (the turn's directories kept, empty, for its next turn). */
+    emptied: Type.Boolean(),
+  },
+  { additionalProperties: true },
+);
+export type WritesReport = Static<typeof WritesReport>;
+
 export const ExecuteResponse = Type.Object({
   requestId: Type.String(),
   resultType: ResultType,
   data: Type.Unknown(),
   metrics: Type.Optional(ExecuteMetrics),
+  /** The runner's walk of its work tree, when the request asked for it (`reportWrites`). */
+  writes: Type.Optional(WritesReport),
 });
 export type ExecuteResponse = Static<typeof ExecuteResponse>;
 

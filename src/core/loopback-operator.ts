@@ -12,7 +12,8 @@
  * name now pointing at 127.0.0.1, is "same-origin" with itself. So local trust
  * begins with the Host: a loopback address, `localhost`, or a name the operator
  * configured (UHLP_OPERATOR_HOSTS), checked for every operator route before any
- * handler runs (route-audience.ts).
+ * handler runs (route-audience.ts), which alone applies these checks: no
+ * feature calls them.
  */
 import net from 'node:net';
 import type { FastifyRequest } from 'fastify';
@@ -37,12 +38,6 @@ export function anotherSite(request: Pick<FastifyRequest, 'headers'>): string | 
     host = undefined;
   }
   return host !== undefined && host === request.headers.host ? undefined : `Origin ${String(origin).slice(0, 128)} is not this core's`;
-}
-
-/** Why a request may not act as a loopback operator, or undefined when it may. */
-export function notLoopbackOperator(request: Pick<FastifyRequest, 'headers' | 'socket'>): string | undefined {
-  if (!isLoopback(request.socket.remoteAddress)) return `the client ${request.socket.remoteAddress ?? 'unknown'} is not on loopback`;
-  return anotherSite(request);
 }
 
 /**

@@ -126,3 +126,70 @@ describe('route audiences', () => {
     expect((await routes.inject({ url: '/operators' })).statusCode).toBe(200);
   });
 });
+
+describe('trust in a loopback operator, decided by the gate alone', () => {
+  /** A loopback-only operator route, a plain operator route that reads the gate's finding, and an app route; each counting its calls. */
+  async function trustApp(): Promise<{ app: FastifyInstance; calls: string[]; seen: unknown[] }> {
+    const calls: string[] = [];
+    const seen: unknown[] = [];
+    app = Fastify();
+    app.setErrorHandler((error, request, reply) => {
+      const uhlp = error instanceof UhlpError ? error : new UhlpError('UHLP_INTERNAL', String(error));
+      return reply.code(uhlp.statusCode).send(errorBody(uhlp, request.id));
+    });
+    const audiences = enforceAudiences(app);
+    audiences.declare('operators', () => {
+      app!.post('/only', { config: { loopbackOnly: { route: '/only', code: 'UHLP_ORACLE_FORBIDDEN' } } }, async () => {
+        calls.push('only');
+        return {};
+      });
+      app!.get('/reads', async (request) => {
+        calls.push('reads');
+        seen.push(request.operatorClient);
+        return {};
+      });
+    });
+    audiences.declare('apps', () =>
+      app!.get('/app', async (request) => {
+        seen.push(request.operatorClient);
+        return {};
+      }),
+    );
+    await app.ready();
+    return { app, calls, seen };
+  }
+
+  it.each([
+    ['the CLI on loopback', '127.0.0.1', {}, 200],
+    ['IPv6 loopback', '::1', {}, 200],
+    ['IPv4 loopback mapped in IPv6', '::ffff:127.0.0.1', {}, 200],
+    ['a same-origin page', '127.0.0.1', { 'sec-fetch-site': 'same-origin', origin: 'http://127.0.0.1:8080' }, 200],
+    ['a client beyond loopback', '10.0.0.7', {}, 403],
+    ['a client beyond loopback in IPv6', '2001:db8::1', {}, 403],
+    ['a page of another site in a loopback browser (CSRF)', '127.0.0.1', { 'sec-fetch-site': 'cross-site' }, 403],
+    ['a page whose Origin is another port of this machine', '127.0.0.1', { origin: 'http://127.0.0.1:9999' }, 403],
+  ])('a loopback-only route answers %s: %s', async (_name, remoteAddress, headers, status) => {
+    const { app: gated, calls } = await trustApp();
+    const response = await gated.inject({ method: 'POST', url: '/only', remoteAddress, headers: { host: '127.0.0.1:8080', 'content-type': 'text/plain', ...headers }, payload: 'x' });
+    expect(response.statusCode).toBe(status);
+    if (status === 403) {
+      // The route's own code, and its handler never ran.
+      expect(response.json()).toMatchObject({ code: 'UHLP_ORACLE_FORBIDDEN' });
+      expect(calls).toEqual([]);
+    } else expect(calls).toEqual(['only']);
+  });
+
+  it("tells an operator route what it found of the client, and no other route anything", async () => {
+    const { app: gated, seen } = await trustApp();
+    await gated.inject({ method: 'GET', url: '/reads', remoteAddress: '127.0.0.1' });
+    await gated.inject({ method: 'GET', url: '/reads', remoteAddress: '10.1.2.3' });
+    await gated.inject({ method: 'GET', url: '/reads', remoteAddress: '127.0.0.1', headers: { origin: 'https://evil.example' } });
+    await gated.inject({ method: 'GET', url: '/app', remoteAddress: '127.0.0.1' });
+    expect(seen).toEqual([
+      { loopback: true, refusal: undefined },
+      { loopback: false, refusal: 'the client 10.1.2.3 is not on loopback' },
+      { loopback: true, refusal: "Origin https://evil.example is not this core's" },
+      undefined,
+    ]);
+  });
+});

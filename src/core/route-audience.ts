@@ -22,10 +22,18 @@
  *
  * A route registered without an audience fails the core's start (the onRoute
  * hook throws): a new route cannot be added without saying who it is for.
+ *
+ * Trust in a loopback client is decided here too, once, and nowhere in a
+ * feature: for an operator route the gate records what it found of the client
+ * (`request.operatorClient`: on loopback, and whether a page of another site
+ * sent the request), and an operator route that trusts a loopback operator alone
+ * (the oracle's, the dev token's: `loopbackOnly` in its config, with the code it
+ * refuses others with) never runs its handler for anyone else. The console, which
+ * also takes tokens, reads the gate's finding instead of looking for itself.
  */
-import type { FastifyInstance } from 'fastify';
-import { UhlpError } from '../shared/errors.js';
-import { isLocalHost } from './loopback-operator.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { UhlpError, type ErrorCode } from '../shared/errors.js';
+import { isLocalHost, isLoopback, anotherSite } from './loopback-operator.js';
 
 export type Audience = 'apps' | 'operators' | 'sandboxes' | 'probes' | 'views';
 
@@ -50,10 +58,30 @@ export const LISTENERS: Readonly<Record<ListenerName, ListenerSpec>> = Object.fr
   'mcp-socket': { audiences: ['sandboxes'], address: '<data-dir>/mcp.sock (mounted into containers)' },
 });
 
+/** An operator route that answers a loopback operator only: what it is called in a refusal, and the code it refuses with. */
+export interface LoopbackOnly {
+  readonly route: string;
+  readonly code: ErrorCode;
+}
+
+/** What the gate found of an operator route's client. */
+export interface OperatorClient {
+  /** The client connected from loopback (the `uhlp` command, a browser on this machine). */
+  readonly loopback: boolean;
+  /** Why the client may not act as the loopback operator (not on loopback, or a page of another site sent it); undefined when it may. */
+  readonly refusal: string | undefined;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who the route is for (route-audience.ts); set where the route is registered. */
     audience?: Audience;
+    /** An operator route that trusts a loopback operator alone: anyone else is refused by the gate. @defaultValue none */
+    loopbackOnly?: LoopbackOnly;
+  }
+  interface FastifyRequest {
+    /** On an operator route: what the gate found of the client (route-audience.ts); undefined on any other route. */
+    operatorClient: OperatorClient | undefined;
   }
 }
 
@@ -98,6 +126,8 @@ export function enforceAudiences(app: FastifyInstance, options: RouteAudienceOpt
   const operatorHosts = options.operatorHosts ?? [];
   const routes: AudienceRoute[] = [];
   let current: Audience | undefined;
+  // Declared once, so that every request object has the same shape.
+  app.decorateRequest('operatorClient', undefined);
 
   app.addHook('onRoute', (route) => {
     const audience = route.config?.audience ?? current;
@@ -122,10 +152,22 @@ export function enforceAudiences(app: FastifyInstance, options: RouteAudienceOpt
         }),
       );
     }
-    if (audience === 'operators' && !isLocalHost(request.headers.host, operatorHosts)) {
+    if (audience !== 'operators') return done();
+    if (!isLocalHost(request.headers.host, operatorHosts)) {
       return done(
         new UhlpError('UHLP_HOST_NOT_ALLOWED', 'operator routes answer under a loopback address, localhost or a name in UHLP_OPERATOR_HOSTS only', {
           host: String(request.headers.host ?? '').slice(0, 128),
+        }),
+      );
+    }
+    const client = operatorClientOf(request);
+    request.operatorClient = client;
+    const only = request.routeOptions.config.loopbackOnly;
+    if (only !== undefined && client.refusal !== undefined) {
+      return done(
+        new UhlpError(only.code, `${only.route} answers loopback clients only, and no page of another site: ${client.refusal}`, {
+          client: request.socket.remoteAddress,
+          reason: client.refusal,
         }),
       );
     }
@@ -143,4 +185,14 @@ export function enforceAudiences(app: FastifyInstance, options: RouteAudienceOpt
     },
     routes: () => [...routes],
   };
+}
+
+/**
+ * A loopback client that no page of another site sent is the loopback operator
+ * (loopback-operator.ts says why both halves matter).
+ */
+function operatorClientOf(request: FastifyRequest): OperatorClient {
+  const address = request.socket.remoteAddress;
+  if (!isLoopback(address)) return { loopback: false, refusal: `the client ${address ?? 'unknown'} is not on loopback` };
+  return { loopback: true, refusal: anotherSite(request) };
 }

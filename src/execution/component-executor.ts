@@ -14,6 +14,7 @@ import type { Lease, PoolStrategy, ReleaseOutcome } from '../sandbox/pool-strate
 import type { ScriptRef } from '../sandbox/script-push.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceCheck } from './write-surface.js';
+import { askForWrites, checkReportedWrites } from './reported-writes.js';
 
 export interface ExecutionTarget {
   readonly appId: string;
@@ -141,9 +142,11 @@ export class ComponentExecutor {
     let metricOutcome = 'ok';
     const tree = lease.sandbox.handle.workTree;
     const surface = turn !== undefined && tree !== undefined ? TurnWriteSurface.begin(tree, turn.sessionId) : undefined;
+    // A turn on a sandbox whose tree the core cannot see (a pod): its runner walks the tree and reports (reported-writes.ts).
+    const reported = turn !== undefined && tree === undefined;
     try {
       // What this pool's sandboxes need with the request (a script they cannot read yet); no promise when nothing.
-      const prepared = pool.prepareRequest(lease, body, target.script);
+      const prepared = pool.prepareRequest(lease, reported ? askForWrites(body) : body, target.script);
       const sent = typeof prepared === 'string' ? prepared : await prepared;
       const raw = await lease.sandbox.client.execute(sent, requestId, target.timeoutMs, traceId);
       if (raw.status !== 200) {
@@ -167,6 +170,12 @@ export class ComponentExecutor {
         // No promise (and no wait) for a turn that wrote nothing: most turns.
         const settled = settleWrites(surface, turn!, parsed.response.resultType === 'error');
         if (settled !== undefined) await settled;
+      } else if (reported) {
+        // Set before the check can throw: a pod that wrote what it did not declare, or did not report, is deleted.
+        outcome = 'recycled';
+        const { check, recycle } = checkReportedWrites(parsed.response, turn!.declared);
+        if (!recycle) outcome = 'ok';
+        judgeWrites(turn!, parsed.response.resultType === 'error', check);
       }
       if (this.logger.isLevelEnabled('debug')) {
         const timing = { sandbox: lease.sandbox.handle.id, use: lease.sandbox.uses + 1, acquireMs, roundTripMs: performance.now() - started };
@@ -211,9 +220,17 @@ function settleWrites(surface: TurnWriteSurface, turn: TurnWrites, failed: boole
 }
 
 function settleChecked(surface: TurnWriteSurface, turn: TurnWrites, failed: boolean, check: SurfaceCheck): void | Promise<void> {
+  if (judgeWrites(turn, failed, check)) return surface.publish(check, turn.outputsRoot).then(() => undefined);
+}
+
+/**
+ * Records a turn's writes in its evidence, and refuses a mismatch of a turn that
+ * did not fail. Answers whether there are declared outputs to publish.
+ */
+function judgeWrites(turn: TurnWrites, failed: boolean, check: SurfaceCheck): boolean {
   if (check.realized.length > 0) turn.evidence.realizedWrites.push(...check.realized);
-  if (failed) return;
-  if (surfaceMatches(check)) return check.realized.length === 0 ? undefined : surface.publish(check, turn.outputsRoot).then(() => undefined);
+  if (failed) return false;
+  if (surfaceMatches(check)) return check.realized.length > 0;
   const timestamp = new Date().toISOString();
   for (const written of check.undeclared) {
     turn.evidence.capabilityViolations.push({ operation: `write ${written}`, capability: 'declared_outputs', detail: 'written but not declared', timestamp });

@@ -1,5 +1,6 @@
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
+import { enforceAudiences } from '../core/route-audience.js';
 import type { ApplicationRegistry } from '../apps/application-registry.js';
 import { DEV_MCP_TOKEN_PATH, registerDevTokenRoute } from './dev-token-route.js';
 import type { GrantBinding } from './mcp-token-service.js';
@@ -22,7 +23,8 @@ function appWith(devMode: boolean) {
   const app = Fastify();
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-  registerDevTokenRoute(app, { devMode, registry, mcp, mcpEndpoint: () => 'http://127.0.0.1:1/mcp' });
+  // Behind the route audience gate, as the core registers it: the gate alone refuses a client that is not the loopback operator.
+  enforceAudiences(app).declare('operators', () => registerDevTokenRoute(app, { devMode, registry, mcp, mcpEndpoint: () => 'http://127.0.0.1:1/mcp' }));
   return app;
 }
 

@@ -2,16 +2,19 @@
  * `POST /_uhlp/dev/mcp-token {"appId", "ttlSeconds"?}`: mints a token for an
  * app so that an MCP client outside any sandbox (the official client, the MCP
  * inspector, `uhlp mcp token`) can list and call its tools. It exists only in a
- * core started by `uhlp dev`, and answers only loopback clients: a token is
+ * core started by `uhlp dev`, and answers only loopback clients (the route
+ * audience gate refuses anyone else, src/core/route-audience.ts): a token is
  * the app's whole capability set.
  */
 import type { FastifyInstance } from 'fastify';
 import { UhlpError } from '../shared/errors.js';
-import { notLoopbackOperator } from '../core/loopback-operator.js';
+import type { LoopbackOnly } from '../core/route-audience.js';
 import type { ApplicationRegistry } from '../apps/application-registry.js';
 import type { McpExecutions } from './mcp-executions.js';
 
 export const DEV_MCP_TOKEN_PATH = '/_uhlp/dev/mcp-token';
+
+const LOOPBACK_ONLY: LoopbackOnly = { route: DEV_MCP_TOKEN_PATH, code: 'UHLP_DEV_MODE_ONLY' };
 
 /** Default and ceiling of a dev token's life. */
 const DEFAULT_TTL_SECONDS = 3600;
@@ -27,16 +30,9 @@ export interface DevTokenRouteOptions {
 }
 
 export function registerDevTokenRoute(app: FastifyInstance, options: DevTokenRouteOptions): void {
-  app.post(DEV_MCP_TOKEN_PATH, async (request, reply) => {
+  app.post(DEV_MCP_TOKEN_PATH, { config: { loopbackOnly: LOOPBACK_ONLY } }, async (request, reply) => {
     if (!options.devMode) {
       throw new UhlpError('UHLP_DEV_MODE_ONLY', `${DEV_MCP_TOKEN_PATH} exists only in a core started by uhlp dev`);
-    }
-    const refused = notLoopbackOperator(request);
-    if (refused !== undefined) {
-      throw new UhlpError('UHLP_DEV_MODE_ONLY', `${DEV_MCP_TOKEN_PATH} answers loopback clients only, and no page of another site: ${refused}`, {
-        client: request.socket.remoteAddress,
-        reason: refused,
-      });
     }
     const { appId, ttlSeconds } = parseBody(request.body as Buffer | undefined);
     const loaded = options.registry.snapshot.apps.get(appId);

@@ -1,5 +1,6 @@
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
+import { enforceAudiences } from '../core/route-audience.js';
 import { UhlpError } from '../shared/errors.js';
 import type { OptimizationOracle } from './optimization-oracle.js';
 import { ORACLE_ROUTE_PREFIX, registerOracleRoutes } from './oracle-routes.js';
@@ -23,7 +24,8 @@ function appWith(running: OptimizationOracle | undefined) {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   // As the core answers errors: the stable code and its status.
   app.setErrorHandler((error: UhlpError, _request, reply) => reply.status(error.statusCode ?? 500).send({ code: error.code }));
-  registerOracleRoutes(app, running);
+  // Behind the route audience gate, as the core registers it: the gate alone refuses a client that is not the loopback operator.
+  enforceAudiences(app).declare('operators', () => registerOracleRoutes(app, running));
   return app;
 }
 

@@ -4,33 +4,28 @@
  * - `GET /_uhlp/oracle/status[?app=A[&component=C]]` -> `{components: [...]}`
  * - `POST /_uhlp/oracle/promote|reject|rollback {"app", "component"}` -> the component's status
  *
- * They answer loopback clients only: they move what code serves an app. In a
- * cluster, reach them through a port-forward to the core.
+ * They answer loopback clients only (the route audience gate refuses anyone
+ * else with UHLP_ORACLE_FORBIDDEN, src/core/route-audience.ts): they move what
+ * code serves an app. In a cluster, reach them through a port-forward to the core.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { UhlpError } from '../shared/errors.js';
-import { notLoopbackOperator } from '../core/loopback-operator.js';
+import type { LoopbackOnly } from '../core/route-audience.js';
 import type { OptimizationOracle } from './optimization-oracle.js';
 import type { OracleCommand } from './oracle-commands.js';
 
 export const ORACLE_ROUTE_PREFIX = '/_uhlp/oracle';
 const COMMANDS: readonly OracleCommand[] = ['promote', 'reject', 'rollback'];
+const LOOPBACK_ONLY: LoopbackOnly = { route: ORACLE_ROUTE_PREFIX, code: 'UHLP_ORACLE_FORBIDDEN' };
 
 export function registerOracleRoutes(app: FastifyInstance, oracle: OptimizationOracle | undefined): void {
-  const guard = (request: FastifyRequest): OptimizationOracle => {
-    const refused = notLoopbackOperator(request);
-    if (refused !== undefined) {
-      throw new UhlpError('UHLP_ORACLE_FORBIDDEN', `${ORACLE_ROUTE_PREFIX} answers loopback clients only, and no page of another site: ${refused}`, {
-        client: request.socket.remoteAddress,
-        reason: refused,
-      });
-    }
+  const guard = (): OptimizationOracle => {
     if (oracle === undefined) throw new UhlpError('UHLP_ORACLE_NOT_FOUND', 'the optimization oracle is off on this core (UHLP_ORACLE=off)');
     return oracle;
   };
 
-  app.get(`${ORACLE_ROUTE_PREFIX}/status`, async (request, reply) => {
-    const running = guard(request);
+  app.get(`${ORACLE_ROUTE_PREFIX}/status`, { config: { loopbackOnly: LOOPBACK_ONLY } }, async (request, reply) => {
+    const running = guard();
     const query = request.query as Record<string, unknown>;
     const appId = optionalName(query['app'], 'app');
     const componentId = optionalName(query['component'], 'component');
@@ -39,8 +34,8 @@ export function registerOracleRoutes(app: FastifyInstance, oracle: OptimizationO
   });
 
   for (const command of COMMANDS) {
-    app.post(`${ORACLE_ROUTE_PREFIX}/${command}`, async (request, reply) => {
-      const running = guard(request);
+    app.post(`${ORACLE_ROUTE_PREFIX}/${command}`, { config: { loopbackOnly: LOOPBACK_ONLY } }, async (request, reply) => {
+      const running = guard();
       const body = parseBody(request.body as Buffer | undefined);
       return reply.send(await running.command(command, body.app, body.component));
     });

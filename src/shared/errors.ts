@@ -98,6 +98,7 @@ export const ERROR_CATALOG = {
   UHLP_CAPABILITY_DENIED: { status: 403, summary: "The app's capabilities do not allow the call; details name the capability and the rule." },
   UHLP_DECLARED_OUTPUTS_INVALID: { status: 400, summary: 'The X-UHLP-Declared-Outputs header is not a list of {"path", "role"} with tmp/ or output/ paths.' },
   UHLP_WRITE_SURFACE_MISMATCH: { status: 502, summary: "The turn wrote files it did not declare, or not the ones it declared; nothing was published, and details list both." },
+  UHLP_WRITE_SURFACE_UNREPORTED: { status: 502, summary: "The core cannot walk the sandbox's work tree (a pod) and its runner did not report what the turn wrote (a runner image older than the core); the turn failed and the sandbox was deleted." },
   UHLP_STATE_WRITE_NOT_AVAILABLE: { status: 501, summary: 'Definition state cannot be written here: this core serves apps from Kubernetes, not a definitions repository.' },
   UHLP_MCP_CALL_FAILED: { status: 502, summary: 'A script\'s tool call failed outside the tool: the MCP endpoint was unreachable or answered no valid result.' },
   UHLP_MCP_SERVER_UNAVAILABLE: { status: 503, summary: 'A federated MCP server cannot be reached: its package or pool is not ready, its sandbox could not start, or the remote server refused the connection.' },

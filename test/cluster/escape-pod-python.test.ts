@@ -9,12 +9,20 @@
  * as the pod driver suite does.) So must its writes to the IPC namespace's places
  * (/dev/shm, /dev/mqueue, System V and POSIX IPC objects), its results UTF-8 cannot
  * say, its shared memory past its cap; and a pod that fills its memory must end as
- * a heap limit even when its connection dropped first.
+ * a heap limit even when its connection dropped first. Its `/work` (an emptyDir the
+ * core cannot walk) is walked by the runner when the core asks (`reportWrites`), and
+ * a turn that wrote outside its directories is refused as on the other drivers, the
+ * pod deleted.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecuteRequest } from '../../src/contract/execute-contract.js';
+import { ComponentExecutor } from '../../src/execution/component-executor.js';
+import { newTurnEvidence } from '../../src/ledger/turn-evidence.js';
 import { silentLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
+import type { Lease, PooledSandbox, PoolStrategy } from '../../src/sandbox/pool-strategy.js';
+import type { UhlpError } from '../../src/shared/errors.js';
 import { PodDriver } from '../../src/sandbox/pod-driver.js';
 import { SandboxClient } from '../../src/sandbox/sandbox-client.js';
 import type { SandboxHandle } from '../../src/sandbox/sandbox-driver.js';
@@ -80,9 +88,9 @@ describe('escape attempts in a python pod: process creation', () => {
     await namespace?.remove();
   }, 60_000);
 
-  /** hostile.py's `fn` run in the pod as an HTTP turn whose body is `body`. */
-  async function run(requestId: string, fn: string, body: unknown, script = HOSTILE, on = client): Promise<{ resultType: string; data: any }> {
-    const request: ExecuteRequest = {
+  /** hostile.py's `fn` as an HTTP turn whose body is `body`, of the session `requestId`. */
+  function turnRequest(requestId: string, fn: string, body: unknown, script = HOSTILE): ExecuteRequest {
+    return {
       requestId,
       requestData: {
         source: 'http',
@@ -97,9 +105,15 @@ describe('escape attempts in a python pod: process creation', () => {
         configuration: {},
         applicationInfo: { deploymentMode: 'development' },
         taskDetails: { handler: 'JIT', revision: SUITE_REVISION, script, function: fn },
+        sessionId: requestId,
         workspace: { tmpDir: `tmp/${requestId}`, outputDir: `output/${requestId}` },
       },
     };
+  }
+
+  /** hostile.py's `fn` run in the pod as an HTTP turn whose body is `body`. */
+  async function run(requestId: string, fn: string, body: unknown, script = HOSTILE, on = client): Promise<{ resultType: string; data: any }> {
+    const request = turnRequest(requestId, fn, body, script);
     const response = await on.execute(JSON.stringify(request), requestId, 10_000);
     expect(response.status).toBe(200);
     return JSON.parse(response.body.toString()) as { resultType: string; data: any };
@@ -133,6 +147,52 @@ describe('escape attempts in a python pod: process creation', () => {
     // A pod's /work (an emptyDir) is not on the core's host and is not walked (docs/security.md): only places outside it are checked here.
     expect(gather.data.found.filter((found: string) => !found.startsWith('/work/'))).toEqual([]);
   });
+
+  it('leaves nothing anywhere it can write for the next session on its sandbox: /work walked by the runner, the turn refused, the pod deleted', async () => {
+    const own = await driver.create({
+      appId: 'escape',
+      pool: suitePool({ runner: 'python', limits: { memoryMb: 128, cpus: 0.5, timeoutMs: 10_000 } }),
+      definitionsRoot: makeSuiteDefinitions(),
+      labels: { 'uhlp.dev/app': 'escape', 'uhlp.dev/pool': 'suite', 'uhlp.dev/instance': instanceId },
+    });
+    const ownClient = new SandboxClient(own.endpoint);
+    try {
+      // The core's own path for a turn on a pod: the component executor, which asks the runner for its walk.
+      const sandbox = { handle: own, client: ownClient, uses: 0, active: 0 } as unknown as PooledSandbox;
+      const released: string[] = [];
+      const pool: PoolStrategy = {
+        tryAcquire: () => ({ sandbox, hit: true }) as Lease,
+        acquire: async () => ({ sandbox, hit: true }) as Lease,
+        prepareRequest: (_lease, body) => body,
+        release: (_lease, outcome) => void released.push(outcome),
+      };
+      const executor = new ComponentExecutor({ pool: () => pool }, createMetrics({ defaultMetrics: false }), silentLogger());
+      const evidence = newTurnEvidence();
+      const failure = (await executor
+        .execute({ appId: 'escape', poolName: 'suite', timeoutMs: 10_000 }, 'scatter-w', JSON.stringify(turnRequest('scatter-w', 'scatter', {})), undefined, {
+          sessionId: 'scatter-w',
+          declared: [],
+          outputsRoot: undefined,
+          evidence,
+        })
+        .catch((error: unknown) => error)) as UhlpError;
+      const undeclared = (failure.details as { undeclared: string[] } | undefined)?.undeclared ?? [];
+      process.stdout.write(`\n[escape, pod driver, python runner: scatter through the core]\n  ${failure.code}: ${undeclared.join(' ')}\n`);
+      expect(failure.code).toBe('UHLP_WRITE_SURFACE_MISMATCH');
+      // Every place of /work scatter wrote to: beside tmp/ and output/, in them, in the turn's own directories, in the runner's definitions cache.
+      const left = 'uhlp-left-behind';
+      for (const place of [left, `tmp/${left}`, `output/${left}`]) expect(undeclared, place).toContain(place);
+      expect(undeclared.some((place) => place.startsWith('.definitions/') && place.endsWith(`/${left}`))).toBe(true);
+      expect(released).toEqual(['recycled']);
+      // The runner emptied its tree before it answered: another session on this very pod (which the core never sends) finds nothing.
+      const gather = await run('gather-w', 'gather', {}, HOSTILE, ownClient);
+      expect(gather.data.found).toEqual([]);
+      // What the pool does with a 'recycled' release: the pod is deleted, never claimed again.
+      await driver.destroy(own, 'recycled');
+    } finally {
+      ownClient.close();
+    }
+  }, 60_000);
 
   it('answers a result UTF-8 cannot say with UHLP_SCRIPT_BAD_RESULT, and serves the next request', async () => {
     const answer = await run('surrogate-1', 'surrogate', {});

@@ -37,6 +37,8 @@ export interface JitExecutorOptions {
    * @defaultValue false
    */
   readonly definitionsViaMcp?: boolean;
+  /** Called with each script kept in the cache, once written (the runner's walk of its tree records it). @defaultValue none */
+  readonly kept?: (file: string) => void;
 }
 
 const READ_TOOL = 'core.state.getDefinitionFileContent';
@@ -67,12 +69,12 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     const sent = sentFiles?.find((file) => file.path === ref.script);
     if (sent !== undefined) {
       const file = loader.resolve(ref);
-      if (!existsSync(file)) keepScript(file, Buffer.from(sent.content, 'utf8'));
+      if (!existsSync(file)) keepScript(file, Buffer.from(sent.content, 'utf8'), options.kept);
       return loader.load(ref);
     }
     return loader.load(ref).catch(async (error: unknown) => {
       if (!(error instanceof ScriptNotFoundError)) throw error;
-      await fetchScript(loader.resolve(ref), ref.script, ref.revision, tools);
+      await fetchScript(loader.resolve(ref), ref.script, ref.revision, tools, options.kept);
       return loader.load(ref);
     });
   }
@@ -161,7 +163,7 @@ function warmUpRequest(): ExecuteRequest {
 }
 
 /** Reads the script through MCP at the execution's revision and keeps it at `file` (written whole, then renamed: a concurrent import never sees half). */
-async function fetchScript(file: string, script: string, revision: string, tools: ExecutionTools): Promise<void> {
+async function fetchScript(file: string, script: string, revision: string, tools: ExecutionTools, kept: ((file: string) => void) | undefined): Promise<void> {
   let answer: Record<string, unknown>;
   try {
     answer = await tools.call(READ_TOOL, { path: script });
@@ -175,7 +177,7 @@ async function fetchScript(file: string, script: string, revision: string, tools
   if (answer.revision !== revision || typeof answer.content !== 'string') {
     throw new ScriptLoadFailedError(`the core answered script "${script}" for another revision or without content`);
   }
-  keepScript(file, answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8'));
+  keepScript(file, answer.encoding === 'base64' ? Buffer.from(answer.content, 'base64') : Buffer.from(answer.content, 'utf8'), kept);
 }
 
 /**
@@ -183,9 +185,10 @@ async function fetchScript(file: string, script: string, revision: string, tools
  * Synchronous: three calls on one small file cost less on the event loop than three trips to
  * libuv's thread pool, and this is on a pod's first request.
  */
-function keepScript(file: string, bytes: Buffer): void {
+function keepScript(file: string, bytes: Buffer, kept: ((file: string) => void) | undefined): void {
   mkdirSync(path.dirname(file), { recursive: true });
   const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.part`;
   writeFileSync(partial, bytes, { mode: 0o444 });
   renameSync(partial, file);
+  kept?.(file);
 }

@@ -14,5 +14,5 @@ import { runRunnerProgram } from '../kit/runner-process.js';
 runRunnerProgram({
   name: 'jit-runner',
   readsDefinitions: true,
-  createExecutor: ({ definitionsRoot, workDir, definitionsViaMcp }) => createJitExecutor({ definitionsRoot: definitionsRoot!, workDir, definitionsViaMcp }),
+  createExecutor: ({ definitionsRoot, workDir, definitionsViaMcp, kept }) => createJitExecutor({ definitionsRoot: definitionsRoot!, workDir, definitionsViaMcp, ...(kept !== undefined ? { kept } : {}) }),
 });

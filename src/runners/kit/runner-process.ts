@@ -17,7 +17,7 @@
  * (pods, which share no file system with the core). `--mcp-socket` sends tool calls to the core's MCP
  * endpoint over that Unix socket (sandboxes have no network); without it they
  * go to `context.mcp_endpoint` over TCP. `--work-dir` is the sandbox's writable
- * tree. `--niceness` lowers the runner's own CPU priority before any execution
+ * tree, which the runner walks after an execution that asks it to (`reportWrites`). `--niceness` lowers the runner's own CPU priority before any execution
  * runs (a sandboxed runner cannot be reniced from outside reliably: its
  * processes are forked inside the sandbox). `--drain-on-sigterm` makes SIGTERM a
  * graceful stop (pods: a deleted pod gets SIGTERM and a grace period): no new
@@ -25,10 +25,12 @@
  */
 import { unlinkSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Executor } from './executor.js';
 import { createRunnerServer } from './runner-server.js';
 import { unixSocketPost } from './unix-socket-fetch.js';
+import { RunnerFiles, type WalkableTree } from '../../shared/work-tree-walk.js';
 
 export interface RunnerProgram {
   /** The runner's name in its messages (`jit-runner`, `llm-orchestrator`). */
@@ -40,6 +42,8 @@ export interface RunnerProgram {
     readonly workDir: string | undefined;
     /** `--definitions-via-mcp`: definitionsRoot is a cache filled through MCP. */
     readonly definitionsViaMcp: boolean;
+    /** Called with each file the runner keeps in that cache, once written: the walk of the tree tells them from a turn's writes. @defaultValue none */
+    readonly kept?: (file: string) => void;
   }): Executor;
 }
 
@@ -79,9 +83,18 @@ function start(program: RunnerProgram): void {
   if (!Number.isInteger(niceness) || niceness < 0 || niceness > 19) throw new Error(`--niceness must be an integer 0-19, got "${text('niceness')}"`);
   if (niceness > 0) os.setPriority(Math.min(19, os.getPriority() + niceness));
   const mcpSocket = text('mcp-socket');
+  const workDir = text('work-dir');
+  const workTree = workDir !== undefined ? workTreeOf(workDir, definitions) : undefined;
+  const kept = workTree?.runnerFiles;
   const runner = createRunnerServer({
-    executor: program.createExecutor({ definitionsRoot: definitions, workDir: text('work-dir'), definitionsViaMcp: values['definitions-via-mcp'] === true }),
+    executor: program.createExecutor({
+      definitionsRoot: definitions,
+      workDir,
+      definitionsViaMcp: values['definitions-via-mcp'] === true,
+      ...(kept !== undefined ? { kept: (file: string) => kept.record(file) } : {}),
+    }),
     ...(mcpSocket ? { mcpPost: unixSocketPost(mcpSocket) } : {}),
+    ...(workTree !== undefined ? { workTree } : {}),
     concurrency,
   });
 
@@ -128,6 +141,18 @@ function start(program: RunnerProgram): void {
     if ('port' in target && address !== null && typeof address === 'object') void runner.warmUp(`http://127.0.0.1:${address.port}`).then(ready);
     else ready();
   });
+}
+
+/**
+ * The work tree as the runner walks it when asked (runner-server.ts). A definitions
+ * cache kept in it (a pod's `/work/.definitions`) is the runner's: the scripts it
+ * keeps there are recorded as it writes them, and anything else there is a turn's.
+ */
+function workTreeOf(workDir: string, definitions: string | undefined): WalkableTree {
+  const root = path.resolve(workDir);
+  const cache = definitions !== undefined ? path.resolve(definitions) : undefined;
+  if (cache === undefined || path.dirname(cache) !== root) return { hostDir: root };
+  return { hostDir: root, runnerFiles: new RunnerFiles(path.basename(cache)) };
 }
 
 /** Starts the runner; a bad command line exits 64 with the reason on stderr. */

@@ -25,6 +25,7 @@ import type { Executor } from './executor.js';
 import { resultFromThrown, type ScriptResult } from './script-result.js';
 import { ExecutionTools } from './tools-client.js';
 import type { SocketPost } from './unix-socket-fetch.js';
+import { TurnWorkTree, type WalkableTree } from '../../shared/work-tree-walk.js';
 
 /** Largest /execute body the runner reads; the core's ingress limit is far below it. */
 const MAX_EXECUTE_BODY_BYTES = 64 * 1024 * 1024;
@@ -40,7 +41,16 @@ export interface RunnerServerOptions {
   mcpPost?: SocketPost;
   /** Executions run at once; one more gets 429. @defaultValue 1 */
   concurrency?: number;
+  /**
+   * The sandbox's writable tree (`--work-dir`), walked after an execution whose
+   * request asks for it (`reportWrites`: pods, whose tree the core cannot see).
+   * @defaultValue none: such a request gets no `writes`, and the core fails the turn
+   */
+  workTree?: WalkableTree;
 }
+
+/** A session id as the core makes them (letters, digits, `-`): one path segment, never `.` or `..`. */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/;
 
 export interface RunnerServer {
   readonly server: net.Server;
@@ -129,13 +139,13 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
 
     const started = performance.now();
     const tools = new ExecutionTools({ endpoint: request.context.mcp_endpoint, token: request.context.mcp_token, ...(options.mcpPost !== undefined ? { post: options.mcpPost } : {}) });
+    const turnTree = reportedTree(request);
     let settled = false;
     const current: InFlight = {
       requestId: request.requestId,
       settle(result) {
         if (settled) return;
         settled = true;
-        inFlight.delete(current);
         const response: ExecuteResponse = {
           requestId: request.requestId,
           resultType: result.resultType,
@@ -144,7 +154,20 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
         };
         const mcpCalls = tools.metrics();
         if (mcpCalls.length > 0) response.metrics!.mcp_calls = mcpCalls;
-        answer(200, response, request.requestId);
+        const send = (): void => {
+          // In flight until answered: the walk is part of the execution, and no other one writes in the tree meanwhile.
+          inFlight.delete(current);
+          answer(200, response, request.requestId);
+        };
+        if (turnTree === undefined) return send();
+        void walkAndEmpty(turnTree).then(
+          (writes) => {
+            response.writes = writes;
+            send();
+          },
+          // A walk that failed reports nothing: the core then fails the turn and does not reuse the sandbox.
+          () => send(),
+        );
       },
     };
     inFlight.add(current);
@@ -155,6 +178,18 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       running = Promise.reject(thrown);
     }
     running.then(current.settle, (thrown: unknown) => current.settle(resultFromThrown(thrown)));
+  }
+
+  /** The execution's hold on the work tree, when its request asks for a report and the runner has a tree; its directories made. */
+  function reportedTree(request: ExecuteRequest): TurnWorkTree | undefined {
+    const sessionId = request.context.sessionId;
+    if (request.reportWrites !== true || options.workTree === undefined || sessionId === undefined || !SESSION_ID.test(sessionId)) return undefined;
+    try {
+      return TurnWorkTree.begin(options.workTree, sessionId);
+    } catch {
+      // A tree the runner cannot write: no report, and the core fails the turn.
+      return undefined;
+    }
   }
 
   return {
@@ -202,6 +237,19 @@ async function warmUp(url: string, request: ExecuteRequest | undefined): Promise
     socket.on('data', () => undefined).on('close', () => resolve()).on('error', () => resolve());
     socket.setTimeout(5000, () => socket.destroy());
   });
+}
+
+/**
+ * What the execution left in the tree, then the tree emptied (the session's
+ * directories kept, empty): the core decides from the report whether the turn
+ * passes, and deletes the sandbox on a mismatch (component-executor.ts).
+ */
+async function walkAndEmpty(tree: TurnWorkTree): Promise<NonNullable<ExecuteResponse['writes']>> {
+  const found = tree.walk();
+  const realized = found instanceof Promise ? await found : found;
+  const emptied = tree.discard();
+  if (emptied !== undefined) await emptied;
+  return { realized: [...realized], emptied: true };
 }
 
 /** Answers the request being served: a JSON body, and the request id echoed when given. */

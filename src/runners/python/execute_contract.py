@@ -28,6 +28,8 @@ _REQUEST_SCHEMA = _CONTRACT["request"]
 _DETAILS_FOR_SOURCE = _CONTRACT["detailsForSource"]
 # How much of a script exception's stack and message an answer carries (src/contract/error-stack.ts).
 ERROR_BOUNDS = _CONTRACT["errorBounds"]
+# The rules of the work tree's walk (src/shared/work-tree-walk.ts): its top directories, file and byte limits.
+WORK_TREE_WALK = _CONTRACT["workTreeWalk"]
 
 # The keywords this checker applies; the test compares them with the generated schema's.
 KNOWN_KEYWORDS = frozenset(

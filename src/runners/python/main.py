@@ -33,6 +33,10 @@ from execute_contract import validate_execute_request
 from python_executor import PythonExecutor
 from runner_server import RunnerServer, ThreadingTCPHTTPServer, ThreadingUnixHTTPServer, make_handler
 from uhlp_tools import ExecutionTools
+from work_tree_walk import RunnerFiles, WorkTree
+
+# The runner's socket directory in a process sandbox and a container: writable, and walked with the tree.
+SOCKET_DIR = "/run/uhlp"
 
 # Stack of each thread (one per connection): its whole size counts against --memory-mb, so not glibc's 8 MiB.
 THREAD_STACK_BYTES = 2 * 1024 * 1024
@@ -109,6 +113,17 @@ def _bind(target, handler):
     return ThreadingTCPHTTPServer(address, handler)
 
 
+def _work_tree(args):
+    """The work tree as the runner walks it when asked, its socket directory with it. A definitions cache in it
+    (a pod's /work/.definitions) is the runner's: the scripts it keeps there are recorded, anything else is a turn's."""
+    if not args.work_dir:
+        return None
+    root = os.path.abspath(args.work_dir)
+    cache = os.path.abspath(args.definitions)
+    runner_files = RunnerFiles(os.path.basename(cache)) if os.path.dirname(cache) == root else None
+    return WorkTree(root, runner_files, [(SOCKET_DIR, ["runner.sock"])])
+
+
 def _warm_up(executor):
     """A pod's runner is claimed warm: its first request must cost what the next ones do."""
     validate_execute_request({})
@@ -174,8 +189,10 @@ def main(argv):
     threading.stack_size(THREAD_STACK_BYTES)
     threading.excepthook = _on_thread_exception
 
-    executor = PythonExecutor(args.definitions, args.work_dir, args.definitions_via_mcp)
-    runner = RunnerServer(executor, args.concurrency, args.mcp_socket)
+    work_tree = _work_tree(args)
+    kept = work_tree.runner_files.record if work_tree is not None and work_tree.runner_files is not None else None
+    executor = PythonExecutor(args.definitions, args.work_dir, args.definitions_via_mcp, kept)
+    runner = RunnerServer(executor, args.concurrency, args.mcp_socket, work_tree)
     try:
         server = _bind(args.target, make_handler(runner))
     except OSError as error:

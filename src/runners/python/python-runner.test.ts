@@ -175,6 +175,19 @@ def spawns(event, ctx):
         handle.write(b"x")
     return {"fork": attempt(os.fork), "subprocess": attempt(lambda: subprocess.run(["/bin/true"])), "thread": box, "wrote": os.path.exists(handle.name)}
 
+def scatter_tree(event, ctx):
+    root = os.path.dirname(os.path.dirname(ctx.workspace.outputDir))
+    with open(os.path.join(ctx.workspace.outputDir, "report.json"), "w") as handle:
+        handle.write("{}")
+    with open(os.path.join(root, "beside.txt"), "w") as handle:
+        handle.write("left for the next session")
+    os.makedirs(os.path.join(root, "tmp", "other-session"))
+    with open(os.path.join(root, "tmp", "other-session", "planted"), "w") as handle:
+        handle.write("p")
+    os.symlink("/etc/passwd", os.path.join(ctx.workspace.tmpDir, "link"))
+    os.mkfifo(os.path.join(ctx.workspace.tmpDir, "pipe"))
+    return {"ok": True}
+
 not_callable = 5
 `;
 
@@ -417,6 +430,48 @@ describe('the write surface', () => {
   });
 });
 
+describe('the walk of its work tree, when the core asks (reportWrites: pods)', () => {
+  async function walked(sessionId: string, reportWrites: boolean): Promise<Record<string, any>> {
+    const id = `w-${++counter}`;
+    const body = { ...request(id, { function: 'scatter_tree' }, { sessionId, workspace: { tmpDir: `tmp/${sessionId}`, outputDir: `output/${sessionId}` } }), ...(reportWrites ? { reportWrites } : {}) };
+    const response = await client.execute(JSON.stringify(body), id, 5000);
+    const answer = JSON.parse(response.body.toString()) as Record<string, any>;
+    expect(validateExecuteResponse(answer)).toBeUndefined();
+    return answer;
+  }
+
+  it('makes the turn directories, reports every file (hashed), link, FIFO and stray by the core rules, and empties the tree', async () => {
+    const answer = await walked('s-walk', true);
+    expect(answer.data).toEqual({ ok: true });
+    const realized = answer.writes.realized as Array<{ path: string; kind: string; size: number; hash?: string }>;
+    // What earlier tests' turns (session s1, not running now) left in the tree is found too, as strays.
+    const earlier = realized.filter((w) => w.path.startsWith('tmp/s1/'));
+    expect(earlier.length).toBeGreaterThan(0);
+    expect(realized.filter((w) => !earlier.includes(w)).map((w) => `${w.path} ${w.kind} ${w.size}`).sort()).toEqual([
+      'beside.txt file 25',
+      'output/report.json file 2',
+      'tmp/link symlink 0',
+      'tmp/other-session/planted file 1',
+      'tmp/pipe fifo 0',
+    ]);
+    // The same hash the core's walk gives: sha256 of "{}".
+    expect(realized.find((w) => w.path === 'output/report.json')!.hash).toBe('sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a');
+    expect(answer.writes.emptied).toBe(true);
+    expect(readdirSync(work).sort()).toEqual(['output', 'tmp']);
+    // Another session's directories go with what was in them; the turn's own stay, empty.
+    expect(readdirSync(path.join(work, 'tmp')).sort()).toEqual(['s-walk']);
+    expect(readdirSync(path.join(work, 'tmp', 's-walk'))).toEqual([]);
+    expect(readdirSync(path.join(work, 'output', 's-walk'))).toEqual([]);
+  });
+
+  it('walks nothing unless asked, and nothing for a session id that is not one path segment', async () => {
+    // Not asked: the script's own directories were made by the previous turn; this one fails on nothing it needs.
+    const plain = await walked('s-walk', false);
+    expect(plain.writes).toBeUndefined();
+    for (const sessionId of ['..', 'a/b']) expect((await walked(sessionId, true)).writes).toBeUndefined();
+  });
+});
+
 describe('a script that takes its process down', () => {
   it('ends the runner when it calls sys.exit(), with no answer, as process.exit() does', async () => {
     const own = await startPythonRunner(['--definitions', defs]);
@@ -511,6 +566,54 @@ describe('the process around the runner', () => {
       // Neither sent nor reachable through MCP (this execution has no token): a load failure with the reason.
       const missing = JSON.parse((await own.execute(JSON.stringify(request('s-3', { script: 'scripts/other.py' })), 's-3', 5000)).body.toString());
       expect(missing).toMatchObject({ resultType: 'error', data: { code: 'UHLP_SCRIPT_LOAD_FAILED', message: expect.stringMatching(/could not be read from the core: this execution has no MCP token/) } });
+    } finally {
+      own.close();
+      await pod.stop();
+    }
+  });
+});
+
+describe("its definitions cache in its work tree, as in a pod (/work/.definitions)", () => {
+  it("reports and removes what a turn planted there or changed, and keeps the scripts it kept itself", async () => {
+    const work = mkdtempSync(path.join(os.tmpdir(), 'uhlp-pywork-'));
+    for (const top of ['tmp', 'output']) mkdirSync(path.join(work, top));
+    const cache = path.join(work, '.definitions');
+    const pod = await startPythonRunner(['--definitions', cache, '--definitions-via-mcp', '--work-dir', work]);
+    const own = new SandboxClient({ kind: 'unix', socketPath: pod.socketPath });
+    const source = [
+      'import os',
+      'def handler(event, ctx):',
+      '    cache = os.path.join(os.path.dirname(os.path.dirname(ctx.workspace.tmpDir)), ".definitions")',
+      '    what = event["triggerDetails"]["payload"]["name"]',
+      '    if what == "plant":',
+      '        with open(os.path.join(cache, "planted.py"), "w") as handle:',
+      '            handle.write("for the next session")',
+      '    if what == "poison":',
+      '        kept = os.path.join(cache, "' + REVISION + '", "scripts", "kept.py")',
+      '        os.chmod(kept, 0o644)',
+      '        with open(kept, "a") as handle:',
+      '            handle.write("# poisoned")',
+      '    return {"did": what}',
+      '',
+    ].join('\n');
+    const turn = async (id: string, name: string, files?: unknown) => {
+      const body = { ...request(id, { script: 'scripts/kept.py' }, { sessionId: 's-cache', workspace: { tmpDir: 'tmp/s-cache', outputDir: 'output/s-cache' } }), reportWrites: true, ...(files ? { definitionFiles: files } : {}) };
+      body.requestData = { source: 'trigger', triggerDetails: { sourceAppId: 'test', triggerEvent: 'unit', payload: { name } } };
+      const answer = JSON.parse((await own.execute(JSON.stringify(body), id, 5000)).body.toString()) as Record<string, any>;
+      expect(validateExecuteResponse(answer)).toBeUndefined();
+      return answer;
+    };
+    try {
+      // The script the core sent, kept in the cache by the runner: not a turn's write.
+      const first = await turn('c-1', 'nothing', [{ path: 'scripts/kept.py', content: source }]);
+      expect(first.writes).toEqual({ realized: [], emptied: true });
+      const planted = await turn('c-2', 'plant');
+      expect(planted.writes.realized.map((w: { path: string }) => w.path)).toEqual(['.definitions/planted.py']);
+      expect(readdirSync(cache)).toEqual([REVISION]);
+      const poisoned = await turn('c-3', 'poison');
+      expect(poisoned.writes.realized.map((w: { path: string }) => w.path)).toEqual([`.definitions/${REVISION}/scripts/kept.py`]);
+      // Removed, and with it the directories that held nothing else of the runner's.
+      expect(readdirSync(cache)).toEqual([]);
     } finally {
       own.close();
       await pod.stop();

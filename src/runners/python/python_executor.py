@@ -38,8 +38,10 @@ class ScriptContext(dict):
 
 
 class PythonExecutor:
-    def __init__(self, definitions_root, work_dir=None, definitions_via_mcp=False):
+    def __init__(self, definitions_root, work_dir=None, definitions_via_mcp=False, kept=None):
         self._loader = ScriptLoader(definitions_root)
+        # Called with each script kept in the cache, once written: the walk of the work tree records it (work_tree_walk.RunnerFiles).
+        self._kept = kept
         self._work_dir = work_dir
         self._via_mcp = definitions_via_mcp
         self._loops = threading.local()
@@ -90,7 +92,7 @@ class PythonExecutor:
         if not self._via_mcp:
             return
         file = self._loader.resolve(WARM_UP_REVISION, "warm_up.py")
-        _keep(file, b"def handler(event, ctx):\n    return 0\n")
+        _keep(file, b"def handler(event, ctx):\n    return 0\n", self._kept)
         self._loader.load(WARM_UP_REVISION, "warm_up.py", None)(None, None)
 
     def _function(self, request, tools, revision, script, name):
@@ -103,9 +105,9 @@ class PythonExecutor:
         file = self._loader.resolve(revision, script)
         sent = next((entry for entry in request.get("definitionFiles") or () if entry.get("path") == script), None)
         if sent is not None:
-            _keep(file, sent["content"].encode("utf-8"))
+            _keep(file, sent["content"].encode("utf-8"), self._kept)
         else:
-            _keep(file, _fetch(tools, script, revision))
+            _keep(file, _fetch(tools, script, revision), self._kept)
         return self._loader.load(revision, script, name)
 
     def _workspace(self, sent):
@@ -149,7 +151,7 @@ def _fetch(tools, script, revision):
     return answer["content"].encode("utf-8")
 
 
-def _keep(file, content):
+def _keep(file, content, kept=None):
     """Writes a script into the cache whole, then renames it: a concurrent load never sees half."""
     os.makedirs(os.path.dirname(file), exist_ok=True)
     partial = f"{file}.{os.getpid()}.{threading.get_ident()}.part"
@@ -157,3 +159,5 @@ def _keep(file, content):
         handle.write(content)
     os.chmod(partial, 0o444)
     os.replace(partial, file)
+    if kept is not None:
+        kept(file)

@@ -9,7 +9,10 @@ answers them:
   more is refused with 429 UHLP_RUNNER_BUSY; a draining runner (a pod being
   deleted) finishes what it runs and refuses more with 503 UHLP_SHUTTING_DOWN;
 - an execution's answer is 200 with resultType, data and metrics
-  (execution_time_ms, script_load_ms on a script's first load, mcp_calls).
+  (execution_time_ms, script_load_ms on a script's first load, mcp_calls);
+- a request that asks for it (`reportWrites`: pods) has the work tree walked
+  after the execution (work_tree_walk.py) and its realized writes in `writes`,
+  the tree emptied for the next turn.
 
 It runs on the standard library's http.server (HTTP/1.1, keep-alive, one
 thread per connection: the core keeps one connection per execution in flight).
@@ -17,6 +20,7 @@ thread per connection: the core keeps one connection per execution in flight).
 
 import http.server
 import json
+import re
 import socket
 import socketserver
 import threading
@@ -33,13 +37,17 @@ MAX_EXECUTE_BODY_BYTES = 64 * 1024 * 1024
 KEEP_ALIVE_SECONDS = 60
 # A large answer is written in slices of this size, each encoded on its own.
 WRITE_SLICE = 1024 * 1024
+# A session id as the core makes them (letters, digits, "-"): one path segment, never "." or "..".
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,127}\Z")
 
 
 class RunnerServer:
     """What the HTTP handler asks: the state of the executions and how to run one."""
 
-    def __init__(self, executor, concurrency=1, mcp_socket=None):
+    def __init__(self, executor, concurrency=1, mcp_socket=None, work_tree=None):
         self._executor = executor
+        # Walked after an execution whose request asks for it (work_tree_walk.WorkTree); None: no report, and the core fails the turn.
+        self._work_tree = work_tree
         self._concurrency = concurrency
         self._mcp_socket = mcp_socket
         self._lock = threading.Lock()
@@ -87,6 +95,7 @@ class RunnerServer:
         started = time.perf_counter()
         context = body["context"]
         tools = ExecutionTools(context["mcp_endpoint"], context.get("mcp_token"), self._mcp_socket)
+        turn = self._turn_tree(body)
         try:
             try:
                 result = self._executor(body, tools)
@@ -103,17 +112,42 @@ class RunnerServer:
             calls = tools.metrics()
             if calls:
                 metrics["mcp_calls"] = calls
-            # The id and the metrics (tool names a script chose among them) as ASCII JSON: nothing in them can fail the answer.
+            writes = _walk_and_empty(turn) if turn is not None else None
+            # The id, the metrics (tool names a script chose among them) and the writes as ASCII JSON: nothing in them can fail the answer.
             answer(200, [
                 '{"requestId":' + json.dumps(request_id) + ',"resultType":"' + result.result_type + '","data":',
                 result.data_json,
-                ',"metrics":' + json.dumps(metrics, separators=(",", ":")) + "}",
+                ',"metrics":' + json.dumps(metrics, separators=(",", ":"))
+                + ("" if writes is None else ',"writes":' + json.dumps(writes, separators=(",", ":")))
+                + "}",
             ])
         finally:
             tools.close()
             with self._idle:
                 del self._in_flight[token]
                 self._idle.notify_all()
+
+
+    def _turn_tree(self, body):
+        """The execution's hold on the work tree when its request asks for a report, its directories made; else None."""
+        session_id = body["context"].get("sessionId")
+        if body.get("reportWrites") is not True or self._work_tree is None or not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
+            return None
+        try:
+            return self._work_tree.begin(session_id)
+        except OSError:
+            # A tree the runner cannot write: no report, and the core fails the turn.
+            return None
+
+
+def _walk_and_empty(turn):
+    """What the execution left in the tree, then the tree emptied; None when the walk failed (the core then fails the turn and deletes the pod)."""
+    try:
+        realized = turn.walk()
+        turn.discard()
+    except Exception:  # noqa: BLE001 - no report is the answer to a walk that failed
+        return None
+    return {"realized": realized, "emptied": True}
 
 
 def _error_body(code, details):
