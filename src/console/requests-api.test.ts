@@ -18,6 +18,7 @@ import type { TurnJournalEntry } from '../turns/turn-journal-entry.js';
 import { TurnJournal } from '../turns/turn-journal.js';
 import { TurnKeeper } from '../turns/turn-keeper.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
+import { enforceAudiences } from '../core/route-audience.js';
 import { registerConsoleRoutes } from './console-routes.js';
 import { parseConsoleTokens } from './console-tokens.js';
 import { traceUrlOf } from './requests-api.js';
@@ -73,8 +74,9 @@ async function consoleApp(options: { tokens?: string; traceUrlTemplate?: string 
     const uhlp = error instanceof UhlpError ? error : new UhlpError('UHLP_INTERNAL', String(error));
     return reply.code(uhlp.statusCode).send(errorBody(uhlp, request.id));
   });
-  registerConsoleRoutes(
-    app,
+  // Behind the route audience gate, as the core registers them: the gate finds whether the client is on loopback.
+  enforceAudiences(app, {}).declare('operators', () => registerConsoleRoutes(
+    app!,
     {
       config: {
         enabled: true,
@@ -96,7 +98,7 @@ async function consoleApp(options: { tokens?: string; traceUrlTemplate?: string 
       journal,
     },
     {} as TurnPipeline,
-  );
+  ));
   return { core: app, journal };
 }
 
