@@ -3,6 +3,7 @@
  * so that request logs and pool logs share one stream and one format.
  */
 import { pino, type Logger as PinoLogger } from 'pino';
+import { activeTraceIds } from './tracing/spans.js';
 
 export type Logger = PinoLogger;
 
@@ -10,7 +11,14 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 
 export function createLogger(level: LogLevel = 'info'): Logger {
   // Logs go to stderr, so stdout stays for what a command prints (URLs, JSON).
-  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ fd: 2, sync: true }));
+  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, mixin: traceMixin }, pino.destination({ fd: 2, sync: true }));
+}
+
+const NO_FIELDS = Object.freeze({});
+
+/** A line logged while a traced turn runs carries its `trace_id` and `span_id`, next to the request id the line names. */
+function traceMixin(): object {
+  return activeTraceIds() ?? NO_FIELDS;
 }
 
 /** A logger that drops everything; for unit tests. */

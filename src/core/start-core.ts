@@ -60,6 +60,8 @@ import { loadConsoleAssets } from '../console/console-assets.js';
 import { SandboxOrigin } from '../console/sandbox-origin.js';
 import { OperatorServer } from './operator-server.js';
 import type { AudienceRoute, RouteAudiences } from './route-audience.js';
+import { PACKAGE_VERSION } from '../images/build-images.js';
+import { startTracing } from '../tracing/start-tracing.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -113,6 +115,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   await mkdir(config.dataDir, { recursive: true });
   await mkdir(path.dirname(config.spineSocket), { recursive: true });
   const logger = options.logger ?? createLogger(config.logLevel);
+  // Before anything makes a span; stopped last, after the turns it traces have ended.
+  const tracing = startTracing(config.tracing, logger, PACKAGE_VERSION);
   // What can fail on a setting comes before anything that holds the process (a worker thread, a timer, a
   // connection), so that such a failure ends the start at once: one provider, shared by the MCP tools and the oracle.
   const llmProvider = await createLlmProvider(config.llm);
@@ -394,6 +398,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     metrics.stateProbes.delete(probeState);
     await functions.close();
     await store.close();
+    await tracing.shutdown();
   };
   try {
     await spine.listen();
