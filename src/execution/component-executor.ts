@@ -14,6 +14,7 @@ import type { Lease, PoolStrategy, ReleaseOutcome } from '../sandbox/pool-strate
 import type { ScriptRef } from '../sandbox/script-push.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceCheck } from './write-surface.js';
+import { epochMs, recordSpan } from '../tracing/spans.js';
 
 export interface ExecutionTarget {
   readonly appId: string;
@@ -66,7 +67,9 @@ export class ComponentExecutor {
     for (let attempt = 1; ; attempt++) {
       const acquiring = performance.now();
       const lease = this.hit(pool, target) ?? (await this.acquire(pool, target));
-      const acquireMs = performance.now() - acquiring;
+      const acquired = performance.now();
+      const acquireMs = acquired - acquiring;
+      recordSpan('uhlp.claim', epochMs(acquiring), epochMs(acquired), { 'uhlp.pool': target.poolName, 'uhlp.sandbox.hit': lease.hit === true, 'uhlp.attempt': attempt });
       try {
         return await this.call(pool, lease, target, requestId, body, traceId, turn, acquireMs);
       } catch (error) {

@@ -23,6 +23,7 @@ import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
 import { checkTurnInputDepth } from './json-depth.js';
 import type { TurnEvent } from './turn-event.js';
 import type { TurnNotes } from './turn-runner.js';
+import { inSpan } from '../tracing/spans.js';
 
 export interface TurnPipelineDeps {
   /** Each component's turn, chosen when its app loaded. */
@@ -55,7 +56,7 @@ export class TurnPipeline {
     // Limit.
     const limit = app.document.spec.limits?.requestsPerSecond;
     if (limit !== undefined) {
-      const decision = await this.deps.store.rateLimits.hitRateLimit(app.id, limit);
+      const decision = await inSpan('uhlp.limit', () => this.deps.store.rateLimits.hitRateLimit(app.id, limit), { 'uhlp.limit.requests_per_second': limit });
       if (!decision.allowed) {
         this.deps.metrics.rateLimited.labels(app.id).inc();
         notes['retry-after'] = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
@@ -65,7 +66,7 @@ export class TurnPipeline {
     if (once === undefined) return this.turn(event, notes);
 
     // Once-only.
-    const outcome = await runIdempotent(
+    const outcome = await inSpan('uhlp.once_only', () => runIdempotent(
       {
         store: this.deps.store.idempotency,
         appId: app.id,
@@ -79,7 +80,7 @@ export class TurnPipeline {
         ...(once.begun !== undefined ? { begun: once.begun } : {}),
       },
       () => this.turn(event, notes),
-    );
+    ));
     if (outcome.replayed) {
       this.deps.metrics.idempotentReplays.labels(app.id).inc();
       notes[REPLAYED_HEADER] = 'true';

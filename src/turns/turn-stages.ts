@@ -14,6 +14,8 @@ import type { Metrics } from '../metrics.js';
 import type { TurnEvent } from './turn-event.js';
 import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.js';
 import type { TurnNotes, TurnRunner } from './turn-runner.js';
+import { tracingActive } from '../tracing/tracing-active.js';
+import { inSpan, inSpanSync, recordScriptException, turnSpanOf } from '../tracing/spans.js';
 
 export interface TurnStagesDeps {
   readonly turns: TurnKeeper;
@@ -36,7 +38,8 @@ export class TurnStages implements TurnRunner {
     const started = performance.now();
     // Session: a turn of the ambient session is known at once (most turns), a stored one is looked up.
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session, { requestId, policy: app.document.spec.ledger });
-    const turn = begun instanceof Promise ? await begun : begun;
+    // A stored session is looked up: a span of its own (an ambient one is known at once).
+    const turn = begun instanceof Promise ? await (tracingActive() ? inSpan('uhlp.session', () => begun) : begun) : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
     if (!turn.ambient) {
       notes[SESSION_ID_HEADER] = turn.sessionId;
@@ -50,12 +53,17 @@ export class TurnStages implements TurnRunner {
     let failure: unknown;
     try {
       // Execution: one /execute in a sandbox, or as the component's decorators plan it (the oracle's two).
-      const { response, text } = await this.execution.execute({ event, turn, evidence });
+      const { response, text } = await inSpan('uhlp.execution', () => this.execution.execute({ event, turn, evidence }));
       answerJson = text;
       status = response.resultType === 'error' ? 'error' : 'ok';
       // Answer, mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
-      answer = interpretResult(response, requestId, { exposeStack: deps.exposeErrorStacks === true });
-      if (answer.failure !== undefined) logFailure(deps.logger, event, answer.status, answer.failure);
+      answer = inSpanSync('uhlp.answer', () => interpretResult(response, requestId, { exposeStack: deps.exposeErrorStacks === true }));
+      if (answer.failure !== undefined) {
+        logFailure(deps.logger, event, answer.status, answer.failure);
+        // The script's exception, with its own stack (path and line), on the turn's span.
+        const span = tracingActive() ? turnSpanOf() : undefined;
+        if (span !== undefined && (answer.status >= 500 || answer.failure.stack !== undefined)) recordScriptException(span, answer.failure);
+      }
       if (event.keepResult === true) answer.result = { resultType: response.resultType, data: response.data };
       // The execution's time, without the wait for the ledger below (observed once, as the turn ended).
       deps.metrics.turnSeconds.labels(app.id, component.id, status).observe((performance.now() - started) / 1000);
@@ -66,8 +74,15 @@ export class TurnStages implements TurnRunner {
     }
     // Ledger: the one place a turn waits for it. With `sync` or `fsync` durability the answer
     // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
-    const recorded = deps.turns.record(turn, requestDataJson, { status, answerJson, evidence });
-    if (recorded !== undefined) await recorded;
+    if (tracingActive()) {
+      await inSpan('uhlp.ledger', async () => {
+        const recorded = deps.turns.record(turn, requestDataJson, { status, answerJson, evidence });
+        if (recorded !== undefined) await recorded;
+      });
+    } else {
+      const recorded = deps.turns.record(turn, requestDataJson, { status, answerJson, evidence });
+      if (recorded !== undefined) await recorded;
+    }
     if (answer === undefined) throw failure;
     return answer;
   }
