@@ -30,6 +30,7 @@ import type { OnClientGone, Respond } from '../shared/http1/http1-server.js';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import type { Http1Request } from '../shared/http1/request-parser.js';
 import { CARRIER_LEVELS, jsonTooDeep, MAX_JSON_DEPTH, nestsDeeper } from '../turns/json-depth.js';
+import { inToolCallSpan } from '../tracing/tool-call-span.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -160,8 +161,11 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       // Servers are asked only for apps that may be granted some of their tools.
       return federation === undefined || grant.capabilities.mcp === undefined ? core : [...core, ...(await federation.list(grant, signal))];
     },
-    call: (grant, name, args, signal) =>
-      federation !== undefined && isFederatedName(name) ? federation.call(grant, name, args, signal) : invokeTool(invokerDeps, grant, name, args, signal),
+    call(grant, name, args, signal) {
+      const run = (): Promise<CallToolResult> =>
+        federation !== undefined && isFederatedName(name) ? federation.call(grant, name, args, signal) : invokeTool(invokerDeps, grant, name, args, signal);
+      return grant.traceContext === undefined ? run() : inToolCallSpan(grant.traceContext, name, run);
+    },
     ...(federation?.watch !== undefined ? { watch: (grant, onChange) => federation.watch!(grant, onChange) } : {}),
   };
   // Built once, on the first request: the SDK servers connect asynchronously.
