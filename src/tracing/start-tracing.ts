@@ -37,7 +37,7 @@ export function startTracing(config: TracingConfig, logger: Pick<Logger, 'info' 
   });
   // The W3C trace-context propagator and the AsyncLocalStorage context manager (the SDK's defaults).
   provider.register();
-  setTracingActive(true);
+  setTracingActive(true, { capturePrompts: config.capturePrompts });
   // The endpoint only: its headers may carry a credential.
   logger.info({ endpoint: config.endpoint, sampler: config.sampler, service: config.serviceName }, 'tracing on');
   return {
