@@ -20,7 +20,7 @@ import {
 } from '@opentelemetry/api';
 import { tracingActive } from './tracing-active.js';
 
-export { SpanKind, SpanStatusCode, context, trace, type Attributes, type Context, type Span };
+export { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace, type Attributes, type Context, type Link, type Span };
 
 /** The instrumentation scope of every span the core makes. */
 const SCOPE = 'uhlp';
