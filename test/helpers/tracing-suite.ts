@@ -1,0 +1,185 @@
+/**
+ * Tracing through `uhlp dev` on a driver the caller names, into a real Jaeger
+ * (scripts/jaeger-env.sh): a request with a W3C `traceparent` to a JIT script
+ * that calls a kv tool and a federated tool (an SDK v2 server of the test's
+ * own, over HTTP) is one trace, continued from the caller's span, with the
+ * turn's stages and each tool call as child spans, and the context passed on to
+ * the federated server in `_meta`; a script's exception is an exception event
+ * on the turn's span with its stack (path and line); the turn's log lines carry
+ * its trace and span ids.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
+import { jaegerEnv, newTraceparent, parentOf, spanNamed, tag, waitForTrace, type JaegerEnv } from './jaeger.js';
+
+export interface TracingSuiteOptions {
+  readonly driver: 'process' | 'docker';
+  /** Runs first (Docker: the engine answers and the images are built). */
+  readonly before?: () => Promise<unknown>;
+}
+
+export function describeTracing(options: TracingSuiteOptions): void {
+  describe(`tracing into Jaeger (${options.driver} driver)`, () => {
+    let jaeger: JaegerEnv;
+    let core: UhlpProcess;
+    let remote: http.Server;
+    /** The `_meta` of each tools/call the federated server received. */
+    const metas: Array<Record<string, unknown> | undefined> = [];
+    /** The arguments of the tools/call being served (the server declares no input schema). */
+    let lastArguments: Record<string, unknown> = {};
+
+    /** An SDK v2 MCP server with one tool, on node:http; it keeps each call's `_meta`. */
+    async function startRemote(): Promise<number> {
+      const handler = createMcpHandler(() => {
+        const server = new McpServer({ name: 'remote', version: '1.0.0' });
+        server.registerTool('echo', { description: 'Echoes its text' }, async () => {
+          const text = String(lastArguments['text']);
+          return { content: [{ type: 'text', text }], structuredContent: { text } };
+        });
+        return server;
+      });
+      remote = http.createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          const body = req.method === 'POST' ? Buffer.concat(chunks) : undefined;
+          if (body !== undefined) {
+            const message = JSON.parse(body.toString('utf8')) as { method?: string; params?: { arguments?: Record<string, unknown>; _meta?: Record<string, unknown> } };
+            if (message.method === 'tools/call') {
+              metas.push(message.params?._meta);
+              lastArguments = message.params?.arguments ?? {};
+            }
+          }
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+          void handler.fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, ...(body ? { body } : {}) })).then(async (response) => {
+            response.headers.forEach((value, name) => res.setHeader(name, value));
+            res.writeHead(response.status);
+            res.end(Buffer.from(await response.arrayBuffer()));
+          });
+        });
+      });
+      await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
+      return (remote.address() as AddressInfo).port;
+    }
+
+    beforeAll(async () => {
+      // First: without the test Jaeger there is nothing to assert, and the suite fails.
+      jaeger = jaegerEnv();
+      await options.before?.();
+      const remotePort = await startRemote();
+      const dir = copyFixture('tracing');
+      const appFile = path.join(dir, 'apps', 'traced', 'app.yaml');
+      writeFileSync(appFile, readFileSync(appFile, 'utf8').replace('REMOTE_PORT', String(remotePort)));
+      core = await startUhlpDev(dir, ['--driver', options.driver], 180_000, undefined, {
+        UHLP_LOG_LEVEL: 'debug',
+        UHLP_MCP_ALLOW_PRIVATE: `127.0.0.1:${remotePort}`,
+        OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
+        OTEL_SERVICE_NAME: `uhlp-test-${options.driver}`,
+      });
+    }, 240_000);
+
+    afterAll(async () => {
+      await core?.stop();
+      remote?.close();
+    });
+
+    it('continues a traceparent through the turn, its stages, a kv tool and a federated tool, and passes the context on in _meta', async () => {
+      const { traceparent, traceId, spanId } = newTraceparent();
+      const response = await fetch(`${core.url}/traced/kvfed`, {
+        method: 'POST',
+        headers: { traceparent, tracestate: 'test=1', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'ada' }),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ echoed: { text: 'ada' } });
+      const requestId = response.headers.get('x-request-id')!;
+
+      const trace = await waitForTrace(jaeger, traceId, ['POST /kvfed', 'uhlp.execution', 'uhlp.claim', 'uhlp.answer', 'uhlp.ledger', 'tools/call core.kv.set', 'tools/call app.remote.echo']);
+      expect(trace.processes[trace.spans[0]!.processID]!.serviceName).toBe(`uhlp-test-${options.driver}`);
+      const turn = spanNamed(trace, 'POST /kvfed');
+      // The caller's span is the turn's parent: one trace from the client on.
+      expect(parentOf(turn)).toBe(spanId);
+      expect(tag(turn, 'span.kind')).toBe('server');
+      expect(tag(turn, 'http.request.method')).toBe('POST');
+      expect(tag(turn, 'http.route')).toBe('/kvfed');
+      expect(tag(turn, 'url.path')).toBe('/traced/kvfed');
+      expect(tag(turn, 'http.response.status_code')).toBe(200);
+      expect(tag(turn, 'uhlp.app')).toBe('traced');
+      expect(tag(turn, 'uhlp.component')).toBe('kvfed');
+      expect(tag(turn, 'uhlp.request_id')).toBe(requestId);
+
+      const execution = spanNamed(trace, 'uhlp.execution');
+      expect(parentOf(execution)).toBe(turn.spanID);
+      for (const stage of ['uhlp.answer', 'uhlp.ledger']) expect(parentOf(spanNamed(trace, stage))).toBe(turn.spanID);
+      expect(parentOf(spanNamed(trace, 'uhlp.claim'))).toBe(execution.spanID);
+
+      const kv = spanNamed(trace, 'tools/call core.kv.set');
+      const federated = spanNamed(trace, 'tools/call app.remote.echo');
+      for (const call of [kv, federated]) {
+        expect(parentOf(call)).toBe(execution.spanID);
+        expect(tag(call, 'mcp.method.name')).toBe('tools/call');
+        expect(tag(call, 'gen_ai.operation.name')).toBe('execute_tool');
+      }
+      expect(tag(kv, 'gen_ai.tool.name')).toBe('core.kv.set');
+
+      // The federated server got the context of the tool call's span, and the caller's tracestate.
+      const meta = metas.at(-1);
+      expect(meta?.['traceparent']).toBe(`00-${traceId}-${federated.spanID}-01`);
+      expect(meta?.['tracestate']).toBe('test=1');
+
+      // Each log line of the turn that names its request carries the trace, next to the request id.
+      const lines = core
+        .stderr()
+        .split('\n')
+        .filter((line) => line.startsWith('{') && line.includes(requestId))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) {
+        expect(line['trace_id']).toBe(traceId);
+        expect(typeof line['span_id']).toBe('string');
+      }
+    });
+
+    it('starts a trace of its own for a request without a traceparent, and ignores a malformed one', async () => {
+      for (const headers of [{} as Record<string, string>, { traceparent: '00-zzzz-not-a-parent' }, { traceparent: `00-${'0'.repeat(32)}-${'0'.repeat(16)}-01` }]) {
+        const response = await fetch(`${core.url}/traced/kvfed`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"name":"bo"}' });
+        expect(response.status).toBe(200);
+        const requestId = response.headers.get('x-request-id')!;
+        const line = core
+          .stderr()
+          .split('\n')
+          .filter((l) => l.startsWith('{') && l.includes(requestId))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((l) => typeof l['trace_id'] === 'string');
+        expect(line?.['trace_id']).toMatch(/^[0-9a-f]{32}$/);
+        expect(line?.['trace_id']).not.toBe('0'.repeat(32));
+        const trace = await waitForTrace(jaeger, line!['trace_id'] as string, ['POST /kvfed', 'uhlp.execution']);
+        expect(parentOf(spanNamed(trace, 'POST /kvfed'))).toBeUndefined();
+      }
+    });
+
+    it("records a script's exception on the turn's span, with its stack's path and line", async () => {
+      const { traceparent, traceId } = newTraceparent();
+      const response = await fetch(`${core.url}/traced/boom`, { headers: { traceparent } });
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ code: 'UHLP_SCRIPT_EXCEPTION', message: 'the fuse was lit' });
+      const trace = await waitForTrace(jaeger, traceId, ['GET /boom', 'uhlp.execution']);
+      const turn = spanNamed(trace, 'GET /boom');
+      expect(tag(turn, 'otel.status_code')).toBe('ERROR');
+      expect(tag(turn, 'error.type')).toBe('UHLP_SCRIPT_EXCEPTION');
+      expect(tag(turn, 'http.response.status_code')).toBe(500);
+      const exception = turn.logs.find((log) => log.fields.some((field) => field.key === 'event' && field.value === 'exception'));
+      expect(exception).toBeDefined();
+      const field = (key: string): unknown => exception!.fields.find((f) => f.key === key)?.value;
+      expect(field('exception.type')).toBe('UHLP_SCRIPT_EXCEPTION');
+      expect(field('exception.message')).toBe('the fuse was lit');
+      expect(field('exception.stacktrace')).toBe('at explode (lib/explode.mjs:2:9)\nat boom (scripts/traced.mjs:12:3)');
+    });
+  });
+}
