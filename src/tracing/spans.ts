@@ -9,6 +9,7 @@ import {
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   context,
   createContextKey,
   propagation,
@@ -20,7 +21,7 @@ import {
 } from '@opentelemetry/api';
 import { tracingActive } from './tracing-active.js';
 
-export { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace, type Attributes, type Context, type Link, type Span };
+export { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, context, trace, type Attributes, type Context, type Link, type Span };
 
 /** The instrumentation scope of every span the core makes. */
 const SCOPE = 'uhlp';

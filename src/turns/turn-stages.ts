@@ -16,6 +16,7 @@ import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.j
 import type { TurnNotes, TurnRunner } from './turn-runner.js';
 import { tracingActive } from '../tracing/tracing-active.js';
 import { inSpan, inSpanSync, recordScriptException, turnSpanOf } from '../tracing/spans.js';
+import { observeWithTrace } from '../tracing/exemplars.js';
 
 export interface TurnStagesDeps {
   readonly turns: TurnKeeper;
@@ -66,11 +67,11 @@ export class TurnStages implements TurnRunner {
       }
       if (event.keepResult === true) answer.result = { resultType: response.resultType, data: response.data };
       // The execution's time, without the wait for the ledger below (observed once, as the turn ended).
-      deps.metrics.turnSeconds.labels(app.id, component.id, status).observe((performance.now() - started) / 1000);
+      observeWithTrace(deps.metrics.turnSeconds.labels(app.id, component.id, status), (performance.now() - started) / 1000);
     } catch (error) {
       failure = error;
       status = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
-      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
+      observeWithTrace(deps.metrics.turnSeconds.labels(app.id, component.id, 'failed'), (performance.now() - started) / 1000);
     }
     // Ledger: the one place a turn waits for it. With `sync` or `fsync` durability the answer
     // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
