@@ -15,6 +15,7 @@ import type { ScriptRef } from '../sandbox/script-push.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceCheck } from './write-surface.js';
 import { epochMs, recordSpan } from '../tracing/spans.js';
+import { recordRunnerTimings } from '../tracing/runner-spans.js';
 
 export interface ExecutionTarget {
   readonly appId: string;
@@ -148,6 +149,7 @@ export class ComponentExecutor {
       // What this pool's sandboxes need with the request (a script they cannot read yet); no promise when nothing.
       const prepared = pool.prepareRequest(lease, body, target.script);
       const sent = typeof prepared === 'string' ? prepared : await prepared;
+      const sentAt = performance.now();
       const raw = await lease.sandbox.client.execute(sent, requestId, target.timeoutMs, traceId);
       if (raw.status !== 200) {
         // The runner refused or failed the request itself (contract 400/429/500/503).
@@ -165,6 +167,7 @@ export class ComponentExecutor {
         metricOutcome = 'bad-response';
         throw new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', `the sandbox answer breaks the /execute contract: ${parsed.violation}`);
       }
+      recordRunnerTimings(parsed.response.metrics?.timings, sentAt, performance.now());
       // Before the sandbox is released: no other turn writes in its tree while it is walked.
       if (surface !== undefined) {
         // No promise (and no wait) for a turn that wrote nothing: most turns.

@@ -128,7 +128,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
     }
 
     const started = performance.now();
-    const tools = new ExecutionTools({ endpoint: request.context.mcp_endpoint, token: request.context.mcp_token, ...(options.mcpPost !== undefined ? { post: options.mcpPost } : {}) });
+    const tools = new ExecutionTools({ endpoint: request.context.mcp_endpoint, token: request.context.mcp_token, startedAt: started, ...(options.mcpPost !== undefined ? { post: options.mcpPost } : {}) });
     let settled = false;
     const current: InFlight = {
       requestId: request.requestId,
@@ -144,6 +144,9 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
         };
         const mcpCalls = tools.metrics();
         if (mcpCalls.length > 0) response.metrics!.mcp_calls = mcpCalls;
+        // What the executor timed (the script's load and run), with every tool call.
+        const timed = tools.timings();
+        if (timed.length > 0) response.metrics!.timings = { ...response.metrics!.timings, tool_calls: timed };
         answer(200, response, request.requestId);
       },
     };
