@@ -100,7 +100,7 @@ export function describeTracing(options: TracingSuiteOptions): void {
       expect(await response.json()).toMatchObject({ echoed: { text: 'ada' } });
       const requestId = response.headers.get('x-request-id')!;
 
-      const trace = await waitForTrace(jaeger, traceId, ['POST /kvfed', 'uhlp.execution', 'uhlp.claim', 'uhlp.answer', 'uhlp.ledger', 'tools/call core.kv.set', 'tools/call app.remote.echo']);
+      const trace = await waitForTrace(jaeger, traceId, ['POST /kvfed', 'uhlp.execution', 'uhlp.claim', 'uhlp.answer', 'uhlp.ledger', 'tools/call core.kv.set', 'tools/call app.remote.echo', 'uhlp.runner.run', 'uhlp.runner.tool_call app.remote.echo']);
       expect(trace.processes[trace.spans[0]!.processID]!.serviceName).toBe(`uhlp-test-${options.driver}`);
       const turn = spanNamed(trace, 'POST /kvfed');
       // The caller's span is the turn's parent: one trace from the client on.
@@ -127,6 +127,16 @@ export function describeTracing(options: TracingSuiteOptions): void {
         expect(tag(call, 'gen_ai.operation.name')).toBe('execute_tool');
       }
       expect(tag(kv, 'gen_ai.tool.name')).toBe('core.kv.set');
+
+      // What the runner timed, inside the execution: the script's run and its two tool calls as it saw them.
+      const run = spanNamed(trace, 'uhlp.runner.run');
+      expect(parentOf(run)).toBe(execution.spanID);
+      for (const tool of ['core.kv.set', 'app.remote.echo']) {
+        const seen = spanNamed(trace, `uhlp.runner.tool_call ${tool}`);
+        expect(parentOf(seen)).toBe(execution.spanID);
+        expect(tag(seen, 'uhlp.tool.outcome')).toBe('ok');
+        expect(seen.startTime).toBeGreaterThanOrEqual(run.startTime - 2000);
+      }
 
       // The federated server got the context of the tool call's span, and the caller's tracestate.
       const meta = metas.at(-1);
