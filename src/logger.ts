@@ -14,11 +14,12 @@ export function createLogger(level: LogLevel = 'info'): Logger {
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, mixin: traceMixin }, pino.destination({ fd: 2, sync: true }));
 }
 
-const NO_FIELDS = Object.freeze({});
-
-/** A line logged while a traced turn runs carries its `trace_id` and `span_id`, next to the request id the line names. */
+/**
+ * A line logged while a traced turn runs carries its `trace_id` and `span_id`, next to the request id
+ * the line names. A new object each time: pino merges the line's fields into what this returns.
+ */
 function traceMixin(): object {
-  return activeTraceIds() ?? NO_FIELDS;
+  return activeTraceIds() ?? {};
 }
 
 /** A logger that drops everything; for unit tests. */
