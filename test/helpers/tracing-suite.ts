@@ -15,6 +15,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
+import { waitFor } from './wait-for.js';
 import { jaegerEnv, newTraceparent, parentOf, spanNamed, tag, waitForTrace, type JaegerEnv } from './jaeger.js';
 
 export interface TracingSuiteOptions {
@@ -161,12 +162,18 @@ export function describeTracing(options: TracingSuiteOptions): void {
         const response = await fetch(`${core.url}/traced/kvfed`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"name":"bo"}' });
         expect(response.status).toBe(200);
         const requestId = response.headers.get('x-request-id')!;
-        const line = core
-          .stderr()
-          .split('\n')
-          .filter((l) => l.startsWith('{') && l.includes(requestId))
-          .map((l) => JSON.parse(l) as Record<string, unknown>)
-          .find((l) => typeof l['trace_id'] === 'string');
+        // The execution's timing line (debug) is written once the answer has left.
+        let line: Record<string, unknown> | undefined;
+        await waitFor(
+          () =>
+            (line = core
+              .stderr()
+              .split('\n')
+              .filter((l) => l.startsWith('{') && l.includes(requestId))
+              .map((l) => JSON.parse(l) as Record<string, unknown>)
+              .find((l) => typeof l['trace_id'] === 'string')) !== undefined,
+          { timeoutMs: 5000, what: `a log line of ${requestId} with a trace id` },
+        );
         expect(line?.['trace_id']).toMatch(/^[0-9a-f]{32}$/);
         expect(line?.['trace_id']).not.toBe('0'.repeat(32));
         const trace = await waitForTrace(jaeger, line!['trace_id'] as string, ['POST /kvfed', 'uhlp.execution']);
