@@ -16,7 +16,7 @@ import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
-import { jaegerEnv, newTraceparent, parentOf, spanNamed, tag, waitForTrace, type JaegerEnv } from './jaeger.js';
+import { jaegerEnv, newTraceparent, parentOf, spanNamed, tag, waitForTrace, type JaegerEnv, type JaegerTrace } from './jaeger.js';
 
 export interface TracingSuiteOptions {
   readonly driver: 'process' | 'docker';
@@ -179,6 +179,41 @@ export function describeTracing(options: TracingSuiteOptions): void {
         const trace = await waitForTrace(jaeger, line!['trace_id'] as string, ['POST /kvfed', 'uhlp.execution']);
         expect(parentOf(spanNamed(trace, 'POST /kvfed'))).toBeUndefined();
       }
+    });
+
+    it("carries a queue publish's context with the message: the delivery is a trace of its own, linked to the publish", async () => {
+      const { traceparent, traceId } = newTraceparent();
+      const response = await fetch(`${core.url}/traced/publish`, { method: 'POST', headers: { traceparent, 'content-type': 'application/json' }, body: '{"mark":"m1"}' });
+      expect(response.status).toBe(200);
+      const published = await waitForTrace(jaeger, traceId, ['POST /publish', 'tools/call core.queue.publish', 'publish jobs']);
+      const publish = spanNamed(published, 'publish jobs');
+      expect(parentOf(publish)).toBe(spanNamed(published, 'tools/call core.queue.publish').spanID);
+      expect(tag(publish, 'span.kind')).toBe('producer');
+      expect(tag(publish, 'messaging.destination.name')).toBe('jobs');
+
+      // The delivery: found by its link to the publish, among the service's recent `process jobs` traces.
+      const service = `uhlp-test-${options.driver}`;
+      let delivery: JaegerTrace | undefined;
+      await waitFor(
+        async () => {
+          const answer = await fetch(`${jaeger.queryUrl}/api/traces?service=${service}&operation=${encodeURIComponent('process jobs')}&limit=50&lookback=1h`);
+          const traces = ((await answer.json()) as { data?: JaegerTrace[] }).data ?? [];
+          delivery = traces.find((t) => t.spans.some((s) => s.operationName === 'process jobs' && s.references.some((r) => r.spanID === publish.spanID && r.traceID === traceId)));
+          return delivery !== undefined && delivery.spans.some((s) => s.operationName === 'tools/call core.kv.set');
+        },
+        { timeoutMs: 20_000, what: 'the delivery trace linked to the publish' },
+      );
+      const consumer = spanNamed(delivery!, 'process jobs');
+      expect(consumer.traceID).not.toBe(traceId);
+      expect(parentOf(consumer)).toBeUndefined();
+      expect(consumer.references).toContainEqual(expect.objectContaining({ refType: 'FOLLOWS_FROM', traceID: traceId, spanID: publish.spanID }));
+      expect(tag(consumer, 'span.kind')).toBe('consumer');
+      expect(tag(consumer, 'uhlp.component')).toBe('consume');
+      expect(tag(consumer, 'uhlp.delivery.attempt')).toBe(1);
+      // A delivery runs once per invocation id: its turn is inside the once-only stage.
+      const once = spanNamed(delivery!, 'uhlp.once_only');
+      expect(parentOf(once)).toBe(consumer.spanID);
+      expect(parentOf(spanNamed(delivery!, 'uhlp.execution'))).toBe(once.spanID);
     });
 
     it("records a script's exception on the turn's span, with its stack's path and line", async () => {
