@@ -16,6 +16,7 @@ import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
+import { reply, startOpenAiTestServer, type OpenAiTestServer } from './openai-test-server.js';
 import { jaegerEnv, newTraceparent, parentOf, spanNamed, tag, waitForTrace, type JaegerEnv, type JaegerTrace } from './jaeger.js';
 
 export interface TracingSuiteOptions {
@@ -29,6 +30,7 @@ export function describeTracing(options: TracingSuiteOptions): void {
     let jaeger: JaegerEnv;
     let core: UhlpProcess;
     let remote: http.Server;
+    let llm: OpenAiTestServer;
     /** The `_meta` of each tools/call the federated server received. */
     const metas: Array<Record<string, unknown> | undefined> = [];
     /** The arguments of the tools/call being served (the server declares no input schema). */
@@ -74,6 +76,7 @@ export function describeTracing(options: TracingSuiteOptions): void {
       jaeger = jaegerEnv();
       await options.before?.();
       const remotePort = await startRemote();
+      llm = await startOpenAiTestServer();
       const dir = copyFixture('tracing');
       const appFile = path.join(dir, 'apps', 'traced', 'app.yaml');
       writeFileSync(appFile, readFileSync(appFile, 'utf8').replace('REMOTE_PORT', String(remotePort)));
@@ -82,12 +85,15 @@ export function describeTracing(options: TracingSuiteOptions): void {
         UHLP_MCP_ALLOW_PRIVATE: `127.0.0.1:${remotePort}`,
         OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
         OTEL_SERVICE_NAME: `uhlp-test-${options.driver}`,
+        UHLP_LLM_BASE_URL: llm.baseUrl,
+        UHLP_LLM_TIMEOUT_MS: '20000',
       });
     }, 240_000);
 
     afterAll(async () => {
       await core?.stop();
       remote?.close();
+      await llm?.close();
     });
 
     it('continues a traceparent through the turn, its stages, a kv tool and a federated tool, and passes the context on in _meta', async () => {
@@ -214,6 +220,44 @@ export function describeTracing(options: TracingSuiteOptions): void {
       const once = spanNamed(delivery!, 'uhlp.once_only');
       expect(parentOf(once)).toBe(consumer.spanID);
       expect(parentOf(spanNamed(delivery!, 'uhlp.execution'))).toBe(once.spanID);
+    });
+
+    it("traces an LLM component's tool loop: each model call a CLIENT span with the GenAI attributes and no prompt text, the tool call between them", async () => {
+      llm.enqueue(reply.toolCalls([{ name: 'app_remote_echo', arguments: { text: 'from the model' } }]), reply.text('The server said it back.'));
+      const { traceparent, traceId, spanId } = newTraceparent();
+      const response = await fetch(`${core.url}/traced/ask`, { method: 'POST', headers: { traceparent, 'content-type': 'application/json' }, body: JSON.stringify({ question: 'a secret question' }) });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ text: 'The server said it back.' });
+      let trace: JaegerTrace | undefined;
+      await waitFor(
+        async () => {
+          trace = await waitForTrace(jaeger, traceId, ['POST /ask', 'uhlp.execution', 'tools/call app.remote.echo']);
+          return trace.spans.filter((s) => s.operationName.startsWith('chat ')).length === 2;
+        },
+        { timeoutMs: 20_000, what: 'two model call spans' },
+      );
+      const turn = spanNamed(trace!, 'POST /ask');
+      expect(parentOf(turn)).toBe(spanId);
+      const execution = spanNamed(trace!, 'uhlp.execution');
+      const chats = trace!.spans.filter((s) => s.operationName.startsWith('chat ')).sort((a, b) => a.startTime - b.startTime);
+      const ids = new Set(trace!.spans.map((s) => s.spanID));
+      for (const chat of chats) {
+        expect(tag(chat, 'span.kind')).toBe('client');
+        expect(tag(chat, 'gen_ai.operation.name')).toBe('chat');
+        expect(tag(chat, 'gen_ai.provider.name')).toBe('openai');
+        expect(typeof tag(chat, 'gen_ai.request.model')).toBe('string');
+        expect(typeof tag(chat, 'gen_ai.response.model')).toBe('string');
+        expect(tag(chat, 'gen_ai.usage.input_tokens')).toEqual(expect.any(Number));
+        expect(tag(chat, 'gen_ai.usage.output_tokens')).toEqual(expect.any(Number));
+        // In the turn's trace, under the execution (through the model tool call the orchestrator made).
+        expect(ids.has(parentOf(chat)!)).toBe(true);
+        expect(chat.startTime).toBeGreaterThanOrEqual(execution.startTime);
+      }
+      expect(String(tag(chats[0]!, 'gen_ai.response.finish_reasons'))).toContain('tool_calls');
+      expect(String(tag(chats[1]!, 'gen_ai.response.finish_reasons'))).toContain('stop');
+      expect(parentOf(spanNamed(trace!, 'tools/call app.remote.echo'))).toBe(execution.spanID);
+      // No prompt text unless UHLP_TRACE_CAPTURE_PROMPTS says so.
+      expect(JSON.stringify(trace)).not.toContain('a secret question');
     });
 
     it("records a script's exception on the turn's span, with its stack's path and line", async () => {
