@@ -260,6 +260,41 @@ export function describeTracing(options: TracingSuiteOptions): void {
       expect(JSON.stringify(trace)).not.toContain('a secret question');
     });
 
+    it('traces a workflow run: its steps under the execution, the pause at an approval as an event, the decision with its wait', async () => {
+      const { traceparent, traceId } = newTraceparent();
+      const paused = await fetch(`${core.url}/traced/flow`, { method: 'POST', headers: { traceparent, 'content-type': 'application/json' }, body: '{}' });
+      expect(paused.status).toBe(202);
+      const runId = paused.headers.get('x-uhlp-run-id')!;
+      const first = await waitForTrace(jaeger, traceId, ['POST /flow', 'uhlp.workflow.execution', 'uhlp.execution', 'tools/call core.workflow.checkpoint']);
+      const execution = spanNamed(first, 'uhlp.execution');
+      expect(parentOf(spanNamed(first, 'uhlp.workflow.execution'))).toBe(spanNamed(first, 'POST /flow').spanID);
+      const requested = execution.logs.find((log) => log.fields.some((f) => f.key === 'event' && f.value === 'uhlp.workflow.approval_requested'));
+      expect(requested?.fields).toContainEqual(expect.objectContaining({ key: 'uhlp.workflow.node', value: 'approve' }));
+
+      const resumed = await fetch(`${core.url}/_uhlp/runs/${runId}/resume`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ approved: true, by: 'ada' }) });
+      expect(resumed.status).toBe(200);
+      let decision: JaegerTrace | undefined;
+      const tags = encodeURIComponent(JSON.stringify({ 'uhlp.workflow.run_id': runId }));
+      await waitFor(
+        async () => {
+          const answer = await fetch(`${jaeger.queryUrl}/api/traces?service=uhlp-test-${options.driver}&operation=uhlp.workflow.resume&tags=${tags}&limit=5&lookback=1h`);
+          decision = ((await answer.json()) as { data?: JaegerTrace[] }).data?.[0];
+          const names = new Set(decision?.spans.map((s) => s.operationName));
+          return names.has('uhlp.workflow.approval approve') && names.has('uhlp.workflow.step write') && names.has('tools/call core.kv.set');
+        },
+        { timeoutMs: 20_000, what: `the decision's trace of run ${runId}` },
+      );
+      const root = spanNamed(decision!, 'uhlp.workflow.resume');
+      expect(tag(root, 'uhlp.workflow.approved')).toBe(true);
+      const wait = spanNamed(decision!, 'uhlp.workflow.approval approve');
+      expect(parentOf(wait)).toBe(root.spanID);
+      expect(wait.duration).toBeGreaterThan(0);
+      const step = spanNamed(decision!, 'uhlp.workflow.step write');
+      expect(tag(step, 'uhlp.workflow.node_type')).toBe('tool');
+      expect(tag(step, 'uhlp.workflow.step_status')).toBe('completed');
+      expect(parentOf(step)).toBe(spanNamed(decision!, 'uhlp.execution').spanID);
+    });
+
     it("records a script's exception on the turn's span, with its stack's path and line", async () => {
       const { traceparent, traceId } = newTraceparent();
       const response = await fetch(`${core.url}/traced/boom`, { headers: { traceparent } });
