@@ -6,6 +6,7 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { SpanKind, activeTraceIds, carrierOf, continuedContext, inSpan, recordScriptException, startTurnSpan } from './spans.js';
 import { inDeliverySpan, inPublishSpan } from './delivery-spans.js';
 import { setTracingActive, tracingActive } from './tracing-active.js';
+import { recordRunnerTimings } from './runner-spans.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -77,6 +78,35 @@ describe('spans', () => {
       await inDeliverySpan({ kind: 'queue', name: 'jobs', messageId: '2-0', attempt: 1, meta: bad }, {}, async () => undefined);
     }
     expect(exporter.getFinishedSpans().filter((s) => s.name === 'process jobs' && s.links.length === 0)).toHaveLength(3);
+  });
+
+  it("place a runner's timings under the execution, never past its answer, whatever the runner claims", async () => {
+    const sentAt = performance.now() - 100;
+    const answeredAt = sentAt + 50;
+    await inSpan('uhlp.execution', async () =>
+      recordRunnerTimings(
+        {
+          script_load: { start_ms: 1, duration_ms: 5 },
+          run: { start_ms: 6, duration_ms: 30 },
+          tool_calls: [
+            { tool: 'core.kv.set', start_ms: 10, duration_ms: 4, outcome: 'ok' },
+            { tool: 'x'.repeat(300), start_ms: 1e12, duration_ms: 1e12, outcome: 'UHLP_MCP_TOOL_NOT_FOUND' },
+          ],
+        },
+        sentAt,
+        answeredAt,
+      ),
+    );
+    const spans = exporter.getFinishedSpans();
+    const execution = spans.find((s) => s.name === 'uhlp.execution')!;
+    const latest = performance.timeOrigin + answeredAt;
+    const ms = (t: [number, number]): number => t[0] * 1000 + t[1] / 1e6;
+    for (const span of spans.filter((s) => s.name.startsWith('uhlp.runner.'))) {
+      expect(span.parentSpanContext?.spanId).toBe(execution.spanContext().spanId);
+      expect(ms(span.endTime)).toBeLessThanOrEqual(latest + 1);
+    }
+    expect(spans.map((s) => s.name)).toEqual(expect.arrayContaining(['uhlp.runner.script_load', 'uhlp.runner.run', 'uhlp.runner.tool_call core.kv.set', `uhlp.runner.tool_call ${'x'.repeat(128)}`]));
+    expect(spans.find((s) => s.name.startsWith('uhlp.runner.tool_call xx'))!.status.code).toBe(2);
   });
 
   it('do nothing with tracing off: no spans, no carrier, no ids', async () => {
