@@ -2,9 +2,12 @@
  * What tracing costs a turn: the warm JIT dispatch through the core with
  * tracing off, and with every turn sampled (`OTEL_TRACES_SAMPLER=always_on`)
  * and exported to the test Jaeger (scripts/jaeger-env.sh up), in interleaved
- * rounds, at c1 and c16: req/s, latency and the core's CPU per request. Off
- * against the build before tracing is `bench/compare.ts` with BENCH_ONLY=dispatch.
+ * rounds, at c1 and c16: req/s, latency and the core's CPU per request. With
+ * BENCH_TRACING_BEFORE=<tree> (a built worktree of the commit before tracing),
+ * that tree's core runs in the same rounds (path core-before): tracing off
+ * against no tracing at all.
  */
+import path from 'node:path';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { jaegerEnv } from '../test/helpers/jaeger.js';
 import { writeHelloApp } from './lib/bench-app.js';
@@ -16,9 +19,9 @@ const SHAPES: readonly DispatchShape[] = [
   { connections: 16, sandboxes: 2, concurrency: 8 },
 ];
 
-async function throughCore(shape: DispatchShape, durationMs: number, env: Record<string, string>): Promise<LoadResult> {
+async function throughCore(shape: DispatchShape, durationMs: number, env: Record<string, string>, tree?: string): Promise<LoadResult> {
   const app = writeHelloApp(`minWarm: ${shape.sandboxes}, maxSize: ${shape.sandboxes}, concurrency: ${shape.concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 }`);
-  const core = await startUhlpDev(app, ['--log-level', 'error'], undefined, undefined, env);
+  const core = await startUhlpDev(app, ['--log-level', 'error'], undefined, undefined, env, ...(tree !== undefined ? [path.join(tree, 'bin', 'uhlp.js')] : []));
   try {
     return await loadThroughCore(core.url, '/bench/hello/{{id}}', shape.connections, durationMs, core.child.pid);
   } finally {
@@ -29,8 +32,10 @@ async function throughCore(shape: DispatchShape, durationMs: number, env: Record
 export function benchTracing(durationMs: number, rounds: number): Promise<DispatchRow[]> {
   const jaeger = jaegerEnv();
   const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'uhlp-bench' };
+  const before = process.env.BENCH_TRACING_BEFORE;
   return measureDispatch(
     {
+      ...(before !== undefined && before !== '' ? { 'core-before': (shape: DispatchShape) => throughCore(shape, durationMs, {}, path.resolve(before)) } : {}),
       core: (shape) => throughCore(shape, durationMs, {}),
       'core-traced': (shape) => throughCore(shape, durationMs, traced),
     },
