@@ -14,7 +14,8 @@ import type { Lease, PoolStrategy, ReleaseOutcome } from '../sandbox/pool-strate
 import type { ScriptRef } from '../sandbox/script-push.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceCheck } from './write-surface.js';
-import { epochMs, recordSpan } from '../tracing/spans.js';
+import { activeTraceIds, epochMs, recordSpan } from '../tracing/spans.js';
+import { tracingActive } from '../tracing/tracing-active.js';
 import { recordRunnerTimings } from '../tracing/runner-spans.js';
 
 export interface ExecutionTarget {
@@ -70,7 +71,7 @@ export class ComponentExecutor {
       const lease = this.hit(pool, target) ?? (await this.acquire(pool, target));
       const acquired = performance.now();
       const acquireMs = acquired - acquiring;
-      recordSpan('uhlp.claim', epochMs(acquiring), epochMs(acquired), { 'uhlp.pool': target.poolName, 'uhlp.sandbox.hit': lease.hit === true, 'uhlp.attempt': attempt });
+      if (tracingActive()) recordSpan('uhlp.claim', epochMs(acquiring), epochMs(acquired), { 'uhlp.pool': target.poolName, 'uhlp.sandbox.hit': lease.hit === true, 'uhlp.attempt': attempt });
       try {
         return await this.call(pool, lease, target, requestId, body, traceId, turn, acquireMs);
       } catch (error) {
@@ -150,7 +151,8 @@ export class ComponentExecutor {
       const prepared = pool.prepareRequest(lease, body, target.script);
       const sent = typeof prepared === 'string' ? prepared : await prepared;
       const sentAt = performance.now();
-      const raw = await lease.sandbox.client.execute(sent, requestId, target.timeoutMs, traceId);
+      // A traced execution names its trace to the runner, which then sends back what it timed.
+      const raw = await lease.sandbox.client.execute(sent, requestId, target.timeoutMs, traceId ?? (tracingActive() ? activeTraceIds()?.trace_id : undefined));
       if (raw.status !== 200) {
         // The runner refused or failed the request itself (contract 400/429/500/503).
         metricOutcome = 'error';
@@ -167,7 +169,7 @@ export class ComponentExecutor {
         metricOutcome = 'bad-response';
         throw new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', `the sandbox answer breaks the /execute contract: ${parsed.violation}`);
       }
-      recordRunnerTimings(parsed.response.metrics?.timings, sentAt, performance.now());
+      if (tracingActive()) recordRunnerTimings(parsed.response.metrics?.timings, sentAt, performance.now());
       // Before the sandbox is released: no other turn writes in its tree while it is walked.
       if (surface !== undefined) {
         // No promise (and no wait) for a turn that wrote nothing: most turns.
