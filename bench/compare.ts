@@ -91,6 +91,7 @@ export function figuresOf(report: Record<string, unknown>): Figures {
   };
   rows('warmDispatch', 'dispatch');
   rows('llmDispatch', 'llm');
+  rows('tracing', 'tracing');
   const csjs = report.csjs as
     | { warm: { csjs: { p50: number; p99: number }; jit: { p50: number }; overheadP50Ms: number }; firstCallOfNewVersion: { p50: number; p99: number }; firstRunInProcess: { p50: number } }
     | undefined;

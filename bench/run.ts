@@ -50,6 +50,8 @@
  * The secrets benchmark (bench/secrets-dispatch.ts, BENCH_ONLY=secrets) sets a warm call whose
  * fetch carries an injected credential beside the same call to a path no credential matches.
  * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp,secrets picks the parts (all by default).
+ * BENCH_ONLY=tracing (never by default: it needs the test Jaeger, scripts/jaeger-env.sh up) runs the
+ * warm dispatch with tracing off and with every turn sampled to Jaeger (bench/tracing-dispatch.ts).
  */
 import { benchSecrets, secretsBenchTable } from './secrets-dispatch.js';
 import { benchMcp, mcpBenchTable } from './mcp-federation.js';
@@ -66,6 +68,7 @@ import { benchPython, pythonTable } from './python-dispatch.js';
 import { benchQueue, queueRatio, queueTable } from './queue-dispatch.js';
 import { pathTargets, pathTargetsTable } from './lib/path-targets.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
+import { benchTracing, tracingCost } from './tracing-dispatch.js';
 import { benchWorkflow } from './workflow-bench.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -134,6 +137,8 @@ async function processBench(): Promise<void> {
       })
     : [];
   const workflow = only('workflow') ? await benchWorkflow(Number(process.env.BENCH_WORKFLOW_RUNS ?? 20)) : undefined;
+  // Named only: it needs the test Jaeger running (scripts/jaeger-env.sh up).
+  const tracing = onlyNamed('tracing') ? await benchTracing(seconds * 1000, dispatchRounds) : undefined;
   const python = only('python')
     ? await benchPython({ warmCalls: Number(process.env.BENCH_PYTHON_CALLS ?? 2000), misses: Number(process.env.BENCH_PYTHON_MISSES ?? 20) })
     : undefined;
@@ -157,6 +162,7 @@ async function processBench(): Promise<void> {
     ...(python !== undefined ? { python } : {}),
     ...(mcp !== undefined ? { mcp } : {}),
     ...(secrets !== undefined ? { secrets } : {}),
+    ...(tracing !== undefined ? { tracing, tracingCost: tracingCost(tracing) } : {}),
   };
 
   mkdirSync('bench/results', { recursive: true });
@@ -213,8 +219,20 @@ async function processBench(): Promise<void> {
           : ''),
     );
   }
+  if (tracing !== undefined) {
+    process.stdout.write(
+      `\nTracing: off vs every turn sampled and exported to Jaeger, ${dispatchRounds} interleaved rounds\n${dispatchTable(tracing)}\n\ntraced/off: ${Object.entries(tracingCost(tracing))
+        .map(([shape, cost]) => `${shape} req/s x${cost.rpsRatio}, core CPU +${cost.addedCoreCpuMs ?? '-'} ms/req`)
+        .join('; ')} (target: c16 >= x0.9)\n`,
+    );
+  }
   const targets = pathTargets(report);
   if (targets.length > 0) process.stdout.write(`\nEvery path against its floor and target (the warm pod claim: npm run bench:k8s)\n${pathTargetsTable(targets)}\n`);
+}
+
+/** A benchmark that runs only when BENCH_ONLY names it (it needs a service the others do not). */
+function onlyNamed(name: string): boolean {
+  return (process.env.BENCH_ONLY ?? '').split(',').map((w) => w.trim()).includes(name);
 }
 
 /** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp,secrets (all by default). */

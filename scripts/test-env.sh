@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares the real services the integration tests talk to: Docker Engine and Redis
+# Prepares the real services the integration tests talk to: Docker Engine, Redis and Jaeger
 # (plus binutils, whose strip the sandbox image build uses, bubblewrap, which
 # contains the process driver's sandboxes, python3, which python pools run, and chromium, which the
 # console's browser tests drive).
@@ -118,5 +118,12 @@ else
     --dir "$STATE_DIR/redis" --save '' --appendonly no 9>&-
   wait_for redis-server redis_answers || { tail -40 "$STATE_DIR/redis.log" >&2; fail "redis-server did not answer within ${WAIT_SECONDS}s"; }
 fi
+
+# --- jaeger -----------------------------------------------------------------
+# The tracing tests export to an all-in-one Jaeger on loopback and read their traces back
+# through its query API; scripts/jaeger-env.sh builds it once from Go modules (the first
+# build takes minutes) and writes $STATE_DIR/jaeger.env, which the tests read.
+UHLP_TEST_ENV_STATE="$STATE_DIR" UHLP_WAIT_SECONDS="$WAIT_SECONDS" "$(dirname "${BASH_SOURCE[0]}")/jaeger-env.sh" up 9>&- >/dev/null \
+  || fail "jaeger did not start (see $STATE_DIR/jaeger.log)"
 
 log "ready: docker $(docker info --format '{{.ServerVersion}} storage={{.Driver}} cgroup={{.CgroupDriver}}'), redis $(redis-cli -h 127.0.0.1 -p 6379 info server | sed -n 's/^redis_version:\(.*\)\r$/\1/p')"

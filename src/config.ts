@@ -17,6 +17,7 @@ import { LEDGER_DURABILITIES, type LedgerDurability } from './ledger/turn-ledger
 import { parseModelMap } from './llm/model-map.js';
 import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai-chat-wire.js';
 import type { LogLevel } from './logger.js';
+import { parseTracingConfig, type TracingConfig } from './tracing/tracing-config.js';
 import { DEFAULT_CLAIM_AHEAD } from './sandbox/claim-reserve.js';
 import { readConsoleTokens, type ConsoleToken } from './console/console-tokens.js';
 import { npmEnvironment } from './mcp/federation/npm-environment.js';
@@ -144,6 +145,8 @@ export interface CoreConfig {
   readonly console: ConsoleConfig;
   /** The operator listener: the console and every other operator route, on an origin apps never answer on (docs/security.md). */
   readonly operator: OperatorConfig;
+  /** OpenTelemetry tracing (the standard `OTEL_*` variables; docs/observability.md). @defaultValue off */
+  readonly tracing: TracingConfig;
   /**
    * Which flag or variable gave `host`, `port` and `pullRemote` (`--port`, `UHLP_PORT`, or
    * `default`), so that a failure at start-up (a port in use, an address that is not this
@@ -537,6 +540,7 @@ export function loadConfig(
     }),
     console: consoleConfig(env, host?.raw ?? '127.0.0.1'),
     operator: operatorConfig(env, port ? integer(port.name, port.raw, 0, 65535) : 8080),
+    tracing: parseTracingConfig(env, invalid),
     settingNames: Object.freeze({ host: host?.name ?? 'default', port: port?.name ?? 'default', pull: pull?.name ?? 'default' }),
   });
 }

@@ -15,6 +15,20 @@ export interface HotHistogramOptions<L extends string> extends HotMetricOptions<
 
 export interface HotHistogramChild {
   observe(value: number): void;
+  /**
+   * Observes, and keeps `exemplar` (a trace's ids) as the latest exemplar of the
+   * value's bucket: the OpenMetrics exposition shows it, so that a slow bucket
+   * leads to a trace behind it.
+   */
+  observeWithExemplar(value: number, exemplar: Readonly<Record<string, string>>): void;
+}
+
+/** An OpenMetrics exemplar as prom-client's registry writes it. */
+interface Exemplar {
+  readonly labelSet: Readonly<Record<string, string>>;
+  readonly value: number;
+  /** Seconds since the epoch. */
+  readonly timestamp: number;
 }
 
 /** One line of the exposition, as prom-client's registry reads it. */
@@ -22,12 +36,15 @@ interface ValueLine {
   readonly labels: Record<string, string | number>;
   readonly value: number;
   readonly metricName: string;
+  readonly exemplar?: Exemplar;
 }
 
 interface Series extends HotHistogramChild {
   readonly labels: Record<string, string>;
   /** Observations per bucket (not cumulative); the last one is `+Inf`. */
   readonly counts: number[];
+  /** The latest exemplar per bucket; made at the first exemplar (never, without tracing). */
+  exemplars: Array<Exemplar | undefined> | undefined;
   sum: number;
   count: number;
 }
@@ -53,7 +70,13 @@ export class HotHistogram<L extends string = string> extends HotMetric<Series> {
       let cumulative = 0;
       for (let i = 0; i <= this.bounds.length; i++) {
         cumulative += series.counts[i]!;
-        values.push({ labels: { le: i < this.bounds.length ? this.bounds[i]! : '+Inf', ...series.labels }, value: cumulative, metricName: `${this.name}_bucket` });
+        const exemplar = series.exemplars?.[i];
+        values.push({
+          labels: { le: i < this.bounds.length ? this.bounds[i]! : '+Inf', ...series.labels },
+          value: cumulative,
+          metricName: `${this.name}_bucket`,
+          ...(exemplar !== undefined ? { exemplar } : {}),
+        });
       }
       values.push({ labels: { ...series.labels }, value: series.sum, metricName: `${this.name}_sum` });
       values.push({ labels: { ...series.labels }, value: series.count, metricName: `${this.name}_count` });
@@ -66,6 +89,7 @@ export class HotHistogram<L extends string = string> extends HotMetric<Series> {
     const created: Series = {
       labels,
       counts: new Array<number>(bounds.length + 1).fill(0),
+      exemplars: undefined,
       sum: 0,
       count: 0,
       observe(value: number): void {
@@ -75,6 +99,13 @@ export class HotHistogram<L extends string = string> extends HotMetric<Series> {
         created.counts[i]! += 1;
         created.sum += value;
         created.count += 1;
+      },
+      observeWithExemplar(value: number, labelSet: Readonly<Record<string, string>>): void {
+        created.observe(value);
+        let i = 0;
+        while (i < bounds.length && value > bounds[i]!) i++;
+        created.exemplars ??= new Array<Exemplar | undefined>(bounds.length + 1).fill(undefined);
+        created.exemplars[i] = { labelSet, value, timestamp: Date.now() / 1000 };
       },
     };
     return created;

@@ -3,6 +3,7 @@
  * so that request logs and pool logs share one stream and one format.
  */
 import { pino, type Logger as PinoLogger } from 'pino';
+import { activeTraceIds } from './tracing/spans.js';
 
 export type Logger = PinoLogger;
 
@@ -21,11 +22,20 @@ export function createLogger(level: LogLevel = 'info', scrubber?: LineScrubber):
       level,
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
+      mixin: traceMixin,
       // The whole serialized line, so a value in any field, message or error stack is caught.
       ...(scrubber !== undefined ? { hooks: { streamWrite: (line: string) => (scrubber.active ? scrubber.scrub(line) : line) } } : {}),
     },
     pino.destination({ fd: 2, sync: true }),
   );
+}
+
+/**
+ * A line logged while a traced turn runs carries its `trace_id` and `span_id`, next to the request id
+ * the line names. A new object each time: pino merges the line's fields into what this returns.
+ */
+function traceMixin(): object {
+  return activeTraceIds() ?? {};
 }
 
 /** A logger that drops everything; for unit tests. */

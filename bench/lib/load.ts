@@ -92,16 +92,17 @@ export function shapeLabel(shape: DispatchShape): string {
   return `c${shape.connections} ${shape.sandboxes}x${shape.concurrency}`;
 }
 
-export type DispatchPath = 'direct' | 'forwarder' | 'hops' | 'core' | 'core-unisolated';
+export type DispatchPath = 'direct' | 'forwarder' | 'hops' | 'core-before' | 'core' | 'core-unisolated' | 'core-traced';
 /** The order paths run in within a round, and are listed in. */
-const PATH_ORDER: readonly DispatchPath[] = ['direct', 'forwarder', 'hops', 'core', 'core-unisolated'];
+const PATH_ORDER: readonly DispatchPath[] = ['direct', 'forwarder', 'hops', 'core-before', 'core', 'core-unisolated', 'core-traced'];
 
 /** One warm-dispatch measurement: a path, the shape it ran in, and what it did. */
 export interface DispatchRow extends DispatchShape {
   /**
    * direct to the runners; through a bare forwarder (the floor of the core's design, bare-forwarder.ts);
    * an LLM turn's hops between bare processes (bare-stream-relay.ts); through the core; through the core
-   * with process sandboxes unisolated (what their containment costs).
+   * with process sandboxes unisolated (what their containment costs); through the core with every turn
+   * traced and exported to a running Jaeger, and through another tree's core (BENCH_TRACING_BEFORE) (bench/tracing-dispatch.ts).
    */
   path: DispatchPath;
   /** The round with the median req/s: its figures stay together. */

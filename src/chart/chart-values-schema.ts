@@ -8,6 +8,7 @@
  * Every key has a `default`; the defaults ARE the chart's values.yaml.
  */
 import { Type, type TSchema, type TObject, type TProperties } from '@sinclair/typebox';
+import { TRACE_SAMPLERS } from '../tracing/tracing-config.js';
 
 /** A closed object: a key the schema does not name is an error. */
 function section<P extends TProperties>(description: string, properties: P): TObject<P> {
@@ -189,6 +190,14 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
         'sources-key',
       ),
       publicUrl: str('Base URL callback URLs are given under, e.g. `https://apps.example.com`; empty: the core\'s own URL.', '', { pattern: '^$|^https?://\\S+$' }),
+    }),
+    tracing: section('OpenTelemetry traces of every turn, exported over OTLP/HTTP (docs/observability.md); off while `endpoint` is empty.', {
+      endpoint: str('OTLP/HTTP base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`; traces go to `<endpoint>/v1/traces`), e.g. `http://otel-collector.observability:4318`; empty: no tracing.', '', { pattern: '^$|^https?://\\S+$' }),
+      serviceName: str('`service.name` of the spans (`OTEL_SERVICE_NAME`).', 'uhlp-core', { minLength: 1 }),
+      sampler: oneOf('`OTEL_TRACES_SAMPLER`: the parent-based ones follow a caller\'s sampled flag.', TRACE_SAMPLERS, 'parentbased_always_on'),
+      samplerArg: str('Ratio of the `*traceidratio` samplers, 0 to 1 (`OTEL_TRACES_SAMPLER_ARG`).', '1', { pattern: '^(0(\\.[0-9]+)?|1(\\.0+)?)$' }),
+      resourceAttributes: stringMap('More resource attributes (`OTEL_RESOURCE_ATTRIBUTES`), e.g. `{deployment.environment: prod}`.'),
+      capturePrompts: bool('Model call spans carry the prompt and the answer (`UHLP_TRACE_CAPTURE_PROMPTS`): the app users\' data, in the tracing backend.', false),
     }),
     llm: section('The OpenAI-compatible server behind `core.llm.generate`; without `baseUrl` every LLM call fails (never a surprise bill).', {
       baseUrl: str('Base URL, e.g. `https://api.openai.com/v1`.', '', { pattern: '^$|^https?://\\S+$' }),

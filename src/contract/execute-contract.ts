@@ -320,8 +320,37 @@ export const McpCallMetric = Type.Object(
   { additionalProperties: true },
 );
 
+/** A stretch of an execution as the runner timed it: ms from when it took the request, and how long. */
+export const RunnerSpan = Type.Object({ start_ms: Type.Number({ minimum: 0 }), duration_ms: Type.Number({ minimum: 0 }) }, { additionalProperties: true });
+
+/**
+ * What a runner timed of one execution, for the core's trace (a sandbox has no
+ * network to export spans): the script's first load, the script's own run, and
+ * each tool call with its outcome (`ok` or the failure's code). The core makes
+ * them child spans of the execution's.
+ */
+export const RunnerTimings = Type.Object(
+  {
+    script_load: Type.Optional(RunnerSpan),
+    run: Type.Optional(RunnerSpan),
+    tool_calls: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { tool: Type.String({ maxLength: 256 }), start_ms: Type.Number({ minimum: 0 }), duration_ms: Type.Number({ minimum: 0 }), outcome: Type.String({ maxLength: 64 }) },
+          { additionalProperties: true },
+        ),
+        { maxItems: 256 },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
+export type RunnerTimings = Static<typeof RunnerTimings>;
+
 export const ExecuteMetrics = Type.Object(
   {
+    /** What the runner timed, for the core's trace (RunnerTimings). */
+    timings: Type.Optional(RunnerTimings),
     execution_time_ms: Type.Optional(Type.Number({ minimum: 0 })),
     /** jit-runner: the time of the script's first load in this runner (kept or read, then imported), when this execution did it. */
     script_load_ms: Type.Optional(Type.Number({ minimum: 0 })),

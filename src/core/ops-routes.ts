@@ -12,6 +12,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from './build-core.js';
+import { exposition, prefersOpenMetrics } from '../metrics-exposition.js';
 
 /** The operations paths: probes and scrapes, not traffic (uhlp_http_requests_total leaves them out). */
 export const OPS_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
@@ -48,8 +49,9 @@ export function registerOpsRoutes(app: FastifyInstance, deps: CoreDeps): void {
     });
   });
 
-  app.get('/metrics', async (_request, reply) => {
-    const body = await deps.metrics.registry.metrics();
-    return reply.header('content-type', deps.metrics.registry.contentType).send(body);
+  app.get('/metrics', async (request, reply) => {
+    // A scraper that asks for OpenMetrics gets it, with the exemplars that lead to traces; Prometheus' text format otherwise.
+    const { body, contentType } = await exposition(deps.metrics.registry, prefersOpenMetrics(request.headers.accept));
+    return reply.header('content-type', contentType).send(body);
   });
 }

@@ -65,6 +65,8 @@ import { loadConsoleAssets } from '../console/console-assets.js';
 import { SandboxOrigin } from '../console/sandbox-origin.js';
 import { OperatorServer } from './operator-server.js';
 import type { AudienceRoute, RouteAudiences } from './route-audience.js';
+import { PACKAGE_VERSION } from '../images/build-images.js';
+import { startTracing } from '../tracing/start-tracing.js';
 
 export interface RunningCore {
   readonly app: FastifyInstance;
@@ -121,6 +123,8 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   // docs/security.md). The scrubber learns the values as they are read and again whenever they change.
   const scrubber = new SecretScrubber();
   const logger = options.logger ?? createLogger(config.logLevel, scrubber);
+  // Before anything makes a span; stopped last, after the turns it traces have ended.
+  const tracing = startTracing(config.tracing, logger, PACKAGE_VERSION);
   // What can fail on a setting comes before anything that holds the process (a worker thread, a timer, a
   // connection), so that such a failure ends the start at once: one provider, shared by the MCP tools and the oracle.
   const llmProvider = await createLlmProvider(config.llm);
@@ -428,6 +432,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     await functions.close();
     await journal?.flush();
     await store.close();
+    await tracing.shutdown();
   };
   try {
     await spine.listen();

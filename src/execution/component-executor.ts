@@ -15,6 +15,9 @@ import type { ScriptRef } from '../sandbox/script-push.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceCheck } from './write-surface.js';
 import { askForWrites, checkReportedWrites } from './reported-writes.js';
+import { activeTraceIds, epochMs, recordSpan } from '../tracing/spans.js';
+import { tracingActive } from '../tracing/tracing-active.js';
+import { recordRunnerTimings } from '../tracing/runner-spans.js';
 
 export interface ExecutionTarget {
   readonly appId: string;
@@ -67,7 +70,9 @@ export class ComponentExecutor {
     for (let attempt = 1; ; attempt++) {
       const acquiring = performance.now();
       const lease = this.hit(pool, target) ?? (await this.acquire(pool, target));
-      const acquireMs = performance.now() - acquiring;
+      const acquired = performance.now();
+      const acquireMs = acquired - acquiring;
+      if (tracingActive()) recordSpan('uhlp.claim', epochMs(acquiring), epochMs(acquired), { 'uhlp.pool': target.poolName, 'uhlp.sandbox.hit': lease.hit === true, 'uhlp.attempt': attempt });
       try {
         return await this.call(pool, lease, target, requestId, body, traceId, turn, acquireMs);
       } catch (error) {
@@ -148,7 +153,9 @@ export class ComponentExecutor {
       // What this pool's sandboxes need with the request (a script they cannot read yet); no promise when nothing.
       const prepared = pool.prepareRequest(lease, reported ? askForWrites(body) : body, target.script);
       const sent = typeof prepared === 'string' ? prepared : await prepared;
-      const raw = await lease.sandbox.client.execute(sent, requestId, target.timeoutMs, traceId);
+      const sentAt = performance.now();
+      // A traced execution names its trace to the runner, which then sends back what it timed.
+      const raw = await lease.sandbox.client.execute(sent, requestId, target.timeoutMs, traceId ?? (tracingActive() ? activeTraceIds()?.trace_id : undefined));
       if (raw.status !== 200) {
         // The runner refused or failed the request itself (contract 400/429/500/503).
         metricOutcome = 'error';
@@ -165,6 +172,7 @@ export class ComponentExecutor {
         metricOutcome = 'bad-response';
         throw new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', `the sandbox answer breaks the /execute contract: ${parsed.violation}`);
       }
+      if (tracingActive()) recordRunnerTimings(parsed.response.metrics?.timings, sentAt, performance.now());
       // Before the sandbox is released: no other turn writes in its tree while it is walked.
       if (surface !== undefined) {
         // No promise (and no wait) for a turn that wrote nothing: most turns.

@@ -14,6 +14,8 @@ import type { McpCallSummary } from '../mcp/tool-call-recorder.js';
 import type { ComponentExecutor } from './component-executor.js';
 import type { ExecuteContextWriter } from './execute-context.js';
 import type { ExecutionCall, ExecutionResult, ExecutionStage, ExecutionView } from './execution-stage.js';
+import { tracingActive } from '../tracing/tracing-active.js';
+import { context as traceContext } from '../tracing/spans.js';
 
 /** How long an execution's MCP token outlives the execution's own timeout, at most; it is revoked when the execution ends. */
 const MCP_TOKEN_GRACE_MS = 10_000;
@@ -56,7 +58,7 @@ export class SandboxExecution implements ExecutionStage {
     // A workflow run's execution lasts as long as the run has time left, not the pool's timeout.
     const timeoutMs = event.workflowRun?.timeoutMs ?? pool.limits.timeoutMs;
     // Minted just before the sandbox is called and revoked when it answers: the token lives as long as the execution.
-    const binding: GrantBinding = {
+    const untraced: GrantBinding = {
       appId: app.id,
       componentId: component.id,
       requestId,
@@ -65,6 +67,8 @@ export class SandboxExecution implements ExecutionStage {
       configuration: app.document.spec.configuration ?? {},
       ...(event.triggerDepth !== undefined ? { triggerDepth: event.triggerDepth } : {}),
     };
+    // The execution's span: the tool calls its token makes are its children.
+    const binding = tracingActive() ? { ...untraced, traceContext: traceContext.active() } : untraced;
     const mcpToken = deps.mcp?.beginExecution(
       event.workflowRun === undefined && event.stream === undefined && this.criticalTools === undefined ? binding : this.runBinding(binding, call, background),
       timeoutMs + MCP_TOKEN_GRACE_MS,

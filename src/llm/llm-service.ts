@@ -14,6 +14,7 @@ import type { Metrics } from '../metrics.js';
 import { answerCacheKey, isCacheable, type LlmCacheStore, readCachedAnswer, writeCachedAnswer } from './llm-answer-cache.js';
 import { chargeLlmBudget, checkLlmBudget, type LlmBudgetStore, utcDay } from './llm-budget.js';
 import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, type NormalizedLlmRequest, normalizeRequest, normalizedCall } from './llm-provider.js';
+import { inModelCallSpan } from '../tracing/model-call-span.js';
 
 /** The runtime-store methods the service uses: the core's store, memory or Redis. */
 export type LlmStateStore = LlmBudgetStore & LlmCacheStore;
@@ -115,7 +116,7 @@ export function createLlmService(options: LlmServiceOptions): LlmService {
       let result: LlmGenerateResult;
       try {
         // Normalized here once: the provider does not check and copy it again.
-        result = await provider.generate(normalizedCall(normalized, request.signal, request.onDelta));
+        result = await inModelCallSpan(provider.kind, normalized, () => provider.generate(normalizedCall(normalized, request.signal, request.onDelta)));
       } catch (error) {
         metrics.llmCallSeconds.observe({ app, component, model }, (performance.now() - callStarted) / 1000);
         metrics.llmCalls.inc({ app, component, model, outcome: outcomeOf(error) });

@@ -30,6 +30,7 @@ import type { OnClientGone, Respond } from '../shared/http1/http1-server.js';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import type { Http1Request } from '../shared/http1/request-parser.js';
 import { CARRIER_LEVELS, jsonTooDeep, MAX_JSON_DEPTH, nestsDeeper } from '../turns/json-depth.js';
+import { inToolCallSpan } from '../tracing/tool-call-span.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -162,11 +163,14 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       // Servers are asked only for apps that may be granted some of their tools.
       return federation === undefined || grant.capabilities.mcp === undefined ? core : [...core, ...(await federation.list(grant, signal))];
     },
-    async call(grant, name, args, signal) {
-      if (federation === undefined || !isFederatedName(name)) return invokeTool(invokerDeps, grant, name, args, signal);
-      // A federated server's answer may carry a secret its credential let it see: scrubbed like the core's own tools'.
-      const answer = await federation.call(grant, name, args, signal);
-      return options.scrubber !== undefined ? options.scrubber.scrubValue(answer) : answer;
+    call(grant, name, args, signal) {
+      const run = async (): Promise<CallToolResult> => {
+        if (federation === undefined || !isFederatedName(name)) return invokeTool(invokerDeps, grant, name, args, signal);
+        // A federated server's answer may carry a secret its credential let it see: scrubbed like the core's own tools'.
+        const answer = await federation.call(grant, name, args, signal);
+        return options.scrubber !== undefined ? options.scrubber.scrubValue(answer) : answer;
+      };
+      return grant.traceContext === undefined ? run() : inToolCallSpan(grant.traceContext, name, run);
     },
     ...(federation?.watch !== undefined ? { watch: (grant, onChange) => federation.watch!(grant, onChange) } : {}),
   };

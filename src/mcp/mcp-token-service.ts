@@ -12,6 +12,7 @@ import type { CapabilitiesSpec } from '../apps/schema/app-definition-schema.js';
 import { UhlpError } from '../shared/errors.js';
 import type { StreamPacket } from '../contract/workflow/stream-packets.js';
 import { ToolCallRecorder } from './tool-call-recorder.js';
+import type { Context } from '@opentelemetry/api';
 
 /** What a token is bound to. */
 export interface GrantBinding {
@@ -32,6 +33,8 @@ export interface GrantBinding {
   readonly criticalTools?: ReadonlySet<string>;
   /** Where the execution's stream packets and LLM tokens go (server-sent events). @defaultValue none: they are dropped */
   readonly stream?: StreamSink;
+  /** The execution's trace context: its tool calls' spans are its children. @defaultValue none: tracing is off */
+  readonly traceContext?: Context;
 }
 
 /** What an execution's stream takes (src/workflow-runs/execution-stream.ts). */
@@ -116,6 +119,7 @@ export class McpTokenService {
     if (binding.sessionId !== undefined) grant.sessionId = binding.sessionId;
     if (binding.criticalTools !== undefined) grant.criticalTools = binding.criticalTools;
     if (binding.stream !== undefined) grant.stream = binding.stream;
+    if (binding.traceContext !== undefined) grant.traceContext = binding.traceContext;
     this.grants.set(token, grant);
     return token;
   }

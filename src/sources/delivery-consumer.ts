@@ -73,6 +73,7 @@ import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { AckBatch } from './ack-batch.js';
 import { deliveryRequestDataJson } from './delivery-details.js';
 import { minimumLeaseMs, retryDelayMs, type SourceRoute } from './source-routes.js';
+import { inDeliverySpan } from '../tracing/delivery-spans.js';
 
 export interface DeliveryConsumerDeps {
   readonly store: DeliveryStore;
@@ -313,7 +314,7 @@ export class DeliveryConsumer {
       await this.giveBack([claimed]);
     } else {
       try {
-        const final = await this.deps.pipeline.run(
+        const final = await inDeliverySpan({ kind, name, messageId: message.id, attempt: message.attempt, ...(message.meta !== undefined ? { meta: message.meta } : {}) }, { 'uhlp.app': app.id, 'uhlp.component': component.id, 'uhlp.request_id': requestId }, () => this.deps.pipeline.run(
           {
             app,
             component,
@@ -337,7 +338,7 @@ export class DeliveryConsumer {
             ...(kind === 'trigger' ? { triggerDepth: triggerDepthOf(message.payload) } : {}),
           },
           {},
-        );
+        ));
         if (final.status >= 400) failure = final.failure ?? failureOf(final);
       } catch (error) {
         failure = error instanceof UhlpError ? { code: error.code, message: error.message } : { code: 'UHLP_INTERNAL', message: 'the delivery failed inside the core' };

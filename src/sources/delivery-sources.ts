@@ -22,6 +22,7 @@ import { signToken, verifyToken } from './signed-token.js';
 import type { SourceRoute } from './source-routes.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { SourceTools } from '../mcp/tool-definition.js';
+import { inPublishSpan } from '../tracing/delivery-spans.js';
 
 export interface DeliverySourcesOptions {
   readonly store: DeliveryStore;
@@ -141,7 +142,9 @@ export class DeliverySources implements SourceTools {
     const route = this.snapshot?.apps.get(appId)?.sourceRoutes.queues.get(name);
     if (!route) throw new UhlpError('UHLP_SOURCE_ROUTE_NOT_FOUND', `app "${appId}" has no queue "${name}"`, { app: appId, queue: name });
     checkPayloadSize(payloadJson);
-    const messageId = await this.options.store.publish(route.address, { payload: payloadJson, ...(invocationId !== undefined ? { invocationId } : {}) });
+    const messageId = await inPublishSpan('queue', appId, name, (meta) =>
+      this.options.store.publish(route.address, { payload: payloadJson, ...(invocationId !== undefined ? { invocationId } : {}), ...(meta !== undefined ? { meta } : {}) }),
+    );
     return { messageId, invocationId: invocationId ?? messageId };
   }
 
@@ -178,7 +181,7 @@ export class DeliverySources implements SourceTools {
       name: claims.name,
     });
     checkPayloadSize(payload);
-    await this.options.store.publish(route.address, { payload, invocationId: id });
+    await inPublishSpan('callback', claims.app, claims.name, (meta) => this.options.store.publish(route.address, { payload, invocationId: id, ...(meta !== undefined ? { meta } : {}) }));
     return id;
   }
 
@@ -198,7 +201,7 @@ export class DeliverySources implements SourceTools {
     for (const app of this.snapshot?.apps.values() ?? []) {
       for (const route of app.sourceRoutes.triggers) {
         if (route.trigger.event !== event || !route.from.includes(sourceApp)) continue;
-        await this.options.store.publish(route.address, { payload: details, invocationId });
+        await inPublishSpan('trigger', app.id, route.address.name, (meta) => this.options.store.publish(route.address, { payload: details, invocationId, ...(meta !== undefined ? { meta } : {}) }));
         delivered += 1;
       }
     }

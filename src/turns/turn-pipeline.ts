@@ -24,6 +24,7 @@ import { checkTurnInputDepth } from './json-depth.js';
 import type { TurnEvent } from './turn-event.js';
 import type { TurnNotes } from './turn-runner.js';
 import { msSince, type TurnJournal } from './turn-journal.js';
+import { activeTraceIds, inSpan } from '../tracing/spans.js';
 
 export interface TurnPipelineDeps {
   /** Each component's turn, chosen when its app loaded. */
@@ -46,6 +47,9 @@ export class TurnPipeline {
     if (journal === undefined) return this.stages(event, notes);
     // The turn's record goes with it through its stages (a spread: the event is the source's).
     const draft = journal.open(event);
+    // A traced turn's record links to its trace (the ingress's span is active here).
+    const traced = activeTraceIds();
+    if (traced !== undefined) draft.setTraceId(traced.trace_id);
     return this.stages({ ...event, journal: draft }, notes).then(
       (answer) => {
         journal.answered(draft, answer);
@@ -76,7 +80,7 @@ export class TurnPipeline {
     const limit = app.document.spec.limits?.requestsPerSecond;
     if (limit !== undefined) {
       const asked = journal !== undefined ? performance.now() : 0;
-      const decision = await this.deps.store.rateLimits.hitRateLimit(app.id, limit);
+      const decision = await inSpan('uhlp.limit', () => this.deps.store.rateLimits.hitRateLimit(app.id, limit), { 'uhlp.limit.requests_per_second': limit });
       if (journal !== undefined) journal.entry.timing.limitMs = msSince(asked);
       if (!decision.allowed) {
         this.deps.metrics.rateLimited.labels(app.id).inc();
@@ -88,7 +92,8 @@ export class TurnPipeline {
 
     // Once-only.
     const claiming = journal !== undefined ? performance.now() : 0;
-    const outcome = await runIdempotent(
+    // The span holds the whole once-only run (the turn inside it); the journal's claim time ends where the turn begins.
+    const outcome = await inSpan('uhlp.once_only', () => runIdempotent(
       {
         store: this.deps.store.idempotency,
         appId: app.id,
@@ -105,7 +110,7 @@ export class TurnPipeline {
         if (journal !== undefined) journal.entry.timing.claimMs = msSince(claiming);
         return this.turn(event, notes);
       },
-    );
+    ));
     if (outcome.replayed && journal !== undefined) {
       journal.entry.timing.claimMs = msSince(claiming);
       journal.entry.replayed = true;

@@ -15,6 +15,9 @@ import type { TurnEvent } from './turn-event.js';
 import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.js';
 import type { TurnNotes, TurnRunner } from './turn-runner.js';
 import { addTurnCalls, msSince, roundMs } from './turn-journal.js';
+import { tracingActive } from '../tracing/tracing-active.js';
+import { inSpan, inSpanSync, recordScriptException, turnSpanOf } from '../tracing/spans.js';
+import { observeWithTrace } from '../tracing/exemplars.js';
 
 export interface TurnStagesDeps {
   readonly turns: TurnKeeper;
@@ -37,7 +40,8 @@ export class TurnStages implements TurnRunner {
     const started = performance.now();
     // Session: a turn of the ambient session is known at once (most turns), a stored one is looked up.
     const begun = deps.turns.begin(app.id, app.document.spec.deploymentMode, event.session, { requestId, policy: app.document.spec.ledger });
-    const turn = begun instanceof Promise ? await begun : begun;
+    // A stored session is looked up: a span of its own (an ambient one is known at once).
+    const turn = begun instanceof Promise ? await (tracingActive() ? inSpan('uhlp.session', () => begun) : begun) : begun;
     // An ambient session cannot be continued by the client, so it is not named to it.
     if (!turn.ambient) {
       notes[SESSION_ID_HEADER] = turn.sessionId;
@@ -53,19 +57,24 @@ export class TurnStages implements TurnRunner {
     if (journal !== undefined) journal.entry.timing.sessionMs += roundMs(executing - started);
     try {
       // Execution: one /execute in a sandbox, or as the component's decorators plan it (the oracle's two).
-      const { response, text } = await this.execution.execute({ event, turn, evidence });
+      const { response, text } = await inSpan('uhlp.execution', () => this.execution.execute({ event, turn, evidence }));
       answerJson = text;
       status = response.resultType === 'error' ? 'error' : 'ok';
       // Answer, mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
-      answer = interpretResult(response, requestId, { exposeStack: deps.exposeErrorStacks === true });
-      if (answer.failure !== undefined) logFailure(deps.logger, event, answer.status, answer.failure);
+      answer = inSpanSync('uhlp.answer', () => interpretResult(response, requestId, { exposeStack: deps.exposeErrorStacks === true }));
+      if (answer.failure !== undefined) {
+        logFailure(deps.logger, event, answer.status, answer.failure);
+        // The script's exception, with its own stack (path and line), on the turn's span.
+        const span = tracingActive() ? turnSpanOf() : undefined;
+        if (span !== undefined && (answer.status >= 500 || answer.failure.stack !== undefined)) recordScriptException(span, answer.failure);
+      }
       if (event.keepResult === true) answer.result = { resultType: response.resultType, data: response.data };
       // The execution's time, without the wait for the ledger below (observed once, as the turn ended).
-      deps.metrics.turnSeconds.labels(app.id, component.id, status).observe((performance.now() - started) / 1000);
+      observeWithTrace(deps.metrics.turnSeconds.labels(app.id, component.id, status), (performance.now() - started) / 1000);
     } catch (error) {
       failure = error;
       status = error instanceof UhlpError ? error.code : 'UHLP_INTERNAL';
-      deps.metrics.turnSeconds.labels(app.id, component.id, 'failed').observe((performance.now() - started) / 1000);
+      observeWithTrace(deps.metrics.turnSeconds.labels(app.id, component.id, 'failed'), (performance.now() - started) / 1000);
     }
     let ledgering = 0;
     if (journal !== undefined) {
@@ -76,7 +85,8 @@ export class TurnStages implements TurnRunner {
     }
     // Ledger: the one place a turn waits for it. With `sync` or `fsync` durability the answer
     // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
-    const recorded = deps.turns.record(turn, requestDataJson, { status, answerJson, evidence });
+    const record = (): Promise<void> | undefined => deps.turns.record(turn, requestDataJson, { status, answerJson, evidence });
+    const recorded = tracingActive() ? inSpan('uhlp.ledger', async () => record()) : record();
     if (recorded !== undefined) await recorded;
     if (journal !== undefined) journal.entry.timing.ledgerMs += msSince(ledgering);
     if (answer === undefined) throw failure;

@@ -15,6 +15,7 @@ import type { RunDriver } from './run-driver.js';
 import { RUN_ID_HEADER } from './run-links.js';
 import type { RunService } from './run-service.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
+import { inResumeSpan } from '../tracing/workflow-spans.js';
 
 /** An approver's decision (POST /_uhlp/runs/<id>/resume). */
 export type Decision = Omit<Approval, 'at'>;
@@ -43,6 +44,8 @@ export class RunApprovals {
     const requestId = randomUUID();
     notes[RUN_ID_HEADER] = runId;
     const event = runEvent(record, app, component, requestId, { source: 'internal', resume: { runId, approved: decision.approved } });
-    return driver.drive(runId, event, notes, (next) => entry.run(next, notes), pipeline.interceptors(app, workflow, requestId, runId, record.sessionId ?? undefined));
+    return inResumeSpan(runId, record.paused, decision.approved, () =>
+      driver.drive(runId, event, notes, (next) => entry.run(next, notes), pipeline.interceptors(app, workflow, requestId, runId, record.sessionId ?? undefined)),
+    );
   }
 }

@@ -25,6 +25,7 @@ import { runErrorOf, timeoutError } from './run-errors.js';
 import { RUN_ID_HEADER, RUNS_PATH } from './run-links.js';
 import type { RunRecord } from './run-record.js';
 import type { RunService } from './run-service.js';
+import { inSpan } from '../tracing/spans.js';
 
 /** New executions of a run after sandbox deaths, at most. */
 export const MAX_RESUMES = 3;
@@ -97,7 +98,8 @@ export class RunDriver {
         const loaded = claimed.attempts === 1 ? this.options.preload?.(claimed) : undefined;
         let final: FinalResponse;
         try {
-          final = await attempt({ ...event, workflowRun: { runId, owner: true, timeoutMs, ...(loaded !== undefined ? { loaded } : {}) } });
+          const execution = { ...event, workflowRun: { runId, owner: true, timeoutMs, ...(loaded !== undefined ? { loaded } : {}) } };
+          final = await inSpan('uhlp.workflow.execution', () => attempt(execution), { 'uhlp.workflow.run_id': runId, 'uhlp.workflow.resumes': resumes });
         } catch (error) {
           const record = await runs.get(runId);
           if (record.status !== 'running') return answer(record, undefined, chain, event.requestId);

@@ -29,7 +29,8 @@ export interface FederatedServer {
   /** The largest answer read for one call, bytes. */
   readonly maxOutputBytes: number;
   listTools(signal: AbortSignal): Promise<RawTool[]>;
-  callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<FederatedCallResult>;
+  /** `meta`: the request's `_meta` keys of the core's own (the caller's trace context). */
+  callTool(name: string, args: Record<string, unknown>, signal: AbortSignal, meta?: Readonly<Record<string, string>>): Promise<FederatedCallResult>;
   close(): Promise<void>;
 }
 

@@ -103,8 +103,8 @@ export function createHttpServer(options: HttpServerOptions): FederatedServer {
     async listTools(signal): Promise<RawTool[]> {
       return guarded('tools/list', async (sdk) => (await sdk.listTools(undefined, { signal, timeout: options.timeoutMs })).tools as RawTool[]);
     },
-    async callTool(name, args, signal): Promise<FederatedCallResult> {
-      const result = await guarded('tools/call', (sdk) => sdk.callTool({ name, arguments: args }, { signal, timeout: options.timeoutMs }));
+    async callTool(name, args, signal, meta): Promise<FederatedCallResult> {
+      const result = await guarded('tools/call', (sdk) => sdk.callTool({ name, arguments: args, ...(meta !== undefined ? { _meta: { ...meta } } : {}) }, { signal, timeout: options.timeoutMs }));
       return { result: result as Record<string, unknown> };
     },
     async close() {

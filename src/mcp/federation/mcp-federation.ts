@@ -30,6 +30,7 @@ import { communityPoolSpec, type CommunityServerSpec } from './community-servers
 import { NO_SECRETS, type SecretStore } from '../../secrets/secret-store.js';
 import type { EgressCredential } from '../../net/egress-credentials.js';
 import { refusalRule, serverMayBeGranted, toolGrant } from './tool-grant.js';
+import { mcpTraceMeta } from '../../tracing/tool-call-span.js';
 
 /** How long a server's tool list is kept, ms: its changes reach callers within this. */
 export const SERVER_TOOLS_TTL_MS = 30_000;
@@ -172,7 +173,8 @@ export class McpFederation {
       if (typeof args !== 'object' || args === null || Array.isArray(args)) {
         if (args !== undefined) throw new UhlpError('UHLP_MCP_INVALID_ARGUMENTS', `${fullName}: arguments must be an object`, { tool: fullName, field: 'arguments' });
       }
-      const { result } = await entry.server.callTool(tool.serverName, (args ?? {}) as Record<string, unknown>, signal);
+      // The caller's trace context goes on in `_meta` (MCP 2026-07-28): the server's spans join the turn's trace.
+      const { result } = await entry.server.callTool(tool.serverName, (args ?? {}) as Record<string, unknown>, signal, mcpTraceMeta());
       const answer = checkResult(result, entry.server);
       const durationMs = performance.now() - started;
       const status = answer.isError === true ? 'UHLP_MCP_SERVER_ERROR' : 'ok';

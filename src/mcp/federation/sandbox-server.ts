@@ -108,8 +108,8 @@ export function createSandboxServer(options: SandboxServerOptions): FederatedSer
       }
       return tools;
     },
-    async callTool(name, args): Promise<FederatedCallResult> {
-      const answer = await send('tools/call', { name, arguments: args });
+    async callTool(name, args, _signal, meta): Promise<FederatedCallResult> {
+      const answer = await send('tools/call', { name, arguments: args, ...(meta !== undefined ? { _meta: { ...meta } } : {}) });
       return { result: unwrap(answer, 'tools/call'), dropped: answer.dropped };
     },
     async close() {

@@ -20,6 +20,7 @@ import { EngineStateSchema, NodeIdSchema as NodeId } from '../../contract/workfl
 import { StreamPacketSchema } from '../../contract/workflow/stream-packets.js';
 import type { ExecutionGrant } from '../mcp-token-service.js';
 import { defineTool, type ToolServices, type WorkflowServices } from '../tool-definition.js';
+import { recordWorkflowSteps } from '../../tracing/workflow-spans.js';
 
 const Packets = Type.Array(StreamPacketSchema, { maxItems: 256 });
 const RunError = Type.Object(
@@ -80,7 +81,9 @@ export const workflowCheckpoint = defineTool({
   description: "Saves the run after a node: the engine state, the node's trace steps, and when the run stops, its status with the result, the error or the approval it waits for.",
   inputSchema: Type.Object(CheckpointFields, { additionalProperties: false }),
   async run(args, { grant, services }) {
-    return { content: await runOf(grant, services).checkpoint(grant, args as unknown as Record<string, unknown>) };
+    const content = await runOf(grant, services).checkpoint(grant, args as unknown as Record<string, unknown>);
+    recordWorkflowSteps(grant.traceContext, grant.run!.id, args.steps, args.status === 'paused' ? args.paused : undefined);
+    return { content };
   },
 });
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { DefinitionFile, ExecuteRequest } from '../../contract/execute-contract.js';
 import type { Executor } from '../kit/executor.js';
-import type { ExecutionTools } from '../kit/tools-client.js';
+import { ExecutionTools } from '../kit/tools-client.js';
 import { CandidateModules, declineInput, generatedCodeEvent, readCandidateTask } from './generated-code.js';
 import { ScriptLoader, type ComponentFunction, type ScriptRef } from './script-loader.js';
 import { errorResult, resultFromThrown, resultFromValue } from '../kit/script-result.js';
@@ -124,6 +124,7 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
     const event = candidate !== undefined ? candidate.inputs : generated ? generatedCodeEvent(request) : request.requestData;
     // Scripts get the context as sent, with `workspace` as absolute paths and `tools` (ctx.tools.call) bound to this execution's token.
     let value: unknown;
+    const runStarted = performance.now();
     try {
       value = await fn(event, {
         ...request.context,
@@ -136,7 +137,17 @@ export function createJitExecutor(options: JitExecutorOptions): Executor {
       return resultFromThrown(thrown, candidate === undefined ? placeOf(task.revision) : undefined);
     }
     const result = resultFromValue(value);
-    return scriptLoadMs === undefined ? result : { ...result, metrics: { ...result.metrics, script_load_ms: scriptLoadMs } };
+    // For the core's trace: the script's own run, and its first load when this execution did it (offsets from the
+    // request's arrival, which the runner server's client knows).
+    const timings =
+      tools instanceof ExecutionTools
+        ? {
+            run: { start_ms: tools.offset(runStarted), duration_ms: Math.round((performance.now() - runStarted) * 1000) / 1000 },
+            ...(loadStarted !== undefined && scriptLoadMs !== undefined ? { script_load: { start_ms: tools.offset(loadStarted), duration_ms: scriptLoadMs } } : {}),
+          }
+        : undefined;
+    if (timings === undefined && scriptLoadMs === undefined) return result;
+    return { ...result, metrics: { ...result.metrics, ...(timings !== undefined ? { timings } : {}), ...(scriptLoadMs !== undefined ? { script_load_ms: scriptLoadMs } : {}) } };
   };
   // A pod's first script is kept in the cache and imported: its warm-up is an execution of a script
   // of its own (at a revision no commit has), sent along as the core sends a pod's first script.

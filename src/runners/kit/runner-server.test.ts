@@ -145,7 +145,7 @@ describe('warm-up', () => {
     await new Promise<void>((resolve) => tcp.server.listen(0, '127.0.0.1', resolve));
     try {
       await tcp.warmUp(`http://127.0.0.1:${(tcp.server.address() as net.AddressInfo).port}`);
-      expect(results).toEqual([{ resultType: 'generic', data: { warm: true }, metrics: { script_load_ms: expect.any(Number) } }]);
+      expect(results).toEqual([{ resultType: 'generic', data: { warm: true }, metrics: { script_load_ms: expect.any(Number), timings: { run: { start_ms: expect.any(Number), duration_ms: expect.any(Number) }, script_load: { start_ms: expect.any(Number), duration_ms: expect.any(Number) } } } }]);
       expect(existsSync(path.join(definitionsRoot, '0'.repeat(40), 'warm-up.js'))).toBe(true);
     } finally {
       await tcp.drain();

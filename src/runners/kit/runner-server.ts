@@ -14,6 +14,8 @@
 import {
   EXECUTE_PATH,
   REQUEST_ID_HEADER,
+  type RunnerTimings,
+  TRACE_ID_HEADER,
   validateExecuteRequest,
   type ExecuteRequest,
   type ExecuteResponse,
@@ -104,12 +106,13 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       answer(405, { error: 'method_not_allowed', details: 'use POST /execute' });
       return;
     }
-    handleExecute(request.body, request.headers[REQUEST_ID_HEADER], answer);
+    // Timings go back only to a core that traces the execution (it names the trace): an untraced turn's answer stays small.
+    handleExecute(request.body, request.headers[REQUEST_ID_HEADER], answer, request.headers[TRACE_ID_HEADER] !== undefined);
   }
 
   // The /execute contract's own refusals (core-architecture 2.4): its HTTP statuses, 400 and 429, under the
   // registry's codes. They never reach a client as they are: the core answers any as UHLP_SANDBOX_ERROR.
-  function handleExecute(raw: Buffer, requestIdHeader: string | undefined, answer: Answer): void {
+  function handleExecute(raw: Buffer, requestIdHeader: string | undefined, answer: Answer, timed = false): void {
     if (!requestIdHeader) {
       answer(400, { error: 'UHLP_EXECUTE_BAD_REQUEST', details: 'the X-Request-ID header is required (once)' });
       return;
@@ -138,7 +141,7 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
     }
 
     const started = performance.now();
-    const tools = new ExecutionTools({ endpoint: request.context.mcp_endpoint, token: request.context.mcp_token, ...(options.mcpPost !== undefined ? { post: options.mcpPost } : {}) });
+    const tools = new ExecutionTools({ endpoint: request.context.mcp_endpoint, token: request.context.mcp_token, startedAt: started, ...(options.mcpPost !== undefined ? { post: options.mcpPost } : {}) });
     const turnTree = reportedTree(request);
     let settled = false;
     const current: InFlight = {
@@ -146,14 +149,18 @@ export function createRunnerServer(options: RunnerServerOptions): RunnerServer {
       settle(result) {
         if (settled) return;
         settled = true;
+        const { timings, ...metrics } = result.metrics ?? {};
         const response: ExecuteResponse = {
           requestId: request.requestId,
           resultType: result.resultType,
           data: result.data,
-          metrics: { ...result.metrics, execution_time_ms: Math.round((performance.now() - started) * 1000) / 1000 },
+          metrics: { ...metrics, ...(timed && timings !== undefined && timings !== null ? { timings: timings as RunnerTimings } : {}), execution_time_ms: Math.round((performance.now() - started) * 1000) / 1000 },
         };
         const mcpCalls = tools.metrics();
         if (mcpCalls.length > 0) response.metrics!.mcp_calls = mcpCalls;
+        // What the executor timed (the script's load and run), with every tool call.
+        const calls = tools.timings();
+        if (timed && calls.length > 0) response.metrics!.timings = { ...response.metrics!.timings, tool_calls: calls };
         const send = (): void => {
           // In flight until answered: the walk is part of the execution, and no other one writes in the tree meanwhile.
           inFlight.delete(current);

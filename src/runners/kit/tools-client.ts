@@ -51,7 +51,12 @@ export interface ToolsClientOptions {
    * @defaultValue none: `fetch` sends them
    */
   readonly post?: SocketPost;
+  /** When the runner took the execution's request (performance.now()): tool call timings are offsets from it. @defaultValue when the client was made */
+  readonly startedAt?: number;
 }
+
+/** Tool calls timed per execution, at most: a script that loops over a tool keeps its first ones. */
+const MAX_TIMED_CALLS = 256;
 
 /**
  * A tool failure as scripts see it: the core's refusal with the code, status and
@@ -86,20 +91,40 @@ export class ExecutionTools implements McpToolsClient {
   private nextId = 1;
   /** The endpoint's path and query, for `post`; read on the first call. */
   private target: string | undefined;
+  private readonly startedAt: number;
+  private readonly timed: Array<{ tool: string; start_ms: number; duration_ms: number; outcome: string }> = [];
 
-  constructor(private readonly options: ToolsClientOptions) {}
+  constructor(private readonly options: ToolsClientOptions) {
+    this.startedAt = options.startedAt ?? performance.now();
+  }
 
   async call(name: string, args: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     if (typeof name !== 'string' || name === '') throw new TypeError('ctx.tools.call needs a tool name');
     const started = performance.now();
     let usage: { prompt: number; completion: number } | undefined;
+    let outcome = 'ok';
     try {
       const result = await this.post(name, args);
       usage = tokenUsage(result);
       return result;
+    } catch (error) {
+      outcome = error instanceof ToolCallError ? error.code.slice(0, 64) : 'error';
+      throw error;
     } finally {
-      this.totals.add(name, performance.now() - started, usage);
+      const ended = performance.now();
+      this.totals.add(name, ended - started, usage);
+      if (this.timed.length < MAX_TIMED_CALLS) this.timed.push({ tool: name.slice(0, 256), start_ms: ms(started - this.startedAt), duration_ms: ms(ended - started), outcome });
     }
+  }
+
+  /** Each tool call's start (from the request's arrival), duration and outcome, for `metrics.timings.tool_calls`. */
+  timings(): Array<{ tool: string; start_ms: number; duration_ms: number; outcome: string }> {
+    return this.timed;
+  }
+
+  /** ms from the request's arrival to `at` (a performance.now() reading). */
+  offset(at: number): number {
+    return ms(at - this.startedAt);
   }
 
   /** Calls per tool, for `metrics.mcp_calls`; empty when the script called none. */
@@ -224,4 +249,9 @@ function tokenUsage(content: Record<string, unknown>): { prompt: number; complet
   const usage = content['usage'] as { prompt?: unknown; completion?: unknown } | undefined;
   if (typeof usage?.prompt === 'number' && typeof usage.completion === 'number') return { prompt: usage.prompt, completion: usage.completion };
   return undefined;
+}
+
+/** Microsecond precision, never negative. */
+function ms(value: number): number {
+  return Math.max(0, Math.round(value * 1000) / 1000);
 }

@@ -27,6 +27,8 @@ import { DECLARED_OUTPUTS_HEADER, turnDeclaredOutputs } from '../../execution/de
 import { INVOCATIONS_PATH, prefersAsync, type AsyncInvocations } from './async-invocations.js';
 import type { ResponseStream } from '../../shared/http1/http1-server.js';
 import { ExecutionStream } from '../../workflow-runs/execution-stream.js';
+import { tracingActive } from '../../tracing/tracing-active.js';
+import { SpanKind, SpanStatusCode, context, continuedContext, startTurnSpan, turnSpanOf } from '../../tracing/spans.js';
 
 const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
@@ -98,7 +100,38 @@ export class HttpIngress {
   }
 
   /** Answers one request; never rejects (every failure is an error answer with its code). */
-  async handle(request: IngressRequest, requestId: string): Promise<IngressAnswer> {
+  handle(request: IngressRequest, requestId: string): Promise<IngressAnswer> {
+    return tracingActive() ? this.traced(request, requestId) : this.answer(request, requestId);
+  }
+
+  /**
+   * The request as a turn's SERVER span: the caller's W3C `traceparent` (and
+   * `tracestate`) continued, a new trace otherwise; named by its route once routed.
+   */
+  private async traced(request: IngressRequest, requestId: string): Promise<IngressAnswer> {
+    const method = (HTTP_METHODS as string[]).includes(request.method) ? request.method : '_OTHER';
+    const { span, ctx } = startTurnSpan(method, {
+      kind: SpanKind.SERVER,
+      parent: continuedContext(request.headers),
+      attributes: { 'http.request.method': method, 'url.path': request.path, 'uhlp.request_id': requestId },
+    });
+    try {
+      const answer = await context.with(ctx, () => this.answer(request, requestId));
+      if (answer.route.app !== '') span.setAttribute('uhlp.app', answer.route.app);
+      if (answer.route.route !== '') {
+        span.setAttribute('http.route', answer.route.route);
+        span.updateName(`${method} ${answer.route.route}`);
+      }
+      span.setAttribute('http.response.status_code', answer.status);
+      // A 5xx is the server's failure (a script's exception is recorded on the span already, with its code).
+      if (answer.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      return answer;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async answer(request: IngressRequest, requestId: string): Promise<IngressAnswer> {
     const coreHeaders: CoreHeaders = { [REQUEST_ID_HEADER]: requestId };
     const resolved = { label: UNROUTED };
     try {
@@ -162,6 +195,7 @@ export class HttpIngress {
     const { app, component, pool, match } = routed;
     const key = checkIdempotencyKey(request.headers[IDEMPOTENCY_HEADER]);
     const traceId = request.headers['x-trace-id'];
+    if (tracingActive()) turnSpanOf()?.setAttribute('uhlp.component', component.id);
     return this.deps.pipeline.run(
       {
         app,
