@@ -124,7 +124,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   const scrubber = new SecretScrubber();
   const logger = options.logger ?? createLogger(config.logLevel, scrubber);
   // Before anything makes a span; stopped last, after the turns it traces have ended.
-  const tracing = startTracing(config.tracing, logger, PACKAGE_VERSION);
+  const tracing = startTracing(config.tracing, logger, PACKAGE_VERSION, scrubber);
   // What can fail on a setting comes before anything that holds the process (a worker thread, a timer, a
   // connection), so that such a failure ends the start at once: one provider, shared by the MCP tools and the oracle.
   const llmProvider = await createLlmProvider(config.llm);

@@ -10,7 +10,8 @@ import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvid
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { Logger } from '../logger.js';
+import type { LineScrubber, Logger } from '../logger.js';
+import { ScrubbingSpanExporter } from './scrubbing-exporter.js';
 import { setTracingActive } from './tracing-active.js';
 import type { TracingConfig } from './tracing-config.js';
 
@@ -21,13 +22,15 @@ export interface RunningTracing {
 
 const NOTHING_TO_STOP: RunningTracing = { shutdown: () => Promise.resolve() };
 
-export function startTracing(config: TracingConfig, logger: Pick<Logger, 'info' | 'warn'>, version: string): RunningTracing {
+/** @param scrubber what every exported span's strings pass through (the app secrets' values: docs/security.md) */
+export function startTracing(config: TracingConfig, logger: Pick<Logger, 'info' | 'warn'>, version: string, scrubber?: LineScrubber): RunningTracing {
   if (!config.enabled) return NOTHING_TO_STOP;
+  const otlp = new OTLPTraceExporter({ url: config.endpoint, headers: { ...config.headers } });
   const provider = new NodeTracerProvider({
     resource: defaultResource().merge(resourceFromAttributes({ ...config.resourceAttributes, [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: version })),
     sampler: samplerOf(config),
     spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: config.endpoint, headers: { ...config.headers } }), {
+      new BatchSpanProcessor(scrubber !== undefined ? new ScrubbingSpanExporter(otlp, scrubber) : otlp, {
         // A turn makes about ten spans: a queue of 8192 holds hundreds of turns between exports.
         maxQueueSize: 8192,
         maxExportBatchSize: 1024,

@@ -5,7 +5,8 @@
  * (its context, environment, files, the tool's answer from an API that echoes
  * it, a redirect to another host it controls) and fails each time; another app
  * naming the secret does not load; a canary value is searched for in every log
- * line, ledger file, console API answer and error body of the run; a rotated
+ * line, ledger file, trace (the run is traced into the test Jaeger), console API
+ * answer and error body of the run; a rotated
  * value is in use within the stated bound, in the same warm sandbox.
  */
 import { createHmac, randomUUID } from 'node:crypto';
@@ -15,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRET_FILE_INTERVAL_MS } from '../../src/secrets/watched-secret-file.js';
+import { jaegerEnv, newTraceparent, waitForTrace, type JaegerEnv } from './jaeger.js';
 import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 
 export interface SecretsSuiteOptions {
@@ -39,6 +41,10 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
     const reachedOther: Array<string | undefined> = [];
     /** Every answer body the test got, errors included, searched at the end. */
     const bodies: string[] = [];
+    /** The run's traces go to the test Jaeger under a service name of their own, searched at the end. */
+    let jaeger: JaegerEnv;
+    const service = `uhlp-secrets-${options.driver}-${randomUUID().slice(0, 8)}`;
+    const crash = newTraceparent();
 
     const writeSecrets = (token: string): void => {
       // Written beside and renamed into place, as an editor or a mounted Secret does.
@@ -55,6 +61,7 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
 
     beforeAll(async () => {
       const extra = ((await options.before?.()) ?? {}) as { args?: string[]; env?: Record<string, string> };
+      jaeger = jaegerEnv();
       other = http.createServer((req, res) => {
         reachedOther.push(req.headers.authorization);
         res.end('the other host');
@@ -79,7 +86,12 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
       // Outside the definitions repository: never in Git.
       secretsFile = path.join(dir, '..', `secrets-${path.basename(dir)}.yaml`);
       writeSecrets(canaries[0]!);
-      core = await startUhlpDev(dir, ['--driver', options.driver, ...(extra.args ?? [])], 240_000, undefined, { ...extra.env, UHLP_SECRETS_FILE: secretsFile });
+      core = await startUhlpDev(dir, ['--driver', options.driver, ...(extra.args ?? [])], 240_000, undefined, {
+        ...extra.env,
+        UHLP_SECRETS_FILE: secretsFile,
+        OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
+        OTEL_SERVICE_NAME: service,
+      });
       const deadline = Date.now() + 120_000;
       while ((await fetch(`${core.url}/readyz`)).status !== 200) {
         if (Date.now() > deadline) throw new Error(`core not ready:\n${core.stderr()}`);
@@ -137,7 +149,7 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
       // Its errors too: the app's own error and an exception, scrubbed in the body and in the log line of each.
       const failed = await post('/weather/sign', {}, { fail: true });
       expect(failed).toMatchObject({ status: 400, json: { code: 'SIGN_FAILED', message: 'cannot sign with [secret:weather-key]' } });
-      const crashed = await post('/weather/sign', {}, { crash: true });
+      const crashed = await post('/weather/sign', { traceparent: crash.traceparent }, { crash: true });
       expect(crashed).toMatchObject({ status: 500, json: { code: 'UHLP_SCRIPT_EXCEPTION' } });
       expect(JSON.stringify(crashed.json)).toContain('crashed holding [secret:weather-key]');
       // The log line it wrote is there, with the name where the value was (the search for the value is below).
@@ -176,7 +188,7 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
       expect(core.stderr()).not.toMatch(/sandbox (exited|crashed|restarted)/i);
     });
 
-    it('leaves no value anywhere: log lines, ledger and data files, console API answers, error bodies', async () => {
+    it('leaves no value anywhere: log lines, ledger and data files, traces, console API answers, error bodies', async () => {
       // Error bodies: a route that does not exist, a body that is not JSON.
       for (const route of ['/nowhere', '/weather/forecast']) {
         const response = await fetch(`${core.url}${route}`, { method: 'POST', body: route === '/nowhere' ? '{}' : 'not json' });
@@ -186,7 +198,15 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
         const response = await fetch(`${core.operatorUrl}/_uhlp/console/api/${route}`, { headers: { 'x-uhlp-console': '1' } });
         bodies.push(await response.text());
       }
+      // The exception of the script that crashed holding the value is on its trace, scrubbed.
+      const crashTrace = await waitForTrace(jaeger, crash.traceId, ['uhlp.execution']);
+      expect(JSON.stringify(crashTrace)).toContain('crashed holding [secret:weather-key]');
+      const traces = await fetch(`${jaeger.queryUrl}/api/traces?service=${service}&limit=1000&lookback=1h`);
+      expect(traces.status).toBe(200);
+      const tracesText = await traces.text();
+      expect((JSON.parse(tracesText) as { data: unknown[] }).data.length).toBeGreaterThan(5);
       const places: Array<[string, string]> = [
+        ['the traces', tracesText],
         ['the core log', core.stderr()],
         ['the core output', core.stdout()],
         ...bodies.map((body, i): [string, string] => [`answer ${i}`, body]),
