@@ -5,7 +5,7 @@
  * CONSUMER span per delivery, the turn's span, in a trace of its own with a
  * link to the publish (a delivery may come much later, and more than once).
  */
-import { ROOT_CONTEXT, SpanKind, context, continuedContext, failSpan, startTurnSpan, trace, tracer, carrierOf, type Attributes, type Link } from './spans.js';
+import { ROOT_CONTEXT, SpanKind, context, continuedContext, endingSpan, startTurnSpan, trace, tracer, carrierOf, type Attributes, type Link } from './spans.js';
 import { tracingActive } from './tracing-active.js';
 
 /** The messaging system name of the core's own delivery streams. */
@@ -20,17 +20,11 @@ export function inPublishSpan<T>(kind: string, app: string, name: string, publis
   return tracer().startActiveSpan(
     `publish ${name}`,
     { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': SYSTEM, 'messaging.operation.type': 'send', 'messaging.destination.name': name, 'uhlp.app': app, 'uhlp.delivery.kind': kind } },
-    async (span) => {
-      try {
+    (span) =>
+      endingSpan(span, () => {
         const carrier = carrierOf(context.active());
-        return await publish(carrier !== undefined ? JSON.stringify({ trace: carrier }) : undefined);
-      } catch (error) {
-        failSpan(span, error);
-        throw error;
-      } finally {
-        span.end();
-      }
-    },
+        return publish(carrier !== undefined ? JSON.stringify({ trace: carrier }) : undefined);
+      }),
   );
 }
 
@@ -73,12 +67,5 @@ export async function inDeliverySpan<T>(delivery: DeliveryMessageInfo, attribute
       ...attributes,
     },
   });
-  try {
-    return await context.with(ctx, run);
-  } catch (error) {
-    failSpan(span, error);
-    throw error;
-  } finally {
-    span.end();
-  }
+  return endingSpan(span, () => context.with(ctx, run));
 }

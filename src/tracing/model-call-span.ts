@@ -6,7 +6,7 @@
  * they are the app's users' data.
  */
 import type { LlmGenerateResult, NormalizedLlmRequest } from '../llm/llm-provider.js';
-import { SpanKind, failSpan, tracer } from './spans.js';
+import { SpanKind, endingSpan, tracer } from './spans.js';
 import { capturePrompts, tracingActive } from './tracing-active.js';
 
 /** The GenAI provider name of the core's provider kinds. */
@@ -31,8 +31,8 @@ export function inModelCallSpan(kind: string, request: NormalizedLlmRequest, cal
         ...(capturePrompts() ? { 'gen_ai.input.messages': JSON.stringify(request.messages) } : {}),
       },
     },
-    async (span) => {
-      try {
+    (span) =>
+      endingSpan(span, async () => {
         const result = await call();
         span.setAttributes({
           'gen_ai.response.model': result.model,
@@ -44,12 +44,6 @@ export function inModelCallSpan(kind: string, request: NormalizedLlmRequest, cal
           span.setAttribute('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', content: result.text, tool_calls: result.toolCalls }]));
         }
         return result;
-      } catch (error) {
-        failSpan(span, error);
-        throw error;
-      } finally {
-        span.end();
-      }
-    },
+      }),
   );
 }

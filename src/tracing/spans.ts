@@ -82,16 +82,19 @@ export function startTurnSpan(name: string, options: TurnSpanOptions): { span: S
  */
 export function inSpan<T>(name: string, run: (span: Span | undefined) => Promise<T>, attributes?: Attributes, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
   if (!tracingActive()) return run(undefined);
-  return tracer().startActiveSpan(name, { kind, ...(attributes !== undefined ? { attributes } : {}) }, async (span) => {
-    try {
-      return await run(span);
-    } catch (error) {
-      failSpan(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer().startActiveSpan(name, { kind, ...(attributes !== undefined ? { attributes } : {}) }, (span) => endingSpan(span, () => run(span)));
+}
+
+/** Awaits `run` and ends `span` as it settles; a rejection marks the span failed (failSpan) and is thrown on. */
+export async function endingSpan<T>(span: Span, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    failSpan(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 /** Marks a span failed with an error's code (a UhlpError's `UHLP_*`) or message. */

@@ -6,7 +6,7 @@
  * is a turn of its own (`uhlp.workflow.resume`) whose child span is the wait,
  * from the pause to the decision.
  */
-import { ROOT_CONTEXT, SpanKind, context, recordSpan, startTurnSpan, trace, failSpan, type Context } from './spans.js';
+import { ROOT_CONTEXT, SpanKind, context, recordSpan, startTurnSpan, trace, endingSpan, type Context } from './spans.js';
 import { tracingActive } from './tracing-active.js';
 
 export interface CheckpointedStep {
@@ -45,12 +45,5 @@ export async function inResumeSpan<T>(runId: string, paused: { readonly node: st
     const since = Date.parse(paused.since);
     if (Number.isFinite(since)) recordSpan(`uhlp.workflow.approval ${paused.node}`, since, Date.now(), { 'uhlp.workflow.run_id': runId, 'uhlp.workflow.approved': approved }, { parent: ctx });
   }
-  try {
-    return await context.with(ctx, run);
-  } catch (error) {
-    failSpan(span, error);
-    throw error;
-  } finally {
-    span.end();
-  }
+  return endingSpan(span, () => context.with(ctx, run));
 }
