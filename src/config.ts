@@ -18,6 +18,7 @@ import { parseModelMap } from './llm/model-map.js';
 import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai-chat-wire.js';
 import type { LogLevel } from './logger.js';
 import { DEFAULT_CLAIM_AHEAD } from './sandbox/claim-reserve.js';
+import { isRedisUrl, parseRedisUrl } from './state/redis-url.js';
 import { readConsoleTokens, type ConsoleToken } from './console/console-tokens.js';
 import { npmEnvironment } from './mcp/federation/npm-environment.js';
 
@@ -50,7 +51,7 @@ export interface CoreConfig {
   readonly logLevel: LogLevel;
   /** Identifies this core's sandboxes (the `uhlp.dev/instance` label). @defaultValue `i-<hash of the data directory>` (`UHLP_INSTANCE_ID`) */
   readonly instanceId: string;
-  /** Runtime state: `memory` or a `redis://` URL. @defaultValue `memory` (`UHLP_STATE`) */
+  /** Runtime state: `memory`, a `redis://` URL, or a `redis+sentinel://` URL (state/redis-connection.ts). @defaultValue `memory` (`UHLP_STATE`) */
   readonly state: string;
   /** Prefix of every runtime-state key, so cores can share one Redis. @defaultValue `uhlp` (`UHLP_STATE_PREFIX`) */
   readonly statePrefix: string;
@@ -436,7 +437,10 @@ export function loadConfig(
   const pull = pick('pull', 'UHLP_GIT_PULL_REMOTE');
   const envInt = (name: string, fallback: number, min: number, max: number): number =>
     env[name] ? integer(name, env[name]!, min, max) : fallback;
-  if (state && state.raw !== 'memory' && !/^rediss?:\/\/./.test(state.raw)) invalid(state.name, 'memory or a redis:// URL', state.raw);
+  if (state && state.raw !== 'memory') {
+    if (!isRedisUrl(state.raw)) invalid(state.name, 'memory or a redis://, rediss:// or redis+sentinel:// URL', state.raw);
+    parseRedisUrl(state.raw, state.name);
+  }
   // `git pull` hands its remote to `git fetch` without --end-of-options, so a leading "-" would be an option there.
   if (pull && (pull.raw.startsWith('-') || /[\s\0]/.test(pull.raw))) invalid(pull.name, 'a remote name or URL (not starting with "-", no whitespace)', pull.raw);
   const statePrefix = statePrefixOf(env);

@@ -11,7 +11,7 @@
  * Like the runtime store, commands fail fast with UHLP_STATE_UNAVAILABLE while
  * Redis is down; a blocking read runs on a connection of its own (a reader).
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { UhlpError } from '../shared/errors.js';
 import {
@@ -32,13 +32,14 @@ import {
 } from './delivery-store.js';
 import { checkKeptAnswer, type KeptAnswer } from './idempotency-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
+import { createRedisClient } from './redis-connection.js';
 import { backoffDelay } from '../shared/backoff.js';
 import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
 import { RuntimeKeys } from './runtime-keys.js';
 
 export interface RedisDeliveryStoreOptions {
-  /** `redis://` or `rediss://` URL. */
+  /** `redis://`, `rediss://` or `redis+sentinel://` URL (redis-connection.ts). */
   readonly url: string;
   /** Put in front of every key. @defaultValue `uhlp:` */
   readonly keyPrefix?: string;
@@ -60,7 +61,7 @@ export class RedisDeliveryStore implements DeliveryStore {
   constructor(private readonly options: RedisDeliveryStoreOptions) {
     this.keys = new RuntimeKeys(options.keyPrefix);
     this.commandTimeoutMs = options.commandTimeoutMs ?? 2000;
-    this.redis = new Redis(options.url, this.redisOptions(this.commandTimeoutMs));
+    this.redis = createRedisClient(options.url, this.redisOptions(this.commandTimeoutMs));
     this.redis.on('error', options.onConnectionError ?? (() => {}));
     for (const script of loadLuaScripts().values()) this.redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     this.redis.connect().catch(() => {});
@@ -100,7 +101,7 @@ export class RedisDeliveryStore implements DeliveryStore {
 
   reader(): DeliveryReader {
     // Blocking reads need a connection each, with a command timeout past the longest block.
-    const connection = new Redis(this.options.url, this.redisOptions(this.commandTimeoutMs + 30_000));
+    const connection = createRedisClient(this.options.url, this.redisOptions(this.commandTimeoutMs + 30_000));
     connection.on('error', this.options.onConnectionError ?? (() => {}));
     connection.connect().catch(() => {});
     this.readers.add(connection);

@@ -14,12 +14,14 @@
  * (validating-stores.ts). Multi-step updates run as Lua scripts (`lua/*.lua`,
  * named with their key count) or MULTI transactions.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { UhlpError } from '../shared/errors.js';
 import { backoffDelay } from '../shared/backoff.js';
 import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { RedisFunctionStore } from '../functions/redis-function-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
+import { createRedisClient } from './redis-connection.js';
+import { isRedisUrl } from './redis-url.js';
 import { RedisStoreClient } from './redis-calls.js';
 import { RedisIdempotencyStore } from './redis-idempotency-store.js';
 import { RedisKvStore } from './redis-kv-store.js';
@@ -36,7 +38,7 @@ import type { RuntimeStore } from './runtime-store.js';
 import { CheckedStores } from './validating-stores.js';
 
 export interface RedisRuntimeStoreOptions {
-  /** `redis://[user:password@]host:port[/db]` or `rediss://...`. */
+  /** `redis://[user:password@]host:port[/db]`, `rediss://...`, or `redis+sentinel://...` (redis-connection.ts). */
   url: string;
   /** Put in front of every key. @defaultValue `uhlp:` */
   keyPrefix?: string;
@@ -62,8 +64,8 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
    * to wait for the first connection.
    */
   constructor(options: RedisRuntimeStoreOptions) {
-    if (!/^rediss?:\/\//.test(options.url)) {
-      throw new UhlpError('UHLP_CONFIG_INVALID', `the state URL must be a redis:// or rediss:// URL, got "${options.url}"`, { field: 'url' });
+    if (!isRedisUrl(options.url)) {
+      throw new UhlpError('UHLP_CONFIG_INVALID', `the state URL must be a redis://, rediss:// or redis+sentinel:// URL, got "${options.url}"`, { field: 'url' });
     }
     if (options.keyPrefix !== undefined && options.keyPrefix === '') {
       // An empty prefix would make deleteAllKeys() empty the whole database.
@@ -84,7 +86,7 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
       // ioredis counts attempts from 1.
       retryStrategy: (attempt) => backoffDelay(attempt - 1, { initialMs: 100, maxMs: maxDelay }),
     };
-    const redis = new Redis(options.url, redisOptions);
+    const redis = createRedisClient(options.url, redisOptions);
     const onError = options.onConnectionError ?? (() => {});
     redis.on('error', onError);
     for (const script of loadLuaScripts().values()) {
