@@ -201,11 +201,11 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
     lastStateError = Date.now();
   };
-  const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
+  const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, replicaAcks: config.stateReplicaAcks });
   // Refs read on every cs turn are kept in memory, forgotten as the store announces changes.
   const functions = new RefCachingFunctionStore(store.functions);
   // A success's once-only answer is kept with its acknowledgement (src/sources/ack-batch.ts): in the runtime store's records.
-  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, idempotency: store.idempotency });
+  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, idempotency: store.idempotency, replicaAcks: config.stateReplicaAcks });
   const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
   const sources = new DeliverySources({
     store: deliveryStore,

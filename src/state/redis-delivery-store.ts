@@ -36,6 +36,7 @@ import { createRedisClient } from './redis-connection.js';
 import { backoffDelay } from '../shared/backoff.js';
 import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
+import { awaitReplicas, type ReplicaAcks } from './replica-acks.js';
 import { RuntimeKeys } from './runtime-keys.js';
 
 export interface RedisDeliveryStoreOptions {
@@ -47,6 +48,8 @@ export interface RedisDeliveryStoreOptions {
   readonly commandTimeoutMs?: number;
   /** Told about connection errors. @defaultValue ignore them */
   readonly onConnectionError?: (error: Error) => void;
+  /** Replicas to wait for after publishes, acknowledgements, cron fires and single-use marks (replica-acks.ts). @defaultValue none */
+  readonly replicaAcks?: ReplicaAcks;
 }
 
 type StreamEntry = [id: string, fields: string[]];
@@ -86,7 +89,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     const fields = ['payload', input.payload];
     if (input.invocationId !== undefined) fields.push('invocationId', input.invocationId);
     if (input.meta !== undefined) fields.push('meta', input.meta);
-    const id = await this.call(() => this.redis.xadd(this.stream(address), '*', ...fields));
+    const id = await this.kept(() => this.call(() => this.redis.xadd(this.stream(address), '*', ...fields)));
     return id!;
   }
 
@@ -156,7 +159,7 @@ export class RedisDeliveryStore implements DeliveryStore {
   async ack(address: StreamAddress, ids: readonly string[], answers: readonly KeptAnswer[] = []): Promise<void> {
     if (ids.length === 0 && answers.length === 0) return;
     if (answers.length === 0) {
-      await this.script('queueAck', [this.stream(address)], [DELIVERY_GROUP, ...ids]);
+      await this.kept(() => this.script('queueAck', [this.stream(address)], [DELIVERY_GROUP, ...ids]));
       return;
     }
     // The records are the runtime store's: the same key builder, on the same Redis and prefix (start-core.ts gives both the same).
@@ -167,7 +170,7 @@ export class RedisDeliveryStore implements DeliveryStore {
       keys.push(this.keys.idempotency(answer.appId, answer.key));
       args.push(JSON.stringify(answer.response), answer.ttlMs);
     }
-    await this.script('queueSettle', keys, args);
+    await this.kept(() => this.script('queueSettle', keys, args));
   }
 
   async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean> {
@@ -238,7 +241,7 @@ export class RedisDeliveryStore implements DeliveryStore {
   async fireCronSlot(address: StreamAddress, slotMs: number, claimant: string, ttlMs: number, message: Required<Omit<PublishInput, 'meta'>>): Promise<boolean> {
     const { app, name } = address;
     const keys = [this.keys.cronSlot(app, name, slotMs), this.keys.cronLast(app, name), this.stream(address)];
-    return (await this.script('cronFire', keys, [slotMs, ttlMs, claimant, message.payload, message.invocationId])) === 1;
+    return (await this.kept(() => this.script('cronFire', keys, [slotMs, ttlMs, claimant, message.payload, message.invocationId]))) === 1;
   }
 
   async lastCronSlot(app: string, jobId: string): Promise<number | undefined> {
@@ -247,7 +250,7 @@ export class RedisDeliveryStore implements DeliveryStore {
   }
 
   async useOnce(id: string, ttlMs: number): Promise<boolean> {
-    return (await this.call(() => this.redis.set(this.keys.usedToken(id), '1', 'PX', ttlMs, 'NX'))) === 'OK';
+    return (await this.kept(() => this.call(() => this.redis.set(this.keys.usedToken(id), '1', 'PX', ttlMs, 'NX')))) === 'OK';
   }
 
   async putInvocation(id: string, json: string, ttlMs: number): Promise<void> {
@@ -289,6 +292,13 @@ export class RedisDeliveryStore implements DeliveryStore {
 
   private script(name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
     return runScript(this.redis, 'a delivery command', name, keys, args);
+  }
+
+  /** Runs a write behind a guarantee, then waits for the replicas `replicaAcks` asks for. */
+  private async kept<T>(operation: () => Promise<T>): Promise<T> {
+    const result = await operation();
+    await awaitReplicas(this.options.replicaAcks, 'a delivery command', (replicas, timeoutMs) => this.call(() => this.redis.wait(replicas, timeoutMs)));
+    return result;
   }
 
   private call<T>(operation: () => Promise<T>): Promise<T> {

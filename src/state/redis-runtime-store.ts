@@ -23,6 +23,7 @@ import { loadLuaScripts } from './lua-scripts.js';
 import { createRedisClient } from './redis-connection.js';
 import { isRedisUrl } from './redis-url.js';
 import { RedisStoreClient } from './redis-calls.js';
+import type { ReplicaAcks } from './replica-acks.js';
 import { RedisIdempotencyStore } from './redis-idempotency-store.js';
 import { RedisKvStore } from './redis-kv-store.js';
 import { RedisLeaseStore } from './redis-lease-store.js';
@@ -50,6 +51,8 @@ export interface RedisRuntimeStoreOptions {
   maxReconnectDelayMs?: number;
   /** Told about connection errors (ioredis reports each failed reconnect). @defaultValue ignore them */
   onConnectionError?: (error: Error) => void;
+  /** Replicas to wait for after once-only claims and answers and lease acquisitions (replica-acks.ts). @defaultValue none */
+  replicaAcks?: ReplicaAcks;
 }
 
 export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
@@ -93,7 +96,7 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
       redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     }
     // Every concern's store shares the one connection and key builder.
-    const client = new RedisStoreClient(redis, keys);
+    const client = new RedisStoreClient(redis, keys, options.replicaAcks);
     super({
       sessions: new RedisSessionStore(client),
       kv: new RedisKvStore(client),
