@@ -24,6 +24,7 @@ import { createRedisClient } from './redis-connection.js';
 import { isRedisUrl } from './redis-url.js';
 import { RedisStoreClient } from './redis-calls.js';
 import type { ReplicaAcks } from './replica-acks.js';
+import type { RedisGuaranteeSettings } from './redis-guarantees.js';
 import { RedisIdempotencyStore } from './redis-idempotency-store.js';
 import { RedisKvStore } from './redis-kv-store.js';
 import { RedisLeaseStore } from './redis-lease-store.js';
@@ -136,6 +137,29 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
   /** Connection state, for /readyz details: `ready` when commands are served. */
   get status(): string {
     return this.redis.status;
+  }
+
+  /** The master's settings the state guarantees need (redis-guarantees.ts); `unreadable` when CONFIG GET is refused. */
+  async guaranteeSettings(): Promise<RedisGuaranteeSettings> {
+    let config: string[];
+    try {
+      config = (await this.client.call(() => this.redis.config('GET', 'appendonly', 'appendfsync', 'min-replicas-to-write'))) as string[];
+    } catch (error) {
+      return { unreadable: error instanceof Error ? error.message : String(error) };
+    }
+    const value = (name: string): string | undefined => {
+      const index = config.indexOf(name);
+      return index >= 0 && index % 2 === 0 ? config[index + 1] : undefined;
+    };
+    const replication = await this.client.call(() => this.redis.info('replication'));
+    const connected = /^connected_slaves:(\d+)/m.exec(replication)?.[1];
+    const minReplicas = value('min-replicas-to-write');
+    return {
+      ...(value('appendonly') !== undefined ? { appendonly: value('appendonly')! } : {}),
+      ...(value('appendfsync') !== undefined ? { appendfsync: value('appendfsync')! } : {}),
+      ...(minReplicas !== undefined ? { minReplicasToWrite: Number(minReplicas) } : {}),
+      ...(connected !== undefined ? { connectedReplicas: Number(connected) } : {}),
+    };
   }
 
   /** Resolves once the client is ready (connected and Redis has loaded its data). */

@@ -12,6 +12,7 @@ import type { KeptAnswer } from '../../src/state/idempotency-store.js';
 import type { ReplicaAcks } from '../../src/state/replica-acks.js';
 import { RedisDeliveryStore } from '../../src/state/redis-delivery-store.js';
 import { RedisRuntimeStore } from '../../src/state/redis-runtime-store.js';
+import { guaranteeFindings } from '../../src/state/redis-guarantees.js';
 import { createRedisClient } from '../../src/state/redis-connection.js';
 import { RuntimeKeys } from '../../src/state/runtime-keys.js';
 import { RedisSentinelTopology } from '../helpers/redis-sentinel-topology.js';
@@ -43,6 +44,18 @@ describe('a redis+sentinel:// state URL', () => {
     } finally {
       master.disconnect();
       await store.deleteAllKeys();
+      await store.close();
+    }
+  });
+
+  it("reads the master's settings the guarantees need, and finds nothing to warn about with replica acks on", async () => {
+    const store = await RedisRuntimeStore.connect({ url: topology.url, keyPrefix: uniqueKeyPrefix('sentinel-settings'), timeoutMs: 10_000 });
+    try {
+      const settings = await store.guaranteeSettings();
+      expect(settings).toEqual({ appendonly: 'yes', appendfsync: 'always', minReplicasToWrite: 1, connectedReplicas: 2 });
+      expect(guaranteeFindings(settings, { sentinel: true, replicaAcks: { replicas: 1 } })).toEqual([]);
+      expect(guaranteeFindings(settings, { sentinel: true, replicaAcks: { replicas: 0 } }).map((finding) => finding.code)).toEqual(['UHLP_STATE_REPLICA_ACKS_OFF']);
+    } finally {
       await store.close();
     }
   });
