@@ -268,8 +268,10 @@ export class RedisDeliveryStore implements DeliveryStore {
     try {
       await this.redis.quit();
     } catch {
-      this.redis.disconnect();
+      // QUIT cannot be sent while disconnected.
     }
+    // Closes the failover detector's sentinel subscriptions too, which QUIT leaves open (redis-runtime-store.ts).
+    this.redis.disconnect();
   }
 
   private stream(address: StreamAddress): string {

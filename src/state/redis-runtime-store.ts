@@ -179,8 +179,10 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
       await this.redis.quit();
     } catch {
       // QUIT cannot be sent while disconnected; dropping the socket is all that is left.
-      this.redis.disconnect();
     }
+    // With Sentinel, QUIT leaves the failover detector's sentinel subscriptions open (they would keep the process
+    // alive: redis/ioredis#1362); disconnect() closes them, and after QUIT it has nothing else to do.
+    this.redis.disconnect();
   }
 
   /** Deletes every key under this store's prefix (tests and `uhlp` maintenance tools). */
