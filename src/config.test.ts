@@ -35,6 +35,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig('d', flags, env)).toThrow(message);
   });
 
+  it('takes a Sentinel state URL and names UHLP_STATE when it is malformed', () => {
+    expect(loadConfig('d', {}, { UHLP_STATE: 'redis+sentinel://s1:26379,s2:26379/uhlp' }).state).toBe('redis+sentinel://s1:26379,s2:26379/uhlp');
+    expect(() => loadConfig('d', {}, { UHLP_STATE: 'redis+sentinel://s1:26379' })).toThrow(expect.objectContaining({ code: 'UHLP_CONFIG_INVALID', message: expect.stringMatching(/^UHLP_STATE must be redis\+sentinel:/) }) as Error);
+    expect(() => loadConfig('d', { state: 'redis+sentinel://s1/m?x=1' }, {})).toThrow(/^--state has an unknown parameter "x"/);
+  });
+
+  it('reads how many replicas must hold a kept write, off by default', () => {
+    expect(loadConfig('d', {}, {}).stateReplicaAcks).toEqual({ replicas: 0, timeoutMs: 1000 });
+    expect(loadConfig('d', {}, { UHLP_STATE_REPLICA_ACKS: '1', UHLP_STATE_REPLICA_ACK_TIMEOUT_MS: '250' }).stateReplicaAcks).toEqual({ replicas: 1, timeoutMs: 250 });
+    expect(() => loadConfig('d', {}, { UHLP_STATE_REPLICA_ACKS: '-1' })).toThrow(/^UHLP_STATE_REPLICA_ACKS must be an integer 0-16/);
+    expect(() => loadConfig('d', {}, { UHLP_STATE_REPLICA_ACK_TIMEOUT_MS: '0' })).toThrow(/^UHLP_STATE_REPLICA_ACK_TIMEOUT_MS must be an integer 10-60000/);
+  });
+
   it('reads the LLM provider settings, with offline defaults', () => {
     expect(loadConfig('d', {}, {}).llm).toEqual({ stream: false, structuredOutput: 'json_schema', timeoutMs: 60_000, maxRetries: 3, models: {} });
     const llm = loadConfig('d', {}, {

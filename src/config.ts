@@ -19,6 +19,8 @@ import { STRUCTURED_OUTPUT_MODES, type StructuredOutputMode } from './llm/openai
 import type { LogLevel } from './logger.js';
 import { parseTracingConfig, type TracingConfig } from './tracing/tracing-config.js';
 import { DEFAULT_CLAIM_AHEAD } from './sandbox/claim-reserve.js';
+import { isRedisUrl, parseRedisUrl } from './state/redis-url.js';
+import type { ReplicaAcks } from './state/replica-acks.js';
 import { readConsoleTokens, type ConsoleToken } from './console/console-tokens.js';
 import { npmEnvironment } from './mcp/federation/npm-environment.js';
 
@@ -51,10 +53,16 @@ export interface CoreConfig {
   readonly logLevel: LogLevel;
   /** Identifies this core's sandboxes (the `uhlp.dev/instance` label). @defaultValue `i-<hash of the data directory>` (`UHLP_INSTANCE_ID`) */
   readonly instanceId: string;
-  /** Runtime state: `memory` or a `redis://` URL. @defaultValue `memory` (`UHLP_STATE`) */
+  /** Runtime state: `memory`, a `redis://` URL, or a `redis+sentinel://` URL (state/redis-url.ts). @defaultValue `memory` (`UHLP_STATE`) */
   readonly state: string;
   /** Prefix of every runtime-state key, so cores can share one Redis. @defaultValue `uhlp` (`UHLP_STATE_PREFIX`) */
   readonly statePrefix: string;
+  /**
+   * Replicas that must hold a queue publish or acknowledgement, a once-only claim or answer, a cron fire, a lease or a
+   * single-use mark before the core counts it as done (Redis `WAIT`; state/replica-acks.ts).
+   * @defaultValue 0: do not wait (`UHLP_STATE_REPLICA_ACKS`; the wait's bound `UHLP_STATE_REPLICA_ACK_TIMEOUT_MS`, default 1000)
+   */
+  readonly stateReplicaAcks: ReplicaAcks;
   /** Where turn ledgers go: `files` under the data directory, or `off`. @defaultValue `files` (`UHLP_LEDGER`) */
   readonly ledger: 'files' | 'off';
   /**
@@ -439,7 +447,10 @@ export function loadConfig(
   const pull = pick('pull', 'UHLP_GIT_PULL_REMOTE');
   const envInt = (name: string, fallback: number, min: number, max: number): number =>
     env[name] ? integer(name, env[name]!, min, max) : fallback;
-  if (state && state.raw !== 'memory' && !/^rediss?:\/\/./.test(state.raw)) invalid(state.name, 'memory or a redis:// URL', state.raw);
+  if (state && state.raw !== 'memory') {
+    if (!isRedisUrl(state.raw)) invalid(state.name, 'memory or a redis://, rediss:// or redis+sentinel:// URL', state.raw);
+    parseRedisUrl(state.raw, state.name);
+  }
   // `git pull` hands its remote to `git fetch` without --end-of-options, so a leading "-" would be an option there.
   if (pull && (pull.raw.startsWith('-') || /[\s\0]/.test(pull.raw))) invalid(pull.name, 'a remote name or URL (not starting with "-", no whitespace)', pull.raw);
   const statePrefix = statePrefixOf(env);
@@ -502,6 +513,7 @@ export function loadConfig(
     devErrorStacks: stacksEnv === 'true',
     state: state?.raw ?? 'memory',
     statePrefix,
+    stateReplicaAcks: Object.freeze({ replicas: envInt('UHLP_STATE_REPLICA_ACKS', 0, 0, 16), timeoutMs: envInt('UHLP_STATE_REPLICA_ACK_TIMEOUT_MS', 1000, 10, 60_000) }),
     ledger: ledger ? oneOf(ledger.name, ledger.raw, ['files', 'off'] as const) : 'files',
     ledgerKey: loadLedgerKey(env),
     ledgerDurability: durability ? oneOf(durability.name, durability.raw, LEDGER_DURABILITIES) : 'async',

@@ -319,9 +319,21 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
     metricsFrom: passThroughList('Who may scrape the operator\'s /metrics, as NetworkPolicyPeers; none: everyone.'),
   }),
   redis: section('Runtime state (sessions, kv, idempotency, rate limits, budgets). Neither set: in memory, per core.', {
-    external: section('An external Redis.', {
-      url: secretRef('the `redis://` or `rediss://` URL (it may carry a password)', 'url'),
+    external: section('An external Redis: `url`, or `sentinel` (docs/runtime-state.md#sentinel).', {
+      url: secretRef('the `redis://`, `rediss://` or `redis+sentinel://` URL (it may carry a password)', 'url'),
+      sentinel: section('A master that Redis Sentinel watches, the URL made from these values (`url` unset).', {
+        masterName: str('The name the sentinels monitor the master under; empty: not Sentinel.', '', { pattern: '^$|^[A-Za-z0-9._-]{1,128}$' }),
+        sentinels: Type.Array(Type.String({ pattern: '^([A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$' }), {
+          description: 'The sentinels, `host:port` each (26379 when left out), e.g. `[redis-sentinel-0.redis:26379, redis-sentinel-1.redis:26379]`.',
+          default: [],
+        }),
+        db: int('The database number.', 0, 0, 65535),
+        auth: secretRef('the password of the master and replicas, URL-safe or percent-encoded', 'password'),
+        sentinelAuth: secretRef("the sentinels' own password, URL-safe or percent-encoded", 'password'),
+      }),
     }),
+    replicaAcks: int('Replicas a queue publish or ack, a once-only claim or answer, a cron fire or a lease waits for (`WAIT`; `UHLP_STATE_REPLICA_ACKS`): 1 keeps them through a crashed master, the number of replicas through a planned failover; 0: none.', 0, 0, 16),
+    replicaAckTimeoutMs: int('How long such a write waits for them before it fails with 503 (`UHLP_STATE_REPLICA_ACK_TIMEOUT_MS`).', 1000, 10, 60000),
     bundled: section('A Redis from the chart (`uhlp/redis`, built like the other images from Debian\'s redis-server).', {
       enabled: bool('Run it; the core uses it.', false),
       image: image('Redis', 'uhlp/redis'),

@@ -25,6 +25,7 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 import { someFlags, type CommandGroup, type CommandSpec } from './command-spec.js';
 import { parseCommandLine, printHelp, subcommandOf, usageError } from './command-line.js';
 import { EXIT_FAILURE, EXIT_OK } from './exit-codes.js';
+import { isRedisUrl } from '../state/redis-url.js';
 
 const FLAGS = {
   app: { type: 'string', value: 'A', help: 'The app the function belongs to (its tenant)' },
@@ -129,7 +130,7 @@ export async function fnCommand(argv: string[], io: FnCommandIo = {}): Promise<n
   const withStore = async <T>(use: (store: RuntimeStore) => Promise<T>): Promise<T> => {
     const target = loadStateTarget(values.state, io.env);
     const url = target.state;
-    if (url === undefined || !/^rediss?:\/\//.test(url)) {
+    if (url === undefined || !isRedisUrl(url)) {
       throw new UhlpError('UHLP_CONFIG_INVALID', 'this command needs the cores\' Redis: --state redis://... or UHLP_STATE (a core on the memory store takes functions over MCP: core.fn.publish)', { field: 'state' });
     }
     // Redis's client, and the isolate engine below, load only for the commands that use them: --help answers at once.
@@ -201,7 +202,7 @@ export async function fnCommand(argv: string[], io: FnCommandIo = {}): Promise<n
       const kvEndpoint = values['kv-endpoint'];
       let remote: RedisRuntimeStore | undefined;
       if (kvEndpoint !== undefined) {
-        if (!/^rediss?:\/\//.test(kvEndpoint)) throw new UhlpError('UHLP_CONFIG_INVALID', `--kv-endpoint must be a redis:// URL, got "${kvEndpoint}"`, { field: 'kv-endpoint' });
+        if (!isRedisUrl(kvEndpoint)) throw new UhlpError('UHLP_CONFIG_INVALID', `--kv-endpoint must be a redis:// or redis+sentinel:// URL, got "${kvEndpoint}"`, { field: 'kv-endpoint' });
         const { RedisRuntimeStore } = await import('../state/redis-runtime-store.js');
         remote = await RedisRuntimeStore.connect({ url: kvEndpoint, keyPrefix: loadStateTarget(undefined, io.env).keyPrefix, timeoutMs: 5000 });
       }

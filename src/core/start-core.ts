@@ -49,6 +49,8 @@ import { OptimizationOracle } from '../oracle/optimization-oracle.js';
 import { buildCore } from './build-core.js';
 import { createDeliveryStore } from '../state/create-delivery-store.js';
 import { RedisRuntimeStore } from '../state/redis-runtime-store.js';
+import { guaranteeFindings } from '../state/redis-guarantees.js';
+import { parseRedisUrl } from '../state/redis-url.js';
 import { DEFAULT_TURN_JOURNAL_TTL_MS } from '../state/redis-turn-journal-store.js';
 import { TurnJournal } from '../turns/turn-journal.js';
 import type { DeliveryStore } from '../state/delivery-store.js';
@@ -205,11 +207,16 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
     lastStateError = Date.now();
   };
-  const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError });
+  const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, replicaAcks: config.stateReplicaAcks });
+  if (store instanceof RedisRuntimeStore) {
+    // What the guarantees need of Redis (docs/runtime-state.md, "Sentinel"): warned about, never refused.
+    const findings = guaranteeFindings(await store.guaranteeSettings(), { sentinel: parseRedisUrl(config.state).kind === 'sentinel', replicaAcks: config.stateReplicaAcks });
+    for (const finding of findings) logger.warn({ code: finding.code }, finding.message);
+  }
   // Refs read on every cs turn are kept in memory, forgotten as the store announces changes.
   const functions = new RefCachingFunctionStore(store.functions);
   // A success's once-only answer is kept with its acknowledgement (src/sources/ack-batch.ts): in the runtime store's records.
-  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, idempotency: store.idempotency });
+  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, idempotency: store.idempotency, replicaAcks: config.stateReplicaAcks });
   const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
   const sources = new DeliverySources({
     store: deliveryStore,

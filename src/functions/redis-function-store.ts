@@ -140,8 +140,10 @@ export class RedisFunctionStore implements FunctionStore {
         try {
           await subscriber.quit();
         } catch {
-          subscriber.disconnect();
+          // QUIT cannot be sent while disconnected.
         }
+        // Closes the failover detector's sentinel subscriptions too, which QUIT leaves open (redis/ioredis#1362).
+        subscriber.disconnect();
       },
     };
   }

@@ -6,6 +6,7 @@ import type { DeliveryStore } from './delivery-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import { MemoryDeliveryStore } from './memory-delivery-store.js';
 import { RedisDeliveryStore } from './redis-delivery-store.js';
+import type { ReplicaAcks } from './replica-acks.js';
 
 export interface CreateDeliveryStoreOptions {
   /** `memory`, or the Redis URL. @defaultValue `memory` */
@@ -13,6 +14,8 @@ export interface CreateDeliveryStoreOptions {
   /** Put in front of every key. @defaultValue `uhlp:` */
   readonly keyPrefix?: string;
   readonly onConnectionError?: (error: Error) => void;
+  /** Replicas to wait for after the writes behind the delivery guarantees (replica-acks.ts). @defaultValue none */
+  readonly replicaAcks?: ReplicaAcks;
   /**
    * The runtime store's once-only records, where a memory store keeps the answers
    * settled with their acknowledgement (a Redis store completes them in the same
@@ -28,5 +31,6 @@ export async function createDeliveryStore(options: CreateDeliveryStoreOptions = 
     url: state,
     ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}),
     ...(options.onConnectionError !== undefined ? { onConnectionError: options.onConnectionError } : {}),
+    ...(options.replicaAcks !== undefined ? { replicaAcks: options.replicaAcks } : {}),
   });
 }

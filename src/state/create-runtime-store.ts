@@ -1,9 +1,10 @@
 /**
  * Picks the runtime store for `--state`: `memory` (the embedded default) or a
- * `redis://` / `rediss://` URL. With Redis, it waits for the first connection so
+ * `redis://` / `rediss://` / `redis+sentinel://` URL. With Redis, it waits for the first connection so
  * that a wrong URL fails at start-up, not at the first request.
  */
 import { UhlpError } from '../shared/errors.js';
+import { isRedisUrl } from './redis-url.js';
 import { MemoryRuntimeStore } from './memory-runtime-store.js';
 import { RedisRuntimeStore, type RedisRuntimeStoreOptions } from './redis-runtime-store.js';
 import type { RuntimeStore } from './runtime-store.js';
@@ -18,6 +19,6 @@ export interface CreateRuntimeStoreOptions extends Omit<RedisRuntimeStoreOptions
 export async function createRuntimeStore(options: CreateRuntimeStoreOptions = {}): Promise<RuntimeStore> {
   const { state = 'memory', connectWaitMs = 5000, ...redisOptions } = options;
   if (state === 'memory') return new MemoryRuntimeStore();
-  if (/^rediss?:\/\//.test(state)) return RedisRuntimeStore.connect({ ...redisOptions, url: state, timeoutMs: connectWaitMs });
-  throw new UhlpError('UHLP_CONFIG_INVALID', `--state must be "memory" or a redis:// URL, got "${state}"`, { field: 'state' });
+  if (isRedisUrl(state)) return RedisRuntimeStore.connect({ ...redisOptions, url: state, timeoutMs: connectWaitMs });
+  throw new UhlpError('UHLP_CONFIG_INVALID', `--state must be "memory" or a redis://, rediss:// or redis+sentinel:// URL, got "${state}"`, { field: 'state' });
 }

@@ -7,6 +7,7 @@
 import type { Redis } from 'ioredis';
 import { isUhlpError, UhlpError } from '../shared/errors.js';
 import { loadLuaScripts } from './lua-scripts.js';
+import { awaitReplicas, type ReplicaAcks } from './replica-acks.js';
 import type { RuntimeKeys } from './runtime-keys.js';
 
 type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
@@ -52,7 +53,16 @@ export class RedisStoreClient {
   constructor(
     readonly redis: Redis,
     readonly keys: RuntimeKeys,
+    /** Replicas to wait for after a kept write (replica-acks.ts). @defaultValue none */
+    private readonly replicaAcks?: ReplicaAcks,
   ) {}
+
+  /** Runs a write behind a guarantee, then waits for the replicas `replicaAcks` asks for. */
+  async kept<T>(operation: () => Promise<T>): Promise<T> {
+    const result = await operation();
+    await awaitReplicas(this.replicaAcks, RUNTIME_STATE_COMMAND, (replicas, timeoutMs) => this.call(() => this.redis.wait(replicas, timeoutMs)));
+    return result;
+  }
 
   call<T>(operation: () => Promise<T>): Promise<T> {
     return callRedis(this.redis, RUNTIME_STATE_COMMAND, operation);

@@ -11,7 +11,7 @@
  * Like the runtime store, commands fail fast with UHLP_STATE_UNAVAILABLE while
  * Redis is down; a blocking read runs on a connection of its own (a reader).
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { UhlpError } from '../shared/errors.js';
 import {
@@ -32,13 +32,15 @@ import {
 } from './delivery-store.js';
 import { checkKeptAnswer, type KeptAnswer } from './idempotency-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
+import { createRedisClient } from './redis-connection.js';
 import { backoffDelay } from '../shared/backoff.js';
 import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
+import { awaitReplicas, type ReplicaAcks } from './replica-acks.js';
 import { RuntimeKeys } from './runtime-keys.js';
 
 export interface RedisDeliveryStoreOptions {
-  /** `redis://` or `rediss://` URL. */
+  /** `redis://`, `rediss://` or `redis+sentinel://` URL (redis-connection.ts). */
   readonly url: string;
   /** Put in front of every key. @defaultValue `uhlp:` */
   readonly keyPrefix?: string;
@@ -46,6 +48,8 @@ export interface RedisDeliveryStoreOptions {
   readonly commandTimeoutMs?: number;
   /** Told about connection errors. @defaultValue ignore them */
   readonly onConnectionError?: (error: Error) => void;
+  /** Replicas to wait for after publishes, acknowledgements, cron fires and single-use marks (replica-acks.ts). @defaultValue none */
+  readonly replicaAcks?: ReplicaAcks;
 }
 
 type StreamEntry = [id: string, fields: string[]];
@@ -60,7 +64,7 @@ export class RedisDeliveryStore implements DeliveryStore {
   constructor(private readonly options: RedisDeliveryStoreOptions) {
     this.keys = new RuntimeKeys(options.keyPrefix);
     this.commandTimeoutMs = options.commandTimeoutMs ?? 2000;
-    this.redis = new Redis(options.url, this.redisOptions(this.commandTimeoutMs));
+    this.redis = createRedisClient(options.url, this.redisOptions(this.commandTimeoutMs));
     this.redis.on('error', options.onConnectionError ?? (() => {}));
     for (const script of loadLuaScripts().values()) this.redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     this.redis.connect().catch(() => {});
@@ -85,7 +89,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     const fields = ['payload', input.payload];
     if (input.invocationId !== undefined) fields.push('invocationId', input.invocationId);
     if (input.meta !== undefined) fields.push('meta', input.meta);
-    const id = await this.call(() => this.redis.xadd(this.stream(address), '*', ...fields));
+    const id = await this.kept(() => this.call(() => this.redis.xadd(this.stream(address), '*', ...fields)));
     return id!;
   }
 
@@ -100,7 +104,7 @@ export class RedisDeliveryStore implements DeliveryStore {
 
   reader(): DeliveryReader {
     // Blocking reads need a connection each, with a command timeout past the longest block.
-    const connection = new Redis(this.options.url, this.redisOptions(this.commandTimeoutMs + 30_000));
+    const connection = createRedisClient(this.options.url, this.redisOptions(this.commandTimeoutMs + 30_000));
     connection.on('error', this.options.onConnectionError ?? (() => {}));
     connection.connect().catch(() => {});
     this.readers.add(connection);
@@ -155,7 +159,7 @@ export class RedisDeliveryStore implements DeliveryStore {
   async ack(address: StreamAddress, ids: readonly string[], answers: readonly KeptAnswer[] = []): Promise<void> {
     if (ids.length === 0 && answers.length === 0) return;
     if (answers.length === 0) {
-      await this.script('queueAck', [this.stream(address)], [DELIVERY_GROUP, ...ids]);
+      await this.kept(() => this.script('queueAck', [this.stream(address)], [DELIVERY_GROUP, ...ids]));
       return;
     }
     // The records are the runtime store's: the same key builder, on the same Redis and prefix (start-core.ts gives both the same).
@@ -166,7 +170,7 @@ export class RedisDeliveryStore implements DeliveryStore {
       keys.push(this.keys.idempotency(answer.appId, answer.key));
       args.push(JSON.stringify(answer.response), answer.ttlMs);
     }
-    await this.script('queueSettle', keys, args);
+    await this.kept(() => this.script('queueSettle', keys, args));
   }
 
   async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean> {
@@ -237,7 +241,7 @@ export class RedisDeliveryStore implements DeliveryStore {
   async fireCronSlot(address: StreamAddress, slotMs: number, claimant: string, ttlMs: number, message: Required<Omit<PublishInput, 'meta'>>): Promise<boolean> {
     const { app, name } = address;
     const keys = [this.keys.cronSlot(app, name, slotMs), this.keys.cronLast(app, name), this.stream(address)];
-    return (await this.script('cronFire', keys, [slotMs, ttlMs, claimant, message.payload, message.invocationId])) === 1;
+    return (await this.kept(() => this.script('cronFire', keys, [slotMs, ttlMs, claimant, message.payload, message.invocationId]))) === 1;
   }
 
   async lastCronSlot(app: string, jobId: string): Promise<number | undefined> {
@@ -246,7 +250,7 @@ export class RedisDeliveryStore implements DeliveryStore {
   }
 
   async useOnce(id: string, ttlMs: number): Promise<boolean> {
-    return (await this.call(() => this.redis.set(this.keys.usedToken(id), '1', 'PX', ttlMs, 'NX'))) === 'OK';
+    return (await this.kept(() => this.call(() => this.redis.set(this.keys.usedToken(id), '1', 'PX', ttlMs, 'NX')))) === 'OK';
   }
 
   async putInvocation(id: string, json: string, ttlMs: number): Promise<void> {
@@ -264,8 +268,10 @@ export class RedisDeliveryStore implements DeliveryStore {
     try {
       await this.redis.quit();
     } catch {
-      this.redis.disconnect();
+      // QUIT cannot be sent while disconnected.
     }
+    // Closes the failover detector's sentinel subscriptions too, which QUIT leaves open (redis-runtime-store.ts).
+    this.redis.disconnect();
   }
 
   private stream(address: StreamAddress): string {
@@ -288,6 +294,13 @@ export class RedisDeliveryStore implements DeliveryStore {
 
   private script(name: string, keys: string[], args: (string | number)[]): Promise<unknown> {
     return runScript(this.redis, 'a delivery command', name, keys, args);
+  }
+
+  /** Runs a write behind a guarantee, then waits for the replicas `replicaAcks` asks for. */
+  private async kept<T>(operation: () => Promise<T>): Promise<T> {
+    const result = await operation();
+    await awaitReplicas(this.options.replicaAcks, 'a delivery command', (replicas, timeoutMs) => this.call(() => this.redis.wait(replicas, timeoutMs)));
+    return result;
   }
 
   private call<T>(operation: () => Promise<T>): Promise<T> {

@@ -11,7 +11,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   constructor(private readonly client: RedisStoreClient) {}
 
   async beginIdempotent(appId: string, key: string, options: BeginIdempotentOptions): Promise<IdempotencyBegin> {
-    return toBegin((await this.client.script('idempotencyBegin', [this.client.keys.idempotency(appId, key)], [options.fingerprint ?? '', options.inFlightTtlMs])) as string[]);
+    return toBegin((await this.client.kept(() => this.client.script('idempotencyBegin', [this.client.keys.idempotency(appId, key)], [options.fingerprint ?? '', options.inFlightTtlMs]))) as string[]);
   }
 
   async beginIdempotentMany(appId: string, claims: readonly IdempotentClaim[]): Promise<IdempotencyBegin[]> {
@@ -22,11 +22,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       keys.push(this.client.keys.idempotency(appId, claim.key));
       args.push(claim.fingerprint ?? '', claim.inFlightTtlMs);
     }
-    return ((await this.client.script('idempotencyBeginMany', keys, args)) as string[][]).map(toBegin);
+    return ((await this.client.kept(() => this.client.script('idempotencyBeginMany', keys, args))) as string[][]).map(toBegin);
   }
 
   async completeIdempotent(appId: string, key: string, response: StoredResponse, ttlMs: number): Promise<void> {
-    await this.client.script('idempotencyComplete', [this.client.keys.idempotency(appId, key)], [JSON.stringify(response), ttlMs]);
+    await this.client.kept(() => this.client.script('idempotencyComplete', [this.client.keys.idempotency(appId, key)], [JSON.stringify(response), ttlMs]));
   }
 
   async abandonIdempotent(appId: string, key: string): Promise<void> {

@@ -7,7 +7,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async acquireLease(resource: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
     const now = Date.now();
-    const taken = await this.client.script('leaseAcquire', [this.client.keys.lease(resource)], [owner, ttlMs]);
+    const taken = await this.client.kept(() => this.client.script('leaseAcquire', [this.client.keys.lease(resource)], [owner, ttlMs]));
     return taken === 1 ? { resource, owner, expiresAt: now + ttlMs } : undefined;
   }
 

@@ -14,13 +14,17 @@
  * (validating-stores.ts). Multi-step updates run as Lua scripts (`lua/*.lua`,
  * named with their key count) or MULTI transactions.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { UhlpError } from '../shared/errors.js';
 import { backoffDelay } from '../shared/backoff.js';
 import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { RedisFunctionStore } from '../functions/redis-function-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
+import { createRedisClient } from './redis-connection.js';
+import { isRedisUrl } from './redis-url.js';
 import { RedisStoreClient } from './redis-calls.js';
+import type { ReplicaAcks } from './replica-acks.js';
+import type { RedisGuaranteeSettings } from './redis-guarantees.js';
 import { RedisIdempotencyStore } from './redis-idempotency-store.js';
 import { RedisKvStore } from './redis-kv-store.js';
 import { RedisLeaseStore } from './redis-lease-store.js';
@@ -36,7 +40,7 @@ import type { RuntimeStore } from './runtime-store.js';
 import { CheckedStores } from './validating-stores.js';
 
 export interface RedisRuntimeStoreOptions {
-  /** `redis://[user:password@]host:port[/db]` or `rediss://...`. */
+  /** `redis://[user:password@]host:port[/db]`, `rediss://...`, or `redis+sentinel://...` (redis-connection.ts). */
   url: string;
   /** Put in front of every key. @defaultValue `uhlp:` */
   keyPrefix?: string;
@@ -48,6 +52,8 @@ export interface RedisRuntimeStoreOptions {
   maxReconnectDelayMs?: number;
   /** Told about connection errors (ioredis reports each failed reconnect). @defaultValue ignore them */
   onConnectionError?: (error: Error) => void;
+  /** Replicas to wait for after once-only claims and answers and lease acquisitions (replica-acks.ts). @defaultValue none */
+  replicaAcks?: ReplicaAcks;
 }
 
 export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
@@ -62,8 +68,8 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
    * to wait for the first connection.
    */
   constructor(options: RedisRuntimeStoreOptions) {
-    if (!/^rediss?:\/\//.test(options.url)) {
-      throw new UhlpError('UHLP_CONFIG_INVALID', `the state URL must be a redis:// or rediss:// URL, got "${options.url}"`, { field: 'url' });
+    if (!isRedisUrl(options.url)) {
+      throw new UhlpError('UHLP_CONFIG_INVALID', `the state URL must be a redis://, rediss:// or redis+sentinel:// URL, got "${options.url}"`, { field: 'url' });
     }
     if (options.keyPrefix !== undefined && options.keyPrefix === '') {
       // An empty prefix would make deleteAllKeys() empty the whole database.
@@ -84,14 +90,14 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
       // ioredis counts attempts from 1.
       retryStrategy: (attempt) => backoffDelay(attempt - 1, { initialMs: 100, maxMs: maxDelay }),
     };
-    const redis = new Redis(options.url, redisOptions);
+    const redis = createRedisClient(options.url, redisOptions);
     const onError = options.onConnectionError ?? (() => {});
     redis.on('error', onError);
     for (const script of loadLuaScripts().values()) {
       redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     }
     // Every concern's store shares the one connection and key builder.
-    const client = new RedisStoreClient(redis, keys);
+    const client = new RedisStoreClient(redis, keys, options.replicaAcks);
     super({
       sessions: new RedisSessionStore(client),
       kv: new RedisKvStore(client),
@@ -133,6 +139,30 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
     return this.redis.status;
   }
 
+  /** The master's settings the state guarantees need (redis-guarantees.ts); `unreadable` when CONFIG GET is refused. */
+  async guaranteeSettings(): Promise<RedisGuaranteeSettings> {
+    let config: string[];
+    try {
+      config = (await this.client.call(() => this.redis.config('GET', 'appendonly', 'appendfsync', 'min-replicas-to-write'))) as string[];
+    } catch (error) {
+      return { unreadable: error instanceof Error ? error.message : String(error) };
+    }
+    const value = (name: string): string | undefined => {
+      const index = config.indexOf(name);
+      return index >= 0 && index % 2 === 0 ? config[index + 1] : undefined;
+    };
+    // INFO failing now (the master went away since CONFIG GET answered) leaves the replicas unchecked.
+    const replication = await this.client.call(() => this.redis.info('replication')).catch(() => '');
+    const connected = /^connected_slaves:(\d+)/m.exec(replication)?.[1];
+    const minReplicas = value('min-replicas-to-write');
+    return {
+      ...(value('appendonly') !== undefined ? { appendonly: value('appendonly')! } : {}),
+      ...(value('appendfsync') !== undefined ? { appendfsync: value('appendfsync')! } : {}),
+      ...(minReplicas !== undefined ? { minReplicasToWrite: Number(minReplicas) } : {}),
+      ...(connected !== undefined ? { connectedReplicas: Number(connected) } : {}),
+    };
+  }
+
   /** Resolves once the client is ready (connected and Redis has loaded its data). */
   async waitUntilReady(timeoutMs: number): Promise<void> {
     if (this.redis.status === 'ready') return;
@@ -149,8 +179,10 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
       await this.redis.quit();
     } catch {
       // QUIT cannot be sent while disconnected; dropping the socket is all that is left.
-      this.redis.disconnect();
     }
+    // With Sentinel, QUIT leaves the failover detector's sentinel subscriptions open (they would keep the process
+    // alive: redis/ioredis#1362); disconnect() closes them, and after QUIT it has nothing else to do.
+    this.redis.disconnect();
   }
 
   /** Deletes every key under this store's prefix (tests and `uhlp` maintenance tools). */

@@ -1,9 +1,10 @@
 /**
  * Picks the run index beside the runtime state: in memory with `memory`
- * state, on the same Redis (under the same key prefix) with a `redis://` URL,
+ * state, on the same Redis (under the same key prefix) with a Redis URL (`redis://`, `redis+sentinel://`),
  * connected before the core takes its first request.
  */
 import type { Logger } from '../logger.js';
+import { isRedisUrl } from '../state/redis-url.js';
 import { MemoryRunIndex } from './memory-run-index.js';
 import { RedisRunIndex } from './redis-run-index.js';
 import type { RunIndex } from './run-index.js';
@@ -18,7 +19,7 @@ export interface CreateRunIndexOptions {
 }
 
 export async function createRunIndex(options: CreateRunIndexOptions): Promise<RunIndex> {
-  if (/^rediss?:\/\//.test(options.state)) {
+  if (isRedisUrl(options.state)) {
     return RedisRunIndex.connect({ url: options.state, ttlMs: options.ttlMs, logger: options.logger, ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}) });
   }
   return new MemoryRunIndex({ ttlMs: options.ttlMs });

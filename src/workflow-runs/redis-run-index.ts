@@ -10,15 +10,16 @@
  * index entry. Entries of runs whose records expired (no change for `ttlMs`)
  * are pruned about once a minute.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.js';
 import { UhlpError } from '../shared/errors.js';
 import { callRedis } from '../state/redis-calls.js';
+import { createRedisClient } from '../state/redis-connection.js';
 import { RuntimeKeys } from '../state/runtime-keys.js';
 import { decodeCursor, encodeCursor, filtersBeyondTime, isAfter, matches, MAX_COUNTED, type RunIndex, type RunPage, type RunQuery, type RunSummary } from './run-index.js';
 
 export interface RedisRunIndexOptions {
-  /** `redis://` or `rediss://` URL. */
+  /** `redis://`, `rediss://` or `redis+sentinel://` URL (state/redis-connection.ts). */
   readonly url: string;
   /** The runtime state's key prefix. @defaultValue RuntimeKeys' default */
   readonly keyPrefix?: string;
@@ -54,7 +55,7 @@ export class RedisRunIndex implements RunIndex {
       connectTimeout: 2000,
       retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), 2000),
     };
-    this.redis = new Redis(options.url, redisOptions);
+    this.redis = createRedisClient(options.url, redisOptions);
     this.redis.on('error', () => {});
     this.redis.connect().catch(() => {});
   }

@@ -164,4 +164,10 @@ capabilities:
 {{- if and .Values.redis.bundled.enabled .Values.redis.external.url.existingSecret }}
 {{- fail "redis.bundled.enabled and redis.external.url.existingSecret are exclusive: the core uses one runtime state store" }}
 {{- end }}
+{{- if and .Values.redis.external.sentinel.masterName (or .Values.redis.bundled.enabled .Values.redis.external.url.existingSecret) }}
+{{- fail "redis.external.sentinel.masterName is exclusive with redis.bundled.enabled and redis.external.url.existingSecret: the core uses one runtime state store" }}
+{{- end }}
+{{- if and .Values.redis.external.sentinel.masterName (not .Values.redis.external.sentinel.sentinels) }}
+{{- fail "redis.external.sentinel.masterName needs redis.external.sentinel.sentinels (host:port of each sentinel)" }}
+{{- end }}
 {{- end }}
