@@ -264,7 +264,7 @@ describe('failover under load', () => {
   // A planned switch leaves the old master taking writes until the sentinels demote it, while a replica that is not
   // the promoted one may still follow it: only a write every replica holds is sure to be on the new master. Kept
   // writes wait until the old master follows the new one (the sentinels convert it after about 8 s).
-  it('SENTINEL FAILOVER, UHLP_STATE_REPLICA_ACKS=2 (every replica): every acknowledged message runs (again only after a failed ack), no once-only answer twice, writes resume within 20 s', async () => {
+  it('SENTINEL FAILOVER, UHLP_STATE_REPLICA_ACKS=2 (every replica): every acknowledged message runs (again only after a failed ack), no once-only answer twice, writes resume within 30 s', async () => {
     const { runtime, delivery, close } = await coreStores(2);
     try {
       const before = await topology.masterPort();
@@ -278,7 +278,7 @@ describe('failover under load', () => {
       expect(after).not.toBe(before);
       await expectKept(runtime, delivery, tally);
       console.info(`SENTINEL FAILOVER: promoted in ${followed} ms; acknowledged publishes again after ${tally.resumedMs} ms; published ${tally.published.size}, unconfirmed ${tally.unconfirmed.size}, runs ${sum(tally.runs)}, failed acks ${sum(tally.unsettled)}, requests ${tally.requests.size}`);
-      expect(tally.resumedMs).toBeLessThan(20_000);
+      expect(tally.resumedMs).toBeLessThan(30_000);
     } finally {
       await close();
     }
