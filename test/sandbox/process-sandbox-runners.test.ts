@@ -94,7 +94,7 @@ describe('process sandbox commands per runner', () => {
         'dist',
         'dist/runners',
         'dist/runners/python',
-        ...['execute-contract.json', 'execute_contract.py', 'main.py', 'python_executor.py', 'runner_exit.py', 'runner_server.py', 'script_loader.py', 'script_result.py', 'seccomp_self.py', 'uhlp_tools.py', 'unix_http.py'].map((name) => `dist/runners/python/${name}`),
+        ...['execute-contract.json', 'execute_contract.py', 'main.py', 'python_executor.py', 'runner_exit.py', 'runner_server.py', 'script_loader.py', 'script_result.py', 'seccomp_self.py', 'uhlp_tools.py', 'unix_http.py', 'work_tree_walk.py'].map((name) => `dist/runners/python/${name}`),
         'seccomp-filter.bpf',
       ],
     );
