@@ -11,7 +11,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { LineScrubber, Logger } from '../logger.js';
-import { ScrubbingSpanExporter } from './scrubbing-exporter.js';
+import { ScrubbingSpanProcessor } from './scrubbing-span-processor.js';
 import { setTracingActive } from './tracing-active.js';
 import type { TracingConfig } from './tracing-config.js';
 
@@ -25,18 +25,16 @@ const NOTHING_TO_STOP: RunningTracing = { shutdown: () => Promise.resolve() };
 /** @param scrubber what every exported span's strings pass through (the app secrets' values: docs/security.md) */
 export function startTracing(config: TracingConfig, logger: Pick<Logger, 'info' | 'warn'>, version: string, scrubber?: LineScrubber): RunningTracing {
   if (!config.enabled) return NOTHING_TO_STOP;
-  const otlp = new OTLPTraceExporter({ url: config.endpoint, headers: { ...config.headers } });
+  const batch = new BatchSpanProcessor(new OTLPTraceExporter({ url: config.endpoint, headers: { ...config.headers } }), {
+    // A turn makes about ten spans: a queue of 8192 holds hundreds of turns between exports.
+    maxQueueSize: 8192,
+    maxExportBatchSize: 1024,
+    scheduledDelayMillis: 1000,
+  });
   const provider = new NodeTracerProvider({
     resource: defaultResource().merge(resourceFromAttributes({ ...config.resourceAttributes, [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: version })),
     sampler: samplerOf(config),
-    spanProcessors: [
-      new BatchSpanProcessor(scrubber !== undefined ? new ScrubbingSpanExporter(otlp, scrubber) : otlp, {
-        // A turn makes about ten spans: a queue of 8192 holds hundreds of turns between exports.
-        maxQueueSize: 8192,
-        maxExportBatchSize: 1024,
-        scheduledDelayMillis: 1000,
-      }),
-    ],
+    spanProcessors: [scrubber !== undefined ? new ScrubbingSpanProcessor(batch, scrubber) : batch],
   });
   // The W3C trace-context propagator and the AsyncLocalStorage context manager (the SDK's defaults).
   provider.register();

@@ -1,25 +1,31 @@
 /**
- * The last step before a span leaves the core: every string it carries (its
- * name, attributes, events — a script's exception message and stack among them —
- * links and status message) passes the secret scrubber, as a log line does. A
- * script granted a secret may throw or log with it; the trace backend is one
- * more place the value must never reach. The span itself is not changed: the
- * exporter sends a view of it whose strings are scrubbed.
+ * Every span, as it ends, has every string it carries (its name, attributes,
+ * events — a script's exception message and stack among them — links and status
+ * message) pass the secret scrubber, as a log line does, before it is queued
+ * for export. A script granted a secret may throw or log with it; the trace
+ * backend is one more place the value must never reach. At the span's end, not
+ * at export: a batch leaves up to a second later, when a rotated secret's old
+ * value may no longer be the one the scrubber looks for. The span itself is not
+ * changed: the queue gets a view of it whose strings are scrubbed.
  */
-import type { ExportResult } from '@opentelemetry/core';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Context } from '@opentelemetry/api';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import type { LineScrubber } from '../logger.js';
 
-export class ScrubbingSpanExporter implements SpanExporter {
+export class ScrubbingSpanProcessor implements SpanProcessor {
   constructor(
-    private readonly inner: SpanExporter,
+    private readonly inner: SpanProcessor,
     private readonly scrubber: LineScrubber,
   ) {}
 
-  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
-    // No secret known yet (most cores, most of the time): the spans go as they are.
-    this.inner.export(this.scrubber.active ? spans.map((span) => scrubbedSpan(span, this.scrubber)) : spans, resultCallback);
+  onStart(span: Span, parentContext: Context): void {
+    this.inner.onStart(span, parentContext);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    // No secret known (most cores, most of the time): the span goes as it is.
+    this.inner.onEnd(this.scrubber.active ? scrubbedSpan(span, this.scrubber) : span);
   }
 
   shutdown(): Promise<void> {
@@ -27,7 +33,7 @@ export class ScrubbingSpanExporter implements SpanExporter {
   }
 
   forceFlush(): Promise<void> {
-    return this.inner.forceFlush?.() ?? Promise.resolve();
+    return this.inner.forceFlush();
   }
 }
 

@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { SecretScrubber } from '../secrets/secret-scrubber.js';
-import { ScrubbingSpanExporter } from './scrubbing-exporter.js';
+import { ScrubbingSpanProcessor } from './scrubbing-span-processor.js';
 
 const CANARY = 'canary-7f3e9a1c55d2';
 
 function tracedWith(scrubber: SecretScrubber): { exporter: InMemorySpanExporter; provider: BasicTracerProvider } {
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new ScrubbingSpanExporter(exporter, scrubber))] });
+  const provider = new BasicTracerProvider({ spanProcessors: [new ScrubbingSpanProcessor(new SimpleSpanProcessor(exporter), scrubber)] });
   return { exporter, provider };
 }
 
-describe('ScrubbingSpanExporter', () => {
+describe('ScrubbingSpanProcessor', () => {
   it('sends no secret value in a span: name, attributes, exception events, links and status are scrubbed', () => {
     const scrubber = new SecretScrubber();
     scrubber.addSource('file', () => [{ name: 'pay/token', value: CANARY }]);
@@ -36,6 +36,21 @@ describe('ScrubbingSpanExporter', () => {
     // What is not a string is the span's own: its ids and times read through.
     expect(sent!.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(sent!.duration).toEqual(expect.any(Array));
+  });
+
+  it('scrubs a span as it ends, with the values known then: a value rotated away before the export is still caught', async () => {
+    let value = CANARY;
+    const scrubber = new SecretScrubber();
+    scrubber.addSource('file', () => [{ name: 'pay/token', value }]);
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new ScrubbingSpanProcessor(new BatchSpanProcessor(exporter, { scheduledDelayMillis: 60_000 }), scrubber)] });
+    const span = provider.getTracer('test').startSpan('sign');
+    span.recordException({ name: 'UHLP_SCRIPT_EXCEPTION', message: `crashed holding ${CANARY}` });
+    span.end();
+    value = 'canary-rotated-0000';
+    scrubber.update();
+    await provider.forceFlush();
+    expect(JSON.stringify(exporter.getFinishedSpans()[0]!.events)).not.toContain(CANARY);
   });
 
   it('sends the spans as they are while no secret is known', () => {
