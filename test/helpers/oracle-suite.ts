@@ -180,15 +180,19 @@ export function describeOptimizationOracle(options: OracleSuiteOptions): void {
       expect(componentCalls() - before).toBe(4);
       await until('good', 'canary after the shadow comparisons', (s) => s.stage === 'canary');
       // Canary: half the requests are the code's, each compared; still every answer right.
-      for (let i = 0; (await status('good')).stage === 'canary'; i++) {
-        expect(i).toBeLessThan(200);
-        await feed('good', [`canary ${i}`]);
+      let canaryFeeds = 0;
+      for (; (await status('good')).stage === 'canary'; canaryFeeds++) {
+        expect(canaryFeeds).toBeLessThan(200);
+        await feed('good', [`canary ${canaryFeeds}`]);
       }
       const full = await until('good', 'full', (s) => s.stage === 'full');
       expect(full.live.disagreements).toBe(0);
+      // Every canary request costs one model call: its answer, or the comparison of the code's answer, which runs
+      // after the client has it — so the last ones may still be in flight when the stage turns full.
+      const quiet = before + 4 + canaryFeeds;
+      await waitFor(() => componentCalls() === quiet, { timeoutMs: 10_000, what: 'the canary comparisons still in flight' });
 
       // Full: the code answers alone, no tokens spent.
-      const quiet = componentCalls();
       await feed('good', ['served by code', 'and again']);
       expect(componentCalls()).toBe(quiet);
       await until('good', 'tokens saved counted', (s) => s.totals.hits >= 2 && s.totals.tokensSaved > 0);
