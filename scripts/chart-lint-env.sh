@@ -31,28 +31,11 @@ bin_dir="$version_dir/bin"
 
 log() { echo "chart-lint-env: $*" >&2; }
 die() { log "$*"; exit 1; }
+# shellcheck source=lib/go-build-once.sh
+. "$script_dir/lib/go-build-once.sh"
 
-command -v go > /dev/null || die "go is not installed; it builds the linters from scripts/chart-lint-env/go.mod"
-if [[ ! -x "$bin_dir/kube-score" || ! -x "$bin_dir/kubeconform" ]]; then
-  mkdir -p "$version_dir"
-  exec 9> "$version_dir/build.lock"
-  flock 9
-  if [[ ! -x "$bin_dir/kube-score" || ! -x "$bin_dir/kubeconform" ]]; then # another run may have built them while we waited
-    tmp="$version_dir/bin.tmp.$$"
-    started=$SECONDS
-    rm -rf "$tmp" && mkdir -p "$tmp"
-    log "building kube-score $kube_score_version and kubeconform $kubeconform_version into $bin_dir (once)"
-    # Into a temporary directory first: an interrupted build never leaves a binary that looks complete.
-    (
-      cd "$module_dir"
-      GOFLAGS="-trimpath -buildvcs=false -mod=readonly" CGO_ENABLED=0 nice -n 10 go build \
-        -ldflags="-s -w -X main.version=$kube_score_version" -o "$tmp/" \
-        github.com/zegl/kube-score/cmd/kube-score github.com/yannh/kubeconform/cmd/kubeconform
-    ) > "$version_dir/build.log" 2>&1 || { tail -20 "$version_dir/build.log" >&2; rm -rf "$tmp"; die "build failed; see $version_dir/build.log"; }
-    rm -rf "$bin_dir" && mv "$tmp" "$bin_dir"
-    log "built in $((SECONDS - started))s"
-  fi
-fi
+go_build_once "kube-score $kube_score_version and kubeconform $kubeconform_version" "$module_dir" "$bin_dir" "$version_dir/build" \
+  "kube-score kubeconform" "-X main.version=$kube_score_version" github.com/zegl/kube-score/cmd/kube-score github.com/yannh/kubeconform/cmd/kubeconform
 
 # The release's own OpenAPI document, from the module cache (fetched through the proxy once).
 kube_dir=$(cd "$kube_module_dir" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$kubernetes_version" | awk -F'"' '$2 == "Dir" { print $4; exit }')

@@ -34,27 +34,11 @@ wait_seconds=${UHLP_WAIT_SECONDS:-60}
 
 log() { echo "jaeger-env: $*" >&2; }
 die() { log "$*"; exit 1; }
+# shellcheck source=lib/go-build-once.sh
+. "$script_dir/lib/go-build-once.sh"
 
 build() {
-  [[ -x "$bin" ]] && return 0
-  command -v go > /dev/null || die "go is not installed; it builds jaeger from scripts/jaeger-env/go.mod"
-  mkdir -p "$cache_dir/$version"
-  exec 8> "$cache_dir/$version/build.lock"
-  flock 8
-  if [[ ! -x "$bin" ]]; then # another run may have built it while we waited
-    local tmp="$cache_dir/$version/bin.tmp.$$" started=$SECONDS
-    rm -rf "$tmp" && mkdir -p "$tmp"
-    log "building jaeger $version into $(dirname "$bin") (once; a few minutes)"
-    # Into a temporary directory first: an interrupted build never leaves a binary that looks complete.
-    (
-      cd "$module_dir"
-      GOFLAGS="-trimpath -buildvcs=false -mod=readonly" CGO_ENABLED=0 nice -n 10 \
-        go build -ldflags="-s -w" -o "$tmp/" github.com/jaegertracing/jaeger/cmd/jaeger
-    ) > "$cache_dir/$version/build.log" 2>&1 || { tail -20 "$cache_dir/$version/build.log" >&2; die "build failed; see $cache_dir/$version/build.log"; }
-    rm -rf "$(dirname "$bin")" && mv "$tmp" "$(dirname "$bin")"
-    log "built in $((SECONDS - started))s"
-  fi
-  exec 8>&-
+  go_build_once "jaeger $version" "$module_dir" "$(dirname "$bin")" "$cache_dir/$version/build" jaeger "" github.com/jaegertracing/jaeger/cmd/jaeger
 }
 
 answers() { curl -fsS -o /dev/null "http://127.0.0.1:$query_port/api/services" 2> /dev/null; }

@@ -33,36 +33,19 @@ components=(etcd kube-apiserver kube-controller-manager)
 
 log() { echo "k8s-env: $*" >&2; }
 die() { log "$*"; exit 1; }
+# shellcheck source=lib/go-build-once.sh
+. "$script_dir/lib/go-build-once.sh"
 
-# Build the binaries once per Kubernetes version. The build is the slow part (tens of
-# minutes on two cores), so it runs niced and lands in a temporary directory first:
-# an interrupted build never leaves a half set of binaries that looks complete.
+# The etcd main package is the module root (go.etcd.io/etcd/server/v3), so go names
+# the binary after that path ("server"; "v3" before major-version suffixes were dropped).
+go_build_fixup() {
+  if [[ -x "$1/server" ]]; then mv "$1/server" "$1/etcd"; elif [[ -x "$1/v3" ]]; then mv "$1/v3" "$1/etcd"; fi
+}
+
 build() {
-  if [[ -x "$bin_dir/etcd" && -x "$bin_dir/kube-apiserver" && -x "$bin_dir/kube-controller-manager" && -x "$bin_dir/kubectl" ]]; then
-    return
-  fi
-  command -v go > /dev/null || die "go is not installed; it builds the control plane from scripts/k8s-env/go.mod"
-  mkdir -p "$cache_dir/$version"
-  exec 9> "$cache_dir/$version/build.lock"
-  flock 9
-  if [[ -x "$bin_dir/kubectl" ]]; then return; fi # another `up` built them while we waited
-  local tmp="$cache_dir/$version/bin.tmp.$$" started=$SECONDS
-  rm -rf "$tmp" && mkdir -p "$tmp"
-  log "building etcd, kube-apiserver, kube-controller-manager, kubectl $version into $bin_dir (once; slow)"
-  (
-    cd "$module_dir"
-    GOFLAGS="-trimpath -buildvcs=false -mod=readonly" CGO_ENABLED=0 nice -n 10 \
-      go build -ldflags='-s -w' -o "$tmp/" \
-      go.etcd.io/etcd/server/v3 \
-      k8s.io/kubernetes/cmd/kube-apiserver \
-      k8s.io/kubernetes/cmd/kube-controller-manager \
-      k8s.io/kubernetes/cmd/kubectl
-  ) > "$cache_dir/$version/build.log" 2>&1 || { tail -20 "$cache_dir/$version/build.log" >&2; die "build failed; see $cache_dir/$version/build.log"; }
-  # The etcd main package is the module root (go.etcd.io/etcd/server/v3), so go names
-  # the binary after that path ("server"; "v3" before major-version suffixes were dropped).
-  if [[ -x "$tmp/server" ]]; then mv "$tmp/server" "$tmp/etcd"; elif [[ -x "$tmp/v3" ]]; then mv "$tmp/v3" "$tmp/etcd"; fi
-  rm -rf "$bin_dir" && mv "$tmp" "$bin_dir"
-  log "built in $((SECONDS - started))s"
+  go_build_once "etcd, kube-apiserver, kube-controller-manager, kubectl $version" "$module_dir" "$bin_dir" "$cache_dir/$version/build" \
+    "etcd kube-apiserver kube-controller-manager kubectl" "" \
+    go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
 }
 
 # Certificates, service-account keys and the admin token are made once per run dir.

@@ -76,6 +76,8 @@ components=(containerd kube-scheduler kubelet kube-proxy api-relay coredns)
 
 log() { echo "k8s-node: $*" >&2; }
 die() { log "$*"; exit 1; }
+# shellcheck source=lib/go-build-once.sh
+. "$script_dir/lib/go-build-once.sh"
 
 # `grep -q` in a pipeline exits at the first match; with pipefail the writer's SIGPIPE
 # then fails the whole test. Every "does this output contain" check reads the output
@@ -87,28 +89,6 @@ output_has() {
 
 # --- build --------------------------------------------------------------------
 
-have_all() {
-  local dir=$1 b
-  shift
-  for b in "$@"; do [[ -x "$dir/$b" ]] || return 1; done
-}
-
-# Same rules as the control plane's build: once per version, niced, into a temporary
-# directory moved into place only when complete, under a lock, with a build log.
-go_build() {
-  local what=$1 module=$2 dest=$3 log_file=$4 ldflags=$5
-  shift 5
-  local tmp="$dest.tmp.$$" started=$SECONDS
-  rm -rf "$tmp" && mkdir -p "$tmp"
-  log "building $what into $dest (once; slow)"
-  (
-    cd "$module"
-    GOFLAGS="-trimpath -buildvcs=false -mod=readonly" CGO_ENABLED=0 nice -n 10 go build -ldflags="-s -w $ldflags" -o "$tmp/" "$@"
-  ) > "$log_file" 2>&1 || { rm -rf "$tmp"; tail -20 "$log_file" >&2; die "build failed; see $log_file"; }
-  rm -rf "$dest" && mv "$tmp" "$dest"
-  log "built $what in $((SECONDS - started))s"
-}
-
 # The kubelet reports its version to the API server (kubectl get nodes); without
 # these the module build says v0.0.0-master.
 version_ldflags() {
@@ -119,25 +99,10 @@ version_ldflags() {
 }
 
 build() {
-  if ! have_all "$node_bin_dir" "${node_binaries[@]}" pause; then
-    command -v go > /dev/null || die "go is not installed; it builds the node from scripts/k8s-env/go.mod"
-    mkdir -p "$cache_dir/$version"
-    exec 8> "$cache_dir/$version/node-build.lock"
-    flock 8
-    have_all "$node_bin_dir" "${node_binaries[@]}" pause ||
-      go_build "${node_binaries[*]} pause $version" "$module_dir" "$node_bin_dir" "$cache_dir/$version/node-build.log" "$(version_ldflags)" \
-        k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy ./pause
-    exec 8>&-
-  fi
-  if ! have_all "$dns_bin_dir" k8s-dns; then
-    command -v go > /dev/null || die "go is not installed; it builds CoreDNS from scripts/k8s-dns/go.mod"
-    mkdir -p "$cache_dir/coredns-$dns_version"
-    exec 8> "$cache_dir/coredns-$dns_version/build.lock"
-    flock 8
-    have_all "$dns_bin_dir" k8s-dns ||
-      go_build "CoreDNS $dns_version" "$dns_module_dir" "$dns_bin_dir" "$cache_dir/coredns-$dns_version/build.log" "" .
-    exec 8>&-
-  fi
+  go_build_once "${node_binaries[*]} pause $version" "$module_dir" "$node_bin_dir" "$cache_dir/$version/node-build" \
+    "${node_binaries[*]} pause" "$(version_ldflags)" \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy ./pause
+  go_build_once "CoreDNS $dns_version" "$dns_module_dir" "$dns_bin_dir" "$cache_dir/coredns-$dns_version/build" k8s-dns "" .
 }
 
 # --- processes ----------------------------------------------------------------
