@@ -121,6 +121,21 @@ describe('the console requests API', () => {
     expect((await get('?since=1003&until=1005')).body.turns.map((turn: TurnJournalEntry) => turn.id)).toEqual(['ok-4', 'ok-3']);
   });
 
+  it("filters by app from the app's own ring: a noisy app does not push a quiet one's turns out", async () => {
+    const { core, journal } = await consoleApp();
+    journal.add(entry('quiet-1', { app: 'quiet', startedAt: 500 }));
+    // Twice the journal's size of another app's turns, all newer.
+    for (let i = 0; i < 200; i++) journal.add(entry(`noisy-${i}`, { app: 'noisy', startedAt: 1000 + i }));
+    const get = async (query: string): Promise<any> =>
+      (await core.inject({ method: 'GET', url: `/_uhlp/console/api/requests${query}`, remoteAddress: '127.0.0.1', headers: FROM_PAGE })).json();
+    expect((await get('?app=quiet')).turns.map((turn: TurnJournalEntry) => turn.id)).toEqual(['quiet-1']);
+    const noisy = await get('?app=noisy&limit=200');
+    expect(noisy.turns).toHaveLength(100);
+    expect(noisy.turns[0].id).toBe('noisy-199');
+    expect((await get('?limit=200')).turns).toHaveLength(101);
+    expect((await core.inject({ method: 'GET', url: '/_uhlp/console/api/requests/quiet-1', remoteAddress: '127.0.0.1', headers: FROM_PAGE })).statusCode).toBe(200);
+  });
+
   it.each([
     ['an unknown source', '?source=carrier-pigeon', 'source'],
     ['a status that is none', '?status=<b>', 'status'],
