@@ -108,8 +108,8 @@ describe('the turn journal on Redis', () => {
     try {
       expect(await redis.llen(`${keyPrefix}turns:quiet:core-1`)).toBe(1);
       expect(await redis.llen(`${keyPrefix}turns:noisy:core-1`)).toBe(3);
-      expect((await redis.zrange(`${keyPrefix}turns-apps`, 0, -1)).sort()).toEqual(['noisy', 'quiet']);
-      expect((await redis.zrange(`${keyPrefix}turns-cores:noisy`, 0, -1)).sort()).toEqual(['core-1', 'core-2']);
+      expect((await redis.zrange(`${keyPrefix}turns-apps`, '0', '-1')).sort()).toEqual(['noisy', 'quiet']);
+      expect((await redis.zrange(`${keyPrefix}turns-cores:noisy`, '0', '-1')).sort()).toEqual(['core-1', 'core-2']);
     } finally {
       redis.disconnect();
     }
