@@ -6,22 +6,20 @@
  * turn is then the processing of a queued message, as the messaging conventions
  * model it: a CONSUMER span `process <METHOD> <route>` whose message is the
  * invocation (`messaging.message.id`). For one message processed on its own
- * they let the producer's context be the parent as well as a link: the span is
- * the SERVER span's child (a caller that sent a `traceparent` finds the turn in
- * its own trace) and links to it.
+ * they let the producer's context be the parent rather than only a link: the
+ * span is the SERVER span's child, so a caller that sent a `traceparent` finds
+ * the turn in its own trace. No link beside the parent: it would say nothing
+ * more, and Jaeger shows the pair as a FOLLOWS_FROM reference alone.
  */
-import { SpanKind, context, endingSpan, startTurnSpan, trace, type Attributes } from './spans.js';
+import { SpanKind, context, endingSpan, startTurnSpan, type Attributes } from './spans.js';
 import { tracingActive } from './tracing-active.js';
 
-/** Runs an async invocation's turn in its CONSUMER span, a child of (and linked to) the active request's span. */
+/** Runs an async invocation's turn in its CONSUMER span, a child of the active request's span. */
 export function inAsyncTurnSpan<T>(invocationId: string, destination: string, attributes: Attributes, run: () => Promise<T>): Promise<T> {
   if (!tracingActive()) return run();
-  const parent = context.active();
-  const request = trace.getSpanContext(parent);
   const { span, ctx } = startTurnSpan(`process ${destination}`, {
     kind: SpanKind.CONSUMER,
-    parent,
-    ...(request !== undefined ? { links: [{ context: request }] } : {}),
+    parent: context.active(),
     attributes: {
       'messaging.system': 'uhlp',
       'messaging.operation.type': 'process',

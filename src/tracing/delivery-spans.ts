@@ -6,9 +6,11 @@
  * link to the publish (a delivery may come much later, and more than once).
  *
  * A cron firing has nothing before it to link to: it is a root span of its
- * own, `cron <job>`, and its slot's delivery is its child (and linked): the
- * messaging conventions let a message processed on its own have its creation
- * context as parent, and the firing is the one reason the turn runs.
+ * own, `cron <job>`, and its slot's delivery is its child: the messaging
+ * conventions let a message processed on its own have its creation context as
+ * parent rather than only a link, and the firing is the one reason the turn
+ * runs (no link beside the parent: Jaeger would show the pair as a
+ * FOLLOWS_FROM reference alone).
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, continuedContext, endingSpan, startTurnSpan, trace, tracer, carrierOf, type Attributes, type Context, type Link } from './spans.js';
 import { tracingActive } from './tracing-active.js';
@@ -111,11 +113,12 @@ export interface DeliveryMessageInfo {
 export async function inDeliverySpan<T>(delivery: DeliveryMessageInfo, attributes: Attributes, run: () => Promise<T>): Promise<T> {
   if (!tracingActive()) return run();
   const published = publishContext(delivery.meta);
-  const linked = published !== undefined ? trace.getSpanContext(published) : undefined;
+  const child = delivery.kind === 'cron' && published !== undefined;
+  const linked = published !== undefined && !child ? trace.getSpanContext(published) : undefined;
   const links: Link[] = linked !== undefined ? [{ context: linked }] : [];
   const { span, ctx } = startTurnSpan(`process ${delivery.name}`, {
     kind: SpanKind.CONSUMER,
-    parent: delivery.kind === 'cron' && published !== undefined ? published : ROOT_CONTEXT,
+    parent: child ? published : ROOT_CONTEXT,
     links,
     attributes: {
       'messaging.system': SYSTEM,
