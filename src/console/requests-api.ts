@@ -63,7 +63,7 @@ export function registerRequestsApi(app: FastifyInstance, context: ConsoleContex
     const { id } = request.params;
     if (!REQUEST_ID.test(id)) throw new UhlpError('UHLP_BAD_REQUEST', 'id must be a request id', { field: 'id' });
     const turn = await journal().get(id);
-    if (turn === undefined) throw new UhlpError('UHLP_ROUTE_NOT_FOUND', `no turn ${id} in the journal (it keeps the last ${journal().size} of each core)`);
+    if (turn === undefined) throw new UhlpError('UHLP_ROUTE_NOT_FOUND', `no turn ${id} in the journal (it keeps the last ${journal().size} of each app on each core)`);
     const ledger = turn.ledger !== undefined && context.ledger !== undefined ? await turnEntries(context.ledger.dataDir, turn.ledger) : null;
     const traceUrl = traceUrlOf(context.config.traceUrlTemplate, turn);
     return reply.send({ turn, ledger, ...(traceUrl !== undefined ? { traceUrl } : {}) });
