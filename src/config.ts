@@ -206,8 +206,8 @@ export interface ConsoleConfig {
    */
   readonly sandboxUrl?: string;
   /**
-   * Finished turns the requests page can show: each core's ring, and each core's list in a Redis
-   * runtime store (src/turns/turn-journal.ts); 0 keeps none. @defaultValue 1000 (`UHLP_TURN_JOURNAL_SIZE`, 0 - 100000)
+   * Finished turns the requests page can show, per app: each core's ring of the app, and each core's list
+   * of the app in a Redis runtime store (src/turns/turn-journal.ts); 0 keeps none. @defaultValue 1000 (`UHLP_TURN_JOURNAL_SIZE`, 0 - 100000)
    */
   readonly journalSize: number;
   /**

@@ -288,7 +288,7 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
         url: str('The views\' origin as browsers reach it, e.g. `https://views.example.com`; empty: the console\'s host name on `port`.', '', { pattern: '^$|^https?://[^\\s/?#]+$' }),
         ingressHost: str('With the Ingress on: a host name routed to the views\' origin (set `url` to match); empty: none.', ''),
       }),
-      journalSize: int('Finished turns the requests page can show: each core keeps its last this many, in memory and in its Redis list; 0: none.', 1000, 0, 100000),
+      journalSize: int('Finished turns the requests page can show: each core keeps the last this many of each app, in memory and in its Redis list of the app; 0: none.', 1000, 0, 100000),
       traceUrlTemplate: str('A turn\'s trace link, `{traceId}` standing for its id, e.g. `http://jaeger:16686/trace/{traceId}`; empty: no link.', '', { pattern: '^$|^https?://\\S*\\{traceId\\}\\S*$' }),
     }),
     podDisruptionBudget: section('A PodDisruptionBudget for the core.', {

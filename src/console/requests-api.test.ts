@@ -22,6 +22,12 @@ import { enforceAudiences } from '../core/route-audience.js';
 import { registerConsoleRoutes } from './console-routes.js';
 import { parseConsoleTokens } from './console-tokens.js';
 import { traceUrlOf } from './requests-api.js';
+import { FileLedger } from '../ledger/file-ledger.js';
+import { hashPayload } from '../ledger/ledger-entry.js';
+import { segmentsIn } from '../ledger/ledger-paths.js';
+import { readTurnEntries } from '../ledger/turn-entries.js';
+import { readdirSync } from 'node:fs';
+import { createSessionIdGenerator } from '../state/session-id.js';
 
 const FROM_PAGE = { 'x-uhlp-console': '1', host: '127.0.0.1:8080' };
 const SESSION = 'SES-unit-1';
@@ -64,7 +70,7 @@ function ledgerDir(): string {
   return dataDir;
 }
 
-async function consoleApp(options: { tokens?: string; traceUrlTemplate?: string } = {}): Promise<{ core: FastifyInstance; journal: TurnJournal }> {
+async function consoleApp(options: { tokens?: string; traceUrlTemplate?: string; dataDir?: string } = {}): Promise<{ core: FastifyInstance; journal: TurnJournal }> {
   const store = new MemoryRuntimeStore();
   const journal = new TurnJournal({ size: 100, core: 'core-1' });
   app = Fastify();
@@ -94,7 +100,7 @@ async function consoleApp(options: { tokens?: string; traceUrlTemplate?: string 
       turns: new TurnKeeper({ store: store.sessions, sessionTtlMs: 60_000 }),
       assets: undefined,
       sandboxPort: () => 9999,
-      ledger: { dataDir: ledgerDir() },
+      ledger: { dataDir: options.dataDir ?? ledgerDir() },
       journal,
     },
     {} as TurnPipeline,
@@ -119,6 +125,21 @@ describe('the console requests API', () => {
     expect((await get('?source=queue&status=5xx')).body.turns.map((turn: TurnJournalEntry) => turn.id)).toEqual(['dead']);
     expect((await get('?status=UHLP_SCRIPT_EXCEPTION&app=shop&route=jobs')).body.turns).toHaveLength(1);
     expect((await get('?since=1003&until=1005')).body.turns.map((turn: TurnJournalEntry) => turn.id)).toEqual(['ok-4', 'ok-3']);
+  });
+
+  it("filters by app from the app's own ring: a noisy app does not push a quiet one's turns out", async () => {
+    const { core, journal } = await consoleApp();
+    journal.add(entry('quiet-1', { app: 'quiet', startedAt: 500 }));
+    // Twice the journal's size of another app's turns, all newer.
+    for (let i = 0; i < 200; i++) journal.add(entry(`noisy-${i}`, { app: 'noisy', startedAt: 1000 + i }));
+    const get = async (query: string): Promise<any> =>
+      (await core.inject({ method: 'GET', url: `/_uhlp/console/api/requests${query}`, remoteAddress: '127.0.0.1', headers: FROM_PAGE })).json();
+    expect((await get('?app=quiet')).turns.map((turn: TurnJournalEntry) => turn.id)).toEqual(['quiet-1']);
+    const noisy = await get('?app=noisy&limit=200');
+    expect(noisy.turns).toHaveLength(100);
+    expect(noisy.turns[0].id).toBe('noisy-199');
+    expect((await get('?limit=200')).turns).toHaveLength(101);
+    expect((await core.inject({ method: 'GET', url: '/_uhlp/console/api/requests/quiet-1', remoteAddress: '127.0.0.1', headers: FROM_PAGE })).statusCode).toBe(200);
   });
 
   it.each([
@@ -147,6 +168,36 @@ describe('the console requests API', () => {
     expect(body.traceUrl).toBe('https://traces.example/t/abc%20def%2F1?from=console');
     const missing = await core.inject({ method: 'GET', url: '/_uhlp/console/api/requests/r-9', remoteAddress: '127.0.0.1', headers: FROM_PAGE });
     expect(missing.statusCode).toBe(404);
+  });
+
+  it("shows a turn whose entries are in an older segment of a session whose ledgers rotated", async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-requests-rotated-'));
+    let clock = Date.UTC(2026, 10, 29);
+    const ledger = new FileLedger({ dataDir, tier: 'development', now: () => new Date((clock += 1000)), segmentBytes: 1500 });
+    const sid = createSessionIdGenerator()();
+    await ledger.startSession(sid, { appId: 'shop', ambient: false });
+    for (let n = 1; n <= 24; n++) {
+      expect(await ledger.recordTurns([{ sessionId: sid, turnNumber: n, status: 'ok', queryHash: hashPayload({ n }), resultHash: hashPayload(`r${n}`), requestId: `req-${n}` }])).toEqual([]);
+    }
+    await ledger.close();
+    const dir = path.join(dataDir, 'planes', 'development', 'sessions', sid, 'ledger');
+    const segments = segmentsIn(readdirSync(dir));
+    expect(segments.exec.length).toBeGreaterThanOrEqual(4);
+
+    const { core, journal } = await consoleApp({ dataDir });
+    for (const n of [2, 13, 24]) journal.add(entry(`req-${n}`, { ledger: { tier: 'development', sessionId: sid, turnNumber: n } }));
+    for (const n of [2, 13, 24]) {
+      const response = await core.inject({ method: 'GET', url: `/_uhlp/console/api/requests/req-${n}`, remoteAddress: '127.0.0.1', headers: FROM_PAGE });
+      expect(response.statusCode).toBe(200);
+      const body = response.json();
+      expect(body.ledger.exec).toEqual([expect.objectContaining({ turn_number: n, request_id: `req-${n}`, entry_type: 'L-EXEC' })]);
+      expect(body.ledger.evidence).toEqual([expect.objectContaining({ turn_number: n, entry_type: 'L-EVIDENCE' })]);
+    }
+    // A tail too short to reach back to the turn: the segment is read line by line instead.
+    for (const n of [1, 2, 12, 24]) expect(await readTurnEntries(dir, 'exec', segments.exec, n, 200)).toEqual([expect.objectContaining({ turn_number: n, request_id: `req-${n}` })]);
+    // A turn no segment holds.
+    expect(await readTurnEntries(dir, 'exec', segments.exec, 99)).toEqual([]);
+    expect(await readTurnEntries(dir, 'exec', segments.exec, 0)).toEqual([]);
   });
 
   it('gives no trace link without a template or without a trace id', () => {

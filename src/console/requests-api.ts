@@ -1,7 +1,7 @@
 /**
  * The console's requests: the turn journal's records of every source
  * (src/turns/turn-journal.ts), filtered and paged, and one turn with its
- * ledger entries (read from its session's ledger, by its turn number) and the
+ * ledger entries (read from the segment of its session's ledger that holds its turn number) and the
  * link to its trace where a trace UI is configured.
  *
  * - `GET api/requests?app&route&status&source&since&until&cursor&limit` -> `{turns: [...], next?, size}`
@@ -11,8 +11,8 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { isTierName, LEDGER_KINDS, segmentFileName, segmentsIn } from '../ledger/ledger-paths.js';
-import { parseLedgerLine, readLedgerTail } from '../ledger/ledger-tail.js';
+import { isTierName, LEDGER_KINDS, segmentsIn } from '../ledger/ledger-paths.js';
+import { readTurnEntries } from '../ledger/turn-entries.js';
 import { UhlpError } from '../shared/errors.js';
 import { MAX_JOURNAL_PAGE, type TurnJournal } from '../turns/turn-journal.js';
 import { TURN_SOURCES, type TurnJournalEntry, type TurnLedgerRef } from '../turns/turn-journal-entry.js';
@@ -63,7 +63,7 @@ export function registerRequestsApi(app: FastifyInstance, context: ConsoleContex
     const { id } = request.params;
     if (!REQUEST_ID.test(id)) throw new UhlpError('UHLP_BAD_REQUEST', 'id must be a request id', { field: 'id' });
     const turn = await journal().get(id);
-    if (turn === undefined) throw new UhlpError('UHLP_ROUTE_NOT_FOUND', `no turn ${id} in the journal (it keeps the last ${journal().size} of each core)`);
+    if (turn === undefined) throw new UhlpError('UHLP_ROUTE_NOT_FOUND', `no turn ${id} in the journal (it keeps the last ${journal().size} of each app on each core)`);
     const ledger = turn.ledger !== undefined && context.ledger !== undefined ? await turnEntries(context.ledger.dataDir, turn.ledger) : null;
     const traceUrl = traceUrlOf(context.config.traceUrlTemplate, turn);
     return reply.send({ turn, ledger, ...(traceUrl !== undefined ? { traceUrl } : {}) });
@@ -76,21 +76,14 @@ export function traceUrlOf(template: string | undefined, turn: Pick<TurnJournalE
   return template.split('{traceId}').join(encodeURIComponent(turn.traceId));
 }
 
-/** The exec and evidence entries of one turn, from its session's newest segments; empty when none is there (yet). */
+/** The exec and evidence entries of one turn, from whichever segments of its session hold them; empty when none does (yet, or any more). */
 async function turnEntries(dataDir: string, ref: TurnLedgerRef): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
   for (const kind of LEDGER_KINDS) out[kind] = [];
   if (!isTierName(ref.tier) || !SESSION_ID.test(ref.sessionId)) return out;
   const dir = path.join(dataDir, 'planes', ref.tier, 'sessions', ref.sessionId, 'ledger');
   const segments = segmentsIn(await readdir(dir).catch(() => []));
-  for (const kind of LEDGER_KINDS) {
-    const last = segments[kind].at(-1);
-    if (last === undefined) continue;
-    const tail = await readLedgerTail(path.join(dir, segmentFileName(kind, last)));
-    out[kind] = tail.lines
-      .map(parseLedgerLine)
-      .filter((entry) => typeof entry === 'object' && entry !== null && (entry as { turn_number?: unknown }).turn_number === ref.turnNumber);
-  }
+  for (const kind of LEDGER_KINDS) out[kind] = await readTurnEntries(dir, kind, segments[kind], ref.turnNumber);
   return out;
 }
 

@@ -312,7 +312,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     },
     onProtocolError: (error) => logger.warn({ code: error.code, details: error.details }, error.message),
   });
-  // Every source's finished turns, for the console's requests page: a ring here and, on Redis, a capped list per core.
+  // Every source's finished turns, for the console's requests page: a ring per app here and, on Redis, a capped list per app and core.
   const journal =
     config.console.enabled && config.console.journalSize > 0
       ? new TurnJournal({

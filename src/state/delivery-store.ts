@@ -125,10 +125,10 @@ export interface DeliveryStore {
   /**
    * Fires a cron slot: claims it for `claimant` (one claim per slot across cores),
    * records it as the job's last fired slot and publishes `message` onto the
-   * route's stream, all at once; false when the slot was claimed already or is
-   * not after the last fired slot.
+   * route's stream (with its `meta`: the firing's trace context), all at once; false when the slot was
+   * claimed already or is not after the last fired slot.
    */
-  fireCronSlot(address: StreamAddress, slotMs: number, claimant: string, ttlMs: number, message: Required<Omit<PublishInput, 'meta'>>): Promise<boolean>;
+  fireCronSlot(address: StreamAddress, slotMs: number, claimant: string, ttlMs: number, message: Required<Omit<PublishInput, 'meta'>> & Pick<PublishInput, 'meta'>): Promise<boolean>;
   /** The last fired slot of a job, epoch ms; undefined before its first fire. */
   lastCronSlot(app: string, jobId: string): Promise<number | undefined>;
 

@@ -210,7 +210,7 @@ export class MemoryDeliveryStore implements DeliveryStore {
     return moved;
   }
 
-  async fireCronSlot(address: StreamAddress, slotMs: number, _claimant: string, ttlMs: number, message: Required<Omit<PublishInput, 'meta'>>): Promise<boolean> {
+  async fireCronSlot(address: StreamAddress, slotMs: number, _claimant: string, ttlMs: number, message: Required<Omit<PublishInput, 'meta'>> & Pick<PublishInput, 'meta'>): Promise<boolean> {
     const key = JSON.stringify([address.app, address.name, slotMs]);
     const lastKey = JSON.stringify([address.app, address.name]);
     const now = Date.now();
@@ -221,7 +221,7 @@ export class MemoryDeliveryStore implements DeliveryStore {
     this.cronLast.set(lastKey, slotMs);
     // Claims of the past have no use once expired: the map holds only the recent ones.
     if (this.cronClaims.size > 10_000) for (const [k, t] of this.cronClaims) if (t <= now) this.cronClaims.delete(k);
-    this.append(this.stream(address), { payload: message.payload, invocationId: message.invocationId });
+    this.append(this.stream(address), { payload: message.payload, invocationId: message.invocationId, ...(message.meta !== undefined ? { meta: message.meta } : {}) });
     return true;
   }
 

@@ -238,10 +238,10 @@ export class RedisDeliveryStore implements DeliveryStore {
     return Number(await this.script('queueRedrive', [this.keys.deliveryDead(kind, app, name), this.stream(address)], [limit, now]));
   }
 
-  async fireCronSlot(address: StreamAddress, slotMs: number, claimant: string, ttlMs: number, message: Required<Omit<PublishInput, 'meta'>>): Promise<boolean> {
+  async fireCronSlot(address: StreamAddress, slotMs: number, claimant: string, ttlMs: number, message: Required<Omit<PublishInput, 'meta'>> & Pick<PublishInput, 'meta'>): Promise<boolean> {
     const { app, name } = address;
     const keys = [this.keys.cronSlot(app, name, slotMs), this.keys.cronLast(app, name), this.stream(address)];
-    return (await this.kept(() => this.script('cronFire', keys, [slotMs, ttlMs, claimant, message.payload, message.invocationId]))) === 1;
+    return (await this.kept(() => this.script('cronFire', keys, [slotMs, ttlMs, claimant, message.payload, message.invocationId, message.meta ?? '']))) === 1;
   }
 
   async lastCronSlot(app: string, jobId: string): Promise<number | undefined> {

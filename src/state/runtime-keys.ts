@@ -157,14 +157,19 @@ export class RuntimeKeys {
   }
 
   /** A SCAN MATCH pattern for every key under the prefix (cleanup in tests and tools). */
-  /** One core's capped list of finished turns, newest first (src/turns/turn-journal.ts). */
-  turnJournal(core: string): string {
-    return `${this.prefix}turns:${encode(core)}`;
+  /** One core's capped list of one app's finished turns, newest first (src/turns/turn-journal.ts). */
+  turnJournal(app: string, core: string): string {
+    return `${this.prefix}turns:${encode(app)}:${encode(core)}`;
   }
 
-  /** The cores that wrote turns, scored by when they last did. */
-  turnJournalCores(): string {
-    return `${this.prefix}turns-cores`;
+  /** The cores that wrote turns of `app`, scored by when they last did. */
+  turnJournalCores(app: string): string {
+    return `${this.prefix}turns-cores:${encode(app)}`;
+  }
+
+  /** The apps whose turns some core wrote, scored by when one last did. */
+  turnJournalApps(): string {
+    return `${this.prefix}turns-apps`;
   }
 
   everything(): string {

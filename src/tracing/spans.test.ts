@@ -4,7 +4,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { SpanKind, activeTraceIds, carrierOf, continuedContext, inSpan, recordScriptException, startTurnSpan } from './spans.js';
-import { inDeliverySpan, inPublishSpan } from './delivery-spans.js';
+import { inCronFiringSpan, inDeliverySpan, inPublishSpan } from './delivery-spans.js';
 import { setTracingActive, tracingActive } from './tracing-active.js';
 import { recordRunnerTimings } from './runner-spans.js';
 
@@ -78,6 +78,31 @@ describe('spans', () => {
       await inDeliverySpan({ kind: 'queue', name: 'jobs', messageId: '2-0', attempt: 1, meta: bad }, {}, async () => undefined);
     }
     expect(exporter.getFinishedSpans().filter((s) => s.name === 'process jobs' && s.links.length === 0)).toHaveLength(3);
+  });
+
+  it("root a cron firing's trace in a span of its own, the slot's delivery its child; a core that lost the slot exports nothing", async () => {
+    const firing = { app: 'app', jobId: 'nightly', schedule: '0 3 * * *', timezone: 'Europe/Paris', scheduledTime: '2026-11-29T02:00:00.000Z', claimant: 'core-7' };
+    let meta: string | undefined;
+    expect(await inCronFiringSpan(firing, async (m) => ((meta = m), true))).toBe(true);
+    const root = exporter.getFinishedSpans().find((s) => s.name === 'cron nightly')!;
+    expect(root.parentSpanContext).toBeUndefined();
+    expect(root.kind).toBe(SpanKind.PRODUCER);
+    expect(root.attributes).toMatchObject({ 'uhlp.cron.job_id': 'nightly', 'uhlp.cron.scheduled_time': '2026-11-29T02:00:00.000Z', 'uhlp.cron.lease_holder': 'core-7', 'uhlp.cron.schedule': '0 3 * * *', 'uhlp.app': 'app' });
+    await inDeliverySpan({ kind: 'cron', name: 'nightly', messageId: '1-0', attempt: 1, meta: meta! }, {}, async () => undefined);
+    const delivery = exporter.getFinishedSpans().find((s) => s.name === 'process nightly')!;
+    expect(delivery.spanContext().traceId).toBe(root.spanContext().traceId);
+    expect(delivery.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
+    expect(delivery.links).toEqual([]);
+
+    exporter.reset();
+    expect(await inCronFiringSpan(firing, async () => false)).toBe(false);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    // A failed claim is the firing's failure, exported.
+    await expect(inCronFiringSpan(firing, () => Promise.reject(new Error('redis down')))).rejects.toThrow('redis down');
+    expect(exporter.getFinishedSpans()[0]).toMatchObject({ name: 'cron nightly', status: { code: 2 } });
+    // Tracing off: the firing is just run, with no meta.
+    setTracingActive(false);
+    expect(await inCronFiringSpan(firing, async (m) => m === undefined)).toBe(true);
   });
 
   it("place a runner's timings under the execution, never past its answer, whatever the runner claims", async () => {

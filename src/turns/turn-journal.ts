@@ -4,10 +4,12 @@
  * that an operator can find a turn by app, route, status, source and time and
  * look at it (the console's requests page, src/console/requests-api.ts).
  *
- * Bounded twice: a ring of the last `size` records in each core, and, with a
- * Redis runtime store, a capped list of as many per core that expires when the
- * core stops writing (turn-journal-store.ts), so that every replica's turns are
- * listed wherever the console is opened. The pipeline opens a draft as a turn
+ * Bounded per app, twice: a ring of each app's last `size` records in each
+ * core, and, with a Redis runtime store, a capped list of as many per app and
+ * core that expires when the core stops writing for the app
+ * (turn-journal-store.ts), so that every replica's turns are listed wherever
+ * the console is opened. Per app, so that one noisy app only ever pushes out
+ * its own turns, and a page of app A never reads app B's records. The pipeline opens a draft as a turn
  * begins (turn-pipeline.ts), the turn's stages add their times and calls to it
  * (turn-stages.ts), and the pipeline closes it when the answer is known: no
  * await and no work on the way but a few numbers; the records go to Redis in
@@ -70,7 +72,7 @@ export interface TurnJournalPage {
 }
 
 export interface TurnJournalOptions {
-  /** Records kept (the ring's size, and each core's list in the store). @defaultValue DEFAULT_TURN_JOURNAL_SIZE */
+  /** Records kept per app (each app's ring, and each app's list of this core in the store). @defaultValue DEFAULT_TURN_JOURNAL_SIZE */
   readonly size?: number;
   /** This core's id (UHLP_INSTANCE_ID), in every record. */
   readonly core: string;
@@ -80,12 +82,37 @@ export interface TurnJournalOptions {
   readonly logger?: Pick<Logger, 'warn'>;
 }
 
-export class TurnJournal {
-  readonly size: number;
-  private readonly ring: (TurnJournalEntry | undefined)[];
-  /** Where the next record goes in the ring. */
+/** One app's last records on this core, oldest overwritten first. */
+class AppRing {
+  private readonly slots: (TurnJournalEntry | undefined)[];
+  /** Where the next record goes. */
   private head = 0;
-  private pending: TurnJournalEntry[] = [];
+
+  constructor(size: number) {
+    this.slots = new Array<TurnJournalEntry | undefined>(size);
+  }
+
+  add(entry: TurnJournalEntry): void {
+    this.slots[this.head] = entry;
+    this.head = (this.head + 1) % this.slots.length;
+  }
+
+  records(): TurnJournalEntry[] {
+    return this.slots.filter((entry): entry is TurnJournalEntry => entry !== undefined);
+  }
+
+  find(id: string): TurnJournalEntry | undefined {
+    for (const entry of this.slots) if (entry?.id === id) return entry;
+    return undefined;
+  }
+}
+
+export class TurnJournal {
+  /** Records kept per app. */
+  readonly size: number;
+  /** A ring per app: the apps of the core's definitions bound how many. */
+  private readonly rings = new Map<string, AppRing>();
+  private pending = new Map<string, TurnJournalEntry[]>();
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private warned = false;
@@ -93,7 +120,6 @@ export class TurnJournal {
   constructor(private readonly options: TurnJournalOptions) {
     // A ring of none would be no ring: the core makes no journal for a size of 0 (UHLP_TURN_JOURNAL_SIZE=0).
     this.size = Math.max(1, options.size ?? DEFAULT_TURN_JOURNAL_SIZE);
-    this.ring = new Array<TurnJournalEntry | undefined>(this.size);
   }
 
   /** The draft of a turn that begins now. */
@@ -146,19 +172,22 @@ export class TurnJournal {
 
   /** Puts one record in the ring (and on the way to the store): a record another core wrote is never added here. */
   add(entry: TurnJournalEntry): void {
-    this.ring[this.head] = entry;
-    this.head = (this.head + 1) % this.size;
+    let ring = this.rings.get(entry.app);
+    if (ring === undefined) this.rings.set(entry.app, (ring = new AppRing(this.size)));
+    ring.add(entry);
     if (this.options.store === undefined) return;
-    this.pending.push(entry);
-    // A store that cannot keep up loses the oldest records, not the core's memory.
-    if (this.pending.length > this.size) this.pending.splice(0, this.pending.length - this.size);
+    let waiting = this.pending.get(entry.app);
+    if (waiting === undefined) this.pending.set(entry.app, (waiting = []));
+    waiting.push(entry);
+    // A store that cannot keep up loses the app's oldest records, not the core's memory.
+    if (waiting.length > this.size) waiting.splice(0, waiting.length - this.size);
     this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
   }
 
   /** One page of records, newest first: from the store (every core's) when there is one, else this core's ring. */
   async list(filter: TurnJournalFilter, limit: number, cursor?: string): Promise<TurnJournalPage> {
     const after = cursor !== undefined ? parseCursor(cursor) : undefined;
-    const all = await this.records();
+    const all = await this.records(filter.app);
     const turns: TurnJournalEntry[] = [];
     for (const entry of all) {
       if (after !== undefined && !olderThan(entry, after)) continue;
@@ -171,7 +200,10 @@ export class TurnJournal {
 
   /** The record of one turn, from this core's ring or the store. */
   async get(id: string): Promise<TurnJournalEntry | undefined> {
-    for (const entry of this.ring) if (entry?.id === id) return entry;
+    for (const ring of this.rings.values()) {
+      const found = ring.find(id);
+      if (found !== undefined) return found;
+    }
     if (this.options.store === undefined) return undefined;
     return (await this.options.store.recent()).find((entry) => entry.id === id);
   }
@@ -182,9 +214,9 @@ export class TurnJournal {
     this.flushTimer = undefined;
     await this.flushing;
     const store = this.options.store;
-    if (store === undefined || this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
+    if (store === undefined || this.pending.size === 0) return;
+    const batch = [...this.pending.values()].flat();
+    this.pending = new Map();
     this.flushing = store.append(batch).then(
       () => {
         this.flushing = undefined;
@@ -204,15 +236,16 @@ export class TurnJournal {
     this.add(draft.entry);
   }
 
-  /** Every record, newest first. */
-  private async records(): Promise<TurnJournalEntry[]> {
-    const local = this.ring.filter((entry): entry is TurnJournalEntry => entry !== undefined);
+  /** Every record (of `app` only, when it names one), newest first. */
+  private async records(app?: string): Promise<TurnJournalEntry[]> {
+    const rings = app !== undefined ? [this.rings.get(app)] : [...this.rings.values()];
+    const local = rings.flatMap((ring) => ring?.records() ?? []);
     let all = local;
     if (this.options.store !== undefined) {
       // The store's lists and what this core has not sent yet, each record once.
       const seen = new Set<string>();
       all = [];
-      for (const entry of [...(await this.options.store.recent()), ...local]) {
+      for (const entry of [...(await this.options.store.recent(app)), ...local]) {
         const key = `${entry.core}\u0000${entry.id}`;
         if (seen.has(key)) continue;
         seen.add(key);

@@ -6,7 +6,9 @@
  * turn's stages and each tool call as child spans, and the context passed on to
  * the federated server in `_meta`; a script's exception is an exception event
  * on the turn's span with its stack (path and line); the turn's log lines carry
- * its trace and span ids.
+ * its trace and span ids. A Python script's runner spans are a Node script's; a
+ * streamed turn's span lasts as long as its stream, an async invocation's turn
+ * is a span of its own under the 202's; each cron firing roots its slot's turn.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -161,6 +163,119 @@ export function describeTracing(options: TracingSuiteOptions): void {
         expect(line['trace_id']).toBe(traceId);
         expect(typeof line['span_id']).toBe('string');
       }
+    });
+
+    it("has a Python script's runner spans in its trace as a Node script's: its run and each tool call as it saw them", async () => {
+      /** The runner spans under the execution of one call of `path`, by name (the first load's aside: it is not every call's). */
+      const runnerSpans = async (path: string): Promise<{ names: string[]; trace: JaegerTrace }> => {
+        const { traceparent, traceId } = newTraceparent();
+        const response = await fetch(`${core.url}/traced${path}`, { method: 'POST', headers: { traceparent, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'grace' }) });
+        expect(response.status).toBe(200);
+        expect(await response.json()).toMatchObject({ echoed: { text: 'grace' } });
+        const trace = await waitForTrace(jaeger, traceId, [`POST ${path}`, 'uhlp.execution', 'uhlp.runner.run', 'uhlp.runner.tool_call core.kv.set', 'uhlp.runner.tool_call app.remote.echo']);
+        const execution = spanNamed(trace, 'uhlp.execution');
+        const names = trace.spans
+          .filter((span) => span.operationName.startsWith('uhlp.runner.') && span.operationName !== 'uhlp.runner.script_load')
+          .map((span) => {
+            expect(parentOf(span)).toBe(execution.spanID);
+            return span.operationName;
+          })
+          .sort();
+        return { names, trace };
+      };
+      const node = await runnerSpans('/kvfed');
+      const python = await runnerSpans('/pykvfed');
+      expect(python.names).toEqual(node.names);
+      expect(python.names).toEqual(['uhlp.runner.run', 'uhlp.runner.tool_call app.remote.echo', 'uhlp.runner.tool_call core.kv.set']);
+      const run = spanNamed(python.trace, 'uhlp.runner.run');
+      for (const tool of ['core.kv.set', 'app.remote.echo']) {
+        const seen = spanNamed(python.trace, `uhlp.runner.tool_call ${tool}`);
+        expect(tag(seen, 'gen_ai.tool.name')).toBe(tool);
+        expect(tag(seen, 'uhlp.tool.outcome')).toBe('ok');
+        // Inside the script's run, as the runner timed both (a millisecond of rounding either way).
+        expect(seen.startTime).toBeGreaterThanOrEqual(run.startTime - 1000);
+        expect(seen.startTime + seen.duration).toBeLessThanOrEqual(run.startTime + run.duration + 1000);
+      }
+    });
+
+    it("ends a streamed turn's SERVER span with its stream, not with the head", async () => {
+      llm.enqueue(reply.text('A streamed answer.'));
+      const { traceparent, traceId, spanId } = newTraceparent();
+      const response = await fetch(`${core.url}/traced/ask`, { method: 'POST', headers: { traceparent, accept: 'text/event-stream', 'content-type': 'application/json' }, body: JSON.stringify({ question: 'stream it' }) });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain('text/event-stream');
+      expect(await response.text()).toContain('A streamed answer.');
+      let trace: JaegerTrace | undefined;
+      await waitFor(
+        async () => {
+          trace = await waitForTrace(jaeger, traceId, ['POST /ask', 'uhlp.execution', 'uhlp.answer']);
+          return trace.spans.some((s) => s.operationName.startsWith('chat '));
+        },
+        { timeoutMs: 20_000, what: 'the model call span' },
+      );
+      const turn = spanNamed(trace!, 'POST /ask');
+      expect(parentOf(turn)).toBe(spanId);
+      expect(tag(turn, 'http.response.status_code')).toBe(200);
+      const end = (span: { startTime: number; duration: number }): number => span.startTime + span.duration;
+      // The turn's span covers everything the turn did: its execution, the model call in it, its answer.
+      for (const inner of [spanNamed(trace!, 'uhlp.execution'), spanNamed(trace!, 'uhlp.answer'), trace!.spans.find((s) => s.operationName.startsWith('chat '))!]) {
+        expect(inner.startTime).toBeGreaterThanOrEqual(turn.startTime);
+        expect(end(inner)).toBeLessThanOrEqual(end(turn));
+      }
+    });
+
+    it("ends an async invocation's SERVER span with its 202, and runs its turn in a CONSUMER span under it", async () => {
+      const { traceparent, traceId, spanId } = newTraceparent();
+      const accepted = await fetch(`${core.url}/traced/kvfed`, { method: 'POST', headers: { traceparent, prefer: 'respond-async', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'later' }) });
+      expect(accepted.status).toBe(202);
+      const location = accepted.headers.get('location')!;
+      const { invocationId } = (await accepted.json()) as { invocationId: string };
+      await waitFor(async () => (await fetch(`${core.url}${location}`)).status === 200, { timeoutMs: 20_000, what: `invocation ${invocationId} to finish` });
+      const done = (await (await fetch(`${core.url}${location}`)).json()) as { state: string; response: { status: number; body: string } };
+      expect(done).toMatchObject({ state: 'completed', response: { status: 200 } });
+
+      const trace = await waitForTrace(jaeger, traceId, ['POST /kvfed', 'process POST /kvfed', 'uhlp.execution', 'tools/call core.kv.set', 'tools/call app.remote.echo']);
+      const request = spanNamed(trace, 'POST /kvfed');
+      expect(parentOf(request)).toBe(spanId);
+      expect(tag(request, 'http.response.status_code')).toBe(202);
+      const turn = spanNamed(trace, 'process POST /kvfed');
+      expect(tag(turn, 'span.kind')).toBe('consumer');
+      expect(parentOf(turn)).toBe(request.spanID);
+      expect(tag(turn, 'messaging.message.id')).toBe(invocationId);
+      expect(tag(turn, 'uhlp.component')).toBe('kvfed');
+      const execution = spanNamed(trace, 'uhlp.execution');
+      expect(parentOf(execution)).toBe(turn.spanID);
+      // The request's span is the wait for the 202; the turn's goes on past it, to the end of the execution.
+      expect(request.startTime + request.duration).toBeLessThan(turn.startTime + turn.duration);
+      expect(execution.startTime + execution.duration).toBeLessThanOrEqual(turn.startTime + turn.duration);
+    });
+
+    it('roots each cron firing in a span named for its schedule, the slot\'s turn its child', async () => {
+      let firing: JaegerTrace | undefined;
+      await waitFor(
+        async () => {
+          const answer = await fetch(`${jaeger.queryUrl}/api/traces?service=uhlp-test-${options.driver}&operation=${encodeURIComponent('cron tick')}&limit=10&lookback=1h`);
+          const traces = ((await answer.json()) as { data?: JaegerTrace[] }).data ?? [];
+          firing = traces.find((t) => ['cron tick', 'process tick', 'uhlp.execution', 'tools/call core.kv.set'].every((name) => t.spans.some((s) => s.operationName === name)));
+          return firing !== undefined;
+        },
+        { timeoutMs: 30_000, what: 'a cron firing trace with its turn' },
+      );
+      const root = spanNamed(firing!, 'cron tick');
+      expect(parentOf(root)).toBeUndefined();
+      expect(tag(root, 'uhlp.cron.job_id')).toBe('tick');
+      expect(tag(root, 'uhlp.cron.schedule')).toBe('*/2 * * * * *');
+      expect(String(tag(root, 'uhlp.cron.scheduled_time'))).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/);
+      expect(String(tag(root, 'uhlp.cron.lease_holder'))).not.toBe('');
+      expect(tag(root, 'uhlp.app')).toBe('traced');
+      const turn = spanNamed(firing!, 'process tick');
+      expect(parentOf(turn)).toBe(root.spanID);
+      expect(tag(turn, 'uhlp.delivery.kind')).toBe('cron');
+      expect(tag(turn, 'uhlp.component')).toBe('tick');
+      // One firing, one trace: the slot's execution is in it, under the turn.
+      const ids = new Set(firing!.spans.map((s) => s.spanID));
+      expect(ids.has(parentOf(spanNamed(firing!, 'uhlp.execution'))!)).toBe(true);
+      expect(firing!.spans.filter((s) => s.operationName === 'cron tick')).toHaveLength(1);
     });
 
     it('starts a trace of its own for a request without a traceparent, and ignores a malformed one', async () => {

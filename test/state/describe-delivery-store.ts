@@ -194,10 +194,14 @@ export function describeDeliveryStore(name: string, make: () => Promise<Delivery
       expect(fired.filter(Boolean)).toHaveLength(1);
       expect(await store.lastCronSlot('shop', 'tick')).toBe(60_000);
       expect(await store.fireCronSlot(tick, 0, 'core-1', 60_000, message)).toBe(false);
-      expect(await store.fireCronSlot(tick, 120_000, 'core-1', 60_000, { ...message, invocationId: 'tick@2' })).toBe(true);
+      // The firing's trace context goes with its message.
+      const meta = '{"trace":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}';
+      expect(await store.fireCronSlot(tick, 120_000, 'core-1', 60_000, { ...message, invocationId: 'tick@2', meta })).toBe(true);
       const reader = store.reader();
       try {
-        expect((await reader.read(tick, 'c', 10, 100)).map((m) => m.invocationId)).toEqual(['tick@1', 'tick@2']);
+        const read = await reader.read(tick, 'c', 10, 100);
+        expect(read.map((m) => m.invocationId)).toEqual(['tick@1', 'tick@2']);
+        expect(read.map((m) => m.meta)).toEqual([undefined, meta]);
       } finally {
         await reader.close();
       }

@@ -62,7 +62,7 @@ export function RequestsPage({ route }: { route: Route }) {
       title="Requests"
       actions={
         <span class="muted" aria-live="polite">
-          {turns.length} shown{size !== undefined ? ` · the last ${size} of each core are kept` : ''}{' '}
+          {turns.length} shown{size !== undefined ? ` · the last ${size} of each app on each core are kept` : ''}{' '}
           <button type="button" class="button button-plain" onClick={() => void load(undefined)}>
             Refresh
           </button>

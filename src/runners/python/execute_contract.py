@@ -24,6 +24,8 @@ with open(os.path.join(_HERE, "execute-contract.json"), "r", encoding="utf-8") a
 
 EXECUTE_PATH = _CONTRACT["executePath"]
 REQUEST_ID_HEADER = _CONTRACT["requestIdHeader"]
+# Sent by a core that traces the execution: the answer then carries what the runner timed (metrics.timings).
+TRACE_ID_HEADER = _CONTRACT["traceIdHeader"]
 _REQUEST_SCHEMA = _CONTRACT["request"]
 _DETAILS_FOR_SOURCE = _CONTRACT["detailsForSource"]
 # How much of a script exception's stack and message an answer carries (src/contract/error-stack.ts).

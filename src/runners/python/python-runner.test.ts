@@ -189,6 +189,13 @@ def scatter_tree(event, ctx):
     return {"ok": True}
 
 not_callable = 5
+
+def timed(event, ctx):
+    try:
+        ctx.tools.call("core.kv.get", {"key": "k"})
+    except Exception:
+        pass
+    return {"timed": True}
 `;
 
 let defs: string;
@@ -518,6 +525,29 @@ describe('a script that takes its process down', () => {
       ownClient.close();
       await own.stop();
     }
+  });
+});
+
+describe('what it times for a traced execution (metrics.timings)', () => {
+  it("reports the script's run and each tool call with its outcome to a core that names the trace, and nothing to one that does not", async () => {
+    const send = async (id: string, traceId?: string): Promise<Record<string, any>> => {
+      const response = await client.execute(JSON.stringify(request(id, { function: 'timed' })), id, 5000, traceId);
+      expect(response.status).toBe(200);
+      const answer = JSON.parse(response.body.toString()) as Record<string, any>;
+      expect(validateExecuteResponse(answer)).toBeUndefined();
+      return answer;
+    };
+    const traced = await send('t-1', '0123456789abcdef0123456789abcdef');
+    expect(traced.data).toEqual({ timed: true });
+    const { timings } = traced.metrics;
+    expect(timings.run).toEqual({ start_ms: expect.any(Number), duration_ms: expect.any(Number) });
+    expect(timings.tool_calls).toEqual([{ tool: 'core.kv.get', start_ms: expect.any(Number), duration_ms: expect.any(Number), outcome: 'UHLP_MCP_UNAUTHORIZED' }]);
+    // The call is inside the run, and both inside the execution as the runner timed it.
+    expect(timings.tool_calls[0].start_ms).toBeGreaterThanOrEqual(timings.run.start_ms);
+    expect(timings.run.start_ms + timings.run.duration_ms).toBeLessThanOrEqual(traced.metrics.execution_time_ms + 0.001);
+    const untraced = await send('t-2');
+    expect(untraced.metrics.timings).toBeUndefined();
+    expect(untraced.metrics.mcp_calls).toEqual([expect.objectContaining({ tool: 'core.kv.get', count: 1 })]);
   });
 });
 

@@ -73,11 +73,22 @@ class PythonExecutor:
         if workspace is not None:
             ctx["workspace"] = workspace
         ctx["tools"] = tools
+        run_started = time.perf_counter()
         value = function(request["requestData"], ctx)
         if hasattr(type(value), "__await__"):
             value = self._loop().run_until_complete(_awaited(value))
+        run_ms = round((time.perf_counter() - run_started) * 1000, 3)
         result = result_from_value(value)
-        return result if script_load_ms is None else result.with_metrics({"script_load_ms": script_load_ms})
+        metrics = {} if script_load_ms is None else {"script_load_ms": script_load_ms}
+        # For the core's trace: the script's own run, and its first load when this execution did it (offsets from the
+        # request's arrival, which the execution's tools client knows); the server sends them to a core that traces.
+        offset = getattr(tools, "offset", None)
+        if offset is not None:
+            timings = {"run": {"start_ms": offset(run_started), "duration_ms": run_ms}}
+            if load_started is not None and script_load_ms is not None:
+                timings["script_load"] = {"start_ms": offset(load_started), "duration_ms": script_load_ms}
+            metrics["timings"] = timings
+        return result.with_metrics(metrics) if metrics else result
 
     def app_dir(self, request):
         """The app directory of a request's script (its revision's), for the frames of an exception; None when the request names none."""

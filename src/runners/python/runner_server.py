@@ -9,7 +9,10 @@ answers them:
   more is refused with 429 UHLP_RUNNER_BUSY; a draining runner (a pod being
   deleted) finishes what it runs and refuses more with 503 UHLP_SHUTTING_DOWN;
 - an execution's answer is 200 with resultType, data and metrics
-  (execution_time_ms, script_load_ms on a script's first load, mcp_calls);
+  (execution_time_ms, script_load_ms on a script's first load, mcp_calls,
+  and, for a core that traces the execution (it names the trace in
+  X-Trace-ID), timings: the script's load and run and each tool call, which
+  the core makes child spans of the execution's);
 - a request that asks for it (`reportWrites`: pods) has the work tree walked
   after the execution (work_tree_walk.py) and its realized writes in `writes`,
   the tree emptied for the next turn.
@@ -26,7 +29,7 @@ import socketserver
 import threading
 import time
 
-from execute_contract import EXECUTE_PATH, REQUEST_ID_HEADER, validate_execute_request
+from execute_contract import EXECUTE_PATH, REQUEST_ID_HEADER, TRACE_ID_HEADER, validate_execute_request
 import runner_exit
 from script_result import result_from_exception
 from uhlp_tools import ExecutionTools
@@ -70,8 +73,11 @@ class RunnerServer:
             while self._in_flight:
                 self._idle.wait()
 
-    def execute(self, raw, request_id, answer):
-        """Runs one POST /execute and answers it with `answer(status, body parts)`; an execution counts as running until its answer is written."""
+    def execute(self, raw, request_id, answer, timed=False):
+        """Runs one POST /execute and answers it with `answer(status, body parts)`; an execution counts as running until its answer is written.
+
+        `timed`: the core traces the execution, and the answer carries what the runner timed (`metrics.timings`).
+        """
         try:
             body = json.loads(raw)
         except ValueError:
@@ -94,7 +100,7 @@ class RunnerServer:
             return answer(*refusal)
         started = time.perf_counter()
         context = body["context"]
-        tools = ExecutionTools(context["mcp_endpoint"], context.get("mcp_token"), self._mcp_socket)
+        tools = ExecutionTools(context["mcp_endpoint"], context.get("mcp_token"), self._mcp_socket, started_at=started)
         turn = self._turn_tree(body)
         try:
             try:
@@ -108,6 +114,15 @@ class RunnerServer:
                 app_dir_of = getattr(self._executor, "app_dir", None)
                 result = result_from_exception(error, app_dir_of(body) if app_dir_of is not None else None)
             metrics = dict(result.metrics or {})
+            # What the executor timed (the script's load and run), with every tool call: only for a traced execution, so an untraced turn's answer stays small.
+            timings = metrics.pop("timings", None)
+            if timed:
+                timings = dict(timings) if isinstance(timings, dict) else {}
+                tool_calls = tools.timings()
+                if tool_calls:
+                    timings["tool_calls"] = tool_calls
+                if timings:
+                    metrics["timings"] = timings
             metrics["execution_time_ms"] = round((time.perf_counter() - started) * 1000, 3)
             calls = tools.metrics()
             if calls:
@@ -201,7 +216,7 @@ def make_handler(runner):
             if len(ids) != 1:
                 self._answer(400, _error_body("UHLP_EXECUTE_BAD_REQUEST", "the X-Request-ID header is required (once)"))
                 return
-            runner.execute(raw, ids[0], lambda status, parts: self._answer(status, parts, ids[0]))
+            runner.execute(raw, ids[0], lambda status, parts: self._answer(status, parts, ids[0]), self.headers.get(TRACE_ID_HEADER) is not None)
 
         def do_PUT(self):
             self._not_here()

@@ -18,7 +18,9 @@ The core's MCP server is stateless and answers plain JSON, so a call is one
 JSON-RPC POST over http.client (the standard library only: no package of
 PyPI), on the Unix socket the sandbox has (`--mcp-socket`) or to
 `context.mcp_endpoint` over TCP. One keep-alive connection per execution.
-Calls are counted per tool for the answer's `metrics.mcp_calls`.
+Calls are counted per tool for the answer's `metrics.mcp_calls`, and each is
+timed (its start from the request's arrival, its duration and outcome) for
+`metrics.timings.tool_calls` of a traced execution.
 """
 
 import http.client
@@ -33,6 +35,8 @@ from unix_http import UnixHTTPConnection
 MCP_PROTOCOL_VERSION = "2025-06-18"
 # A tool call waits this long at most; the pool's timeout ends a slower execution first.
 CALL_TIMEOUT_SECONDS = 300
+# Tool calls timed per execution, at most: a script that loops over a tool keeps its first ones (the contract's maxItems).
+MAX_TIMED_CALLS = 256
 
 
 class ToolCallError(Exception):
@@ -49,8 +53,11 @@ class ToolCallError(Exception):
 class ExecutionTools:
     """One execution's client of the core's tools, and what it recorded."""
 
-    def __init__(self, endpoint, token, mcp_socket=None):
+    def __init__(self, endpoint, token, mcp_socket=None, started_at=None):
         self._endpoint = urllib.parse.urlsplit(endpoint)
+        # When the runner took the execution's request (time.perf_counter()): timings are offsets from it.
+        self._started_at = time.perf_counter() if started_at is None else started_at
+        self._timed = []
         self._token = token
         self._mcp_socket = mcp_socket
         self._connection = None
@@ -68,6 +75,7 @@ class ExecutionTools:
             raise TypeError("ctx.tools.call takes the tool's arguments as a dict")
         started = time.perf_counter()
         usage = None
+        outcome = "ok"
         try:
             result = self._rpc("tools/call", {"name": name, "arguments": args}, name)
             content = result.get("structuredContent") if result is not None else None
@@ -82,8 +90,16 @@ class ExecutionTools:
                 )
             usage = _token_usage(content)
             return content
+        except ToolCallError as error:
+            outcome = str(error.code)[:64]
+            raise
+        except BaseException:
+            outcome = "error"
+            raise
         finally:
-            self._count(name, (time.perf_counter() - started) * 1000, usage)
+            ended = time.perf_counter()
+            self._count(name, (ended - started) * 1000, usage)
+            self._time(name, started, ended, outcome)
 
     def list_tools(self):
         """The tools this execution's app may call, with their argument schemas (MCP tools/list); not counted as a call."""
@@ -102,6 +118,15 @@ class ExecutionTools:
                 entry["token_usage"] = {"prompt": totals[2][0], "completion": totals[2][1]}
             summary.append(entry)
         return summary
+
+    def timings(self):
+        """Each tool call's start (from the request's arrival), duration and outcome, for `metrics.timings.tool_calls`."""
+        with self._lock:
+            return list(self._timed)
+
+    def offset(self, at):
+        """ms from the request's arrival to `at` (a time.perf_counter() reading)."""
+        return _ms(at - self._started_at)
 
     def close(self):
         with self._lock:
@@ -123,6 +148,11 @@ class ExecutionTools:
             if usage is not None:
                 previous = totals[2] or (0, 0)
                 totals[2] = (previous[0] + usage[0], previous[1] + usage[1])
+
+    def _time(self, tool, started, ended, outcome):
+        with self._lock:
+            if len(self._timed) < MAX_TIMED_CALLS:
+                self._timed.append({"tool": tool[:256], "start_ms": _ms(started - self._started_at), "duration_ms": _ms(ended - started), "outcome": outcome})
 
     def _connect(self):
         endpoint = self._endpoint
@@ -213,6 +243,11 @@ class _ToolName:
 
     def __repr__(self):
         return f"<tool {self._name}>"
+
+
+def _ms(seconds):
+    """Seconds as ms to the microsecond, never below 0 (the contract's minimum)."""
+    return max(0.0, round(seconds * 1000, 3))
 
 
 def _parse_object(text):

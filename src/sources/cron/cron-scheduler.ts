@@ -11,6 +11,7 @@ import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
 import type { DeliveryStore } from '../../state/delivery-store.js';
 import type { CronRoute } from '../source-routes.js';
+import { inCronFiringSpan } from '../../tracing/delivery-spans.js';
 
 export interface CronSchedulerDeps {
   readonly store: DeliveryStore;
@@ -100,14 +101,18 @@ export class CronScheduler {
     );
   }
 
-  /** Claims the slot and, when this core got it, publishes its message. */
+  /** Claims the slot and, when this core got it, publishes its message (in the firing's span, which its turn is a child of). */
   private async fire(slot: Date): Promise<void> {
     const { address, cron } = this.route;
     const slotMs = slot.getTime();
     const scheduledTime = slot.toISOString();
     // Keys in code-unit order: the payload is the contract's cronDetails as canonical JSON.
     const message = { payload: JSON.stringify({ jobId: cron.jobId, scheduledTime }), invocationId: `${cron.jobId}@${scheduledTime}` };
-    if (!(await this.deps.store.fireCronSlot(address, slotMs, this.deps.claimant, CLAIM_TTL_MS, message))) return;
+    const firing = { app: address.app, jobId: cron.jobId, schedule: cron.schedule, timezone: this.route.schedule.timezone, scheduledTime, claimant: this.deps.claimant };
+    const fired = await inCronFiringSpan(firing, (meta) =>
+      this.deps.store.fireCronSlot(address, slotMs, this.deps.claimant, CLAIM_TTL_MS, { ...message, ...(meta !== undefined ? { meta } : {}) }),
+    );
+    if (!fired) return;
     this.deps.metrics.cronFires.inc({ app: address.app, job: cron.jobId });
     this.deps.metrics.cronLatenessSeconds.observe({ app: address.app }, Math.max(0, Date.now() - slotMs) / 1000);
   }

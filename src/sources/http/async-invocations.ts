@@ -44,12 +44,12 @@ export class AsyncInvocations {
 
   constructor(private readonly options: AsyncInvocationsOptions) {}
 
-  /** Records the invocation as running and starts `run` in the background; returns its id. */
-  async start(run: () => Promise<FinalResponse>): Promise<string> {
+  /** Records the invocation as running and starts `run` (given the id) in the background; returns its id. */
+  async start(run: (id: string) => Promise<FinalResponse>): Promise<string> {
     const id = randomBytes(16).toString('base64url');
     const startedAt = new Date().toISOString();
     await this.put(id, { state: 'running', startedAt });
-    const task = run()
+    const task = run(id)
       .then((final) => this.put(id, { state: 'completed', startedAt, completedAt: new Date().toISOString(), response: toRecorded(final) }))
       .catch((error: unknown) => this.options.logger.error({ err: error, invocationId: id }, 'async invocation result not stored'))
       .finally(() => this.running.delete(task));

@@ -28,7 +28,8 @@ import { INVOCATIONS_PATH, prefersAsync, type AsyncInvocations } from './async-i
 import type { ResponseStream } from '../../shared/http1/http1-server.js';
 import { ExecutionStream } from '../../workflow-runs/execution-stream.js';
 import { tracingActive } from '../../tracing/tracing-active.js';
-import { SpanKind, SpanStatusCode, context, continuedContext, startTurnSpan, turnSpanOf } from '../../tracing/spans.js';
+import { SpanKind, SpanStatusCode, context, continuedContext, startTurnSpan, turnSpanOf, type Span } from '../../tracing/spans.js';
+import { inAsyncTurnSpan } from '../../tracing/async-turn-span.js';
 
 const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
 
@@ -76,6 +77,8 @@ export interface IngressAnswer extends FinalResponse {
   readonly route: RouteLabel;
   /** Server-sent events instead of `body` (a client of an LLM or WORKFLOW component that accepts text/event-stream). */
   readonly stream?: ResponseStream;
+  /** A streamed turn's answer, its last event: the turn goes on after the head, and its span with it. */
+  readonly turnEnded?: Promise<FinalResponse>;
 }
 
 const UNROUTED: RouteLabel = { app: '', route: '' };
@@ -107,6 +110,9 @@ export class HttpIngress {
   /**
    * The request as a turn's SERVER span: the caller's W3C `traceparent` (and
    * `tracestate`) continued, a new trace otherwise; named by its route once routed.
+   * It covers the turn: a streamed one's span ends with the stream's last event,
+   * not with the head. A `Prefer: respond-async` request's ends with its 202: its
+   * turn is a span of its own (async-turn-span.ts).
    */
   private async traced(request: IngressRequest, requestId: string): Promise<IngressAnswer> {
     const method = (HTTP_METHODS as string[]).includes(request.method) ? request.method : '_OTHER';
@@ -115,19 +121,21 @@ export class HttpIngress {
       parent: continuedContext(request.headers),
       attributes: { 'http.request.method': method, 'url.path': request.path, 'uhlp.request_id': requestId },
     });
+    let answer: IngressAnswer | undefined;
     try {
-      const answer = await context.with(ctx, () => this.answer(request, requestId));
+      answer = await context.with(ctx, () => this.answer(request, requestId));
       if (answer.route.app !== '') span.setAttribute('uhlp.app', answer.route.app);
       if (answer.route.route !== '') {
         span.setAttribute('http.route', answer.route.route);
         span.updateName(`${method} ${answer.route.route}`);
       }
       span.setAttribute('http.response.status_code', answer.status);
-      // A 5xx is the server's failure (a script's exception is recorded on the span already, with its code).
-      if (answer.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      endsFailed(span, answer.status);
       return answer;
     } finally {
-      span.end();
+      if (answer?.turnEnded === undefined) span.end();
+      // The stream's status was 200 at its head; the turn's own answer, its last event, may still be a failure.
+      else void answer.turnEnded.then((final) => endsFailed(span, final.status)).finally(() => span.end());
     }
   }
 
@@ -139,15 +147,17 @@ export class HttpIngress {
       const invocations = this.deps.invocations;
       if (invocations !== undefined && prefersAsync(request.headers['prefer'])) {
         // The turn runs on; its answer, an error answer included, is what the invocation keeps.
-        const id = await invocations.start(async () => {
-          const headers: CoreHeaders = { [REQUEST_ID_HEADER]: requestId };
-          try {
-            const final = await this.run(request, requestId, routed, headers);
-            return { status: final.status, headers: Object.assign(final.headers, headers), body: final.body };
-          } catch (error) {
-            return this.errorAnswer(error, requestId, headers);
-          }
-        });
+        const id = await invocations.start((invocationId) =>
+          inAsyncTurnSpan(invocationId, `${request.method} ${routed.match.route.pattern.source}`, { 'uhlp.app': routed.app.id, 'uhlp.request_id': requestId }, async () => {
+            const headers: CoreHeaders = { [REQUEST_ID_HEADER]: requestId };
+            try {
+              const final = await this.run(request, requestId, routed, headers);
+              return { status: final.status, headers: Object.assign(final.headers, headers), body: final.body };
+            } catch (error) {
+              return this.errorAnswer(error, requestId, headers);
+            }
+          }),
+        );
         const location = `${INVOCATIONS_PATH}/${id}`;
         Object.assign(coreHeaders, { location, 'preference-applied': 'respond-async', 'content-type': JSON_TYPE });
         return { status: 202, headers: coreHeaders, body: JSON.stringify({ invocationId: id, location }), route: resolved.label };
@@ -177,11 +187,20 @@ export class HttpIngress {
    */
   private streamed(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders, route: RouteLabel): IngressAnswer {
     const stream = new ExecutionStream(this.deps.logger);
-    this.run(request, requestId, routed, coreHeaders, stream).then(
-      (final) => stream.finish({ status: final.status, headers: { ...final.headers, ...coreHeaders }, body: final.body }),
-      (error: unknown) => stream.finish(this.errorAnswer(error, requestId, { ...coreHeaders })),
+    const turnEnded = this.run(request, requestId, routed, coreHeaders, stream).then(
+      (final): FinalResponse => {
+        const last = { status: final.status, headers: { ...final.headers, ...coreHeaders }, body: final.body };
+        stream.finish(last);
+        return last;
+      },
+      (error: unknown): FinalResponse => {
+        const last = this.errorAnswer(error, requestId, { ...coreHeaders });
+        stream.finish(last);
+        return last;
+      },
     );
     return {
+      turnEnded,
       status: 200,
       headers: { 'content-type': EVENT_STREAM_TYPE, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', [REQUEST_ID_HEADER]: requestId },
       body: '',
@@ -247,6 +266,11 @@ export class HttpIngress {
     this.deps.metrics.routingSeconds.labels(app.id).observe((performance.now() - arrived) / 1000);
     return { app, component, pool: app.pools.get(component.pool)!, appPath, match };
   }
+}
+
+/** A 5xx is the server's failure (a script's exception is recorded on the span already, with its code). */
+function endsFailed(span: Span, status: number): void {
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
 /** The answer of a UhlpError: its status, and JSON `{code, message, requestId, details?}`. */
