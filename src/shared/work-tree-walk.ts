@@ -29,9 +29,10 @@
  * before it was listed. Adding, removing or renaming an entry moves its
  * directory's change time, which no one but the kernel sets (utimes moves it
  * too), so while every stamp is the same, every listing would be too. Change
- * times are kept at the kernel's tick (milliseconds), so a stamp is trusted only
- * when the directory last changed SETTLED_MS before it was taken: a write in the
- * same tick as the stamp would not move it, a later one always does.
+ * times are kept in granules (the kernel's tick, milliseconds, on most
+ * filesystems), so a stamp is trusted only when the directory last changed
+ * SETTLED_MS before it was taken: a write in the same granule as the stamp would
+ * not move it, a later one always does.
  *
  * Exact at concurrency 1 (the default). Above it, turns that share a tree share
  * its files: each turn checks its session's directories when no other turn of
@@ -124,9 +125,10 @@ function stampOf(info: import('node:fs').BigIntStats): string {
 
 /**
  * How long a directory must have been unchanged before its stamp stands for its
- * listing: far more than the kernel's timestamp tick (1 to 10 ms).
+ * listing: at least the coarsest timestamp granule of a filesystem a tree may
+ * sit on (FAT's 2 s; ext4, xfs, btrfs and tmpfs keep the kernel's tick, 1 to 10 ms).
  */
-export const SETTLED_MS = 1000;
+export const SETTLED_MS = 2000;
 
 /** A directory as a walk saw it: what any change of its entries moves. */
 interface DirStamp {
