@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { isSettled, SETTLED_MS } from '../shared/work-tree-walk.js';
 import { createWorkTree, type WorkTree } from '../sandbox/work-tree.js';
 import { surfaceMatches, TurnWriteSurface, workspaceDirs } from './write-surface.js';
 
@@ -164,5 +165,74 @@ describe('TurnWriteSurface', () => {
     expect(check.undeclared).toEqual([`output/${OTHER} (symlink)`]);
     await surface.discard();
     expect(readFileSync(path.join(outside, 'secret'), 'utf8')).toBe('host secret');
+  });
+
+  describe('once the tree has settled', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    /** A tree whose directories changed long enough ago, as the walk's clock sees it, and a clean turn that recorded their stamps. */
+    async function settledTree(sideDir?: string): Promise<WorkTree> {
+      const work = tree();
+      const walked: WorkTree = sideDir === undefined ? work : { ...work, sideDirs: [{ hostDir: sideDir, sandboxDir: '/run/uhlp', keep: ['runner.sock'] }] };
+      const first = TurnWriteSurface.begin(walked, SID);
+      // A fresh stamp is never trusted: a write in the kernel's same tick would not move it.
+      expect(await first.check([])).toEqual({ realized: [], undeclared: [], missing: [] });
+      await first.discard();
+      expect(isSettled(walked, SID)).toBe(false);
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.now() + SETTLED_MS * 5);
+      const second = TurnWriteSurface.begin(walked, SID);
+      expect(await second.check([])).toEqual({ realized: [], undeclared: [], missing: [] });
+      await second.discard();
+      expect(isSettled(walked, SID)).toBe(true);
+      return walked;
+    }
+
+    const writes: Array<{ name: string; make: (work: WorkTree, side: string) => void; undeclared: string }> = [
+      { name: 'a file in the session directory', make: (w) => write(w, `tmp/${SID}/a.txt`), undeclared: 'tmp/a.txt' },
+      { name: 'an output', make: (w) => write(w, `output/${SID}/b.txt`), undeclared: 'output/b.txt' },
+      { name: 'a file at the root', make: (w) => write(w, 'root.txt'), undeclared: 'root.txt' },
+      { name: "another session's directory", make: (w) => write(w, `tmp/${OTHER}/c.txt`), undeclared: `tmp/${OTHER}/c.txt` },
+      { name: 'a file in a side directory', make: (_w, side) => writeFileSync(path.join(side, 'note.txt'), 'x'), undeclared: '/run/uhlp/note.txt' },
+      {
+        name: 'a file whose directory had its times put back',
+        make: (w) => {
+          const dir = path.join(w.hostDir, 'tmp', SID);
+          const before = statSync(dir, { bigint: true }).mtimeNs;
+          write(w, `tmp/${SID}/hidden.txt`);
+          // To the nanosecond: only the change time tells.
+          execFileSync('touch', ['-m', '-d', `@${before / 1_000_000_000n}.${String(before % 1_000_000_000n).padStart(9, '0')}`, dir]);
+          expect(statSync(dir, { bigint: true }).mtimeNs).toBe(before);
+        },
+        undeclared: 'tmp/hidden.txt',
+      },
+    ];
+
+    it.each(writes)('still finds $name', async ({ make, undeclared }) => {
+      const side = mkdtempSync(path.join(os.tmpdir(), 'uhlp-side-'));
+      writeFileSync(path.join(side, 'runner.sock'), '');
+      const work = await settledTree(side);
+      const surface = TurnWriteSurface.begin(work, SID);
+      make(work, side);
+      const check = await surface.check([]);
+      expect(check.undeclared).toEqual([undeclared]);
+      await surface.discard();
+      expect(isSettled(work, SID)).toBe(false);
+      // Emptied: the next turn finds a clean tree again.
+      const next = TurnWriteSurface.begin(work, SID);
+      expect(await next.check([])).toEqual({ realized: [], undeclared: [], missing: [] });
+      await next.discard();
+    });
+
+    it("is not taken by another session's turn", async () => {
+      const work = await settledTree();
+      const other = TurnWriteSurface.begin(work, OTHER);
+      write(work, `tmp/${SID}/left.txt`);
+      const check = await other.check([]);
+      expect(check.undeclared).toEqual([`tmp/${SID}/left.txt`]);
+      await other.discard();
+    });
   });
 });

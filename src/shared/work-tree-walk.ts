@@ -23,7 +23,16 @@
  *
  * Most turns write nothing. Their directories are made once per tree and
  * session and left in place while empty, so such a turn costs five `readdir`s
- * (six with a side directory).
+ * (six with a side directory) — or, once the tree has settled, five `lstat`s:
+ * a walk that found only the session's empty directories records each listed
+ * directory's stamp (inode, link count, change and modification times), taken
+ * before it was listed. Adding, removing or renaming an entry moves its
+ * directory's change time, which no one but the kernel sets (utimes moves it
+ * too), so while every stamp is the same, every listing would be too. Change
+ * times are kept in granules (the kernel's tick, milliseconds, on most
+ * filesystems), so a stamp is trusted only when the directory last changed
+ * SETTLED_MS before it was taken: a write in the same granule as the stamp would
+ * not move it, a later one always does.
  *
  * Exact at concurrency 1 (the default). Above it, turns that share a tree share
  * its files: each turn checks its session's directories when no other turn of
@@ -114,10 +123,34 @@ function stampOf(info: import('node:fs').BigIntStats): string {
   return `${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.ctimeNs}`;
 }
 
+/**
+ * How long a directory must have been unchanged before its stamp stands for its
+ * listing: at least the coarsest timestamp granule of a filesystem a tree may
+ * sit on (FAT's 2 s; ext4, xfs, btrfs and tmpfs keep the kernel's tick, 1 to 10 ms).
+ */
+export const SETTLED_MS = 2000;
+
+/** A directory as a walk saw it: what any change of its entries moves. */
+interface DirStamp {
+  readonly dir: string;
+  readonly ino: number;
+  readonly nlink: number;
+  readonly ctimeMs: number;
+  readonly mtimeMs: number;
+}
+
+/** The tree of a clean walk: one session's empty directories, and the stamps that stand for its listings. */
+interface Settled {
+  readonly sessionId: string;
+  readonly stamps: readonly DirStamp[];
+}
+
 /** Per tree: the session directories made, the turns in flight per session, and where its parts are. */
 interface TreeState {
   readonly prepared: Set<string>;
   readonly active: Map<string, number>;
+  /** Set by a walk that found nothing and skipped nothing, for the next turn of the same session. */
+  settled: Settled | undefined;
   readonly root: string;
   readonly roots: ReadonlyArray<{ readonly top: (typeof TREE_TOP_DIRS)[number]; readonly dir: string }>;
   readonly sides: readonly SideDir[];
@@ -132,6 +165,7 @@ function stateOf(tree: WalkableTree): TreeState {
     state = {
       prepared: new Set(),
       active: new Map(),
+      settled: undefined,
       root: tree.hostDir,
       roots: TREE_TOP_DIRS.map((top) => ({ top, dir: path.join(tree.hostDir, top) })),
       sides: tree.sideDirs ?? [],
@@ -193,8 +227,18 @@ export class TurnWorkTree {
       this.dirty = false;
       return NOTHING;
     }
+    // The tree as the last clean walk left it: nothing in it to list.
+    const settled = state.settled;
+    if (settled !== undefined && settled.sessionId === this.sessionId && unchanged(settled.stamps)) {
+      this.dirty = false;
+      return NOTHING;
+    }
+    state.settled = undefined;
+    // Taken before the listings, so a write made while they run moves a stamp (a runner's own directory is not stamped).
+    const stamps = state.runnerFiles === undefined ? stampsOf(state, this.sessionId) : undefined;
     const files: Entry[] = [];
     let entries = 0;
+    let skipped = false;
     // Beside tmp/ and output/: written outside every turn's directories, and kept for the next session unless found.
     for (const entry of listEntriesSync(state.root)) {
       if (isTopDir(entry)) continue;
@@ -206,7 +250,10 @@ export class TurnWorkTree {
         const name = entry.name;
         const own = name === this.sessionId && entry.isDirectory();
         // Another session's directory while one of its turns runs here: that turn walks it.
-        if (!own && state.active.has(name) && entry.isDirectory()) continue;
+        if (!own && state.active.has(name) && entry.isDirectory()) {
+          skipped = true;
+          continue;
+        }
         entries += own ? collect(`${dir}/${name}`, top, files) : stray(`${dir}/${name}`, `${top}/${name}`, entry, files);
       }
     }
@@ -216,6 +263,9 @@ export class TurnWorkTree {
       }
     }
     this.dirty = entries > 0;
+    if (entries === 0 && !skipped && stamps !== undefined && settledBefore(stamps, Date.now() - SETTLED_MS)) {
+      state.settled = { sessionId: this.sessionId, stamps };
+    }
     if (files.length === 0) return NOTHING;
     return hashAll(files);
   }
@@ -270,6 +320,39 @@ export class TurnWorkTree {
       }
     }
   }
+}
+
+/** Whether the next walk of `sessionId`'s turn in the tree may answer from its stamps (it still lists when one moved). */
+export function isSettled(tree: WalkableTree, sessionId: string): boolean {
+  return trees.get(tree)?.settled?.sessionId === sessionId;
+}
+
+/** The stamps of every directory a clean walk lists: the root, the top directories, the session's and the side directories. */
+function stampsOf(state: TreeState, sessionId: string): DirStamp[] | undefined {
+  const dirs = [state.root];
+  for (const { dir } of state.roots) dirs.push(dir, `${dir}/${sessionId}`);
+  for (const side of state.sides) dirs.push(side.hostDir);
+  const stamps: DirStamp[] = [];
+  for (const dir of dirs) {
+    const info = lstatSync(dir, { throwIfNoEntry: false });
+    if (info === undefined || !info.isDirectory()) return undefined;
+    stamps.push({ dir, ino: info.ino, nlink: info.nlink, ctimeMs: info.ctimeMs, mtimeMs: info.mtimeMs });
+  }
+  return stamps;
+}
+
+/** Whether every directory still has its stamp: the same entries as when it was listed. */
+function unchanged(stamps: readonly DirStamp[]): boolean {
+  for (const stamp of stamps) {
+    const info = lstatSync(stamp.dir, { throwIfNoEntry: false });
+    if (info === undefined || info.ino !== stamp.ino || info.nlink !== stamp.nlink || info.ctimeMs !== stamp.ctimeMs || info.mtimeMs !== stamp.mtimeMs) return false;
+  }
+  return true;
+}
+
+/** Whether every directory last changed before `limit` (epoch ms): a stamp whose tick has passed. */
+function settledBefore(stamps: readonly DirStamp[], limit: number): boolean {
+  return stamps.every((stamp) => stamp.ctimeMs < limit && stamp.mtimeMs < limit);
 }
 
 function isRunnerDir(state: TreeState, entry: Dirent): boolean {
