@@ -238,7 +238,14 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
       pipeline,
     ));
   }
-  const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger, ...(invocations !== undefined ? { invocations } : {}) });
+  const ingress = new HttpIngress({
+    registry: deps.registry,
+    pipeline,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    ...(invocations !== undefined ? { invocations } : {}),
+    ...(deps.scrubber !== undefined ? { scrubber: deps.scrubber } : {}),
+  });
   audiences.declare('apps', () => registerIngressRoute(app, ingress));
   return { app, ingress, pipeline, audiences, ...(invocations !== undefined ? { invocations } : {}) };
 }
