@@ -161,6 +161,25 @@ export default async (event, ctx) => {
     expect((after.json as { pid: number }).pid).toBe((before.json as { pid: number }).pid);
   });
 
+  it(`loads an app refused for a missing Secret within ${ROTATION_BOUND_MS / 1000} s of the Secret's creation`, async () => {
+    await client.create(APP_DEFINITION, app('late', 'late-key'));
+    const problem = await waitFor('late refused', async () => {
+      const readyz = (await (await fetch(`${core.url}/readyz`)).json()) as { definitionProblems: Array<{ file: string; path: string }> };
+      return readyz.definitionProblems.find((p) => p.file === `${namespace.name}/late`);
+    }, 60_000);
+    expect(problem).toMatchObject({ path: '/spec/secrets/0/name' });
+    const created = Date.now();
+    await secrets().createNamespacedSecret({ namespace: namespace.name, body: { metadata: { name: 'late-key' }, stringData: { token: accepted } } });
+    let answer = await call('late');
+    while (answer.status !== 200) {
+      if (Date.now() - created > ROTATION_BOUND_MS + 20_000) throw new Error(`the refused app did not load after its Secret was created:\n${core.stderr().slice(-3000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      answer = await call('late');
+    }
+    console.log(`the refused app loaded ${Date.now() - created} ms after its Secret was created (Secrets read every ${SECRET_REFRESH_MS} ms)`);
+    expect(answer.json).toMatchObject({ status: 200, body: JSON.stringify({ forecast: 'sunny' }), seen: false });
+  });
+
   it('leaves no value in the log, the answers or the data directory', async () => {
     const texts = [core.stderr(), core.stdout(), (await call('weather')).text, await (await fetch(`${core.url}/readyz`)).text()];
     for (const canary of canaries) expect(texts.filter((text) => text.includes(canary))).toEqual([]);
