@@ -26,8 +26,12 @@ export const MIN_SCRUBBED_LENGTH = 6;
  */
 export const RETIRED_RETENTION_MS = MAX_EXECUTION_TIMEOUT_MS + 60_000;
 
-/** Retired values kept at most (the oldest go first): a file rewritten in a loop must not grow the core without bound. */
-export const MAX_RETIRED_VALUES = 1024;
+/**
+ * Retired values kept at most (the oldest go first): a file rewritten in a loop
+ * must not grow the core, nor the work of scrubbing every log line (each value
+ * is four forms looked for), without bound.
+ */
+export const MAX_RETIRED_VALUES = 64;
 
 export interface SecretScrubberOptions {
   /** How long a value rotated away is still looked for, ms. @defaultValue RETIRED_RETENTION_MS */
