@@ -41,7 +41,7 @@ import { enforceAudiences, type RouteAudiences } from './route-audience.js';
 export interface CoreDeps {
   /**
    * Removes secret values from every answer of the core's own routes (the console's API, /mcp over TCP,
-   * error bodies) that is not streamed. @defaultValue none
+   * error bodies) that is not streamed, and from the app ingress' streamed answers (http-ingress.ts). @defaultValue none
    */
   readonly scrubber?: SecretScrubber;
   readonly registry: ApplicationRegistry;
