@@ -5,6 +5,12 @@
  * app is reported and left out, and never keeps another app from loading. An
  * app that was serving and is broken by a new commit keeps serving the revision
  * it was last valid at ("held back"), and /readyz and a metric say so.
+ *
+ * The apps' secrets are part of what is judged: when they change (a secret
+ * added to or removed from the secrets file), the loaded revision is judged
+ * again (`recheck`), so an app refused for a missing secret loads as soon as
+ * it is there, and a serving app whose secret is removed is held back (it
+ * keeps serving; its fetches that need the secret fail UHLP_SECRET_UNAVAILABLE).
  */
 import type { DefinitionsRepo } from './git/definitions-repo.js';
 import { loadAppDefinitions, type AppSecrets } from './load-app-definitions.js';
@@ -12,6 +18,7 @@ import type { DefinitionProblem } from './validation/validate-app-definition.js'
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { AppSnapshot, type HeldBackApp, type SnapshotDocument } from './app-snapshot.js';
+import { KeyedSemaphore } from '../shared/keyed-semaphore.js';
 
 export interface ApplicationRegistryOptions {
   /** The definitions repository; absent when apps come from Kubernetes. */
@@ -32,6 +39,8 @@ export type SnapshotListener = (snapshot: AppSnapshot) => Promise<void> | void;
 export class ApplicationRegistry {
   private current: AppSnapshot = new AppSnapshot('', [], []);
   private readonly listeners: SnapshotListener[] = [];
+  /** Loads and rechecks run one at a time, in the order they came. */
+  private readonly loading = new KeyedSemaphore();
 
   constructor(private readonly options: ApplicationRegistryOptions) {}
 
@@ -44,17 +53,37 @@ export class ApplicationRegistry {
   }
 
   /** Loads HEAD when it differs from the loaded revision. */
-  async load(): Promise<AppSnapshot> {
-    const { repo, revisionsRoot, logger, metrics } = this.options;
-    if (!repo) throw new Error('this registry has no definitions repository');
-    const head = await repo.head();
-    if (head === this.current.revision) return this.current;
+  load(): Promise<AppSnapshot> {
+    const { repo } = this.options;
+    if (!repo) return Promise.reject(new Error('this registry has no definitions repository'));
+    return this.loading.run('definitions', async () => {
+      const head = await repo.head();
+      return head === this.current.revision ? this.current : this.apply(repo, head);
+    });
+  }
 
+  /**
+   * Judges the loaded revision again, as the apps' secrets are now, and puts
+   * the outcome in force only when it differs (an app loads, or is held back):
+   * a rotated value changes nothing here, and no pool is touched.
+   */
+  recheck(): Promise<AppSnapshot> {
+    const { repo } = this.options;
+    if (!repo) return Promise.reject(new Error('this registry has no definitions repository'));
+    return this.loading.run('definitions', async () => {
+      const revision = this.current.revision;
+      return revision === '' ? this.current : this.apply(repo, revision, { onlyIfChanged: true });
+    });
+  }
+
+  private async apply(repo: DefinitionsRepo, head: string, options: { onlyIfChanged?: boolean } = {}): Promise<AppSnapshot> {
+    const { revisionsRoot, logger, metrics } = this.options;
     const revision = await repo.materialize(head, revisionsRoot);
-    for (const skipped of revision.skipped) logger.warn({ revision: head, file: skipped }, 'definitions entry skipped: symlinks and submodules are never read');
+    if (options.onlyIfChanged !== true) for (const skipped of revision.skipped) logger.warn({ revision: head, file: skipped }, 'definitions entry skipped: symlinks and submodules are never read');
     const { documents, problems } = await loadAppDefinitions(revision, this.options.appSecrets);
     const { kept, heldBack } = this.holdBack(documents, problems);
     const snapshot = new AppSnapshot(head, [...documents, ...kept], problems, heldBack);
+    if (options.onlyIfChanged === true && outcome(snapshot) === outcome(this.current)) return this.current;
     for (const problem of snapshot.problems) {
       logger.error({ code: 'UHLP_DEFINITION_INVALID', revision: head, file: problem.file, path: problem.path }, `invalid definition: ${problem.reason}`);
     }
@@ -104,4 +133,10 @@ export class ApplicationRegistry {
     this.options.metrics.definitionErrors.set(snapshot.problems.length + snapshot.heldBack.reduce((sum, held) => sum + held.problems.length, 0));
     this.options.metrics.appsHeldBack.set(snapshot.heldBack.length);
   }
+}
+
+/** What judging a revision decided: which apps serve at which revision, and every problem. */
+function outcome(snapshot: AppSnapshot): string {
+  const apps = [...snapshot.apps.values()].map((app) => `${app.id}@${app.revision}`).sort();
+  return JSON.stringify([snapshot.revision, apps, snapshot.problems, snapshot.heldBack]);
 }

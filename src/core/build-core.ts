@@ -41,7 +41,7 @@ import { enforceAudiences, type RouteAudiences } from './route-audience.js';
 export interface CoreDeps {
   /**
    * Removes secret values from every answer of the core's own routes (the console's API, /mcp over TCP,
-   * error bodies) that is not streamed. @defaultValue none
+   * error bodies) that is not streamed, and from the app ingress' streamed answers (http-ingress.ts). @defaultValue none
    */
   readonly scrubber?: SecretScrubber;
   readonly registry: ApplicationRegistry;
@@ -238,7 +238,14 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
       pipeline,
     ));
   }
-  const ingress = new HttpIngress({ registry: deps.registry, pipeline, metrics: deps.metrics, logger: deps.logger, ...(invocations !== undefined ? { invocations } : {}) });
+  const ingress = new HttpIngress({
+    registry: deps.registry,
+    pipeline,
+    metrics: deps.metrics,
+    logger: deps.logger,
+    ...(invocations !== undefined ? { invocations } : {}),
+    ...(deps.scrubber !== undefined ? { scrubber: deps.scrubber } : {}),
+  });
   audiences.declare('apps', () => registerIngressRoute(app, ingress));
   return { app, ingress, pipeline, audiences, ...(invocations !== undefined ? { invocations } : {}) };
 }

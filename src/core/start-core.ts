@@ -197,6 +197,12 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
   const appSecrets = (appId: string, name: string, key?: string): boolean => mcpSecrets.appHas(appId, name, key);
   const registry = new ApplicationRegistry({ repo, revisionsRoot, appSecrets, metrics, logger });
+  // A secret added or removed changes which apps load: an app refused for a missing secret loads once it is there.
+  if (repo !== undefined && config.registry === 'git') {
+    secretsFile.onChange(() => {
+      registry.recheck().catch((error: Error) => logger.error({ err: error.message }, 'judging the apps again after a secrets change failed'));
+    });
+  }
   registry.onChange((snapshot) => {
     federation!.sync(snapshot);
     return sandboxes.sync(snapshot);

@@ -23,9 +23,16 @@
  * not started starts it (`text/plain` unless the chunk's emitter named a type),
  * a second start or an end of a stream not open is dropped, and every stream
  * still open when the answer comes is ended before it.
+ *
+ * With a secret scrubber, every event is scrubbed as it is written, and each
+ * stream's chunks as one text (stream-scrubber.ts): a value a model or a
+ * script emits across two chunks is replaced too, the piece that may begin it
+ * held back until the next chunk (or the stream's end) tells.
  */
 import { KeyedSemaphore } from '../shared/keyed-semaphore.js';
 import type { Logger } from '../logger.js';
+import type { SecretScrubber } from '../secrets/secret-scrubber.js';
+import { StreamScrubber } from '../secrets/stream-scrubber.js';
 import type { InterceptorChain } from './interceptors.js';
 import { DEFAULT_CONTENT_TYPE, type StreamPacket } from '../contract/workflow/stream-packets.js';
 
@@ -55,8 +62,13 @@ export class ExecutionStream {
   private closed = false;
   /** Tasks queued and not done. */
   private pending = 0;
+  /** Each open stream's chunks, scrubbed as one text. */
+  private readonly scrubbed = new Map<string, StreamScrubber>();
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly scrubber?: SecretScrubber,
+  ) {}
 
   /** The response interceptors of the run (known once the workflow is). */
   useInterceptors(chain: InterceptorChain): void {
@@ -158,7 +170,7 @@ export class ExecutionStream {
           this.logger.warn({ err: error }, 'a response interceptor failed; the packet is dropped');
           out = [];
         }
-        for (const item of out) this.write(item.type, eventData(item));
+        for (const item of out) this.writePacket(item);
       }
     });
   }
@@ -178,9 +190,29 @@ export class ExecutionStream {
     });
   }
 
+  /** A packet as its event, its chunk scrubbed with those before it; a stream's end first sends what was held back. */
+  private writePacket(packet: StreamPacket): void {
+    const scrubber = this.scrubber;
+    if (scrubber === undefined || !scrubber.active) return this.write(packet.type, eventData(packet));
+    if (packet.type === 'NODE_STREAM' && packet.chunk !== undefined) {
+      let stream = this.scrubbed.get(packet.stream_id);
+      if (stream === undefined) this.scrubbed.set(packet.stream_id, (stream = new StreamScrubber(scrubber)));
+      const chunk = stream.push(packet.chunk);
+      if (chunk !== '') this.write(packet.type, eventData({ ...packet, chunk }));
+      return;
+    }
+    if (packet.type === 'STREAM_END') {
+      const rest = this.scrubbed.get(packet.stream_id)?.end() ?? '';
+      this.scrubbed.delete(packet.stream_id);
+      if (rest !== '') this.write('NODE_STREAM', { stream_id: packet.stream_id, chunk: rest });
+    }
+    this.write(packet.type, eventData(packet));
+  }
+
   private write(event: string, data: unknown): void {
     if (this.closed) return;
-    const text = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    const json = JSON.stringify(data);
+    const text = `event: ${event}\ndata: ${this.scrubber?.active === true ? this.scrubber.scrub(json) : json}\n\n`;
     if (event === 'NODE_STREAM' && this.buffered + text.length > MAX_BUFFERED_BYTES) {
       this.dropped += 1;
       return;

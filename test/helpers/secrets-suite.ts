@@ -7,7 +7,10 @@
  * naming the secret does not load; a canary value is searched for in every log
  * line, ledger file, trace (the run is traced into the test Jaeger), console API
  * answer and error body of the run; a rotated
- * value is in use within the stated bound, in the same warm sandbox.
+ * value is in use within the stated bound, in the same warm sandbox, and the
+ * value it replaced is still scrubbed from a turn that read it before; a
+ * streamed answer holding a value split across two chunks comes out scrubbed;
+ * an app refused for a missing secret loads once the secret is there.
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
@@ -17,6 +20,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRET_FILE_INTERVAL_MS } from '../../src/secrets/watched-secret-file.js';
 import { jaegerEnv, newTraceparent, waitForTrace, type JaegerEnv } from './jaeger.js';
+import { reply, startOpenAiTestServer, type OpenAiTestServer } from './openai-test-server.js';
 import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 
 export interface SecretsSuiteOptions {
@@ -33,6 +37,7 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
     let core: UhlpProcess;
     let api: http.Server;
     let other: http.Server;
+    let llm: OpenAiTestServer;
     let apiUrl = '';
     let secretsFile = '';
     /** Every value the run ever used: none may appear anywhere the platform writes or answers. */
@@ -46,9 +51,11 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
     const service = `uhlp-secrets-${options.driver}-${randomUUID().slice(0, 8)}`;
     const crash = newTraceparent();
 
-    const writeSecrets = (token: string): void => {
+    /** `thiefToken`: the other app's own secret of the same name, in its own section. */
+    const writeSecrets = (token: string, thiefToken?: string): void => {
       // Written beside and renamed into place, as an editor or a mounted Secret does.
-      writeFileSync(`${secretsFile}.new`, `apps:\n  weather:\n    weather-key:\n      token: ${token}\n`);
+      const thief = thiefToken !== undefined ? `  thief:\n    weather-key:\n      token: ${thiefToken}\n` : '';
+      writeFileSync(`${secretsFile}.new`, `apps:\n  weather:\n    weather-key:\n      token: ${token}\n${thief}`);
       renameSync(`${secretsFile}.new`, secretsFile);
     };
 
@@ -62,6 +69,7 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
     beforeAll(async () => {
       const extra = ((await options.before?.()) ?? {}) as { args?: string[]; env?: Record<string, string> };
       jaeger = jaegerEnv();
+      llm = await startOpenAiTestServer();
       other = http.createServer((req, res) => {
         reachedOther.push(req.headers.authorization);
         res.end('the other host');
@@ -91,6 +99,9 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
         UHLP_SECRETS_FILE: secretsFile,
         OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
         OTEL_SERVICE_NAME: service,
+        UHLP_LLM_BASE_URL: llm.baseUrl,
+        UHLP_LLM_STREAM: 'true',
+        UHLP_LLM_MAX_RETRIES: '0',
       });
       const deadline = Date.now() + 120_000;
       while ((await fetch(`${core.url}/readyz`)).status !== 200) {
@@ -103,6 +114,7 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
       await core?.stop();
       await new Promise((resolve) => api?.close(resolve));
       await new Promise((resolve) => other?.close(resolve));
+      await llm?.close();
     });
 
     it('gets a script through to an API that needs the header, and records the secret by name and version only', async () => {
@@ -186,6 +198,79 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
       expect((after.json as { served: number }).served).toBeGreaterThan(served);
       expect((after.json as { pid: number }).pid).toBe((before.json as { pid: number }).pid);
       expect(core.stderr()).not.toMatch(/sandbox (exited|crashed|restarted)/i);
+    });
+
+    it('still scrubs a value rotated away from a turn that read it before the rotation and answers after', async () => {
+      const before = core.stderr().length;
+      const held = post('/weather/hold');
+      // The turn has read the value it will answer with.
+      const deadline = Date.now() + 20_000;
+      while (!core.stderr().slice(before).includes('holding version')) {
+        if (Date.now() > deadline) throw new Error(`the turn never read the value:\n${core.stderr().slice(before)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const next = `canary-${randomUUID()}`;
+      canaries.push(next);
+      accepted = next;
+      writeSecrets(next);
+      const answer = await held;
+      expect(answer.status).toBe(200);
+      const json = answer.json as { old: string; oldVersion: string; newVersion: string };
+      // The turn saw the rotation, then answered with the value it read before it.
+      expect(json.newVersion).not.toBe(json.oldVersion);
+      expect(json.old).toBe('[secret:weather-key]');
+    });
+
+    it('scrubs a streamed answer, a value split across two chunks included', async () => {
+      const value = accepted;
+      // Seven characters a chunk: "the key is " is eleven, so the value starts in one chunk and ends in another.
+      llm.enqueue(reply.text(`the key is ${value}, told`, { chunkChars: 7 }));
+      const response = await fetch(`${core.url}/weather/say`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ api: apiUrl }),
+      });
+      const text = await response.text();
+      bodies.push(text);
+      expect(response.headers.get('content-type')).toContain('text/event-stream');
+      const chunks = [...text.matchAll(/^event: NODE_STREAM\ndata: (.*)$/gm)].map((match) => (JSON.parse(match[1]!) as { chunk: string }).chunk);
+      expect(chunks.length).toBeGreaterThan(2);
+      expect(chunks.join('')).toBe('the key is [secret:weather-key], told');
+      expect(text).not.toContain(value);
+      expect(text).toMatch(/event: RESULT\ndata: .*the key is \[secret:weather-key\], told/);
+    });
+
+    it(`loads an app refused for a missing secret within ${ROTATION_BOUND_MS / 1000} s of the secret's arrival, and holds it back, serving, when it is removed`, async () => {
+      expect((await post('/thief/forecast')).status).toBe(404);
+      // Its own secret of that name, in its own section: another app's never counts.
+      const own = `canary-${randomUUID()}`;
+      canaries.push(own);
+      const added = Date.now();
+      writeSecrets(accepted, own);
+      let answer = await post('/thief/forecast');
+      while (answer.status === 404) {
+        if (Date.now() - added > ROTATION_BOUND_MS) throw new Error(`the app did not load within ${ROTATION_BOUND_MS} ms of its secret:\n${core.stderr().slice(-4000)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        answer = await post('/thief/forecast');
+      }
+      console.log(`the refused app loaded ${Date.now() - added} ms after its secret arrived`);
+      // Its fetch went out with its own token, which the API does not take.
+      expect(answer).toMatchObject({ status: 200, json: { status: 401 } });
+      // Removed: the app is held back, still serving, and its fetch is refused rather than sent bare.
+      const removed = Date.now();
+      writeSecrets(accepted);
+      const heldBack = async (): Promise<Array<{ app: string; problems: Array<{ path: string }> }>> =>
+        ((await (await fetch(`${core.url}/readyz`)).json()) as { heldBack: Array<{ app: string; problems: Array<{ path: string }> }> }).heldBack;
+      let held = await heldBack();
+      while (!held.some((app) => app.app === 'thief')) {
+        if (Date.now() - removed > ROTATION_BOUND_MS) throw new Error(`the app was not held back within ${ROTATION_BOUND_MS} ms of its secret's removal`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        held = await heldBack();
+      }
+      expect(held.find((app) => app.app === 'thief')!.problems).toEqual([expect.objectContaining({ path: '/spec/secrets/0/name' })]);
+      const refused = await post('/thief/forecast');
+      expect(refused.status).not.toBe(404);
+      expect(JSON.stringify(refused.json)).toContain('UHLP_SECRET_UNAVAILABLE');
     });
 
     it('leaves no value anywhere: log lines, ledger and data files, traces, console API answers, error bodies', async () => {

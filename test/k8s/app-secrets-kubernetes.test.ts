@@ -4,7 +4,8 @@
  * and a web credential built from it reaches a loopback API that needs it while
  * the script never sees it; an app naming a Secret of another namespace is not
  * served, its problem naming the field; the Secret rotated is in use within the
- * stated bound, by the same warm sandbox.
+ * stated bound, by the same warm sandbox; an app refused for a missing Secret
+ * loads once the Secret is created.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -160,6 +161,27 @@ export default async (event, ctx) => {
     expect((after.json as { served: number }).served).toBeGreaterThan((before.json as { served: number }).served);
     expect((after.json as { pid: number }).pid).toBe((before.json as { pid: number }).pid);
   });
+
+  // The Secret is seen at the next read (every SECRET_REFRESH_MS); then every app is judged again and the new one's pool starts.
+  it(`loads an app refused for a missing Secret within ${(ROTATION_BOUND_MS + 20_000) / 1000} s of the Secret's creation`, async () => {
+    await client.create(APP_DEFINITION, app('late', 'late-key'));
+    const problem = await waitFor('late refused', async () => {
+      const readyz = (await (await fetch(`${core.url}/readyz`)).json()) as { definitionProblems: Array<{ file: string; path: string }> };
+      return readyz.definitionProblems.find((p) => p.file === `${namespace.name}/late`);
+    }, 60_000);
+    expect(problem).toMatchObject({ path: '/spec/secrets/0/name' });
+    console.log('the app is refused for its missing Secret');
+    const created = Date.now();
+    await secrets().createNamespacedSecret({ namespace: namespace.name, body: { metadata: { name: 'late-key' }, stringData: { token: accepted } } });
+    let answer = await call('late');
+    while (answer.status !== 200) {
+      if (Date.now() - created > ROTATION_BOUND_MS + 20_000) throw new Error(`the refused app did not load after its Secret was created:\n${core.stderr().slice(-3000)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      answer = await call('late');
+    }
+    console.log(`the refused app loaded ${Date.now() - created} ms after its Secret was created (Secrets read every ${SECRET_REFRESH_MS} ms)`);
+    expect(answer.json).toMatchObject({ status: 200, body: JSON.stringify({ forecast: 'sunny' }), seen: false });
+  }, 150_000);
 
   it('leaves no value in the log, the answers or the data directory', async () => {
     const texts = [core.stderr(), core.stdout(), (await call('weather')).text, await (await fetch(`${core.url}/readyz`)).text()];

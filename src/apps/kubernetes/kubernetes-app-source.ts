@@ -70,6 +70,13 @@ export class KubernetesAppSource {
   private secrets = new Map<string, ReadonlyMap<string, SecretData>>();
   /** Each served app's namespace and the Secrets its definition names: what the refresh reads again. */
   private secretNames = new Map<string, { namespace: string; names: string[] }>();
+  /**
+   * Each refused app that names Secrets, with which of them (and which keys)
+   * its namespace had when it was judged: the refresh reads them again, and a
+   * change judges the apps again, so an app refused for a missing Secret loads
+   * once it is there.
+   */
+  private refused = new Map<string, { namespace: string; names: string[]; seen: string }>();
   private refreshTimer: NodeJS.Timeout | undefined;
   private readonly secretListeners: Array<() => void> = [];
 
@@ -131,15 +138,20 @@ export class KubernetesAppSource {
    * Reads the Secrets of every served app again: a rotated value is used from
    * the next request on, a request in flight keeps the value it read. A Secret
    * that is gone leaves the app without it (its credentials then fail the fetch
-   * UHLP_SECRET_UNAVAILABLE) until it is back or the definition changes.
+   * UHLP_SECRET_UNAVAILABLE) until it is back or the apps are judged again.
+   * A refused app's Secrets are read too: when which of them exist changed,
+   * the apps are judged again, so an app refused for a missing Secret loads.
    */
   async refreshSecrets(): Promise<void> {
     const reader = this.options.namespaceSecrets;
     if (reader === undefined) return;
     const next = new Map<string, ReadonlyMap<string, SecretData>>();
     for (const [appId, { namespace, names }] of this.secretNames) next.set(appId, await reader.read(namespace, names));
+    let appeared = false;
+    for (const { namespace, names, seen } of this.refused.values()) if (presence(await reader.read(namespace, names)) !== seen) appeared = true;
     // An apply that ran meanwhile has the newer word.
     if (this.applying !== undefined) return;
+    if (appeared) this.schedule(this.watcher.current());
     this.secrets = next;
     for (const listener of this.secretListeners) listener();
   }
@@ -179,12 +191,15 @@ export class KubernetesAppSource {
     const problems: DefinitionProblem[] = [];
     const secrets = new Map<string, ReadonlyMap<string, SecretData>>();
     const secretNames = new Map<string, { namespace: string; names: string[] }>();
+    const refused = new Map<string, { namespace: string; names: string[]; seen: string }>();
     for (const app of apps) {
       const file = `${app.namespace}/${app.name}`;
       try {
         const loaded = await this.load(app, file, secrets);
-        if ('problems' in loaded) problems.push(...loaded.problems);
-        else documents.push(loaded);
+        if ('problems' in loaded) {
+          problems.push(...loaded.problems);
+          if (loaded.seen !== undefined) refused.set(app.name, { namespace: app.namespace, names: secretNamesOf(app.spec), seen: loaded.seen });
+        } else documents.push(loaded);
       } catch (error) {
         problems.push(sourceProblem(file, error));
       }
@@ -195,6 +210,7 @@ export class KubernetesAppSource {
     }
     this.secrets = secrets;
     this.secretNames = secretNames;
+    this.refused = refused;
     for (const listener of this.secretListeners) listener();
     for (const problem of problems) this.options.logger.error({ code: 'UHLP_DEFINITION_INVALID', file: problem.file, path: problem.path }, problem.reason);
     const version = createHash('sha1').update(apps.map((a) => `${a.namespace}/${a.name}@${a.resourceVersion}`).join(',')).digest('hex');
@@ -202,7 +218,11 @@ export class KubernetesAppSource {
     this.options.logger.info({ apps: documents.map((d) => d.file), invalid: problems.length }, 'Kubernetes apps applied');
   }
 
-  private async load(app: ReadyAppDefinition, file: string, secrets: Map<string, ReadonlyMap<string, SecretData>>): Promise<{ file: string; document: AppDefinitionDocument; revision: string } | { problems: DefinitionProblem[] }> {
+  private async load(
+    app: ReadyAppDefinition,
+    file: string,
+    secrets: Map<string, ReadonlyMap<string, SecretData>>,
+  ): Promise<{ file: string; document: AppDefinitionDocument; revision: string } | { problems: DefinitionProblem[]; seen?: string }> {
     const git = app.spec.source?.git;
     if (!git) return { problems: [{ file, path: '/spec/source/git', reason: 'an app served from Kubernetes must name the Git source of its files' }] };
     const sourcePath = checkGitSourcePath(git.path ?? `apps/${app.name}`);
@@ -233,8 +253,14 @@ export class KubernetesAppSource {
       },
     );
     if (result.ok && own !== undefined) secrets.set(app.name, own);
-    return result.ok ? { file, document: result.document, revision } : { problems: result.problems };
+    if (result.ok) return { file, document: result.document, revision };
+    return { problems: result.problems, ...(own !== undefined && secretNamesOf(app.spec).length > 0 ? { seen: presence(own) } : {}) };
   }
+}
+
+/** Which Secrets (and which of their keys) a namespace has: what a refused app waits on. */
+function presence(secrets: ReadonlyMap<string, SecretData>): string {
+  return JSON.stringify([...secrets].map(([name, data]) => [name, [...data.keys()].sort()]).sort());
 }
 
 /**

@@ -33,11 +33,14 @@ const FreeForm = (description: string): TUnsafe<Record<string, unknown>> =>
     Record<string, unknown>
   >;
 
+/** The longest wall time an app may give one execution (`limits.timeoutMs`), ms. */
+export const MAX_EXECUTION_TIMEOUT_MS = 900_000;
+
 export const SandboxLimits = Type.Object(
   {
     memoryMb: Type.Integer({ minimum: 16, maximum: 65536, default: 128, description: 'Memory cap of one sandbox, MiB.' }),
     cpus: Type.Number({ exclusiveMinimum: 0, maximum: 64, default: 0.5, description: 'CPU cap of one sandbox, in cores.' }),
-    timeoutMs: Type.Integer({ minimum: 1, maximum: 900000, default: 3000, description: 'Wall time of one execution; past it the sandbox is destroyed and the request gets 504.' }),
+    timeoutMs: Type.Integer({ minimum: 1, maximum: MAX_EXECUTION_TIMEOUT_MS, default: 3000, description: 'Wall time of one execution; past it the sandbox is destroyed and the request gets 504.' }),
   },
   { additionalProperties: false },
 );

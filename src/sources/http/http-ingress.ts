@@ -27,6 +27,7 @@ import { DECLARED_OUTPUTS_HEADER, turnDeclaredOutputs } from '../../execution/de
 import { INVOCATIONS_PATH, prefersAsync, type AsyncInvocations } from './async-invocations.js';
 import type { ResponseStream } from '../../shared/http1/http1-server.js';
 import { ExecutionStream } from '../../workflow-runs/execution-stream.js';
+import type { SecretScrubber } from '../../secrets/secret-scrubber.js';
 import { tracingActive } from '../../tracing/tracing-active.js';
 import { SpanKind, SpanStatusCode, context, continuedContext, startTurnSpan, turnSpanOf, type Span } from '../../tracing/spans.js';
 import { inAsyncTurnSpan } from '../../tracing/async-turn-span.js';
@@ -51,6 +52,8 @@ export interface HttpIngressDeps {
   readonly logger: Logger;
   /** Runs requests with `Prefer: respond-async` in the background. @defaultValue none: such requests are answered synchronously */
   readonly invocations?: AsyncInvocations;
+  /** Scrubs streamed answers' chunks, a value split across two of them included (execution-stream.ts). @defaultValue none */
+  readonly scrubber?: SecretScrubber;
 }
 
 /** One request as the ingress needs it, whichever server read it. */
@@ -186,7 +189,7 @@ export class HttpIngress {
    * event (execution-stream.ts).
    */
   private streamed(request: IngressRequest, requestId: string, routed: Routed, coreHeaders: CoreHeaders, route: RouteLabel): IngressAnswer {
-    const stream = new ExecutionStream(this.deps.logger);
+    const stream = new ExecutionStream(this.deps.logger, this.deps.scrubber);
     const turnEnded = this.run(request, requestId, routed, coreHeaders, stream).then(
       (final): FinalResponse => {
         const last = { status: final.status, headers: { ...final.headers, ...coreHeaders }, body: final.body };

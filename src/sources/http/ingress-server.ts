@@ -32,6 +32,7 @@ import { MCP_PATH } from '../../mcp/core-mcp-server.js';
 import { bindListener } from '../../core/route-audience.js';
 import { errorAnswer, HttpIngress } from './http-ingress.js';
 import type { SecretScrubber } from '../../secrets/secret-scrubber.js';
+import { scrubbedChunks } from '../../secrets/stream-scrubber.js';
 
 export interface IngressServerOptions {
   readonly ingress: HttpIngress;
@@ -43,7 +44,7 @@ export interface IngressServerOptions {
   readonly bodyLimitBytes: number;
   /** Largest body of a request to /mcp, which has a limit of its own (src/mcp/mcp-limits.ts). @defaultValue bodyLimitBytes */
   readonly mcpBodyLimitBytes?: number;
-  /** Removes secret values from answers (body and headers; not streamed ones) before the client sees them. @defaultValue none */
+  /** Removes secret values from answers (body, headers, and a streamed body's chunks) before the client sees them. @defaultValue none */
   readonly scrubber?: SecretScrubber;
 }
 
@@ -167,10 +168,15 @@ function isCorePath(head: Http1Head): boolean {
   return RESERVED_PATH_PREFIXES.some((prefix) => path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f));
 }
 
-/** An answer with the secret values the core holds replaced in its body and headers (secret-scrubber.ts). */
+/**
+ * An answer with the secret values the core holds replaced in its body and
+ * headers (secret-scrubber.ts), and in a streamed body's bytes as they go, a
+ * value split across two chunks included (stream-scrubber.ts).
+ */
 function scrubbedAnswer<T extends Http1Answer>(answer: T, scrubber: SecretScrubber): T {
   const body = answer.body === undefined ? undefined : typeof answer.body === 'string' ? scrubber.scrub(answer.body) : scrubber.scrubBytes(answer.body);
   const headers = answer.headers !== undefined ? scrubber.scrubValue(answer.headers) : undefined;
-  if (body === answer.body && headers === answer.headers) return answer;
-  return { ...answer, ...(body !== undefined ? { body } : {}), ...(headers !== undefined ? { headers } : {}) };
+  const stream = answer.stream !== undefined ? { ...answer.stream, chunks: scrubbedChunks(answer.stream.chunks, scrubber) } : undefined;
+  if (body === answer.body && headers === answer.headers && stream === undefined) return answer;
+  return { ...answer, ...(body !== undefined ? { body } : {}), ...(headers !== undefined ? { headers } : {}), ...(stream !== undefined ? { stream } : {}) };
 }
