@@ -11,6 +11,7 @@
  */
 import { newSessionId } from '../state/session-id.js';
 import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
+import type { RunCancellation } from '../contract/workflow/run-summary.js';
 import { bounded, type Approval, type EngineState, type RunError, type RunStatus, type SimulationStep } from '../contract/workflow/run-view.js';
 
 
@@ -48,6 +49,12 @@ export interface RunRecord {
   paused?: { readonly node: string; readonly prompt: string; readonly since: string };
   /** Running time: the budget, what was spent before the current leg, and when the current leg started. */
   timing: { readonly timeoutMs: number; spentMs: number; runningSince?: number };
+  /**
+   * A cancellation asked for: who and when, the workflow's on_cancel node (null
+   * when it declares none), and whether the leg that runs it has started. A
+   * running run keeps running until its driver has cut the step in flight.
+   */
+  cancellation?: RunCancellation & { readonly onCancel: string | null; leg: boolean };
   /** The execution (request id) that may checkpoint the run now. */
   owner?: string;
   /** Executions the run has taken (a resume after a sandbox death or an approval is one more). */
