@@ -49,16 +49,9 @@ export class RunCancels {
 
   /** Cancels the run and answers it once it has ended (or as it is after CANCEL_WAIT_MS). */
   async cancel(runId: string, canceller: Canceller, waitMs: number = CANCEL_WAIT_MS): Promise<RunRecord> {
-    const { runs, catalog, driver, logger } = this.options;
-    const record = await runs.get(runId);
-    let onCancel: string | null = null;
-    try {
-      onCancel = pinnedRun(catalog, record).workflow.on_cancel ?? null;
-    } catch {
-      // A revision that cannot be read any more has no on_cancel node to run: the run is only cut.
-    }
+    const { runs, driver, logger } = this.options;
     const cancellation: RunCancellation = { by: canceller.by, at: new Date().toISOString(), via: canceller.via };
-    const after = await runs.requestCancel(runId, cancellation, onCancel);
+    const after = await runs.requestCancel(runId, cancellation);
     logger.info({ runId, by: cancellation.by, via: cancellation.via, status: after.status }, 'workflow run cancelled');
     if (after.status === 'running' && after.cancellation?.leg === true && after.cancellation.at === cancellation.at) {
       // This cancel took the run off its approval node: nobody drives it, so its on_cancel leg is driven from here.
@@ -73,7 +66,15 @@ export class RunCancels {
 
   private driveLeg(record: RunRecord): void {
     const { catalog, driver, pipeline, logger } = this.options;
-    const { app, component, workflow } = pinnedRun(catalog, record);
+    let pinned;
+    try {
+      pinned = pinnedRun(catalog, record);
+    } catch (error) {
+      // This core cannot read the run's revision: the run is left running at its on_cancel node for a core that can (the orphan sweeper, on Redis).
+      logger.warn({ err: error, runId: record.id }, 'the on_cancel node of a cancelled workflow run is left for another core');
+      return;
+    }
+    const { app, component, workflow } = pinned;
     const entry = pipeline.attached();
     const requestId = randomUUID();
     const notes: TurnNotes = {};

@@ -44,6 +44,8 @@ export interface RunRecord {
   readonly input: unknown;
   state: EngineState;
   approvals: Record<string, Approval>;
+  /** The workflow's on_cancel node at the run's revision: where a cancelled run goes on. @defaultValue none */
+  readonly onCancel?: string;
   /** Critical tools the run may call: its policy's, and those its approvals granted. */
   allowedTools: string[];
   paused?: { readonly node: string; readonly prompt: string; readonly since: string };

@@ -69,6 +69,8 @@ export interface NewRun {
   readonly start: string;
   readonly timeoutMs: number;
   readonly allowedTools: readonly string[];
+  /** The workflow's on_cancel node, kept on the run so that any core that cancels it knows it. @defaultValue none */
+  readonly onCancel?: string;
 }
 
 /** What a checkpoint of the orchestrator carries (core.workflow.checkpoint). */
@@ -138,6 +140,7 @@ export class RunService {
       state: { position: { frontier: [run.start], arrived: {} }, blackboard: run.blackboard, retries: {}, loops: {}, feedback: {}, nodesRun: 0 },
       approvals: {},
       allowedTools: [...run.allowedTools],
+      ...(run.onCancel !== undefined ? { onCancel: run.onCancel } : {}),
       timing: { timeoutMs: run.timeoutMs, spentMs: 0 },
       attempts: 0,
       steps: [],
@@ -243,12 +246,12 @@ export class RunService {
 
   /**
    * Records a cancellation (who, when, through what). A paused run is cancelled
-   * at once, or set running at its on_cancel node (`onCancel`) for its driver
+   * at once, or set running at its on_cancel node (the record's `onCancel`) for its driver
    * to run; a running run stays running, marked, until its driver has cut the
    * step in flight. A run that has ended: UHLP_WORKFLOW_RUN_ENDED. A run being
    * cancelled already keeps its first cancellation.
    */
-  requestCancel(id: string, cancellation: RunCancellation, onCancel: string | null): Promise<RunRecord> {
+  requestCancel(id: string, cancellation: RunCancellation): Promise<RunRecord> {
     return this.change(id, (record) => {
       if (FINAL.has(record.status)) {
         throw new WorkflowRunEndedError(`run ${id} has ended (${record.status}); there is nothing to cancel`, {
@@ -258,6 +261,7 @@ export class RunService {
         });
       }
       if (record.cancellation !== undefined) return false;
+      const onCancel = record.onCancel ?? null;
       record.cancellation = { by: cancellation.by, at: cancellation.at, via: cancellation.via, onCancel, leg: false };
       if (record.status !== 'paused') return true;
       delete record.paused;
