@@ -5,11 +5,13 @@
  * Redis), a run's on_cancel node, a paused run cancelled at once, and what a
  * cancel of an ended run, a bad body or an unknown run answers.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
-import { copyFixture, startUhlpDev, type UhlpProcess } from './helpers/uhlp-process.js';
+import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
 import { waitFor } from './helpers/wait-for.js';
 
 /** The bound this suite holds a cancel to: from the cancel's request to the run ended and its model call closed. */
@@ -145,6 +147,20 @@ describe('cancelling workflow runs (process driver, Redis state, two cores)', ()
     const resumed = await send(`${here.url}/_uhlp/runs/${runId}/resume`, { approved: true });
     expect(resumed.status).toBe(409);
     expect(resumed.json).toMatchObject({ code: 'UHLP_WORKFLOW_RUN_NOT_PAUSED' });
+  }, 60_000);
+
+  it('cancels a run from the command line, and says when the run has ended', async () => {
+    const paused = await send(`${here.url}/flow/granted`, {});
+    const runId = paused.runId!;
+    const run = promisify(execFile);
+    const { stdout } = await run(process.execPath, [UHLP_BIN, 'runs', 'cancel', runId, '--url', there.url, '--by', 'dan']);
+    expect(JSON.parse(stdout)).toMatchObject({ id: runId, status: 'cancelled', cancellation: { by: 'dan', via: 'http' } });
+    const refused = await run(process.execPath, [UHLP_BIN, 'runs', 'cancel', runId, '--url', there.url]).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused?.code).not.toBe(0);
+    expect(refused?.stderr).toContain('UHLP_WORKFLOW_RUN_ENDED');
   }, 60_000);
 
   it('refuses hostile cancel bodies and unknown runs, changing nothing', async () => {
