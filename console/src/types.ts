@@ -56,6 +56,8 @@ export interface RunDetail {
     approvals: Record<string, { approved: boolean; comment?: string; by?: string; at: string }>;
     result?: unknown;
     error?: { code: string; message: string; status: number };
+    /** Who cancelled the run (or asked to, while its step is being cut), when, and through what. */
+    cancellation?: { by: string; at: string; via: string };
   };
   readonly trace: { droppedSteps: number; steps: Step[] };
   readonly grants: string[];

@@ -1,10 +1,13 @@
 /**
  * `uhlp runs show|trace <runId> [--url <core URL>] [--json]`: a workflow run
  * (GET /_uhlp/runs/<id>) or its trace (GET /_uhlp/runs/<id>/trace), as the
- * core serves it. `trace` prints one line per SimulationStep (index, node,
+ * core serves it. `uhlp runs cancel <runId> [--by NAME]` cancels it (POST
+ * /_uhlp/runs/<id>/cancel, with the run id as the credential) and prints the
+ * run once it has ended. `trace` prints one line per SimulationStep (index, node,
  * type, status, duration, thought, action) after the run's provenance, or the
  * trace's JSON with --json, to replay the run step by step.
  */
+import { userInfo } from 'node:os';
 import { loadClientConfig } from '../config.js';
 import { UhlpError } from '../shared/errors.js';
 import { isRunId } from '../workflow-runs/run-record.js';
@@ -15,7 +18,12 @@ import { DATA_DIR_FLAG, JSON_FLAG, URL_FLAG } from './client-flags.js';
 import { coreRefusal, coreTarget, fetchCore } from './core-target.js';
 import { EXIT_OK } from './exit-codes.js';
 
-const FLAGS = { url: URL_FLAG, 'data-dir': DATA_DIR_FLAG, json: JSON_FLAG } as const;
+const FLAGS = {
+  url: URL_FLAG,
+  'data-dir': DATA_DIR_FLAG,
+  json: JSON_FLAG,
+  by: { type: 'string', value: 'NAME', help: 'runs cancel: who cancels, recorded on the run and in the ledger (default: cli:<your user name>)' },
+} as const;
 type RunsSpec = CommandSpec<typeof FLAGS>;
 
 export const RUNS_COMMANDS: readonly RunsSpec[] = [
@@ -35,11 +43,19 @@ export const RUNS_COMMANDS: readonly RunsSpec[] = [
     flags: FLAGS,
     examples: ['uhlp runs trace RUN-20250101T120000000Z-0123456789ABCDEFGHJK', 'uhlp runs trace RUN-20250101T120000000Z-0123456789ABCDEFGHJK --json'],
   },
+  {
+    name: 'runs cancel',
+    summary: "Cancels a run: the step in flight is cut, the workflow's on_cancel node runs if it has one, the run ends cancelled (JSON)",
+    usage: ['<runId> [--by NAME] [flags]'],
+    positionals: { min: 1, max: 1 },
+    flags: FLAGS,
+    examples: ['uhlp runs cancel RUN-20250101T120000000Z-0123456789ABCDEFGHJK --by ada'],
+  },
 ];
 
 export const RUNS_GROUP: CommandGroup = {
   name: 'runs',
-  summary: 'Workflow runs of a running core: a run, and its trace step by step (docs/workflows.md)',
+  summary: 'Workflow runs of a running core: a run, its trace step by step, cancelling it (docs/workflows.md)',
   commands: RUNS_COMMANDS,
   notes: ["A run's id is in the x-uhlp-run-id header of its answer, and in the console's runs page."],
 };
@@ -54,6 +70,17 @@ export async function runsCommand(argv: string[], write: (text: string) => void 
   const runId = positionals[0]!;
   if (!isRunId(runId)) throw new UhlpError('UHLP_USAGE', `uhlp ${chosen.spec.name}: "${runId.slice(0, 80)}" is no run id (RUN-<time>-<random>)`, { name: 'runId' });
   const target = coreTarget(loadClientConfig(values));
+  if (sub === 'cancel') {
+    const by = typeof values.by === 'string' ? values.by : `cli:${userInfo().username}`;
+    const { response, body } = await fetchCore(target, `${RUNS_PATH}/${runId}/cancel`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ by: by.slice(0, 256) }),
+    });
+    if (!response.ok || body === undefined) throw coreRefusal(response, body as Record<string, unknown> | undefined);
+    write(`${JSON.stringify(body, null, 2)}\n`);
+    return EXIT_OK;
+  }
   const { response, body: answer } = await fetchCore(target, `${RUNS_PATH}/${runId}${sub === 'trace' ? '/trace' : ''}`);
   const body = answer as Record<string, unknown> | undefined;
   if (!response.ok || body === undefined) throw coreRefusal(response, body);

@@ -11,6 +11,7 @@
  * send the `x-uhlp-console` header the console API requires.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { FINAL_RUN_STATUSES } from '../contract/workflow/run-summary.js';
 import type { Logger } from '../logger.js';
 import type { RunStore } from '../state/run-store.js';
 import type { RunViews } from '../workflow-runs/run-views.js';
@@ -27,7 +28,7 @@ export interface RunEventsOptions {
 const POLL_MS = 250;
 const KEEPALIVE_MS = 15_000;
 const MAX_STREAM_MS = 10 * 60_000;
-const FINAL = new Set(['completed', 'failed', 'timed_out']);
+const FINAL: ReadonlySet<string> = new Set(FINAL_RUN_STATUSES);
 
 export async function streamRunEvents(request: FastifyRequest, reply: FastifyReply, options: RunEventsOptions): Promise<void> {
   reply.hijack();

@@ -10,6 +10,9 @@
  *   a paused run's input and blackboard as 4 KiB excerpts of indented JSON, what the approver decides on)
  * - `GET  api/runs/<id>/events` -> server-sent events: `run` (the run and its trace, at every change), `end`
  * - `POST api/runs/<id>/resume {"approved", "comment"?}` -> `{status, body}`, the run's answer once it paused or ended
+ * - `POST api/runs/<id>/cancel` -> `{run}`, the run once it has ended (or as it is after run-cancels.ts's wait),
+ *   cancelled by the principal, ledgered; 409 UHLP_WORKFLOW_RUN_ENDED for a run that has ended. Operators
+ *   cancel any app's run.
  */
 import type { FastifyInstance } from 'fastify';
 import { RUN_STATUSES, type RunStatus } from '../contract/workflow/run-view.js';
@@ -66,6 +69,8 @@ export function registerRunsApi(app: FastifyInstance, context: ConsoleContext): 
     return streamRunEvents(request, reply, { id, runs: context.store.runs, workflows: views, logger: context.logger });
   });
 
+  registerRunCancel(app, context, workflows);
+
   app.post<{ Params: { id: string } }>(`${CONSOLE_API}/runs/:id/resume`, async (request, reply) => {
     const principal = context.access.operator(request);
     const id = runIdOf(request.params.id);
@@ -102,6 +107,27 @@ export function registerRunsApi(app: FastifyInstance, context: ConsoleContext): 
       // An answer that is not JSON is shown as text.
     }
     return reply.send({ status: final.status, body: body2 });
+  });
+}
+
+export function registerRunCancel(app: FastifyInstance, context: ConsoleContext, workflows: () => WorkflowRuns): void {
+  app.post<{ Params: { id: string } }>(`${CONSOLE_API}/runs/:id/cancel`, async (request, reply) => {
+    const principal = context.access.operator(request);
+    const id = runIdOf(request.params.id);
+    const runs = workflows();
+    const before = await runs.runs.get(id);
+    const tier = context.registry.snapshot.apps.get(before.appId)?.document.spec.deploymentMode ?? 'development';
+    const audit = (outcome: string): Promise<void> =>
+      context.audit.record({ action: 'run.cancel', principal, appId: before.appId, tier, target: { runId: id, status: before.status }, outcome });
+    let after;
+    try {
+      after = await runs.cancels.cancel(id, { by: principal.name, via: 'console' });
+    } catch (error) {
+      await audit(error instanceof UhlpError ? error.code : 'UHLP_INTERNAL');
+      throw error;
+    }
+    await audit(after.status);
+    return reply.send({ run: await runs.views.view(id) });
   });
 }
 

@@ -216,7 +216,13 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
     deps.workflows.attach(pipeline);
     const workflows = deps.workflows;
     // A run id (100 random bits) is handed to the app's client with the run's first answer: it is the run's credential.
-    audiences.declare('apps', () => registerRunsRoutes(app, workflows));
+    audiences.declare('apps', () =>
+      registerRunsRoutes(app, workflows, {
+        turns: deps.turns,
+        logger: deps.logger,
+        tierOf: (appId) => deps.registry.snapshot.apps.get(appId)?.document.spec.deploymentMode ?? 'development',
+      }),
+    );
   }
   if (deps.console !== undefined) {
     const consoleDeps = deps.console;

@@ -25,6 +25,8 @@ export interface ExecutionTarget {
   readonly timeoutMs: number;
   /** The JIT script the execution runs; sent along to sandboxes that would read it through MCP (the pool's prepareRequest). */
   readonly script?: ScriptRef;
+  /** Cuts the execution when it aborts (a cancelled workflow run): the connection is closed and the sandbox destroyed. @defaultValue none */
+  readonly signal?: AbortSignal;
 }
 
 /** A valid answer of the sandbox, and its JSON text as it came. */
@@ -155,7 +157,7 @@ export class ComponentExecutor {
       const sent = typeof prepared === 'string' ? prepared : await prepared;
       const sentAt = performance.now();
       // A traced execution names its trace to the runner, which then sends back what it timed.
-      const raw = await lease.sandbox.client.execute(sent, requestId, target.timeoutMs, traceId ?? (tracingActive() ? activeTraceIds()?.trace_id : undefined));
+      const raw = await lease.sandbox.client.execute(sent, requestId, target.timeoutMs, traceId ?? (tracingActive() ? activeTraceIds()?.trace_id : undefined), target.signal);
       if (raw.status !== 200) {
         // The runner refused or failed the request itself (contract 400/429/500/503).
         metricOutcome = 'error';

@@ -93,7 +93,13 @@ export class SandboxExecution implements ExecutionStage {
     const body = `{"requestId":${JSON.stringify(requestId)},"requestData":${requestDataJson},"context":${context}}`;
     try {
       const { response, text } = await deps.executor.execute(
-        { appId: app.id, poolName: pool.name, timeoutMs, ...(component.jit ? { script: { revision: app.revision, path: component.jit.script } } : {}) },
+        {
+          appId: app.id,
+          poolName: pool.name,
+          timeoutMs,
+          ...(component.jit ? { script: { revision: app.revision, path: component.jit.script } } : {}),
+          ...(event.workflowRun?.signal !== undefined ? { signal: event.workflowRun.signal } : {}),
+        },
         requestId,
         body,
         event.traceId,
@@ -116,7 +122,9 @@ export class SandboxExecution implements ExecutionStage {
     const critical = this.criticalTools;
     return {
       ...binding,
-      ...(event.workflowRun !== undefined ? { run: { id: event.workflowRun.runId, owner: event.workflowRun.owner } } : {}),
+      ...(event.workflowRun !== undefined
+        ? { run: { id: event.workflowRun.runId, owner: event.workflowRun.owner, ...(event.workflowRun.signal !== undefined ? { signal: event.workflowRun.signal } : {}) } }
+        : {}),
       ...(event.workflowRun !== undefined && !turn.ambient ? { sessionId: turn.sessionId } : {}),
       ...(critical !== undefined && critical.size > 0 ? { criticalTools: critical } : {}),
       // A comparison run of the oracle after the answer writes nothing to the client's stream.

@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UhlpError, errorBody, isUhlpError } from '../shared/errors.js';
+import { WorkflowCancelledError } from '../shared/workflow-errors.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
 import { createLlmService, type LlmStateStore } from '../llm/llm-service.js';
 import type { GitDefinitionStore } from '../apps/git/definition-store.js';
@@ -201,12 +202,15 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
       return jsonAnswer(400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null });
     }
     try {
-      const answer = await (await protocolOnce()).serve(body, post.headers, grant, signal);
+      // A cancelled workflow run's calls are aborted with it (a model call's provider sees its request closed).
+      const runSignal = grant.run?.signal;
+      const answer = await (await protocolOnce()).serve(body, post.headers, grant, runSignal === undefined ? signal : AbortSignal.any([signal, runSignal]));
       if (answer.stream !== undefined) return { status: answer.status, headers: SSE_HEADERS, stream: answer.stream };
       if (answer.body === undefined) return { status: answer.status };
       return { status: answer.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(answer.body) };
     } catch (error) {
       if (signal.aborted) return undefined;
+      if (grant.run?.signal?.aborted === true) return errorAnswer(new WorkflowCancelledError(`run ${grant.run.id} was cancelled; the call was cut`), post.requestId);
       options.logger.error({ err: error, requestId: post.requestId }, 'MCP request failed');
       return internalErrorAnswer();
     }

@@ -26,7 +26,12 @@ export interface GrantBinding {
   /** How many internal events led to the execution (core.trigger.emit cuts loops with it). @defaultValue 0 */
   readonly triggerDepth?: number;
   /** The workflow run the execution belongs to: it drives the run (owner), or runs one of its steps. @defaultValue none */
-  readonly run?: { readonly id: string; readonly owner: boolean };
+  readonly run?: {
+    readonly id: string;
+    readonly owner: boolean;
+    /** Aborts when the run is cancelled: every call of the token in flight is aborted with it. @defaultValue none */
+    readonly signal?: AbortSignal;
+  };
   /** The stored session of the turn, continued by the components a workflow step runs. @defaultValue none: the ambient session */
   readonly sessionId?: string;
   /** Tools the app marks risk_level: critical (src/apps/critical-tools.ts). @defaultValue none */

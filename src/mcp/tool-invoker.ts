@@ -55,8 +55,14 @@ export async function invokeTool(
     return { content: [{ type: 'text', text: JSON.stringify(content) }], structuredContent: content };
   } catch (thrown) {
     const durationMs = performance.now() - started;
-    const error = isUhlpError(thrown) ? thrown : new UhlpError('UHLP_INTERNAL', 'internal error in the tool; see the core log', { tool: toolLabel });
-    if (!isUhlpError(thrown)) deps.logger.error({ err: thrown, app: grant.appId, tool: toolLabel, requestId: grant.requestId }, 'MCP tool failed');
+    // A call its caller cut (a cancelled workflow run, a client gone) is no fault of the tool's.
+    const cut = !isUhlpError(thrown) && signal.aborted;
+    const error = isUhlpError(thrown)
+      ? thrown
+      : cut
+        ? new UhlpError('UHLP_WORKFLOW_CANCELLED', 'the call was cut by its caller', { tool: toolLabel })
+        : new UhlpError('UHLP_INTERNAL', 'internal error in the tool; see the core log', { tool: toolLabel });
+    if (!isUhlpError(thrown) && !cut) deps.logger.error({ err: thrown, app: grant.appId, tool: toolLabel, requestId: grant.requestId }, 'MCP tool failed');
     grant.calls.record(toolLabel, durationMs, undefined, error.code);
     deps.metrics.mcpCalls.inc({ app: grant.appId, tool: toolLabel, outcome: error.code });
     deps.metrics.mcpCallSeconds.observe({ app: grant.appId, tool: toolLabel }, durationMs / 1000);

@@ -48,6 +48,22 @@ const failure = (promise: Promise<unknown>) =>
   );
 
 describe('SandboxClient', () => {
+  it('cuts an /execute when its signal aborts: the runner sees the connection closed, the caller a dropped transport', async () => {
+    let closed = false;
+    const where = await rawRunner((socket) => socket.once('close', () => (closed = true)));
+    const c = client(where);
+    const cutter = new AbortController();
+    const pending = failure(c.execute('{}', 'req-cut', 30_000, undefined, cutter.signal));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = performance.now();
+    cutter.abort();
+    expect(await pending).toBe('dropped');
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await expect.poll(() => closed, { timeout: 2_000 }).toBe(true);
+    // An execution whose run was cancelled before it was sent is never sent.
+    expect(await failure(c.execute('{}', 'req-late', 30_000, undefined, cutter.signal))).toBe('dropped');
+  });
+
   it('sends /execute with the request id and keeps the connection alive', async () => {
     const seen: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
     const runner = await fakeRunner((req, res) => {

@@ -193,14 +193,24 @@ export class SandboxClient {
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
-  /** Sends one /execute. Rejects with SandboxTransportError when no HTTP answer arrives in time. */
-  execute(body: string, requestId: string, timeoutMs: number, traceId?: string): Promise<RawResponse> {
+  /**
+   * Sends one /execute. Rejects with SandboxTransportError when no HTTP answer
+   * arrives in time, or as dropped when `signal` aborts (the connection is cut,
+   * and the caller destroys the sandbox: a cancelled workflow run's execution).
+   */
+  execute(body: string, requestId: string, timeoutMs: number, traceId?: string, signal?: AbortSignal): Promise<RawResponse> {
     if (!SAFE_HEADER_VALUE.test(requestId)) return Promise.reject(new Error('the request id cannot be sent as a header'));
     let head =
       `POST ${EXECUTE_PATH} HTTP/1.1\r\nhost: sandbox\r\ncontent-type: application/json\r\naccept: application/json\r\n` +
       `${REQUEST_ID_HEADER}: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
     if (traceId !== undefined && SAFE_HEADER_VALUE.test(traceId)) head += `x-trace-id: ${traceId}\r\n`;
-    return this.send(`${head}\r\n${body}`, timeoutMs);
+    if (signal === undefined) return this.send(`${head}\r\n${body}`, timeoutMs);
+    if (signal.aborted) return Promise.reject(new SandboxTransportError('dropped', 'the execution was cancelled before it was sent'));
+    if (this.closed) return Promise.reject(new SandboxTransportError('connect', 'the client is closed'));
+    const connection = this.checkout();
+    const onAbort = (): void => connection.fail('dropped', 'the execution was cancelled');
+    signal.addEventListener('abort', onAbort, { once: true });
+    return connection.begin(`${head}\r\n${body}`, timeoutMs).finally(() => signal.removeEventListener('abort', onAbort));
   }
 
   /** Sends one call to a `runner: mcp` sandbox (POST /mcp, contract/mcp-host-wire.ts). */

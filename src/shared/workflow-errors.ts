@@ -110,3 +110,21 @@ export class WorkflowInterruptedError extends UhlpError<'UHLP_WORKFLOW_INTERRUPT
     super('UHLP_WORKFLOW_INTERRUPTED', message, details);
   }
 }
+
+/** A cancel of a run that has ended already. */
+export class WorkflowRunEndedError extends UhlpError<'UHLP_WORKFLOW_RUN_ENDED'> {
+  override readonly name = 'WorkflowRunEndedError';
+
+  constructor(message = 'the run has ended; there is nothing to cancel', details?: unknown) {
+    super('UHLP_WORKFLOW_RUN_ENDED', message, details);
+  }
+}
+
+/** What a run that was cancelled answers the request that started it. */
+export class WorkflowCancelledError extends UhlpError<'UHLP_WORKFLOW_CANCELLED'> {
+  override readonly name = 'WorkflowCancelledError';
+
+  constructor(message = 'the run was cancelled', details?: unknown) {
+    super('UHLP_WORKFLOW_CANCELLED', message, details);
+  }
+}

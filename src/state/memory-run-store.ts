@@ -5,11 +5,23 @@ import { DEFAULT_ACTIVE_RUNS_LIMIT, type RunStore, type StoredRun } from './run-
 
 export class MemoryRunStore implements RunStore, SweptStore {
   private readonly runs: ExpiringMap<StoredRun>;
+  private readonly cancels: ExpiringMap<true>;
   /** Active run ids, in the order they became active (a Map keeps insertion order). */
   private readonly activeRuns = new Map<string, true>();
 
   constructor(private readonly context: MemoryContext) {
     this.runs = new ExpiringMap(context.now);
+    this.cancels = new ExpiringMap(context.now);
+  }
+
+  async markRunCancel(id: string, ttlMs: number): Promise<void> {
+    this.context.assertOpen();
+    this.cancels.set(id, true, this.context.now() + ttlMs);
+  }
+
+  async runCancelMarked(id: string): Promise<boolean> {
+    this.context.assertOpen();
+    return this.cancels.live(id) !== undefined;
   }
 
   async createRun(id: string, json: string, ttlMs: number, active: boolean): Promise<boolean> {
@@ -51,6 +63,7 @@ export class MemoryRunStore implements RunStore, SweptStore {
 
   sweep(): void {
     this.runs.sweep();
+    this.cancels.sweep();
   }
 
   private markActive(id: string, active: boolean): void {

@@ -27,6 +27,14 @@ export class RedisRunStore implements RunStore {
     return updated === 1;
   }
 
+  async markRunCancel(id: string, ttlMs: number): Promise<void> {
+    await this.client.call(() => this.client.redis.set(this.client.keys.runCancel(id), '1', 'PX', ttlMs));
+  }
+
+  async runCancelMarked(id: string): Promise<boolean> {
+    return (await this.client.call(() => this.client.redis.exists(this.client.keys.runCancel(id)))) === 1;
+  }
+
   async listActiveRuns(limit = DEFAULT_ACTIVE_RUNS_LIMIT): Promise<string[]> {
     const { redis, keys } = this.client;
     const set = keys.activeRuns();

@@ -24,6 +24,14 @@ export interface RunStore {
    * is active; false when it changed meanwhile or is gone.
    */
   updateRun(id: string, expectedVersion: number, json: string, ttlMs: number, active: boolean): Promise<boolean>;
+  /**
+   * Marks that the run is to be cancelled, for `ttlMs`: the core that drives it
+   * (this one or another sharing the store) polls the mark and cuts the step in
+   * flight. Apart from the record so that polling it reads a few bytes.
+   */
+  markRunCancel(id: string, ttlMs: number): Promise<void>;
+  /** Whether the run's cancellation is marked. */
+  runCancelMarked(id: string): Promise<boolean>;
   /** Ids of active runs, oldest first, at most `limit` (default 1000); runs that expired are left out. */
   listActiveRuns(limit?: number): Promise<string[]>;
 }

@@ -136,6 +136,11 @@ export class RuntimeKeys {
     return `${this.prefix}invocation:${encode(id)}`;
   }
 
+  /** The mark that a run is to be cancelled, which the core driving it polls (a string key with the run's TTL). */
+  runCancel(id: string): string {
+    return `${this.prefix}run-cancel:${encode(id)}`;
+  }
+
   /** One workflow run record (a hash: version and JSON). */
   run(id: string): string {
     return `${this.prefix}run:${encode(id)}`;

@@ -336,6 +336,17 @@ class CheckedRunStore implements RunStore {
     return this.inner.updateRun(id, expectedVersion, json, ttlMs, active);
   }
 
+  async markRunCancel(id: string, ttlMs: number): Promise<void> {
+    checkKey('id', id);
+    checkTtl('ttlMs', ttlMs);
+    return this.inner.markRunCancel(id, ttlMs);
+  }
+
+  async runCancelMarked(id: string): Promise<boolean> {
+    checkKey('id', id);
+    return this.inner.runCancelMarked(id);
+  }
+
   async listActiveRuns(limit = DEFAULT_ACTIVE_RUNS_LIMIT): Promise<string[]> {
     checkPositiveInteger('limit', limit);
     return this.inner.listActiveRuns(limit);

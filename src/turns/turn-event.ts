@@ -93,4 +93,10 @@ export interface WorkflowRunTurn {
   readonly timeoutMs?: number;
   /** The run's load answer as JSON, for the execution's context to carry (a run's first execution; contract/workflow/loaded-run.ts). */
   readonly loaded?: string;
+  /**
+   * Aborts when the run is cancelled: the execution is cut (its sandbox
+   * destroyed) and its token's calls in flight (model calls, tools, federated
+   * servers) are aborted. @defaultValue none
+   */
+  readonly signal?: AbortSignal;
 }

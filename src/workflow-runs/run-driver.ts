@@ -9,6 +9,14 @@
  * `Location: /_uhlp/runs/<id>` when an approval node paused it, its error
  * (504 UHLP_WORKFLOW_TIMEOUT past its time). One core drives a run at a time
  * (a runtime-store lease it renews).
+ *
+ * A cancelled run (run-cancels.ts) is cut here: each execution carries an
+ * AbortSignal, aborted at once when the cancel reaches this core, or when the
+ * driver sees the run's cancel mark in the runtime store (polled every
+ * CANCEL_POLL_MS: a cancel through another core). The signal cuts the sandbox's
+ * /execute (the sandbox is destroyed) and the calls of the execution's token
+ * (model calls, tools, federated servers). Then the run goes on at its
+ * on_cancel node as a new execution, or ends `cancelled`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { toRunError } from '../contract/workflow/run-view.js';
@@ -24,7 +32,7 @@ import type { InterceptorChain } from './interceptors.js';
 import { runErrorOf, timeoutError } from './run-errors.js';
 import { RUN_ID_HEADER, RUNS_PATH } from './run-links.js';
 import type { RunRecord } from './run-record.js';
-import type { RunService } from './run-service.js';
+import { cancelledError, type RunService } from './run-service.js';
 import { inSpan } from '../tracing/spans.js';
 
 /** New executions of a run after sandbox deaths, at most. */
@@ -37,6 +45,8 @@ const TIMEOUT_GRACE_MS = 1_000;
 const RESUMABLE = new Set(['UHLP_SANDBOX_DIED', 'UHLP_SANDBOX_BAD_RESPONSE', 'UHLP_SANDBOX_ERROR', 'UHLP_SANDBOX_TIMEOUT']);
 /** How long a core holds a run it drives before renewing; another core takes over a run whose hold lapsed. */
 const RUN_LEASE_MS = 10_000;
+/** How often a driving core reads the cancel mark of its runs: the bound on a cancel made through another core (plus the cut itself). */
+export const CANCEL_POLL_MS = 250;
 
 /** One execution of the run, as a turn: through the component's turn stages, or through the whole pipeline. */
 export type RunAttempt = (event: TurnEvent) => Promise<FinalResponse>;
@@ -62,6 +72,8 @@ export class RunDriver {
   /** The core is stopping: runs it drives are left running for the next core (Redis) rather than failed. */
   private stopping = false;
   private readonly driving = new Set<string>();
+  /** The execution in flight of each run this core drives, aborted to cut it when the run is cancelled. */
+  private readonly cutters = new Map<string, AbortController>();
 
   constructor(private readonly options: RunDriverOptions) {
     this.leaseOwner = `${options.instanceId}/${process.pid}/${randomBytes(4).toString('hex')}`;
@@ -70,6 +82,14 @@ export class RunDriver {
   /** Whether this core drives the run now. */
   drives(runId: string): boolean {
     return this.driving.has(runId);
+  }
+
+  /** Cuts the execution in flight of a run this core drives (its cancellation is recorded); false when this core drives no execution of it. */
+  cut(runId: string): boolean {
+    const cutter = this.cutters.get(runId);
+    if (cutter === undefined) return false;
+    cutter.abort();
+    return true;
   }
 
   /** The core stops: a run whose sandbox goes away under it is left for the next core (Redis persistence) rather than failed. */
@@ -91,18 +111,38 @@ export class RunDriver {
       let event = first;
       for (let resumes = 0; ; resumes++) {
         const claimed = await runs.claim(runId, event.requestId);
+        // Cancelled before this execution started: nothing of the run's own steps runs again.
+        if (claimed.cancellation !== undefined && !claimed.cancellation.leg) {
+          const next = await this.afterCut(runId, chain, event.requestId);
+          if (next === 'leg') {
+            event = await this.nextExecution(runId, event, notes);
+            continue;
+          }
+          return next;
+        }
         const remaining = runs.remainingMs(claimed);
         if (remaining <= 0) return timedOut(await runs.finish(runId, 'timed_out', timeoutError(claimed)), event.requestId);
         const timeoutMs = Math.min(MAX_EXECUTION_MS, remaining + TIMEOUT_GRACE_MS);
         // Only a run's first execution carries its load answer: a resumed run is loaded from the stored record.
         const loaded = claimed.attempts === 1 ? this.options.preload?.(claimed) : undefined;
         let final: FinalResponse;
+        // The on_cancel leg is not cut again: a second cancel waits for it (bounded by the run's time).
+        const cutter = claimed.cancellation?.leg === true ? undefined : new AbortController();
+        const watch = cutter !== undefined ? this.watchCancel(runId, cutter) : undefined;
         try {
-          const execution = { ...event, workflowRun: { runId, owner: true, timeoutMs, ...(loaded !== undefined ? { loaded } : {}) } };
+          const execution = { ...event, workflowRun: { runId, owner: true, timeoutMs, ...(loaded !== undefined ? { loaded } : {}), ...(cutter !== undefined ? { signal: cutter.signal } : {}) } };
           final = await inSpan('uhlp.workflow.execution', () => attempt(execution), { 'uhlp.workflow.run_id': runId, 'uhlp.workflow.resumes': resumes });
         } catch (error) {
           const record = await runs.get(runId);
           if (record.status !== 'running') return answer(record, undefined, chain, event.requestId);
+          if (record.cancellation !== undefined) {
+            const next = await this.afterCut(runId, chain, event.requestId);
+            if (next === 'leg') {
+              event = await this.nextExecution(runId, event, notes);
+              continue;
+            }
+            return next;
+          }
           if (runs.remainingMs(record) <= 0) return timedOut(await runs.finish(runId, 'timed_out', timeoutError(record)), event.requestId);
           // A stopping core's sandboxes go away under its runs: a run that survives a restart waits for the next core.
           if (this.stopping && record.persistence.actual === 'redis') throw error;
@@ -115,8 +155,18 @@ export class RunDriver {
           const sessionId = notes[SESSION_ID_HEADER] ?? record.sessionId ?? undefined;
           event = { ...event, requestId: randomUUID(), ...(sessionId !== undefined ? { session: { continue: sessionId } } : {}) };
           continue;
+        } finally {
+          watch?.();
         }
         const record = await runs.get(runId);
+        if (record.status === 'running' && record.cancellation !== undefined) {
+          const next = await this.afterCut(runId, chain, event.requestId);
+          if (next === 'leg') {
+            event = await this.nextExecution(runId, event, notes);
+            continue;
+          }
+          return next;
+        }
         if (record.status === 'running') {
           const error = new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', 'the llm-orchestrator answered before the run paused or ended');
           await runs.finish(runId, 'failed', runErrorOf(error));
@@ -127,8 +177,49 @@ export class RunDriver {
     } finally {
       clearInterval(renew);
       this.driving.delete(runId);
+      this.cutters.delete(runId);
       await leases.releaseLease(runLease(runId), this.leaseOwner).catch(() => undefined);
     }
+  }
+
+  /** Polls the run's cancel mark while an execution runs and cuts it once marked; answers what stops the polling. */
+  private watchCancel(runId: string, cutter: AbortController): () => void {
+    this.cutters.set(runId, cutter);
+    const store = this.options.runs.store;
+    let polling = false;
+    const timer = setInterval(() => {
+      if (polling || cutter.signal.aborted) return;
+      polling = true;
+      store
+        .runCancelMarked(runId)
+        .then(
+          (marked) => {
+            if (marked) cutter.abort();
+          },
+          // A store that does not answer now is asked again at the next tick.
+          () => undefined,
+        )
+        .finally(() => (polling = false));
+    }, CANCEL_POLL_MS);
+    timer.unref();
+    return () => {
+      clearInterval(timer);
+      if (this.cutters.get(runId) === cutter) this.cutters.delete(runId);
+    };
+  }
+
+  /** After a cancelled run's step was cut: 'leg' when the run goes on at its on_cancel node, else the cancelled run's answer. */
+  private async afterCut(runId: string, chain: InterceptorChain, requestId: string): Promise<FinalResponse | 'leg'> {
+    const { runs } = this.options;
+    if (await runs.startCancelLeg(runId)) return 'leg';
+    return answer(await runs.cancelled(runId), undefined, chain, requestId);
+  }
+
+  /** The next execution of a run, in the same session on a fresh sandbox. */
+  private async nextExecution(runId: string, event: TurnEvent, notes: TurnNotes): Promise<TurnEvent> {
+    const record = await this.options.runs.get(runId);
+    const sessionId = notes[SESSION_ID_HEADER] ?? record.sessionId ?? undefined;
+    return { ...event, requestId: randomUUID(), ...(sessionId !== undefined ? { session: { continue: sessionId } } : {}) };
   }
 }
 
@@ -159,6 +250,10 @@ async function answer(record: RunRecord, final: FinalResponse | undefined, chain
           links: { self, resume: `${self}/resume`, trace: `${self}/trace` },
         }),
       };
+    }
+    case 'cancelled': {
+      const error = record.error ?? cancelledError(record);
+      return { status: error.status, headers, body: JSON.stringify({ code: error.code, message: error.message, requestId, ...(error.details !== undefined ? { details: error.details } : {}) }) };
     }
     default: {
       if (record.status === 'timed_out') return timedOut(record, requestId);

@@ -70,6 +70,7 @@ export function summaryOf(record: RunRecord): RunSummary {
     steps: record.droppedSteps + record.steps.length,
     attempts: record.attempts,
     ...(record.paused !== undefined ? { paused: record.paused } : {}),
+    ...(record.cancellation !== undefined ? { cancellation: { by: record.cancellation.by, at: record.cancellation.at, via: record.cancellation.via } } : {}),
     ...(record.error !== undefined ? { errorCode: record.error.code } : {}),
   };
 }

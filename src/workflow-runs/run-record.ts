@@ -11,6 +11,7 @@
  */
 import { newSessionId } from '../state/session-id.js';
 import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
+import type { RunCancellation } from '../contract/workflow/run-summary.js';
 import { bounded, type Approval, type EngineState, type RunError, type RunStatus, type SimulationStep } from '../contract/workflow/run-view.js';
 
 
@@ -43,11 +44,19 @@ export interface RunRecord {
   readonly input: unknown;
   state: EngineState;
   approvals: Record<string, Approval>;
+  /** The workflow's on_cancel node at the run's revision: where a cancelled run goes on. @defaultValue none */
+  readonly onCancel?: string;
   /** Critical tools the run may call: its policy's, and those its approvals granted. */
   allowedTools: string[];
   paused?: { readonly node: string; readonly prompt: string; readonly since: string };
   /** Running time: the budget, what was spent before the current leg, and when the current leg started. */
   timing: { readonly timeoutMs: number; spentMs: number; runningSince?: number };
+  /**
+   * A cancellation asked for: who and when, the workflow's on_cancel node (null
+   * when it declares none), and whether the leg that runs it has started. A
+   * running run keeps running until its driver has cut the step in flight.
+   */
+  cancellation?: RunCancellation & { readonly onCancel: string | null; leg: boolean };
   /** The execution (request id) that may checkpoint the run now. */
   owner?: string;
   /** Executions the run has taken (a resume after a sandbox death or an approval is one more). */

@@ -18,6 +18,8 @@ function countingStore(): { store: RunStore; reads: () => number } {
     },
     updateRun: (...args) => inner.updateRun(...args),
     listActiveRuns: (limit) => inner.listActiveRuns(limit),
+    markRunCancel: (id, ttlMs) => inner.markRunCancel(id, ttlMs),
+    runCancelMarked: (id) => inner.runCancelMarked(id),
   };
   return { store, reads: () => reads };
 }
@@ -33,12 +35,12 @@ function stateAfter(nodesRun: number, frontier: string[]): { position: { frontie
 }
 
 /** Two cores' run services over one store, the run created and claimed by exec-1 through the first. */
-async function twoCores(): Promise<{ here: RunService; elsewhere: RunService }> {
+async function twoCores(run = RUN): Promise<{ here: RunService; elsewhere: RunService }> {
   const { store } = countingStore();
   const here = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
   const elsewhere = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
-  await here.create(RUN);
-  await here.claim(RUN.id, 'exec-1');
+  await here.create(run);
+  await here.claim(run.id, 'exec-1');
   return { here, elsewhere };
 }
 
@@ -131,5 +133,62 @@ describe('RunService', () => {
     const record = await here.finish(RUN.id, 'failed', { code: 'UHLP_INTERNAL', message: 'x', status: 500 });
     expect(record.status).toBe('completed');
     expect(record.result).toBe(42);
+  });
+
+  describe('cancel', () => {
+    const who = { by: 'ada', at: '2026-01-01T00:00:00.000Z', via: 'console' as const };
+
+    it('cancels a paused run at once, with who asked and when', async () => {
+      const { here } = await twoCores();
+      await here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['gate']), steps: [step(0, 'a')], status: 'paused', paused: { node: 'gate', prompt: 'ok?' } });
+      const record = await here.requestCancel(RUN.id, who);
+      expect(record).toMatchObject({ status: 'cancelled', cancellation: { by: 'ada', at: who.at, via: 'console' }, error: { code: 'UHLP_WORKFLOW_CANCELLED', status: 409, details: { by: 'ada' } } });
+      expect(record.paused).toBeUndefined();
+      expect(record.steps.map((s) => s.node)).toEqual(['a']);
+    });
+
+    it('sets a paused run with an on_cancel node running at that node, and ends it cancelled with what the node answered', async () => {
+      const { here } = await twoCores({ ...RUN, onCancel: 'undo' });
+      await here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['gate']), steps: [step(0, 'a')], status: 'paused', paused: { node: 'gate', prompt: 'ok?' } });
+      const leg = await here.requestCancel(RUN.id, who);
+      expect(leg).toMatchObject({ status: 'running', state: { position: { frontier: ['undo'] } }, cancellation: { onCancel: 'undo', leg: true } });
+      await here.claim(RUN.id, 'exec-2');
+      const ended = await here.checkpoint(RUN.id, 'exec-2', { state: stateAfter(2, []), steps: [step(1, 'undo')], status: 'completed', result: { undone: true } });
+      expect(ended).toMatchObject({ status: 'cancelled', result: { undone: true }, error: { code: 'UHLP_WORKFLOW_CANCELLED' } });
+      expect(ended.steps.map((s) => s.node)).toEqual(['a', 'undo']);
+    });
+
+    it('marks a running run, refuses the cut step\'s checkpoints, then runs its on_cancel leg or ends it cancelled', async () => {
+      const { here, elsewhere } = await twoCores();
+      const marked = await elsewhere.requestCancel(RUN.id, who);
+      expect(marked).toMatchObject({ status: 'running', cancellation: { by: 'ada', leg: false } });
+      // The step in flight (its checkpoint reaches the core before it is cut) adds nothing.
+      await expect(here.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, []), steps: [step(0, 'a')], status: 'completed', result: 1 })).rejects.toMatchObject({ code: 'UHLP_WORKFLOW_RUN_CONFLICT' });
+      expect(await here.startCancelLeg(RUN.id)).toBe(false);
+      const ended = await here.cancelled(RUN.id);
+      expect(ended).toMatchObject({ status: 'cancelled', steps: [] });
+      expect(ended.result).toBeUndefined();
+      // A second cancel keeps the first's record; a cancel of the ended run is refused with its status.
+      await expect(here.requestCancel(RUN.id, { ...who, by: 'bob' })).rejects.toMatchObject({ code: 'UHLP_WORKFLOW_RUN_ENDED', statusCode: 409, details: { status: 'cancelled', cancelledBy: 'ada' } });
+    });
+
+    it('refuses to cancel a run that completed, and keeps a running run\'s first cancellation', async () => {
+      const { here, elsewhere } = await twoCores({ ...RUN, onCancel: 'undo' });
+      await here.requestCancel(RUN.id, who);
+      const again = await elsewhere.requestCancel(RUN.id, { ...who, by: 'bob' });
+      expect(again.cancellation).toMatchObject({ by: 'ada', leg: false });
+      expect(await here.startCancelLeg(RUN.id)).toBe(true);
+      expect(await here.startCancelLeg(RUN.id)).toBe(false);
+      await here.claim(RUN.id, 'exec-2');
+      await here.checkpoint(RUN.id, 'exec-2', { state: stateAfter(1, []), steps: [step(0, 'undo')], status: 'failed', error: { code: 'UHLP_INTERNAL', message: 'x', status: 500 } });
+      expect((await here.get(RUN.id)).status).toBe('cancelled');
+
+      const other = newRunFixture('RUN-2');
+      await here.create(other);
+      await here.claim(other.id, 'exec-3');
+      await here.checkpoint(other.id, 'exec-3', { state: stateAfter(1, []), steps: [], status: 'completed', result: 7 });
+      await expect(here.requestCancel(other.id, who)).rejects.toMatchObject({ code: 'UHLP_WORKFLOW_RUN_ENDED', details: { status: 'completed' } });
+      expect((await here.get(other.id)).result).toBe(7);
+    });
   });
 });

@@ -15,6 +15,10 @@
  *   grants, and sets it running again.
  * - `finish` ends a run from the core's side (a timeout, a sandbox that kept
  *   dying, an interrupted run).
+ * - `requestCancel` records who cancels a run; a paused run ends `cancelled` at
+ *   once (or goes on at its on_cancel node), a running one once its driver has
+ *   cut the step in flight (`startCancelLeg`, `cancelled`). From then on only
+ *   the on_cancel leg's checkpoints are applied.
  *
  * A run this core creates or changes is changed again at once (its claim, its
  * next checkpoint), so the record it last wrote is kept (parsed, with its version) and the next change
@@ -24,7 +28,15 @@
  * it refuses is tried again on a fresh read before it is refused.
  */
 import { InternalError } from '../shared/errors.js';
-import { WorkflowRunConflictError, WorkflowRunNotFoundError, WorkflowRunNotPausedError, WorkflowStateTooLargeError } from '../shared/workflow-errors.js';
+import {
+  WorkflowCancelledError,
+  WorkflowRunConflictError,
+  WorkflowRunEndedError,
+  WorkflowRunNotFoundError,
+  WorkflowRunNotPausedError,
+  WorkflowStateTooLargeError,
+} from '../shared/workflow-errors.js';
+import { FINAL_RUN_STATUSES, type RunCancellation } from '../contract/workflow/run-summary.js';
 import type { RunStore, StoredRun } from '../state/run-store.js';
 import { appendSteps, type RunRecord } from './run-record.js';
 import { summaryOf, type RunIndex } from './run-index.js';
@@ -57,6 +69,8 @@ export interface NewRun {
   readonly start: string;
   readonly timeoutMs: number;
   readonly allowedTools: readonly string[];
+  /** The workflow's on_cancel node, kept on the run so that any core that cancels it knows it. @defaultValue none */
+  readonly onCancel?: string;
 }
 
 /** What a checkpoint of the orchestrator carries (core.workflow.checkpoint). */
@@ -81,7 +95,18 @@ const MAX_CAS_ATTEMPTS = 8;
 /** Records kept from this core's last writes (see above); the oldest goes first past it. */
 const MAX_KEPT_RECORDS = 256;
 /** Statuses after which a run never changes again. */
-const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'timed_out']);
+const FINAL: ReadonlySet<RunStatus> = new Set(FINAL_RUN_STATUSES);
+
+/** Whether a run has ended (it never changes again). */
+export function runEnded(record: Pick<RunRecord, 'status'>): boolean {
+  return FINAL.has(record.status);
+}
+
+/** The error a cancelled run keeps, and answers the request that started it. */
+export function cancelledError(record: Pick<RunRecord, 'id' | 'cancellation'>): RunError {
+  const by = record.cancellation?.by ?? 'unknown';
+  return toRunError(new WorkflowCancelledError(`run ${record.id} was cancelled by ${by}`, { runId: record.id, by, at: record.cancellation?.at ?? null, via: record.cancellation?.via ?? null }));
+}
 
 export class RunService {
   private readonly now: () => number;
@@ -115,6 +140,7 @@ export class RunService {
       state: { position: { frontier: [run.start], arrived: {} }, blackboard: run.blackboard, retries: {}, loops: {}, feedback: {}, nodesRun: 0 },
       approvals: {},
       allowedTools: [...run.allowedTools],
+      ...(run.onCancel !== undefined ? { onCancel: run.onCancel } : {}),
       timing: { timeoutMs: run.timeoutMs, spentMs: 0 },
       attempts: 0,
       steps: [],
@@ -181,10 +207,16 @@ export class RunService {
     return this.change(id, (record) => {
       if (record.owner !== owner) throw new WorkflowRunConflictError(`run ${id} is owned by another execution now`);
       if (record.status !== 'running') throw new WorkflowRunConflictError(`run ${id} is ${record.status}`, { status: record.status });
+      // A run being cancelled takes nothing more from the step being cut; only its on_cancel leg goes on.
+      if (record.cancellation !== undefined && !record.cancellation.leg) throw new WorkflowRunConflictError(`run ${id} is being cancelled`, { status: 'cancelled' });
       if (checkpoint.state !== undefined) record.state = checkpoint.state;
       appendSteps(record, checkpoint.steps);
       const status = checkpoint.status ?? 'running';
-      if (status !== 'running') this.settle(record, status, checkpoint);
+      if (status === 'running') return;
+      if (record.cancellation === undefined) return this.settle(record, status, checkpoint);
+      // The on_cancel leg ended (or paused, which a cancelled run does not wait at): the run is cancelled, keeping what the leg answered.
+      if (status === 'completed') record.result = checkpoint.result ?? null;
+      this.settle(record, 'cancelled', { error: cancelledError(record) });
     });
   }
 
@@ -210,6 +242,66 @@ export class RunService {
       this.settle(record, status, { error });
       return true;
     });
+  }
+
+  /**
+   * Records a cancellation (who, when, through what). A paused run is cancelled
+   * at once, or set running at its on_cancel node (the record's `onCancel`) for its driver
+   * to run; a running run stays running, marked, until its driver has cut the
+   * step in flight. A run that has ended: UHLP_WORKFLOW_RUN_ENDED. A run being
+   * cancelled already keeps its first cancellation.
+   */
+  requestCancel(id: string, cancellation: RunCancellation): Promise<RunRecord> {
+    return this.change(id, (record) => {
+      if (FINAL.has(record.status)) {
+        throw new WorkflowRunEndedError(`run ${id} has ended (${record.status}); there is nothing to cancel`, {
+          runId: id,
+          status: record.status,
+          ...(record.cancellation !== undefined ? { cancelledBy: record.cancellation.by, cancelledAt: record.cancellation.at } : {}),
+        });
+      }
+      if (record.cancellation !== undefined) return false;
+      const onCancel = record.onCancel ?? null;
+      record.cancellation = { by: cancellation.by, at: cancellation.at, via: cancellation.via, onCancel, leg: false };
+      if (record.status !== 'paused') return true;
+      delete record.paused;
+      if (onCancel === null) {
+        this.settle(record, 'cancelled', { error: cancelledError(record) });
+        return true;
+      }
+      this.toCancelLeg(record);
+      return true;
+    });
+  }
+
+  /** Sets a run whose step was cut going on at its on_cancel node (for a new execution to run); false when there is none to run. */
+  async startCancelLeg(id: string): Promise<boolean> {
+    let started = false;
+    await this.change(id, (record) => {
+      started = false;
+      const cancellation = record.cancellation;
+      if (FINAL.has(record.status) || cancellation === undefined || cancellation.leg || cancellation.onCancel === null) return false;
+      this.toCancelLeg(record);
+      started = true;
+      return true;
+    });
+    return started;
+  }
+
+  /** Ends a run being cancelled `cancelled` (its step cut, its on_cancel leg run or failed); a run that ended stays as it is. */
+  cancelled(id: string): Promise<RunRecord> {
+    return this.change(id, (record) => {
+      if (FINAL.has(record.status) || record.cancellation === undefined) return false;
+      this.settle(record, 'cancelled', { error: cancelledError(record) });
+      return true;
+    });
+  }
+
+  private toCancelLeg(record: RunRecord): void {
+    record.cancellation!.leg = true;
+    record.status = 'running';
+    record.state = { ...record.state, position: { frontier: [record.cancellation!.onCancel!], arrived: {} } };
+    delete record.owner;
   }
 
   /** Running time left of the current leg, ms (0 when spent). */

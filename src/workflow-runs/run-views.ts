@@ -36,7 +36,7 @@ export class RunViews {
       position: record.state.position,
       blackboard: await redact(record.state.blackboard),
       approvals: record.approvals,
-      ...(record.status === 'completed' ? { result: await redact(record.result) } : {}),
+      ...(record.status === 'completed' || (record.status === 'cancelled' && record.result !== undefined) ? { result: await redact(record.result) } : {}),
       ...(record.error !== undefined ? { error: record.error } : {}),
       metadata: record.metadata ?? null,
       links: { self: `${RUNS_PATH}/${record.id}`, trace: `${RUNS_PATH}/${record.id}/trace`, ...(record.status === 'paused' ? { resume: `${RUNS_PATH}/${record.id}/resume` } : {}) },

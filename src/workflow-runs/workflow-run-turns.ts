@@ -108,6 +108,7 @@ export class WorkflowRunTurns implements TurnDecorator {
       start: workflow.start,
       timeoutMs: workflow.policy.timeout_seconds !== undefined ? workflow.policy.timeout_seconds * 1000 : event.pool.limits.timeoutMs,
       allowedTools: workflow.policy.allow_critical_tools,
+      ...(workflow.on_cancel !== undefined ? { onCancel: workflow.on_cancel } : {}),
     });
     return this.options.driver.drive(runId, event, notes, (attempt) => inner.run(attempt, notes), chain);
   }

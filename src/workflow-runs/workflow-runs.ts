@@ -3,7 +3,8 @@
  * component's turn becomes a run (workflow-run-turns.ts) that the
  * llm-orchestrator drives in a sandbox through MCP while the core owns it
  * (run-driver.ts); the workflow tools the orchestrator calls
- * (workflow-tool-backing.ts); approvals (run-approvals.ts) and what clients
+ * (workflow-tool-backing.ts); approvals (run-approvals.ts), cancels
+ * (run-cancels.ts) and what clients
  * read of a run (run-views.ts); and, on Redis state, runs whose core stopped
  * (orphan-sweeper.ts).
  */
@@ -13,6 +14,7 @@ import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { OrphanSweeper } from './orphan-sweeper.js';
 import { PipelineTurns } from './pipeline-turns.js';
 import { RunApprovals } from './run-approvals.js';
+import { RunCancels } from './run-cancels.js';
 import { RunDriver } from './run-driver.js';
 import type { RunService } from './run-service.js';
 import { RunViews } from './run-views.js';
@@ -38,6 +40,9 @@ export class WorkflowRuns {
   /** What the core.workflow.* tools call. */
   readonly tools: WorkflowToolBacking;
   readonly approvals: RunApprovals;
+  readonly cancels: RunCancels;
+  /** The run records (what a cancel reads before it is made). */
+  readonly runs: RunService;
   readonly views: RunViews;
   readonly sweeper: OrphanSweeper;
   private readonly driver: RunDriver;
@@ -45,6 +50,7 @@ export class WorkflowRuns {
 
   constructor(options: WorkflowRunsOptions) {
     const { runs, leases, catalog, logger, stateKind } = options;
+    this.runs = runs;
     this.pipeline = new PipelineTurns(logger);
     this.tools = new WorkflowToolBacking({ runs, catalog, pipeline: this.pipeline });
     const tools = this.tools;
@@ -52,6 +58,7 @@ export class WorkflowRuns {
     const parts = { runs, catalog, driver: this.driver, pipeline: this.pipeline };
     this.turns = new WorkflowRunTurns({ ...parts, logger, stateKind });
     this.approvals = new RunApprovals(parts);
+    this.cancels = new RunCancels({ ...parts, logger });
     this.views = new RunViews({ runs, catalog, logger });
     this.sweeper = new OrphanSweeper({ ...parts, leases, logger, stateKind });
   }

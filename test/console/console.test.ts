@@ -144,6 +144,52 @@ describe('the console in Chromium against uhlp dev', () => {
     expect(detail.run.approvals.approve).toMatchObject({ approved: true, by: 'loopback', comment: 'looks real' });
   });
 
+  it('cancels a running run from its page: its model call is cut, the run ends cancelled by the operator', async () => {
+    answerGate = new Promise<void>(() => undefined);
+    const answered = ask('How do I cancel my plan?');
+    let runId = '';
+    await waitFor(
+      async () => {
+        const running = await api('/runs?status=running&app=helpdesk');
+        runId = running.runs[0]?.id ?? '';
+        return runId !== '' && llm.requests.some((request) => lastMessage(request).includes('HELPDESK-ANSWER') && lastMessage(request).includes('cancel my plan'));
+      },
+      { timeoutMs: 30_000, what: 'a helpdesk run waiting for its answer' },
+    );
+    await visit(`runs/${runId}`);
+    await page.locator('.facts .badge-running').waitFor({ timeout: 15_000 });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    // Later answers are not held: the held one is the cut call's.
+    answerGate = undefined;
+    await page.locator('.facts .badge-cancelled').waitFor({ timeout: 15_000 });
+    await expect(page.locator('.cancellation').textContent()).resolves.toContain('Cancelled by loopback (console)');
+    expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
+    const cut = llm.requests.find((request) => lastMessage(request).includes('HELPDESK-ANSWER') && lastMessage(request).includes('cancel my plan'));
+    await waitFor(() => cut?.disconnected === true, { timeoutMs: 5_000, what: 'the provider to see the cut model call closed' });
+    const answer = await answered;
+    expect(answer.status).toBe(409);
+    expect(((await answer.json()) as { code: string }).code).toBe('UHLP_WORKFLOW_CANCELLED');
+    await shot('run-cancelled');
+    // The list shows it cancelled; a second cancel through the API is refused: the run has ended.
+    expect((await api(`/runs/${runId}`)).run).toMatchObject({ status: 'cancelled', cancellation: { by: 'loopback', via: 'console' } });
+    const again = await api(`/runs/${runId}/cancel`, { method: 'POST', body: '{}' });
+    expect(again.code).toBe('UHLP_WORKFLOW_RUN_ENDED');
+  });
+
+  it('cancels a paused run from its page at once', async () => {
+    const paused = await ask('The app crashes when I cancel');
+    expect(paused.status).toBe(202);
+    const { runId } = (await paused.json()) as { runId: string };
+    await visit(`runs/${runId}`);
+    await page.locator('.facts .badge-paused').waitFor({ timeout: 15_000 });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.locator('.facts .badge-cancelled').waitFor({ timeout: 15_000 });
+    expect(await page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    expect((await api(`/runs/${runId}`)).run.status).toBe('cancelled');
+  });
+
   it('redrives a dead letter', async () => {
     const published = await fetch(`${core.url}/relay/enqueue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ job: 7 }) });
     expect(published.status).toBe(200);

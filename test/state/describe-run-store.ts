@@ -32,6 +32,18 @@ export function describeRunStore(name: string, makeStore: MakeStore<RunStore>): 
       expect(await store.updateRun('RUN-none', 1, '{}', 60_000, false)).toBe(false);
     });
 
+    it("marks a run's cancellation for its driver to poll, until the mark expires", async ({ store }) => {
+      await store.createRun('RUN-k', '{}', 60_000, true);
+      expect(await store.runCancelMarked('RUN-k')).toBe(false);
+      await store.markRunCancel('RUN-k', 60_000);
+      expect(await store.runCancelMarked('RUN-k')).toBe(true);
+      expect(await store.runCancelMarked('RUN-other')).toBe(false);
+      await store.markRunCancel('RUN-short', 150);
+      await waitFor(async () => !(await store.runCancelMarked('RUN-short')), { what: 'cancel mark expiry' });
+      expect((await codeOf(store.markRunCancel('', 1000))).code).toBe('UHLP_STATE_INPUT_INVALID');
+      expect((await codeOf(store.markRunCancel('RUN-k', 0))).code).toBe('UHLP_STATE_INPUT_INVALID');
+    });
+
     it('lists active runs oldest first, drops expired ones, and refuses bad input', async ({ store }) => {
       await store.createRun('RUN-a', '{}', 60_000, true);
       await store.createRun('RUN-b', '{}', 150, true);

@@ -2,11 +2,12 @@
  * One run: its state and provenance, the timeline of its steps as a waterfall
  * (parallel branches overlap, retries show as repeated nodes), each step's
  * thought, action, observation and snapshot, and, while it runs, live updates
- * from the run's stream. A paused run can be decided here as in the inbox.
+ * from the run's stream. A paused run can be decided here as in the inbox, and
+ * a run that has not ended can be cancelled (its step in flight is cut).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, streamEvents } from '../api.js';
-import { ErrorBox, JsonBlock, Loading, Section, StatusBadge } from '../components/common.js';
+import { ActionButton, ErrorBox, JsonBlock, Loading, Section, StatusBadge } from '../components/common.js';
 import { duration, time } from '../format.js';
 import type { RunDetail, Step } from '../types.js';
 import { Decision } from './inbox.js';
@@ -77,10 +78,28 @@ export function RunPage({ id, canAct }: { id: string; canAct: boolean }) {
           <dt>Attempts</dt>
           <dd>{run.attempts}</dd>
         </dl>
+        {run.cancellation !== undefined ? (
+          <p class="cancellation">
+            Cancelled by <strong>{run.cancellation.by}</strong> ({run.cancellation.via}) at {time(run.cancellation.at)}
+          </p>
+        ) : null}
         {run.error !== undefined ? (
           <p class="error">
             {run.error.code}: {run.error.message}
           </p>
+        ) : null}
+        {(run.status === 'running' || run.status === 'paused') && run.cancellation === undefined ? (
+          <ActionButton
+            label="Cancel run"
+            kind="danger"
+            canAct={canAct}
+            confirm={`Cancel run ${run.id}? Its step in flight is cut; the workflow's on_cancel node runs if it has one.`}
+            run={async () => {
+              const answer = await api<{ run: RunDetail['run'] }>(`/runs/${encodeURIComponent(run.id)}/cancel`, { method: 'POST', body: {} });
+              setDetail((current) => (current === undefined ? current : { ...current, run: answer.run }));
+              setTick((value) => value + 1);
+            }}
+          />
         ) : null}
         {run.paused !== undefined ? (
           <div class="paused">
@@ -102,7 +121,7 @@ export function RunPage({ id, canAct }: { id: string; canAct: boolean }) {
           ))}
         </ol>
       </Section>
-      {run.status === 'completed' ? (
+      {run.status === 'completed' || (run.status === 'cancelled' && run.result !== undefined) ? (
         <Section title="Result">
           <JsonBlock value={run.result} label="result" />
         </Section>

@@ -3,8 +3,17 @@
  * console's pages read them (console/src/types.ts imports this file, so it uses
  * nothing of Node's).
  */
-export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'timed_out';
-export const RUN_STATUSES: readonly RunStatus[] = ['running', 'paused', 'completed', 'failed', 'timed_out'];
+export type RunStatus = 'running' | 'paused' | 'completed' | 'failed' | 'timed_out' | 'cancelled';
+export const RUN_STATUSES: readonly RunStatus[] = ['running', 'paused', 'completed', 'failed', 'timed_out', 'cancelled'];
+/** Statuses after which a run never changes again. */
+export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'timed_out', 'cancelled'];
+
+/** Who asked for a run's cancellation, when, and through what (`http`: a client holding the run id, the `uhlp runs cancel` command included; `console`: an operator). */
+export interface RunCancellation {
+  readonly by: string;
+  readonly at: string;
+  readonly via: 'http' | 'console';
+}
 
 /** What the list shows of one run. */
 export interface RunSummary {
@@ -22,6 +31,8 @@ export interface RunSummary {
   readonly attempts: number;
   /** The approval node a paused run waits at, and its prompt. */
   readonly paused?: { readonly node: string; readonly prompt: string; readonly since: string };
+  /** Who cancelled the run, or asked to (a running run is cancelled once its step is cut). */
+  readonly cancellation?: RunCancellation;
   /** The error code of a run that failed or timed out. */
   readonly errorCode?: string;
 }

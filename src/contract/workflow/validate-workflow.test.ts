@@ -39,6 +39,9 @@ describe('workflow validation', () => {
     expect(problems(valid.replace('next: route', 'next: [route, done]'))[0]).toMatchObject({ path: '/nodes/classify/next' });
     expect(problems(`${valid}requirements: [{ variable: input.x, operator: matches, value: "(", error_message: bad }]\n`)[0]!.path).toBe('/requirements/0/value');
     expect(problems(valid.replace('input_key: triage.category', 'input_key: a.__proto__.b'))[0]!.path).toBe('/nodes/route/input_key');
+    expect(problems(`${valid}on_cancel: undo\n`)).toContainEqual({ path: '/on_cancel', reason: 'no node "undo" in nodes' });
+    expect(problems(`${valid}on_cancel: "../x"\n`)[0]!.path).toBe('/on_cancel');
+    expect(problems(`${valid}on_cancel: ticket\n`)).toEqual([]);
   });
 
   it('refuses engine tools as steps and YAML that is not a mapping', () => {

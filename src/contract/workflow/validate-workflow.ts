@@ -119,6 +119,7 @@ function semanticProblems(workflow: WorkflowDefinition, app: WorkflowAppView, pr
   };
 
   if (!ids.has(workflow.start)) add('/start', `no node "${workflow.start}" in nodes`);
+  if (workflow.on_cancel !== undefined && !ids.has(workflow.on_cancel)) add('/on_cancel', `no node "${workflow.on_cancel}" in nodes`);
   if (ids.size === 0) add('/nodes', 'a workflow has at least one node');
   if (!Object.values(workflow.nodes).some((node) => node.type === 'end')) add('/nodes', 'a workflow has at least one end node');
   if (workflow.state.schema !== undefined) {

@@ -280,6 +280,11 @@ export const WorkflowDocument = Type.Object(
     skills: Type.Array(SkillDefinition, { default: [], maxItems: 256 }),
     skill_threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.35, description: "Cosine similarity at or above which a lazy skill is loaded into an agent step's prompt." }),
     start: Id('The first node.'),
+    on_cancel: Type.Optional(
+      Id(
+        'The node a cancelled run goes to (its compensation): when the run is cancelled, the step in flight is cut and the run goes on from this node to an end; the run ends cancelled either way.',
+      ),
+    ),
     nodes: Type.Record(Type.String({ pattern: ID_PATTERN }), NodeBase, { description: 'The graph: node id -> node.' }),
   },
   { additionalProperties: false },
@@ -295,6 +300,8 @@ export interface WorkflowDefinition {
   readonly skills: readonly SkillDefinition[];
   readonly skill_threshold: number;
   readonly start: string;
+  /** The node a cancelled run goes on from, to an end (its compensation). @defaultValue none */
+  readonly on_cancel?: string;
   readonly nodes: Readonly<Record<string, WorkflowNode>>;
 }
 

@@ -1,0 +1,185 @@
+/**
+ * Cancelling workflow runs on the process driver with Redis state, two cores
+ * sharing it: a run cut mid-model-call (the provider sees its request closed),
+ * on the core that drives it and through another core (the cancel mark in
+ * Redis), a run's on_cancel node, a paused run cancelled at once, and what a
+ * cancel of an ended run, a bad body or an unknown run answers.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
+import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
+import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
+import { waitFor } from './helpers/wait-for.js';
+
+/** The bound this suite holds a cancel to: from the cancel's request to the run ended and its model call closed. */
+const CANCEL_BOUND_MS = 2_000;
+
+interface Answer {
+  readonly status: number;
+  readonly runId: string | null;
+  readonly json: Record<string, any>;
+}
+
+async function send(url: string, body?: unknown): Promise<Answer> {
+  const response = await fetch(url, {
+    method: 'POST',
+    ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  let json: Record<string, any> = {};
+  try {
+    json = JSON.parse(text) as Record<string, any>;
+  } catch {
+    json = { text };
+  }
+  return { status: response.status, runId: response.headers.get('x-uhlp-run-id'), json };
+}
+
+function prompt(request: RecordedRequest): string {
+  const messages = request.body.messages ?? [];
+  return String(messages[messages.length - 1]?.['content'] ?? '');
+}
+
+describe('cancelling workflow runs (process driver, Redis state, two cores)', () => {
+  let llm: OpenAiTestServer;
+  let here: UhlpProcess;
+  let there: UhlpProcess;
+  let redis: Redis;
+  const prefix = uniqueKeyPrefix('wf-cancel');
+
+  beforeAll(async () => {
+    llm = await startOpenAiTestServer();
+    // Every model call hangs: a run is always cut mid-call.
+    llm.handle(() => reply.hang());
+    const env = { UHLP_LLM_BASE_URL: llm.baseUrl, UHLP_LLM_MAX_RETRIES: '0', UHLP_STATE: TEST_REDIS_URL, UHLP_STATE_PREFIX: prefix };
+    // One after the other: two cores starting at once on a loaded machine take longer than twice one.
+    here = await startUhlpDev(copyFixture('workflow-e2e'), ['--driver', 'process'], 120_000, undefined, env);
+    there = await startUhlpDev(copyFixture('workflow-e2e'), ['--driver', 'process'], 120_000, undefined, env);
+    redis = new Redis(TEST_REDIS_URL);
+  }, 250_000);
+
+  afterAll(async () => {
+    redis?.disconnect();
+    await Promise.all([here?.stop(), there?.stop()]);
+    await llm?.close();
+  });
+
+  /** Starts a run on `core` whose model call hangs; answers its id and the pending answer of the request that started it. */
+  async function startHanging(core: UhlpProcess, path: string, text: string): Promise<{ runId: string; answer: Promise<Answer>; call: () => RecordedRequest | undefined }> {
+    const before = new Set(await redis.zrange(`${prefix}runs:active`, '0', '-1'));
+    const answer = send(`${core.url}/flow/${path}`, { text, one: 'one' });
+    let runId: string | undefined;
+    await waitFor(
+      async () => {
+        runId = (await redis.zrange(`${prefix}runs:active`, '0', '-1')).find((id) => !before.has(id));
+        return runId !== undefined && llm.requests.some((request) => prompt(request).includes(text));
+      },
+      { timeoutMs: 30_000, what: 'the run to reach its model call' },
+    );
+    return { runId: runId!, answer, call: () => llm.requests.find((request) => prompt(request).includes(text)) };
+  }
+
+  it('cuts a run mid-model-call on the core that drives it: the provider sees the request closed, the run ends cancelled with who asked', async () => {
+    const run = await startHanging(here, 'hanging', 'cut-here');
+    const started = performance.now();
+    const cancelled = await send(`${here.url}/_uhlp/runs/${run.runId}/cancel`, { by: 'ada' });
+    const elapsed = performance.now() - started;
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json).toMatchObject({ id: run.runId, status: 'cancelled', cancellation: { by: 'ada', via: 'http' }, error: { code: 'UHLP_WORKFLOW_CANCELLED' } });
+    expect(Date.parse(cancelled.json['cancellation'].at)).toBeGreaterThan(Date.now() - 60_000);
+    expect(elapsed).toBeLessThan(CANCEL_BOUND_MS);
+    await waitFor(() => run.call()?.disconnected === true, { timeoutMs: CANCEL_BOUND_MS, what: 'the provider to see the model call closed' });
+    // The client that started the run is answered, not left hanging.
+    const answer = await run.answer;
+    expect(answer.status).toBe(409);
+    expect(answer.json).toMatchObject({ code: 'UHLP_WORKFLOW_CANCELLED', details: { by: 'ada' } });
+    expect(answer.runId).toBe(run.runId);
+    // The cut step added nothing to the trace; the run is no longer active.
+    const trace = (await (await fetch(`${here.url}/_uhlp/runs/${run.runId}/trace`)).json()) as { status: string; steps: unknown[] };
+    expect(trace).toMatchObject({ status: 'cancelled', steps: [] });
+    expect(await redis.zrange(`${prefix}runs:active`, '0', '-1')).not.toContain(run.runId);
+    // Twice: the run has ended.
+    const again = await send(`${here.url}/_uhlp/runs/${run.runId}/cancel`, {});
+    expect(again.status).toBe(409);
+    expect(again.json).toMatchObject({ code: 'UHLP_WORKFLOW_RUN_ENDED', details: { status: 'cancelled', cancelledBy: 'ada' } });
+  }, 60_000);
+
+  it('cuts a run driven by another core through the cancel mark in Redis, within the bound', async () => {
+    const run = await startHanging(here, 'hanging', 'cut-there');
+    const started = performance.now();
+    const cancelled = await send(`${there.url}/_uhlp/runs/${run.runId}/cancel`, { by: 'bob' });
+    const elapsed = performance.now() - started;
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json).toMatchObject({ status: 'cancelled', cancellation: { by: 'bob' } });
+    expect(elapsed).toBeLessThan(CANCEL_BOUND_MS);
+    await waitFor(() => run.call()?.disconnected === true, { timeoutMs: CANCEL_BOUND_MS, what: 'the provider to see the model call closed' });
+    expect((await run.answer).json).toMatchObject({ code: 'UHLP_WORKFLOW_CANCELLED', details: { by: 'bob' } });
+    console.log(`cancel through another core: ${elapsed.toFixed(0)} ms to the run cancelled`);
+  }, 60_000);
+
+  it("runs the workflow's on_cancel node after the cut, and ends the run cancelled with what that node answered", async () => {
+    const run = await startHanging(here, 'undoable', 'undo-me');
+    const cancelled = await send(`${there.url}/_uhlp/runs/${run.runId}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json).toMatchObject({ status: 'cancelled', cancellation: { by: 'client', via: 'http' }, result: { undone: { text: 'undo-me' } } });
+    await waitFor(() => run.call()?.disconnected === true, { timeoutMs: CANCEL_BOUND_MS, what: 'the provider to see the model call closed' });
+    const trace = (await (await fetch(`${here.url}/_uhlp/runs/${run.runId}/trace`)).json()) as { steps: Array<{ node: string; status: string }> };
+    expect(trace.steps.map((step) => [step.node, step.status])).toEqual([
+      ['undo', 'completed'],
+      ['reverted', 'completed'],
+    ]);
+    expect((await run.answer).json).toMatchObject({ code: 'UHLP_WORKFLOW_CANCELLED' });
+  }, 60_000);
+
+  it('cancels a paused run at once; it can no longer be resumed', async () => {
+    const paused = await send(`${here.url}/flow/granted`, {});
+    expect(paused.status).toBe(202);
+    const runId = paused.runId!;
+    const started = performance.now();
+    const cancelled = await send(`${there.url}/_uhlp/runs/${runId}/cancel`, { by: 'carol' });
+    expect(performance.now() - started).toBeLessThan(CANCEL_BOUND_MS);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json).toMatchObject({ status: 'cancelled', cancellation: { by: 'carol' } });
+    expect(cancelled.json['paused']).toBeUndefined();
+    const resumed = await send(`${here.url}/_uhlp/runs/${runId}/resume`, { approved: true });
+    expect(resumed.status).toBe(409);
+    expect(resumed.json).toMatchObject({ code: 'UHLP_WORKFLOW_RUN_NOT_PAUSED' });
+  }, 60_000);
+
+  it('cancels a run from the command line, and says when the run has ended', async () => {
+    const paused = await send(`${here.url}/flow/granted`, {});
+    const runId = paused.runId!;
+    const run = promisify(execFile);
+    const { stdout } = await run(process.execPath, [UHLP_BIN, 'runs', 'cancel', runId, '--url', there.url, '--by', 'dan']);
+    expect(JSON.parse(stdout)).toMatchObject({ id: runId, status: 'cancelled', cancellation: { by: 'dan', via: 'http' } });
+    const refused = await run(process.execPath, [UHLP_BIN, 'runs', 'cancel', runId, '--url', there.url]).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused?.code).not.toBe(0);
+    expect(refused?.stderr).toContain('UHLP_WORKFLOW_RUN_ENDED');
+  }, 60_000);
+
+  it('refuses hostile cancel bodies and unknown runs, changing nothing', async () => {
+    const paused = await send(`${here.url}/flow/granted`, {});
+    const runId = paused.runId!;
+    for (const [body, field] of [
+      ['not json', 'body'],
+      [[1], 'body'],
+      [{ by: 'x'.repeat(257) }, 'by'],
+      [{ by: 3 }, 'by'],
+      [{ approved: true }, 'approved'],
+      [{ __proto__: { by: 'x' }, status: 'completed' }, 'status'],
+    ] as const) {
+      const refused = await send(`${here.url}/_uhlp/runs/${runId}/cancel`, body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(refused.json).toMatchObject({ details: { field } });
+    }
+    expect(((await (await fetch(`${here.url}/_uhlp/runs/${runId}`)).json()) as { status: string }).status).toBe('paused');
+    expect((await send(`${here.url}/_uhlp/runs/RUN-20260101T000000000Z-0123456789ABCDEFGHJK/cancel`, {})).json).toMatchObject({ code: 'UHLP_WORKFLOW_RUN_NOT_FOUND' });
+    expect((await send(`${here.url}/_uhlp/runs/..%2F..%2Fetc/cancel`, {})).status).toBe(404);
+  }, 60_000);
+});
