@@ -45,6 +45,9 @@ spec:
     llm: { models: [small], maxTokens: 64, tokensPerDay: 100000000 }
 `;
 
+/** A core's start on a busy two-core machine can take most of a minute (the sandbox driver's probe). */
+const START_MS = 180_000;
+
 const SCRIPT = `export const hello = () => ({ hello: 'world' });
 export async function ask(event, ctx) {
   const answer = await ctx.tools.call('core.llm.generate', { prompt: 'question ' + event.httpDetails.pathParameters.n, temperature: 0, cacheTtlSeconds: 300 });
@@ -154,7 +157,7 @@ export async function benchRedisCapacity(options: { turns: number; concurrency: 
   const env = { UHLP_STATE_PREFIX: prefix, UHLP_LLM_SCRIPT_FILE: answers };
   const cores: UhlpProcess[] = [];
   try {
-    cores.push(await startUhlpDev(definitions, ['--state', server.url, '--log-level', 'error'], 60_000, undefined, env));
+    cores.push(await startUhlpDev(definitions, ['--state', server.url, '--log-level', 'error'], START_MS, undefined, env));
     const core = cores[0]!;
     const base = `${core.url}/bench`;
     const pid = core.child.pid;
@@ -239,10 +242,12 @@ export async function benchRedisCapacity(options: { turns: number; concurrency: 
     kinds.push(await measure('llm (cache miss, budget)', turns, () => drive(turns, concurrency, async (i) => void (await ok(await fetch(`${base}/ask/${run}-${i}`))))));
     kinds.push(await measure('llm (cache hit)', turns, () => drive(turns, concurrency, async () => void (await ok(await fetch(`${base}/ask/same`))))));
 
+    // Shown as soon as measured: the scaling below starts two more cores, which a loaded machine may refuse.
+    process.stderr.write(`redis capacity, per kind:\n${redisCapacityTable({ idleCommandsPerSecond: 0, kinds, scaling: [] })}`);
     // One, two, three cores on the one Redis: plain HTTP turns through all of them at once.
     const scaling: CoreScaling[] = [];
     for (let n = 1; n <= 3; n++) {
-      while (cores.length < n) cores.push(await startUhlpDev(definitions, ['--state', server.url, '--log-level', 'error'], 60_000, undefined, env));
+      while (cores.length < n) cores.push(await startUhlpDev(definitions, ['--state', server.url, '--log-level', 'error'], START_MS, undefined, env));
       let before: Promise<Reading> | undefined;
       let after: Promise<Reading> | undefined;
       const result = await nativeLoad({
