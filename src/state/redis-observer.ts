@@ -67,6 +67,8 @@ export function observeRedisClient(redis: Redis, client: RedisClientName, observ
       (error: unknown) => {
         // ioredis sends a script by its SHA first and loads it on NOSCRIPT: not a failure anyone sees.
         if (command.name === 'evalsha' && error instanceof Error && error.message.startsWith('NOSCRIPT')) return;
+        // Nor is the CLIENT SETINFO ioredis sends on each connect, which Redis before 7.2 refuses and ioredis ignores.
+        if (command.name === 'client') return;
         observer.commandFailed(client, commandFailure(error));
       },
     );
