@@ -69,6 +69,8 @@ export function observeRedisClient(redis: Redis, client: RedisClientName, observ
         if (command.name === 'evalsha' && error instanceof Error && error.message.startsWith('NOSCRIPT')) return;
         // Nor is the CLIENT SETINFO ioredis sends on each connect, which Redis before 7.2 refuses and ioredis ignores.
         if (command.name === 'client') return;
+        // A MULTI whose queued commands were refused (READONLY in a failover) ends in EXECABORT: those were counted.
+        if (command.name === 'exec' && error instanceof Error && error.message.startsWith('EXECABORT')) return;
         observer.commandFailed(client, commandFailure(error));
       },
     );
