@@ -49,7 +49,10 @@
  * tree beside one of BENCH_MCP_BEFORE (a built tree of the commit before), when given.
  * The secrets benchmark (bench/secrets-dispatch.ts, BENCH_ONLY=secrets) sets a warm call whose
  * fetch carries an injected credential beside the same call to a path no credential matches.
- * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp,secrets picks the parts (all by default).
+ * The Redis capacity benchmark (bench/redis-capacity.ts, BENCH_ONLY=redis; it starts its own redis-server)
+ * measures Redis commands, bytes and CPU and the core's CPU per turn of each kind (BENCH_REDIS_TURNS, 400;
+ * BENCH_REDIS_CONCURRENCY, 4), then plain turns/s through one, two and three cores on one Redis (BENCH_SECONDS each).
+ * BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp,secrets,redis picks the parts (all by default).
  * BENCH_ONLY=tracing (never by default: it needs the test Jaeger, scripts/jaeger-env.sh up) runs the
  * warm dispatch with tracing off and with every turn sampled to Jaeger (bench/tracing-dispatch.ts).
  */
@@ -70,6 +73,7 @@ import { pathTargets, pathTargetsTable } from './lib/path-targets.js';
 import { benchWarmDispatch } from './warm-dispatch.js';
 import { benchTracing, tracingCost } from './tracing-dispatch.js';
 import { benchWorkflow } from './workflow-bench.js';
+import { benchRedisCapacity, redisCapacityTable } from './redis-capacity.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const dispatchRounds = Number(process.env.BENCH_DISPATCH_ROUNDS ?? 3);
@@ -144,6 +148,9 @@ async function processBench(): Promise<void> {
     : undefined;
   const mcp = only('mcp') ? await benchMcp(seconds * 1000, dispatchRounds) : undefined;
   const secrets = only('secrets') ? await benchSecrets(seconds * 1000, dispatchRounds) : undefined;
+  const redisCapacity = only('redis')
+    ? await benchRedisCapacity({ turns: Number(process.env.BENCH_REDIS_TURNS ?? 400), concurrency: Number(process.env.BENCH_REDIS_CONCURRENCY ?? 4), durationMs: seconds * 1000 })
+    : undefined;
   const report = {
     machine: started,
     loadAverageAfter: machine().loadAverage,
@@ -162,6 +169,7 @@ async function processBench(): Promise<void> {
     ...(python !== undefined ? { python } : {}),
     ...(mcp !== undefined ? { mcp } : {}),
     ...(secrets !== undefined ? { secrets } : {}),
+    ...(redisCapacity !== undefined ? { redisCapacity } : {}),
     ...(tracing !== undefined ? { tracing, tracingCost: tracingCost(tracing) } : {}),
   };
 
@@ -200,6 +208,7 @@ async function processBench(): Promise<void> {
   }
   if (mcp !== undefined) process.stdout.write(`\nMCP: a federated tool through the core vs straight to the server; a core.* call before and after the SDK move\n${mcpBenchTable(mcp)}`);
   if (secrets !== undefined) process.stdout.write(`\nA warm call whose fetch carries an injected credential vs the same call without one, ${dispatchRounds} interleaved rounds\n${secretsBenchTable(secrets)}`);
+  if (redisCapacity !== undefined) process.stdout.write(`\nRedis per turn of each kind (one core, its own redis-server), and turns/s of one, two, three cores on one Redis\n${redisCapacityTable(redisCapacity)}`);
   if (workflow !== undefined) {
     const { workflow20, direct20, firstByte } = workflow;
     process.stdout.write(
@@ -235,7 +244,7 @@ function onlyNamed(name: string): boolean {
   return (process.env.BENCH_ONLY ?? '').split(',').map((w) => w.trim()).includes(name);
 }
 
-/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp,secrets (all by default). */
+/** Which process benchmarks run: BENCH_ONLY=dispatch,llm,csjs,ledger,queue,workflow,python,mcp,secrets,redis (all by default). */
 function only(name: string): boolean {
   const wanted = process.env.BENCH_ONLY;
   return wanted === undefined || wanted === '' || wanted.split(',').map((w) => w.trim()).includes(name);

@@ -8,6 +8,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { HotCounter } from './hot-counter.js';
 import { HotHistogram } from './hot-histogram.js';
 
+/** A Redis command on a LAN takes well under a millisecond: finer buckets at the low end. */
+const REDIS_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5];
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export type AcquireOutcome = 'hit' | 'miss' | 'error';
@@ -128,6 +130,14 @@ export interface Metrics {
   readonly stateProbes: Set<() => Promise<void>>;
   /** 1 when the runtime state store (memory or Redis) answered its last probe, else 0. */
   readonly stateUp: Gauge<'kind'>;
+  /** One Redis command's round trip, by client (runtime, delivery, run-index; blocking reads are not timed). A HotHistogram: every state call observes it. */
+  readonly redisCommandSeconds: HotHistogram<'client'>;
+  /** Redis commands that failed, by client and failure (reply, unavailable, timeout, connection). */
+  readonly redisCommandErrors: Counter<'client' | 'failure'>;
+  /** Redis connections ready again after a drop, by client. */
+  readonly redisReconnects: Counter<'client'>;
+  /** Redis connections ready again at another address (a Sentinel failover), by client. */
+  readonly redisFailovers: Counter<'client'>;
   /** Turns handed to the ledger, by plane (the app's deployment mode). */
   readonly ledgerTurns: HotCounter<'plane'>;
   /** Ledger writes that failed (the turn's entries are missing from its ledger). */
@@ -465,6 +475,31 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       async collect() {
         await Promise.all([...stateProbes].map((probe) => probe()));
       },
+    }),
+    redisCommandSeconds: new HotHistogram({
+      name: 'uhlp_redis_command_duration_seconds',
+      help: 'One Redis command round trip, by client (blocking reads not timed).',
+      labelNames: ['client'],
+      buckets: REDIS_BUCKETS,
+      registers,
+    }),
+    redisCommandErrors: new Counter({
+      name: 'uhlp_redis_command_errors_total',
+      help: 'Redis commands that failed, by client and failure (reply, unavailable, timeout, connection).',
+      labelNames: ['client', 'failure'],
+      registers,
+    }),
+    redisReconnects: new Counter({
+      name: 'uhlp_redis_reconnects_total',
+      help: 'Redis connections ready again after a drop, by client.',
+      labelNames: ['client'],
+      registers,
+    }),
+    redisFailovers: new Counter({
+      name: 'uhlp_redis_failovers_total',
+      help: 'Redis connections ready again at another address (a Sentinel failover), by client.',
+      labelNames: ['client'],
+      registers,
     }),
     ledgerTurns: new HotCounter({
       name: 'uhlp_ledger_turns_total',

@@ -66,6 +66,15 @@ export const ALERT_RULES: readonly AlertRule[] = [
     description: 'Requests that need runtime state fail with 503 UHLP_STATE_UNAVAILABLE and /readyz answers 503 until Redis answers again.',
   },
   {
+    alert: 'UhlpRedisFailover',
+    expr: 'sum by (namespace, instance) (increase(uhlp_redis_failovers_total[5m])) > 0',
+    for: '0m',
+    severity: 'warning',
+    summary: "The core {{ $labels.instance }} followed a Redis failover.",
+    description:
+      'Its Redis connections came back to another master within 5 minutes. Writes refused during the switch answered 503 UHLP_STATE_UNAVAILABLE and were retried by callers; find out why the master went (SENTINEL failover log, the old master host), and whether it keeps happening.',
+  },
+  {
     alert: 'UhlpLedgerWriteErrors',
     expr: 'sum by (namespace, instance) (increase(uhlp_ledger_write_errors_total[10m])) > 0',
     for: '0m',

@@ -344,6 +344,17 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
         storageClass: str('StorageClass; empty: the cluster default.', ''),
       }),
       resources: resources({ cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' }, { memory: '256Mi', 'ephemeral-storage': '2Gi' }),
+      sentinel: section(
+        'Replicas and Redis Sentinel for the bundled Redis: a master, `replicas` replicas and three sentinels, each its own pod; the core follows the master the sentinels name (`redis+sentinel://`, docs/runtime-state.md#sentinel). Set `redis.replicaAcks` to 1 so that a write the core acknowledged is on a replica before a crashed master loses it.',
+        {
+          enabled: bool('Run the replicas and the sentinels.', false),
+          replicas: int('Replicas beside the master (each a data pod).', 2, 1, 8),
+          masterName: str('The name the sentinels monitor the master under.', 'uhlp', { pattern: '^[A-Za-z0-9._-]{1,128}$' }),
+          downAfterMs: int('A master that has not answered for this long is down for a sentinel (`down-after-milliseconds`): the failover starts after it.', 5000, 100, 600000),
+          failoverTimeoutMs: int('`failover-timeout`: a failover that has not finished in this long is tried again, by another sentinel.', 60000, 1000, 3600000),
+          resources: resources({ cpu: '20m', memory: '32Mi', 'ephemeral-storage': '16Mi' }, { memory: '64Mi', 'ephemeral-storage': '64Mi' }),
+        },
+      ),
     }),
   }),
   metrics: section('Prometheus integration (the metrics are always served; see docs).', {

@@ -313,6 +313,42 @@ export const ROWS: readonly RowSpec[] = [
     ],
   },
   {
+    title: 'Redis',
+    panels: [
+      {
+        title: 'Redis command latency p50 / p99 by client',
+        description: "One command's round trip from the core, by client: runtime (sessions, kv, once-only records, leases…), delivery (queues, cron), run-index. Blocking stream reads are not timed.",
+        unit: 's',
+        kind: 'timeseries',
+        queries: [
+          { expr: quantile(0.5, 'uhlp_redis_command_duration_seconds', NS, 'client'), legend: 'p50 {{client}}' },
+          { expr: quantile(0.99, 'uhlp_redis_command_duration_seconds', NS, 'client'), legend: 'p99 {{client}}' },
+        ],
+      },
+      {
+        title: 'Redis commands and failures',
+        description:
+          'Commands per second by client, and failed commands by failure: reply (Redis refused it: a bug), unavailable (READONLY, LOADING, NOREPLICAS: a failover or a lagging replica), timeout, connection (no connection or it dropped).',
+        unit: 'ops',
+        kind: 'timeseries',
+        queries: [
+          { expr: `sum by (client) (rate(uhlp_redis_command_duration_seconds_count{${NS}}${RI}))`, legend: '{{client}}' },
+          { expr: `sum by (client, failure) (rate(uhlp_redis_command_errors_total{${NS}}${RI}))`, legend: 'failed {{client}} {{failure}}' },
+        ],
+      },
+      {
+        title: 'Redis reconnects and failovers',
+        description: 'Connections ready again after a drop, and those that came back to another address: the master the sentinels name moved.',
+        unit: 'short',
+        kind: 'timeseries',
+        queries: [
+          { expr: `sum by (instance) (increase(uhlp_redis_reconnects_total{${NS}}${RI}))`, legend: 'reconnects {{instance}}' },
+          { expr: `sum by (instance) (increase(uhlp_redis_failovers_total{${NS}}${RI}))`, legend: 'failovers {{instance}}' },
+        ],
+      },
+    ],
+  },
+  {
     title: 'Operator',
     panels: [
       {

@@ -23,6 +23,7 @@ import { checkCommunitySecrets, loadCommunityServers } from '../mcp/federation/c
 import { mcpBodyLimitBytes } from '../mcp/mcp-limits.js';
 import { spawnStdBodyChild, waitForStdBody, type StdBodyChild } from '../mcp/std-body-child.js';
 import { createMetrics, type Metrics } from '../metrics.js';
+import { redisMetricsObserver } from './redis-metrics.js';
 import { ApplicationRegistry } from '../apps/application-registry.js';
 import { createSandboxDriver, poolStrategyFor } from '../sandbox/create-driver.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
@@ -50,7 +51,7 @@ import { buildCore } from './build-core.js';
 import { createDeliveryStore } from '../state/create-delivery-store.js';
 import { RedisRuntimeStore } from '../state/redis-runtime-store.js';
 import { guaranteeFindings } from '../state/redis-guarantees.js';
-import { parseRedisUrl } from '../state/redis-url.js';
+import { isRedisUrl, parseRedisUrl } from '../state/redis-url.js';
 import { DEFAULT_TURN_JOURNAL_TTL_MS } from '../state/redis-turn-journal-store.js';
 import { TurnJournal } from '../turns/turn-journal.js';
 import type { DeliveryStore } from '../state/delivery-store.js';
@@ -213,7 +214,9 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     if (Date.now() - lastStateError > 5000) logger.error({ err: error.message }, 'runtime state unavailable');
     lastStateError = Date.now();
   };
-  const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, replicaAcks: config.stateReplicaAcks });
+  // uhlp_redis_*: every Redis client of the core reports its commands, reconnects and failovers.
+  const redisObserver = isRedisUrl(config.state) ? redisMetricsObserver(metrics) : undefined;
+  const store = await createRuntimeStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, replicaAcks: config.stateReplicaAcks, observer: redisObserver });
   if (store instanceof RedisRuntimeStore) {
     // What the guarantees need of Redis (docs/runtime-state.md, "Sentinel"): warned about, never refused.
     const findings = guaranteeFindings(await store.guaranteeSettings(), { sentinel: parseRedisUrl(config.state).kind === 'sentinel', replicaAcks: config.stateReplicaAcks });
@@ -222,7 +225,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   // Refs read on every cs turn are kept in memory, forgotten as the store announces changes.
   const functions = new RefCachingFunctionStore(store.functions);
   // A success's once-only answer is kept with its acknowledgement (src/sources/ack-batch.ts): in the runtime store's records.
-  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, idempotency: store.idempotency, replicaAcks: config.stateReplicaAcks });
+  const deliveryStore: DeliveryStore = await createDeliveryStore({ state: config.state, keyPrefix: config.statePrefix, onConnectionError, idempotency: store.idempotency, replicaAcks: config.stateReplicaAcks, observer: redisObserver });
   const sourcesKey = await loadSourcesKey(config.dataDir, config.sourcesKey ? Buffer.from(config.sourcesKey.secret()) : undefined);
   const sources = new DeliverySources({
     store: deliveryStore,
@@ -331,7 +334,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
         })
       : undefined;
   // The runs list of the console: beside the run records, in memory or on the same Redis.
-  const runIndex = await createRunIndex({ state: config.state, keyPrefix: config.statePrefix, ttlMs: config.runs.ttlSeconds * 1000, logger });
+  const runIndex = await createRunIndex({ state: config.state, keyPrefix: config.statePrefix, ttlMs: config.runs.ttlSeconds * 1000, logger, observer: redisObserver });
   const workflows = new WorkflowRuns({
     runs: new RunService({ store: store.runs, ttlMs: config.runs.ttlSeconds * 1000, maxBytes: config.runs.maxBytes, index: runIndex }),
     leases: store.leases,

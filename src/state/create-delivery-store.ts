@@ -7,6 +7,7 @@ import type { IdempotencyStore } from './idempotency-store.js';
 import { MemoryDeliveryStore } from './memory-delivery-store.js';
 import { RedisDeliveryStore } from './redis-delivery-store.js';
 import type { ReplicaAcks } from './replica-acks.js';
+import type { RedisObserver } from './redis-observer.js';
 
 export interface CreateDeliveryStoreOptions {
   /** `memory`, or the Redis URL. @defaultValue `memory` */
@@ -16,6 +17,8 @@ export interface CreateDeliveryStoreOptions {
   readonly onConnectionError?: (error: Error) => void;
   /** Replicas to wait for after the writes behind the delivery guarantees (replica-acks.ts). @defaultValue none */
   readonly replicaAcks?: ReplicaAcks;
+  /** Told each command's time and failure, reconnects and failovers (redis-observer.ts). @defaultValue none */
+  readonly observer?: RedisObserver;
   /**
    * The runtime store's once-only records, where a memory store keeps the answers
    * settled with their acknowledgement (a Redis store completes them in the same
@@ -32,5 +35,6 @@ export async function createDeliveryStore(options: CreateDeliveryStoreOptions = 
     ...(options.keyPrefix !== undefined ? { keyPrefix: options.keyPrefix } : {}),
     ...(options.onConnectionError !== undefined ? { onConnectionError: options.onConnectionError } : {}),
     ...(options.replicaAcks !== undefined ? { replicaAcks: options.replicaAcks } : {}),
+    ...(options.observer !== undefined ? { observer: options.observer } : {}),
   });
 }

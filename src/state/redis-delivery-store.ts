@@ -37,6 +37,7 @@ import { backoffDelay } from '../shared/backoff.js';
 import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
 import { awaitReplicas, type ReplicaAcks } from './replica-acks.js';
+import { observeRedisClient, type RedisObserver } from './redis-observer.js';
 import { RuntimeKeys } from './runtime-keys.js';
 
 export interface RedisDeliveryStoreOptions {
@@ -50,6 +51,8 @@ export interface RedisDeliveryStoreOptions {
   readonly onConnectionError?: (error: Error) => void;
   /** Replicas to wait for after publishes, acknowledgements, cron fires and single-use marks (replica-acks.ts). @defaultValue none */
   readonly replicaAcks?: ReplicaAcks;
+  /** Told each command's time and failure, reconnects and failovers (redis-observer.ts). @defaultValue none */
+  readonly observer?: RedisObserver;
 }
 
 type StreamEntry = [id: string, fields: string[]];
@@ -66,6 +69,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     this.commandTimeoutMs = options.commandTimeoutMs ?? 2000;
     this.redis = createRedisClient(options.url, this.redisOptions(this.commandTimeoutMs));
     this.redis.on('error', options.onConnectionError ?? (() => {}));
+    if (options.observer) observeRedisClient(this.redis, 'delivery', options.observer);
     for (const script of loadLuaScripts().values()) this.redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     this.redis.connect().catch(() => {});
   }
@@ -106,6 +110,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     // Blocking reads need a connection each, with a command timeout past the longest block.
     const connection = createRedisClient(this.options.url, this.redisOptions(this.commandTimeoutMs + 30_000));
     connection.on('error', this.options.onConnectionError ?? (() => {}));
+    if (this.options.observer) observeRedisClient(connection, 'delivery-reader', this.options.observer, { timeCommands: false });
     connection.connect().catch(() => {});
     this.readers.add(connection);
     let closed = false;

@@ -24,6 +24,7 @@ import { createRedisClient } from './redis-connection.js';
 import { isRedisUrl } from './redis-url.js';
 import { RedisStoreClient } from './redis-calls.js';
 import type { ReplicaAcks } from './replica-acks.js';
+import { observeRedisClient, type RedisObserver } from './redis-observer.js';
 import type { RedisGuaranteeSettings } from './redis-guarantees.js';
 import { RedisIdempotencyStore } from './redis-idempotency-store.js';
 import { RedisKvStore } from './redis-kv-store.js';
@@ -54,6 +55,8 @@ export interface RedisRuntimeStoreOptions {
   onConnectionError?: (error: Error) => void;
   /** Replicas to wait for after once-only claims and answers and lease acquisitions (replica-acks.ts). @defaultValue none */
   replicaAcks?: ReplicaAcks;
+  /** Told each command's time and failure, reconnects and failovers (redis-observer.ts). @defaultValue none */
+  observer?: RedisObserver;
 }
 
 export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
@@ -93,6 +96,7 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
     const redis = createRedisClient(options.url, redisOptions);
     const onError = options.onConnectionError ?? (() => {});
     redis.on('error', onError);
+    if (options.observer) observeRedisClient(redis, 'runtime', options.observer);
     for (const script of loadLuaScripts().values()) {
       redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
     }

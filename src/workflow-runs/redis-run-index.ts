@@ -15,6 +15,7 @@ import type { Logger } from '../logger.js';
 import { UhlpError } from '../shared/errors.js';
 import { callRedis } from '../state/redis-calls.js';
 import { createRedisClient } from '../state/redis-connection.js';
+import { observeRedisClient, type RedisObserver } from '../state/redis-observer.js';
 import { RuntimeKeys } from '../state/runtime-keys.js';
 import { decodeCursor, encodeCursor, filtersBeyondTime, isAfter, matches, MAX_COUNTED, type RunIndex, type RunPage, type RunQuery, type RunSummary } from './run-index.js';
 
@@ -28,6 +29,8 @@ export interface RedisRunIndexOptions {
   readonly logger: Logger;
   /** Clock, epoch ms. @defaultValue Date.now */
   readonly now?: () => number;
+  /** Told each command's time and failure, reconnects and failovers (state/redis-observer.ts). @defaultValue none */
+  readonly observer?: RedisObserver;
 }
 
 /** Ids read from the sorted set (and summaries from the hash) per round trip. */
@@ -57,6 +60,7 @@ export class RedisRunIndex implements RunIndex {
     };
     this.redis = createRedisClient(options.url, redisOptions);
     this.redis.on('error', () => {});
+    if (options.observer) observeRedisClient(this.redis, 'run-index', options.observer);
     this.redis.connect().catch(() => {});
   }
 

@@ -198,7 +198,9 @@ describe('helm lint and template', () => {
     const env = (core.spec as any).template.spec.containers[0].env as Array<{ name: string; value?: string; valueFrom?: unknown }>;
     // Secrets are referenced, never copied into the chart's objects.
     expect(env.find((e) => e.name === 'UHLP_LLM_API_KEY')).toEqual({ name: 'UHLP_LLM_API_KEY', valueFrom: { secretKeyRef: { name: 'uhlp-llm', key: 'token' } } });
-    expect(env.find((e) => e.name === 'UHLP_STATE')?.value).toBe('redis://:$(UHLP_REDIS_PASSWORD)@all-options-redis:6379');
+    // The bundled Redis with its sentinels: the core asks them for the master.
+    const sentinelHosts = [0, 1, 2].map((i) => `all-options-redis-sentinel-${i}.all-options-redis-sentinel-headless.uhlp-system.svc:26379`).join(',');
+    expect(env.find((e) => e.name === 'UHLP_STATE')?.value).toBe(`redis+sentinel://:$(UHLP_REDIS_PASSWORD)@${sentinelHosts}/uhlp/0`);
     expect(env.find((e) => e.name === 'UHLP_LEDGER_KEY_FILE')?.value).toBe('/etc/uhlp/ledger-key/key');
     // One sources key for every core of the release, so a callback URL one core gave works on all.
     expect(env.find((e) => e.name === 'UHLP_SOURCES_KEY')).toEqual({ name: 'UHLP_SOURCES_KEY', valueFrom: { secretKeyRef: { name: 'uhlp-sources', key: 'key' } } });
@@ -458,6 +460,7 @@ describe('helm install with every option on the real API server', () => {
         'networkpolicy.networking.k8s.io/all-options-core',
         'networkpolicy.networking.k8s.io/all-options-operator',
         'networkpolicy.networking.k8s.io/all-options-redis',
+        'networkpolicy.networking.k8s.io/all-options-redis-sentinel',
         'poddisruptionbudget.policy/all-options-core',
         'poddisruptionbudget.policy/all-options-operator',
         'podmonitor.monitoring.coreos.com/all-options-core',
@@ -466,6 +469,7 @@ describe('helm install with every option on the real API server', () => {
         'servicemonitor.monitoring.coreos.com/all-options-core',
         'servicemonitor.monitoring.coreos.com/all-options-operator',
         'statefulset.apps/all-options-redis',
+        'statefulset.apps/all-options-redis-sentinel',
       ].sort(),
     );
     const operator = `system:serviceaccount:${space.name}:uhlp-operator-sa`;

@@ -14,8 +14,8 @@ let core: UhlpProcess;
 beforeAll(async () => {
   topology = await RedisSentinelTopology.start();
   // Both replicas acknowledge each kept write: what a planned failover needs (docs/runtime-state.md#sentinel).
-  core = await startUhlpDev(copyFixture('stateful'), ['--state', topology.url], 30_000, undefined, { UHLP_STATE_REPLICA_ACKS: '2' });
-}, 90_000);
+  core = await startUhlpDev(copyFixture('stateful'), ['--state', topology.url], 60_000, undefined, { UHLP_STATE_REPLICA_ACKS: '2' });
+}, 120_000);
 afterAll(async () => {
   await core?.stop();
   await topology?.stop();
@@ -58,5 +58,12 @@ describe('core on Redis Sentinel', () => {
     expect(replay.status).toBe(200);
     expect(replay.json).toEqual(before.json);
     expect(((await fetch(`${core.url}/readyz`).then((r) => r.json())) as { state: unknown }).state).toEqual({ kind: 'redis', ok: true });
+    // The metrics saw it: the runtime client came back to another master, and commands are timed.
+    const metrics = await fetch(`${core.url}/metrics`).then((r) => r.text());
+    const value = (series: string): number => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+    expect(value('uhlp_redis_failovers_total{client="runtime"}')).toBeGreaterThanOrEqual(1);
+    expect(value('uhlp_redis_reconnects_total{client="runtime"}')).toBeGreaterThanOrEqual(1);
+    expect(value('uhlp_redis_command_duration_seconds_count{client="runtime"}')).toBeGreaterThan(0);
+    expect(value('uhlp_redis_command_errors_total{client="runtime",failure="reply"}')).toBe(0);
   }, 60_000);
 });

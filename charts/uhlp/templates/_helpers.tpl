@@ -159,6 +159,76 @@ capabilities:
 {{- printf "%s-redis" (include "uhlp.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{- define "uhlp.redis.sentinelName" -}}
+{{- printf "%s-redis-sentinel" (include "uhlp.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The DNS name of data pod N of the bundled Redis (its headless Service names it, ready or not). */}}
+{{- define "uhlp.redis.podHost" -}}
+{{- $root := index . 0 }}{{ $fullname := include "uhlp.redis.fullname" $root }}
+{{- printf "%s-%d.%s-headless.%s.svc" $fullname (index . 1) $fullname $root.Release.Namespace }}
+{{- end }}
+
+{{/* host:port of the bundled sentinels, comma-separated. */}}
+{{- define "uhlp.redis.sentinelHosts" -}}
+{{- $name := include "uhlp.redis.sentinelName" . }}
+{{- $hosts := list }}
+{{- range $i := until 3 }}
+{{- $hosts = append $hosts (printf "%s-%d.%s-headless.%s.svc:26379" $name $i $name $.Release.Namespace) }}
+{{- end }}
+{{- join "," $hosts }}
+{{- end }}
+
+{{/* The bundled Sentinel's start-up step (files/redis-sentinel-init.mjs) on the core image; list: root, role. */}}
+{{- define "uhlp.redis.initContainer" -}}
+{{- $root := index . 0 }}{{ $role := index . 1 }}{{ $redis := $root.Values.redis.bundled -}}
+- name: config
+  image: {{ include "uhlp.image" (list $root $root.Values.image) }}
+  imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+  command: [/usr/local/bin/node, /scripts/redis-sentinel-init.mjs]
+  env:
+    - name: POD_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.name
+    - name: UHLP_REDIS_INIT_ROLE
+      value: {{ $role }}
+    - name: UHLP_REDIS_INIT_ME
+      value: "$(POD_NAME).{{ if eq $role "data" }}{{ include "uhlp.redis.fullname" $root }}{{ else }}{{ include "uhlp.redis.sentinelName" $root }}{{ end }}-headless.{{ $root.Release.Namespace }}.svc"
+    - name: UHLP_REDIS_INIT_FIRST
+      value: {{ include "uhlp.redis.podHost" (list $root 0) | quote }}
+    - name: UHLP_REDIS_INIT_SENTINELS
+      value: {{ include "uhlp.redis.sentinelHosts" $root | quote }}
+    - name: UHLP_REDIS_INIT_MASTER_NAME
+      value: {{ $redis.sentinel.masterName | quote }}
+    - name: UHLP_REDIS_INIT_PORT
+      value: {{ if eq $role "data" }}"6379"{{ else }}"26379"{{ end }}
+    - name: UHLP_REDIS_INIT_OUT
+      value: {{ if eq $role "data" }}/conf/redis.conf{{ else }}/data/sentinel.conf{{ end }}
+    - name: UHLP_REDIS_INIT_DOWN_AFTER_MS
+      value: {{ $redis.sentinel.downAfterMs | quote }}
+    - name: UHLP_REDIS_INIT_FAILOVER_TIMEOUT_MS
+      value: {{ $redis.sentinel.failoverTimeoutMs | quote }}
+    {{- if $redis.auth.existingSecret }}
+    - name: UHLP_REDIS_INIT_PASSWORD
+      valueFrom:
+        secretKeyRef:
+          name: {{ $redis.auth.existingSecret }}
+          key: {{ $redis.auth.secretKey }}
+    {{- end }}
+  securityContext:
+    {{- include "uhlp.containerSecurityContext" $root | nindent 4 }}
+  resources:
+    requests: { cpu: 10m, memory: 32Mi, ephemeral-storage: 1Mi }
+    limits: { memory: 128Mi, ephemeral-storage: 16Mi }
+  volumeMounts:
+    - name: init-script
+      mountPath: /scripts
+      readOnly: true
+    - name: {{ if eq $role "data" }}conf{{ else }}data{{ end }}
+      mountPath: {{ if eq $role "data" }}/conf{{ else }}/data{{ end }}
+{{- end }}
+
 {{/* Refuses two state sources at once: the core takes one. */}}
 {{- define "uhlp.validate" -}}
 {{- if and .Values.redis.bundled.enabled .Values.redis.external.url.existingSecret }}
@@ -166,6 +236,9 @@ capabilities:
 {{- end }}
 {{- if and .Values.redis.external.sentinel.masterName (or .Values.redis.bundled.enabled .Values.redis.external.url.existingSecret) }}
 {{- fail "redis.external.sentinel.masterName is exclusive with redis.bundled.enabled and redis.external.url.existingSecret: the core uses one runtime state store" }}
+{{- end }}
+{{- if and .Values.redis.bundled.sentinel.enabled (not .Values.redis.bundled.enabled) }}
+{{- fail "redis.bundled.sentinel.enabled needs redis.bundled.enabled: the sentinels watch the bundled Redis" }}
 {{- end }}
 {{- if and .Values.redis.external.sentinel.masterName (not .Values.redis.external.sentinel.sentinels) }}
 {{- fail "redis.external.sentinel.masterName needs redis.external.sentinel.sentinels (host:port of each sentinel)" }}

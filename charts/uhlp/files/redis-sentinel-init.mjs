@@ -1,0 +1,123 @@
+// The bundled Sentinel's start-up step (an init container on the core image: the Redis
+// image has no shell). It writes the config a Redis data pod or a sentinel starts from,
+// after asking the sentinels which pod is the master now, so that a pod restarted after a
+// failover comes back as a replica of the new master rather than as a second master.
+//
+//   UHLP_REDIS_INIT_ROLE         data | sentinel
+//   UHLP_REDIS_INIT_ME           this pod's DNS name (announced to the others)
+//   UHLP_REDIS_INIT_FIRST        the first data pod's DNS name: the master when no sentinel names one
+//   UHLP_REDIS_INIT_SENTINELS    host:port of every sentinel, comma-separated
+//   UHLP_REDIS_INIT_MASTER_NAME  the name the sentinels monitor the master under
+//   UHLP_REDIS_INIT_OUT          the config file to write
+//   UHLP_REDIS_INIT_DOWN_AFTER_MS, UHLP_REDIS_INIT_FAILOVER_TIMEOUT_MS  (sentinel)
+//   UHLP_REDIS_INIT_PORT         the port the written config listens on (6379 data, 26379 sentinel)
+//   UHLP_REDIS_INIT_REDIS_PORT   the data pods' port (6379)
+//   UHLP_REDIS_INIT_PASSWORD     the data pods' password, for the sentinels (optional; the data pods get it as arguments)
+import { existsSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+
+const env = (name, fallback) => {
+  const value = process.env[name] ?? fallback;
+  if (value === undefined || value === '') throw new Error(`${name} is not set`);
+  return value;
+};
+const role = env('UHLP_REDIS_INIT_ROLE');
+const me = env('UHLP_REDIS_INIT_ME');
+const first = env('UHLP_REDIS_INIT_FIRST');
+const masterName = env('UHLP_REDIS_INIT_MASTER_NAME');
+const out = env('UHLP_REDIS_INIT_OUT');
+const port = env('UHLP_REDIS_INIT_PORT');
+const redisPort = env('UHLP_REDIS_INIT_REDIS_PORT', '6379');
+const downAfterMs = Number(env('UHLP_REDIS_INIT_DOWN_AFTER_MS', '5000'));
+const sentinels = env('UHLP_REDIS_INIT_SENTINELS')
+  .split(',')
+  .map((address) => address.trim())
+  .filter((address) => address !== '' && !address.startsWith(`${me}:`));
+
+/** One RESP command to host:port; the reply's bulk strings, [] for a nil reply, undefined when nobody answered. */
+function ask(address, args, timeoutMs = 1000) {
+  const at = address.lastIndexOf(':');
+  const request = `*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`;
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: address.slice(0, at), port: Number(address.slice(at + 1)) });
+    let reply = '';
+    const done = (value) => {
+      socket.destroy();
+      resolve(value);
+    };
+    socket.setTimeout(timeoutMs, () => done(undefined));
+    socket.on('error', () => done(undefined));
+    socket.on('connect', () => socket.write(request));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (/^(\*-1|_|-)/.test(reply) && reply.includes('\r\n')) return done([]);
+      const count = /^\*(\d+)\r\n/.exec(reply);
+      if (!count) return;
+      const strings = [...reply.matchAll(/\$\d+\r\n([^\r]*)\r\n/g)].map((match) => match[1]);
+      if (strings.length >= Number(count[1])) done(strings);
+    });
+  });
+}
+
+/** The master the sentinels name, as host; undefined when none answers with one. */
+async function namedMaster() {
+  for (const sentinel of sentinels) {
+    const reply = await ask(sentinel, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName]);
+    if (reply && reply.length === 2) return reply[0];
+  }
+  return undefined;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function dataConfig() {
+  let master = await namedMaster();
+  if (master === me) {
+    // Named master but just restarted: the sentinels may not have seen us go yet. Once they have
+    // (down-after), they promote a replica that kept the data; coming back as master could hand
+    // the replicas an empty or older data set.
+    await sleep(downAfterMs + 2000);
+    master = (await namedMaster()) ?? me;
+  }
+  master ??= first;
+  return [
+    `port ${port}`,
+    'bind * -::*',
+    'dir /data',
+    // Acknowledged writes survive a restart, and the master refuses writes no replica takes (docs/runtime-state.md#sentinel).
+    'appendonly yes',
+    'save ""',
+    'min-replicas-to-write 1',
+    'min-replicas-max-lag 10',
+    // The pod's DNS name, not its IP: an IP changes with each pod, the name stays.
+    `replica-announce-ip ${me}`,
+    ...(master === me ? [] : [`replicaof ${master} ${redisPort}`]),
+  ];
+}
+
+async function sentinelConfig() {
+  const master = (await namedMaster()) ?? first;
+  return [
+    `port ${port}`,
+    'bind * -::*',
+    'dir /data',
+    'sentinel resolve-hostnames yes',
+    'sentinel announce-hostnames yes',
+    `sentinel announce-ip ${me}`,
+    `sentinel monitor ${masterName} ${master} ${redisPort} 2`,
+    `sentinel down-after-milliseconds ${masterName} ${downAfterMs}`,
+    `sentinel failover-timeout ${masterName} ${Number(env('UHLP_REDIS_INIT_FAILOVER_TIMEOUT_MS', '60000'))}`,
+    `sentinel parallel-syncs ${masterName} 1`,
+    ...(process.env.UHLP_REDIS_INIT_PASSWORD ? [`sentinel auth-pass ${masterName} ${process.env.UHLP_REDIS_INIT_PASSWORD}`] : []),
+  ];
+}
+
+if (role === 'sentinel' && existsSync(out)) {
+  // A restarted sentinel keeps what it learnt (it rewrites its own file): the master, the replicas, the other sentinels.
+  console.log(`redis-sentinel-init: keeping ${out}`);
+} else {
+  const lines = role === 'data' ? await dataConfig() : role === 'sentinel' ? await sentinelConfig() : undefined;
+  if (!lines) throw new Error(`UHLP_REDIS_INIT_ROLE must be data or sentinel, got ${role}`);
+  writeFileSync(out, `${lines.join('\n')}\n`, { mode: 0o600 });
+  console.log(`redis-sentinel-init: wrote ${out} (${lines.find((line) => /replicaof|monitor/.test(line)) ?? 'master'})`);
+}
