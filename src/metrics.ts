@@ -126,6 +126,8 @@ export interface Metrics {
    * one that pings its runtime store.
    */
   readonly stateProbes: Set<() => Promise<void>>;
+  /** Ended spans not exported because the export queue was full (or its worker had gone): tracing's own loss. */
+  readonly traceSpansDropped: Counter;
   /** 1 when the runtime state store (memory or Redis) answered its last probe, else 0. */
   readonly stateUp: Gauge<'kind'>;
   /** Turns handed to the ledger, by plane (the app's deployment mode). */
@@ -448,6 +450,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       help: 'One turn, from the turn pipeline to the answer, by app, component and outcome (ok, error, failed).',
       labelNames: ['app', 'component', 'outcome'],
       buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    traceSpansDropped: new Counter({
+      name: 'uhlp_trace_spans_dropped_total',
+      help: 'Ended spans not exported: the export queue was full (the backend is slower than the spans come) or its worker had gone.',
       registers,
     }),
     poolExhausted: new Counter({
