@@ -15,7 +15,8 @@ import type { ScriptRef } from '../sandbox/script-push.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceCheck } from './write-surface.js';
 import { askForWrites, checkReportedWrites } from './reported-writes.js';
-import { activeTraceIds, epochMs, recordSpan } from '../tracing/spans.js';
+import { activeTraceIds } from '../tracing/spans.js';
+import { recordClaim } from '../tracing/claim-span.js';
 import { tracingActive } from '../tracing/tracing-active.js';
 import { recordRunnerTimings } from '../tracing/runner-spans.js';
 
@@ -72,7 +73,7 @@ export class ComponentExecutor {
       const lease = this.hit(pool, target) ?? (await this.acquire(pool, target));
       const acquired = performance.now();
       const acquireMs = acquired - acquiring;
-      if (tracingActive()) recordSpan('uhlp.claim', epochMs(acquiring), epochMs(acquired), { 'uhlp.pool': target.poolName, 'uhlp.sandbox.hit': lease.hit === true, 'uhlp.attempt': attempt });
+      if (tracingActive()) recordClaim(target.poolName, lease.hit === true, attempt, acquiring, acquired);
       try {
         return await this.call(pool, lease, target, requestId, body, traceId, turn, acquireMs);
       } catch (error) {
