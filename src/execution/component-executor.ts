@@ -17,6 +17,7 @@ import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceChec
 import { askForWrites, checkReportedWrites } from './reported-writes.js';
 import { activeTraceIds } from '../tracing/spans.js';
 import { recordClaim } from '../tracing/claim-span.js';
+import { observeWithTrace } from '../tracing/exemplars.js';
 import { tracingActive } from '../tracing/tracing-active.js';
 import { recordRunnerTimings } from '../tracing/runner-spans.js';
 
@@ -210,9 +211,7 @@ export class ComponentExecutor {
         if (discarded !== undefined) await discarded;
       }
       pool.release(lease, outcome);
-      this.metrics.sandboxExecuteSeconds
-        .labels(target.appId, target.poolName, metricOutcome)
-        .observe((performance.now() - started) / 1000);
+      observeWithTrace(this.metrics.sandboxExecuteSeconds.labels(target.appId, target.poolName, metricOutcome), (performance.now() - started) / 1000);
     }
   }
 }
