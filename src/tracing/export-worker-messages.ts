@@ -4,7 +4,6 @@
  * worker, loaded by path, imports nothing of the core at run time.
  */
 import type { Attributes } from '@opentelemetry/api';
-import type { SpanRecord } from './span-record.js';
 
 /** The worker's settings, its `workerData`. */
 export interface ExportWorkerData {
@@ -22,7 +21,8 @@ export interface ExportWorkerData {
 }
 
 export type ToExportWorker =
-  | { readonly type: 'spans'; readonly spans: readonly SpanRecord[] }
+  /** Spans in span-record.ts's flat form: SPAN_RECORD_FIELDS values each. */
+  | { readonly type: 'spans'; readonly spans: readonly unknown[] }
   /** Send everything received so far, then answer `flushed` with the id. */
   | { readonly type: 'flush'; readonly id: number }
   /** Stop the exporter (after a flush), then answer `stopped`. */

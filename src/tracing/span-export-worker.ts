@@ -1,6 +1,6 @@
 /**
  * The export worker: a worker thread that takes batches of ended spans as plain
- * data (span-record.ts) from the core's thread, encodes them as OTLP protobuf
+ * data (span-record.ts: one flat array a batch) from the core's thread, encodes them as OTLP protobuf
  * with the official exporter and POSTs them, one request at a time, so that
  * neither the encoding nor the HTTP request nor their garbage is on the core's
  * event loop. It acknowledges every span it is done with (sent or failed) so
@@ -12,9 +12,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import type { Attributes, SpanContext } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { SpanRecord, SpanRecordLink } from './span-record.js';
+import type { Attributes, HrTime, SpanContext } from '@opentelemetry/api';
+import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
+import type { LinkRecord } from './span-record.js';
 import type { ExportWorkerData, FromExportWorker, ToExportWorker } from './export-worker-messages.js';
 
 const settings = workerData as ExportWorkerData;
@@ -24,7 +24,10 @@ const exporter = new OTLPTraceExporter({ url: settings.endpoint, headers: { ...s
 const resource = { attributes: settings.resourceAttributes } as unknown as ReadableSpan['resource'];
 const scopes = new Map<string, ReadableSpan['instrumentationScope']>();
 
-const pending: SpanRecord[] = [];
+/** The number of values a span takes in a batch: SPAN_RECORD_FIELDS of span-record.ts (not imported: see there). */
+const FIELDS = 23;
+
+const pending: ReadableSpan[] = [];
 let exporting = false;
 let timer: NodeJS.Timeout | undefined;
 /** Flushes asked for: answered once everything received before them has been exported. */
@@ -34,8 +37,9 @@ let done = 0;
 
 port.on('message', (message: ToExportWorker) => {
   if (message.type === 'spans') {
-    for (const span of message.spans) pending.push(span);
-    received += message.spans.length;
+    const values = message.spans;
+    for (let at = 0; at + FIELDS <= values.length; at += FIELDS) pending.push(readableAt(values, at));
+    received += Math.floor(values.length / FIELDS);
     if (pending.length >= settings.maxExportBatchSize) exportNext();
     else timer ??= setTimeout(exportNext, settings.scheduledDelayMillis);
   } else if (message.type === 'flush') {
@@ -55,7 +59,7 @@ function exportNext(): void {
   if (exporting || pending.length === 0) return;
   exporting = true;
   const batch = pending.splice(0, settings.maxExportBatchSize);
-  exporter.export(batch.map(readableOf), (result) => {
+  exporter.export(batch, (result) => {
     exporting = false;
     done += batch.length;
     const error = result.code === 0 ? undefined : String(result.error?.message ?? result.error ?? 'export failed');
@@ -71,31 +75,36 @@ function answerFlushes(): void {
   while (flushes.length > 0 && flushes[0]!.upTo <= done) port.postMessage({ type: 'flushed', id: flushes.shift()!.id } satisfies FromExportWorker);
 }
 
-/** The record as the OTLP serializer reads a span (only the fields it reads). */
-function readableOf(record: SpanRecord): ReadableSpan {
-  const context: SpanContext = { traceId: record.traceId, spanId: record.spanId, traceFlags: record.traceFlags, ...(record.traceState !== undefined ? { traceState: traceStateOf(record.traceState) } : {}) };
+/** The span at `at` of a batch (span-record.ts's order), as the OTLP serializer reads a span (only the fields it reads). */
+function readableAt(values: readonly unknown[], at: number): ReadableSpan {
+  const traceId = values[at] as string;
+  const traceFlags = values[at + 2] as number;
+  const traceState = values[at + 3] as string | undefined;
+  const parentSpanId = values[at + 4] as string | undefined;
+  const context: SpanContext = { traceId, spanId: values[at + 1] as string, traceFlags, ...(traceState !== undefined ? { traceState: traceStateOf(traceState) } : {}) };
+  const message = values[at + 16] as string | undefined;
   return {
-    name: record.name,
-    kind: record.kind,
+    name: values[at + 6] as string,
+    kind: values[at + 7] as number,
     spanContext: () => context,
-    parentSpanContext: record.parentSpanId !== undefined ? { traceId: record.traceId, spanId: record.parentSpanId, traceFlags: record.traceFlags, isRemote: record.parentIsRemote === true } : undefined,
-    startTime: record.startTime,
-    endTime: record.endTime,
-    status: record.status,
-    attributes: record.attributes,
-    links: record.links.map(linkOf),
-    events: record.events,
+    parentSpanContext: parentSpanId !== undefined ? { traceId, spanId: parentSpanId, traceFlags, isRemote: values[at + 5] === true } : undefined,
+    startTime: [values[at + 8], values[at + 9]] as HrTime,
+    endTime: [values[at + 10], values[at + 11]] as HrTime,
+    attributes: values[at + 12] as Attributes,
+    events: values[at + 13] as TimedEvent[],
+    links: (values[at + 14] as LinkRecord[]).map(linkOf),
+    status: { code: values[at + 15] as number, ...(message !== undefined ? { message } : {}) },
     duration: [0, 0],
     ended: true,
     resource,
-    instrumentationScope: scopeOf(record.scope),
-    droppedAttributesCount: record.droppedAttributesCount,
-    droppedEventsCount: record.droppedEventsCount,
-    droppedLinksCount: record.droppedLinksCount,
+    instrumentationScope: scopeOf(values[at + 20] as string, values[at + 21] as string | undefined, values[at + 22] as string | undefined),
+    droppedAttributesCount: values[at + 17] as number,
+    droppedEventsCount: values[at + 18] as number,
+    droppedLinksCount: values[at + 19] as number,
   } as ReadableSpan;
 }
 
-function linkOf(link: SpanRecordLink): { context: SpanContext; attributes?: Attributes; droppedAttributesCount?: number } {
+function linkOf(link: LinkRecord): { context: SpanContext; attributes?: Attributes; droppedAttributesCount?: number } {
   return {
     context: { traceId: link.traceId, spanId: link.spanId, traceFlags: link.traceFlags, ...(link.isRemote === true ? { isRemote: true } : {}), ...(link.traceState !== undefined ? { traceState: traceStateOf(link.traceState) } : {}) },
     ...(link.attributes !== undefined ? { attributes: link.attributes } : {}),
@@ -108,11 +117,11 @@ function traceStateOf(header: string): NonNullable<SpanContext['traceState']> {
   return { serialize: () => header } as NonNullable<SpanContext['traceState']>;
 }
 
-function scopeOf(scope: SpanRecord['scope']): ReadableSpan['instrumentationScope'] {
-  const key = `${scope.name}@${scope.version ?? ''}:${scope.schemaUrl ?? ''}`;
+function scopeOf(name: string, version: string | undefined, schemaUrl: string | undefined): ReadableSpan['instrumentationScope'] {
+  const key = `${name}@${version ?? ''}:${schemaUrl ?? ''}`;
   let known = scopes.get(key);
   if (known === undefined) {
-    known = { name: scope.name, ...(scope.version !== undefined ? { version: scope.version } : {}), ...(scope.schemaUrl !== undefined ? { schemaUrl: scope.schemaUrl } : {}) };
+    known = { name, ...(version !== undefined ? { version } : {}), ...(schemaUrl !== undefined ? { schemaUrl } : {}) };
     scopes.set(key, known);
   }
   return known;

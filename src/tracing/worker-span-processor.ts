@@ -16,7 +16,7 @@
 import { Worker } from 'node:worker_threads';
 import { TraceFlags, type Attributes, type Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { spanRecordOf, type SpanRecord } from './span-record.js';
+import { SPAN_RECORD_FIELDS, appendSpanRecord } from './span-record.js';
 import type { ExportWorkerData, FromExportWorker, ToExportWorker } from './export-worker-messages.js';
 
 export interface WorkerSpanProcessorOptions {
@@ -49,7 +49,8 @@ export class WorkerSpanProcessor implements SpanProcessor {
   private readonly maxQueueSize: number;
   private readonly handOffDelayMillis: number;
   private readonly handOffSize: number;
-  private buffer: SpanRecord[] = [];
+  /** Ended spans not yet handed over, in span-record.ts's flat form. */
+  private buffer: unknown[] = [];
   /** Spans buffered here or handed to the worker and not yet acknowledged. */
   private outstanding = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -91,8 +92,8 @@ export class WorkerSpanProcessor implements SpanProcessor {
       return;
     }
     this.outstanding++;
-    this.buffer.push(spanRecordOf(span));
-    if (this.buffer.length >= this.handOffSize) this.handOff();
+    appendSpanRecord(this.buffer, span);
+    if (this.buffer.length >= this.handOffSize * SPAN_RECORD_FIELDS) this.handOff();
     else this.timer ??= setTimeout(() => this.handOff(), this.handOffDelayMillis).unref();
   }
 
