@@ -21,7 +21,8 @@ const SHAPES: readonly DispatchShape[] = [
 
 async function throughCore(shape: DispatchShape, durationMs: number, env: Record<string, string>, tree?: string): Promise<LoadResult> {
   const app = writeHelloApp(`minWarm: ${shape.sandboxes}, maxSize: ${shape.sandboxes}, concurrency: ${shape.concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 }`);
-  const core = await startUhlpDev(app, ['--log-level', 'error'], undefined, undefined, env, ...(tree !== undefined ? [path.join(tree, 'bin', 'uhlp.js')] : []));
+  // Two minutes to start: on a loaded machine a core (and its warm sandboxes) can take more than the default 30 s.
+  const core = await startUhlpDev(app, ['--log-level', 'error'], 120_000, undefined, env, ...(tree !== undefined ? [path.join(tree, 'bin', 'uhlp.js')] : []));
   try {
     return await loadThroughCore(core.url, '/bench/hello/{{id}}', shape.connections, durationMs, core.child.pid);
   } finally {

@@ -72,19 +72,20 @@ export interface Metrics {
   readonly llmTokens: Counter<'app' | 'component' | 'model' | 'kind'>;
   /** `core.llm.generate` calls past the capability check, by outcome: `ok`, or the error code (budget refusals included). Cache hits are counted apart. */
   readonly llmCalls: Counter<'app' | 'component' | 'model' | 'outcome'>;
-  /** One call to the LLM provider, retries included (not cache hits or budget refusals). */
-  readonly llmCallSeconds: Histogram<'app' | 'component' | 'model'>;
+  /** One call to the LLM provider, retries included (not cache hits or budget refusals). A HotHistogram: its buckets keep trace exemplars. */
+  readonly llmCallSeconds: HotHistogram<'app' | 'component' | 'model'>;
   /** `core.llm.generate` calls answered from the answer cache. */
   readonly llmCacheHits: Counter<'app' | 'component'>;
   /** Calls refused by an app's capabilities (shell, web, kv, llm). */
   readonly capabilityRefusals: Counter<'app' | 'capability'>;
   /** MCP tool calls, by app, tool and outcome (`ok` or the error code). */
   readonly mcpCalls: Counter<'app' | 'tool' | 'outcome'>;
-  /** Duration of one MCP tool call inside the core. */
-  readonly mcpCallSeconds: Histogram<'app' | 'tool'>;
+  /** Duration of one MCP tool call inside the core. A HotHistogram: its buckets keep trace exemplars. */
+  readonly mcpCallSeconds: HotHistogram<'app' | 'tool'>;
   /** Calls of federated MCP servers' tools (app.* and community.*), by server, tool and outcome. */
   readonly mcpFederatedCalls: Counter<'app' | 'server' | 'tool' | 'outcome'>;
-  readonly mcpFederatedCallSeconds: Histogram<'app' | 'server' | 'tool'>;
+  /** One call of a federated server's tool, as the core waited for it. A HotHistogram: its buckets keep trace exemplars. */
+  readonly mcpFederatedCallSeconds: HotHistogram<'app' | 'server' | 'tool'>;
   /** Messages of a delivery route waiting or being processed (retries included), by source (queue, cron, callback, trigger) and route name. */
   readonly queueDepth: Gauge<'app' | 'source' | 'name'>;
   /** Age of the oldest message counted in uhlp_queue_depth. */
@@ -128,6 +129,8 @@ export interface Metrics {
    * one that pings its runtime store.
    */
   readonly stateProbes: Set<() => Promise<void>>;
+  /** Ended spans not exported because the export queue was full (or its worker had gone): tracing's own loss. */
+  readonly traceSpansDropped: Counter;
   /** 1 when the runtime state store (memory or Redis) answered its last probe, else 0. */
   readonly stateUp: Gauge<'kind'>;
   /** One Redis command's round trip, by client (runtime, delivery, run-index; blocking reads are not timed). A HotHistogram: every state call observes it. */
@@ -327,7 +330,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       labelNames: ['app', 'component', 'model', 'outcome'],
       registers,
     }),
-    llmCallSeconds: new Histogram({
+    llmCallSeconds: new HotHistogram({
       name: 'uhlp_llm_call_duration_seconds',
       help: 'Duration of one call to the LLM provider, retries included.',
       labelNames: ['app', 'component', 'model'],
@@ -353,7 +356,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       labelNames: ['app', 'tool', 'outcome'],
       registers,
     }),
-    mcpCallSeconds: new Histogram({
+    mcpCallSeconds: new HotHistogram({
       name: 'uhlp_mcp_call_duration_seconds',
       help: 'Duration of one MCP tool call inside the core.',
       labelNames: ['app', 'tool'],
@@ -367,7 +370,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       labelNames: ['app', 'server', 'tool', 'outcome'],
       registers,
     }),
-    mcpFederatedCallSeconds: new Histogram({
+    mcpFederatedCallSeconds: new HotHistogram({
       name: 'uhlp_mcp_federated_call_duration_seconds',
       help: 'Duration of one call of a federated MCP server, as the core waited for it.',
       labelNames: ['app', 'server', 'tool'],
@@ -458,6 +461,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       help: 'One turn, from the turn pipeline to the answer, by app, component and outcome (ok, error, failed).',
       labelNames: ['app', 'component', 'outcome'],
       buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    traceSpansDropped: new Counter({
+      name: 'uhlp_trace_spans_dropped_total',
+      help: 'Ended spans not exported: the export queue was full (the backend is slower than the spans come) or its worker had gone.',
       registers,
     }),
     poolExhausted: new Counter({

@@ -132,6 +132,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   // connection), so that such a failure ends the start at once: one provider, shared by the MCP tools and the oracle.
   const llmProvider = await createLlmProvider(config.llm);
   const metrics = createMetrics({ appWatch: config.registry === 'kubernetes' });
+  tracing.countDropsIn((spans) => metrics.traceSpansDropped.inc(spans));
   const repo = config.registry === 'git' ? await openDefinitionsRepo(config.definitionsDir) : undefined;
   if (repo?.initialized) {
     logger.warn({ dir: repo.dir }, 'the definitions directory was no Git repository: it is one now, with its content committed; the core serves commits, so commit each change to serve it');

@@ -15,7 +15,9 @@ import type { ScriptRef } from '../sandbox/script-push.js';
 import type { TurnEvidence } from '../ledger/turn-evidence.js';
 import { surfaceMatches, TurnWriteSurface, type DeclaredOutput, type SurfaceCheck } from './write-surface.js';
 import { askForWrites, checkReportedWrites } from './reported-writes.js';
-import { activeTraceIds, epochMs, recordSpan } from '../tracing/spans.js';
+import { activeTraceIds } from '../tracing/spans.js';
+import { recordClaim } from '../tracing/claim-span.js';
+import { observeWithTrace } from '../tracing/exemplars.js';
 import { tracingActive } from '../tracing/tracing-active.js';
 import { recordRunnerTimings } from '../tracing/runner-spans.js';
 
@@ -74,7 +76,7 @@ export class ComponentExecutor {
       const lease = this.hit(pool, target) ?? (await this.acquire(pool, target));
       const acquired = performance.now();
       const acquireMs = acquired - acquiring;
-      if (tracingActive()) recordSpan('uhlp.claim', epochMs(acquiring), epochMs(acquired), { 'uhlp.pool': target.poolName, 'uhlp.sandbox.hit': lease.hit === true, 'uhlp.attempt': attempt });
+      if (tracingActive()) recordClaim(target.poolName, lease.hit === true, attempt, acquiring, acquired);
       try {
         return await this.call(pool, lease, target, requestId, body, traceId, turn, acquireMs);
       } catch (error) {
@@ -211,9 +213,7 @@ export class ComponentExecutor {
         if (discarded !== undefined) await discarded;
       }
       pool.release(lease, outcome);
-      this.metrics.sandboxExecuteSeconds
-        .labels(target.appId, target.poolName, metricOutcome)
-        .observe((performance.now() - started) / 1000);
+      observeWithTrace(this.metrics.sandboxExecuteSeconds.labels(target.appId, target.poolName, metricOutcome), (performance.now() - started) / 1000);
     }
   }
 }

@@ -15,6 +15,7 @@ import { answerCacheKey, isCacheable, type LlmCacheStore, readCachedAnswer, writ
 import { chargeLlmBudget, checkLlmBudget, type LlmBudgetStore, utcDay } from './llm-budget.js';
 import { type LlmGenerateRequest, type LlmGenerateResult, type LlmProvider, type NormalizedLlmRequest, normalizeRequest, normalizedCall } from './llm-provider.js';
 import { inModelCallSpan } from '../tracing/model-call-span.js';
+import { observeWithTrace } from '../tracing/exemplars.js';
 
 /** The runtime-store methods the service uses: the core's store, memory or Redis. */
 export type LlmStateStore = LlmBudgetStore & LlmCacheStore;
@@ -118,12 +119,12 @@ export function createLlmService(options: LlmServiceOptions): LlmService {
         // Normalized here once: the provider does not check and copy it again.
         result = await inModelCallSpan(provider.kind, normalized, () => provider.generate(normalizedCall(normalized, request.signal, request.onDelta)));
       } catch (error) {
-        metrics.llmCallSeconds.observe({ app, component, model }, (performance.now() - callStarted) / 1000);
+        observeWithTrace(metrics.llmCallSeconds.labels(app, component, model), (performance.now() - callStarted) / 1000);
         metrics.llmCalls.inc({ app, component, model, outcome: outcomeOf(error) });
         evidence(outcomeOf(error), {});
         throw error;
       }
-      metrics.llmCallSeconds.observe({ app, component, model }, (performance.now() - callStarted) / 1000);
+      observeWithTrace(metrics.llmCallSeconds.labels(app, component, model), (performance.now() - callStarted) / 1000);
       metrics.llmCalls.inc({ app, component, model, outcome: 'ok' });
       metrics.llmTokens.inc({ app, component, model, kind: 'prompt' }, result.usage.prompt);
       metrics.llmTokens.inc({ app, component, model, kind: 'completion' }, result.usage.completion);

@@ -13,6 +13,7 @@ import { capabilityDenied } from './capability-guard.js';
 import type { ExecutionGrant } from './mcp-token-service.js';
 import { findTool } from './tool-catalog.js';
 import { PassThroughError, type ToolServices, checkArguments, isToolAvailable } from './tool-definition.js';
+import { observeWithTrace } from '../tracing/exemplars.js';
 
 export interface ToolInvokerDeps {
   readonly services: ToolServices;
@@ -49,7 +50,7 @@ export async function invokeTool(
     const durationMs = performance.now() - started;
     grant.calls.record(tool.name, durationMs, answer.usage, 'ok', answer.secrets);
     deps.metrics.mcpCalls.inc({ app: grant.appId, tool: toolLabel, outcome: 'ok' });
-    deps.metrics.mcpCallSeconds.observe({ app: grant.appId, tool: toolLabel }, durationMs / 1000);
+    observeWithTrace(deps.metrics.mcpCallSeconds.labels(grant.appId, toolLabel), durationMs / 1000);
     // A secret's value that came back (an API echoing its credential) is replaced before the caller sees it.
     const content = answer.handsInSecret === true ? answer.content : (deps.services.scrubber?.scrubValue(answer.content) ?? answer.content);
     return { content: [{ type: 'text', text: JSON.stringify(content) }], structuredContent: content };
@@ -65,7 +66,7 @@ export async function invokeTool(
     if (!isUhlpError(thrown) && !cut) deps.logger.error({ err: thrown, app: grant.appId, tool: toolLabel, requestId: grant.requestId }, 'MCP tool failed');
     grant.calls.record(toolLabel, durationMs, undefined, error.code);
     deps.metrics.mcpCalls.inc({ app: grant.appId, tool: toolLabel, outcome: error.code });
-    deps.metrics.mcpCallSeconds.observe({ app: grant.appId, tool: toolLabel }, durationMs / 1000);
+    observeWithTrace(deps.metrics.mcpCallSeconds.labels(grant.appId, toolLabel), durationMs / 1000);
     if (error.code === 'UHLP_CAPABILITY_DENIED') {
       const capability = String((error.details as { capability?: unknown }).capability);
       deps.metrics.capabilityRefusals.inc({ app: grant.appId, capability });

@@ -3,7 +3,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { context, propagation, trace } from '@opentelemetry/api';
-import { SpanKind, activeTraceIds, carrierOf, continuedContext, inSpan, recordScriptException, startTurnSpan } from './spans.js';
+import { SpanKind, activeTraceIds, carrierOf, continuedContext, inSpan, recordScriptException, recordsUnder, spanIfPending, startTurnSpan } from './spans.js';
+import { recordClaim } from './claim-span.js';
 import { inCronFiringSpan, inDeliverySpan, inPublishSpan } from './delivery-spans.js';
 import { setTracingActive, tracingActive } from './tracing-active.js';
 import { recordRunnerTimings } from './runner-spans.js';
@@ -132,6 +133,49 @@ describe('spans', () => {
     }
     expect(spans.map((s) => s.name)).toEqual(expect.arrayContaining(['uhlp.runner.script_load', 'uhlp.runner.run', 'uhlp.runner.tool_call core.kv.set', `uhlp.runner.tool_call ${'x'.repeat(128)}`]));
     expect(spans.find((s) => s.name.startsWith('uhlp.runner.tool_call xx'))!.status.code).toBe(2);
+  });
+
+  it('put a plain run (no tool calls) on the execution span as an attribute, and a warm claim as attributes: one span', async () => {
+    const sentAt = performance.now();
+    await inSpan('uhlp.execution', async () => {
+      recordClaim('node', true, 1, sentAt - 0.01, sentAt);
+      recordRunnerTimings({ run: { start_ms: 1, duration_ms: 2.5 } }, sentAt, sentAt + 10);
+    });
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((s) => s.name)).toEqual(['uhlp.execution']);
+    expect(spans[0]!.attributes).toMatchObject({ 'uhlp.runner.run_ms': 2.5, 'uhlp.pool': 'node', 'uhlp.sandbox.hit': true });
+  });
+
+  it('make a claim that waited a uhlp.claim span, and a wait for the ledger a uhlp.ledger span; nothing for a write not waited for', async () => {
+    const { span, ctx } = startTurnSpan('GET /x', { kind: SpanKind.SERVER, parent: continuedContext(undefined) });
+    await context.with(ctx, async () => {
+      await inSpan('uhlp.execution', async () => recordClaim('node', false, 1, performance.now() - 5, performance.now()));
+      expect(spanIfPending('uhlp.ledger', () => undefined)).toBeUndefined();
+      await spanIfPending('uhlp.ledger', () => new Promise((resolve) => setTimeout(resolve, 5)));
+    });
+    span.end();
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((s) => s.name)).toEqual(['uhlp.claim', 'uhlp.execution', 'uhlp.ledger', 'GET /x']);
+    const ledger = spans[2]!;
+    expect(ledger.parentSpanContext?.spanId).toBe(span.spanContext().spanId);
+    expect(ledger.duration[0] * 1000 + ledger.duration[1] / 1e6).toBeGreaterThanOrEqual(4);
+  });
+
+  it("make no stage span in a turn the sampler left out (its caller's traceparent unsampled)", async () => {
+    const { span, ctx } = startTurnSpan('GET /x', { kind: SpanKind.SERVER, parent: continuedContext({ traceparent: PARENT.replace(/-01$/, '-00') }) });
+    // The provider's default sampler (parent-based) follows the caller: the turn's span records nothing.
+    expect(span.isRecording()).toBe(false);
+    await context.with(ctx, async () => {
+      expect(recordsUnder()).toBe(false);
+      await inSpan('uhlp.execution', async (stage) => {
+        expect(stage).toBeUndefined();
+        recordClaim('node', false, 2, performance.now() - 5, performance.now());
+        recordRunnerTimings({ run: { start_ms: 1, duration_ms: 2 }, tool_calls: [{ tool: 'core.kv.get', start_ms: 1, duration_ms: 1, outcome: 'ok' }] }, performance.now() - 5, performance.now());
+      });
+      expect(spanIfPending('uhlp.ledger', () => Promise.resolve())).toBeInstanceOf(Promise);
+    });
+    span.end();
+    expect(exporter.getFinishedSpans()).toHaveLength(0);
   });
 
   it('do nothing with tracing off: no spans, no carrier, no ids', async () => {

@@ -77,12 +77,39 @@ export function startTurnSpan(name: string, options: TurnSpanOptions): { span: S
 }
 
 /**
+ * Whether a child of `ctx` would be recorded: tracing is on and the context's
+ * span (if it has one) records. A turn the sampler left out (a ratio sampler's
+ * unsampled share, a caller's unsampled traceparent) has a non-recording span:
+ * its stages then cost no span, no sampler call and no context switch.
+ */
+export function recordsUnder(ctx: Context = context.active()): boolean {
+  if (!tracingActive()) return false;
+  const parent = trace.getSpan(ctx);
+  return parent === undefined || parent.isRecording();
+}
+
+/**
  * Runs `run` in a child span of the active context named `name`; with tracing
- * off, just runs it. A rejection sets the span's status to ERROR with its code.
+ * off (or the turn not sampled), just runs it. A rejection sets the span's
+ * status to ERROR with its code.
  */
 export function inSpan<T>(name: string, run: (span: Span | undefined) => Promise<T>, attributes?: Attributes, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
-  if (!tracingActive()) return run(undefined);
+  if (!recordsUnder()) return run(undefined);
   return tracer().startActiveSpan(name, { kind, ...(attributes !== undefined ? { attributes } : {}) }, (span) => endingSpan(span, () => run(span)));
+}
+
+/**
+ * A span for a wait only when there is one: `run` starts something that either
+ * is done at once (undefined: no span) or returns the promise to wait for,
+ * which is then a child span of the active context, timed from before the call
+ * (the ledger's `sync` write; with `async` durability a turn never waits for it).
+ */
+export function spanIfPending<T>(name: string, run: () => Promise<T> | undefined): Promise<T> | undefined {
+  if (!recordsUnder()) return run();
+  const started = epochMs(performance.now());
+  const pending = run();
+  if (pending === undefined) return undefined;
+  return endingSpan(tracer().startSpan(name, { startTime: started }), () => pending);
 }
 
 /** Awaits `run` and ends `span` as it settles; a rejection marks the span failed (failSpan) and is thrown on. */
@@ -120,21 +147,6 @@ export function activeTraceIds(): { trace_id: string; span_id: string } | undefi
   return { trace_id: traceId, span_id: spanId };
 }
 
-/** Runs synchronous `run` in a child span of the active context; with tracing off, just runs it. */
-export function inSpanSync<T>(name: string, run: (span: Span | undefined) => T, attributes?: Attributes): T {
-  if (!tracingActive()) return run(undefined);
-  return tracer().startActiveSpan(name, attributes !== undefined ? { attributes } : {}, (span) => {
-    try {
-      return run(span);
-    } catch (error) {
-      failSpan(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
-}
-
 /** Epoch milliseconds of a performance.now() reading: the time base of spans recorded after the fact. */
 export function epochMs(performanceNow: number): number {
   return performance.timeOrigin + performanceNow;
@@ -145,8 +157,9 @@ export function epochMs(performanceNow: number): number {
  * a child of `parent` (the active context by default). Nothing with tracing off.
  */
 export function recordSpan(name: string, startEpochMs: number, endEpochMs: number, attributes?: Attributes, options: { readonly parent?: Context; readonly error?: string } = {}): void {
-  if (!tracingActive()) return;
-  const span = tracer().startSpan(name, { startTime: startEpochMs, ...(attributes !== undefined ? { attributes } : {}) }, options.parent ?? context.active());
+  const parent = options.parent ?? context.active();
+  if (!recordsUnder(parent)) return;
+  const span = tracer().startSpan(name, { startTime: startEpochMs, ...(attributes !== undefined ? { attributes } : {}) }, parent);
   if (options.error !== undefined) {
     span.setAttribute('error.type', options.error);
     span.setStatus({ code: SpanStatusCode.ERROR, message: options.error });

@@ -2,37 +2,59 @@
  * Starts OpenTelemetry tracing for the core when its settings ask for it: the
  * official Node SDK's tracer provider with the W3C trace-context propagator, an
  * AsyncLocalStorage context manager, the configured sampler, and a batching
- * OTLP/HTTP (protobuf) exporter. Off (the default), nothing is registered: the
- * API's no-op tracer stays, and tracingActive() keeps every span site from
- * even asking it for a span.
+ * OTLP/HTTP (protobuf) export run by a worker thread (worker-span-processor.ts).
+ * Off (the default), nothing is registered: the API's no-op tracer stays, and
+ * tracingActive() keeps every span site from even asking it for a span.
  */
-import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-node';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { AlwaysOffSampler, AlwaysOnSampler, NodeTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-node';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { LineScrubber, Logger } from '../logger.js';
 import { ScrubbingSpanProcessor } from './scrubbing-span-processor.js';
 import { setTracingActive } from './tracing-active.js';
 import type { TracingConfig } from './tracing-config.js';
+import { WorkerSpanProcessor } from './worker-span-processor.js';
 
 export interface RunningTracing {
   /** Exports the spans still buffered and stops the provider; never rejects. */
   shutdown(): Promise<void>;
+  /** Where dropped spans are counted from now on (the ones dropped before are counted there at once). */
+  countDropsIn(count: (spans: number) => void): void;
 }
 
-const NOTHING_TO_STOP: RunningTracing = { shutdown: () => Promise.resolve() };
+const NOTHING_TO_STOP: RunningTracing = { shutdown: () => Promise.resolve(), countDropsIn: () => undefined };
+
+/** An export failure is logged at most this often (a backend that is down fails every batch). */
+const EXPORT_ERROR_LOG_MS = 60_000;
 
 /** @param scrubber what every exported span's strings pass through (the app secrets' values: docs/security.md) */
 export function startTracing(config: TracingConfig, logger: Pick<Logger, 'info' | 'warn'>, version: string, scrubber?: LineScrubber): RunningTracing {
   if (!config.enabled) return NOTHING_TO_STOP;
-  const batch = new BatchSpanProcessor(new OTLPTraceExporter({ url: config.endpoint, headers: { ...config.headers } }), {
-    // A turn makes about ten spans: a queue of 8192 holds hundreds of turns between exports.
+  const resource = defaultResource().merge(resourceFromAttributes({ ...config.resourceAttributes, [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: version }));
+  let dropped = 0;
+  let countDrops: ((spans: number) => void) | undefined;
+  let failures = 0;
+  let loggedAt = -Infinity;
+  const batch = new WorkerSpanProcessor({
+    endpoint: config.endpoint,
+    headers: config.headers,
+    resourceAttributes: resource.attributes,
+    // A plain turn makes two spans: a queue of 8192 holds thousands of turns between exports.
     maxQueueSize: 8192,
     maxExportBatchSize: 1024,
     scheduledDelayMillis: 1000,
+    onDropped: (spans) => (countDrops !== undefined ? countDrops(spans) : (dropped += spans)),
+    onExportError: (message) => {
+      failures++;
+      if (performance.now() - loggedAt < EXPORT_ERROR_LOG_MS) return;
+      loggedAt = performance.now();
+      // The endpoint only: its headers may carry a credential.
+      logger.warn({ endpoint: config.endpoint, failures, reason: message }, 'tracing: spans could not be exported');
+      failures = 0;
+    },
   });
   const provider = new NodeTracerProvider({
-    resource: defaultResource().merge(resourceFromAttributes({ ...config.resourceAttributes, [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: version })),
+    resource,
     sampler: samplerOf(config),
     spanProcessors: [scrubber !== undefined ? new ScrubbingSpanProcessor(batch, scrubber) : batch],
   });
@@ -49,6 +71,11 @@ export function startTracing(config: TracingConfig, logger: Pick<Logger, 'info' 
       } catch (error) {
         logger.warn({ err: error }, 'tracing: the last spans could not be exported');
       }
+    },
+    countDropsIn(count) {
+      countDrops = count;
+      if (dropped > 0) count(dropped);
+      dropped = 0;
     },
   };
 }

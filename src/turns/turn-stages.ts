@@ -16,7 +16,7 @@ import { SESSION_ID_HEADER, TURN_HEADER, type TurnKeeper } from './turn-keeper.j
 import type { TurnNotes, TurnRunner } from './turn-runner.js';
 import { addTurnCalls, msSince, roundMs } from './turn-journal.js';
 import { tracingActive } from '../tracing/tracing-active.js';
-import { inSpan, inSpanSync, recordScriptException, turnSpanOf } from '../tracing/spans.js';
+import { inSpan, recordScriptException, spanIfPending, turnSpanOf } from '../tracing/spans.js';
 import { observeWithTrace } from '../tracing/exemplars.js';
 
 export interface TurnStagesDeps {
@@ -61,7 +61,7 @@ export class TurnStages implements TurnRunner {
       answerJson = text;
       status = response.resultType === 'error' ? 'error' : 'ok';
       // Answer, mapped before the turn is recorded: an answer that cannot be sent is the turn's outcome, recorded once.
-      answer = inSpanSync('uhlp.answer', () => interpretResult(response, requestId, { exposeStack: deps.exposeErrorStacks === true }));
+      answer = interpretResult(response, requestId, { exposeStack: deps.exposeErrorStacks === true });
       if (answer.failure !== undefined) {
         logFailure(deps.logger, event, answer.status, answer.failure);
         // The script's exception, with its own stack (path and line), on the turn's span.
@@ -86,7 +86,7 @@ export class TurnStages implements TurnRunner {
     // Ledger: the one place a turn waits for it. With `sync` or `fsync` durability the answer
     // (or the error) leaves only once the turn's entries are written; with `async`, record() returns nothing.
     const record = (): Promise<void> | undefined => deps.turns.record(turn, requestDataJson, { status, answerJson, evidence });
-    const recorded = tracingActive() ? inSpan('uhlp.ledger', async () => record()) : record();
+    const recorded = tracingActive() ? spanIfPending('uhlp.ledger', record) : record();
     if (recorded !== undefined) await recorded;
     if (journal !== undefined) journal.entry.timing.ledgerMs += msSince(ledgering);
     if (answer === undefined) throw failure;

@@ -89,6 +89,8 @@ export function describeTracing(options: TracingSuiteOptions): void {
         OTEL_SERVICE_NAME: `uhlp-test-${options.driver}`,
         UHLP_LLM_BASE_URL: llm.baseUrl,
         UHLP_LLM_TIMEOUT_MS: '20000',
+        // A turn then waits for its ledger entries: the uhlp.ledger span.
+        UHLP_LEDGER_DURABILITY: 'sync',
       });
     }, 240_000);
 
@@ -109,7 +111,7 @@ export function describeTracing(options: TracingSuiteOptions): void {
       expect(await response.json()).toMatchObject({ echoed: { text: 'ada' } });
       const requestId = response.headers.get('x-request-id')!;
 
-      const trace = await waitForTrace(jaeger, traceId, ['POST /kvfed', 'uhlp.execution', 'uhlp.claim', 'uhlp.answer', 'uhlp.ledger', 'tools/call core.kv.set', 'tools/call app.remote.echo', 'uhlp.runner.run', 'uhlp.runner.tool_call app.remote.echo']);
+      const trace = await waitForTrace(jaeger, traceId, ['POST /kvfed', 'uhlp.execution', 'uhlp.ledger', 'tools/call core.kv.set', 'tools/call app.remote.echo', 'uhlp.runner.run', 'uhlp.runner.tool_call app.remote.echo']);
       expect(trace.processes[trace.spans[0]!.processID]!.serviceName).toBe(`uhlp-test-${options.driver}`);
       const turn = spanNamed(trace, 'POST /kvfed');
       // The caller's span is the turn's parent: one trace from the client on.
@@ -125,8 +127,17 @@ export function describeTracing(options: TracingSuiteOptions): void {
 
       const execution = spanNamed(trace, 'uhlp.execution');
       expect(parentOf(execution)).toBe(turn.spanID);
-      for (const stage of ['uhlp.answer', 'uhlp.ledger']) expect(parentOf(spanNamed(trace, stage))).toBe(turn.spanID);
-      expect(parentOf(spanNamed(trace, 'uhlp.claim'))).toBe(execution.spanID);
+      // The wait for the ledger (the suite's core runs with sync durability) is a stage of the turn.
+      expect(parentOf(spanNamed(trace, 'uhlp.ledger'))).toBe(turn.spanID);
+      // Mapping the answer is no span of its own.
+      expect(trace.spans.some((s) => s.operationName === 'uhlp.answer')).toBe(false);
+      // The claim: a warm sandbox is attributes of the execution, a wait for one is a span under it.
+      const claim = trace.spans.find((s) => s.operationName === 'uhlp.claim');
+      if (claim !== undefined) expect(parentOf(claim)).toBe(execution.spanID);
+      else expect(tag(execution, 'uhlp.sandbox.hit')).toBe(true);
+      expect(tag(execution, 'uhlp.pool')).toBe('node');
+      // The script's own time, as the runner measured it.
+      expect(tag(execution, 'uhlp.runner.run_ms')).toEqual(expect.any(Number));
 
       const kv = spanNamed(trace, 'tools/call core.kv.set');
       const federated = spanNamed(trace, 'tools/call app.remote.echo');
@@ -208,7 +219,7 @@ export function describeTracing(options: TracingSuiteOptions): void {
       let trace: JaegerTrace | undefined;
       await waitFor(
         async () => {
-          trace = await waitForTrace(jaeger, traceId, ['POST /ask', 'uhlp.execution', 'uhlp.answer']);
+          trace = await waitForTrace(jaeger, traceId, ['POST /ask', 'uhlp.execution']);
           return trace.spans.some((s) => s.operationName.startsWith('chat '));
         },
         { timeoutMs: 20_000, what: 'the model call span' },
@@ -217,8 +228,8 @@ export function describeTracing(options: TracingSuiteOptions): void {
       expect(parentOf(turn)).toBe(spanId);
       expect(tag(turn, 'http.response.status_code')).toBe(200);
       const end = (span: { startTime: number; duration: number }): number => span.startTime + span.duration;
-      // The turn's span covers everything the turn did: its execution, the model call in it, its answer.
-      for (const inner of [spanNamed(trace!, 'uhlp.execution'), spanNamed(trace!, 'uhlp.answer'), trace!.spans.find((s) => s.operationName.startsWith('chat '))!]) {
+      // The turn's span covers everything the turn did: its execution and the model call in it.
+      for (const inner of [spanNamed(trace!, 'uhlp.execution'), trace!.spans.find((s) => s.operationName.startsWith('chat '))!]) {
         expect(inner.startTime).toBeGreaterThanOrEqual(turn.startTime);
         expect(end(inner)).toBeLessThanOrEqual(end(turn));
       }
@@ -276,6 +287,23 @@ export function describeTracing(options: TracingSuiteOptions): void {
       const ids = new Set(firing!.spans.map((s) => s.spanID));
       expect(ids.has(parentOf(spanNamed(firing!, 'uhlp.execution'))!)).toBe(true);
       expect(firing!.spans.filter((s) => s.operationName === 'cron tick')).toHaveLength(1);
+    });
+
+    it("serves a tool call's trace as the exemplar of its uhlp_mcp_call_duration_seconds bucket (OpenMetrics)", async () => {
+      const { traceparent, traceId } = newTraceparent();
+      const response = await fetch(`${core.url}/traced/kvfed`, { method: 'POST', headers: { traceparent, 'content-type': 'application/json' }, body: '{"name":"exemplar"}' });
+      expect(response.status).toBe(200);
+      const trace = await waitForTrace(jaeger, traceId, ['POST /kvfed', 'tools/call core.kv.set']);
+      const toolSpan = spanNamed(trace, 'tools/call core.kv.set').spanID;
+      const scrape = await fetch(`${core.url}/metrics`, { headers: { accept: 'application/openmetrics-text; version=1.0.0' } });
+      expect(scrape.headers.get('content-type')).toContain('application/openmetrics-text');
+      const lines = (await scrape.text()).split('\n').filter((line) => line.startsWith('uhlp_mcp_call_duration_seconds_bucket{') && line.includes('tool="core.kv.set"'));
+      // The latest observation's bucket keeps it: the trace, and the tool call's own span in it.
+      expect(lines.some((line) => line.includes(`# {trace_id="${traceId}",span_id="${toolSpan}"}`))).toBe(true);
+      // Prometheus' text format has no exemplars.
+      const plain = await (await fetch(`${core.url}/metrics`)).text();
+      expect(plain).toContain('uhlp_mcp_call_duration_seconds_bucket{');
+      expect(plain).not.toContain(traceId);
     });
 
     it('starts a trace of its own for a request without a traceparent, and ignores a malformed one', async () => {

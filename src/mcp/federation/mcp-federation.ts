@@ -31,6 +31,7 @@ import { NO_SECRETS, type SecretStore } from '../../secrets/secret-store.js';
 import type { EgressCredential } from '../../net/egress-credentials.js';
 import { refusalRule, serverMayBeGranted, toolGrant } from './tool-grant.js';
 import { mcpTraceMeta } from '../../tracing/tool-call-span.js';
+import { observeWithTrace } from '../../tracing/exemplars.js';
 
 /** How long a server's tool list is kept, ms: its changes reach callers within this. */
 export const SERVER_TOOLS_TTL_MS = 30_000;
@@ -255,7 +256,7 @@ export class McpFederation {
   private observe(grant: ExecutionGrant, server: string, tool: string, fullName: string, durationMs: number, status: string, argumentsHash: string): void {
     grant.calls.recordFederated(fullName, server, durationMs, status, argumentsHash);
     this.options.metrics.mcpFederatedCalls.inc({ app: grant.appId, server, tool, outcome: status });
-    this.options.metrics.mcpFederatedCallSeconds.observe({ app: grant.appId, server, tool }, durationMs / 1000);
+    observeWithTrace(this.options.metrics.mcpFederatedCallSeconds.labels(grant.appId, server, tool), durationMs / 1000);
   }
 
   /** The app's servers, made on first use after each change of its definition. */
