@@ -10,11 +10,11 @@
  * index entry. Entries of runs whose records expired (no change for `ttlMs`)
  * are pruned about once a minute.
  */
-import type { Redis, RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.js';
 import { UhlpError } from '../shared/errors.js';
 import { callRedis } from '../state/redis-calls.js';
-import { createRedisClient } from '../state/redis-connection.js';
+import { createRedisClient, type RedisClient } from '../state/redis-connection.js';
 import { RuntimeKeys } from '../state/runtime-keys.js';
 import { decodeCursor, encodeCursor, filtersBeyondTime, isAfter, matches, MAX_COUNTED, type RunIndex, type RunPage, type RunQuery, type RunSummary } from './run-index.js';
 
@@ -36,7 +36,7 @@ const BATCH = 1000;
 const PRUNE_EVERY_MS = 60_000;
 
 export class RedisRunIndex implements RunIndex {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keys: RuntimeKeys;
   private readonly now: () => number;
   private pending = new Set<Promise<unknown>>();
