@@ -93,6 +93,12 @@ export class RedisStoreClient {
     return [...found];
   }
 
+  /** The values of `keys` in order (null when missing): one MGET on a single Redis, a GET each on a Cluster, where they lie in many slots. */
+  async getMany(keys: readonly string[]): Promise<Array<string | null>> {
+    if (!isCluster(this.redis)) return this.call(() => this.redis.mget(...keys));
+    return Promise.all(keys.map((key) => this.call(() => this.redis.get(key))));
+  }
+
   /** Unlinks `keys`, in as many commands as their slots need (one on a single Redis). */
   async unlinkAll(keys: readonly string[]): Promise<number> {
     let deleted = 0;

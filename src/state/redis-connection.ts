@@ -13,6 +13,8 @@
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { backoffDelay } from '../shared/backoff.js';
+import { nextEvent, withDeadline } from '../shared/deadline.js';
+import { UhlpError } from '../shared/errors.js';
 import { parseRedisUrl, type RedisTarget } from './redis-url.js';
 
 /** A client of the runtime state: one node (directly or through Sentinel) or a Cluster. Both speak the same commands. */
@@ -32,8 +34,36 @@ export const CLUSTER_RETRY_DELAY_MS = 100;
 export function createRedisClient(url: string, options: RedisOptions): RedisClient {
   const target = parseRedisUrl(url);
   if (target.kind === 'node') return new Redis(target.url, options);
-  if (target.kind === 'cluster') return new Cluster(target.nodes.map(({ host, port }) => ({ host, port })), clusterOptions(target, options));
+  if (target.kind === 'cluster') {
+    const cluster = new Cluster(target.nodes.map(({ host, port }) => ({ host, port })), clusterOptions(target, options));
+    // Without an offline queue, ioredis refuses a command for a node whose connection is still being made ("Connection
+    // is closed"): connect each node as soon as the slot map names it, not at its first command.
+    cluster.on('+node', (node: Redis) => {
+      if (node.status === 'wait') node.connect().catch(() => {});
+    });
+    return cluster;
+  }
   return new Redis({ ...options, ...sentinelOptions(target) });
+}
+
+/**
+ * Resolves once `client` serves commands: ready (connected, data loaded) and, on
+ * a Cluster, connected to every master, since a command for a master whose
+ * connection is still being made fails at once without an offline queue.
+ * UHLP_STATE_UNAVAILABLE after `timeoutMs`, naming `what`.
+ */
+export async function waitUntilServing(client: RedisClient, timeoutMs: number, what = 'Redis'): Promise<void> {
+  const timeout = (): UhlpError => new UhlpError('UHLP_STATE_UNAVAILABLE', `${what} did not become ready within ${timeoutMs} ms`);
+  const started = Date.now();
+  if (client.status !== 'ready') await withDeadline((signal) => nextEvent(client, 'ready', signal), timeoutMs, timeout);
+  if (!isCluster(client)) return;
+  for (;;) {
+    const masters = client.nodes('master');
+    if (masters.length > 0 && masters.every((node) => node.status === 'ready')) return;
+    if (Date.now() - started > timeoutMs) throw timeout();
+    for (const node of masters) if (node.status === 'wait') node.connect().catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /** Whether `client` talks to a Redis Cluster (SCAN, DEL of many keys and pub/sub need each node then). */

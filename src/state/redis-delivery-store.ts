@@ -32,7 +32,7 @@ import {
 } from './delivery-store.js';
 import { checkKeptAnswer, type KeptAnswer } from './idempotency-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
-import { createRedisClient, isCluster, type RedisClient } from './redis-connection.js';
+import { createRedisClient, isCluster, waitUntilServing, type RedisClient } from './redis-connection.js';
 import { backoffDelay } from '../shared/backoff.js';
 import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
@@ -75,9 +75,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     const store = new RedisDeliveryStore(options);
     const timeoutMs = options.timeoutMs ?? 5000;
     try {
-      if (store.redis.status !== 'ready') {
-        await withDeadline((signal) => nextEvent(store.redis, 'ready', signal), timeoutMs, () => new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
-      }
+      await waitUntilServing(store.redis, timeoutMs);
       return store;
     } catch (error) {
       await store.close();
@@ -114,9 +112,14 @@ export class RedisDeliveryStore implements DeliveryStore {
       read: async (address, consumer, count, blockMs) => {
         if (closed) return [];
         if (connection.status !== 'ready') {
-          // Reconnecting after an outage: wait a little rather than spin on fast failures.
-          await new Promise((resolve) => setTimeout(resolve, Math.min(blockMs, 200)));
-          if ((connection.status as string) !== 'ready') return [];
+          // Still connecting (a Cluster client learns the slot map first) or reconnecting after an outage: wait for it,
+          // up to a command's timeout, rather than spin on fast failures.
+          await withDeadline(
+            (signal) => Promise.race([nextEvent(connection, 'ready', signal), nextEvent(connection, 'end', signal)]),
+            Math.max(blockMs, this.commandTimeoutMs),
+            () => new Error('not ready'),
+          ).catch(() => {});
+          if ((connection.status as string) !== 'ready' || closed) return [];
         }
         let reply: Array<[string, StreamEntry[]]> | null;
         try {

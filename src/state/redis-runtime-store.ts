@@ -17,10 +17,9 @@
 import type { RedisOptions } from 'ioredis';
 import { UhlpError } from '../shared/errors.js';
 import { backoffDelay } from '../shared/backoff.js';
-import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { RedisFunctionStore } from '../functions/redis-function-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
-import { createRedisClient, type RedisClient } from './redis-connection.js';
+import { createRedisClient, waitUntilServing, type RedisClient } from './redis-connection.js';
 import { isRedisUrl } from './redis-url.js';
 import { RedisStoreClient } from './redis-calls.js';
 import type { ReplicaAcks } from './replica-acks.js';
@@ -165,8 +164,7 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
 
   /** Resolves once the client is ready (connected and Redis has loaded its data). */
   async waitUntilReady(timeoutMs: number): Promise<void> {
-    if (this.redis.status === 'ready') return;
-    await withDeadline((signal) => nextEvent(this.redis, 'ready', signal), timeoutMs, () => new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
+    await waitUntilServing(this.redis, timeoutMs);
   }
 
   async ping(): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deliveryOnceKey, escapeGlob, RuntimeKeys } from './runtime-keys.js';
+import { deliveryOnceKey, escapeGlob, hashTag, RuntimeKeys } from './runtime-keys.js';
 
 describe('RuntimeKeys', () => {
   const keys = new RuntimeKeys('t1:');
@@ -61,6 +61,16 @@ describe('RuntimeKeys', () => {
   it('keeps braces out of the hash tags: in segments they are encoded, in the prefix refused', () => {
     expect(keys.deliveryStream('queue', 'a{b}', 'c')).toBe('t1:queue:a%7Bb%7D:c');
     expect(() => new RuntimeKeys('{t1}:')).toThrow(/must not hold/);
+  });
+
+  it.each([
+    ['uhlp:queue:a:b', 'uhlp:queue:a:b'],
+    ['{uhlp:queue:a:b}:retry', 'uhlp:queue:a:b'],
+    ['a{}b{c}', 'a{}b{c}'],
+    ['a{b}{c}', 'b'],
+    ['a{b', 'a{b'],
+  ])('reads the hash tag of %s as Redis Cluster does', (key, tag) => {
+    expect(hashTag(key)).toBe(tag);
   });
 
   it('escapes glob characters for SCAN MATCH', () => {

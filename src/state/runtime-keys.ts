@@ -220,6 +220,18 @@ export function deliveryOnceKey(kind: string, name: string, invocationId: string
 /** kind, route name (source names hold no `:`), invocation id. */
 const DELIVERY_ONCE_KEY = /^(queue|cron|callback|trigger):([^:]+):(.+)$/s;
 
+/**
+ * The part of `key` Redis Cluster hashes: the text between the first `{` and the
+ * next `}` when that is not empty, else the whole key. Keys with the same tag
+ * share a slot.
+ */
+export function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  if (open < 0) return key;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
 /** A key in `anchor`'s slot: Redis hashes only the text between the first `{` and the next `}`. */
 function companion(anchor: string, suffix: string): string {
   return `{${anchor}}:${suffix}`;

@@ -12,9 +12,8 @@
  */
 import type { RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.js';
-import { UhlpError } from '../shared/errors.js';
 import { callRedis } from '../state/redis-calls.js';
-import { createRedisClient, type RedisClient } from '../state/redis-connection.js';
+import { createRedisClient, waitUntilServing, type RedisClient } from '../state/redis-connection.js';
 import { RuntimeKeys } from '../state/runtime-keys.js';
 import { decodeCursor, encodeCursor, filtersBeyondTime, isAfter, matches, MAX_COUNTED, type RunIndex, type RunPage, type RunQuery, type RunSummary } from './run-index.js';
 
@@ -63,16 +62,8 @@ export class RedisRunIndex implements RunIndex {
   /** An index whose first connection is up; UHLP_STATE_UNAVAILABLE after `timeoutMs` (the runtime store waits the same way). */
   static async connect(options: RedisRunIndexOptions & { timeoutMs?: number }): Promise<RedisRunIndex> {
     const index = new RedisRunIndex(options);
-    if (index.redis.status === 'ready') return index;
-    const timeoutMs = options.timeoutMs ?? 5000;
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms (run index)`)), timeoutMs);
-        index.redis.once('ready', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await waitUntilServing(index.redis, options.timeoutMs ?? 5000, 'Redis (run index)');
       return index;
     } catch (error) {
       index.redis.disconnect();
