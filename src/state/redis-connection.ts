@@ -55,9 +55,11 @@ export function createRedisClient(url: string, options: RedisOptions): RedisClie
 export async function waitUntilServing(client: RedisClient, timeoutMs: number, what = 'Redis'): Promise<void> {
   const timeout = (): UhlpError => new UhlpError('UHLP_STATE_UNAVAILABLE', `${what} did not become ready within ${timeoutMs} ms`);
   const started = Date.now();
-  if (client.status !== 'ready') await withDeadline((signal) => nextEvent(client, 'ready', signal), timeoutMs, timeout);
+  // 'end': the client was closed for good, nothing to wait for.
+  if (client.status !== 'ready') await withDeadline((signal) => Promise.race([nextEvent(client, 'ready', signal), nextEvent(client, 'end', signal)]), timeoutMs, timeout);
   if (!isCluster(client)) return;
   for (;;) {
+    if (client.status === 'end') throw timeout();
     const masters = client.nodes('master');
     if (masters.length > 0 && masters.every((node) => node.status === 'ready')) return;
     if (Date.now() - started > timeoutMs) throw timeout();

@@ -34,7 +34,6 @@ import { checkKeptAnswer, type KeptAnswer } from './idempotency-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
 import { createRedisClient, isCluster, waitUntilServing, type RedisClient } from './redis-connection.js';
 import { backoffDelay } from '../shared/backoff.js';
-import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
 import { awaitReplicas, type ReplicaAcks } from './replica-acks.js';
 import { RuntimeKeys } from './runtime-keys.js';
@@ -111,16 +110,13 @@ export class RedisDeliveryStore implements DeliveryStore {
     return {
       read: async (address, consumer, count, blockMs) => {
         if (closed) return [];
-        if (connection.status !== 'ready') {
-          // Still connecting (a Cluster client learns the slot map first) or reconnecting after an outage: wait for it,
-          // up to a command's timeout, rather than spin on fast failures.
-          await withDeadline(
-            (signal) => Promise.race([nextEvent(connection, 'ready', signal), nextEvent(connection, 'end', signal)]),
-            Math.max(blockMs, this.commandTimeoutMs),
-            () => new Error('not ready'),
-          ).catch(() => {});
-          if ((connection.status as string) !== 'ready' || closed) return [];
-        }
+        // Still connecting (a Cluster client learns the slot map and connects each master) or reconnecting after an
+        // outage: wait for it, up to a command's timeout, rather than spin on fast failures.
+        const serving = await waitUntilServing(connection, Math.max(blockMs, this.commandTimeoutMs)).then(
+          () => true,
+          () => false,
+        );
+        if (!serving || closed) return [];
         let reply: Array<[string, StreamEntry[]]> | null;
         try {
           reply = (await connection.xreadgroup('GROUP', DELIVERY_GROUP, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.stream(address), '>')) as Array<
