@@ -39,6 +39,8 @@ describe('loadConfig', () => {
     expect(loadConfig('d', {}, { UHLP_STATE: 'redis+sentinel://s1:26379,s2:26379/uhlp' }).state).toBe('redis+sentinel://s1:26379,s2:26379/uhlp');
     expect(() => loadConfig('d', {}, { UHLP_STATE: 'redis+sentinel://s1:26379' })).toThrow(expect.objectContaining({ code: 'UHLP_CONFIG_INVALID', message: expect.stringMatching(/^UHLP_STATE must be redis\+sentinel:/) }) as Error);
     expect(() => loadConfig('d', { state: 'redis+sentinel://s1/m?x=1' }, {})).toThrow(/^--state has an unknown parameter "x"/);
+    expect(loadConfig('d', {}, { UHLP_STATE: 'redis+cluster://n1:7000,n2:7001' }).state).toBe('redis+cluster://n1:7000,n2:7001');
+    expect(() => loadConfig('d', {}, { UHLP_STATE: 'redis+cluster://n1:7000', UHLP_STATE_REPLICA_ACKS: '1' })).toThrow(/^UHLP_STATE_REPLICA_ACKS must be 0 with a redis\+cluster/);
   });
 
   it('reads how many replicas must hold a kept write, off by default', () => {

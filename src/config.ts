@@ -53,7 +53,7 @@ export interface CoreConfig {
   readonly logLevel: LogLevel;
   /** Identifies this core's sandboxes (the `uhlp.dev/instance` label). @defaultValue `i-<hash of the data directory>` (`UHLP_INSTANCE_ID`) */
   readonly instanceId: string;
-  /** Runtime state: `memory`, a `redis://` URL, or a `redis+sentinel://` URL (state/redis-url.ts). @defaultValue `memory` (`UHLP_STATE`) */
+  /** Runtime state: `memory`, a `redis://` URL, a `redis+sentinel://` or a `redis+cluster://` URL (state/redis-url.ts). @defaultValue `memory` (`UHLP_STATE`) */
   readonly state: string;
   /** Prefix of every runtime-state key, so cores can share one Redis. @defaultValue `uhlp` (`UHLP_STATE_PREFIX`) */
   readonly statePrefix: string;
@@ -448,8 +448,11 @@ export function loadConfig(
   const envInt = (name: string, fallback: number, min: number, max: number): number =>
     env[name] ? integer(name, env[name]!, min, max) : fallback;
   if (state && state.raw !== 'memory') {
-    if (!isRedisUrl(state.raw)) invalid(state.name, 'memory or a redis://, rediss:// or redis+sentinel:// URL', state.raw);
-    parseRedisUrl(state.raw, state.name);
+    if (!isRedisUrl(state.raw)) invalid(state.name, 'memory or a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL', state.raw);
+    // WAIT counts the replicas of the connection's own writes; a Cluster client sends it to any node, where it would count nothing.
+    if (parseRedisUrl(state.raw, state.name).kind === 'cluster' && env.UHLP_STATE_REPLICA_ACKS && env.UHLP_STATE_REPLICA_ACKS !== '0') {
+      invalid('UHLP_STATE_REPLICA_ACKS', '0 with a redis+cluster:// state (replica acknowledgements are not supported on Redis Cluster yet)', env.UHLP_STATE_REPLICA_ACKS);
+    }
   }
   // `git pull` hands its remote to `git fetch` without --end-of-options, so a leading "-" would be an option there.
   if (pull && (pull.raw.startsWith('-') || /[\s\0]/.test(pull.raw))) invalid(pull.name, 'a remote name or URL (not starting with "-", no whitespace)', pull.raw);

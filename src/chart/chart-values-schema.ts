@@ -319,8 +319,8 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
     metricsFrom: passThroughList('Who may scrape the operator\'s /metrics, as NetworkPolicyPeers; none: everyone.'),
   }),
   redis: section('Runtime state (sessions, kv, idempotency, rate limits, budgets). Neither set: in memory, per core.', {
-    external: section('An external Redis: `url`, or `sentinel` (docs/runtime-state.md#sentinel).', {
-      url: secretRef('the `redis://`, `rediss://` or `redis+sentinel://` URL (it may carry a password)', 'url'),
+    external: section('An external Redis: `url`, `sentinel` (docs/runtime-state.md#sentinel) or `cluster` (docs/runtime-state.md#cluster).', {
+      url: secretRef('the `redis://`, `rediss://`, `redis+sentinel://` or `redis+cluster://` URL (it may carry a password)', 'url'),
       sentinel: section('A master that Redis Sentinel watches, the URL made from these values (`url` unset).', {
         masterName: str('The name the sentinels monitor the master under; empty: not Sentinel.', '', { pattern: '^$|^[A-Za-z0-9._-]{1,128}$' }),
         sentinels: Type.Array(Type.String({ pattern: '^([A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$' }), {
@@ -330,6 +330,15 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
         db: int('The database number.', 0, 0, 65535),
         auth: secretRef('the password of the master and replicas, URL-safe or percent-encoded', 'password'),
         sentinelAuth: secretRef("the sentinels' own password, URL-safe or percent-encoded", 'password'),
+      }),
+      cluster: section('A Redis Cluster, the `redis+cluster://` URL made from these values (`url` unset; docs/runtime-state.md#cluster).', {
+        nodes: Type.Array(Type.String({ pattern: '^([A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$' }), {
+          description: 'Seed nodes, `host:port` each (6379 when left out); the core learns the others from them, e.g. `[redis-cluster-0.redis:6379, redis-cluster-1.redis:6379]`. Empty: not Cluster.',
+          default: [],
+        }),
+        auth: secretRef('the password of every node, URL-safe or percent-encoded', 'password'),
+        tls: bool('TLS to every node (`rediss+cluster://`; the CA from the container\'s trust store or NODE_EXTRA_CA_CERTS).', false),
+        servername: str("The name checked on the nodes' certificates, when not the host dialled; empty: the host.", '', { pattern: '^$|^[A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?$' }),
       }),
     }),
     replicaAcks: int('Replicas a queue publish or ack, a once-only claim or answer, a cron fire or a lease waits for (`WAIT`; `UHLP_STATE_REPLICA_ACKS`): 1 keeps them through a crashed master, the number of replicas through a planned failover; 0: none.', 0, 0, 16),

@@ -13,10 +13,10 @@
  * has its own subscriber connection: it is live once subscribed, down from the
  * moment the connection closes, and subscribes again on every reconnect.
  */
-import type { Redis } from 'ioredis';
 import type { FunctionRef } from './function-ref.js';
 import type { FunctionStore, FunctionVersion, PublishedVersion, RefChangeListener, RefWatch } from './function-store.js';
 import { bundleMissing, versionMissing } from './memory-function-store.js';
+import { duplicateClient, type RedisClient } from '../state/redis-connection.js';
 import type { RuntimeKeys } from '../state/runtime-keys.js';
 
 /** Runs a Redis operation, turning its failures into the store's codes. */
@@ -24,7 +24,7 @@ export type RedisCall = <T>(operation: () => Promise<T>) => Promise<T>;
 
 export class RedisFunctionStore implements FunctionStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RuntimeKeys,
     private readonly call: RedisCall,
     /** Told about the watch connections' errors (ioredis reports each failed reconnect). @defaultValue ignore them */
@@ -108,7 +108,7 @@ export class RedisFunctionStore implements FunctionStore {
     // Subscribed again by hand on each reconnect, so that `live` is told only once it is.
     // Named after the prefix (CLIENT LIST tells whose watch a connection is); a name may hold no spaces.
     const connectionName = `${this.keys.prefix}fn-watch`.replace(/[^\x21-\x7e]/g, '_');
-    const subscriber = this.redis.duplicate({ autoResubscribe: false, connectionName });
+    const subscriber = duplicateClient(this.redis, { autoResubscribe: false, connectionName });
     let closed = false;
     subscriber.on('error', this.onConnectionError);
     subscriber.on('message', (from: string, message: string) => {

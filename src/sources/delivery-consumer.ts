@@ -74,6 +74,7 @@ import { AckBatch } from './ack-batch.js';
 import { deliveryRequestDataJson } from './delivery-details.js';
 import { minimumLeaseMs, retryDelayMs, type SourceRoute } from './source-routes.js';
 import { inDeliverySpan } from '../tracing/delivery-spans.js';
+import { deliveryOnceKey } from '../state/runtime-keys.js';
 
 export interface DeliveryConsumerDeps {
   readonly store: DeliveryStore;
@@ -390,9 +391,9 @@ interface Claimed {
   readonly begun?: IdempotencyBegin;
 }
 
-/** A delivery's once-only key: its route and invocation id. */
+/** A delivery's once-only key: its route and invocation id (placed in the route's slot by runtime-keys.ts). */
 function onceKey(kind: DeliveryKind, name: string, message: DeliveryMessage): string {
-  return `${kind}:${name}:${message.invocationId}`;
+  return deliveryOnceKey(kind, name, message.invocationId);
 }
 
 /** Why an answer that is no error result failed: the `code` and `message` of a JSON error body, else HTTP_<status>; bounded. */

@@ -1,23 +1,113 @@
 /**
  * The one place a Redis client of the core is made, from the state URL
- * (redis-url.ts): a node, or the master that the sentinels name.
+ * (redis-url.ts): a node, the master that the sentinels name, or a Redis
+ * Cluster.
  *
  * The caller's options (no offline queue, timeouts, reconnect backoff) apply to
  * the master connection either way; the sentinel connection gets its own
- * backoff that never gives up, as the master connection's does.
+ * backoff that never gives up, as the master connection's does. A Cluster
+ * client applies them to each node's connection and keeps the same promise:
+ * a command whose connection dropped is never resent (it may have applied),
+ * while one a node refused without applying it (MOVED, ASK, TRYAGAIN during a
+ * slot migration, CLUSTERDOWN) is sent again, a bounded number of times.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { backoffDelay } from '../shared/backoff.js';
+import { nextEvent, withDeadline } from '../shared/deadline.js';
+import { UhlpError } from '../shared/errors.js';
 import { parseRedisUrl, type RedisTarget } from './redis-url.js';
 
+/** A client of the runtime state: one node (directly or through Sentinel) or a Cluster. Both speak the same commands. */
+export type RedisClient = Redis | Cluster;
+
+/** Redirections (MOVED, ASK) and refusals (TRYAGAIN, CLUSTERDOWN) one command may see before it fails. */
+export const CLUSTER_MAX_REDIRECTIONS = 16;
+
+/** Wait before resending a command a node answered TRYAGAIN (its keys half moved) or CLUSTERDOWN, ms. */
+export const CLUSTER_RETRY_DELAY_MS = 100;
+
 /**
- * A Redis client for the state URL, connecting to the node or to the master the
- * sentinels name. `options` are the caller's (lazyConnect, timeouts, retryStrategy…).
+ * A Redis client for the state URL, connecting to the node, to the master the
+ * sentinels name, or to the Cluster. `options` are the caller's (lazyConnect,
+ * timeouts, retryStrategy…).
  */
-export function createRedisClient(url: string, options: RedisOptions): Redis {
+export function createRedisClient(url: string, options: RedisOptions): RedisClient {
   const target = parseRedisUrl(url);
   if (target.kind === 'node') return new Redis(target.url, options);
+  if (target.kind === 'cluster') {
+    const cluster = new Cluster(target.nodes.map(({ host, port }) => ({ host, port })), clusterOptions(target, options));
+    // Without an offline queue, ioredis refuses a command for a node whose connection is still being made ("Connection
+    // is closed"): connect each node as soon as the slot map names it, not at its first command.
+    cluster.on('+node', (node: Redis) => {
+      if (node.status === 'wait') node.connect().catch(() => {});
+    });
+    return cluster;
+  }
   return new Redis({ ...options, ...sentinelOptions(target) });
+}
+
+/**
+ * Resolves once `client` serves commands: ready (connected, data loaded) and, on
+ * a Cluster, connected to every master, since a command for a master whose
+ * connection is still being made fails at once without an offline queue.
+ * UHLP_STATE_UNAVAILABLE after `timeoutMs`, naming `what`.
+ */
+export async function waitUntilServing(client: RedisClient, timeoutMs: number, what = 'Redis'): Promise<void> {
+  const timeout = (): UhlpError => new UhlpError('UHLP_STATE_UNAVAILABLE', `${what} did not become ready within ${timeoutMs} ms`);
+  const started = Date.now();
+  // 'end': the client was closed for good, nothing to wait for.
+  if (client.status !== 'ready') await withDeadline((signal) => Promise.race([nextEvent(client, 'ready', signal), nextEvent(client, 'end', signal)]), timeoutMs, timeout);
+  if (!isCluster(client)) return;
+  for (;;) {
+    if (client.status === 'end') throw timeout();
+    const masters = client.nodes('master');
+    if (masters.length > 0 && masters.every((node) => node.status === 'ready')) return;
+    if (Date.now() - started > timeoutMs) throw timeout();
+    for (const node of masters) if (node.status === 'wait') node.connect().catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Whether `client` talks to a Redis Cluster (SCAN, DEL of many keys and pub/sub need each node then). */
+export function isCluster(client: RedisClient): client is Cluster {
+  return client instanceof Cluster;
+}
+
+/**
+ * A second client on the same target with `options` added (a pub/sub
+ * subscriber). On a Cluster, classic pub/sub reaches every node, so the
+ * subscriber may listen on any of them; ioredis picks one and moves when it goes.
+ */
+export function duplicateClient(client: RedisClient, options: Pick<RedisOptions, 'autoResubscribe' | 'connectionName'>): RedisClient {
+  if (!isCluster(client)) return client.duplicate(options);
+  return client.duplicate(undefined, { redisOptions: { ...client.options.redisOptions, ...options } });
+}
+
+/** The ioredis options of a Cluster client, from the target and the caller's node options. */
+export function clusterOptions(target: Extract<RedisTarget, { kind: 'cluster' }>, options: RedisOptions): ClusterOptions {
+  const { lazyConnect, enableOfflineQueue, retryStrategy, ...nodeOptions } = options;
+  return {
+    ...(lazyConnect !== undefined ? { lazyConnect } : {}),
+    ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+    // The whole cluster unreachable: try again, capped, forever (as the node client's retryStrategy does).
+    clusterRetryStrategy: retryStrategy ?? ((attempt: number) => backoffDelay(attempt - 1, { initialMs: 100, maxMs: 2000 })),
+    redisOptions: {
+      ...nodeOptions,
+      ...(target.username !== undefined ? { username: target.username } : {}),
+      ...(target.password !== undefined ? { password: target.password } : {}),
+      ...(target.tls ? { tls: target.servername !== undefined ? { servername: target.servername } : {} } : {}),
+    },
+    // Writes go to masters, and so do reads: a replica may lag behind a write the core just made.
+    scaleReads: 'master',
+    maxRedirections: CLUSTER_MAX_REDIRECTIONS,
+    retryDelayOnTryAgain: CLUSTER_RETRY_DELAY_MS,
+    retryDelayOnClusterDown: CLUSTER_RETRY_DELAY_MS,
+    // A command whose connection closed may have been applied: fail it (UHLP_STATE_UNAVAILABLE) rather than resend it.
+    retryDelayOnFailover: 0,
+    slotsRefreshTimeout: 2000,
+    // With TLS, a node's certificate names its host, not the IP the cluster announces: resolve names to themselves.
+    ...(target.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
+  };
 }
 
 /** The ioredis options that make a client follow the master of a Sentinel target. */

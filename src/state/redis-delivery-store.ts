@@ -11,7 +11,7 @@
  * Like the runtime store, commands fail fast with UHLP_STATE_UNAVAILABLE while
  * Redis is down; a blocking read runs on a connection of its own (a reader).
  */
-import type { Redis, RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { UhlpError } from '../shared/errors.js';
 import {
@@ -32,9 +32,8 @@ import {
 } from './delivery-store.js';
 import { checkKeptAnswer, type KeptAnswer } from './idempotency-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
-import { createRedisClient } from './redis-connection.js';
+import { createRedisClient, isCluster, waitUntilServing, type RedisClient } from './redis-connection.js';
 import { backoffDelay } from '../shared/backoff.js';
-import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { callRedis, runScript, toStateError } from './redis-calls.js';
 import { awaitReplicas, type ReplicaAcks } from './replica-acks.js';
 import { observeRedisClient, type RedisObserver } from './redis-observer.js';
@@ -60,8 +59,8 @@ type StreamEntry = [id: string, fields: string[]];
 export class RedisDeliveryStore implements DeliveryStore {
   readonly kind = 'redis' as const;
   readonly keys: RuntimeKeys;
-  private readonly redis: Redis;
-  private readonly readers = new Set<Redis>();
+  private readonly redis: RedisClient;
+  private readonly readers = new Set<RedisClient>();
   private readonly commandTimeoutMs: number;
 
   constructor(private readonly options: RedisDeliveryStoreOptions) {
@@ -79,9 +78,7 @@ export class RedisDeliveryStore implements DeliveryStore {
     const store = new RedisDeliveryStore(options);
     const timeoutMs = options.timeoutMs ?? 5000;
     try {
-      if (store.redis.status !== 'ready') {
-        await withDeadline((signal) => nextEvent(store.redis, 'ready', signal), timeoutMs, () => new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
-      }
+      await waitUntilServing(store.redis, timeoutMs);
       return store;
     } catch (error) {
       await store.close();
@@ -98,6 +95,7 @@ export class RedisDeliveryStore implements DeliveryStore {
   }
 
   async ensureGroup(address: StreamAddress): Promise<void> {
+    await this.adoptLegacyDeadLetters(address);
     try {
       await this.call(() => this.redis.xgroup('CREATE', this.stream(address), DELIVERY_GROUP, '0', 'MKSTREAM'));
     } catch (error) {
@@ -117,11 +115,13 @@ export class RedisDeliveryStore implements DeliveryStore {
     return {
       read: async (address, consumer, count, blockMs) => {
         if (closed) return [];
-        if (connection.status !== 'ready') {
-          // Reconnecting after an outage: wait a little rather than spin on fast failures.
-          await new Promise((resolve) => setTimeout(resolve, Math.min(blockMs, 200)));
-          if ((connection.status as string) !== 'ready') return [];
-        }
+        // Still connecting (a Cluster client learns the slot map and connects each master) or reconnecting after an
+        // outage: wait for it, up to a command's timeout, rather than spin on fast failures.
+        const serving = await waitUntilServing(connection, Math.max(blockMs, this.commandTimeoutMs)).then(
+          () => true,
+          () => false,
+        );
+        if (!serving || closed) return [];
         let reply: Array<[string, StreamEntry[]]> | null;
         try {
           reply = (await connection.xreadgroup('GROUP', DELIVERY_GROUP, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.stream(address), '>')) as Array<
@@ -186,7 +186,10 @@ export class RedisDeliveryStore implements DeliveryStore {
 
   async promoteDue(address: StreamAddress, now: number, limit: number): Promise<number> {
     const { kind, app, name } = address;
-    return Number(await this.script('queuePromote', [this.keys.deliveryRetries(kind, app, name), this.stream(address)], [now, limit]));
+    const moved = Number(await this.script('queuePromote', [this.keys.deliveryRetries(kind, app, name), this.stream(address)], [now, limit]));
+    if (isCluster(this.redis) || moved >= limit) return moved;
+    // A single Redis may hold retries an earlier version kept under the old name: they are due here too, so none is stranded.
+    return moved + Number(await this.script('queuePromote', [this.keys.legacyDeliveryCompanion(kind, app, name, 'retry'), this.stream(address)], [now, limit - moved]));
   }
 
   async deadLetter(address: StreamAddress, message: DeliveryMessage, reason: string, error?: DeliveryFailure): Promise<boolean> {
@@ -251,7 +254,10 @@ export class RedisDeliveryStore implements DeliveryStore {
 
   async lastCronSlot(app: string, jobId: string): Promise<number | undefined> {
     const raw = await this.call(() => this.redis.get(this.keys.cronLast(app, jobId)));
-    return raw === null ? undefined : Number(raw);
+    // On a single Redis, the last slot an earlier version fired under the old name counts too: no slot fires twice across an upgrade.
+    const legacy = isCluster(this.redis) ? null : await this.call(() => this.redis.get(this.keys.legacyCronLast(app, jobId)));
+    const fired = [raw, legacy].filter((value): value is string => value !== null).map(Number);
+    return fired.length === 0 ? undefined : Math.max(...fired);
   }
 
   async useOnce(id: string, ttlMs: number): Promise<boolean> {
@@ -277,6 +283,20 @@ export class RedisDeliveryStore implements DeliveryStore {
     }
     // Closes the failover detector's sentinel subscriptions too, which QUIT leaves open (redis-runtime-store.ts).
     this.redis.disconnect();
+  }
+
+  /**
+   * On a single Redis, moves the dead letters an earlier version kept under the
+   * old name (`<stream>:dead`) to the new one, when the new one is still empty
+   * (RENAMENX): they are listed and redriven as any other. A Cluster never held
+   * the old layout.
+   */
+  private async adoptLegacyDeadLetters(address: StreamAddress): Promise<void> {
+    if (isCluster(this.redis)) return;
+    const { kind, app, name } = address;
+    const legacy = this.keys.legacyDeliveryCompanion(kind, app, name, 'dead');
+    if ((await this.call(() => this.redis.exists(legacy))) === 0) return;
+    await this.call(() => this.redis.renamenx(legacy, this.keys.deliveryDead(kind, app, name)));
   }
 
   private stream(address: StreamAddress): string {

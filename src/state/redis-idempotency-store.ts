@@ -6,6 +6,8 @@
  */
 import type { BeginIdempotentOptions, IdempotencyBegin, IdempotencyRecord, IdempotencyStore, IdempotentClaim, StoredResponse } from './idempotency-store.js';
 import type { RedisStoreClient } from './redis-calls.js';
+import { isCluster } from './redis-connection.js';
+import { hashTag } from './runtime-keys.js';
 
 export class RedisIdempotencyStore implements IdempotencyStore {
   constructor(private readonly client: RedisStoreClient) {}
@@ -16,13 +18,25 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async beginIdempotentMany(appId: string, claims: readonly IdempotentClaim[]): Promise<IdempotencyBegin[]> {
     if (claims.length === 0) return [];
-    const keys: string[] = [];
-    const args: Array<string | number> = [];
-    for (const claim of claims) {
-      keys.push(this.client.keys.idempotency(appId, claim.key));
-      args.push(claim.fingerprint ?? '', claim.inFlightTtlMs);
-    }
-    return ((await this.client.kept(() => this.client.script('idempotencyBeginMany', keys, args))) as string[][]).map(toBegin);
+    const keys = claims.map((claim) => this.client.keys.idempotency(appId, claim.key));
+    // One script per slot: a delivery read's records share their route's (runtime-keys.ts), so that is one call; on a
+    // Cluster, keys of other slots (Idempotency-Keys claimed together) go in calls of their own. Each claim stands alone.
+    const groups = new Map<string, number[]>();
+    keys.forEach((key, i) => {
+      const group = isCluster(this.client.redis) ? hashTag(key) : '';
+      groups.set(group, [...(groups.get(group) ?? []), i]);
+    });
+    const begun: IdempotencyBegin[] = new Array<IdempotencyBegin>(claims.length);
+    await this.client.kept(() =>
+      Promise.all(
+        [...groups.values()].map(async (indexes) => {
+          const args = indexes.flatMap((i) => [claims[i]!.fingerprint ?? '', claims[i]!.inFlightTtlMs]);
+          const replies = (await this.client.script('idempotencyBeginMany', indexes.map((i) => keys[i]!), args)) as string[][];
+          indexes.forEach((index, j) => (begun[index] = toBegin(replies[j]!)));
+        }),
+      ),
+    );
+    return begun;
   }
 
   async completeIdempotent(appId: string, key: string, response: StoredResponse, ttlMs: number): Promise<void> {

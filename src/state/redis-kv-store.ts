@@ -27,10 +27,10 @@ export class RedisKvStore implements KvStore {
     const redisKeys = await this.client.scanAll(`${escapeGlob(namespace + prefix)}*`);
     redisKeys.sort();
     const found: KvEntry[] = [];
-    // Fetch in slices; keys that expired between SCAN and MGET are simply skipped.
+    // Fetch in slices; keys that expired between SCAN and the read are simply skipped.
     for (let i = 0; i < redisKeys.length && found.length < limit; i += 500) {
       const slice = redisKeys.slice(i, i + 500);
-      const values = await this.client.call(() => this.client.redis.mget(slice));
+      const values = await this.client.getMany(slice);
       slice.forEach((redisKey, j) => {
         const value = values[j];
         if (value !== null && value !== undefined && found.length < limit) found.push({ key: redisKey.slice(namespace.length), value });

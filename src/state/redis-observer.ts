@@ -8,7 +8,8 @@
  * through `sendCommand`: wrapping it once per client sees them all without a
  * change to the stores.
  */
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 
 /** The core's Redis clients, a bounded label. */
 export type RedisClientName = 'runtime' | 'delivery' | 'delivery-reader' | 'run-index';
@@ -54,7 +55,7 @@ interface SentCommand {
 }
 
 /** Reports what `redis` does to `observer` under `client`. */
-export function observeRedisClient(redis: Redis, client: RedisClientName, observer: RedisObserver, options: ObserveOptions = {}): void {
+export function observeRedisClient(redis: RedisClient, client: RedisClientName, observer: RedisObserver, options: ObserveOptions = {}): void {
   const timeCommands = options.timeCommands ?? true;
   const send = redis.sendCommand.bind(redis) as (command: SentCommand, ...rest: unknown[]) => unknown;
   (redis as unknown as { sendCommand: (command: SentCommand, ...rest: unknown[]) => unknown }).sendCommand = (command, ...rest) => {
@@ -76,13 +77,21 @@ export function observeRedisClient(redis: Redis, client: RedisClientName, observ
     );
     return result;
   };
+  // A Cluster client is many connections, one per node, each at a fixed address: a node's reconnect is
+  // seen, a replica promoted in a failover is a new node of the routing table, not a changed address.
+  if (redis instanceof Cluster) redis.on('+node', (node: Redis) => watchConnection(node, client, observer, false));
+  else watchConnection(redis, client, observer, true);
+}
+
+/** Counts the connection's reconnects and, when `followsMaster` (a Sentinel client), its moves to another address. */
+function watchConnection(redis: Redis, client: RedisClientName, observer: RedisObserver, followsMaster: boolean): void {
   let address: string | undefined;
   redis.on('ready', () => {
     const stream = (redis as unknown as { stream?: { remoteAddress?: string; remotePort?: number } }).stream;
     const now = `${stream?.remoteAddress ?? '?'}:${stream?.remotePort ?? '?'}`;
     if (address !== undefined) {
       observer.reconnected(client);
-      if (now !== address) observer.failedOver(client);
+      if (followsMaster && now !== address) observer.failedOver(client);
     }
     address = now;
   });

@@ -1,8 +1,14 @@
 /**
  * Workflow run records on Redis: one hash per run (version and JSON) and a
  * sorted set of the active runs' ids by the time they became active
- * (run-create-2, run-update-2 keep both in step).
+ * (run-create-2, run-update-2 keep both in step). Each record sits in the
+ * active set's slot (runtime-keys.ts), so both scripts run on a Redis Cluster.
+ *
+ * Versions before that layout named a record `<prefix>run:<id>`. On a single
+ * Redis such a record is moved to its new name (RENAMENX) the first time it is
+ * touched, so runs stored by an earlier version are read, resumed and kept.
  */
+import { isCluster } from './redis-connection.js';
 import type { RedisStoreClient } from './redis-calls.js';
 import { DEFAULT_ACTIVE_RUNS_LIMIT, type RunStore, type StoredRun } from './run-store.js';
 
@@ -11,11 +17,13 @@ export class RedisRunStore implements RunStore {
 
   async createRun(id: string, json: string, ttlMs: number, active: boolean): Promise<boolean> {
     const { keys } = this.client;
+    await this.adoptLegacy(id);
     const created = await this.client.script('runCreate', [keys.run(id), keys.activeRuns()], [id, json, ttlMs, active ? 1 : 0, Date.now()]);
     return created === 1;
   }
 
   async getRun(id: string): Promise<StoredRun | undefined> {
+    await this.adoptLegacy(id);
     const [version, json] = await this.client.call(() => this.client.redis.hmget(this.client.keys.run(id), 'version', 'json'));
     if (version === null || version === undefined || json === null || json === undefined) return undefined;
     return { json, version: Number(version) };
@@ -23,6 +31,7 @@ export class RedisRunStore implements RunStore {
 
   async updateRun(id: string, expectedVersion: number, json: string, ttlMs: number, active: boolean): Promise<boolean> {
     const { keys } = this.client;
+    await this.adoptLegacy(id);
     const updated = await this.client.script('runUpdate', [keys.run(id), keys.activeRuns()], [id, expectedVersion, json, ttlMs, active ? 1 : 0, Date.now()]);
     return updated === 1;
   }
@@ -40,6 +49,7 @@ export class RedisRunStore implements RunStore {
     const set = keys.activeRuns();
     const ids = await this.client.call(() => redis.zrange(set, '0', String(limit - 1)));
     if (ids.length === 0) return [];
+    for (const id of ids) await this.adoptLegacy(id);
     const exists = await this.client.call(() => {
       const pipeline = redis.pipeline();
       for (const id of ids) pipeline.exists(keys.run(id));
@@ -51,5 +61,17 @@ export class RedisRunStore implements RunStore {
     // A run that expired while active leaves its id behind: it is dropped on the way.
     if (expired.length > 0) await this.client.call(() => redis.zrem(set, ...expired));
     return live;
+  }
+
+  /** On a single Redis, moves a record an earlier version stored under `<prefix>run:<id>` to its name now; a Cluster never held one. */
+  private async adoptLegacy(id: string): Promise<void> {
+    const { redis, keys } = this.client;
+    if (isCluster(redis)) return;
+    try {
+      await this.client.call(() => redis.renamenx(keys.legacyRun(id), keys.run(id)));
+    } catch (error) {
+      // No record under the old name: the usual case.
+      if (!(error instanceof Error && /no such key/i.test(error.message))) throw error;
+    }
   }
 }

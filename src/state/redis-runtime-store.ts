@@ -14,13 +14,12 @@
  * (validating-stores.ts). Multi-step updates run as Lua scripts (`lua/*.lua`,
  * named with their key count) or MULTI transactions.
  */
-import type { Redis, RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import { UhlpError } from '../shared/errors.js';
 import { backoffDelay } from '../shared/backoff.js';
-import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { RedisFunctionStore } from '../functions/redis-function-store.js';
 import { loadLuaScripts } from './lua-scripts.js';
-import { createRedisClient } from './redis-connection.js';
+import { createRedisClient, waitUntilServing, type RedisClient } from './redis-connection.js';
 import { isRedisUrl } from './redis-url.js';
 import { RedisStoreClient } from './redis-calls.js';
 import type { ReplicaAcks } from './replica-acks.js';
@@ -62,7 +61,7 @@ export interface RedisRuntimeStoreOptions {
 export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
   readonly kind = 'redis' as const;
   readonly keys: RuntimeKeys;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly client: RedisStoreClient;
 
   /**
@@ -169,8 +168,7 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
 
   /** Resolves once the client is ready (connected and Redis has loaded its data). */
   async waitUntilReady(timeoutMs: number): Promise<void> {
-    if (this.redis.status === 'ready') return;
-    await withDeadline((signal) => nextEvent(this.redis, 'ready', signal), timeoutMs, () => new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms`));
+    await waitUntilServing(this.redis, timeoutMs);
   }
 
   async ping(): Promise<void> {
@@ -191,12 +189,6 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
 
   /** Deletes every key under this store's prefix (tests and `uhlp` maintenance tools). */
   async deleteAllKeys(): Promise<number> {
-    const found = await this.client.scanAll(this.keys.everything());
-    let deleted = 0;
-    for (let i = 0; i < found.length; i += 500) {
-      const slice = found.slice(i, i + 500);
-      deleted += await this.client.call(() => this.redis.unlink(...slice));
-    }
-    return deleted;
+    return this.client.unlinkAll(await this.client.scanAll(this.keys.everything()));
   }
 }

@@ -44,23 +44,35 @@ export class RedisTurnJournalStore implements TurnJournalStore {
       lines.push(JSON.stringify(entry));
     }
     const now = Date.now();
-    const replies = await this.client.call(() => {
-      const multi = redis.multi();
-      for (const [app, lines] of byApp) {
-        const list = keys.turnJournal(app, core);
-        const cores = keys.turnJournalCores(app);
-        multi
-          .lpush(list, ...lines)
-          .ltrim(list, 0, size - 1)
-          .pexpire(list, ttlMs)
-          .zadd(cores, now, core)
-          .zremrangebyscore(cores, '-inf', now - ttlMs)
-          .pexpire(cores, ttlMs)
-          .zadd(keys.turnJournalApps(), now, app);
-      }
-      return multi.zremrangebyscore(keys.turnJournalApps(), '-inf', now - ttlMs).pexpire(keys.turnJournalApps(), ttlMs).exec();
-    });
-    const failed = replies?.find(([error]) => error !== null)?.[0];
+    // One MULTI per app: an app's lists and its cores' set share a slot (runtime-keys.ts), the set of apps is a
+    // key of its own, so on a Cluster each is one node's transaction.
+    const apps = keys.turnJournalApps();
+    const replies = await Promise.all([
+      ...[...byApp].map(([app, lines]) =>
+        this.client.call(() => {
+          const list = keys.turnJournal(app, core);
+          const cores = keys.turnJournalCores(app);
+          return redis
+            .multi()
+            .lpush(list, ...lines)
+            .ltrim(list, 0, size - 1)
+            .pexpire(list, ttlMs)
+            .zadd(cores, now, core)
+            .zremrangebyscore(cores, '-inf', now - ttlMs)
+            .pexpire(cores, ttlMs)
+            .exec();
+        }),
+      ),
+      this.client.call(() =>
+        redis
+          .multi()
+          .zadd(apps, ...[...byApp.keys()].flatMap((app) => [now, app]))
+          .zremrangebyscore(apps, '-inf', now - ttlMs)
+          .pexpire(apps, ttlMs)
+          .exec(),
+      ),
+    ]);
+    const failed = replies.flatMap((reply) => reply ?? []).find(([error]) => error !== null)?.[0];
     if (failed) throw this.client.error(failed);
   }
 
@@ -70,24 +82,21 @@ export class RedisTurnJournalStore implements TurnJournalStore {
     const since = Date.now() - ttlMs;
     const apps = app !== undefined ? [app] : await this.client.call(() => redis.zrevrangebyscore(keys.turnJournalApps(), '+inf', since, 'LIMIT', 0, maxApps));
     if (apps.length === 0) return [];
-    const coresOf = await this.client.call(() => {
-      const pipeline = redis.pipeline();
-      for (const name of apps) pipeline.zrevrangebyscore(keys.turnJournalCores(name), '+inf', since, 'LIMIT', 0, maxCores);
-      return pipeline.exec();
-    });
-    const lists: string[] = [];
-    (coresOf ?? []).forEach(([error, cores], index) => {
-      if (error !== null) throw this.client.error(error);
-      for (const core of cores as string[]) lists.push(keys.turnJournal(apps[index]!, core));
-    });
-    if (lists.length === 0) return [];
-    const read = await this.client.call(() => {
-      const pipeline = redis.pipeline();
-      for (const list of lists) pipeline.lrange(list, 0, size - 1);
-      return pipeline.exec();
-    });
+    // Per app, its cores' set and then its lists: one slot each (a Cluster refuses a pipeline across slots).
+    const read = await Promise.all(
+      apps.map(async (name) => {
+        const cores = await this.client.call(() => redis.zrevrangebyscore(keys.turnJournalCores(name), '+inf', since, 'LIMIT', 0, maxCores));
+        if (cores.length === 0) return [];
+        const replies = await this.client.call(() => {
+          const pipeline = redis.pipeline();
+          for (const core of cores) pipeline.lrange(keys.turnJournal(name, core), 0, size - 1);
+          return pipeline.exec();
+        });
+        return replies ?? [];
+      }),
+    );
     const entries: TurnJournalEntry[] = [];
-    for (const [error, lines] of read ?? []) {
+    for (const [error, lines] of read.flat()) {
       if (error !== null) throw this.client.error(error);
       for (const line of lines as string[]) {
         try {

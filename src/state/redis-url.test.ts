@@ -28,6 +28,42 @@ describe('parseRedisUrl', () => {
     expect(parseRedisUrl('redis+sentinel://:pw@sentinel/uhlp/')).toEqual({ kind: 'sentinel', sentinels: [{ host: 'sentinel', port: 26379 }], masterName: 'uhlp', db: 0, password: 'pw' });
   });
 
+  it('reads seed nodes, credentials and TLS from a redis+cluster:// URL', () => {
+    expect(parseRedisUrl('redis+cluster://app:p%40ss@n1.example:7000,10.0.0.2,[::1]:7002')).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: 'n1.example', port: 7000 },
+        { host: '10.0.0.2', port: 6379 },
+        { host: '::1', port: 7002 },
+      ],
+      tls: false,
+      username: 'app',
+      password: 'p@ss',
+    });
+    expect(parseRedisUrl('rediss+cluster://:pw@n1:6380/?servername=redis.example')).toEqual({
+      kind: 'cluster',
+      nodes: [{ host: 'n1', port: 6380 }],
+      tls: true,
+      servername: 'redis.example',
+      password: 'pw',
+    });
+  });
+
+  it.each([
+    ['redis+cluster://', 'must be redis+cluster://'],
+    ['redis+cluster://n1:7000/0', 'must be redis+cluster://'],
+    ['redis+cluster://n1:7000,/', 'cluster node address'],
+    ['redis+cluster://n1:0', 'cluster node port outside'],
+    ['redis+cluster://bad_host', 'cluster node host'],
+    ['redis+cluster://user@n1', 'without a password'],
+    ['redis+cluster://n1?servername=x', 'servername without TLS'],
+    ['rediss+cluster://n1?servername=-x-', 'servername that is not a host name'],
+    ['rediss+cluster://n1?db=1', 'unknown parameter "db"'],
+    ['redis+cluster://:pw%0d%0aFLUSHALL@n1', 'control character'],
+  ])('refuses the Cluster URL %s', (url, problem) => {
+    expect(() => parseRedisUrl(url, 'UHLP_STATE')).toThrow(expect.objectContaining({ code: 'UHLP_CONFIG_INVALID', message: expect.stringContaining(problem) }) as Error);
+  });
+
   it.each([
     ['localhost:6379', 'must be a redis://'],
     ['memcached://a:1', 'must be a redis://'],
@@ -67,8 +103,11 @@ describe('parseRedisUrl', () => {
     }
   });
 
-  it('tells the two forms from anything else', () => {
+  it('tells the three forms from anything else', () => {
     expect(isRedisUrl('redis+sentinel://s/m')).toBe(true);
+    expect(isRedisUrl('redis+cluster://n1:7000')).toBe(true);
+    expect(isRedisUrl('rediss+cluster://n1:7000')).toBe(true);
+    expect(redactUrl('redis+cluster://u:pw@n1:7000,n2:7001')).toBe('redis+cluster://u:***@n1:7000,n2:7001');
     expect(isRedisUrl('redis://h')).toBe(true);
     expect(isRedisUrl('memory')).toBe(false);
     expect(redactUrl('redis://:pw@h:1')).toBe('redis://:***@h:1');

@@ -1,14 +1,19 @@
 /**
- * The state URL's two forms, parsed once (config.ts checks it at start):
+ * The state URL's three forms, parsed once (config.ts checks it at start):
  *
  *   redis://[user:password@]host:port[/db]      one node (rediss:// with TLS)
  *   redis+sentinel://[user:password@]host1:26379,host2:26379/<masterName>[/<db>][?sentinelUsername=…&sentinelPassword=…]
+ *   redis+cluster://[user:password@]host1:6379,host2:6379[/][?servername=…]   a Redis Cluster (rediss+cluster:// with TLS)
  *
  * With Sentinel, the client asks the sentinels for the current master of
  * `<masterName>`, connects to it (checking its role), and asks again after a
  * disconnect, so it follows a failover. The credentials before `@` are the
  * master's (and replicas'); the sentinels' own are query parameters. Both are
  * percent-decoded. A port left out is 26379.
+ *
+ * With Cluster, the hosts are seeds: the client asks them for the slot map
+ * (CLUSTER SLOTS) and then talks to every master, following MOVED and ASK.
+ * Cluster has one database, so no `/<db>`; a port left out is 6379.
  *
  * redis-connection.ts makes the clients from it.
  */
@@ -30,19 +35,34 @@ export type RedisTarget =
       readonly password?: string;
       readonly sentinelUsername?: string;
       readonly sentinelPassword?: string;
+    }
+  | {
+      readonly kind: 'cluster';
+      readonly nodes: readonly SentinelAddress[];
+      readonly tls: boolean;
+      /** The TLS server name checked on every node's certificate, when not the address dialled. */
+      readonly servername?: string;
+      readonly username?: string;
+      readonly password?: string;
     };
 
 const NODE_URL = /^rediss?:\/\/./;
 const SENTINEL_URL = /^redis\+sentinel:\/\/(?:([^@/?#]*)@)?([^/?#]+)\/([^/?#]+)(?:\/([^/?#]*))?\/?(?:\?([^#]*))?$/;
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const IPV6 = /^[0-9A-Fa-f:.]+$/;
+const CLUSTER_URL = /^(rediss?)\+cluster:\/\/(?:([^@/?#]*)@)?([^/?#]+)\/?(?:\?([^#]*))?$/;
 const QUERY_KEYS = new Set(['sentinelUsername', 'sentinelPassword']);
+const CLUSTER_QUERY_KEYS = new Set(['servername']);
 /** Sentinel's own default port. */
 const SENTINEL_PORT = 26379;
+/** A Redis node's default port. */
+const NODE_PORT = 6379;
+/** The URL schemes of a Redis Cluster. */
+const CLUSTER_SCHEMES = /^rediss?\+cluster:\/\//;
 
 /** Whether `raw` has the form of a Redis state URL (node or Sentinel); parseRedisUrl says what is wrong. */
 export function isRedisUrl(raw: string): boolean {
-  return NODE_URL.test(raw) || raw.startsWith('redis+sentinel://');
+  return NODE_URL.test(raw) || raw.startsWith('redis+sentinel://') || CLUSTER_SCHEMES.test(raw);
 }
 
 /**
@@ -51,7 +71,8 @@ export function isRedisUrl(raw: string): boolean {
  */
 export function parseRedisUrl(raw: string, setting = 'state'): RedisTarget {
   if (NODE_URL.test(raw)) return { kind: 'node', url: raw };
-  if (!raw.startsWith('redis+sentinel://')) fail(setting, 'must be a redis://, rediss:// or redis+sentinel:// URL', raw);
+  if (CLUSTER_SCHEMES.test(raw)) return parseClusterUrl(raw, setting);
+  if (!raw.startsWith('redis+sentinel://')) fail(setting, 'must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL', raw);
   const match = SENTINEL_URL.exec(raw);
   if (!match) fail(setting, 'must be redis+sentinel://[user:password@]host:port[,host:port…]/<masterName>[/<db>][?sentinelPassword=…]', raw);
   const [, auth, hostList, rawName, rawDb, query] = match;
@@ -64,35 +85,53 @@ export function parseRedisUrl(raw: string, setting = 'state'): RedisTarget {
     db = Number(rawDb);
   }
   const target: { -readonly [K in keyof Extract<RedisTarget, { kind: 'sentinel' }>]: Extract<RedisTarget, { kind: 'sentinel' }>[K] } = { kind: 'sentinel', sentinels, masterName, db };
-  if (auth !== undefined) {
-    const colon = auth.indexOf(':');
-    const user = colon < 0 ? auth : auth.slice(0, colon);
-    if (colon < 0) fail(setting, 'has credentials without a password (user:password@ or :password@)', raw);
-    if (user !== '') target.username = decode(user, setting, raw, 'the user name');
-    target.password = decode(auth.slice(colon + 1), setting, raw, 'the password');
-  }
-  if (query !== undefined && query !== '') {
-    for (const pair of query.split('&')) {
-      const equals = pair.indexOf('=');
-      const key = equals < 0 ? pair : pair.slice(0, equals);
-      if (!QUERY_KEYS.has(key)) fail(setting, `has an unknown parameter "${key.slice(0, 40)}" (known: ${[...QUERY_KEYS].join(', ')})`, raw);
-      if (equals < 0) fail(setting, `has ${key} without a value`, raw);
-      if (target[key as 'sentinelPassword'] !== undefined) fail(setting, `has ${key} twice`, raw);
-      target[key as 'sentinelPassword'] = decode(pair.slice(equals + 1), setting, raw, key);
-    }
-  }
+  Object.assign(target, credentials(auth, setting, raw), queryParameters(query, QUERY_KEYS, setting, raw));
   return target;
 }
 
-function sentinelAddress(entry: string, setting: string, raw: string): SentinelAddress {
+/** `redis+cluster://` or `rediss+cluster://`: seed nodes, credentials, and the TLS server name. */
+function parseClusterUrl(raw: string, setting: string): RedisTarget {
+  const match = CLUSTER_URL.exec(raw);
+  if (!match) fail(setting, 'must be redis+cluster://[user:password@]host:port[,host:port…][?servername=…] (a Redis Cluster has no database number)', raw);
+  const [, scheme, auth, hostList, query] = match;
+  const nodes = hostList!.split(',').map((entry) => sentinelAddress(entry, setting, raw, 'cluster node', NODE_PORT));
+  const parameters = queryParameters(query, CLUSTER_QUERY_KEYS, setting, raw);
+  if (parameters.servername !== undefined && scheme !== 'rediss') fail(setting, 'has servername without TLS (use rediss+cluster://)', raw);
+  if (parameters.servername !== undefined && !HOST_NAME.test(parameters.servername)) fail(setting, 'has a servername that is not a host name', raw);
+  return { kind: 'cluster', nodes, tls: scheme === 'rediss', ...parameters, ...credentials(auth, setting, raw) };
+}
+
+function credentials(auth: string | undefined, setting: string, raw: string): { username?: string; password?: string } {
+  if (auth === undefined) return {};
+  const colon = auth.indexOf(':');
+  const user = colon < 0 ? auth : auth.slice(0, colon);
+  if (colon < 0) fail(setting, 'has credentials without a password (user:password@ or :password@)', raw);
+  return { ...(user !== '' ? { username: decode(user, setting, raw, 'the user name') } : {}), password: decode(auth.slice(colon + 1), setting, raw, 'the password') };
+}
+
+function queryParameters(query: string | undefined, known: ReadonlySet<string>, setting: string, raw: string): Record<string, string> {
+  const found: Record<string, string> = {};
+  if (query === undefined || query === '') return found;
+  for (const pair of query.split('&')) {
+    const equals = pair.indexOf('=');
+    const key = equals < 0 ? pair : pair.slice(0, equals);
+    if (!known.has(key)) fail(setting, `has an unknown parameter "${key.slice(0, 40)}" (known: ${[...known].join(', ')})`, raw);
+    if (equals < 0) fail(setting, `has ${key} without a value`, raw);
+    if (found[key] !== undefined) fail(setting, `has ${key} twice`, raw);
+    found[key] = decode(pair.slice(equals + 1), setting, raw, key);
+  }
+  return found;
+}
+
+function sentinelAddress(entry: string, setting: string, raw: string, what = 'sentinel', defaultPort = SENTINEL_PORT): SentinelAddress {
   const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
   const plain = /^([^:[\]]+)(?::(\d{1,5}))?$/.exec(entry);
   const parts = bracketed ?? plain;
-  if (!parts) fail(setting, `has a sentinel address that is not host[:port]: "${entry.slice(0, 80)}"`, raw);
+  if (!parts) fail(setting, `has a ${what} address that is not host[:port]: "${entry.slice(0, 80)}"`, raw);
   const host = parts[1]!;
-  if (bracketed ? !IPV6.test(host) : !HOST_NAME.test(host)) fail(setting, `has a sentinel host that is not a host name or IP address: "${host.slice(0, 80)}"`, raw);
-  const port = parts[2] === undefined ? SENTINEL_PORT : Number(parts[2]);
-  if (port < 1 || port > 65_535) fail(setting, `has a sentinel port outside 1-65535: "${entry.slice(0, 80)}"`, raw);
+  if (bracketed ? !IPV6.test(host) : !HOST_NAME.test(host)) fail(setting, `has a ${what} host that is not a host name or IP address: "${host.slice(0, 80)}"`, raw);
+  const port = parts[2] === undefined ? defaultPort : Number(parts[2]);
+  if (port < 1 || port > 65_535) fail(setting, `has a ${what} port outside 1-65535: "${entry.slice(0, 80)}"`, raw);
   return { host, port };
 }
 

@@ -5,6 +5,14 @@
  * callers (app ids, idempotency keys, resources) are percent-encoded so a `:` in
  * one can never make two different tuples produce the same key; kv keys are the
  * last segment and stay raw so that a prefix scan is a plain key-prefix match.
+ *
+ * Redis Cluster runs a script or a MULTI only when all its keys hash to one
+ * slot. Keys used together are placed with a hash tag: the key that anchors a
+ * family (a delivery stream, the active-run set's neighbours) keeps its name,
+ * and each companion is `{<anchor>}:<suffix>`, so Redis hashes only the anchor's
+ * name (which holds no braces) and both land in its slot. The same names are
+ * used on a single Redis, where a tag changes nothing: a single node moves to
+ * Cluster as it is. docs/runtime-state.md has the layout.
  */
 
 /** The default key prefix. */
@@ -12,7 +20,10 @@ export const DEFAULT_KEY_PREFIX = 'uhlp:';
 
 export class RuntimeKeys {
   /** @param prefix Put in front of every key. @defaultValue `uhlp:` */
-  constructor(readonly prefix: string = DEFAULT_KEY_PREFIX) {}
+  constructor(readonly prefix: string = DEFAULT_KEY_PREFIX) {
+    // A brace in the prefix would make it (part of) every key's hash tag and break the companions' placement.
+    if (/[{}]/.test(prefix)) throw new Error(`the runtime-state key prefix must not hold { or }, got "${prefix.slice(0, 80)}"`);
+  }
 
   session(id: string): string {
     return `${this.prefix}session:${encode(id)}`;
@@ -31,7 +42,14 @@ export class RuntimeKeys {
     return `${this.prefix}lease:${encode(resource)}`;
   }
 
+  /**
+   * An once-only record. A delivery's record (its key made by deliveryOnceKey)
+   * sits in its stream's slot, since one script completes it and acknowledges the
+   * message; any other record (an Idempotency-Key) in a slot of its own.
+   */
   idempotency(appId: string, key: string): string {
+    const delivery = DELIVERY_ONCE_KEY.exec(key);
+    if (delivery) return companion(this.deliveryStream(delivery[1]!, appId, delivery[2]!), `once:${encode(delivery[3]!)}`);
     return `${this.prefix}idem:${encode(appId)}:${encode(key)}`;
   }
 
@@ -108,21 +126,35 @@ export class RuntimeKeys {
 
   /** Messages of a delivery stream waiting for their next attempt (a sorted set by due time). */
   deliveryRetries(kind: string, appId: string, name: string): string {
-    return `${this.deliveryStream(kind, appId, name)}:retry`;
+    return companion(this.deliveryStream(kind, appId, name), 'retry');
   }
 
   /** The dead letters of a delivery stream (a stream too). */
   deliveryDead(kind: string, appId: string, name: string): string {
-    return `${this.deliveryStream(kind, appId, name)}:dead`;
+    return companion(this.deliveryStream(kind, appId, name), 'dead');
+  }
+
+  /**
+   * The retry set and dead-letter stream as versions before the Cluster layout
+   * named them (`<stream>:retry`, `<stream>:dead`): a single Redis may still hold
+   * them, and the delivery store drains them into the names above.
+   */
+  legacyDeliveryCompanion(kind: string, appId: string, name: string, suffix: 'retry' | 'dead'): string {
+    return `${this.deliveryStream(kind, appId, name)}:${suffix}`;
   }
 
   /** The claim of one cron slot (epoch ms of the scheduled time): the core that sets it fires the slot. */
   cronSlot(appId: string, jobId: string, slotMs: number): string {
-    return `${this.prefix}cronslot:${encode(appId)}:${encode(jobId)}:${slotMs}`;
+    return companion(this.deliveryStream('cron', appId, jobId), `slot:${slotMs}`);
   }
 
   /** The last slot of a cron job that was fired (epoch ms). */
   cronLast(appId: string, jobId: string): string {
+    return companion(this.deliveryStream('cron', appId, jobId), 'last');
+  }
+
+  /** The last fired slot as versions before the Cluster layout named it; read as well, so an upgrade fires no slot twice. */
+  legacyCronLast(appId: string, jobId: string): string {
     return `${this.prefix}cronlast:${encode(appId)}:${encode(jobId)}`;
   }
 
@@ -143,6 +175,11 @@ export class RuntimeKeys {
 
   /** One workflow run record (a hash: version and JSON). */
   run(id: string): string {
+    return companion(this.activeRuns(), `run:${encode(id)}`);
+  }
+
+  /** A run record as versions before the Cluster layout named it (redis-run-store.ts moves it on first touch). */
+  legacyRun(id: string): string {
     return `${this.prefix}run:${encode(id)}`;
   }
 
@@ -158,13 +195,12 @@ export class RuntimeKeys {
 
   /** The hash of those runs' summaries (field: run id; value: JSON). */
   runSummaries(): string {
-    return `${this.prefix}runs:summaries`;
+    return companion(this.runIndex(), 'summaries');
   }
 
-  /** A SCAN MATCH pattern for every key under the prefix (cleanup in tests and tools). */
-  /** One core's capped list of one app's finished turns, newest first (src/turns/turn-journal.ts). */
+  /** One core's capped list of one app's finished turns, newest first (src/turns/turn-journal.ts); in the slot of the app's cores' set, written with it. */
   turnJournal(app: string, core: string): string {
-    return `${this.prefix}turns:${encode(app)}:${encode(core)}`;
+    return companion(this.turnJournalCores(app), encode(core));
   }
 
   /** The cores that wrote turns of `app`, scored by when they last did. */
@@ -177,13 +213,42 @@ export class RuntimeKeys {
     return `${this.prefix}turns-apps`;
   }
 
+  /** A SCAN MATCH pattern for every key under the prefix (cleanup in tests and tools). */
   everything(): string {
     return `${escapeGlob(this.prefix)}*`;
   }
 }
 
+/**
+ * A delivery's once-only key (its route and invocation id), as the consumer
+ * claims it; idempotency() reads the route back to place the record.
+ */
+export function deliveryOnceKey(kind: string, name: string, invocationId: string): string {
+  return `${kind}:${name}:${invocationId}`;
+}
+
+/** kind, route name (source names hold no `:`), invocation id. */
+const DELIVERY_ONCE_KEY = /^(queue|cron|callback|trigger):([^:]+):(.+)$/s;
+
+/**
+ * The part of `key` Redis Cluster hashes: the text between the first `{` and the
+ * next `}` when that is not empty, else the whole key. Keys with the same tag
+ * share a slot.
+ */
+export function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  if (open < 0) return key;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+/** A key in `anchor`'s slot: Redis hashes only the text between the first `{` and the next `}`. */
+function companion(anchor: string, suffix: string): string {
+  return `{${anchor}}:${suffix}`;
+}
+
 function encode(segment: string): string {
-  return segment.replace(/[%:*?[\]\\]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return segment.replace(/[%:*?[\]\\{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 
 /** Escapes Redis glob metacharacters so a literal string can head a SCAN MATCH pattern. */

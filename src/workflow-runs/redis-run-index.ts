@@ -10,11 +10,10 @@
  * index entry. Entries of runs whose records expired (no change for `ttlMs`)
  * are pruned about once a minute.
  */
-import type { Redis, RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.js';
-import { UhlpError } from '../shared/errors.js';
 import { callRedis } from '../state/redis-calls.js';
-import { createRedisClient } from '../state/redis-connection.js';
+import { createRedisClient, waitUntilServing, type RedisClient } from '../state/redis-connection.js';
 import { observeRedisClient, type RedisObserver } from '../state/redis-observer.js';
 import { RuntimeKeys } from '../state/runtime-keys.js';
 import { decodeCursor, encodeCursor, filtersBeyondTime, isAfter, matches, MAX_COUNTED, type RunIndex, type RunPage, type RunQuery, type RunSummary } from './run-index.js';
@@ -39,7 +38,7 @@ const BATCH = 1000;
 const PRUNE_EVERY_MS = 60_000;
 
 export class RedisRunIndex implements RunIndex {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keys: RuntimeKeys;
   private readonly now: () => number;
   private pending = new Set<Promise<unknown>>();
@@ -67,16 +66,8 @@ export class RedisRunIndex implements RunIndex {
   /** An index whose first connection is up; UHLP_STATE_UNAVAILABLE after `timeoutMs` (the runtime store waits the same way). */
   static async connect(options: RedisRunIndexOptions & { timeoutMs?: number }): Promise<RedisRunIndex> {
     const index = new RedisRunIndex(options);
-    if (index.redis.status === 'ready') return index;
-    const timeoutMs = options.timeoutMs ?? 5000;
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new UhlpError('UHLP_STATE_UNAVAILABLE', `Redis did not become ready within ${timeoutMs} ms (run index)`)), timeoutMs);
-        index.redis.once('ready', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await waitUntilServing(index.redis, options.timeoutMs ?? 5000, 'Redis (run index)');
       return index;
     } catch (error) {
       index.redis.disconnect();

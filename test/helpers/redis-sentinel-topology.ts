@@ -91,12 +91,12 @@ export class RedisSentinelTopology {
   async killMaster(): Promise<number> {
     const old = await this.masterPort();
     const node = this.data.find((candidate) => candidate.port === old)!;
-    await stopProcess(node);
+    await stopRedisServer(node);
     return this.waitForNewMaster(old, 30_000);
   }
 
   async stop(): Promise<void> {
-    for (const node of [...this.sentinels, ...this.data]) await stopProcess(node);
+    for (const node of [...this.sentinels, ...this.data]) await stopRedisServer(node);
     await rm(this.dir, { recursive: true, force: true });
   }
 
@@ -169,7 +169,7 @@ export class RedisSentinelTopology {
   private async startData(node: Node, extra: string[]): Promise<void> {
     const dir = path.join(this.dir, `data-${node.port}`);
     await mkdir(dir, { recursive: true });
-    node.child = await launch(
+    node.child = await launchRedisServer(
       [
         '--port', String(node.port), '--bind', '127.0.0.1', '--dir', dir, '--protected-mode', 'no', '--save', '',
         '--appendonly', 'yes', '--appendfsync', 'always', '--min-replicas-to-write', '1', '--min-replicas-max-lag', '10',
@@ -198,12 +198,12 @@ export class RedisSentinelTopology {
         '',
       ].join('\n'),
     );
-    node.child = await launch([file, '--sentinel'], node.port);
+    node.child = await launchRedisServer([file, '--sentinel'], node.port);
   }
 }
 
-/** Spawns redis-server with `args` and resolves once `port` answers PING. */
-async function launch(args: string[], port: number): Promise<ChildProcess> {
+/** Spawns redis-server with `args` and resolves once `port` answers PING (the Cluster topology's nodes too). */
+export async function launchRedisServer(args: string[], port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
@@ -233,7 +233,8 @@ async function launch(args: string[], port: number): Promise<ChildProcess> {
   return child;
 }
 
-async function stopProcess(node: Node): Promise<void> {
+/** Kills a node's redis-server by pid (SIGKILL) and waits for it to exit. */
+export async function stopRedisServer(node: { child: ChildProcess | undefined }): Promise<void> {
   const child = node.child;
   node.child = undefined;
   if (!child || child.exitCode !== null || child.signalCode !== null) return;

@@ -5,7 +5,7 @@
  * Needs redis-server; fails, never skips, without it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../src/state/redis-connection.js';
 import { createRuntimeStore } from '../../src/state/create-runtime-store.js';
 import type { DeliveryMessage, StreamAddress } from '../../src/state/delivery-store.js';
 import type { KeptAnswer } from '../../src/state/idempotency-store.js';
@@ -75,7 +75,7 @@ describeRuntimeStore('redis sentinel', async () => {
 describeDeliveryStore('redis sentinel', async () => {
   const keyPrefix = uniqueKeyPrefix('sentinel-delivery');
   const store = await RedisDeliveryStore.connect({ url: topology.url, keyPrefix, timeoutMs: 10_000 });
-  const producer: Redis = createRedisClient(topology.url, {});
+  const producer: RedisClient = createRedisClient(topology.url, {});
   const keys = new RuntimeKeys(keyPrefix);
   const runtime = (await createRuntimeStore({ state: topology.url, keyPrefix, connectWaitMs: 10_000 })) as RedisRuntimeStore;
   return {

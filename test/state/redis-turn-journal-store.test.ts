@@ -1,5 +1,6 @@
 /** The turn journal's lists on a real Redis (UHLP_TEST_REDIS_URL): bounded per app and core, shared between cores, expiring. It fails, never skips, without one. */
 import { Redis } from 'ioredis';
+import { RuntimeKeys } from '../../src/state/runtime-keys.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisRuntimeStore } from '../../src/state/redis-runtime-store.js';
 import type { TurnJournalEntry } from '../../src/turns/turn-journal-entry.js';
@@ -66,8 +67,8 @@ describe('the turn journal on Redis', () => {
 
     const redis = new Redis(TEST_REDIS_URL);
     try {
-      expect(await redis.llen(`${keyPrefix}turns:a:core-1`)).toBe(3);
-      const ttl = await redis.pttl(`${keyPrefix}turns:a:core-1`);
+      expect(await redis.llen(new RuntimeKeys(keyPrefix).turnJournal('a', 'core-1'))).toBe(3);
+      const ttl = await redis.pttl(new RuntimeKeys(keyPrefix).turnJournal('a', 'core-1'));
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(60_000);
     } finally {
@@ -106,8 +107,8 @@ describe('the turn journal on Redis', () => {
 
     const redis = new Redis(TEST_REDIS_URL);
     try {
-      expect(await redis.llen(`${keyPrefix}turns:quiet:core-1`)).toBe(1);
-      expect(await redis.llen(`${keyPrefix}turns:noisy:core-1`)).toBe(3);
+      expect(await redis.llen(new RuntimeKeys(keyPrefix).turnJournal('quiet', 'core-1'))).toBe(1);
+      expect(await redis.llen(new RuntimeKeys(keyPrefix).turnJournal('noisy', 'core-1'))).toBe(3);
       expect((await redis.zrange(`${keyPrefix}turns-apps`, '0', '-1')).sort()).toEqual(['noisy', 'quiet']);
       expect((await redis.zrange(`${keyPrefix}turns-cores:noisy`, '0', '-1')).sort()).toEqual(['core-1', 'core-2']);
     } finally {

@@ -243,4 +243,13 @@ capabilities:
 {{- if and .Values.redis.external.sentinel.masterName (not .Values.redis.external.sentinel.sentinels) }}
 {{- fail "redis.external.sentinel.masterName needs redis.external.sentinel.sentinels (host:port of each sentinel)" }}
 {{- end }}
+{{- if and .Values.redis.external.cluster.nodes (or .Values.redis.bundled.enabled .Values.redis.external.url.existingSecret .Values.redis.external.sentinel.masterName) }}
+{{- fail "redis.external.cluster.nodes is exclusive with redis.bundled.enabled, redis.external.url.existingSecret and redis.external.sentinel.masterName: the core uses one runtime state store" }}
+{{- end }}
+{{- if and .Values.redis.external.cluster.nodes .Values.redis.replicaAcks }}
+{{- fail "redis.replicaAcks must be 0 with redis.external.cluster: replica acknowledgements are not supported on Redis Cluster yet" }}
+{{- end }}
+{{- if and .Values.redis.external.cluster.servername (not .Values.redis.external.cluster.tls) }}
+{{- fail "redis.external.cluster.servername needs redis.external.cluster.tls" }}
+{{- end }}
 {{- end }}
