@@ -7,8 +7,8 @@
  * aim the app's key at the core's own listeners or a metadata endpoint. The
  * provider follows no redirects, so there is no other hop to check.
  */
-import type net from 'node:net';
-import { Agent } from 'undici';
+import net from 'node:net';
+import { Agent, buildConnector } from 'undici';
 import { defaultLookup, refusedAddress, resolveHost, type LookupAll, type ResolvedAddress } from '../net/address-guard.js';
 import { UhlpError } from '../shared/errors.js';
 
@@ -46,7 +46,16 @@ export function guardedLlmDispatcher(endpoint: URL, options: GuardedLlmDispatche
       (error: Error) => callback(error, ''),
     );
   };
-  return new Agent({ connect: { lookup: guardedLookup as unknown as net.LookupFunction } });
+  const connector = buildConnector({ lookup: guardedLookup as unknown as net.LookupFunction } as buildConnector.BuildOptions);
+  // net.connect never looks an IP literal up: such a host is checked here first.
+  const connect: buildConnector.connector = (connectOptions, callback) => {
+    if (net.isIP(connectOptions.hostname.replace(/^\[|\]$/g, '')) === 0) return connector(connectOptions, callback);
+    checked(connectOptions.hostname).then(
+      () => connector(connectOptions, callback),
+      (error: Error) => callback(error, null),
+    );
+  };
+  return new Agent({ connect });
 }
 
 /**
