@@ -11,6 +11,7 @@ import type { CoreConfig } from '../config.js';
 import { openDefinitionsRepo } from '../apps/git/definitions-repo.js';
 import { REVISIONS_DIR } from '../apps/revision-paths.js';
 import { createLlmProvider } from '../llm/create-llm-provider.js';
+import { createAppLlmProviders } from '../llm/app-llm-providers.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { McpFederation } from '../mcp/federation/mcp-federation.js';
@@ -203,7 +204,10 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
       registry.recheck().catch((error: Error) => logger.error({ err: error.message }, 'judging the apps again after a secrets change failed'));
     });
   }
+  // An app's own model endpoint (spec.llm): a provider per app, made as it loads, its key read at each call.
+  const appLlm = createAppLlmProviders({ secrets: mcpSecrets, allowPrivate: config.llm.appAllowPrivate, timeoutMs: config.llm.timeoutMs, maxRetries: config.llm.maxRetries, stream: config.llm.stream });
   registry.onChange((snapshot) => {
+    appLlm.update([...snapshot.apps].map(([appId, entry]) => ({ appId, ...(entry.document.spec.llm !== undefined ? { llm: entry.document.spec.llm } : {}) })));
     federation!.sync(snapshot);
     return sandboxes.sync(snapshot);
   });
@@ -348,6 +352,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store.kv,
     llm: llmProvider,
+    llmFor: (appId) => appLlm.forApp(appId),
     // Token budgets and cached answers live beside kv, shared by every replica on Redis.
     llmState: store.llm,
     spine,
