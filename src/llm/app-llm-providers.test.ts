@@ -38,6 +38,19 @@ describe("an app's own model endpoint", () => {
     expect(providers.forApp('alpha')).toBeUndefined();
   });
 
+  it('follows no redirect, so the key never goes to where a redirect points', async () => {
+    const elsewhere = await startOpenAiTestServer();
+    try {
+      const providers = createAppLlmProviders({ secrets, allowPrivate: [`127.0.0.1:${port}`, `127.0.0.1:${new URL(elsewhere.baseUrl).port}`], maxRetries: 0 });
+      providers.update([{ appId: 'alpha', llm: spec(llm.baseUrl) }]);
+      llm.enqueue(reply.raw('', { status: 307, headers: { location: `${elsewhere.baseUrl}/chat/completions` } }));
+      await expect(providers.forApp('alpha')!.generate({ prompt: 'hi', maxTokens: 8 })).rejects.toMatchObject({ code: 'UHLP_LLM_REQUEST_REJECTED' });
+      expect(elsewhere.requests).toHaveLength(0);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
   it('fails UHLP_SECRET_UNAVAILABLE, sending nothing, when the secret is gone', async () => {
     const providers = createAppLlmProviders({ secrets, allowPrivate: [`127.0.0.1:${port}`], maxRetries: 0 });
     providers.update([{ appId: 'alpha', llm: spec(llm.baseUrl) }]);
