@@ -2,8 +2,9 @@
  * An app's own model endpoint through `uhlp dev` on the process driver: app
  * alpha's LLM component reaches its own OpenAI-compatible server with its key
  * in the Authorization header, added by the core; app beta uses the operator's
- * server and never sees alpha's key; endpoints aimed at a metadata address,
- * carrying credentials or using file: are refused at load with the field, and
+ * server and never sees alpha's key; endpoints aimed at a metadata address or
+ * unlisted loopback, carrying credentials or using file: are refused at load
+ * with the field, and
  * one whose name resolves to loopback is refused at connect time; the key is
  * in no answer, log line or ledger file; a removed secret fails alpha's calls
  * UHLP_SECRET_UNAVAILABLE.
@@ -26,7 +27,7 @@ describe("an app's own model endpoint on the process driver", () => {
 
   const writeSecrets = (withAlpha: boolean): void => {
     const section = (app: string): string => `  ${app}:\n    model-key:\n      token: ${key}\n`;
-    const apps = ['sneaky', 'metadata', 'withcreds', 'fileurl', ...(withAlpha ? ['alpha'] : [])];
+    const apps = ['sneaky', 'selfloop', 'metadata', 'withcreds', 'fileurl', ...(withAlpha ? ['alpha'] : [])];
     writeFileSync(`${secretsFile}.new`, `apps:\n${apps.map(section).join('')}`);
     renameSync(`${secretsFile}.new`, secretsFile);
   };
@@ -95,6 +96,8 @@ describe("an app's own model endpoint on the process driver", () => {
     expect(ready.apps.sort()).toEqual(['alpha', 'beta', 'sneaky']);
     const problem = (app: string) => ready.definitionProblems.find((entry) => entry.file.includes(`apps/${app}/`) && entry.path.startsWith('/spec/llm/endpoint/url'));
     expect(problem('metadata')?.reason).toMatch(/UHLP_LLM_ENDPOINT_NOT_ALLOWED/);
+    // Loopback on a port the operator did not list (the core's own listeners are there).
+    expect(problem('selfloop')?.reason).toMatch(/UHLP_LLM_ENDPOINT_NOT_ALLOWED/);
     // The schema's pattern refuses these before any rule reads them: no credentials, no other scheme.
     expect(problem('withcreds')).toBeDefined();
     expect(problem('fileurl')).toBeDefined();

@@ -197,7 +197,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     logger,
   });
   const appSecrets = (appId: string, name: string, key?: string): boolean => mcpSecrets.appHas(appId, name, key);
-  const registry = new ApplicationRegistry({ repo, revisionsRoot, appSecrets, metrics, logger });
+  const registry = new ApplicationRegistry({ repo, revisionsRoot, appSecrets, llmAllowPrivate: config.llm.appAllowPrivate, metrics, logger });
   // A secret added or removed changes which apps load: an app refused for a missing secret loads once it is there.
   if (repo !== undefined && config.registry === 'git') {
     secretsFile.onChange(() => {
@@ -285,6 +285,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           allowPrivate: config.gitSources.allowPrivate,
           ...(config.gitSources.caFile ? { caFile: config.gitSources.caFile } : {}),
           namespaceSecrets: new NamespaceSecrets(kubeConfig),
+          llmAllowPrivate: config.llm.appAllowPrivate,
           logger,
         })
       : undefined;

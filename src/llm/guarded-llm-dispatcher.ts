@@ -60,8 +60,7 @@ export function guardedLlmDispatcher(endpoint: URL, options: GuardedLlmDispatche
 
 /**
  * What is wrong with an endpoint URL before any connection: its scheme, any
- * credentials, query or fragment, and an IP literal (or `localhost`) that is
- * refused. Without `allowPrivate` (validation, which does not know the
+ * credentials, query or fragment, and an IP literal that is refused. Without `allowPrivate` (validation, which does not know the
  * operator's list) only a metadata or link-local literal is refused here, as no
  * operator allowance of a name can make one reachable; every address is checked
  * again on every connection.
@@ -78,9 +77,10 @@ export function endpointUrlProblem(url: string, allowPrivate?: readonly string[]
   if (parsed.search !== '' || parsed.hash !== '') return 'UHLP_LLM_ENDPOINT_INVALID: no query or fragment';
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
   const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port);
-  const literal = host.toLowerCase() === 'localhost' || host.toLowerCase().endsWith('.localhost') ? '127.0.0.1' : host;
-  if (!/^[0-9.]+$|:/.test(literal)) return undefined;
-  const refused = refusedAddress(host, port, [{ address: literal, family: literal.includes(':') ? 6 : 4 }], allowPrivate ?? []);
+  // A name (localhost included) is judged when it is resolved, on every connection.
+  const family = net.isIP(host);
+  if (family === 0) return undefined;
+  const refused = refusedAddress(host, port, [{ address: host, family }], allowPrivate ?? []);
   if (refused === undefined) return undefined;
   if (allowPrivate === undefined && refused.addressClass !== 'cloud-metadata' && refused.addressClass !== 'link-local') return undefined;
   return `${ENDPOINT_REFUSED}: ${host} is a ${refused.addressClass} address; the operator may allow ${host}:${port} in UHLP_LLM_ALLOW_PRIVATE`;

@@ -53,6 +53,17 @@ describe('spec.secrets and web credentials', () => {
     expect(secretProblems(given, own).map(([at]) => at)).toEqual(paths);
   });
 
+  it("judges loopback and private literals against the operator's list when the reader knows it", () => {
+    expect(secretProblems(llm('http://127.0.0.1:8080/v1'), own, []).map(([at]) => at)).toEqual(['/spec/llm/endpoint/url']);
+    expect(secretProblems(llm('http://10.0.0.7:8080/v1'), own, []).map(([at]) => at)).toEqual(['/spec/llm/endpoint/url']);
+    expect(secretProblems(llm('http://[::1]:8080/v1'), own, []).map(([at]) => at)).toEqual(['/spec/llm/endpoint/url']);
+    expect(secretProblems(llm('http://127.0.0.1:8080/v1'), own, ['127.0.0.1:8080'])).toEqual([]);
+    // Listed by the operator, a metadata address is still refused unless listed as itself: it is, here.
+    expect(secretProblems(llm('http://169.254.169.254/v1'), own, ['169.254.169.254:80'])).toEqual([]);
+    // A name is judged when it is resolved.
+    expect(secretProblems(llm('http://localhost:8080/v1'), own, [])).toEqual([]);
+  });
+
   it('names the stable code of a refused endpoint', () => {
     expect(secretProblems(llm('http://169.254.169.254/'), own)[0]?.[1]).toMatch(/^UHLP_LLM_ENDPOINT_NOT_ALLOWED: /);
     expect(secretProblems(llm('file:///x'), own)[0]?.[1]).toMatch(/^UHLP_LLM_ENDPOINT_INVALID: /);

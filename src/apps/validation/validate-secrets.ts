@@ -11,7 +11,7 @@ import { hostMatches, bareHost } from '../../shared/host-pattern.js';
 import type { AppSecretCheck } from './validate-mcp-servers.js';
 import { endpointUrlProblem } from '../../llm/guarded-llm-dispatcher.js';
 
-export function secretProblems(spec: AppSpec, hasSecret?: AppSecretCheck): Array<[string, string]> {
+export function secretProblems(spec: AppSpec, hasSecret?: AppSecretCheck, llmAllowPrivate?: readonly string[]): Array<[string, string]> {
   const problems: Array<[string, string]> = [];
   const declared = new Set<string>();
   spec.secrets?.forEach((secret, i) => {
@@ -35,7 +35,7 @@ export function secretProblems(spec: AppSpec, hasSecret?: AppSecretCheck): Array
   });
   const endpoint = spec.llm?.endpoint;
   if (endpoint !== undefined) {
-    const urlProblem = endpointUrlProblem(endpoint.url);
+    const urlProblem = endpointUrlProblem(endpoint.url, llmAllowPrivate);
     if (urlProblem !== undefined) problems.push(['/spec/llm/endpoint/url', urlProblem]);
     const ref = endpoint.secret;
     if (!declared.has(ref.name)) problems.push(['/spec/llm/endpoint/secret/name', `secret "${ref.name}" is not declared in spec.secrets`]);
