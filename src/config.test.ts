@@ -51,7 +51,7 @@ describe('loadConfig', () => {
   });
 
   it('reads the LLM provider settings, with offline defaults', () => {
-    expect(loadConfig('d', {}, {}).llm).toEqual({ stream: false, structuredOutput: 'json_schema', timeoutMs: 60_000, maxRetries: 3, models: {} });
+    expect(loadConfig('d', {}, {}).llm).toEqual({ stream: false, structuredOutput: 'json_schema', timeoutMs: 60_000, maxRetries: 3, appAllowPrivate: [], models: {} });
     const llm = loadConfig('d', {}, {
       UHLP_LLM_BASE_URL: 'http://127.0.0.1:11434/v1',
       UHLP_LLM_MODEL: 'llama3.2',
@@ -60,7 +60,8 @@ describe('loadConfig', () => {
       UHLP_LLM_TIMEOUT_MS: '5000',
       UHLP_LLM_MAX_RETRIES: '0',
     }).llm;
-    expect(llm).toEqual({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2', stream: true, structuredOutput: 'json_object', timeoutMs: 5000, maxRetries: 0, models: {} });
+    expect(llm).toEqual({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.2', stream: true, structuredOutput: 'json_object', timeoutMs: 5000, maxRetries: 0, appAllowPrivate: [], models: {} });
+    expect(loadConfig('d', {}, { UHLP_LLM_ALLOW_PRIVATE: '127.0.0.1:8080,[::1]:9000' }).llm.appAllowPrivate).toEqual(['127.0.0.1:8080', '[::1]:9000']);
   });
 
   it('reads the map of model names', () => {

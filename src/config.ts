@@ -329,6 +329,12 @@ export interface LlmConfig {
   /** Retries of a 429, a 5xx or a connection error at `baseUrl`. @defaultValue 3 (`UHLP_LLM_MAX_RETRIES`, 0 - 10) */
   readonly maxRetries: number;
   /**
+   * host:port pairs an app's own model endpoint (spec.llm.endpoint.url) may resolve to although
+   * loopback or private; a metadata address only when listed as that address.
+   * @defaultValue [] (`UHLP_LLM_ALLOW_PRIVATE`, comma-separated)
+   */
+  readonly appAllowPrivate: readonly string[];
+  /**
    * An OpenAI-compatible `/embeddings` endpoint for core.llm.embed (lazy skills); without it the
    * local deterministic embedding answers. @defaultValue none (`UHLP_EMBEDDINGS_MODEL`, at
    * `UHLP_EMBEDDINGS_BASE_URL` or else `UHLP_LLM_BASE_URL`, with `UHLP_EMBEDDINGS_API_KEY` or else `UHLP_LLM_API_KEY`)
@@ -494,6 +500,7 @@ export function loadConfig(
     structuredOutput: env.UHLP_LLM_STRUCTURED_OUTPUT ? oneOf('UHLP_LLM_STRUCTURED_OUTPUT', env.UHLP_LLM_STRUCTURED_OUTPUT, STRUCTURED_OUTPUT_MODES) : 'json_schema',
     timeoutMs: envInt('UHLP_LLM_TIMEOUT_MS', 60_000, 100, 600_000),
     maxRetries: envInt('UHLP_LLM_MAX_RETRIES', 3, 0, 10),
+    appAllowPrivate: hostPortList(env, 'UHLP_LLM_ALLOW_PRIVATE'),
     models: Object.freeze(env.UHLP_LLM_MODELS ? (parseModelMap(env.UHLP_LLM_MODELS) ?? invalid('UHLP_LLM_MODELS', 'comma-separated name=model pairs', env.UHLP_LLM_MODELS)) : {}),
   });
 

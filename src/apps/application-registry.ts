@@ -30,6 +30,8 @@ export interface ApplicationRegistryOptions {
    * a definition problem of the app. @defaultValue not checked
    */
   readonly appSecrets?: AppSecrets;
+  /** The operator's UHLP_LLM_ALLOW_PRIVATE: apps' model endpoints are judged against it at load. @defaultValue not known */
+  readonly llmAllowPrivate?: readonly string[];
   readonly metrics: Metrics;
   readonly logger: Logger;
 }
@@ -80,7 +82,7 @@ export class ApplicationRegistry {
     const { revisionsRoot, logger, metrics } = this.options;
     const revision = await repo.materialize(head, revisionsRoot);
     if (options.onlyIfChanged !== true) for (const skipped of revision.skipped) logger.warn({ revision: head, file: skipped }, 'definitions entry skipped: symlinks and submodules are never read');
-    const { documents, problems } = await loadAppDefinitions(revision, this.options.appSecrets);
+    const { documents, problems } = await loadAppDefinitions(revision, this.options.appSecrets, this.options.llmAllowPrivate);
     const { kept, heldBack } = this.holdBack(documents, problems);
     const snapshot = new AppSnapshot(head, [...documents, ...kept], problems, heldBack);
     if (options.onlyIfChanged === true && outcome(snapshot) === outcome(this.current)) return this.current;

@@ -36,7 +36,12 @@ export function readInside(appDir: string, relative: string): string | undefined
 /** Whether an app's own MCP secrets hold a secret (and key): what its remote servers' secretRefs may name. */
 export type AppSecrets = (appId: string, name: string, key?: string) => boolean;
 
-export async function loadAppDefinitions(revision: Pick<MaterializedRevision, 'apps' | 'badNames'>, appSecrets?: AppSecrets): Promise<LoadedDefinitions> {
+export async function loadAppDefinitions(
+  revision: Pick<MaterializedRevision, 'apps' | 'badNames'>,
+  appSecrets?: AppSecrets,
+  /** The operator's UHLP_LLM_ALLOW_PRIVATE, when the reader is the core. */
+  llmAllowPrivate?: readonly string[],
+): Promise<LoadedDefinitions> {
   const documents: LoadedDefinition[] = [];
   const problems: DefinitionProblem[] = revision.badNames.map((dir) => ({
     file: `${dir}/app.yaml`,
@@ -69,6 +74,7 @@ export async function loadAppDefinitions(revision: Pick<MaterializedRevision, 'a
       },
       readFile: (relative) => readInside(appDir, relative),
       ...(appSecrets !== undefined ? { hasSecret: (secret: string, key?: string) => appSecrets(name, secret, key) } : {}),
+      ...(llmAllowPrivate !== undefined ? { llmAllowPrivate } : {}),
     });
     if (result.ok) documents.push({ file, document: result.document });
     else problems.push(...result.problems);

@@ -11,6 +11,7 @@ import type { CoreConfig } from '../config.js';
 import { openDefinitionsRepo } from '../apps/git/definitions-repo.js';
 import { REVISIONS_DIR } from '../apps/revision-paths.js';
 import { createLlmProvider } from '../llm/create-llm-provider.js';
+import { createAppLlmProviders } from '../llm/app-llm-providers.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createCoreMcpServer, type CoreMcpServer } from '../mcp/core-mcp-server.js';
 import { McpFederation } from '../mcp/federation/mcp-federation.js';
@@ -198,14 +199,17 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     logger,
   });
   const appSecrets = (appId: string, name: string, key?: string): boolean => mcpSecrets.appHas(appId, name, key);
-  const registry = new ApplicationRegistry({ repo, revisionsRoot, appSecrets, metrics, logger });
+  const registry = new ApplicationRegistry({ repo, revisionsRoot, appSecrets, llmAllowPrivate: config.llm.appAllowPrivate, metrics, logger });
   // A secret added or removed changes which apps load: an app refused for a missing secret loads once it is there.
   if (repo !== undefined && config.registry === 'git') {
     secretsFile.onChange(() => {
       registry.recheck().catch((error: Error) => logger.error({ err: error.message }, 'judging the apps again after a secrets change failed'));
     });
   }
+  // An app's own model endpoint (spec.llm): a provider per app, made as it loads, its key read at each call.
+  const appLlm = createAppLlmProviders({ secrets: mcpSecrets, allowPrivate: config.llm.appAllowPrivate, timeoutMs: config.llm.timeoutMs, maxRetries: config.llm.maxRetries, stream: config.llm.stream });
   registry.onChange((snapshot) => {
+    appLlm.update([...snapshot.apps].map(([appId, entry]) => ({ appId, ...(entry.document.spec.llm !== undefined ? { llm: entry.document.spec.llm } : {}) })));
     federation!.sync(snapshot);
     return sandboxes.sync(snapshot);
   });
@@ -285,6 +289,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
           allowPrivate: config.gitSources.allowPrivate,
           ...(config.gitSources.caFile ? { caFile: config.gitSources.caFile } : {}),
           namespaceSecrets: new NamespaceSecrets(kubeConfig),
+          llmAllowPrivate: config.llm.appAllowPrivate,
           logger,
         })
       : undefined;
@@ -352,6 +357,7 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store.kv,
     llm: llmProvider,
+    llmFor: (appId) => appLlm.forApp(appId),
     // Token budgets and cached answers live beside kv, shared by every replica on Redis.
     llmState: store.llm,
     spine,

@@ -22,6 +22,8 @@ export type LlmStateStore = LlmBudgetStore & LlmCacheStore;
 
 export interface LlmServiceOptions {
   readonly provider: LlmProvider;
+  /** An app's own provider (spec.llm), used for its calls instead of `provider`. @defaultValue none */
+  readonly providerFor?: (appId: string) => LlmProvider | undefined;
   readonly store: LlmStateStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -53,16 +55,17 @@ export interface LlmService {
 }
 
 export function createLlmService(options: LlmServiceOptions): LlmService {
-  const { provider, store, metrics, logger } = options;
+  const { store, metrics, logger } = options;
   const now = options.now ?? Date.now;
 
   /** The answer's hash covers what the model said, so a cache hit hashes like the answer it replays. */
   const answerHash = (answer: Pick<LlmGenerateResult, 'text' | 'toolCalls'>): string => hashPayload({ text: answer.text, toolCalls: answer.toolCalls });
 
   return {
-    provider,
+    provider: options.provider,
     async generate(request, context) {
       const started = performance.now();
+      const provider = options.providerFor?.(context.appId) ?? options.provider;
       const app = context.appId;
       const component = context.componentId;
       let model = request.model ?? provider.defaultModel ?? 'default';

@@ -20,8 +20,12 @@ import { type StructuredOutputMode, chatRequestBody, parseChatCompletion, upstre
 export interface OpenAiCompatibleProviderOptions {
   /** Base URL up to the API version, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. */
   readonly baseUrl: string;
-  /** Sent as `Authorization: Bearer <apiKey>`. @defaultValue no Authorization header */
-  readonly apiKey?: string;
+  /**
+   * Sent as `Authorization: Bearer <apiKey>`. A function is read on every
+   * attempt (an app's secret, which rotates); what it throws fails the call
+   * before anything is sent. @defaultValue no Authorization header
+   */
+  readonly apiKey?: string | (() => string);
   /** Model used when a request names none. @defaultValue none: requests must name one */
   readonly model?: string;
   /**
@@ -102,7 +106,16 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
   const random = options.random ?? Math.random;
 
   // Some servers echo the key they refused; it must not reach error details.
-  const redact = (text: string): string => (options.apiKey ? text.replaceAll(options.apiKey, '[redacted]') : text);
+  const apiKey = (): string | undefined => (typeof options.apiKey === 'function' ? options.apiKey() : options.apiKey);
+  const redact = (text: string): string => {
+    let key: string | undefined;
+    try {
+      key = apiKey();
+    } catch {
+      return text;
+    }
+    return key ? text.replaceAll(key, '[redacted]') : text;
+  };
 
   const backoff = (retry: number): number => backoffDelay(retry, { initialMs: initialBackoffMs, maxMs: maxBackoffMs, random });
 
@@ -213,6 +226,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
         },
       };
       try {
+        const key = apiKey();
         dispatcher().dispatch(
           {
             origin: endpoint.origin,
@@ -221,7 +235,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
             headers: {
               'content-type': 'application/json',
               accept: streaming ? 'text/event-stream, application/json' : 'application/json',
-              ...(options.apiKey !== undefined ? { authorization: `Bearer ${options.apiKey}` } : {}),
+              ...(key !== undefined ? { authorization: `Bearer ${key}` } : {}),
             },
             body,
           },
@@ -239,6 +253,8 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
 
     async generate(request: LlmGenerateRequest): Promise<LlmGenerateResult> {
       const normalized = normalizeRequest(request, options.model);
+      // A key that cannot be read now fails the call before anything is sent.
+      apiKey();
       const body = chatRequestBody(normalized, { stream: stream || request.onDelta !== undefined, structuredOutput });
       for (let retry = 0; ; retry++) {
         const outcome = await attempt(body, normalized, request.signal, request.onDelta);

@@ -40,6 +40,8 @@ export interface CoreMcpServerOptions extends Pick<ToolServices, 'functions' | '
   readonly kv: KvStore;
   /** The provider behind core.llm.generate. */
   readonly llm: LlmProvider;
+  /** An app's own provider (spec.llm), used for its calls instead of `llm`. @defaultValue none */
+  readonly llmFor?: (appId: string) => LlmProvider | undefined;
   /** Where LLM token budgets and cached answers live: the core's runtime store (memory or Redis). */
   readonly llmState: LlmStateStore;
   /** The endpoint spine for shell and web tools. @defaultValue none: those calls fail UHLP_ENDPOINT_UNAVAILABLE */
@@ -123,7 +125,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
   };
 
   const tokens = new McpTokenService({ onDrop: removeScratch });
-  const llm = createLlmService({ provider: options.llm, store: options.llmState, metrics: options.metrics, logger: options.logger });
+  const llm = createLlmService({ provider: options.llm, ...(options.llmFor !== undefined ? { providerFor: options.llmFor } : {}), store: options.llmState, metrics: options.metrics, logger: options.logger });
 
   const services: ToolServices = {
     kv: options.kv,

@@ -84,6 +84,8 @@ export const ERROR_CATALOG = {
   UHLP_LLM_BUDGET_EXCEEDED: { status: 429, summary: "The app has spent capabilities.llm.tokensPerDay for this UTC day; details.retryAfterSeconds says when the day ends." },
   UHLP_LLM_REQUEST_REJECTED: { status: 422, summary: 'The LLM provider refused the request as invalid (4xx other than 401, 403, 429).' },
   UHLP_LLM_RATE_LIMITED: { status: 429, summary: 'The LLM provider kept answering 429 through every retry.' },
+  UHLP_LLM_ENDPOINT_INVALID: { status: 400, summary: "An app's spec.llm.endpoint.url is not a plain http(s) URL (credentials, a query or a fragment in it); the app is refused." },
+  UHLP_LLM_ENDPOINT_NOT_ALLOWED: { status: 403, summary: "An app's model endpoint is, or resolves to, a loopback, private, link-local or metadata address the operator did not allow (UHLP_LLM_ALLOW_PRIVATE); nothing was sent." },
   UHLP_LLM_AUTH_FAILED: { status: 502, summary: 'The LLM provider refused the configured API key (401 or 403).' },
   UHLP_LLM_UPSTREAM_ERROR: { status: 502, summary: 'The LLM provider kept failing with 5xx, or could not be reached, through every retry.' },
   UHLP_LLM_BAD_RESPONSE: { status: 502, summary: 'The LLM provider answered something that is not a chat completion (not JSON, no message, a broken or cut stream, a tool call without a name, over the size limit).' },

@@ -56,6 +56,8 @@ export interface KubernetesAppSourceOptions {
   readonly namespaceSecrets?: NamespaceSecrets;
   /** Each app's own MCP secrets from elsewhere (the core's secrets file), when `namespaceSecrets` is not given. @defaultValue not checked */
   readonly appSecrets?: AppSecrets;
+  /** The operator's UHLP_LLM_ALLOW_PRIVATE: apps' model endpoints are judged against it at load. @defaultValue not known */
+  readonly llmAllowPrivate?: readonly string[];
   /** How often served apps' Secrets are read again. @defaultValue SECRET_REFRESH_MS */
   readonly secretRefreshMs?: number;
   readonly logger: Logger;
@@ -250,6 +252,7 @@ export class KubernetesAppSource {
         },
         readFile: (relative) => readInside(appDir, relative),
         ...(hasSecret !== undefined ? { hasSecret } : {}),
+        ...(this.options.llmAllowPrivate !== undefined ? { llmAllowPrivate: this.options.llmAllowPrivate } : {}),
       },
     );
     if (result.ok && own !== undefined) secrets.set(app.name, own);

@@ -293,6 +293,34 @@ export const SecretRef = Type.Object(
 );
 export type SecretRef = Static<typeof SecretRef>;
 
+/**
+ * The app's own OpenAI-compatible model server: its LLM components and its
+ * sandboxes' core.llm.* calls go there instead of the operator's, and the core
+ * adds the key (one of the app's secrets) as `Authorization: Bearer` at egress.
+ */
+export const AppLlmSpec = Type.Object(
+  {
+    endpoint: Type.Object(
+      {
+        url: Type.String({
+          pattern: '^https?://[^/?#\\s@]+(/[^?#\\s]*)?$',
+          maxLength: 2048,
+          description:
+            "Base URL up to the API version (https://models.example.com/v1); /chat/completions is appended. No credentials, query or fragment. It must resolve to public addresses unless the operator lists its host:port in UHLP_LLM_ALLOW_PRIVATE; checked at load and on every connection.",
+        }),
+        secret: Type.Object(SecretRef.properties, {
+          additionalProperties: false,
+          description: 'The secret (declared in spec.secrets) and key whose value is sent as `Authorization: Bearer <value>`; the sandboxes never see it.',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "Model used when a call names none. @default the operator's UHLP_LLM_MODEL" })),
+  },
+  { additionalProperties: false },
+);
+export type AppLlmSpec = Static<typeof AppLlmSpec>;
+
 const WEB_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /**
@@ -676,6 +704,7 @@ export const AppSpec = Type.Object(
         },
       ),
     ),
+    llm: Type.Optional(Type.Object(AppLlmSpec.properties, { additionalProperties: false, description: "The app's own model server, reached with one of its secrets." })),
     mcpServers: Type.Optional(Type.Array(McpServerSpec, { maxItems: 32, description: 'MCP servers whose tools the app may call as app.<server>.<tool>, limited by capabilities.mcp.' })),
     // Optional in the type so that specs built in code need not spell it; validation fills `{}`.
     capabilities: Type.Optional(Type.Object(CapabilitiesSpec.properties, { additionalProperties: false, default: {} })),

@@ -55,6 +55,12 @@ export interface ValidateOptions {
    * secretRefs are checked against it. @defaultValue not checked (readers that hold no secrets)
    */
   hasSecret?: AppSecretCheck;
+  /**
+   * The operator's UHLP_LLM_ALLOW_PRIVATE: with it, an app's model endpoint
+   * given as a loopback or private IP literal is judged at load too.
+   * @defaultValue not known: only metadata and link-local literals are refused here
+   */
+  llmAllowPrivate?: readonly string[];
 }
 
 export function validateAppDefinition(raw: unknown, options: ValidateOptions): ValidationResult {
@@ -137,7 +143,7 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
   });
 
   for (const [where, reason] of mcpServerProblems(spec, options.fileExists, options.hasSecret)) add(where, reason);
-  for (const [where, reason] of secretProblems(spec, options.hasSecret)) add(where, reason);
+  for (const [where, reason] of secretProblems(spec, options.hasSecret, options.llmAllowPrivate)) add(where, reason);
   const state = spec.capabilities?.state;
   for (const field of ['write', 'forbidden'] as const) {
     // A glob the schema takes but the matcher cannot compile would otherwise fail the app's first write.

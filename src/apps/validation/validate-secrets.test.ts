@@ -37,4 +37,35 @@ describe('spec.secrets and web credentials', () => {
   it('checks existence only where the reader holds secrets (the operator holds none)', () => {
     expect(secretProblems(spec(['blog-key'], []), undefined)).toEqual([]);
   });
+
+  const llm = (url: string, secret = { name: 'weather', key: 'token' }) => ({ ...spec(['weather'], []), llm: { endpoint: { url, secret } } }) as unknown as AppSpec;
+  it.each([
+    ['a public https endpoint', llm('https://models.example.com/v1'), []],
+    ['loopback (refused at connect unless the operator allows it)', llm('http://127.0.0.1:8080/v1'), []],
+    ['the metadata endpoint', llm('http://169.254.169.254/latest'), ['/spec/llm/endpoint/url']],
+    ['an IPv6 link-local address', llm('http://[fe80::1]/v1'), ['/spec/llm/endpoint/url']],
+    ['a file URL', llm('file:///etc/passwd'), ['/spec/llm/endpoint/url']],
+    ['credentials in the URL', llm('https://user:pw@models.example.com/v1'), ['/spec/llm/endpoint/url']],
+    ['a query in the URL', llm('https://models.example.com/v1?key=x'), ['/spec/llm/endpoint/url']],
+    ['an undeclared secret', llm('https://models.example.com/v1', { name: 'other', key: 'token' }), ['/spec/llm/endpoint/secret/name']],
+    ['a key the secret lacks', llm('https://models.example.com/v1', { name: 'weather', key: 'nope' }), ['/spec/llm/endpoint/secret/key']],
+  ])('spec.llm.endpoint: %s', (_label, given, paths) => {
+    expect(secretProblems(given, own).map(([at]) => at)).toEqual(paths);
+  });
+
+  it("judges loopback and private literals against the operator's list when the reader knows it", () => {
+    expect(secretProblems(llm('http://127.0.0.1:8080/v1'), own, []).map(([at]) => at)).toEqual(['/spec/llm/endpoint/url']);
+    expect(secretProblems(llm('http://10.0.0.7:8080/v1'), own, []).map(([at]) => at)).toEqual(['/spec/llm/endpoint/url']);
+    expect(secretProblems(llm('http://[::1]:8080/v1'), own, []).map(([at]) => at)).toEqual(['/spec/llm/endpoint/url']);
+    expect(secretProblems(llm('http://127.0.0.1:8080/v1'), own, ['127.0.0.1:8080'])).toEqual([]);
+    // Listed by the operator, a metadata address is still refused unless listed as itself: it is, here.
+    expect(secretProblems(llm('http://169.254.169.254/v1'), own, ['169.254.169.254:80'])).toEqual([]);
+    // A name is judged when it is resolved.
+    expect(secretProblems(llm('http://localhost:8080/v1'), own, [])).toEqual([]);
+  });
+
+  it('names the stable code of a refused endpoint', () => {
+    expect(secretProblems(llm('http://169.254.169.254/'), own)[0]?.[1]).toMatch(/^UHLP_LLM_ENDPOINT_NOT_ALLOWED: /);
+    expect(secretProblems(llm('file:///x'), own)[0]?.[1]).toMatch(/^UHLP_LLM_ENDPOINT_INVALID: /);
+  });
 });

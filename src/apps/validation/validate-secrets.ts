@@ -9,8 +9,9 @@
 import type { AppSpec } from '../schema/app-definition-schema.js';
 import { hostMatches, bareHost } from '../../shared/host-pattern.js';
 import type { AppSecretCheck } from './validate-mcp-servers.js';
+import { endpointUrlProblem } from '../../llm/guarded-llm-dispatcher.js';
 
-export function secretProblems(spec: AppSpec, hasSecret?: AppSecretCheck): Array<[string, string]> {
+export function secretProblems(spec: AppSpec, hasSecret?: AppSecretCheck, llmAllowPrivate?: readonly string[]): Array<[string, string]> {
   const problems: Array<[string, string]> = [];
   const declared = new Set<string>();
   spec.secrets?.forEach((secret, i) => {
@@ -32,6 +33,14 @@ export function secretProblems(spec: AppSpec, hasSecret?: AppSecretCheck): Array
     if (!declared.has(ref.name)) problems.push([`${at}/secretRef/name`, `secret "${ref.name}" is not declared in spec.secrets`]);
     else if (hasSecret !== undefined && hasSecret(ref.name) && !hasSecret(ref.name, ref.key)) problems.push([`${at}/secretRef/key`, `the app's secret "${ref.name}" has no key "${ref.key}"`]);
   });
+  const endpoint = spec.llm?.endpoint;
+  if (endpoint !== undefined) {
+    const urlProblem = endpointUrlProblem(endpoint.url, llmAllowPrivate);
+    if (urlProblem !== undefined) problems.push(['/spec/llm/endpoint/url', urlProblem]);
+    const ref = endpoint.secret;
+    if (!declared.has(ref.name)) problems.push(['/spec/llm/endpoint/secret/name', `secret "${ref.name}" is not declared in spec.secrets`]);
+    else if (hasSecret !== undefined && hasSecret(ref.name) && !hasSecret(ref.name, ref.key)) problems.push(['/spec/llm/endpoint/secret/key', `the app's secret "${ref.name}" has no key "${ref.key}"`]);
+  }
   const components = new Set(spec.components?.map((component) => component.id) ?? []);
   spec.capabilities?.secrets?.read.forEach((rule, i) => {
     const at = `/spec/capabilities/secrets/read/${i}`;
