@@ -9,7 +9,7 @@ import { hash } from 'node:crypto';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { LlmStore } from '../state/llm-store.js';
 import type { LlmToolCall } from '../contract/llm-messages.js';
-import type { LlmGenerateResult, NormalizedLlmRequest } from './llm-provider.js';
+import type { LlmGenerateResult, LlmProvider, NormalizedLlmRequest } from './llm-provider.js';
 
 export type LlmCacheStore = Pick<LlmStore, 'getLlmCached' | 'setLlmCached'>;
 
@@ -25,12 +25,13 @@ export function isCacheable(request: NormalizedLlmRequest, ttlSeconds: number | 
 }
 
 /** The key of a request: hex sha256 of its canonical JSON. */
-export function answerCacheKey(providerKind: string, request: NormalizedLlmRequest): string {
+export function answerCacheKey(provider: Pick<LlmProvider, 'kind' | 'endpoint'>, request: NormalizedLlmRequest): string {
   return hash(
     'sha256',
     canonicalJson({
       format: CACHE_FORMAT,
-      provider: providerKind,
+      provider: provider.kind,
+      endpoint: provider.endpoint ?? null,
       model: request.model,
       messages: request.messages,
       tools: request.tools,

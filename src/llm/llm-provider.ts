@@ -54,6 +54,11 @@ export interface LlmGenerateResult {
 export interface LlmProvider {
   /** `openai-compatible` or `scripted`, for logs, evidence and cache keys. */
   readonly kind: string;
+  /**
+   * Which server answers (its chat completions URL, for a provider that calls one): part of the answer cache's
+   * key, so an app that moves to its own endpoint is never served answers another server gave.
+   */
+  readonly endpoint?: string;
   /** The model used when a request names none, if the provider has one. */
   readonly defaultModel?: string;
   generate(request: LlmGenerateRequest): Promise<LlmGenerateResult>;

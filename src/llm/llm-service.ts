@@ -90,7 +90,7 @@ export function createLlmService(options: LlmServiceOptions): LlmService {
         });
 
       const cacheTtl = isCacheable(normalized, context.cacheTtlSeconds) ? context.cacheTtlSeconds : undefined;
-      const cacheKey = cacheTtl !== undefined ? answerCacheKey(provider.kind, normalized) : undefined;
+      const cacheKey = cacheTtl !== undefined ? answerCacheKey(provider, normalized) : undefined;
       if (cacheKey !== undefined) {
         // The cache saves money; it must never cost an answer. A store that fails is a miss.
         const hit = await readCachedAnswer(store, app, cacheKey).catch((error: unknown) => {

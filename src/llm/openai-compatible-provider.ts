@@ -249,6 +249,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleProvider
 
   return {
     kind: 'openai-compatible',
+    endpoint: endpoint.href,
     ...(options.model !== undefined ? { defaultModel: options.model } : {}),
 
     async generate(request: LlmGenerateRequest): Promise<LlmGenerateResult> {
