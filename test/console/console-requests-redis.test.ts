@@ -63,7 +63,7 @@ describe('the requests page of cores sharing a Redis', () => {
     try {
       const lists = await waitForValue(
         async () => {
-          const keys = (await redis.keys(`{${prefix}turns-cores}:*`)).sort();
+          const keys = (await redis.keys(`{${prefix}turns-cores:probe}:*`)).sort();
           const lengths = await Promise.all(keys.map((key) => redis.llen(key)));
           return keys.length === 2 && lengths.includes(5) ? lengths : undefined;
         },
