@@ -6,18 +6,15 @@
  * fails, never skips, without them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRuntimeStore } from '../../src/state/create-runtime-store.js';
 import type { DeliveryMessage, StreamAddress } from '../../src/state/delivery-store.js';
 import type { KeptAnswer } from '../../src/state/idempotency-store.js';
 import { RedisDeliveryStore } from '../../src/state/redis-delivery-store.js';
 import { RedisRuntimeStore } from '../../src/state/redis-runtime-store.js';
-import { createRedisClient, type RedisClient } from '../../src/state/redis-connection.js';
 import { deliveryOnceKey, RuntimeKeys } from '../../src/state/runtime-keys.js';
 import { RedisClusterTopology } from '../helpers/redis-cluster-topology.js';
 import { uniqueKeyPrefix } from '../helpers/redis-url.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { describeDeliveryStore } from './describe-delivery-store.js';
-import { describeRuntimeStore } from './describe-runtime-store.js';
+import { describeRedisStoreSuites } from './describe-redis-store-suites.js';
 
 let topology: RedisClusterTopology;
 
@@ -61,35 +58,7 @@ describe('a redis+cluster:// state URL', () => {
   });
 });
 
-describeRuntimeStore('redis cluster', async () => {
-  const store = await RedisRuntimeStore.connect({ url: topology.url, keyPrefix: uniqueKeyPrefix('cluster-contract'), timeoutMs: 10_000 });
-  return {
-    store,
-    cleanup: async () => {
-      await store.deleteAllKeys();
-      await store.close();
-    },
-  };
-});
-
-describeDeliveryStore('redis cluster', async () => {
-  const keyPrefix = uniqueKeyPrefix('cluster-delivery');
-  const store = await RedisDeliveryStore.connect({ url: topology.url, keyPrefix, timeoutMs: 10_000 });
-  const producer: RedisClient = createRedisClient(topology.url, {});
-  const keys = new RuntimeKeys(keyPrefix);
-  const runtime = (await createRuntimeStore({ state: topology.url, keyPrefix, connectWaitMs: 10_000 })) as RedisRuntimeStore;
-  return {
-    store,
-    records: runtime.idempotency,
-    rawAdd: async (address, fields) => (await producer.xadd(keys.deliveryStream(address.kind, address.app, address.name), '*', ...Object.entries(fields).flat()))!,
-    cleanup: async () => {
-      producer.disconnect();
-      await store.close();
-      await runtime.deleteAllKeys();
-      await runtime.close();
-    },
-  };
-});
+describeRedisStoreSuites('redis cluster', 'cluster', () => topology.url);
 
 const orders: StreamAddress = { kind: 'queue', app: 'shop', name: 'orders' };
 const LEASE_MS = 1000;

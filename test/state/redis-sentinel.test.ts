@@ -5,21 +5,16 @@
  * Needs redis-server; fails, never skips, without it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RedisClient } from '../../src/state/redis-connection.js';
-import { createRuntimeStore } from '../../src/state/create-runtime-store.js';
 import type { DeliveryMessage, StreamAddress } from '../../src/state/delivery-store.js';
 import type { KeptAnswer } from '../../src/state/idempotency-store.js';
 import type { ReplicaAcks } from '../../src/state/replica-acks.js';
 import { RedisDeliveryStore } from '../../src/state/redis-delivery-store.js';
 import { RedisRuntimeStore } from '../../src/state/redis-runtime-store.js';
 import { guaranteeFindings } from '../../src/state/redis-guarantees.js';
-import { createRedisClient } from '../../src/state/redis-connection.js';
-import { RuntimeKeys } from '../../src/state/runtime-keys.js';
 import { RedisSentinelTopology } from '../helpers/redis-sentinel-topology.js';
 import { uniqueKeyPrefix } from '../helpers/redis-url.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { describeDeliveryStore } from './describe-delivery-store.js';
-import { describeRuntimeStore } from './describe-runtime-store.js';
+import { describeRedisStoreSuites } from './describe-redis-store-suites.js';
 
 let topology: RedisSentinelTopology;
 
@@ -61,35 +56,7 @@ describe('a redis+sentinel:// state URL', () => {
   });
 });
 
-describeRuntimeStore('redis sentinel', async () => {
-  const store = await RedisRuntimeStore.connect({ url: topology.url, keyPrefix: uniqueKeyPrefix('sentinel-contract'), timeoutMs: 10_000 });
-  return {
-    store,
-    cleanup: async () => {
-      await store.deleteAllKeys();
-      await store.close();
-    },
-  };
-});
-
-describeDeliveryStore('redis sentinel', async () => {
-  const keyPrefix = uniqueKeyPrefix('sentinel-delivery');
-  const store = await RedisDeliveryStore.connect({ url: topology.url, keyPrefix, timeoutMs: 10_000 });
-  const producer: RedisClient = createRedisClient(topology.url, {});
-  const keys = new RuntimeKeys(keyPrefix);
-  const runtime = (await createRuntimeStore({ state: topology.url, keyPrefix, connectWaitMs: 10_000 })) as RedisRuntimeStore;
-  return {
-    store,
-    records: runtime.idempotency,
-    rawAdd: async (address, fields) => (await producer.xadd(keys.deliveryStream(address.kind, address.app, address.name), '*', ...Object.entries(fields).flat()))!,
-    cleanup: async () => {
-      producer.disconnect();
-      await store.close();
-      await runtime.deleteAllKeys();
-      await runtime.close();
-    },
-  };
-});
+describeRedisStoreSuites('redis sentinel', 'sentinel', () => topology.url);
 
 const orders: StreamAddress = { kind: 'queue', app: 'shop', name: 'orders' };
 
