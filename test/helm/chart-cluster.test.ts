@@ -5,23 +5,8 @@
  * of what Cluster does not support.
  */
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import { parseRedisUrl } from '../../src/state/redis-url.js';
-import { CHART, helm, helmOk } from './helm-env.js';
-
-interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: unknown;
-}
-
-async function coreEnv(values: string[]): Promise<EnvVar[]> {
-  const manifest = await helmOk(['template', 'rel', CHART, '-n', 'uhlp-system', ...values.flatMap((value) => ['--set', value])]);
-  const core = parseAllDocuments(manifest)
-    .map((document) => document.toJS() as { kind?: string; metadata?: { name?: string }; spec?: any } | null)
-    .find((object) => object?.kind === 'Deployment' && object.metadata?.name === 'rel-uhlp-core')!;
-  return core.spec.template.spec.containers[0].env as EnvVar[];
-}
+import { CHART, coreEnv, helm } from './helm-env.js';
 
 describe('redis.external.cluster', () => {
   it('gives the core a rediss+cluster:// URL with its seed nodes, server name and the password from its Secret', async () => {

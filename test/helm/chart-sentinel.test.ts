@@ -4,23 +4,8 @@
  * acknowledgements, and the refusals of a second state store.
  */
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import { parseRedisUrl } from '../../src/state/redis-url.js';
-import { CHART, helm, helmOk } from './helm-env.js';
-
-interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: unknown;
-}
-
-async function coreEnv(values: string[]): Promise<EnvVar[]> {
-  const manifest = await helmOk(['template', 'rel', CHART, '-n', 'uhlp-system', ...values.flatMap((value) => ['--set', value])]);
-  const core = parseAllDocuments(manifest)
-    .map((document) => document.toJS() as { kind?: string; metadata?: { name?: string }; spec?: any } | null)
-    .find((object) => object?.kind === 'Deployment' && object.metadata?.name === 'rel-uhlp-core')!;
-  return core.spec.template.spec.containers[0].env as EnvVar[];
-}
+import { CHART, coreEnv, helm } from './helm-env.js';
 
 describe('redis.external.sentinel', () => {
   it('gives the core a redis+sentinel:// URL, passwords from their Secrets, and the replica acks', async () => {

@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
 import { kubeconfigPath } from '../k8s/kube-env.js';
 import { REPO_ROOT } from '../helpers/uhlp-process.js';
 
@@ -47,4 +48,19 @@ export async function helmOk(args: string[]): Promise<string> {
   const result = await helm(args);
   if (result.code !== 0) throw new Error(`helm ${args.join(' ')} failed (${result.code}):\n${result.stderr}${result.stdout}`);
   return result.stdout;
+}
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: unknown;
+}
+
+/** The core container's environment as `helm template` renders it with these `--set` values. */
+export async function coreEnv(values: string[]): Promise<EnvVar[]> {
+  const manifest = await helmOk(['template', 'rel', CHART, '-n', 'uhlp-system', ...values.flatMap((value) => ['--set', value])]);
+  const core = parseAllDocuments(manifest)
+    .map((document) => document.toJS() as { kind?: string; metadata?: { name?: string }; spec?: any } | null)
+    .find((object) => object?.kind === 'Deployment' && object.metadata?.name === 'rel-uhlp-core')!;
+  return core.spec.template.spec.containers[0].env as EnvVar[];
 }
