@@ -14,7 +14,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileS
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reply, startOpenAiTestServer, type OpenAiTestServer } from './helpers/openai-test-server.js';
-import { copyFixture, startUhlpDev, type UhlpProcess } from './helpers/uhlp-process.js';
+import { copyFixture, startUhlpDev, waitUntilReady, type UhlpProcess } from './helpers/uhlp-process.js';
 
 describe("an app's own model endpoint on the process driver", () => {
   let core: UhlpProcess;
@@ -57,11 +57,7 @@ describe("an app's own model endpoint on the process driver", () => {
       // The operator lets apps reach the test server on loopback, and nothing else there.
       UHLP_LLM_ALLOW_PRIVATE: `127.0.0.1:${ownPort}`,
     });
-    const deadline = Date.now() + 120_000;
-    while ((await fetch(`${core.url}/readyz`)).status !== 200) {
-      if (Date.now() > deadline) throw new Error(`core not ready:\n${core.stderr()}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await waitUntilReady(core);
   }, 300_000);
 
   afterAll(async () => {

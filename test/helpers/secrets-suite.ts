@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRET_FILE_INTERVAL_MS } from '../../src/secrets/watched-secret-file.js';
 import { jaegerEnv, newTraceparent, waitForTrace, type JaegerEnv } from './jaeger.js';
 import { reply, startOpenAiTestServer, type OpenAiTestServer } from './openai-test-server.js';
-import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
+import { copyFixture, startUhlpDev, waitUntilReady, type UhlpProcess } from './uhlp-process.js';
 
 export interface SecretsSuiteOptions {
   readonly driver: 'process' | 'docker';
@@ -103,11 +103,7 @@ export function describeAppSecrets(options: SecretsSuiteOptions): void {
         UHLP_LLM_STREAM: 'true',
         UHLP_LLM_MAX_RETRIES: '0',
       });
-      const deadline = Date.now() + 120_000;
-      while ((await fetch(`${core.url}/readyz`)).status !== 200) {
-        if (Date.now() > deadline) throw new Error(`core not ready:\n${core.stderr()}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await waitUntilReady(core);
     }, 300_000);
 
     afterAll(async () => {

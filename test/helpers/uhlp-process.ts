@@ -126,3 +126,14 @@ export function descendants(pid: number): number[] {
 
 /** Whether `pid` runs (a zombie, dead and waiting to be reaped, does not). */
 export const isAlive = isProcessAlive;
+
+/** Waits until the core's `/readyz` answers 200 (every pool warm), else fails with what it said and its stderr. */
+export async function waitUntilReady(core: UhlpProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await fetch(`${core.url}/readyz`);
+    if (answer.status === 200) return;
+    if (Date.now() > deadline) throw new Error(`core not ready: ${await answer.text()}\n${core.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
