@@ -8,20 +8,26 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { ErrorBox, Section } from '../components/common.js';
+import { choiceField, FilterForm, filterValues, sinceField } from '../components/filter-form.js';
 import { duration, time } from '../format.js';
-import { href, navigate, type Route } from '../router.js';
+import { href, type Route } from '../router.js';
 import { TURN_SOURCES, type TurnJournalEntry, type TurnPage } from '../types.js';
 
 const PAGE = 50;
+const FILTERS = [
+  { name: 'app', label: 'App' },
+  { name: 'route', label: 'Route' },
+  { name: 'status', label: 'Status', placeholder: '200, 5xx, UHLP_…' },
+  choiceField('source', 'Source', TURN_SOURCES),
+  sinceField([
+    [5, 'last 5 minutes'],
+    [60, 'last hour'],
+    [1440, 'last day'],
+  ]),
+];
 
 export function RequestsPage({ route }: { route: Route }) {
-  const filters = {
-    app: route.params.get('app') ?? '',
-    route: route.params.get('route') ?? '',
-    status: route.params.get('status') ?? '',
-    source: route.params.get('source') ?? '',
-    since: route.params.get('since') ?? '',
-  };
+  const filters = filterValues(route, FILTERS);
   const key = JSON.stringify(filters);
   const [turns, setTurns] = useState<TurnJournalEntry[]>([]);
   const [next, setNext] = useState<string | undefined>(undefined);
@@ -49,14 +55,6 @@ export function RequestsPage({ route }: { route: Route }) {
     void load(undefined);
   }, [key]);
 
-  const setFilter = (name: string, value: string): void => {
-    const params = new URLSearchParams(route.params);
-    if (value === '') params.delete(name);
-    else params.set(name, value);
-    const text = params.toString();
-    navigate(`#/requests${text !== '' ? `?${text}` : ''}`);
-  };
-
   return (
     <Section
       title="Requests"
@@ -69,38 +67,7 @@ export function RequestsPage({ route }: { route: Route }) {
         </span>
       }
     >
-      <form class="filters" onSubmit={(event) => event.preventDefault()}>
-        <label>
-          App
-          <input name="app" value={filters.app} onChange={(event) => setFilter('app', event.currentTarget.value.trim())} placeholder="any" />
-        </label>
-        <label>
-          Route
-          <input name="route" value={filters.route} onChange={(event) => setFilter('route', event.currentTarget.value.trim())} placeholder="any" />
-        </label>
-        <label>
-          Status
-          <input name="status" value={filters.status} onChange={(event) => setFilter('status', event.currentTarget.value.trim())} placeholder="200, 5xx, UHLP_…" />
-        </label>
-        <label>
-          Source
-          <select name="source" value={filters.source} onChange={(event) => setFilter('source', event.currentTarget.value)}>
-            <option value="">any</option>
-            {TURN_SOURCES.map((source) => (
-              <option value={source}>{source}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Started
-          <select name="since" value={filters.since} onChange={(event) => setFilter('since', event.currentTarget.value)}>
-            <option value="">any time</option>
-            <option value="5">last 5 minutes</option>
-            <option value="60">last hour</option>
-            <option value="1440">last day</option>
-          </select>
-        </label>
-      </form>
+      <FilterForm page="requests" route={route} fields={FILTERS} />
       <ErrorBox error={error} />
       <table class="requests">
         <thead>

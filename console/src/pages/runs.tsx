@@ -8,22 +8,29 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { ErrorBox, Section, StatusBadge } from '../components/common.js';
+import { choiceField, FilterForm, filterValues, sinceField } from '../components/filter-form.js';
 import { time } from '../format.js';
-import { href, navigate, type Route } from '../router.js';
+import { href, type Route } from '../router.js';
 import { RUN_STATUSES, type RunPage, type RunSummary } from '../types.js';
 
 const PAGE = 100;
 const ROW_HEIGHT = 36;
 /** Rows rendered above and below the visible ones. */
 const OVERSCAN = 10;
+const FILTERS = [
+  { name: 'app', label: 'App' },
+  { name: 'component', label: 'Component' },
+  choiceField('status', 'State', RUN_STATUSES),
+  sinceField([
+    [15, 'last 15 minutes'],
+    [60, 'last hour'],
+    [1440, 'last day'],
+    [10080, 'last week'],
+  ]),
+];
 
 export function RunsPage({ route }: { route: Route }) {
-  const filters = {
-    app: route.params.get('app') ?? '',
-    component: route.params.get('component') ?? '',
-    status: route.params.get('status') ?? '',
-    since: route.params.get('since') ?? '',
-  };
+  const filters = filterValues(route, FILTERS);
   const key = JSON.stringify(filters);
   const [runs, setRuns] = useState<RunSummary[]>([]);
   const [next, setNext] = useState<string | undefined>(undefined);
@@ -59,45 +66,9 @@ export function RunsPage({ route }: { route: Route }) {
     return () => clearInterval(timer);
   }, [key]);
 
-  const setFilter = (name: string, value: string): void => {
-    const params = new URLSearchParams(route.params);
-    if (value === '') params.delete(name);
-    else params.set(name, value);
-    const text = params.toString();
-    navigate(`#/runs${text !== '' ? `?${text}` : ''}`);
-  };
-
   return (
     <Section title="Runs" actions={<span class="muted" aria-live="polite">{total !== undefined ? `${total.count}${total.capped ? '+' : ''} runs` : ''}</span>}>
-      <form class="filters" onSubmit={(event) => event.preventDefault()}>
-        <label>
-          App
-          <input name="app" value={filters.app} onChange={(event) => setFilter('app', event.currentTarget.value.trim())} placeholder="any" />
-        </label>
-        <label>
-          Component
-          <input name="component" value={filters.component} onChange={(event) => setFilter('component', event.currentTarget.value.trim())} placeholder="any" />
-        </label>
-        <label>
-          State
-          <select name="status" value={filters.status} onChange={(event) => setFilter('status', event.currentTarget.value)}>
-            <option value="">any</option>
-            {RUN_STATUSES.map((status) => (
-              <option value={status}>{status.replace('_', ' ')}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Started
-          <select name="since" value={filters.since} onChange={(event) => setFilter('since', event.currentTarget.value)}>
-            <option value="">any time</option>
-            <option value="15">last 15 minutes</option>
-            <option value="60">last hour</option>
-            <option value="1440">last day</option>
-            <option value="10080">last week</option>
-          </select>
-        </label>
-      </form>
+      <FilterForm page="runs" route={route} fields={FILTERS} />
       <ErrorBox error={error} />
       <RunTable runs={runs} onNearEnd={() => next !== undefined && void load(next, false)} />
       {loading && runs.length === 0 ? (
