@@ -25,7 +25,7 @@ import { npmEnvironment } from '../../src/mcp/federation/npm-environment.js';
 import { PackageCache } from '../../src/mcp/federation/package-cache.js';
 import { freePort } from './free-port.js';
 import { reply, startOpenAiTestServer, type OpenAiTestServer } from './openai-test-server.js';
-import { UHLP_BIN, copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
+import { UHLP_BIN, copyFixture, startUhlpDev, waitUntilReady, type UhlpProcess } from './uhlp-process.js';
 
 export interface FederationSuiteOptions {
   readonly driver: 'process' | 'docker' | 'pod';
@@ -136,11 +136,7 @@ export function describeFederation(options: FederationSuiteOptions): void {
       UHLP_LLM_TIMEOUT_MS: '20000',
     });
     // The stdio servers' sandboxes are warm once /readyz says so.
-    const deadline = Date.now() + 120_000;
-    while ((await fetch(`${core.url}/readyz`)).status !== 200) {
-      if (Date.now() > deadline) throw new Error(`pools not ready: ${await (await fetch(`${core.url}/readyz`)).text()}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await waitUntilReady(core);
     // Pods claimed without an operator keeping them warm start at their first use: the first
     // listing starts each server's, and answers once they all answer.
     const packaged = ['app.memory.read_graph', 'app.fs.list_directory', 'app.everything.echo'];
@@ -153,6 +149,7 @@ export function describeFederation(options: FederationSuiteOptions): void {
       });
       return ((await answer.json()) as { result?: { tools?: Array<{ name: string }> } }).result?.tools?.map((tool) => tool.name) ?? [];
     };
+    const deadline = Date.now() + 120_000;
     while (!packaged.every((name) => listedNames.includes(name))) {
       if (Date.now() > deadline) throw new Error(`the stdio servers did not list their tools: ${listedNames.join(', ')}`);
       listedNames = await listed();
