@@ -21,6 +21,7 @@
  * "not found" whatever id is sent.
  */
 import { randomUUID } from 'node:crypto';
+import { toRunError } from '../contract/workflow/run-view.js';
 import type { ExecutionGrant } from '../mcp/mcp-token-service.js';
 import { START_TOOL, TaskRpcError, type McpResult, type RetryFields, type RunTaskCalls } from '../mcp/run-task-calls.js';
 import type { Logger } from '../logger.js';
@@ -337,7 +338,7 @@ function runResult(record: RunRecord): Record<string, unknown> {
     const result = record.result ?? null;
     return toolResult(typeof result === 'object' && result !== null && !Array.isArray(result) ? (result as Record<string, unknown>) : { result }, false, record.id);
   }
-  const error = record.error ?? { code: 'UHLP_INTERNAL', message: `run ${record.id} ended ${record.status}`, status: 500 };
+  const error = record.error ?? toRunError(new UhlpError('UHLP_INTERNAL', `run ${record.id} ended ${record.status}`));
   return toolResult({ code: error.code, message: error.message, status: error.status, ...(error.details !== undefined ? { details: error.details } : {}), runId: record.id }, true, record.id);
 }
 
