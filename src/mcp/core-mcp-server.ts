@@ -166,8 +166,8 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
         description: tool.description,
         inputSchema: tool.inputSchema as unknown as Record<string, unknown>,
       }));
-      // A run's own executions start no runs: the start tool is for the app's other clients.
-      if (options.runTasks !== undefined && grant.run === undefined) core.push(START_TOOL_LISTING);
+      // A run's own executions start no runs: the start tool is for the app's other clients, when the app has a workflow.
+      if (options.runTasks !== undefined && grant.run === undefined && options.runTasks.offers(grant)) core.push(START_TOOL_LISTING);
       // Servers are asked only for apps that may be granted some of their tools.
       return federation === undefined || grant.capabilities.mcp === undefined ? core : [...core, ...(await federation.list(grant, signal))];
     },

@@ -23,6 +23,8 @@ export interface RetryFields {
 }
 
 export interface RunTaskCalls {
+  /** Whether the grant's app (at its revision) has a WORKFLOW component to start: the tool is listed only then. */
+  offers(grant: ExecutionGrant): boolean;
   /** A call of START_TOOL: a task (`asTask`), the run's result, or its approval's question as input_required. */
   call(grant: ExecutionGrant, args: unknown, asTask: boolean, retry: RetryFields): Promise<McpResult>;
   get(grant: ExecutionGrant, taskId: unknown): Promise<McpResult>;

@@ -64,6 +64,17 @@ export interface StartArguments {
 export class McpRunTasks implements RunTaskCalls {
   constructor(private readonly options: McpRunTasksOptions) {}
 
+  offers(grant: ExecutionGrant): boolean {
+    let app;
+    try {
+      app = this.options.catalog.app(grant.appId, grant.revision);
+    } catch {
+      return false;
+    }
+    for (const component of app.components.values()) if (component.handler === 'WORKFLOW') return true;
+    return false;
+  }
+
   /**
    * A call of START_TOOL: a new run, or, with `requestState` (a retry of a
    * multi round-trip request), the answer to the run's approval.
