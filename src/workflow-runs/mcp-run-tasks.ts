@@ -31,6 +31,8 @@ import type { TurnNotes } from '../turns/turn-runner.js';
 import type { PipelineTurns } from './pipeline-turns.js';
 import type { Decision, RunApprovals } from './run-approvals.js';
 import type { RunCancels } from './run-cancels.js';
+import { ledgerCancel } from './run-cancel-ledger.js';
+import type { RunsLedger } from './runs-routes.js';
 import { RUN_ID_HEADER } from './run-links.js';
 import { isRunId, type RunRecord } from './run-record.js';
 import type { RunService } from './run-service.js';
@@ -62,7 +64,14 @@ export interface StartArguments {
 }
 
 export class McpRunTasks implements RunTaskCalls {
+  private ledger: RunsLedger | undefined;
+
   constructor(private readonly options: McpRunTasksOptions) {}
+
+  /** Where cancels are ledgered, as the HTTP route's are (known once the core's turn keeper is built). */
+  useLedger(ledger: RunsLedger): void {
+    this.ledger = ledger;
+  }
 
   offers(grant: ExecutionGrant): boolean {
     let app;
@@ -169,9 +178,14 @@ export class McpRunTasks implements RunTaskCalls {
   /** tasks/cancel: cancels the run (answered at once; the run ends cancelled soon after). */
   async cancel(grant: ExecutionGrant, taskId: unknown): Promise<McpResult> {
     const record = await this.own(grant, taskId);
+    const cancellation = { by: `mcp:${grant.componentId}`, via: 'mcp' as const };
+    const ledger = this.ledger;
+    const entry = ledger === undefined ? undefined : { runId: record.id, appId: record.appId, tier: ledger.tierOf(record.appId), cancellation };
     try {
-      await this.options.cancels.cancel(record.id, { by: `mcp:${grant.componentId}`, via: 'mcp' }, 0);
+      const after = await this.options.cancels.cancel(record.id, cancellation, 0);
+      if (entry !== undefined) await ledgerCancel(ledger!.turns, ledger!.logger, { ...entry, outcome: after.status });
     } catch (error) {
+      if (entry !== undefined) await ledgerCancel(ledger!.turns, ledger!.logger, { ...entry, outcome: isUhlpError(error) ? error.code : 'UHLP_INTERNAL' });
       if (isUhlpError(error) && error.code === 'UHLP_WORKFLOW_RUN_ENDED') {
         throw new TaskRpcError(-32602, `task ${record.id} has ended already (${record.status})`, { code: 'UHLP_WORKFLOW_RUN_ENDED', status: record.status });
       }
