@@ -20,7 +20,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import type { ExecutionGrant } from './mcp-token-service.js';
 import { ExchangeTransport, type ExchangeExtra } from './exchange-transport.js';
 import { listenFrames, type ToolsChangedWatch } from './listen-stream.js';
-import { declaresTasks, START_TOOL, TASK_METHODS, TASKS_EXTENSION, TaskRpcError, type RunTaskCalls } from './run-task-calls.js';
+import { declaresElicitation, declaresTasks, unaskedAnswer, START_TOOL, TASK_METHODS, TASKS_EXTENSION, TaskRpcError, type RunTaskCalls } from './run-task-calls.js';
 import { EnvelopeVerdicts, encodedResult, fastToolCall, isPlainToolResult, ranOf, type FastToolCall, type Ran } from './fast-tool-call.js';
 
 /** The revision the core serves statelessly; the 2025 revisions are served too. */
@@ -184,10 +184,13 @@ export async function createCoreMcpProtocol(tools: GrantTools, runTasks?: RunTas
           let ran: Ran;
           try {
             ran = {
-              result: (await runTasks.call(grant, params.arguments, declaresTasks(params), {
-                ...(typeof params.requestState === 'string' ? { requestState: params.requestState } : {}),
-                ...(isObject(params.inputResponses) ? { inputResponses: params.inputResponses } : {}),
-              })) as CallToolResult,
+              result: answerFor(
+                params,
+                await runTasks.call(grant, params.arguments, declaresTasks(params), {
+                  ...(typeof params.requestState === 'string' ? { requestState: params.requestState } : {}),
+                  ...(isObject(params.inputResponses) ? { inputResponses: params.inputResponses } : {}),
+                }),
+              ) as CallToolResult,
             };
           } catch (error) {
             ran = { error };
@@ -251,6 +254,11 @@ function missingHeader(request: JSONRPCRequest, headers: StandardHeaders): strin
     if (headers.name !== name) return `Header mismatch: the Mcp-Name header names ${headers.name} but the body names ${String(name)}`;
   }
   return undefined;
+}
+
+/** A client that cannot be asked (it declares no elicitation) gets the paused run rather than a question it cannot answer. */
+function answerFor(params: unknown, answer: Record<string, unknown>): Record<string, unknown> {
+  return declaresElicitation(params) ? answer : unaskedAnswer(answer);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -27,7 +27,7 @@ import { McpBodyTooLarge, mcpBodyParser } from './mcp-body.js';
 import { createCoreMcpProtocol, type CoreMcpProtocol, type GrantTools, type ListedMcpTool, type StandardHeaders } from './core-mcp-protocol.js';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { mcpBodyLimitBytes } from './mcp-limits.js';
-import { START_TOOL, START_TOOL_LISTING, type RunTaskCalls } from './run-task-calls.js';
+import { START_TOOL, START_TOOL_LISTING, unaskedAnswer, type RunTaskCalls } from './run-task-calls.js';
 import type { OnClientGone, Respond } from '../shared/http1/http1-server.js';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import type { Http1Request } from '../shared/http1/request-parser.js';
@@ -357,13 +357,8 @@ export function bodyTooLarge(limitBytes: number): UhlpError {
  * and question) for the HTTP routes to decide.
  */
 async function legacyStart(runTasks: RunTaskCalls, grant: ExecutionGrant, args: unknown): Promise<CallToolResult> {
-  const answer = await runTasks.call(grant, args, false, {});
-  if (answer['resultType'] !== 'input_required') {
-    const { resultType: _complete, ...result } = answer;
-    return result as CallToolResult;
-  }
-  const paused = { runId: answer['requestState'], status: 'paused', inputRequests: answer['inputRequests'] };
-  return { content: [{ type: 'text', text: JSON.stringify(paused) }], structuredContent: paused };
+  const { resultType: _complete, ...result } = unaskedAnswer(await runTasks.call(grant, args, false, {}));
+  return result as CallToolResult;
 }
 
 /** Federated tools are named `app.<server>.<tool>` or `community.<server>.<tool>`; the core's own never are. */

@@ -63,3 +63,22 @@ export function declaresTasks(params: unknown): boolean {
   const extensions = capabilities?.extensions;
   return extensions !== undefined && extensions !== null && typeof extensions === 'object' && Object.hasOwn(extensions, TASKS_EXTENSION);
 }
+
+/** Whether a request's `_meta` declares form elicitation, which an approval's question needs. */
+export function declaresElicitation(params: unknown): boolean {
+  const meta = (params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  const capabilities = meta?.['io.modelcontextprotocol/clientCapabilities'] as { elicitation?: unknown } | undefined;
+  return capabilities?.elicitation !== undefined && capabilities.elicitation !== null;
+}
+
+/**
+ * The start tool's answer for a client that cannot be asked (no elicitation,
+ * or a revision before input_required): an input_required answer becomes the
+ * paused run `{runId, status: "paused", inputRequests}`, for the client to
+ * decide over HTTP (`POST /_uhlp/runs/<id>/resume`); any other answer is kept.
+ */
+export function unaskedAnswer(answer: McpResult): McpResult {
+  if (answer['resultType'] !== 'input_required') return answer;
+  const paused = { runId: answer['requestState'], status: 'paused', inputRequests: answer['inputRequests'] };
+  return { resultType: 'complete', content: [{ type: 'text', text: JSON.stringify(paused) }], structuredContent: paused };
+}
