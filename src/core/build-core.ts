@@ -215,6 +215,12 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   if (deps.workflows !== undefined) {
     deps.workflows.attach(pipeline);
     const workflows = deps.workflows;
+    // Cancels through MCP's tasks/cancel are ledgered like the route's.
+    workflows.mcpTasks.useLedger({
+      turns: deps.turns,
+      logger: deps.logger,
+      tierOf: (appId) => deps.registry.snapshot.apps.get(appId)?.document.spec.deploymentMode ?? 'development',
+    });
     // A run id (100 random bits) is handed to the app's client with the run's first answer: it is the run's credential.
     audiences.declare('apps', () =>
       registerRunsRoutes(app, workflows, {

@@ -348,12 +348,14 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
     logger,
     stateKind: store.kind,
     instanceId: config.instanceId,
+    runTtlMs: config.runs.ttlSeconds * 1000,
   });
   // One definition store: the MCP tools and the oracle share it.
   const definitionStore = repo ? await GitDefinitionStore.open({ dir: config.definitionsDir }) : undefined;
   const mcp = createCoreMcpServer({
     embedder: config.llm.embeddings !== undefined ? openAiEmbedder(config.llm.embeddings) : localEmbedder,
     workflows: workflows.tools,
+    runTasks: workflows.mcpTasks,
     // The core's runtime store (memory or Redis): kv keys live there, in each app's namespace.
     kv: store.kv,
     llm: llmProvider,

@@ -20,6 +20,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import type { ExecutionGrant } from './mcp-token-service.js';
 import { ExchangeTransport, type ExchangeExtra } from './exchange-transport.js';
 import { listenFrames, type ToolsChangedWatch } from './listen-stream.js';
+import { declaresElicitation, declaresTasks, unaskedAnswer, START_TOOL, TASK_METHODS, TASKS_EXTENSION, TaskRpcError, type RunTaskCalls } from './run-task-calls.js';
 import { EnvelopeVerdicts, encodedResult, fastToolCall, isPlainToolResult, ranOf, type FastToolCall, type Ran } from './fast-tool-call.js';
 
 /** The revision the core serves statelessly; the 2025 revisions are served too. */
@@ -71,14 +72,18 @@ export interface CoreMcpProtocol {
 /** Methods whose `Mcp-Name` header mirrors `params.name` on the 2026-07-28 revision. */
 const NAMED_METHODS = new Set(['tools/call', 'prompts/get']);
 
-export async function createCoreMcpProtocol(tools: GrantTools): Promise<CoreMcpProtocol> {
+/**
+ * @param runTasks the workflow runs MCP clients start and follow (run-task-calls.ts); without
+ * them the start tool is not served and the tasks extension is not advertised.
+ */
+export async function createCoreMcpProtocol(tools: GrantTools, runTasks?: RunTaskCalls): Promise<CoreMcpProtocol> {
   // One validator for both servers: the SDK makes an Ajv instance per Server otherwise.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const build = (): Server => {
     const server = new Server(SERVER_INFO, {
       jsonSchemaValidator,
       supportedProtocolVersions: [MODERN_PROTOCOL_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS],
-      capabilities: { tools: {} },
+      capabilities: { tools: {}, ...(runTasks !== undefined ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) },
       instructions: "Tools of the calling execution's app; what they may do is limited by the app's capabilities.",
       cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'private' } },
     });
@@ -136,7 +141,8 @@ export async function createCoreMcpProtocol(tools: GrantTools): Promise<CoreMcpP
 
   async function serve(body: unknown, headers: StandardHeaders, grant: ExecutionGrant, signal: AbortSignal): Promise<McpAnswer> {
     const call = fastToolCall(body, headers, envelopes);
-    if (call !== undefined) return serveToolCall(call, grant, signal);
+    // The start tool answers in shapes of its own (a task, input_required): never on the fast path.
+    if (call !== undefined && !(runTasks !== undefined && call.name === START_TOOL)) return serveToolCall(call, grant, signal);
     // JSON-RPC batches left the protocol in 2025-06-18; no client of ours sends them.
     if (Array.isArray(body)) return rpcError(400, -32600, 'Invalid Request: batches are not served', null);
     const outcome = classifyInboundRequest({
@@ -171,6 +177,27 @@ export async function createCoreMcpProtocol(tools: GrantTools): Promise<CoreMcpP
         }
         const missing = missingHeader(outcome.message, headers);
         if (missing !== undefined) return rpcError(400, -32020, missing, outcome.message.id);
+        if (runTasks !== undefined && TASK_METHODS.has(outcome.message.method)) return serveTaskMethod(runTasks, outcome.message, grant);
+        if (runTasks !== undefined && outcome.message.method === 'tools/call' && (outcome.message.params as { name?: unknown } | undefined)?.name === START_TOOL) {
+          // Run here (its answer may be a task or input_required), written by the SDK like any tool's.
+          const params = outcome.message.params as { arguments?: unknown; requestState?: unknown; inputResponses?: unknown };
+          let ran: Ran;
+          try {
+            ran = {
+              result: answerFor(
+                params,
+                await runTasks.call(grant, params.arguments, declaresTasks(params), {
+                  ...(typeof params.requestState === 'string' ? { requestState: params.requestState } : {}),
+                  ...(isObject(params.inputResponses) ? { inputResponses: params.inputResponses } : {}),
+                }),
+              ) as CallToolResult,
+            };
+          } catch (error) {
+            ran = { error };
+          }
+          const ranExtra: ExchangeExtra = { authInfo: { token: '', clientId: grant.appId, scopes: [], extra: { grant, ran } }, classification: outcome.classification };
+          return { status: 200, body: await modern.exchange(outcome.message, ranExtra, signal) };
+        }
         if (outcome.message.method === 'subscriptions/listen') {
           const params = outcome.message.params as { notifications?: Record<string, unknown> } | undefined;
           return {
@@ -181,6 +208,24 @@ export async function createCoreMcpProtocol(tools: GrantTools): Promise<CoreMcpP
         return { status: 200, body: await modern.exchange(outcome.message, withExtra, signal) };
       }
     }
+  }
+
+  /** tasks/get, tasks/update, tasks/cancel: answered by the core (the SDK has no runtime for the extension). */
+  async function serveTaskMethod(calls: RunTaskCalls, request: JSONRPCRequest, grant: ExecutionGrant): Promise<McpAnswer> {
+    const params = request.params as { taskId?: unknown; inputResponses?: unknown } | undefined;
+    if (!declaresTasks(params)) {
+      return rpcError(200, -32021, `Missing required client capability: the ${TASKS_EXTENSION} extension`, request.id, { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+    }
+    let result: Record<string, unknown>;
+    try {
+      if (request.method === 'tasks/get') result = await calls.get(grant, params?.taskId);
+      else if (request.method === 'tasks/update') result = await calls.update(grant, params?.taskId, params?.inputResponses);
+      else result = await calls.cancel(grant, params?.taskId);
+    } catch (error) {
+      if (error instanceof TaskRpcError) return rpcError(200, error.rpcCode, error.message, request.id, error.data);
+      throw error;
+    }
+    return { status: 200, body: { jsonrpc: '2.0', id: request.id, result: { ...result, _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO } } } };
   }
 
   return {
@@ -209,6 +254,15 @@ function missingHeader(request: JSONRPCRequest, headers: StandardHeaders): strin
     if (headers.name !== name) return `Header mismatch: the Mcp-Name header names ${headers.name} but the body names ${String(name)}`;
   }
   return undefined;
+}
+
+/** A client that cannot be asked (it declares no elicitation) gets the paused run rather than a question it cannot answer. */
+function answerFor(params: unknown, answer: Record<string, unknown>): Record<string, unknown> {
+  return declaresElicitation(params) ? answer : unaskedAnswer(answer);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {

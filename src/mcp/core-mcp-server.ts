@@ -27,6 +27,7 @@ import { McpBodyTooLarge, mcpBodyParser } from './mcp-body.js';
 import { createCoreMcpProtocol, type CoreMcpProtocol, type GrantTools, type ListedMcpTool, type StandardHeaders } from './core-mcp-protocol.js';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { mcpBodyLimitBytes } from './mcp-limits.js';
+import { START_TOOL, START_TOOL_LISTING, unaskedAnswer, type RunTaskCalls } from './run-task-calls.js';
 import type { OnClientGone, Respond } from '../shared/http1/http1-server.js';
 import { REQUEST_ID_HEADER } from '../contract/execute-contract.js';
 import type { Http1Request } from '../shared/http1/request-parser.js';
@@ -63,6 +64,8 @@ export interface CoreMcpServerOptions extends Pick<ToolServices, 'functions' | '
    * @defaultValue mcpBodyLimitBytes of the default run cap (1 MiB): 3 MiB
    */
   readonly bodyLimitBytes?: number;
+  /** Workflow runs MCP clients start and follow: the start tool and the tasks extension (run-task-calls.ts). @defaultValue none: neither is served */
+  readonly runTasks?: RunTaskCalls;
 }
 
 /** What the endpoint asks of the federation (federation/mcp-federation.ts). */
@@ -163,11 +166,14 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
         description: tool.description,
         inputSchema: tool.inputSchema as unknown as Record<string, unknown>,
       }));
+      // A run's own executions start no runs: the start tool is for the app's other clients, when the app has a workflow.
+      if (options.runTasks !== undefined && grant.run === undefined && options.runTasks.offers(grant)) core.push(START_TOOL_LISTING);
       // Servers are asked only for apps that may be granted some of their tools.
       return federation === undefined || grant.capabilities.mcp === undefined ? core : [...core, ...(await federation.list(grant, signal))];
     },
     call(grant, name, args, signal) {
       const run = async (): Promise<CallToolResult> => {
+        if (name === START_TOOL && options.runTasks !== undefined && grant.run === undefined) return legacyStart(options.runTasks, grant, args);
         if (federation === undefined || !isFederatedName(name)) return invokeTool(invokerDeps, grant, name, args, signal);
         // A federated server's answer may carry a secret its credential let it see: scrubbed like the core's own tools'.
         const answer = await federation.call(grant, name, args, signal);
@@ -179,7 +185,7 @@ export function createCoreMcpServer(options: CoreMcpServerOptions): CoreMcpServe
   };
   // Built once, on the first request: the SDK servers connect asynchronously.
   let protocol: Promise<CoreMcpProtocol> | undefined;
-  const protocolOnce = (): Promise<CoreMcpProtocol> => (protocol ??= createCoreMcpProtocol(grantTools));
+  const protocolOnce = (): Promise<CoreMcpProtocol> => (protocol ??= createCoreMcpProtocol(grantTools, options.runTasks));
 
   /**
    * Answers one POST to /mcp, whichever HTTP server read it: undefined when the
@@ -343,6 +349,16 @@ function errorAnswer(error: UhlpError, requestId: string, headers?: Record<strin
 /** The refusal of a body over the endpoint's limit, however the body was read. */
 export function bodyTooLarge(limitBytes: number): UhlpError {
   return new UhlpError('UHLP_BODY_TOO_LARGE', `the MCP request is over the endpoint's limit of ${limitBytes} bytes`, { field: 'body', limitBytes });
+}
+
+/**
+ * The start tool for a client of 2025-11-25 and before, which knows neither
+ * tasks nor input_required: the run's result, or the paused run (its id, node
+ * and question) for the HTTP routes to decide.
+ */
+async function legacyStart(runTasks: RunTaskCalls, grant: ExecutionGrant, args: unknown): Promise<CallToolResult> {
+  const { resultType: _complete, ...result } = unaskedAnswer(await runTasks.call(grant, args, false, {}));
+  return result as CallToolResult;
 }
 
 /** Federated tools are named `app.<server>.<tool>` or `community.<server>.<tool>`; the core's own never are. */

@@ -95,6 +95,7 @@ export const ERROR_CATALOG = {
 
   // Core MCP server and app capabilities
   UHLP_MCP_UNAUTHORIZED: { status: 401, summary: 'The MCP request has no bearer token, or the token is unknown, revoked or expired.' },
+  UHLP_MCP_TASK_NOT_FOUND: { status: 404, summary: 'No task of the caller\'s app has that id (an unknown id, an expired run, or another app\'s run).' },
   UHLP_MCP_INVALID_ARGUMENTS: { status: 400, summary: "A tool call's arguments break the tool's input schema; details name the field." },
   UHLP_MCP_TOOL_NOT_FOUND: { status: 404, summary: 'No MCP tool has this name.' },
   UHLP_CAPABILITY_DENIED: { status: 403, summary: "The app's capabilities do not allow the call; details name the capability and the rule." },

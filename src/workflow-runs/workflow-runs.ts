@@ -11,6 +11,7 @@
 import type { Logger } from '../logger.js';
 import type { LeaseStore } from '../state/lease-store.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
+import { McpRunTasks } from './mcp-run-tasks.js';
 import { OrphanSweeper } from './orphan-sweeper.js';
 import { PipelineTurns } from './pipeline-turns.js';
 import { RunApprovals } from './run-approvals.js';
@@ -32,6 +33,8 @@ export interface WorkflowRunsOptions {
   readonly stateKind: 'memory' | 'redis';
   /** This core, for the leases of the runs it drives. */
   readonly instanceId: string;
+  /** How long a run record is kept after its last change, ms: what an MCP task's `ttlMs` says. @defaultValue one day */
+  readonly runTtlMs?: number;
 }
 
 export class WorkflowRuns {
@@ -45,6 +48,8 @@ export class WorkflowRuns {
   readonly runs: RunService;
   readonly views: RunViews;
   readonly sweeper: OrphanSweeper;
+  /** Runs started and followed by MCP clients: the start tool, tasks and approvals as input_required. */
+  readonly mcpTasks: McpRunTasks;
   private readonly driver: RunDriver;
   private readonly pipeline: PipelineTurns;
 
@@ -60,6 +65,7 @@ export class WorkflowRuns {
     this.approvals = new RunApprovals(parts);
     this.cancels = new RunCancels({ ...parts, logger });
     this.views = new RunViews({ runs, catalog, logger });
+    this.mcpTasks = new McpRunTasks({ ...parts, approvals: this.approvals, cancels: this.cancels, logger, ttlMs: options.runTtlMs ?? 86_400_000 });
     this.sweeper = new OrphanSweeper({ ...parts, leases, logger, stateKind });
   }
 

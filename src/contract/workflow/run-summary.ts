@@ -12,7 +12,7 @@ export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 
 export interface RunCancellation {
   readonly by: string;
   readonly at: string;
-  readonly via: 'http' | 'console';
+  readonly via: 'http' | 'console' | 'mcp';
 }
 
 /** What the list shows of one run. */
