@@ -7,7 +7,6 @@
  * cancel read back from the ledger of the core it came to.
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,6 +17,7 @@ import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
 import { waitFor } from './helpers/wait-for.js';
 import { canonicalJson } from '../src/shared/canonical-json.js';
+import { sha256 } from '../src/ledger/ledger-entry.js';
 
 /** The bound this suite holds a cancel to: from the cancel's request to the run ended and its model call closed. */
 const CANCEL_BOUND_MS = 2_000;
@@ -197,7 +197,7 @@ describe('cancelling workflow runs (process driver, Redis state, two cores)', ()
     expect((await send(`${there.url}/_uhlp/runs/${runId}/cancel`, { by: 'erin' })).status).toBe(200);
     expect((await send(`${there.url}/_uhlp/runs/${runId}/cancel`, { by: 'erin' })).status).toBe(409);
     // The ledger keeps the hash of each entry's query: the cancel's is known from what it names.
-    const hashOf = (by: string): string => createHash('sha256').update(canonicalJson({ source: 'internal', cancel: { runId, app: 'flow', by, via: 'http' } })).digest('hex');
+    const hashOf = (by: string): string => sha256(canonicalJson({ source: 'internal', cancel: { runId, app: 'flow', by, via: 'http' } }));
     const cancels = (): Array<{ status: string; session_id: string }> =>
       ledgerEntries(there.dataDir).filter((entry) => entry['entry_type'] === 'L-EXEC' && entry['query_hash'] === hashOf('erin')) as Array<{ status: string; session_id: string }>;
     await waitFor(() => cancels().length === 2, { timeoutMs: 10_000, what: 'both cancels in the ledger' });

@@ -5,7 +5,8 @@
  * (409 naming the active run), enqueue (waits in order across cores, starts
  * when the active run ends), interrupt (the active run's model call is cut and
  * the new run goes on with its blackboard and the new input) and rollback (the
- * active run is cancelled and a fresh run starts).
+ * active run is cancelled and a fresh run starts). And a cancel that cuts a
+ * JIT step core.component.invoke runs in its own sandbox.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -169,6 +170,27 @@ describe('double texting on session-bound workflow routes (process driver, Redis
     const run = await record(there, answered.runId!);
     expect(run['blackboard']).toMatchObject({ input: { text: 'hold-i2' }, interrupted: { runId: active.runId } });
     expect(await record(here, active.runId)).toMatchObject({ status: 'cancelled', cancellation: { via: 'interrupt' } });
+  }, 120_000);
+
+  it("a cancel cuts a JIT step that core.component.invoke runs in its own sandbox, not only the run's own execution", async () => {
+    const metric = async (pattern: RegExp): Promise<number> => {
+      const text = await (await fetch(`${here.url}/metrics`)).text();
+      return Number(pattern.exec(text)?.[1] ?? 0);
+    };
+    const busy = /uhlp_pool_sandboxes\{app="texting",pool="steps",state="busy"\} (\d+)/;
+    const destroyed = /uhlp_sandbox_destroyed_total\{app="texting",pool="steps",cause="[^"]+"\} (\d+)/;
+    const destroyedBefore = await metric(destroyed);
+    const before = new Set(await redis.zrange(`${prefix}runs:active`, '0', '-1'));
+    const answer = send(`${here.url}/texting/stepping`, { text: 'nap' }, 'new');
+    await waitFor(async () => (await metric(busy)) === 1, { timeoutMs: 30_000, what: 'the step running in its sandbox' });
+    const runId = (await redis.zrange(`${prefix}runs:active`, '0', '-1')).find((id) => !before.has(id))!;
+    const started = performance.now();
+    const cancelled = await fetch(`${there.url}/_uhlp/runs/${runId}/cancel`, { method: 'POST' });
+    expect(cancelled.status).toBe(200);
+    // The step's sandbox is destroyed with the cut, long before the step's 25 s were up.
+    await waitFor(async () => (await metric(destroyed)) > destroyedBefore && (await metric(busy)) === 0, { timeoutMs: 5_000, what: "the step's sandbox cut" });
+    console.log(`cancel to the JIT step's sandbox destroyed: ${(performance.now() - started).toFixed(0)} ms`);
+    expect((await answer).json).toMatchObject({ code: 'UHLP_WORKFLOW_CANCELLED' });
   }, 120_000);
 
   it('rollback: the active run is cancelled and a fresh run answers the new input, carrying nothing of it', async () => {
