@@ -3,9 +3,12 @@
  * sharing it: a run cut mid-model-call (the provider sees its request closed),
  * on the core that drives it and through another core (the cancel mark in
  * Redis), a run's on_cancel node, a paused run cancelled at once, and what a
- * cancel of an ended run, a bad body or an unknown run answers.
+ * cancel of an ended run, a bad body or an unknown run answers, and the
+ * cancel read back from the ledger of the core it came to.
  */
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +16,8 @@ import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedReque
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
 import { waitFor } from './helpers/wait-for.js';
+import { canonicalJson } from '../src/shared/canonical-json.js';
+import { sha256 } from '../src/ledger/ledger-entry.js';
 
 /** The bound this suite holds a cancel to: from the cancel's request to the run ended and its model call closed. */
 const CANCEL_BOUND_MS = 2_000;
@@ -41,6 +46,29 @@ async function send(url: string, body?: unknown): Promise<Answer> {
 function prompt(request: RecordedRequest): string {
   const messages = request.body.messages ?? [];
   return String(messages[messages.length - 1]?.['content'] ?? '');
+}
+
+/** Every entry of every ledger file under a core's data directory. */
+function ledgerEntries(dataDir: string): Array<Record<string, unknown>> {
+  const entries: Array<Record<string, unknown>> = [];
+  for (const file of readdirSync(dataDir, { recursive: true, encoding: 'utf8' })) {
+    if (!file.split(path.sep).includes('ledger')) continue;
+    let text: string;
+    try {
+      text = readFileSync(path.join(dataDir, file), 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('{')) continue;
+      try {
+        entries.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // A line being written.
+      }
+    }
+  }
+  return entries;
 }
 
 describe('cancelling workflow runs (process driver, Redis state, two cores)', () => {
@@ -161,6 +189,23 @@ describe('cancelling workflow runs (process driver, Redis state, two cores)', ()
     );
     expect(refused?.code).not.toBe(0);
     expect(refused?.stderr).toContain('UHLP_WORKFLOW_RUN_ENDED');
+  }, 60_000);
+
+  it("writes each cancel to the app's ledger, the refused one with its code, and the ledger verifies", async () => {
+    const paused = await send(`${here.url}/flow/granted`, {});
+    const runId = paused.runId!;
+    expect((await send(`${there.url}/_uhlp/runs/${runId}/cancel`, { by: 'erin' })).status).toBe(200);
+    expect((await send(`${there.url}/_uhlp/runs/${runId}/cancel`, { by: 'erin' })).status).toBe(409);
+    // The ledger keeps the hash of each entry's query: the cancel's is known from what it names.
+    const hashOf = (by: string): string => sha256(canonicalJson({ source: 'internal', cancel: { runId, app: 'flow', by, via: 'http' } }));
+    const cancels = (): Array<{ status: string; session_id: string }> =>
+      ledgerEntries(there.dataDir).filter((entry) => entry['entry_type'] === 'L-EXEC' && entry['query_hash'] === hashOf('erin')) as Array<{ status: string; session_id: string }>;
+    await waitFor(() => cancels().length === 2, { timeoutMs: 10_000, what: 'both cancels in the ledger' });
+    expect(cancels().map((entry) => entry.status)).toEqual(['cancelled', 'UHLP_WORKFLOW_RUN_ENDED']);
+    // On the core the cancel came to, not the one that drove the run.
+    expect(ledgerEntries(here.dataDir).some((entry) => entry['query_hash'] === hashOf('erin'))).toBe(false);
+    const verified = await promisify(execFile)(process.execPath, [UHLP_BIN, 'ledger', 'verify', '--data-dir', there.dataDir]);
+    expect(verified.stdout + verified.stderr).not.toMatch(/does not verify/);
   }, 60_000);
 
   it('refuses hostile cancel bodies and unknown runs, changing nothing', async () => {

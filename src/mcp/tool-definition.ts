@@ -79,7 +79,8 @@ export interface WorkflowServices {
   /** Applies a checkpoint of the run (and emits its packets). */
   checkpoint(grant: ExecutionGrant, checkpoint: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** Runs a JIT component of the run's app for one step; answers `{resultType, data}`. */
-  invoke(grant: ExecutionGrant, component: string, input: unknown, node: string | undefined): Promise<Record<string, unknown>>;
+  /** `signal` cuts the component's execution (its sandbox destroyed): the run was cancelled, or its caller went away. */
+  invoke(grant: ExecutionGrant, component: string, input: unknown, node: string | undefined, signal?: AbortSignal): Promise<Record<string, unknown>>;
   /** Whether the grant's run may call a tool the app marks critical. */
   criticalAllowed(grant: ExecutionGrant, tool: string): Promise<boolean>;
 }

@@ -146,6 +146,8 @@ export const ERROR_CATALOG = {
   UHLP_WORKFLOW_RUN_NOT_FOUND: { status: 404, summary: 'No workflow run has this id (or it has expired).' },
   UHLP_WORKFLOW_RUN_NOT_PAUSED: { status: 409, summary: 'The run is not paused at an approval node, so there is nothing to resume.' },
   UHLP_WORKFLOW_RUN_ENDED: { status: 409, summary: 'The run has ended already (completed, failed, timed out or cancelled): there is nothing to cancel.' },
+  UHLP_WORKFLOW_SESSION_BUSY: { status: 409, summary: "A run of the request's session is active (running or paused) and the workflow component's doubleTexting is reject (or an enqueued request waited past the run's time); details name the active run." },
+  UHLP_WORKFLOW_SESSION_QUEUE_FULL: { status: 429, summary: "The workflow component's doubleTexting is enqueue and as many requests as a session queues wait already for its active run to end." },
   UHLP_WORKFLOW_CANCELLED: { status: 409, summary: "The run was cancelled (by an operator or a client holding its id) before it ended; details say who asked and when." },
   UHLP_WORKFLOW_DECISION_INVALID: { status: 400, summary: 'A resume body is not {"approved": true|false, "comment"?, "by"?}; details name the field.' },
   UHLP_WORKFLOW_RUN_REQUIRED: { status: 403, summary: 'A workflow tool (core.workflow.*, core.component.invoke) was called without the token of the execution that runs the workflow.' },

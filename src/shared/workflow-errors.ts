@@ -128,3 +128,21 @@ export class WorkflowCancelledError extends UhlpError<'UHLP_WORKFLOW_CANCELLED'>
     super('UHLP_WORKFLOW_CANCELLED', message, details);
   }
 }
+
+/** A run of the request's session is active and the component's doubleTexting refuses (or gave up waiting for) a second one; details name it. */
+export class WorkflowSessionBusyError extends UhlpError<'UHLP_WORKFLOW_SESSION_BUSY'> {
+  override readonly name = 'WorkflowSessionBusyError';
+
+  constructor(message = "a run of the request's session is active", details?: unknown) {
+    super('UHLP_WORKFLOW_SESSION_BUSY', message, details);
+  }
+}
+
+/** The session's queue of requests waiting for its active run is full. */
+export class WorkflowSessionQueueFullError extends UhlpError<'UHLP_WORKFLOW_SESSION_QUEUE_FULL'> {
+  override readonly name = 'WorkflowSessionQueueFullError';
+
+  constructor(message = "the session's queue of waiting requests is full", details?: unknown) {
+    super('UHLP_WORKFLOW_SESSION_QUEUE_FULL', message, details);
+  }
+}

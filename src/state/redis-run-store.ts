@@ -63,6 +63,24 @@ export class RedisRunStore implements RunStore {
     return live;
   }
 
+  async joinSessionQueue(sessionId: string, ticket: string, max: number, ttlMs: number): Promise<number> {
+    const { keys } = this.client;
+    const place = await this.client.script('sessionQueueJoin', [keys.sessionQueue(sessionId), keys.sessionQueueTickets(sessionId)], [ticket, max, ttlMs, Date.now()]);
+    return Number(place);
+  }
+
+  async sessionQueueHead(sessionId: string, ticket: string, ttlMs: number): Promise<boolean | undefined> {
+    const { keys } = this.client;
+    const head = Number(await this.client.script('sessionQueueHead', [keys.sessionQueue(sessionId), keys.sessionQueueTickets(sessionId)], [ticket, ttlMs, Date.now()]));
+    return head === -1 ? undefined : head === 1;
+  }
+
+  async leaveSessionQueue(sessionId: string, ticket: string): Promise<void> {
+    const { redis, keys } = this.client;
+    // Both keys share the queue's slot, so one MULTI takes the ticket out of both.
+    await this.client.call(() => redis.multi().zrem(keys.sessionQueue(sessionId), ticket).hdel(keys.sessionQueueTickets(sessionId), ticket).exec());
+  }
+
   /** On a single Redis, moves a record an earlier version stored under `<prefix>run:<id>` to its name now; a Cluster never held one. */
   private async adoptLegacy(id: string): Promise<void> {
     const { redis, keys } = this.client;

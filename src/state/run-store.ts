@@ -32,6 +32,22 @@ export interface RunStore {
   markRunCancel(id: string, ttlMs: number): Promise<void>;
   /** Whether the run's cancellation is marked. */
   runCancelMarked(id: string): Promise<boolean>;
+  /**
+   * Puts `ticket` at the back of the session's queue of requests waiting for
+   * its active run to end (a request already in it keeps its place), alive for
+   * `ttlMs` unless refreshed by `sessionQueueHead`; tickets past their time are
+   * dropped first. Answers its place (0 = head), or -1 when `max` tickets wait
+   * already.
+   */
+  joinSessionQueue(sessionId: string, ticket: string, max: number, ttlMs: number): Promise<number>;
+  /**
+   * Keeps `ticket` alive for `ttlMs` more and drops the tickets past their
+   * time; answers whether it is at the head (true), behind others (false), or
+   * no longer queued (undefined: it was dropped).
+   */
+  sessionQueueHead(sessionId: string, ticket: string, ttlMs: number): Promise<boolean | undefined>;
+  /** Takes `ticket` out of the session's queue (its request started, or gave up). */
+  leaveSessionQueue(sessionId: string, ticket: string): Promise<void>;
   /** Ids of active runs, oldest first, at most `limit` (default 1000); runs that expired are left out. */
   listActiveRuns(limit?: number): Promise<string[]>;
 }

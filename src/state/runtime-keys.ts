@@ -173,6 +173,16 @@ export class RuntimeKeys {
     return `${this.prefix}run-cancel:${encode(id)}`;
   }
 
+  /** The order of the requests waiting for a session's active run to end (a sorted set: ticket by arrival). */
+  sessionQueue(sessionId: string): string {
+    return `${this.prefix}session-queue:${encode(sessionId)}`;
+  }
+
+  /** Each waiting ticket's expiry and the queue's arrival counter (a hash in the queue's slot). */
+  sessionQueueTickets(sessionId: string): string {
+    return companion(this.sessionQueue(sessionId), 'tickets');
+  }
+
   /** One workflow run record (a hash: version and JSON). */
   run(id: string): string {
     return companion(this.activeRuns(), `run:${encode(id)}`);

@@ -351,6 +351,27 @@ class CheckedRunStore implements RunStore {
     checkPositiveInteger('limit', limit);
     return this.inner.listActiveRuns(limit);
   }
+
+  async joinSessionQueue(sessionId: string, ticket: string, max: number, ttlMs: number): Promise<number> {
+    checkKey('sessionId', sessionId);
+    checkKey('ticket', ticket);
+    checkPositiveInteger('max', max);
+    checkTtl('ttlMs', ttlMs);
+    return this.inner.joinSessionQueue(sessionId, ticket, max, ttlMs);
+  }
+
+  async sessionQueueHead(sessionId: string, ticket: string, ttlMs: number): Promise<boolean | undefined> {
+    checkKey('sessionId', sessionId);
+    checkKey('ticket', ticket);
+    checkTtl('ttlMs', ttlMs);
+    return this.inner.sessionQueueHead(sessionId, ticket, ttlMs);
+  }
+
+  async leaveSessionQueue(sessionId: string, ticket: string): Promise<void> {
+    checkKey('sessionId', sessionId);
+    checkKey('ticket', ticket);
+    return this.inner.leaveSessionQueue(sessionId, ticket);
+  }
 }
 
 class CheckedFunctionStore implements FunctionStore {

@@ -24,6 +24,8 @@ export interface ComponentCall {
   readonly triggerEvent: string;
   readonly runId: string;
   readonly sessionId?: string;
+  /** Cuts the component's execution (its sandbox destroyed): the run that called it was cancelled. @defaultValue never cut */
+  readonly signal?: AbortSignal;
 }
 
 export class PipelineTurns {
@@ -50,7 +52,7 @@ export class PipelineTurns {
         requestDataJson: canonicalJson({ source: 'trigger', triggerDetails: { sourceAppId: app.id, triggerEvent: call.triggerEvent, payload: call.payload ?? null } }),
         session: call.sessionId !== undefined ? { continue: call.sessionId } : undefined,
         declaredOutputs: component.declaredOutputs ?? [],
-        workflowRun: { runId: call.runId, owner: false },
+        workflowRun: { runId: call.runId, owner: false, ...(call.signal !== undefined ? { signal: call.signal } : {}) },
         keepResult: true,
       },
       {},

@@ -20,6 +20,9 @@ function countingStore(): { store: RunStore; reads: () => number } {
     listActiveRuns: (limit) => inner.listActiveRuns(limit),
     markRunCancel: (id, ttlMs) => inner.markRunCancel(id, ttlMs),
     runCancelMarked: (id) => inner.runCancelMarked(id),
+    joinSessionQueue: (...args) => inner.joinSessionQueue(...args),
+    sessionQueueHead: (...args) => inner.sessionQueueHead(...args),
+    leaveSessionQueue: (...args) => inner.leaveSessionQueue(...args),
   };
   return { store, reads: () => reads };
 }

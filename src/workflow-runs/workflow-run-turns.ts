@@ -23,7 +23,11 @@ import type { PipelineTurns } from './pipeline-turns.js';
 import type { RunDriver } from './run-driver.js';
 import { RUN_ID_HEADER } from './run-links.js';
 import { newRunId } from './run-record.js';
-import type { RunService } from './run-service.js';
+import { runEnded, type RunService } from './run-service.js';
+import { DEFAULT_DOUBLE_TEXTING, type SessionRuns } from './session-runs.js';
+import type { InterceptorChain } from './interceptors.js';
+import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
+import { SESSION_ID_HEADER } from '../turns/turn-keeper.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
 
 export interface WorkflowRunTurnsOptions {
@@ -34,6 +38,8 @@ export interface WorkflowRunTurnsOptions {
   readonly logger: Logger;
   /** The core's runtime state: runs survive a restart only on Redis. */
   readonly stateKind: 'memory' | 'redis';
+  /** Each session's active run, and what a second request of the session does meanwhile (session-runs.ts). @defaultValue none: runs of one session do not wait for each other */
+  readonly sessions?: SessionRuns;
 }
 
 export class WorkflowRunTurns implements TurnDecorator {
@@ -75,7 +81,14 @@ export class WorkflowRunTurns implements TurnDecorator {
       };
     }
     const input = intercepted?.input ?? null;
+    const timeoutMs = workflow.policy.timeout_seconds !== undefined ? workflow.policy.timeout_seconds * 1000 : event.pool.limits.timeoutMs;
+    // Double texting: a continued session's active run decides whether this one starts, waits, or takes over.
+    const sessionId = event.session !== undefined && 'continue' in event.session ? event.session.continue : undefined;
+    const sessions = this.options.sessions;
+    const admission = sessions !== undefined && sessionId !== undefined ? await sessions.admit(sessionId, runId, component.workflow!.doubleTexting ?? DEFAULT_DOUBLE_TEXTING, timeoutMs) : {};
     const blackboard = {
+      // An interrupted run's work goes on in this one: its blackboard, with the new input.
+      ...(admission.carried !== undefined ? { ...admission.carried.blackboard, interrupted: { runId: admission.carried.runId } } : {}),
       input,
       request: { source: requestData.source, method: http?.method ?? null, path: http?.path.split('?')[0] ?? null, params: intercepted?.params ?? {}, query: intercepted?.query ?? {} },
     };
@@ -94,6 +107,36 @@ export class WorkflowRunTurns implements TurnDecorator {
         'workflow run started',
       );
     }
+    try {
+      return await this.createAndDrive(runId, event, notes, inner, chain, { workflowId, requested, actual, metadata, input, blackboard, timeoutMs, sessionId: sessionId ?? null });
+    } finally {
+      if (sessions !== undefined) await this.settleSlot(sessions, runId, sessionId, notes);
+    }
+  }
+
+  /** Frees the session's slot once the run ended; holds the slot of a session its first turn opened while the run waits paused. */
+  private async settleSlot(sessions: SessionRuns, runId: string, continued: string | undefined, notes: TurnNotes): Promise<void> {
+    const record = await this.options.runs.find(runId).catch(() => undefined);
+    const ended = record === undefined || runEnded(record);
+    if (continued !== undefined) {
+      if (ended) await sessions.release(continued, runId);
+      return;
+    }
+    const opened = notes[SESSION_ID_HEADER];
+    if (opened !== undefined && !ended) await sessions.hold(opened, runId).catch(() => undefined);
+  }
+
+  private async createAndDrive(
+    runId: string,
+    event: TurnEvent,
+    notes: TurnNotes,
+    inner: TurnRunner,
+    chain: InterceptorChain,
+    run: { workflowId: string; requested: 'memory' | 'redis'; actual: 'memory' | 'redis'; metadata: WorkflowMetadata | undefined; input: unknown; blackboard: Record<string, unknown>; timeoutMs: number; sessionId: string | null },
+  ): Promise<FinalResponse> {
+    const { app, component } = event;
+    const { workflowId, requested, actual, metadata, input, blackboard, timeoutMs } = run;
+    const workflow = this.options.catalog.workflow(app, workflowId);
     await this.options.runs.create({
       id: runId,
       appId: app.id,
@@ -101,12 +144,12 @@ export class WorkflowRunTurns implements TurnDecorator {
       workflowId,
       revision: app.revision,
       persistence: { requested, actual },
-      sessionId: event.session !== undefined && 'continue' in event.session ? event.session.continue : null,
+      sessionId: run.sessionId,
       ...(metadata !== undefined ? { metadata } : {}),
       input,
       blackboard,
       start: workflow.start,
-      timeoutMs: workflow.policy.timeout_seconds !== undefined ? workflow.policy.timeout_seconds * 1000 : event.pool.limits.timeoutMs,
+      timeoutMs,
       allowedTools: workflow.policy.allow_critical_tools,
       ...(workflow.on_cancel !== undefined ? { onCancel: workflow.on_cancel } : {}),
     });

@@ -19,6 +19,7 @@ import { RunCancels } from './run-cancels.js';
 import { RunDriver } from './run-driver.js';
 import type { RunService } from './run-service.js';
 import { RunViews } from './run-views.js';
+import { SessionRuns } from './session-runs.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
 import { WorkflowRunTurns } from './workflow-run-turns.js';
 import { WorkflowToolBacking } from './workflow-tool-backing.js';
@@ -61,9 +62,11 @@ export class WorkflowRuns {
     const tools = this.tools;
     this.driver = new RunDriver({ runs, leases, logger, instanceId: options.instanceId, preload: (claimed) => tools.preload(claimed) });
     const parts = { runs, catalog, driver: this.driver, pipeline: this.pipeline };
-    this.turns = new WorkflowRunTurns({ ...parts, logger, stateKind });
-    this.approvals = new RunApprovals(parts);
     this.cancels = new RunCancels({ ...parts, logger });
+    // Double texting: a session's active run, and what a second request of the session does meanwhile.
+    const sessions = new SessionRuns({ runs, leases, cancels: this.cancels, logger });
+    this.turns = new WorkflowRunTurns({ ...parts, logger, stateKind, sessions });
+    this.approvals = new RunApprovals(parts);
     this.views = new RunViews({ runs, catalog, logger });
     this.mcpTasks = new McpRunTasks({ ...parts, approvals: this.approvals, cancels: this.cancels, logger, ttlMs: options.runTtlMs ?? 86_400_000 });
     this.sweeper = new OrphanSweeper({ ...parts, leases, logger, stateKind });

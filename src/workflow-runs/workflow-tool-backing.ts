@@ -80,7 +80,7 @@ export class WorkflowToolBacking implements WorkflowServices {
     return { status: record.status, steps: record.droppedSteps + record.steps.length, remainingMs: this.options.runs.remainingMs(record) };
   }
 
-  async invoke(grant: ExecutionGrant, componentId: string, input: unknown, node: string | undefined): Promise<Record<string, unknown>> {
+  async invoke(grant: ExecutionGrant, componentId: string, input: unknown, node: string | undefined, signal?: AbortSignal): Promise<Record<string, unknown>> {
     const app = this.options.catalog.app(grant.appId, grant.revision);
     const component = app.components.get(componentId);
     if (component === undefined || component.handler !== 'JIT') {
@@ -91,6 +91,7 @@ export class WorkflowToolBacking implements WorkflowServices {
       triggerEvent: `workflow:${grant.componentId}/${node ?? 'step'}`,
       runId: grant.run!.id,
       ...(grant.sessionId !== undefined ? { sessionId: grant.sessionId } : {}),
+      ...(signal !== undefined ? { signal } : {}),
     });
     const result = final.result;
     if (result === undefined) throw new UhlpError('UHLP_INTERNAL', `component ${componentId} answered no result`);

@@ -44,6 +44,28 @@ export function describeRunStore(name: string, makeStore: MakeStore<RunStore>): 
       expect((await codeOf(store.markRunCancel('RUN-k', 0))).code).toBe('UHLP_STATE_INPUT_INVALID');
     });
 
+    it("queues a session's waiting requests in arrival order, bounded, dropping the ones that stop waiting", async ({ store }) => {
+      expect(await store.joinSessionQueue('SES-q', 'T-1', 3, 60_000)).toBe(0);
+      expect(await store.joinSessionQueue('SES-q', 'T-2', 3, 60_000)).toBe(1);
+      expect(await store.joinSessionQueue('SES-q', 'T-3', 3, 150)).toBe(2);
+      // Full: a fourth waits nowhere; one already queued keeps its place.
+      expect(await store.joinSessionQueue('SES-q', 'T-4', 3, 60_000)).toBe(-1);
+      expect(await store.joinSessionQueue('SES-q', 'T-2', 3, 60_000)).toBe(1);
+      expect(await store.joinSessionQueue('SES-other', 'T-1', 3, 60_000)).toBe(0);
+      expect(await store.sessionQueueHead('SES-q', 'T-1', 60_000)).toBe(true);
+      expect(await store.sessionQueueHead('SES-q', 'T-2', 60_000)).toBe(false);
+      await store.leaveSessionQueue('SES-q', 'T-1');
+      expect(await store.sessionQueueHead('SES-q', 'T-1', 60_000)).toBeUndefined();
+      expect(await store.sessionQueueHead('SES-q', 'T-2', 60_000)).toBe(true);
+      // T-3 stopped refreshing its ticket: it is dropped, which frees a place.
+      await waitFor(async () => (await store.joinSessionQueue('SES-q', 'T-4', 3, 60_000)) === 1, { what: 'ticket expiry' });
+      expect(await store.sessionQueueHead('SES-q', 'T-3', 60_000)).toBeUndefined();
+      await store.leaveSessionQueue('SES-q', 'T-2');
+      expect(await store.sessionQueueHead('SES-q', 'T-4', 60_000)).toBe(true);
+      expect((await codeOf(store.joinSessionQueue('', 'T-1', 3, 1000))).code).toBe('UHLP_STATE_INPUT_INVALID');
+      expect((await codeOf(store.joinSessionQueue('SES-q', 'T-1', 0, 1000))).code).toBe('UHLP_STATE_INPUT_INVALID');
+    });
+
     it('lists active runs oldest first, drops expired ones, and refuses bad input', async ({ store }) => {
       await store.createRun('RUN-a', '{}', 60_000, true);
       await store.createRun('RUN-b', '{}', 150, true);

@@ -144,6 +144,16 @@ export const ComponentSpec = Type.Object(
             maxLength: 63,
             description: 'The workflow file: workflows/<workflowId>.yaml in the app directory.',
           }),
+          doubleTexting: Type.Optional(
+            Type.Union(
+              [Type.Literal('reject'), Type.Literal('enqueue'), Type.Literal('interrupt'), Type.Literal('rollback')],
+              {
+                default: 'reject',
+                description:
+                  "What a request that continues a stored session (X-UHLP-Session-ID) does while a run of that session is active (running or paused): reject answers 409 UHLP_WORKFLOW_SESSION_BUSY with the active run's id; enqueue waits (in order, at most 16 per session) and starts once the active run ends; interrupt cuts the active run's step and starts a run from the start node keeping its blackboard, with the new input; rollback cancels the active run and starts a fresh one with the new input.",
+              },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),

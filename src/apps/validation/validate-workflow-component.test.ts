@@ -54,6 +54,20 @@ describe('WORKFLOW components when the app loads', () => {
     });
   });
 
+  it('takes each doubleTexting mode and refuses any other value', () => {
+    const withMode = (mode: unknown) => {
+      const definition = app();
+      (definition.spec.components[1] as { workflow: Record<string, unknown> }).workflow['doubleTexting'] = mode;
+      return validate(definition, { 'workflows/flow.yaml': good });
+    };
+    for (const mode of ['reject', 'enqueue', 'interrupt', 'rollback']) expect(withMode(mode), mode).toMatchObject({ ok: true });
+    for (const mode of ['REJECT', 'queue', '', 1, null, ['reject'], { mode: 'reject' }]) {
+      const result = withMode(mode);
+      expect(result.ok, JSON.stringify(mode)).toBe(false);
+      expect(JSON.stringify(result)).toContain('/spec/components/1/workflow/doubleTexting');
+    }
+  });
+
   it('refuses a workflow id that could leave workflows/', () => {
     const hostile = app();
     (hostile.spec.components[1] as { workflow: { workflowId: string } }).workflow.workflowId = '../app';

@@ -8,11 +8,14 @@ export const RUN_STATUSES: readonly RunStatus[] = ['running', 'paused', 'complet
 /** Statuses after which a run never changes again. */
 export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'timed_out', 'cancelled'];
 
-/** Who asked for a run's cancellation, when, and through what (`http`: a client holding the run id, the `uhlp runs cancel` command included; `console`: an operator). */
+/**
+ * Who asked for a run's cancellation, when, and through what (`http`: a client holding the run id, the `uhlp runs cancel` command included; `console`: an operator;
+ * `interrupt` and `rollback`: a new request of the run's session, by its workflow component's doubleTexting).
+ */
 export interface RunCancellation {
   readonly by: string;
   readonly at: string;
-  readonly via: 'http' | 'console' | 'mcp';
+  readonly via: 'http' | 'console' | 'mcp' | 'interrupt' | 'rollback';
 }
 
 /** What the list shows of one run. */

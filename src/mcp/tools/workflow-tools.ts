@@ -117,9 +117,10 @@ export const componentInvoke = defineTool({
     },
     { additionalProperties: false },
   ),
-  async run(args, { grant, services }) {
+  async run(args, { grant, services, signal }) {
     const workflows = runOf(grant, services);
     if (args.checkpoint !== undefined) await workflows.checkpoint(grant, args.checkpoint as unknown as Record<string, unknown>);
-    return { content: await workflows.invoke(grant, args.component, args.input ?? null, args.node) };
+    // The step's own sandbox is cut with the run (a cancel), or when the orchestrator's call goes away.
+    return { content: await workflows.invoke(grant, args.component, args.input ?? null, args.node, signal) };
   },
 });
