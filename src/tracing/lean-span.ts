@@ -10,7 +10,7 @@
  * a performance.now at its start and end with HrTime arithmetic, an attribute
  * copy and validation through sanitizeAttributes, the span metrics' callbacks,
  * two processor calls, and an id generator drawing bytes per id. A lean span
- * reads the clock once per edge (kept as epoch milliseconds, turned into an
+ * reads the clock once per edge (span-clock.ts; kept as epoch milliseconds, turned into an
  * HrTime once, when a processor reads it), takes ids from a pooled random
  * buffer (span-ids.ts) and validates attributes as they are set.
  *
@@ -26,6 +26,7 @@ import { getNumberFromEnv, isAttributeValue, isTimeInput, isTimeInputHrTime, isT
 import type { Resource } from '@opentelemetry/resources';
 import { SamplingDecision, type ReadableSpan, type Sampler, type SpanProcessor, type TimedEvent } from '@opentelemetry/sdk-trace-base';
 import type { InstrumentationScope } from '@opentelemetry/core';
+import { epochMsAt, epochNowMs } from './span-clock.js';
 import { randomSpanId, randomTraceId } from './span-ids.js';
 
 /** The SDK's span limits, from the same variables with the same defaults (its TracerProvider). */
@@ -93,10 +94,7 @@ export class LeanTracer {
   }
 }
 
-/** Epoch milliseconds now: one clock read. */
-function nowMs(): number {
-  return performance.timeOrigin + performance.now();
-}
+const nowMs = epochNowMs;
 
 function hrTimeOf(epochMs: number): HrTime {
   const seconds = Math.trunc(epochMs / 1000);
@@ -107,7 +105,7 @@ function hrTimeOf(epochMs: number): HrTime {
 
 /** A TimeInput as epoch milliseconds, as the SDK reads one (a number not past performance.now() is a performance time). */
 function epochMsOf(time: TimeInput): number {
-  if (typeof time === 'number') return time <= performance.now() ? performance.timeOrigin + time : time;
+  if (typeof time === 'number') return time <= performance.now() ? epochMsAt(time) : time;
   if (time instanceof Date) return time.getTime();
   if (isTimeInputHrTime(time)) return time[0] * 1000 + time[1] / 1e6;
   return nowMs();

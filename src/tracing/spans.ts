@@ -20,6 +20,7 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import { leanTracer } from './lean-span.js';
+import { epochMsAt } from './span-clock.js';
 import { tracingActive } from './tracing-active.js';
 
 export { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, context, trace, type Attributes, type Context, type Link, type Span };
@@ -157,7 +158,7 @@ export function activeTraceIds(): { trace_id: string; span_id: string } | undefi
 
 /** Epoch milliseconds of a performance.now() reading: the time base of spans recorded after the fact. */
 export function epochMs(performanceNow: number): number {
-  return performance.timeOrigin + performanceNow;
+  return epochMsAt(performanceNow);
 }
 
 /**
