@@ -6,7 +6,8 @@
  * backend is one more place the value must never reach. At the span's end, not
  * at export: a batch leaves up to a second later, when a rotated secret's old
  * value may no longer be the one the scrubber looks for. The span itself is not
- * changed: the queue gets a view of it whose strings are scrubbed.
+ * changed: the queue gets a view of it whose strings are scrubbed, or, when no
+ * string held a value (nearly always), the span as it is, with no copy made.
  */
 import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
