@@ -53,6 +53,33 @@ describe('ScrubbingSpanProcessor', () => {
     expect(JSON.stringify(exporter.getFinishedSpans()[0]!.events)).not.toContain(CANARY);
   });
 
+  it('sends a span holding no secret value as it is, not a copy, while secrets are known', () => {
+    const scrubber = new SecretScrubber();
+    scrubber.addSource('file', () => [{ name: 'pay/token', value: CANARY }]);
+    const { exporter, provider } = tracedWith(scrubber);
+    const span = provider.getTracer('test').startSpan('GET /pay', { attributes: { 'url.path': '/pay', list: ['a', 'b'], n: 1 } });
+    span.recordException({ name: 'UHLP_SCRIPT_EXCEPTION', message: 'plain', stack: 'at lib/sign.mjs:3:9' });
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'plain' });
+    span.end();
+    expect(exporter.getFinishedSpans()[0]).toBe(span);
+  });
+
+  it('copies only what held a value: the other attributes and events are the span\'s own', () => {
+    const scrubber = new SecretScrubber();
+    scrubber.addSource('file', () => [{ name: 'pay/token', value: CANARY }]);
+    const { exporter, provider } = tracedWith(scrubber);
+    const span = provider.getTracer('test').startSpan('GET /pay', { attributes: { 'url.path': '/pay', 'url.query': `t=${CANARY}` } });
+    span.addEvent('first', { ok: 'plain' });
+    span.addEvent('second', { bad: CANARY });
+    span.end();
+    const [sent] = exporter.getFinishedSpans();
+    expect(sent).not.toBe(span);
+    expect(sent!.attributes).toEqual({ 'url.path': '/pay', 'url.query': 't=[secret:pay/token]' });
+    expect(sent!.events[0]).toBe((span as unknown as { events: unknown[] }).events[0]);
+    expect(sent!.events[1]!.attributes).toEqual({ bad: '[secret:pay/token]' });
+    expect((span as unknown as { attributes: Record<string, unknown> }).attributes['url.query']).toBe(`t=${CANARY}`);
+  });
+
   it('sends the spans as they are while no secret is known', () => {
     const { exporter, provider } = tracedWith(new SecretScrubber());
     const span = provider.getTracer('test').startSpan(`GET /${CANARY}`);

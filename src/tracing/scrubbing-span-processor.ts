@@ -6,7 +6,8 @@
  * backend is one more place the value must never reach. At the span's end, not
  * at export: a batch leaves up to a second later, when a rotated secret's old
  * value may no longer be the one the scrubber looks for. The span itself is not
- * changed: the queue gets a view of it whose strings are scrubbed.
+ * changed: the queue gets a view of it whose strings are scrubbed, or, when no
+ * string held a value (nearly always), the span as it is, with no copy made.
  */
 import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -37,26 +38,61 @@ export class ScrubbingSpanProcessor implements SpanProcessor {
   }
 }
 
-/** A view of the span whose own strings are scrubbed; everything else is read through to the span. */
+/**
+ * The span itself when none of its strings holds a secret (nearly every span:
+ * looking costs a search per string and no allocation); else a view of it
+ * whose own strings are scrubbed, everything else read through to the span.
+ */
 export function scrubbedSpan(span: ReadableSpan, scrubber: LineScrubber): ReadableSpan {
   const text = (value: string): string => scrubber.scrub(value);
+  const name = text(span.name);
+  const attributes = scrubbedAttributes(span.attributes, text);
+  const events = sameOr(span.events, (event) => {
+    const eventName = text(event.name);
+    const eventAttributes = event.attributes !== undefined ? scrubbedAttributes(event.attributes, text) : undefined;
+    return eventName === event.name && eventAttributes === event.attributes ? event : { ...event, name: eventName, ...(eventAttributes !== undefined ? { attributes: eventAttributes } : {}) };
+  });
+  const links = sameOr(span.links, (link) => {
+    const linkAttributes = link.attributes !== undefined ? scrubbedAttributes(link.attributes, text) : undefined;
+    return linkAttributes === link.attributes ? link : { ...link, attributes: linkAttributes };
+  });
+  const message = span.status.message !== undefined ? text(span.status.message) : undefined;
+  if (name === span.name && attributes === span.attributes && events === span.events && links === span.links && message === span.status.message) return span;
   return Object.create(span, {
-    name: { value: text(span.name), enumerable: true },
-    attributes: { value: scrubbedAttributes(span.attributes, text), enumerable: true },
-    events: { value: span.events.map((event) => ({ ...event, name: text(event.name), ...(event.attributes !== undefined ? { attributes: scrubbedAttributes(event.attributes, text) } : {}) })), enumerable: true },
-    links: { value: span.links.map((link) => ({ ...link, ...(link.attributes !== undefined ? { attributes: scrubbedAttributes(link.attributes, text) } : {}) })), enumerable: true },
-    status: { value: span.status.message !== undefined ? { ...span.status, message: text(span.status.message) } : span.status, enumerable: true },
+    name: { value: name, enumerable: true },
+    attributes: { value: attributes, enumerable: true },
+    events: { value: events, enumerable: true },
+    links: { value: links, enumerable: true },
+    status: { value: message !== span.status.message ? { ...span.status, message } : span.status, enumerable: true },
   }) as ReadableSpan;
 }
 
+/** The array itself when `scrub` returns every item as it was; else the scrubbed copy. */
+function sameOr<T>(items: readonly T[], scrub: (item: T) => T): T[] {
+  let out: T[] | undefined;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    const scrubbed = scrub(item);
+    if (scrubbed !== item) (out ??= items.slice(0, i)).push(scrubbed);
+    else out?.push(item);
+  }
+  return out ?? (items as T[]);
+}
+
+/** The attributes themselves when no string in them changes; else a scrubbed copy. */
 function scrubbedAttributes(attributes: Attributes, text: (value: string) => string): Attributes {
-  const out: Attributes = {};
-  for (const [key, value] of Object.entries(attributes)) out[key] = scrubbedValue(value, text);
-  return out;
+  let out: Attributes | undefined;
+  for (const key in attributes) {
+    const value = attributes[key];
+    const scrubbed = scrubbedValue(value, text);
+    if (scrubbed !== value && out === undefined) out = { ...attributes };
+    if (out !== undefined) out[key] = scrubbed;
+  }
+  return out ?? attributes;
 }
 
 function scrubbedValue(value: AttributeValue | undefined, text: (value: string) => string): AttributeValue | undefined {
   if (typeof value === 'string') return text(value);
-  if (Array.isArray(value)) return value.map((item) => (typeof item === 'string' ? text(item) : item)) as AttributeValue;
+  if (Array.isArray(value) && value.some((item) => typeof item === 'string' && text(item) !== item)) return value.map((item) => (typeof item === 'string' ? text(item) : item)) as AttributeValue;
   return value;
 }

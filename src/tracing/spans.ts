@@ -19,6 +19,8 @@ import {
   type Link,
   type Span,
 } from '@opentelemetry/api';
+import { leanTracer } from './lean-span.js';
+import { epochMsAt } from './span-clock.js';
 import { tracingActive } from './tracing-active.js';
 
 export { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, context, trace, type Attributes, type Context, type Link, type Span };
@@ -72,7 +74,8 @@ export interface TurnSpanOptions {
 
 /** Opens a turn's span; the context it returns is its parent's with the span active and marked as the turn's. */
 export function startTurnSpan(name: string, options: TurnSpanOptions): { span: Span; ctx: Context } {
-  const span = tracer().startSpan(name, { kind: options.kind, ...(options.attributes !== undefined ? { attributes: options.attributes } : {}), ...(options.links !== undefined ? { links: options.links } : {}) }, options.parent);
+  const lean = leanTracer();
+  const span = lean !== undefined ? lean.startSpan(name, options.kind, options.parent, options.attributes, options.links) : tracer().startSpan(name, { kind: options.kind, ...(options.attributes !== undefined ? { attributes: options.attributes } : {}), ...(options.links !== undefined ? { links: options.links } : {}) }, options.parent);
   return { span, ctx: trace.setSpan(options.parent, span).setValue(TURN_SPAN, span) };
 }
 
@@ -95,6 +98,12 @@ export function recordsUnder(ctx: Context = context.active()): boolean {
  */
 export function inSpan<T>(name: string, run: (span: Span | undefined) => Promise<T>, attributes?: Attributes, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
   if (!recordsUnder()) return run(undefined);
+  const lean = leanTracer();
+  if (lean !== undefined) {
+    const parent = context.active();
+    const span = lean.startSpan(name, kind, parent, attributes);
+    return context.with(trace.setSpan(parent, span), () => endingSpan(span, () => run(span)));
+  }
   return tracer().startActiveSpan(name, { kind, ...(attributes !== undefined ? { attributes } : {}) }, (span) => endingSpan(span, () => run(span)));
 }
 
@@ -149,7 +158,7 @@ export function activeTraceIds(): { trace_id: string; span_id: string } | undefi
 
 /** Epoch milliseconds of a performance.now() reading: the time base of spans recorded after the fact. */
 export function epochMs(performanceNow: number): number {
-  return performance.timeOrigin + performanceNow;
+  return epochMsAt(performanceNow);
 }
 
 /**

@@ -10,6 +10,7 @@ import { AlwaysOffSampler, AlwaysOnSampler, NodeTracerProvider, ParentBasedSampl
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { LineScrubber, Logger } from '../logger.js';
+import { LeanTracer, setLeanTracer } from './lean-span.js';
 import { ScrubbingSpanProcessor } from './scrubbing-span-processor.js';
 import { setTracingActive } from './tracing-active.js';
 import type { TracingConfig } from './tracing-config.js';
@@ -53,11 +54,11 @@ export function startTracing(config: TracingConfig, logger: Pick<Logger, 'info' 
       failures = 0;
     },
   });
-  const provider = new NodeTracerProvider({
-    resource,
-    sampler: samplerOf(config),
-    spanProcessors: [scrubber !== undefined ? new ScrubbingSpanProcessor(batch, scrubber) : batch],
-  });
+  const sampler = samplerOf(config);
+  const processor = scrubber !== undefined ? new ScrubbingSpanProcessor(batch, scrubber) : batch;
+  const provider = new NodeTracerProvider({ resource, sampler, spanProcessors: [processor] });
+  // The turn's own spans (the ingress's, a delivery's, its stages') skip the SDK's span object; the rest use the SDK's tracer.
+  setLeanTracer(new LeanTracer({ sampler, processor, resource, scope: { name: 'uhlp' } }));
   // The W3C trace-context propagator and the AsyncLocalStorage context manager (the SDK's defaults).
   provider.register();
   setTracingActive(true, { capturePrompts: config.capturePrompts });
@@ -66,6 +67,7 @@ export function startTracing(config: TracingConfig, logger: Pick<Logger, 'info' 
   return {
     async shutdown() {
       setTracingActive(false);
+      setLeanTracer(undefined);
       try {
         await provider.shutdown();
       } catch (error) {
