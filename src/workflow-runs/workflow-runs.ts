@@ -4,7 +4,7 @@
  * llm-orchestrator drives in a sandbox through MCP while the core owns it
  * (run-driver.ts); the workflow tools the orchestrator calls
  * (workflow-tool-backing.ts); approvals (run-approvals.ts), cancels
- * (run-cancels.ts) and what clients
+ * (run-cancels.ts), replays and forks (run-replays.ts) and what clients
  * read of a run (run-views.ts); and, on Redis state, runs whose core stopped
  * (orphan-sweeper.ts).
  */
@@ -16,6 +16,7 @@ import { PipelineTurns } from './pipeline-turns.js';
 import { RunApprovals } from './run-approvals.js';
 import { RunCancels } from './run-cancels.js';
 import { RunDriver } from './run-driver.js';
+import { RunReplays } from './run-replays.js';
 import type { RunService } from './run-service.js';
 import { RunViews } from './run-views.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
@@ -41,6 +42,7 @@ export class WorkflowRuns {
   readonly tools: WorkflowToolBacking;
   readonly approvals: RunApprovals;
   readonly cancels: RunCancels;
+  readonly replays: RunReplays;
   /** The run records (what a cancel reads before it is made). */
   readonly runs: RunService;
   readonly views: RunViews;
@@ -59,6 +61,7 @@ export class WorkflowRuns {
     this.turns = new WorkflowRunTurns({ ...parts, logger, stateKind });
     this.approvals = new RunApprovals(parts);
     this.cancels = new RunCancels({ ...parts, logger });
+    this.replays = new RunReplays({ ...parts, logger });
     this.views = new RunViews({ runs, catalog, logger });
     this.sweeper = new OrphanSweeper({ ...parts, leases, logger, stateKind });
   }
