@@ -114,13 +114,16 @@ describe('replaying and forking workflow runs (process driver, Redis state)', ()
     const parent = await original('replay-me');
     const parentBefore = await run(parent.id);
     const since = llm.requests.length;
+    const asked = performance.now();
     const started = await post(api(`/runs/${parent.id}/replay`), { fromStep: 2 }, consoleHeaders);
+    const answeredMs = performance.now() - asked;
     expect(started.status).toBe(202);
     const child = started.json['run'] as Record<string, any>;
     expect(child['id']).not.toBe(parent.id);
     expect(child['parent']).toMatchObject({ runId: parent.id, step: 2, kind: 'replay', by: 'loopback' });
     const done = await ended(child['id']);
     expect(done['status']).toBe('completed');
+    console.log(`replay from step 2: answered in ${answeredMs.toFixed(0)} ms, the new run completed ${(performance.now() - asked).toFixed(0)} ms after the request`);
     const { steps, parent: provenance } = await trace(child['id']);
     expect(provenance).toMatchObject({ runId: parent.id, step: 2, kind: 'replay' });
     // Step by step against the parent's trace.
