@@ -38,6 +38,8 @@ export interface Step {
   readonly output?: unknown;
   readonly error?: { code: string; message: string };
   readonly durationMs: number;
+  /** A replayed or forked run's step that was not run again: its parent's. */
+  readonly takenFrom?: { runId: string; index: number };
 }
 
 export interface RunDetail {
@@ -58,11 +60,24 @@ export interface RunDetail {
     error?: { code: string; message: string; status: number };
     /** Who cancelled the run (or asked to, while its step is being cut), when, and through what. */
     cancellation?: { by: string; at: string; via: string };
+    /** The run this one was replayed or forked from, and the runs replayed or forked from it: its family. */
+    parent?: RunFamilyLink;
+    children: RunFamilyLink[];
+    /** The steps a replay or a fork may start from. */
+    checkpointedSteps: number[];
   };
   readonly trace: { droppedSteps: number; steps: Step[] };
   readonly grants: string[];
   /** A paused run's input and blackboard, what the approver decides on. */
   readonly approval?: { readonly input: JsonExcerpt; readonly blackboard: JsonExcerpt };
+}
+
+export interface RunFamilyLink {
+  readonly runId: string;
+  readonly step: number;
+  readonly kind: 'replay' | 'fork';
+  readonly by: string;
+  readonly at: string;
 }
 
 export interface JsonExcerpt {

@@ -6,9 +6,17 @@
  * run once it has ended. `trace` prints one line per SimulationStep (index, node,
  * type, status, duration, thought, action) after the run's provenance, or the
  * trace's JSON with --json, to replay the run step by step.
+ *
+ * `uhlp runs replay <runId> --from-step N [--current-revision]` and `uhlp runs
+ * fork <runId> --from-step N (--set <merge patch> | --blackboard <json>)` make
+ * a new run from the state before step N (docs/workflows.md "Replay and fork").
+ * They are operators' actions: they call the console's routes on the operator
+ * listener (`--url` then names it, else UHLP_OPERATOR_URL or the recorded one)
+ * as the loopback operator, and print the new run.
  */
 import { userInfo } from 'node:os';
-import { loadClientConfig } from '../config.js';
+import { loadClientConfig, loadOperatorClientConfig } from '../config.js';
+import { CONSOLE_HEADER } from '../console/console-access.js';
 import { UhlpError } from '../shared/errors.js';
 import { isRunId } from '../workflow-runs/run-record.js';
 import { RUNS_PATH } from '../workflow-runs/run-links.js';
@@ -23,6 +31,10 @@ const FLAGS = {
   'data-dir': DATA_DIR_FLAG,
   json: JSON_FLAG,
   by: { type: 'string', value: 'NAME', help: 'runs cancel: who cancels, recorded on the run and in the ledger (default: cli:<your user name>)' },
+  'from-step': { type: 'string', value: 'N', help: 'runs replay|fork: the index of the first step run again (uhlp runs trace shows them)' },
+  'current-revision': { type: 'boolean', help: "runs replay|fork: run on the app's current revision, not the one the run was pinned to" },
+  set: { type: 'string', value: 'JSON', help: 'runs fork: a JSON merge patch (RFC 7396) of the blackboard, e.g. \'{"draft": null, "tone": "formal"}\'' },
+  blackboard: { type: 'string', value: 'JSON', help: 'runs fork: the whole blackboard the new run starts with, instead of --set' },
 } as const;
 type RunsSpec = CommandSpec<typeof FLAGS>;
 
@@ -51,11 +63,27 @@ export const RUNS_COMMANDS: readonly RunsSpec[] = [
     flags: FLAGS,
     examples: ['uhlp runs cancel RUN-20250101T120000000Z-0123456789ABCDEFGHJK --by ada'],
   },
+  {
+    name: 'runs replay',
+    summary: 'Makes a new run from the state before step N: the steps before it are taken from the run, N onwards run again (JSON; operator listener)',
+    usage: ['<runId> --from-step N [--current-revision] [flags]'],
+    positionals: { min: 1, max: 1 },
+    flags: FLAGS,
+    examples: ['uhlp runs replay RUN-20250101T120000000Z-0123456789ABCDEFGHJK --from-step 2'],
+  },
+  {
+    name: 'runs fork',
+    summary: "A replay whose blackboard is edited first, checked against the workflow's state.schema (JSON; operator listener)",
+    usage: ['<runId> --from-step N (--set JSON | --blackboard JSON) [--current-revision] [flags]'],
+    positionals: { min: 1, max: 1 },
+    flags: FLAGS,
+    examples: ['uhlp runs fork RUN-20250101T120000000Z-0123456789ABCDEFGHJK --from-step 2 --set \'{"input": {"text": "again, politely"}}\''],
+  },
 ];
 
 export const RUNS_GROUP: CommandGroup = {
   name: 'runs',
-  summary: 'Workflow runs of a running core: a run, its trace step by step, cancelling it (docs/workflows.md)',
+  summary: 'Workflow runs of a running core: a run, its trace step by step, cancelling, replaying and forking it (docs/workflows.md)',
   commands: RUNS_COMMANDS,
   notes: ["A run's id is in the x-uhlp-run-id header of its answer, and in the console's runs page."],
 };
@@ -69,6 +97,7 @@ export async function runsCommand(argv: string[], write: (text: string) => void 
   const sub = chosen.spec.name.slice('runs '.length);
   const runId = positionals[0]!;
   if (!isRunId(runId)) throw new UhlpError('UHLP_USAGE', `uhlp ${chosen.spec.name}: "${runId.slice(0, 80)}" is no run id (RUN-<time>-<random>)`, { name: 'runId' });
+  if (sub === 'replay' || sub === 'fork') return replayOrFork(sub, runId, values, write);
   const target = coreTarget(loadClientConfig(values));
   if (sub === 'cancel') {
     const by = typeof values.by === 'string' ? values.by : `cli:${userInfo().username}`;
@@ -92,6 +121,37 @@ export async function runsCommand(argv: string[], write: (text: string) => void 
   return EXIT_OK;
 }
 
+/** `runs replay` and `runs fork`: the console's route on the operator listener, as the loopback operator. */
+async function replayOrFork(sub: 'replay' | 'fork', runId: string, values: Record<string, unknown>, write: (text: string) => void): Promise<number> {
+  const usage = (flag: string, reason: string): never => {
+    throw new UhlpError('UHLP_USAGE', `uhlp runs ${sub}: --${flag} ${reason}`, { name: flag });
+  };
+  const step = typeof values['from-step'] === 'string' ? values['from-step'] : usage('from-step', 'is required: the index of the first step run again');
+  if (!/^\d{1,9}$/.test(step)) usage('from-step', 'must be a step index (0, 1, 2, ...)');
+  const body: Record<string, unknown> = { fromStep: Number(step), ...(values['current-revision'] === true ? { currentRevision: true } : {}) };
+  const json = (flag: 'set' | 'blackboard'): unknown => {
+    try {
+      return JSON.parse(String(values[flag]));
+    } catch {
+      return usage(flag, 'must be JSON');
+    }
+  };
+  if (sub === 'fork') {
+    if ((values['set'] === undefined) === (values['blackboard'] === undefined)) usage('set', 'or --blackboard (exactly one) is required: the edit of the blackboard');
+    if (values['set'] !== undefined) body['set'] = json('set');
+    else body['blackboard'] = json('blackboard');
+  } else if (values['set'] !== undefined || values['blackboard'] !== undefined) usage(values['set'] !== undefined ? 'set' : 'blackboard', 'is for runs fork');
+  const target = coreTarget(loadOperatorClientConfig(values as { url?: string; 'data-dir'?: string }));
+  const { response, body: answer } = await fetchCore(target, `/_uhlp/console/api/runs/${runId}/${sub}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [CONSOLE_HEADER]: '1' },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok || answer === undefined) throw coreRefusal(response, answer as Record<string, unknown> | undefined);
+  write(`${JSON.stringify((answer as { run?: unknown }).run ?? answer, null, 2)}\n`);
+  return EXIT_OK;
+}
+
 /** A trace as text: the provenance, then one line per step. */
 export function formatTrace(trace: Record<string, unknown>): string {
   const lines = [`run ${String(trace['runId'])}  workflow ${String(trace['workflowId'])}  status ${String(trace['status'])}  revision ${String(trace['revision']).slice(0, 12)}`];
@@ -100,10 +160,13 @@ export function formatTrace(trace: Record<string, unknown>): string {
     lines.push(`generated_by ${String(metadata['generated_by'] ?? '-')}  confidence_score ${String(metadata['confidence_score'] ?? '-')}`);
     if (metadata['generation_rationale'] !== undefined) lines.push(`rationale: ${String(metadata['generation_rationale'])}`);
   }
+  const parent = trace['parent'] as { runId?: string; step?: number; kind?: string } | undefined;
+  if (parent !== undefined && parent !== null) lines.push(`${String(parent.kind)} of ${String(parent.runId)} from step ${String(parent.step)}`);
   if (Number(trace['droppedSteps']) > 0) lines.push(`(${String(trace['droppedSteps'])} earlier steps dropped)`);
   for (const step of (trace['steps'] as Array<Record<string, unknown>>) ?? []) {
+    const taken = step['takenFrom'] as { runId?: string } | undefined;
     lines.push(
-      `#${String(step['index'])} ${String(step['node'])} (${String(step['type'])}) ${String(step['status'])} ${String(step['durationMs'])}ms  ${String(step['thought'])}  action=${JSON.stringify(step['action'])}`,
+      `#${String(step['index'])}${taken !== undefined ? ` (taken from ${String(taken.runId)})` : ''} ${String(step['node'])} (${String(step['type'])}) ${String(step['status'])} ${String(step['durationMs'])}ms  ${String(step['thought'])}  action=${JSON.stringify(step['action'])}`,
     );
   }
   return `${lines.join('\n')}\n`;

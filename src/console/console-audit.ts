@@ -12,7 +12,7 @@ import { canonicalJson } from '../shared/canonical-json.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
 import type { ConsolePrincipal } from './console-access.js';
 
-export type ConsoleAction = 'run.approve' | 'run.reject' | 'run.cancel' | 'queue.redrive' | 'oracle.promote' | 'oracle.reject' | 'oracle.rollback' | 'view.tool';
+export type ConsoleAction = 'run.approve' | 'run.reject' | 'run.cancel' | 'run.replay' | 'run.fork' | 'queue.redrive' | 'oracle.promote' | 'oracle.reject' | 'oracle.rollback' | 'view.tool';
 
 export interface AuditEntry {
   readonly action: ConsoleAction;

@@ -13,6 +13,7 @@
  * - `POST api/runs/<id>/cancel` -> `{run}`, the run once it has ended (or as it is after run-cancels.ts's wait),
  *   cancelled by the principal, ledgered; 409 UHLP_WORKFLOW_RUN_ENDED for a run that has ended. Operators
  *   cancel any app's run.
+ * - `POST api/runs/<id>/replay`, `POST api/runs/<id>/fork` -> 202 `{run}`, the new run (run-replay-api.ts)
  */
 import type { FastifyInstance } from 'fastify';
 import { RUN_STATUSES, type RunStatus } from '../contract/workflow/run-view.js';
@@ -24,6 +25,7 @@ import type { WorkflowRuns } from '../workflow-runs/workflow-runs.js';
 import { CONSOLE_API, type ConsoleContext } from './console-routes.js';
 import { integerParam, jsonObjectBody, optionalChoice, optionalName, optionalTime } from './query-params.js';
 import { streamRunEvents } from './run-events.js';
+import { registerRunReplays } from './run-replay-api.js';
 
 export function registerRunsApi(app: FastifyInstance, context: ConsoleContext): void {
   const workflows = (): WorkflowRuns => {
@@ -70,6 +72,7 @@ export function registerRunsApi(app: FastifyInstance, context: ConsoleContext): 
   });
 
   registerRunCancel(app, context, workflows);
+  registerRunReplays(app, context, workflows);
 
   app.post<{ Params: { id: string } }>(`${CONSOLE_API}/runs/:id/resume`, async (request, reply) => {
     const principal = context.access.operator(request);

@@ -144,5 +144,41 @@ export class WorkflowSessionQueueFullError extends UhlpError<'UHLP_WORKFLOW_SESS
 
   constructor(message = "the session's queue of waiting requests is full", details?: unknown) {
     super('UHLP_WORKFLOW_SESSION_QUEUE_FULL', message, details);
+    }
+}
+
+/** A replay or fork body that is not one. */
+export class WorkflowReplayInvalidError extends UhlpError<'UHLP_WORKFLOW_REPLAY_INVALID'> {
+  override readonly name = 'WorkflowReplayInvalidError';
+
+  constructor(message = "the replay or fork request is invalid", details?: unknown) {
+    super('UHLP_WORKFLOW_REPLAY_INVALID', message, details);
+  }
+}
+
+/** A replay or fork from a step the run's trace does not hold. */
+export class WorkflowStepOutOfRangeError extends UhlpError<'UHLP_WORKFLOW_STEP_OUT_OF_RANGE'> {
+  override readonly name = 'WorkflowStepOutOfRangeError';
+
+  constructor(message = "the run's trace holds no such step", details?: unknown) {
+    super('UHLP_WORKFLOW_STEP_OUT_OF_RANGE', message, details);
+  }
+}
+
+/** A replay or fork from a step whose checkpoint was not kept whole. */
+export class WorkflowCheckpointUnavailableError extends UhlpError<'UHLP_WORKFLOW_CHECKPOINT_UNAVAILABLE'> {
+  override readonly name = 'WorkflowCheckpointUnavailableError';
+
+  constructor(message = "the state before that step was not kept", details?: unknown) {
+    super('UHLP_WORKFLOW_CHECKPOINT_UNAVAILABLE', message, details);
+  }
+}
+
+/** A fork whose edited blackboard breaks the workflow's state.schema. */
+export class WorkflowForkStateInvalidError extends UhlpError<'UHLP_WORKFLOW_FORK_STATE_INVALID'> {
+  override readonly name = 'WorkflowForkStateInvalidError';
+
+  constructor(message = "the forked blackboard breaks the workflow's state.schema", details?: unknown) {
+    super('UHLP_WORKFLOW_FORK_STATE_INVALID', message, details);
   }
 }

@@ -72,6 +72,7 @@ export function summaryOf(record: RunRecord): RunSummary {
     ...(record.paused !== undefined ? { paused: record.paused } : {}),
     ...(record.cancellation !== undefined ? { cancellation: { by: record.cancellation.by, at: record.cancellation.at, via: record.cancellation.via } } : {}),
     ...(record.error !== undefined ? { errorCode: record.error.code } : {}),
+    ...(record.parent !== undefined ? { parent: record.parent } : {}),
   };
 }
 

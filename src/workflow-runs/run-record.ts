@@ -11,7 +11,8 @@
  */
 import { newSessionId } from '../state/session-id.js';
 import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
-import type { RunCancellation } from '../contract/workflow/run-summary.js';
+import type { RunCancellation, RunChild, RunParent } from '../contract/workflow/run-summary.js';
+import type { StepCheckpoint } from './step-checkpoints.js';
 import { bounded, type Approval, type EngineState, type RunError, type RunStatus, type SimulationStep } from '../contract/workflow/run-view.js';
 
 
@@ -66,6 +67,12 @@ export interface RunRecord {
   steps: SimulationStep[];
   /** Steps dropped from the front of `steps` to keep the record bounded. */
   droppedSteps: number;
+  /** The engine state before a step, by the step's index, for a replay or a fork from it (step-checkpoints.ts). */
+  checkpoints?: Record<string, StepCheckpoint>;
+  /** The run this one was replayed or forked from. */
+  readonly parent?: RunParent;
+  /** Runs replayed or forked from this one, the last MAX_CHILDREN (run-replays.ts). */
+  children?: RunChild[];
 }
 
 /** Trace steps kept per run; older ones are dropped (counted in droppedSteps). */
@@ -92,6 +99,8 @@ export interface SimulationTrace {
   readonly metadata: WorkflowMetadata | null;
   readonly droppedSteps: number;
   readonly steps: readonly SimulationStep[];
+  /** The run this one was replayed or forked from; its first steps are that run's (`takenFrom`). */
+  readonly parent?: RunParent;
 }
 
 export function traceOf(record: RunRecord): SimulationTrace {
@@ -104,5 +113,6 @@ export function traceOf(record: RunRecord): SimulationTrace {
     metadata: record.metadata ?? null,
     droppedSteps: record.droppedSteps,
     steps: record.steps,
+    ...(record.parent !== undefined ? { parent: record.parent } : {}),
   };
 }

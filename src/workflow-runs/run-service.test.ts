@@ -48,6 +48,31 @@ async function twoCores(run = RUN): Promise<{ here: RunService; elsewhere: RunSe
 }
 
 describe('RunService', () => {
+  it('keeps the state before each checkpoint for a replay, makes a run from one, and lists it on its parent', async () => {
+    const { store } = countingStore();
+    const runs = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });
+    await runs.create(RUN);
+    await runs.claim(RUN.id, 'exec-1');
+    await runs.checkpoint(RUN.id, 'exec-1', { state: stateAfter(1, ['b']), steps: [step(0, 'a')] });
+    // Two steps in one checkpoint: the second has no state of its own.
+    await runs.checkpoint(RUN.id, 'exec-1', { state: stateAfter(3, ['d']), steps: [step(1, 'b'), step(2, 'c')], status: 'completed', result: 1 });
+    const parent = await runs.get(RUN.id);
+    expect(Object.keys(parent.checkpoints ?? {})).toEqual(['0', '1']);
+    expect(parent.checkpoints?.['1']).toMatchObject({ state: stateAfter(1, ['b']) });
+    const at = '2026-01-01T00:00:00.000Z';
+    const child = await runs.create({
+      ...RUN,
+      id: 'RUN-2',
+      origin: { parent: { runId: RUN.id, step: 1, kind: 'replay', by: 'ada', at }, state: stateAfter(1, ['b']), steps: parent.steps.slice(0, 1), droppedSteps: 0, approvals: {}, checkpoints: { '0': parent.checkpoints!['0']! } },
+    });
+    expect(runs.viewOf(child)).toMatchObject({ nextStep: 1, fresh: false, state: { position: { frontier: ['b'] } } });
+    await runs.addChild(RUN.id, { runId: 'RUN-2', step: 1, kind: 'replay', by: 'ada', at });
+    const after = await runs.get(RUN.id);
+    expect(after.children).toEqual([{ runId: 'RUN-2', step: 1, kind: 'replay', by: 'ada', at }]);
+    expect(after.status).toBe('completed');
+    expect(after.steps).toEqual(parent.steps);
+  });
+
   it('applies a run owner\'s successive checkpoints from the record it last wrote, reading the store once', async () => {
     const { store, reads } = countingStore();
     const runs = new RunService({ store, ttlMs: 60_000, maxBytes: 1024 * 1024 });

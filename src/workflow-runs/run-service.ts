@@ -19,6 +19,9 @@
  *   once (or goes on at its on_cancel node), a running one once its driver has
  *   cut the step in flight (`startCancelLeg`, `cancelled`). From then on only
  *   the on_cancel leg's checkpoints are applied.
+ * - `checkpoint` also keeps the state before each checkpoint's first step, for
+ *   a replay or a fork from it (step-checkpoints.ts); `create` with an `origin`
+ *   makes such a run, and `addChild` lists it on its parent (run-replays.ts).
  *
  * A run this core creates or changes is changed again at once (its claim, its
  * next checkpoint), so the record it last wrote is kept (parsed, with its version) and the next change
@@ -36,10 +39,11 @@ import {
   WorkflowRunNotPausedError,
   WorkflowStateTooLargeError,
 } from '../shared/workflow-errors.js';
-import { FINAL_RUN_STATUSES, type RunCancellation } from '../contract/workflow/run-summary.js';
+import { FINAL_RUN_STATUSES, type RunCancellation, type RunChild, type RunParent } from '../contract/workflow/run-summary.js';
 import type { RunStore, StoredRun } from '../state/run-store.js';
 import { appendSteps, type RunRecord } from './run-record.js';
 import { summaryOf, type RunIndex } from './run-index.js';
+import { keepCheckpoint, pruneCheckpoints, shedCheckpoints, type StepCheckpoint } from './step-checkpoints.js';
 import { toRunError, type Approval, type EngineState, type RunError, type RunStatus, type RunView, type SimulationStep } from '../contract/workflow/run-view.js';
 import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
 
@@ -71,7 +75,22 @@ export interface NewRun {
   readonly allowedTools: readonly string[];
   /** The workflow's on_cancel node, kept on the run so that any core that cancels it knows it. @defaultValue none */
   readonly onCancel?: string;
+  /** A replay or fork (run-replays.ts): where the run starts instead of `start` and `blackboard`, with the parent's steps before it. @defaultValue none */
+  readonly origin?: RunOrigin;
 }
+
+/** What a replayed or forked run starts from: its parent's checkpoint before a step, and the parent's steps before that one. */
+export interface RunOrigin {
+  readonly parent: RunParent;
+  readonly state: EngineState;
+  readonly steps: readonly SimulationStep[];
+  readonly droppedSteps: number;
+  readonly approvals: Record<string, Approval>;
+  readonly checkpoints: Record<string, StepCheckpoint>;
+}
+
+/** Children a run lists at most; the oldest go first past it. */
+export const MAX_CHILDREN = 100;
 
 /** What a checkpoint of the orchestrator carries (core.workflow.checkpoint). */
 export interface Checkpoint {
@@ -146,6 +165,10 @@ export class RunService {
       steps: [],
       droppedSteps: 0,
     };
+    if (run.origin !== undefined) {
+      const { parent, state, steps, droppedSteps, approvals, checkpoints } = run.origin;
+      Object.assign(record, { parent, state, steps: [...steps], droppedSteps, approvals: { ...approvals }, checkpoints: { ...checkpoints } });
+    }
     const json = this.serialize(record);
     if (json === undefined) throw new WorkflowStateTooLargeError(`the run's input is over the run size cap of ${this.options.maxBytes} bytes`, { maxBytes: this.options.maxBytes });
     if (!(await this.options.store.createRun(run.id, json, this.options.ttlMs, true))) {
@@ -209,8 +232,10 @@ export class RunService {
       if (record.status !== 'running') throw new WorkflowRunConflictError(`run ${id} is ${record.status}`, { status: record.status });
       // A run being cancelled takes nothing more from the step being cut; only its on_cancel leg goes on.
       if (record.cancellation !== undefined && !record.cancellation.leg) throw new WorkflowRunConflictError(`run ${id} is being cancelled`, { status: 'cancelled' });
+      keepCheckpoint(record, checkpoint.steps);
       if (checkpoint.state !== undefined) record.state = checkpoint.state;
       appendSteps(record, checkpoint.steps);
+      pruneCheckpoints(record);
       const status = checkpoint.status ?? 'running';
       if (status === 'running') return;
       if (record.cancellation === undefined) return this.settle(record, status, checkpoint);
@@ -294,6 +319,15 @@ export class RunService {
       if (FINAL.has(record.status) || record.cancellation === undefined) return false;
       this.settle(record, 'cancelled', { error: cancelledError(record) });
       return true;
+    });
+  }
+
+  /** Lists a run replayed or forked from this one (the run's family); whatever the run's status. */
+  addChild(id: string, child: RunChild): Promise<RunRecord> {
+    return this.change(id, (record) => {
+      const children = (record.children ??= []);
+      children.push(child);
+      if (children.length > MAX_CHILDREN) children.splice(0, children.length - MAX_CHILDREN);
     });
   }
 
@@ -392,6 +426,13 @@ export class RunService {
    * later write, so a write costs the new steps, not the whole trace again.
    */
   private serialize(record: RunRecord): string | undefined {
+    const json = this.serializeWhole(record);
+    // Over the cap, the checkpoints kept for replays go before the run fails for its size.
+    if (json === undefined && shedCheckpoints(record)) return this.serializeWhole(record);
+    return json;
+  }
+
+  private serializeWhole(record: RunRecord): string | undefined {
     const { steps, droppedSteps, ...rest } = record;
     const head = JSON.stringify(rest);
     const json = `${head.slice(0, -1)},"steps":[${steps.map(stepJson).join(',')}],"droppedSteps":${JSON.stringify(droppedSteps)}}`;

@@ -14,6 +14,7 @@ import { summaryOf } from './run-index.js';
 import type { RunService } from './run-service.js';
 import type { WorkflowCatalog } from './workflow-catalog.js';
 import { jsonExcerpt, type JsonExcerpt } from './json-excerpt.js';
+import { checkpointedSteps } from './step-checkpoints.js';
 
 export interface RunViewsOptions {
   readonly runs: RunService;
@@ -39,6 +40,9 @@ export class RunViews {
       ...(record.status === 'completed' || (record.status === 'cancelled' && record.result !== undefined) ? { result: await redact(record.result) } : {}),
       ...(record.error !== undefined ? { error: record.error } : {}),
       metadata: record.metadata ?? null,
+      // The run's family: the runs replayed or forked from it, and the steps a replay or a fork of it may start from.
+      children: record.children ?? [],
+      checkpointedSteps: checkpointedSteps(record),
       links: { self: `${RUNS_PATH}/${record.id}`, trace: `${RUNS_PATH}/${record.id}/trace`, ...(record.status === 'paused' ? { resume: `${RUNS_PATH}/${record.id}/resume` } : {}) },
     };
   }

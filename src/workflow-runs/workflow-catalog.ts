@@ -34,6 +34,11 @@ export class WorkflowCatalog {
     },
   ) {}
 
+  /** The revision of the app the core serves now; undefined when it serves no such app. */
+  currentRevision(appId: string): string | undefined {
+    return this.options.registry.snapshot.apps.get(appId)?.revision;
+  }
+
   /** The app at `revision`; UHLP_WORKFLOW_INVALID when that revision of it is gone or no longer valid. */
   app(appId: string, revision: string): LoadedApp {
     const current = this.options.registry.snapshot.apps.get(appId);

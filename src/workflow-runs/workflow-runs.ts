@@ -4,7 +4,7 @@
  * llm-orchestrator drives in a sandbox through MCP while the core owns it
  * (run-driver.ts); the workflow tools the orchestrator calls
  * (workflow-tool-backing.ts); approvals (run-approvals.ts), cancels
- * (run-cancels.ts) and what clients
+ * (run-cancels.ts), replays and forks (run-replays.ts) and what clients
  * read of a run (run-views.ts); and, on Redis state, runs whose core stopped
  * (orphan-sweeper.ts).
  */
@@ -17,6 +17,7 @@ import { PipelineTurns } from './pipeline-turns.js';
 import { RunApprovals } from './run-approvals.js';
 import { RunCancels } from './run-cancels.js';
 import { RunDriver } from './run-driver.js';
+import { RunReplays } from './run-replays.js';
 import type { RunService } from './run-service.js';
 import { RunViews } from './run-views.js';
 import { SessionRuns } from './session-runs.js';
@@ -45,6 +46,7 @@ export class WorkflowRuns {
   readonly tools: WorkflowToolBacking;
   readonly approvals: RunApprovals;
   readonly cancels: RunCancels;
+  readonly replays: RunReplays;
   /** The run records (what a cancel reads before it is made). */
   readonly runs: RunService;
   readonly views: RunViews;
@@ -67,6 +69,7 @@ export class WorkflowRuns {
     const sessions = new SessionRuns({ runs, leases, cancels: this.cancels, logger });
     this.turns = new WorkflowRunTurns({ ...parts, logger, stateKind, sessions });
     this.approvals = new RunApprovals(parts);
+    this.replays = new RunReplays({ ...parts, logger });
     this.views = new RunViews({ runs, catalog, logger });
     this.mcpTasks = new McpRunTasks({ ...parts, approvals: this.approvals, cancels: this.cancels, logger, ttlMs: options.runTtlMs ?? 86_400_000 });
     this.sweeper = new OrphanSweeper({ ...parts, leases, logger, stateKind });

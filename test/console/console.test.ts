@@ -190,6 +190,59 @@ describe('the console in Chromium against uhlp dev', () => {
     expect((await api(`/runs/${runId}`)).run.status).toBe('cancelled');
   });
 
+  it("replays and forks a run from its page, and shows the run's family", async () => {
+    const asked = await ask('How do I export my invoices?');
+    expect(asked.status).toBe(200);
+    const parentId = asked.headers.get('x-uhlp-run-id')!;
+    const parentSteps = (await api(`/runs/${parentId}`)).trace.steps as Array<{ index: number; node: string; at: string }>;
+    await visit(`runs/${parentId}`);
+    await page.locator('.facts .badge-completed').waitFor({ timeout: 15_000 });
+    // classify and route ride in one checkpoint: steps 0 (classify), 2 (answer) and 3 (judge) can be started from.
+    await expect(page.getByLabel('from step').locator('option').allTextContents()).resolves.toEqual(['#0 classify', '#2 answer', '#3 judge']);
+    const callsBefore = llm.requests.length;
+    await page.getByLabel('from step').selectOption('2');
+    await page.getByRole('button', { name: 'Replay from step' }).click();
+    // The new run's page opens: its parent, its first steps taken from it, the rest run again.
+    await page.locator('.family-parent').waitFor({ timeout: 15_000 });
+    await expect(page.locator('.family-parent').textContent()).resolves.toContain(`A replay of ${parentId} from step 2, by loopback`);
+    await page.locator('.facts .badge-completed').waitFor({ timeout: 20_000 });
+    await expect(page.locator('.step .taken-from').count()).resolves.toBe(2);
+    const replayId = decodeURIComponent(new URL(page.url()).hash.split('/').pop()!);
+    const replay = await api(`/runs/${replayId}`);
+    expect(replay.trace.steps.slice(0, 2).map((step: { at: string; takenFrom: unknown }) => [step.at, step.takenFrom])).toEqual(
+      parentSteps.slice(0, 2).map((step) => [step.at, { runId: parentId, index: step.index }]),
+    );
+    // The classify step was taken, not asked again; the answer was.
+    const replayCalls = llm.requests.slice(callsBefore).map(lastMessage);
+    expect(replayCalls.some((text) => text.includes('HELPDESK-CLASSIFY'))).toBe(false);
+    expect(replayCalls.some((text) => text.includes('HELPDESK-ANSWER') && text.includes('export my invoices'))).toBe(true);
+    await shot('run-replayed');
+
+    // A fork from the parent's page, with the question edited.
+    await visit(`runs/${parentId}`);
+    await page.getByLabel('from step').selectOption('2');
+    await page.getByLabel('blackboard edit').fill('{"input": {"text": "How do I export my receipts?"}}');
+    await page.getByRole('button', { name: 'Fork from step' }).click();
+    await page.locator('.family-parent').waitFor({ timeout: 15_000 });
+    await expect(page.locator('.family-parent').textContent()).resolves.toContain(`A fork of ${parentId} from step 2`);
+    await page.locator('.facts .badge-completed').waitFor({ timeout: 20_000 });
+    expect(llm.requests.slice(callsBefore).map(lastMessage).some((text) => text.includes('HELPDESK-ANSWER') && text.includes('export my receipts'))).toBe(true);
+
+    // The parent lists both, each a link to its run; a fork breaking the state schema is refused on the page.
+    await visit(`runs/${parentId}`);
+    const rows = page.locator('table.family-children tbody tr');
+    await rows.first().waitFor({ timeout: 15_000 });
+    await expect(rows.locator('td:nth-child(2)').allTextContents()).resolves.toEqual(['replay', 'fork']);
+    await expect(rows.first().locator('a').textContent()).resolves.toBe(replayId);
+    await page.getByLabel('blackboard edit').fill('{"draft": 5}');
+    await page.getByRole('button', { name: 'Fork from step' }).click();
+    await page.getByText('UHLP_WORKFLOW_FORK_STATE_INVALID').waitFor({ timeout: 10_000 });
+    await shot('run-family');
+    await rows.first().locator('a').click();
+    await page.locator('.family-parent a').waitFor({ timeout: 15_000 });
+    expect((await api(`/runs/${parentId}`)).run.children).toHaveLength(2);
+  });
+
   it('redrives a dead letter', async () => {
     const published = await fetch(`${core.url}/relay/enqueue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ job: 7 }) });
     expect(published.status).toBe(200);

@@ -4,6 +4,9 @@
  * thought, action, observation and snapshot, and, while it runs, live updates
  * from the run's stream. A paused run can be decided here as in the inbox, and
  * a run that has not ended can be cancelled (its step in flight is cut).
+ * Any run can be replayed or forked from a step whose checkpoint was kept (a
+ * new run; this one stays as it is), and its family (the run it came from, the
+ * runs made from it) links to each of them.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, streamEvents } from '../api.js';
@@ -11,6 +14,7 @@ import { ActionButton, ErrorBox, JsonBlock, Loading, Section, StatusBadge } from
 import { duration, time } from '../format.js';
 import type { RunDetail, Step } from '../types.js';
 import { Decision } from './inbox.js';
+import { Family, ReplayForm } from './run-family.js';
 
 export function RunPage({ id, canAct }: { id: string; canAct: boolean }) {
   const [detail, setDetail] = useState<RunDetail | undefined>(undefined);
@@ -108,6 +112,10 @@ export function RunPage({ id, canAct }: { id: string; canAct: boolean }) {
             <Decision runId={run.id} grants={grants} canAct={canAct} onDone={() => setTick((value) => value + 1)} />
           </div>
         ) : null}
+      </Section>
+      <Section title="Family">
+        <Family parent={run.parent} children={run.children} />
+        <ReplayForm run={run} steps={trace.steps} canAct={canAct} />
       </Section>
       <Section title="Provenance">
         <Provenance metadata={run.metadata} approvals={run.approvals} />
@@ -218,6 +226,12 @@ function StepItem({ step }: { step: Step }) {
       <details>
         <summary>
           <span class="mono">#{step.index}</span> {step.node} <span class="muted">({step.type})</span> <StatusBadge status={step.status} /> <span class="muted">{duration(step.durationMs)}</span>
+          {step.takenFrom !== undefined ? (
+            <span class="muted taken-from" data-taken-from={step.takenFrom.runId}>
+              {' '}
+              taken from {step.takenFrom.runId}
+            </span>
+          ) : null}
         </summary>
         <h4>Thought</h4>
         <p class="thought">{step.thought}</p>

@@ -18,6 +18,28 @@ export interface RunCancellation {
   readonly via: 'http' | 'console' | 'mcp' | 'interrupt' | 'rollback';
 }
 
+/**
+ * Where a replayed or forked run comes from (docs/workflows.md "Replay and
+ * fork"): the run it was made from, the step it starts at (the steps before it
+ * are the parent's, taken from its trace), replay or fork, and who asked when.
+ */
+export interface RunParent {
+  readonly runId: string;
+  readonly step: number;
+  readonly kind: 'replay' | 'fork';
+  readonly by: string;
+  readonly at: string;
+}
+
+/** A run made from this one by a replay or a fork: the other side of RunParent. */
+export interface RunChild {
+  readonly runId: string;
+  readonly step: number;
+  readonly kind: 'replay' | 'fork';
+  readonly by: string;
+  readonly at: string;
+}
+
 /** What the list shows of one run. */
 export interface RunSummary {
   readonly id: string;
@@ -38,4 +60,6 @@ export interface RunSummary {
   readonly cancellation?: RunCancellation;
   /** The error code of a run that failed or timed out. */
   readonly errorCode?: string;
+  /** The run this one was replayed or forked from. */
+  readonly parent?: RunParent;
 }

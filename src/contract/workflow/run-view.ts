@@ -51,6 +51,8 @@ export interface SimulationStep {
   readonly output?: unknown;
   readonly error?: RunError;
   readonly durationMs: number;
+  /** A replayed or forked run's step that was not run again: the parent's step, copied from its trace. */
+  readonly takenFrom?: { readonly runId: string; readonly index: number };
 }
 
 export interface RunError {
