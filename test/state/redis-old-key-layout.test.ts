@@ -20,6 +20,7 @@ import type { RuntimeStore } from '../../src/state/runtime-store.js';
 import { RuntimeKeys } from '../../src/state/runtime-keys.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from '../helpers/redis-url.js';
 import { dropKeys } from '../sources/redis-keys.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** cron-fire-3.lua as the release before the Cluster layout shipped it (no `meta` field yet). */
 const PREVIOUS_CRON_FIRE = `
@@ -98,6 +99,29 @@ describe('an upgrade from the layout before Cluster hash tags, on one Redis', ()
     await old.eval(script('run-create-2.lua'), 2, names.run('RUN-a'), names.activeRuns, 'RUN-a', '{"v":"stale"}', 60_000, 0, Date.now());
     expect(await runtime.runs.getRun('RUN-a')).toEqual({ json: '{"v":"old"}', version: 1 });
     expect(await runtime.runs.getRun('RUN-none')).toBeUndefined();
+  });
+
+  it('looks for a run under the old name once per core, not at each of its steps', async () => {
+    const monitor = await old.monitor();
+    const renames: string[] = [];
+    let probed = false;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'renamenx' && args[1]?.startsWith(prefix)) renames.push(args[1]);
+      if (args[0]?.toLowerCase() === 'get' && args[1] === `${prefix}probe`) probed = true;
+    });
+    try {
+      expect(await runtime.runs.createRun('RUN-new', '{"step":0}', 60_000, true)).toBe(true);
+      for (let step = 1; step <= 5; step++) {
+        expect(await runtime.runs.getRun('RUN-new')).toEqual({ json: `{"step":${step - 1}}`, version: step });
+        expect(await runtime.runs.updateRun('RUN-new', step, `{"step":${step}}`, 60_000, true)).toBe(true);
+      }
+      // Commands reach the monitor in the order Redis ran them: once it has seen this one, it has seen the steps'.
+      await old.get(`${prefix}probe`);
+      await waitFor(() => probed, { timeoutMs: 5000, what: 'the monitor to catch up' });
+      expect(renames).toEqual([`${prefix}run:RUN-new`]);
+    } finally {
+      monitor.disconnect();
+    }
   });
 
   it('promotes retries kept under the old name when they fall due, with their attempt count', async () => {
