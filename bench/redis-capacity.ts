@@ -265,7 +265,8 @@ export async function benchRedisCapacity(options: { turns: number; concurrency: 
     kinds.push(oneStep, sixSteps, stepOf(oneStep, sixSteps, WORKFLOW_STEPS - 1));
 
     // Shown as soon as measured: the scaling below starts two more cores, which a loaded machine may refuse.
-    process.stderr.write(`redis capacity, per kind:\n${redisCapacityTable({ idleCommandsPerSecond: 0, kinds, scaling: [] })}`);
+    const idleCommandsPerSecond = round([...idleRate.values()].reduce((a, b) => a + b, 0), 1);
+    process.stderr.write(`redis capacity, per kind:\n${redisCapacityTable({ idleCommandsPerSecond, kinds, scaling: [] })}`);
     // One, two, three cores on the one Redis, then on a three-master Cluster: plain HTTP turns through all of them at once.
     for (const core of cores.splice(0)) await core.stop();
     const start = startCore(definitions, env, START_MS);
@@ -281,7 +282,7 @@ export async function benchRedisCapacity(options: { turns: number; concurrency: 
       for (const node of nodes) node.disconnect();
       await cluster.stop();
     }
-    return { idleCommandsPerSecond: round([...idleRate.values()].reduce((a, b) => a + b, 0), 1), kinds, scaling };
+    return { idleCommandsPerSecond, kinds, scaling };
   } finally {
     for (const core of cores) await core.stop();
     redis.disconnect();
