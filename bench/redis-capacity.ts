@@ -12,35 +12,50 @@
  * bench's XADD is subtracted: what remains is the delivery's turn), an LLM call with a
  * daily token budget, missing and hitting the answer cache.
  *
- * Then plain HTTP turns through one, two and three cores on one Redis at once
- * (BENCH_SECONDS each), with the Redis CPU per turn: where the installation's ceiling is.
+ * A session turn is the plain turn sent with the `X-UHLP-Session-ID` of a stored
+ * session (opened once with `X-UHLP-Session: new`). A workflow step is the
+ * difference between a run of six no-op JIT steps and a run of one, over five:
+ * what one more step costs, the run's own start and end left out (those are the
+ * `workflow run (1 step)` row).
+ *
+ * Then plain HTTP turns through one, two and three cores on one Redis, and on a
+ * three-master Redis Cluster, at once (BENCH_SECONDS each; redis-core-scaling.ts),
+ * with where the CPU went: where the installation's ceiling is.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisServerProcess } from '../test/helpers/redis-server-process.js';
+import { RedisClusterTopology } from '../test/helpers/redis-cluster-topology.js';
 import { startUhlpDev, type UhlpProcess } from '../test/helpers/uhlp-process.js';
 import { RuntimeKeys } from '../src/state/runtime-keys.js';
 import { writeBenchApp } from './lib/bench-app.js';
-import { nativeLoad } from './lib/native-load.js';
 import { processTreeCpu } from './lib/process-cpu.js';
+import { coreScalingTable, scaleCores, startCore, type CoreScaling } from './redis-core-scaling.js';
 
 const APP = `apiVersion: uhlp.dev/v1alpha1
 kind: AppDefinition
 metadata: { name: bench }
 spec:
-  pools: [{ name: p, minWarm: 2, maxSize: 2, concurrency: 8, maxUses: 100000000, limits: { timeoutMs: 5000 } }]
+  pools:
+    - { name: p, minWarm: 2, maxSize: 2, concurrency: 8, maxUses: 100000000, limits: { timeoutMs: 5000 } }
+    - { name: brain, runner: llm, minWarm: 1, maxSize: 1, maxUses: 100000000, limits: { timeoutMs: 30000 } }
   components:
     - { id: hello, handler: JIT, pool: p, jit: { script: scripts/cap.mjs, function: hello } }
     - { id: once, handler: JIT, pool: p, jit: { script: scripts/cap.mjs, function: hello } }
     - { id: ask, handler: JIT, pool: p, jit: { script: scripts/cap.mjs, function: ask } }
     - { id: work, handler: JIT, pool: p, jit: { script: scripts/cap.mjs, function: hello } }
+    - { id: noop, handler: JIT, pool: p, jit: { script: scripts/cap.mjs, function: noop } }
+    - { id: one, handler: WORKFLOW, pool: brain, workflow: { workflowId: one } }
+    - { id: six, handler: WORKFLOW, pool: brain, workflow: { workflowId: six } }
   routes:
     - { http: { method: GET, path: /hello/:name }, component: hello }
     - { http: { method: POST, path: /once }, component: once }
     - { http: { method: GET, path: /ask/:n }, component: ask }
     - { queue: { name: jobs }, component: work }
+    - { http: { method: POST, path: /one }, component: one }
+    - { http: { method: POST, path: /six }, component: six }
   capabilities:
     llm: { models: [small], maxTokens: 64, tokensPerDay: 100000000 }
 `;
@@ -48,7 +63,17 @@ spec:
 /** A core's start on a busy two-core machine can take most of a minute (the sandbox driver's probe). */
 const START_MS = 180_000;
 
+/** A workflow of `steps` no-op JIT steps, one after the other. */
+function workflowOf(steps: number): string {
+  const nodes = Array.from({ length: steps }, (_, i) => `  s${i}: { type: jit, component: noop, inputs_map: { n: input.n }, output: out.s${i}, next: ${i + 1 < steps ? `s${i + 1}` : 'done'} }`);
+  return `start: s0\nnodes:\n${nodes.join('\n')}\n  done: { type: end, output: out.s0 }\n`;
+}
+
+/** Steps of the longer workflow: a step's cost is (six - one) / (WORKFLOW_STEPS - 1). */
+const WORKFLOW_STEPS = 6;
+
 const SCRIPT = `export const hello = () => ({ hello: 'world' });
+export const noop = () => null;
 export async function ask(event, ctx) {
   const answer = await ctx.tools.call('core.llm.generate', { prompt: 'question ' + event.httpDetails.pathParameters.n, temperature: 0, cacheTtlSeconds: 300 });
   return { answer: answer.text };
@@ -71,20 +96,10 @@ export interface RedisCost {
   readonly coreCpuMsPerTurn: number;
 }
 
-export interface CoreScaling {
-  readonly cores: number;
-  readonly rps: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly errors: number;
-  /** Redis's CPU per turn, µs, and its share of one CPU at this rate. */
-  readonly redisCpuUsPerTurn: number;
-  readonly redisCpuShare: number;
-}
-
 export interface RedisCapacityReport {
   readonly idleCommandsPerSecond: number;
   readonly kinds: RedisCost[];
+  /** One, two, three cores on one Redis, then on a three-master Cluster. */
   readonly scaling: CoreScaling[];
 }
 
@@ -150,7 +165,7 @@ export async function benchRedisCapacity(options: { turns: number; concurrency: 
   await server.start();
   const redis = new Redis(server.url);
   await redis.config('SET', 'appendfsync', 'everysec');
-  const definitions = writeBenchApp(APP, { 'scripts/cap.mjs': SCRIPT });
+  const definitions = writeBenchApp(APP, { 'scripts/cap.mjs': SCRIPT, 'workflows/one.yaml': workflowOf(1), 'workflows/six.yaml': workflowOf(WORKFLOW_STEPS) });
   const answers = path.join(mkdtempSync(path.join(os.tmpdir(), 'uhlp-bench-llm-')), 'answers.yaml');
   writeFileSync(answers, 'answers: []\ndefault: { answer: "forty-two" }\n');
   const prefix = 'uhlp:';
@@ -164,6 +179,8 @@ export async function benchRedisCapacity(options: { turns: number; concurrency: 
     // Warm: pools, scripts, the LLM path, the queue's consumer group.
     for (let i = 0; i < 20; i++) await ok(await fetch(`${base}/hello/w`));
     await ok(await fetch(`${base}/ask/warm`));
+    const post = (route: string): Promise<Response> => fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' });
+    for (let i = 0; i < 3; i++) await ok(await post('/six'));
 
     // The idle core's own commands, per second.
     const idleBefore = await read(redis, pid);
@@ -206,13 +223,12 @@ export async function benchRedisCapacity(options: { turns: number; concurrency: 
     const { turns, concurrency } = options;
     const kinds: RedisCost[] = [];
     kinds.push(await measure('http', turns, () => drive(turns, concurrency, async () => void (await ok(await fetch(`${base}/hello/x`))))));
-    const first = await ok(await fetch(`${base}/hello/s`));
+    const first = await ok(await fetch(`${base}/hello/s`, { headers: { 'x-uhlp-session': 'new' } }));
     const session = first.headers.get('x-uhlp-session-id');
-    if (session) {
-      kinds.push(
-        await measure('session', turns, () => drive(turns, concurrency, async () => void (await ok(await fetch(`${base}/hello/s`, { headers: { 'x-uhlp-session-id': session } }))))),
-      );
-    }
+    if (!session) throw new Error('X-UHLP-Session: new answered no X-UHLP-Session-ID');
+    kinds.push(
+      await measure('session turn', turns, () => drive(turns, concurrency, async () => void (await ok(await fetch(`${base}/hello/s`, { headers: { 'x-uhlp-session-id': session } }))))),
+    );
     const run = Date.now().toString(36);
     kinds.push(
       await measure('once-only', turns, () =>
@@ -242,41 +258,55 @@ export async function benchRedisCapacity(options: { turns: number; concurrency: 
     kinds.push(await measure('llm (cache miss, budget)', turns, () => drive(turns, concurrency, async (i) => void (await ok(await fetch(`${base}/ask/${run}-${i}`))))));
     kinds.push(await measure('llm (cache hit)', turns, () => drive(turns, concurrency, async () => void (await ok(await fetch(`${base}/ask/same`))))));
 
+    // Workflow runs are slower than turns: a quarter as many runs.
+    const runs = Math.max(10, Math.round(turns / 4));
+    const oneStep = await measure('workflow run (1 step)', runs, () => drive(runs, concurrency, async () => void (await ok(await post('/one')))));
+    const sixSteps = await measure(`workflow run (${WORKFLOW_STEPS} steps)`, runs, () => drive(runs, concurrency, async () => void (await ok(await post('/six')))));
+    kinds.push(oneStep, sixSteps, stepOf(oneStep, sixSteps, WORKFLOW_STEPS - 1));
+
     // Shown as soon as measured: the scaling below starts two more cores, which a loaded machine may refuse.
-    process.stderr.write(`redis capacity, per kind:\n${redisCapacityTable({ idleCommandsPerSecond: 0, kinds, scaling: [] })}`);
-    // One, two, three cores on the one Redis: plain HTTP turns through all of them at once.
-    const scaling: CoreScaling[] = [];
-    for (let n = 1; n <= 3; n++) {
-      while (cores.length < n) cores.push(await startUhlpDev(definitions, ['--state', server.url, '--log-level', 'error'], START_MS, undefined, env));
-      let before: Promise<Reading> | undefined;
-      let after: Promise<Reading> | undefined;
-      const result = await nativeLoad({
-        targets: cores.map((c) => `tcp:${new URL(c.url).host}`),
-        connections: 8 * n,
-        path: '/bench/hello/{{id}}',
-        durationMs: options.durationMs,
-        onPhase: (phase) => {
-          if (phase === 'measuring') before = read(redis, undefined);
-          else after = read(redis, undefined);
-        },
-      });
-      const cpu = (await after!).cpuSeconds - (await before!).cpuSeconds;
-      scaling.push({
-        cores: n,
-        rps: Math.round(result.rps),
-        p50Ms: result.p50Ms,
-        p99Ms: result.p99Ms,
-        errors: result.errors,
-        redisCpuUsPerTurn: round((cpu / result.requests) * 1e6, 1),
-        redisCpuShare: round(cpu / result.seconds, 3),
-      });
+    const idleCommandsPerSecond = round([...idleRate.values()].reduce((a, b) => a + b, 0), 1);
+    process.stderr.write(`redis capacity, per kind:\n${redisCapacityTable({ idleCommandsPerSecond, kinds, scaling: [] })}`);
+    // One, two, three cores on the one Redis, then on a three-master Cluster: plain HTTP turns through all of them at once.
+    for (const core of cores.splice(0)) await core.stop();
+    const start = startCore(definitions, env, START_MS);
+    const scaling = await scaleCores({ name: 'one Redis', url: server.url, nodes: [redis] }, start, options.durationMs, '/bench/hello/{{id}}');
+    process.stderr.write(coreScalingTable(scaling));
+    const cluster = await RedisClusterTopology.start();
+    const nodes = cluster.ports.map((port) => cluster.client(port));
+    try {
+      // As a production master does (the topology's nodes fsync every write, for the failover tests).
+      await Promise.all(nodes.map((node) => node.config('SET', 'appendfsync', 'everysec')));
+      scaling.push(...(await scaleCores({ name: 'Cluster (3 masters)', url: cluster.url, nodes }, start, options.durationMs, '/bench/hello/{{id}}')));
+    } finally {
+      for (const node of nodes) node.disconnect();
+      await cluster.stop();
     }
-    return { idleCommandsPerSecond: round([...idleRate.values()].reduce((a, b) => a + b, 0), 1), kinds, scaling };
+    return { idleCommandsPerSecond, kinds, scaling };
   } finally {
     for (const core of cores) await core.stop();
     redis.disconnect();
     await server.destroy();
   }
+}
+
+/** What one more step of a run costs: the difference between a run of `more + 1` steps and a run of one, over `more`. */
+function stepOf(one: RedisCost, longer: RedisCost, more: number): RedisCost {
+  const byCommand: Record<string, number> = {};
+  for (const name of new Set([...Object.keys(one.byCommand), ...Object.keys(longer.byCommand)])) {
+    const n = round(((longer.byCommand[name] ?? 0) - (one.byCommand[name] ?? 0)) / more);
+    if (n >= 0.01) byCommand[name] = n;
+  }
+  return {
+    kind: 'workflow step',
+    turns: longer.turns * more,
+    commandsPerTurn: round((longer.commandsPerTurn - one.commandsPerTurn) / more),
+    byCommand,
+    bytesInPerTurn: Math.round((longer.bytesInPerTurn - one.bytesInPerTurn) / more),
+    bytesOutPerTurn: Math.round((longer.bytesOutPerTurn - one.bytesOutPerTurn) / more),
+    redisCpuUsPerTurn: round((longer.redisCpuUsPerTurn - one.redisCpuUsPerTurn) / more, 1),
+    coreCpuMsPerTurn: round((longer.coreCpuMsPerTurn - one.coreCpuMsPerTurn) / more, 3),
+  };
 }
 
 export function redisCapacityTable(report: RedisCapacityReport): string {
@@ -293,9 +323,6 @@ export function redisCapacityTable(report: RedisCapacityReport): string {
       `${k.kind.padEnd(26)} ${String(k.turns).padStart(5)}  ${String(k.commandsPerTurn).padStart(9)}  ${`${k.bytesInPerTurn}/${k.bytesOutPerTurn}`.padStart(21)}  ${String(k.redisCpuUsPerTurn).padStart(17)}  ${String(k.coreCpuMsPerTurn).padStart(16)}  ${top}`,
     );
   }
-  lines.push('', 'cores on one Redis  turns/s  p50 ms  p99 ms  errors  Redis CPU µs/turn  Redis CPU share');
-  for (const s of report.scaling) {
-    lines.push(`${String(s.cores).padStart(18)}  ${String(s.rps).padStart(7)}  ${String(s.p50Ms).padStart(6)}  ${String(s.p99Ms).padStart(6)}  ${String(s.errors).padStart(6)}  ${String(s.redisCpuUsPerTurn).padStart(17)}  ${String(s.redisCpuShare).padStart(15)}`);
-  }
+  if (report.scaling.length > 0) lines.push('', coreScalingTable(report.scaling).trimEnd());
   return `${lines.join('\n')}\n`;
 }

@@ -208,7 +208,7 @@ async function processBench(): Promise<void> {
   }
   if (mcp !== undefined) process.stdout.write(`\nMCP: a federated tool through the core vs straight to the server; a core.* call before and after the SDK move\n${mcpBenchTable(mcp)}`);
   if (secrets !== undefined) process.stdout.write(`\nA warm call whose fetch carries an injected credential vs the same call without one, ${dispatchRounds} interleaved rounds\n${secretsBenchTable(secrets)}`);
-  if (redisCapacity !== undefined) process.stdout.write(`\nRedis per turn of each kind (one core, its own redis-server), and turns/s of one, two, three cores on one Redis\n${redisCapacityTable(redisCapacity)}`);
+  if (redisCapacity !== undefined) process.stdout.write(`\nRedis per turn of each kind (one core, its own redis-server), and turns/s of one, two, three cores on one Redis and on a three-master Cluster\n${redisCapacityTable(redisCapacity)}`);
   if (workflow !== undefined) {
     const { workflow20, direct20, firstByte } = workflow;
     process.stdout.write(

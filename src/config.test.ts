@@ -1,3 +1,5 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hostEnvironment, loadConfig, loadLedgerPruneEnv, loadOperatorEnv, loadStateTarget } from './config.js';
@@ -41,6 +43,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig('d', { state: 'redis+sentinel://s1/m?x=1' }, {})).toThrow(/^--state has an unknown parameter "x"/);
     expect(loadConfig('d', {}, { UHLP_STATE: 'redis+cluster://n1:7000,n2:7001' }).state).toBe('redis+cluster://n1:7000,n2:7001');
     expect(() => loadConfig('d', {}, { UHLP_STATE: 'redis+cluster://n1:7000', UHLP_STATE_REPLICA_ACKS: '1' })).toThrow(/^UHLP_STATE_REPLICA_ACKS must be 0 with a redis\+cluster/);
+  });
+
+  it('takes a TLS Sentinel or Cluster URL whose caFile exists, and refuses one whose caFile does not', () => {
+    const ca = path.join(mkdtempSync(path.join(os.tmpdir(), 'uhlp-ca-')), 'ca.crt');
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\n');
+    const url = `rediss+sentinel://s1/uhlp?caFile=${encodeURIComponent(ca)}`;
+    expect(loadConfig('d', {}, { UHLP_STATE: url }).state).toBe(url);
+    expect(loadConfig('d', {}, { UHLP_STATE: `rediss+cluster://n1?caFile=${ca}` }).state).toBe(`rediss+cluster://n1?caFile=${ca}`);
+    expect(() => loadConfig('d', {}, { UHLP_STATE: 'rediss+sentinel://s1/uhlp?caFile=/nonexistent/ca.crt' })).toThrow(
+      expect.objectContaining({ code: 'UHLP_CONFIG_INVALID', message: 'UHLP_STATE must be a caFile that exists (a PEM file of CAs), got "/nonexistent/ca.crt"' }) as Error,
+    );
   });
 
   it('reads how many replicas must hold a kept write, off by default', () => {

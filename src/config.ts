@@ -454,9 +454,11 @@ export function loadConfig(
   const envInt = (name: string, fallback: number, min: number, max: number): number =>
     env[name] ? integer(name, env[name]!, min, max) : fallback;
   if (state && state.raw !== 'memory') {
-    if (!isRedisUrl(state.raw)) invalid(state.name, 'memory or a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL', state.raw);
+    if (!isRedisUrl(state.raw)) invalid(state.name, 'memory or a redis://, rediss://, redis+sentinel://, rediss+sentinel:// or redis+cluster:// URL', state.raw);
+    const target = parseRedisUrl(state.raw, state.name);
+    if (target.kind !== 'node' && target.caFile !== undefined && !existsSync(target.caFile)) invalid(state.name, 'a caFile that exists (a PEM file of CAs)', target.caFile);
     // WAIT counts the replicas of the connection's own writes; a Cluster client sends it to any node, where it would count nothing.
-    if (parseRedisUrl(state.raw, state.name).kind === 'cluster' && env.UHLP_STATE_REPLICA_ACKS && env.UHLP_STATE_REPLICA_ACKS !== '0') {
+    if (target.kind === 'cluster' && env.UHLP_STATE_REPLICA_ACKS && env.UHLP_STATE_REPLICA_ACKS !== '0') {
       invalid('UHLP_STATE_REPLICA_ACKS', '0 with a redis+cluster:// state (replica acknowledgements are not supported on Redis Cluster yet)', env.UHLP_STATE_REPLICA_ACKS);
     }
   }

@@ -320,7 +320,7 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
   }),
   redis: section('Runtime state (sessions, kv, idempotency, rate limits, budgets). Neither set: in memory, per core.', {
     external: section('An external Redis: `url`, `sentinel` (docs/runtime-state.md#sentinel) or `cluster` (docs/runtime-state.md#cluster).', {
-      url: secretRef('the `redis://`, `rediss://`, `redis+sentinel://` or `redis+cluster://` URL (it may carry a password)', 'url'),
+      url: secretRef('the `redis://`, `rediss://`, `redis+sentinel://`, `rediss+sentinel://` or `redis+cluster://` URL (it may carry a password)', 'url'),
       sentinel: section('A master that Redis Sentinel watches, the URL made from these values (`url` unset).', {
         masterName: str('The name the sentinels monitor the master under; empty: not Sentinel.', '', { pattern: '^$|^[A-Za-z0-9._-]{1,128}$' }),
         sentinels: Type.Array(Type.String({ pattern: '^([A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$' }), {
@@ -330,6 +330,9 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
         db: int('The database number.', 0, 0, 65535),
         auth: secretRef('the password of the master and replicas, URL-safe or percent-encoded', 'password'),
         sentinelAuth: secretRef("the sentinels' own password, URL-safe or percent-encoded", 'password'),
+        tls: bool('TLS to the sentinels and to the master and replicas they name (`rediss+sentinel://`).', false),
+        servername: str("The name checked on the sentinels' and the master's certificates, when not the host dialled; empty: the host.", '', { pattern: '^$|^[A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?$' }),
+        ca: secretRef("the PEM certificates of the CAs the sentinels' and the master's certificates are checked against, instead of the image's trust store (with `tls`)", 'ca.crt'),
       }),
       cluster: section('A Redis Cluster, the `redis+cluster://` URL made from these values (`url` unset; docs/runtime-state.md#cluster).', {
         nodes: Type.Array(Type.String({ pattern: '^([A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$' }), {
@@ -337,8 +340,9 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
           default: [],
         }),
         auth: secretRef('the password of every node, URL-safe or percent-encoded', 'password'),
-        tls: bool('TLS to every node (`rediss+cluster://`; the CA from the container\'s trust store or NODE_EXTRA_CA_CERTS).', false),
+        tls: bool('TLS to every node (`rediss+cluster://`; the CA from `ca`, else the container\'s trust store).', false),
         servername: str("The name checked on the nodes' certificates, when not the host dialled; empty: the host.", '', { pattern: '^$|^[A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?$' }),
+        ca: secretRef("the PEM certificates of the CAs the nodes' certificates are checked against, instead of the image's trust store (with `tls`)", 'ca.crt'),
       }),
     }),
     replicaAcks: int('Replicas a queue publish or ack, a once-only claim or answer, a cron fire or a lease waits for (`WAIT`; `UHLP_STATE_REPLICA_ACKS`): 1 keeps them through a crashed master, the number of replicas through a planned failover; 0: none.', 0, 0, 16),

@@ -11,6 +11,8 @@
  * while one a node refused without applying it (MOVED, ASK, TRYAGAIN during a
  * slot migration, CLUSTERDOWN) is sent again, a bounded number of times.
  */
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { backoffDelay } from '../shared/backoff.js';
 import { nextEvent, withDeadline } from '../shared/deadline.js';
@@ -95,7 +97,7 @@ export function clusterOptions(target: Extract<RedisTarget, { kind: 'cluster' }>
       ...nodeOptions,
       ...(target.username !== undefined ? { username: target.username } : {}),
       ...(target.password !== undefined ? { password: target.password } : {}),
-      ...(target.tls ? { tls: target.servername !== undefined ? { servername: target.servername } : {} } : {}),
+      ...(target.tls ? { tls: tlsOptions(target) } : {}),
     },
     // Writes go to masters, and so do reads: a replica may lag behind a write the core just made.
     scaleReads: 'master',
@@ -125,6 +127,8 @@ export function sentinelOptions(target: Extract<RedisTarget, { kind: 'sentinel' 
     // A round through every sentinel failed: try again, capped, forever (null would end the client for good).
     sentinelRetryStrategy: (attempt: number) => backoffDelay(attempt - 1, { initialMs: 100, maxMs: 2000 }),
     sentinelCommandTimeout: 2000,
+    // TLS to the sentinels, and to the master and replicas they name (ioredis uses `tls` for those only with enableTLSForSentinelMode).
+    ...(target.tls ? { sentinelTLS: tlsOptions(target), tls: tlsOptions(target), enableTLSForSentinelMode: true } : {}),
     // Learn sentinels added later from the ones configured.
     updateSentinels: true,
     // Hear +switch-master from the sentinels and reconnect at once, rather than at the next failed command.
@@ -132,5 +136,18 @@ export function sentinelOptions(target: Extract<RedisTarget, { kind: 'sentinel' 
     // A demoted master answers writes with READONLY until the sentinels have told clients to move:
     // reconnect (asking the sentinels again) and fail that command rather than resend it.
     reconnectOnError: (error: Error) => error.message.startsWith('READONLY'),
+  };
+}
+
+/**
+ * The TLS options of a target: the server name checked on every certificate
+ * when it is not the host dialled, and the CAs from `caFile` instead of the
+ * system's. Read at each client's creation, so a CA rotated in its file (a
+ * Secret remounted) is used from the next client on.
+ */
+function tlsOptions(target: { readonly servername?: string; readonly caFile?: string }): ConnectionOptions {
+  return {
+    ...(target.servername !== undefined ? { servername: target.servername } : {}),
+    ...(target.caFile !== undefined ? { ca: readFileSync(target.caFile) } : {}),
   };
 }

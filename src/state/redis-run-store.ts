@@ -7,12 +7,22 @@
  * Versions before that layout named a record `<prefix>run:<id>`. On a single
  * Redis such a record is moved to its new name (RENAMENX) the first time it is
  * touched, so runs stored by an earlier version are read, resumed and kept.
+ * The ids this store has created or already looked up under the old name are
+ * remembered (the last ADOPTED_IDS of them), so a run's later steps cost no
+ * RENAMENX: with no core of the earlier version left (the documented upgrade),
+ * nothing writes under the old name again.
  */
 import { isCluster } from './redis-connection.js';
 import type { RedisStoreClient } from './redis-calls.js';
 import { DEFAULT_ACTIVE_RUNS_LIMIT, type RunStore, type StoredRun } from './run-store.js';
 
+/** Run ids remembered as having no record under the old name; past it, the oldest are forgotten (and looked up again if touched). */
+const ADOPTED_IDS = 10_000;
+
 export class RedisRunStore implements RunStore {
+  /** Ids whose record is known to be under its new name, oldest first. */
+  private readonly adopted = new Set<string>();
+
   constructor(private readonly client: RedisStoreClient) {}
 
   async createRun(id: string, json: string, ttlMs: number, active: boolean): Promise<boolean> {
@@ -84,12 +94,14 @@ export class RedisRunStore implements RunStore {
   /** On a single Redis, moves a record an earlier version stored under `<prefix>run:<id>` to its name now; a Cluster never held one. */
   private async adoptLegacy(id: string): Promise<void> {
     const { redis, keys } = this.client;
-    if (isCluster(redis)) return;
+    if (isCluster(redis) || this.adopted.has(id)) return;
     try {
       await this.client.call(() => redis.renamenx(keys.legacyRun(id), keys.run(id)));
     } catch (error) {
       // No record under the old name: the usual case.
       if (!(error instanceof Error && /no such key/i.test(error.message))) throw error;
     }
+    this.adopted.add(id);
+    if (this.adopted.size > ADOPTED_IDS) this.adopted.delete(this.adopted.values().next().value!);
   }
 }

@@ -21,11 +21,29 @@ describe('parseRedisUrl', () => {
       password: 'p@ss',
       sentinelUsername: 'watch',
       sentinelPassword: 's&cret',
+      tls: false,
     });
   });
 
+  it('reads TLS, the server name and a CA file from a rediss+sentinel:// URL', () => {
+    expect(parseRedisUrl('rediss+sentinel://:pw@s1,s2:26380/mymaster?servername=redis.example&caFile=%2Fetc%2Fuhlp%2Fredis-ca%2Fca.crt')).toEqual({
+      kind: 'sentinel',
+      sentinels: [
+        { host: 's1', port: 26379 },
+        { host: 's2', port: 26380 },
+      ],
+      masterName: 'mymaster',
+      db: 0,
+      tls: true,
+      servername: 'redis.example',
+      caFile: '/etc/uhlp/redis-ca/ca.crt',
+      password: 'pw',
+    });
+    expect(parseRedisUrl('rediss+cluster://n1?caFile=/ca.pem')).toEqual({ kind: 'cluster', nodes: [{ host: 'n1', port: 6379 }], tls: true, caFile: '/ca.pem' });
+  });
+
   it('defaults the port to 26379 and the db to 0; takes a password without a user', () => {
-    expect(parseRedisUrl('redis+sentinel://:pw@sentinel/uhlp/')).toEqual({ kind: 'sentinel', sentinels: [{ host: 'sentinel', port: 26379 }], masterName: 'uhlp', db: 0, password: 'pw' });
+    expect(parseRedisUrl('redis+sentinel://:pw@sentinel/uhlp/')).toEqual({ kind: 'sentinel', sentinels: [{ host: 'sentinel', port: 26379 }], masterName: 'uhlp', db: 0, tls: false, password: 'pw' });
   });
 
   it('reads seed nodes, credentials and TLS from a redis+cluster:// URL', () => {
@@ -57,6 +75,8 @@ describe('parseRedisUrl', () => {
     ['redis+cluster://bad_host', 'cluster node host'],
     ['redis+cluster://user@n1', 'without a password'],
     ['redis+cluster://n1?servername=x', 'servername without TLS'],
+    ['redis+cluster://n1?caFile=/ca.pem', 'caFile without TLS (use rediss+cluster://)'],
+    ['rediss+cluster://n1?caFile=ca.pem', 'caFile that is not an absolute path'],
     ['rediss+cluster://n1?servername=-x-', 'servername that is not a host name'],
     ['rediss+cluster://n1?db=1', 'unknown parameter "db"'],
     ['redis+cluster://:pw%0d%0aFLUSHALL@n1', 'control character'],
@@ -88,7 +108,12 @@ describe('parseRedisUrl', () => {
     ['redis+sentinel://s1/m?sentinelPassword', 'without a value'],
     ['redis+sentinel://s1/m?sentinelPassword=a&sentinelPassword=b', 'twice'],
     ['redis+sentinel://s1/m#frag', 'must be redis+sentinel://'],
-    ['rediss+sentinel://s1/m', 'must be a redis://'],
+    ['redis+sentinel://s1/m?caFile=/ca.pem', 'caFile without TLS (use rediss+sentinel://)'],
+    ['redis+sentinel://s1/m?servername=redis.example', 'servername without TLS (use rediss+sentinel://)'],
+    ['rediss+sentinel://s1/m?servername=a..b', 'servername that is not a host name'],
+    ['rediss+sentinel://s1/m?caFile=..%2Fetc%2Fca', 'caFile that is not an absolute path'],
+    ['rediss+sentinel://s1', 'must be redis+sentinel://'],
+    ['redisss+sentinel://s1/m', 'must be a redis://'],
   ])('refuses %s with UHLP_CONFIG_INVALID naming the setting', (url, problem) => {
     expect(() => parseRedisUrl(url, 'UHLP_STATE')).toThrow(expect.objectContaining({ code: 'UHLP_CONFIG_INVALID', message: expect.stringMatching(new RegExp(`^UHLP_STATE .*${problem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)) }) as Error);
   });
@@ -105,6 +130,7 @@ describe('parseRedisUrl', () => {
 
   it('tells the three forms from anything else', () => {
     expect(isRedisUrl('redis+sentinel://s/m')).toBe(true);
+    expect(isRedisUrl('rediss+sentinel://s/m')).toBe(true);
     expect(isRedisUrl('redis+cluster://n1:7000')).toBe(true);
     expect(isRedisUrl('rediss+cluster://n1:7000')).toBe(true);
     expect(redactUrl('redis+cluster://u:pw@n1:7000,n2:7001')).toBe('redis+cluster://u:***@n1:7000,n2:7001');

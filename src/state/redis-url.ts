@@ -3,7 +3,14 @@
  *
  *   redis://[user:password@]host:port[/db]      one node (rediss:// with TLS)
  *   redis+sentinel://[user:password@]host1:26379,host2:26379/<masterName>[/<db>][?sentinelUsername=…&sentinelPassword=…]
+ *                                               (rediss+sentinel:// with TLS to the sentinels and to the master)
  *   redis+cluster://[user:password@]host1:6379,host2:6379[/][?servername=…]   a Redis Cluster (rediss+cluster:// with TLS)
+ *
+ * With TLS (rediss+sentinel://, rediss+cluster://), `servername` is the name
+ * checked on every certificate when it is not the host dialled, and `caFile` a
+ * PEM file of the CAs those certificates are checked against instead of the
+ * system's (a private CA, e.g. from a Kubernetes Secret; config.ts checks it
+ * exists). Both are refused without TLS.
  *
  * With Sentinel, the client asks the sentinels for the current master of
  * `<masterName>`, connects to it (checking its role), and asks again after a
@@ -35,6 +42,12 @@ export type RedisTarget =
       readonly password?: string;
       readonly sentinelUsername?: string;
       readonly sentinelPassword?: string;
+      /** TLS to the sentinels and to the master and replicas they name (`rediss+sentinel://`). */
+      readonly tls: boolean;
+      /** The TLS server name checked on every certificate, when not the address dialled. */
+      readonly servername?: string;
+      /** PEM file of the CAs the certificates are checked against, instead of the system's. */
+      readonly caFile?: string;
     }
   | {
       readonly kind: 'cluster';
@@ -42,17 +55,21 @@ export type RedisTarget =
       readonly tls: boolean;
       /** The TLS server name checked on every node's certificate, when not the address dialled. */
       readonly servername?: string;
+      /** PEM file of the CAs the certificates are checked against, instead of the system's. */
+      readonly caFile?: string;
       readonly username?: string;
       readonly password?: string;
     };
 
 const NODE_URL = /^rediss?:\/\/./;
-const SENTINEL_URL = /^redis\+sentinel:\/\/(?:([^@/?#]*)@)?([^/?#]+)\/([^/?#]+)(?:\/([^/?#]*))?\/?(?:\?([^#]*))?$/;
+const SENTINEL_URL = /^rediss?\+sentinel:\/\/(?:([^@/?#]*)@)?([^/?#]+)\/([^/?#]+)(?:\/([^/?#]*))?\/?(?:\?([^#]*))?$/;
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const IPV6 = /^[0-9A-Fa-f:.]+$/;
 const CLUSTER_URL = /^(rediss?)\+cluster:\/\/(?:([^@/?#]*)@)?([^/?#]+)\/?(?:\?([^#]*))?$/;
-const QUERY_KEYS = new Set(['sentinelUsername', 'sentinelPassword']);
-const CLUSTER_QUERY_KEYS = new Set(['servername']);
+const QUERY_KEYS = new Set(['sentinelUsername', 'sentinelPassword', 'servername', 'caFile']);
+const CLUSTER_QUERY_KEYS = new Set(['servername', 'caFile']);
+/** The URL schemes of a Sentinel target. */
+const SENTINEL_SCHEMES = /^rediss?\+sentinel:\/\//;
 /** Sentinel's own default port. */
 const SENTINEL_PORT = 26379;
 /** A Redis node's default port. */
@@ -62,7 +79,7 @@ const CLUSTER_SCHEMES = /^rediss?\+cluster:\/\//;
 
 /** Whether `raw` has the form of a Redis state URL (node or Sentinel); parseRedisUrl says what is wrong. */
 export function isRedisUrl(raw: string): boolean {
-  return NODE_URL.test(raw) || raw.startsWith('redis+sentinel://') || CLUSTER_SCHEMES.test(raw);
+  return NODE_URL.test(raw) || SENTINEL_SCHEMES.test(raw) || CLUSTER_SCHEMES.test(raw);
 }
 
 /**
@@ -72,9 +89,9 @@ export function isRedisUrl(raw: string): boolean {
 export function parseRedisUrl(raw: string, setting = 'state'): RedisTarget {
   if (NODE_URL.test(raw)) return { kind: 'node', url: raw };
   if (CLUSTER_SCHEMES.test(raw)) return parseClusterUrl(raw, setting);
-  if (!raw.startsWith('redis+sentinel://')) fail(setting, 'must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL', raw);
+  if (!SENTINEL_SCHEMES.test(raw)) fail(setting, 'must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL', raw);
   const match = SENTINEL_URL.exec(raw);
-  if (!match) fail(setting, 'must be redis+sentinel://[user:password@]host:port[,host:port…]/<masterName>[/<db>][?sentinelPassword=…]', raw);
+  if (!match) fail(setting, 'must be redis+sentinel://[user:password@]host:port[,host:port…]/<masterName>[/<db>][?sentinelPassword=…] (rediss+sentinel:// with TLS)', raw);
   const [, auth, hostList, rawName, rawDb, query] = match;
   const sentinels = hostList!.split(',').map((entry) => sentinelAddress(entry, setting, raw));
   const masterName = decode(rawName!, setting, raw, 'the master name');
@@ -84,8 +101,11 @@ export function parseRedisUrl(raw: string, setting = 'state'): RedisTarget {
     if (!/^\d{1,5}$/.test(rawDb) || Number(rawDb) > 65_535) fail(setting, 'has a database number that is not an integer 0-65535', raw);
     db = Number(rawDb);
   }
-  const target: { -readonly [K in keyof Extract<RedisTarget, { kind: 'sentinel' }>]: Extract<RedisTarget, { kind: 'sentinel' }>[K] } = { kind: 'sentinel', sentinels, masterName, db };
-  Object.assign(target, credentials(auth, setting, raw), queryParameters(query, QUERY_KEYS, setting, raw));
+  const tls = raw.startsWith('rediss+');
+  const parameters = queryParameters(query, QUERY_KEYS, setting, raw);
+  checkTlsParameters(parameters, tls, 'rediss+sentinel://', setting, raw);
+  const target: { -readonly [K in keyof Extract<RedisTarget, { kind: 'sentinel' }>]: Extract<RedisTarget, { kind: 'sentinel' }>[K] } = { kind: 'sentinel', sentinels, masterName, db, tls };
+  Object.assign(target, credentials(auth, setting, raw), parameters);
   return target;
 }
 
@@ -96,9 +116,15 @@ function parseClusterUrl(raw: string, setting: string): RedisTarget {
   const [, scheme, auth, hostList, query] = match;
   const nodes = hostList!.split(',').map((entry) => sentinelAddress(entry, setting, raw, 'cluster node', NODE_PORT));
   const parameters = queryParameters(query, CLUSTER_QUERY_KEYS, setting, raw);
-  if (parameters.servername !== undefined && scheme !== 'rediss') fail(setting, 'has servername without TLS (use rediss+cluster://)', raw);
-  if (parameters.servername !== undefined && !HOST_NAME.test(parameters.servername)) fail(setting, 'has a servername that is not a host name', raw);
+  checkTlsParameters(parameters, scheme === 'rediss', 'rediss+cluster://', setting, raw);
   return { kind: 'cluster', nodes, tls: scheme === 'rediss', ...parameters, ...credentials(auth, setting, raw) };
+}
+
+/** `servername` and `caFile` only with TLS; a servername is a host name, a CA file an absolute path. */
+function checkTlsParameters(parameters: Record<string, string>, tls: boolean, tlsScheme: string, setting: string, raw: string): void {
+  for (const key of ['servername', 'caFile']) if (parameters[key] !== undefined && !tls) fail(setting, `has ${key} without TLS (use ${tlsScheme})`, raw);
+  if (parameters.servername !== undefined && !HOST_NAME.test(parameters.servername)) fail(setting, 'has a servername that is not a host name', raw);
+  if (parameters.caFile !== undefined && !parameters.caFile.startsWith('/')) fail(setting, 'has a caFile that is not an absolute path', raw);
 }
 
 function credentials(auth: string | undefined, setting: string, raw: string): { username?: string; password?: string } {

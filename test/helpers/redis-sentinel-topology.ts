@@ -8,8 +8,14 @@
  * Data nodes persist every write (`appendonly yes`, `appendfsync always`) and
  * the master refuses writes without a replica (`min-replicas-to-write 1`), the
  * settings docs/runtime-state.md names for Sentinel.
+ *
+ * With `tls` (certificate files, e.g. from test/helpers/test-certificates.ts)
+ * every process listens with TLS only (`port 0`, `tls-port`), replicas and
+ * sentinels reach the master with TLS (`tls-replication yes`), and the URL is
+ * `rediss+sentinel://…?caFile=…`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,16 +30,42 @@ interface Node {
   child: ChildProcess | undefined;
 }
 
+/** PEM files of a TLS topology: the CA clients check against, and the certificate (and key) every process serves. */
+export interface RedisTlsFiles {
+  readonly caFile: string;
+  readonly certFile: string;
+  readonly keyFile: string;
+}
+
+/** ioredis options for a client of a TLS process (checked against the CA); none without TLS. */
+export function tlsClientOptions(tls: RedisTlsFiles | undefined): { tls?: { ca: Buffer } } {
+  return tls === undefined ? {} : { tls: { ca: readFileSync(tls.caFile) } };
+}
+
+/** The TLS settings of every redis-server and sentinel: TLS only, to clients and between each other. */
+function tlsSettings(tls: RedisTlsFiles, port: number): string[][] {
+  return [
+    ['port', '0'],
+    ['tls-port', String(port)],
+    ['tls-cert-file', tls.certFile],
+    ['tls-key-file', tls.keyFile],
+    ['tls-ca-cert-file', tls.caFile],
+    ['tls-auth-clients', 'no'],
+    ['tls-replication', 'yes'],
+  ];
+}
+
 export class RedisSentinelTopology {
   private constructor(
     readonly dir: string,
     /** Data nodes; the first is the master at the start. */
     private readonly data: Node[],
     private readonly sentinels: Node[],
+    readonly tls?: RedisTlsFiles,
   ) {}
 
   /** Starts the six processes and resolves once every sentinel knows both replicas and the other two sentinels. */
-  static async start(): Promise<RedisSentinelTopology> {
+  static async start(options: { tls?: RedisTlsFiles } = {}): Promise<RedisSentinelTopology> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'uhlp-sentinel-'));
     const ports = [];
     for (let i = 0; i < 6; i += 1) ports.push(await freePort());
@@ -41,6 +73,7 @@ export class RedisSentinelTopology {
       dir,
       ports.slice(0, 3).map((port) => ({ port, child: undefined })),
       ports.slice(3).map((port) => ({ port, child: undefined })),
+      options.tls,
     );
     try {
       const master = topology.data[0]!.port;
@@ -58,7 +91,9 @@ export class RedisSentinelTopology {
 
   /** The state URL naming the three sentinels and the master. */
   get url(): string {
-    return `redis+sentinel://${this.sentinels.map((node) => `127.0.0.1:${node.port}`).join(',')}/${SENTINEL_MASTER_NAME}`;
+    const hosts = this.sentinels.map((node) => `127.0.0.1:${node.port}`).join(',');
+    if (this.tls !== undefined) return `rediss+sentinel://${hosts}/${SENTINEL_MASTER_NAME}?caFile=${encodeURIComponent(this.tls.caFile)}`;
+    return `redis+sentinel://${hosts}/${SENTINEL_MASTER_NAME}`;
   }
 
   get sentinelPorts(): number[] {
@@ -75,7 +110,7 @@ export class RedisSentinelTopology {
 
   /** A plain client of one data node (for the test's own look at it). */
   client(port: number): Redis {
-    const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
+    const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1, ...tlsClientOptions(this.tls) });
     client.on('error', () => {});
     return client;
   }
@@ -156,7 +191,7 @@ export class RedisSentinelTopology {
   }
 
   private async askSentinel<T>(index: number, ask: (sentinel: Redis) => Promise<T>): Promise<T> {
-    const sentinel = new Redis({ host: '127.0.0.1', port: this.sentinels[index]!.port, lazyConnect: true, maxRetriesPerRequest: 1 });
+    const sentinel = new Redis({ host: '127.0.0.1', port: this.sentinels[index]!.port, lazyConnect: true, maxRetriesPerRequest: 1, ...tlsClientOptions(this.tls) });
     sentinel.on('error', () => {});
     try {
       await sentinel.connect();
@@ -171,11 +206,13 @@ export class RedisSentinelTopology {
     await mkdir(dir, { recursive: true });
     node.child = await launchRedisServer(
       [
-        '--port', String(node.port), '--bind', '127.0.0.1', '--dir', dir, '--protected-mode', 'no', '--save', '',
+        ...(this.tls !== undefined ? tlsSettings(this.tls, node.port).flatMap(([name, value]) => [`--${name}`, value!]) : ['--port', String(node.port)]),
+        '--bind', '127.0.0.1', '--dir', dir, '--protected-mode', 'no', '--save', '',
         '--appendonly', 'yes', '--appendfsync', 'always', '--min-replicas-to-write', '1', '--min-replicas-max-lag', '10',
         ...extra,
       ],
       node.port,
+      this.tls,
     );
   }
 
@@ -187,7 +224,7 @@ export class RedisSentinelTopology {
     await writeFile(
       file,
       [
-        `port ${node.port}`,
+        ...(this.tls !== undefined ? tlsSettings(this.tls, node.port).map((pair) => pair.join(' ')) : [`port ${node.port}`]),
         'bind 127.0.0.1',
         'protected-mode no',
         `dir ${dir}`,
@@ -198,12 +235,12 @@ export class RedisSentinelTopology {
         '',
       ].join('\n'),
     );
-    node.child = await launchRedisServer([file, '--sentinel'], node.port);
+    node.child = await launchRedisServer([file, '--sentinel'], node.port, this.tls);
   }
 }
 
-/** Spawns redis-server with `args` and resolves once `port` answers PING (the Cluster topology's nodes too). */
-export async function launchRedisServer(args: string[], port: number): Promise<ChildProcess> {
+/** Spawns redis-server with `args` and resolves once `port` answers PING (the Cluster topology's nodes too), over TLS with `tls`. */
+export async function launchRedisServer(args: string[], port: number, tls?: RedisTlsFiles): Promise<ChildProcess> {
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
@@ -217,7 +254,7 @@ export async function launchRedisServer(args: string[], port: number): Promise<C
     failed,
     waitFor(
       async () => {
-        const probe = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        const probe = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...tlsClientOptions(tls) });
         probe.on('error', () => {});
         try {
           await probe.connect();

@@ -169,6 +169,16 @@ capabilities:
 {{- printf "%s-%d.%s-headless.%s.svc" $fullname (index . 1) $fullname $root.Release.Namespace }}
 {{- end }}
 
+{{/* The Secret key (JSON: existingSecret, secretKey) of the CA the external Redis's certificates are checked against; empty: none. */}}
+{{- define "uhlp.redis.caSecret" -}}
+{{- $external := .Values.redis.external }}
+{{- if and $external.sentinel.masterName $external.sentinel.tls $external.sentinel.ca.existingSecret }}
+{{- toJson $external.sentinel.ca }}
+{{- else if and $external.cluster.nodes $external.cluster.tls $external.cluster.ca.existingSecret }}
+{{- toJson $external.cluster.ca }}
+{{- end }}
+{{- end }}
+
 {{/* host:port of the bundled sentinels, comma-separated. */}}
 {{- define "uhlp.redis.sentinelHosts" -}}
 {{- $name := include "uhlp.redis.sentinelName" . }}
@@ -248,6 +258,15 @@ capabilities:
 {{- end }}
 {{- if and .Values.redis.external.cluster.nodes .Values.redis.replicaAcks }}
 {{- fail "redis.replicaAcks must be 0 with redis.external.cluster: replica acknowledgements are not supported on Redis Cluster yet" }}
+{{- end }}
+{{- if and .Values.redis.external.sentinel.servername (not .Values.redis.external.sentinel.tls) }}
+{{- fail "redis.external.sentinel.servername needs redis.external.sentinel.tls" }}
+{{- end }}
+{{- if and .Values.redis.external.sentinel.ca.existingSecret (not .Values.redis.external.sentinel.tls) }}
+{{- fail "redis.external.sentinel.ca needs redis.external.sentinel.tls" }}
+{{- end }}
+{{- if and .Values.redis.external.cluster.ca.existingSecret (not .Values.redis.external.cluster.tls) }}
+{{- fail "redis.external.cluster.ca needs redis.external.cluster.tls" }}
 {{- end }}
 {{- if and .Values.redis.external.cluster.servername (not .Values.redis.external.cluster.tls) }}
 {{- fail "redis.external.cluster.servername needs redis.external.cluster.tls" }}
