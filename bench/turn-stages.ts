@@ -10,6 +10,10 @@
  *
  *   npm run -s build && npx tsx bench/turn-stages.ts [rounds] [turns per round]
  *
+ * With BEFORE=<a built worktree of another commit>, that commit's ledger thread
+ * (its turn-ledger-thread.ts and dist/ledger/ledger-worker.js) is measured
+ * beside this one's, alternated in the same rounds: the ledger post before/after.
+ *
  * Prints a table and writes the figures as JSON (stdout's last line, and
  * bench/results/turn-stages.json). "floor" stages are made by the bare forwarder
  * too (the same HTTP server and sandbox client); "core" stages are the core's
@@ -85,6 +89,19 @@ const ledgerDir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-stages-ledger-'));
 const ledger = new TurnLedgerThread({ dataDir: ledgerDir, logger, durability: 'async' });
 const keeper = new TurnKeeper({ store: new MemorySessionStore({ now: Date.now, assertOpen: () => undefined }), sessionTtlMs: 60_000, ledger, metrics });
 const ledgerTurn = await keeper.begin(app.id, app.document.spec.deploymentMode, undefined, { requestId: REQUEST_ID });
+
+// Another commit's ledger thread, for a before/after in one run.
+const beforeRoot = process.env.BEFORE;
+const before =
+  beforeRoot === undefined
+    ? undefined
+    : await (async () => {
+        const module = (await import(path.resolve(beforeRoot, 'src/ledger/turn-ledger-thread.ts'))) as { TurnLedgerThread: typeof TurnLedgerThread };
+        const thread = new module.TurnLedgerThread({ dataDir: mkdtempSync(path.join(os.tmpdir(), 'uhlp-stages-before-')), logger, durability: 'async', entry: path.resolve(beforeRoot, 'dist/ledger/ledger-worker.js') });
+        const beforeKeeper = new TurnKeeper({ store: new MemorySessionStore({ now: Date.now, assertOpen: () => undefined }), sessionTtlMs: 60_000, ledger: thread, metrics });
+        const turn = await beforeKeeper.begin(app.id, app.document.spec.deploymentMode, undefined, { requestId: REQUEST_ID });
+        return { thread: thread as unknown as TurnLedgerThread, keeper: beforeKeeper, turn };
+      })();
 
 const tokens = new McpTokenService();
 const contexts = new ExecuteContextWriter();
@@ -215,6 +232,16 @@ const stages: Stage[] = [
     floor: false,
     run: (i) => keeper.record(ledgerTurn, requestDataJson, { status: 'ok', answerJson: answerText(i), evidence: newTurnEvidence() }),
   },
+  ...(before === undefined
+    ? []
+    : [
+        {
+          name: 'ledger post, back to back (c16), BEFORE',
+          module: `${beforeRoot}: turn-ledger-thread.ts`,
+          floor: false,
+          run: (i: number) => before.keeper.record(before.turn, requestDataJson, { status: 'ok', answerJson: answerText(i), evidence: newTurnEvidence() }),
+        },
+      ]),
   {
     name: 'answer write: head and body, one TCP write',
     module: 'shared/http1/response-head.ts, http1-server.ts',
@@ -227,14 +254,21 @@ const stages: Stage[] = [
   },
 ];
 
-/** The ledger post as a c1 turn makes it: one turn, then the event loop turns until the next (about 0.5 ms). */
+/**
+ * The ledger post as a c1 turn makes it: the turns of one batch delay (5 ms at
+ * about 0.5 ms a turn: 10), handed to a thread that went idle meanwhile (12 ms
+ * apart, so a ring's reader is asleep and the first turn wakes it; a post always
+ * wakes the thread's event loop). Only the request thread's synchronous part is
+ * timed: the records and, for a batched thread, the post its timer would make.
+ */
 const pacedLedger = {
-  name: 'ledger post, one turn per 0.5 ms (c1)',
+  name: 'ledger post, c1: 10 turns, then the thread idle',
   module: 'turns/turn-keeper.ts record(), ledger/turn-ledger-thread.ts',
   floor: false,
 };
-const PACED_TURNS = 400;
-const pause = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0.5));
+const PACED_BATCHES = 40;
+const PER_BATCH = 10;
+const idle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 12));
 
 function cpuUs(): number {
   const { user, system } = process.threadCpuUsage();
@@ -250,35 +284,40 @@ async function measure(stage: Stage, turns: number): Promise<number> {
   return (cpuUs() - from) / turns;
 }
 
-async function measurePaced(withTurn: boolean): Promise<number> {
-  const from = cpuUs();
-  for (let i = 0; i < PACED_TURNS; i++) {
-    if (withTurn) keeper.record(ledgerTurn, requestDataJson, { status: 'ok', answerJson: answerText(i), evidence: newTurnEvidence() });
-    await pause();
+async function measurePaced(on: { keeper: TurnKeeper; turn: Turn; thread: TurnLedgerThread }): Promise<number> {
+  let used = 0;
+  for (let batch = 0; batch < PACED_BATCHES; batch++) {
+    const from = cpuUs();
+    for (let i = 0; i < PER_BATCH; i++) on.keeper.record(on.turn, requestDataJson, { status: 'ok', answerJson: answerText(i), evidence: newTurnEvidence() });
+    // A batching thread's timer would post now; a ring has nothing to flush (flush() is then a no-op).
+    (on.thread as unknown as { flush(): void }).flush();
+    used += cpuUs() - from;
+    await idle();
   }
-  // The last batch's post, then its timer's round.
-  await new Promise((resolve) => setTimeout(resolve, 10));
-  return (cpuUs() - from) / PACED_TURNS;
+  return used / (PACED_BATCHES * PER_BATCH);
 }
 
 // Warm-up: every stage compiled and its caches made.
 for (const stage of stages) await measure(stage, Math.min(perRound, 5_000));
-await measurePaced(true);
+const now = { keeper, turn: ledgerTurn, thread: ledger };
+await measurePaced(now);
+const pacedBefore = { ...pacedLedger, name: `${pacedLedger.name}, BEFORE`, module: `${beforeRoot}: turn-ledger-thread.ts` };
+if (before !== undefined) await measurePaced(before);
 
 const samples = new Map<string, number[]>(stages.map((stage) => [stage.name, []]));
 samples.set(pacedLedger.name, []);
+samples.set(pacedBefore.name, []);
 for (let round = 0; round < rounds; round++) {
   for (const stage of stages) samples.get(stage.name)!.push(await measure(stage, perRound));
   // The paced post less the same loop's own timers.
-  const withTurn = await measurePaced(true);
-  const without = await measurePaced(false);
-  samples.get(pacedLedger.name)!.push(withTurn - without);
+  samples.get(pacedLedger.name)!.push(await measurePaced(now));
+  if (before !== undefined) samples.get(pacedBefore.name)!.push(await measurePaced(before));
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const rows = [...stages, pacedLedger].map((stage) => ({ stage: stage.name, module: stage.module, floor: stage.floor, cpuUsPerTurn: Math.round(median(samples.get(stage.name)!) * 100) / 100 }));
+const rows = [...stages, pacedLedger, ...(before !== undefined ? [pacedBefore] : [])].map((stage) => ({ stage: stage.name, module: stage.module, floor: stage.floor, cpuUsPerTurn: Math.round(median(samples.get(stage.name)!) * 100) / 100 }));
 const own = (name: string): boolean => !name.startsWith('ledger post') && !name.startsWith('answer write');
-const coreSum = rows.filter((row) => !row.floor && own(row.stage)).reduce((sum, row) => sum + row.cpuUsPerTurn, 0);
+const coreSum = rows.filter((row) => !row.floor && own(row.stage) && !row.stage.endsWith('BEFORE')).reduce((sum, row) => sum + row.cpuUsPerTurn, 0);
 const ledgerC1 = rows.find((row) => row.stage === pacedLedger.name)!.cpuUsPerTurn;
 const ledgerC16 = rows.find((row) => row.stage.startsWith('ledger post, back'))!.cpuUsPerTurn;
 const summary = {
@@ -302,3 +341,4 @@ console.log(JSON.stringify(summary));
 socket.destroy();
 await sink.terminate();
 await ledger.close();
+await before?.thread.close();
