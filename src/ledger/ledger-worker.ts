@@ -59,7 +59,14 @@ const turnRing =
   ring === undefined
     ? undefined
     : new TurnRingReader(ring, (lines) => {
-        for (const failure of writeTurns(lines)) reply({ kind: 'turn-failed', ...failure });
+        let failed: ReturnType<typeof writeTurns>;
+        try {
+          failed = writeTurns(lines);
+        } catch (error) {
+          // Lines that cannot be read (never written by encodeTurn()): reported, and the ring drained on.
+          failed = [{ sessionId: '', turnNumber: 0, error: text(error) }];
+        }
+        for (const failure of failed) reply({ kind: 'turn-failed', ...failure });
       });
 
 port.on('message', (message: ToLedgerThread) => {

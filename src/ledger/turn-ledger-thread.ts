@@ -128,7 +128,10 @@ export class TurnLedgerThread {
   /** Lets the thread drop what it caches for a session that ended (it drains the ring first). */
   forgetSession(tier: string, sessionId: string): void {
     this.flush();
-    this.post({ kind: 'forget', tier, sessionId });
+    const ring = this.ring;
+    // Turns still waiting for room in the ring go first: the thread drains the ring before it forgets.
+    if (ring !== undefined && ring.backlog > 0) void ring.settled().then(() => this.post({ kind: 'forget', tier, sessionId }));
+    else this.post({ kind: 'forget', tier, sessionId });
   }
 
   /** Runs retention on the ledger thread (ledger-prune.ts); resolves with what it removed. */
@@ -181,8 +184,6 @@ export class TurnLedgerThread {
     const { options } = this;
     if (this.durability === 'async') {
       // A new thread drains a new ring: the old one may end in a line the dead thread had begun to read.
-      const dropped = this.ring?.abandon();
-      if (dropped !== undefined && dropped.lines > 0) this.options.logger.error({ turns: dropped.lines }, 'turns waiting for the ledger thread were lost with it');
       this.ringMemory = newTurnRing(options.ringBytes ?? DEFAULT_RING_BYTES);
       this.ring = new TurnRingWriter(this.ringMemory);
     }
@@ -203,6 +204,9 @@ export class TurnLedgerThread {
       if (this.worker !== worker) return;
       // A new thread is started for what comes next; what was waiting fails.
       this.worker = undefined;
+      // What waited for room in its ring goes with it, as posted turns a thread had not written did.
+      const dropped = this.ring?.abandon();
+      if (dropped !== undefined && dropped.lines > 0) this.options.logger.error({ turns: dropped.lines }, 'turns waiting for the ledger thread were lost with it');
       const error = new Error(`the ledger thread exited with code ${code}`);
       for (const waiter of this.pending.values()) waiter.reject(error);
       this.pending.clear();

@@ -101,7 +101,7 @@ export class TurnRingWriter {
     return dropped;
   }
 
-  /** Resolves once every line is in the ring (not yet written by the thread). */
+  /** Resolves once every line is in the ring (not yet written by the thread), or was dropped by abandon(). */
   async settled(): Promise<void> {
     while (this.waiting.length > 0) {
       this.pushWaiting();
