@@ -17,6 +17,7 @@ import { pruneLedgers } from './ledger-prune.js';
 import { writeRetentionFile } from './ledger-retention.js';
 import type { TurnInput } from './file-ledger.js';
 import { decodeTurns, turnInput, type FromLedgerThread, type ToLedgerThread } from './turn-ledger-protocol.js';
+import { TurnRingReader, type TurnRingMemory } from './turn-ring.js';
 
 export interface LedgerWorkerData {
   dataDir: string;
@@ -25,9 +26,11 @@ export interface LedgerWorkerData {
   fsync: boolean;
   segmentBytes?: number;
   segmentMs?: number;
+  /** Async durability: the ring the core writes turns into (turn-ring.ts). */
+  ring?: TurnRingMemory;
 }
 
-const { dataDir, keySecret, fsync, segmentBytes, segmentMs } = workerData as LedgerWorkerData;
+const { dataDir, keySecret, fsync, segmentBytes, segmentMs, ring } = workerData as LedgerWorkerData;
 const key = keySecret === undefined ? undefined : makeLedgerKey(keySecret, 'the ledger key');
 const ledgers = new Map<string, FileLedger>();
 const port = parentPort!;
@@ -51,7 +54,24 @@ function ledgerOf(tier: string): FileLedger {
 const reply = (message: FromLedgerThread): void => port.postMessage(message);
 const text = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
+/** Async turns: written as they are drained; a failure is reported turn by turn, as for a 'turns' message without seq. */
+const turnRing =
+  ring === undefined
+    ? undefined
+    : new TurnRingReader(ring, (lines) => {
+        let failed: ReturnType<typeof writeTurns>;
+        try {
+          failed = writeTurns(lines);
+        } catch (error) {
+          // Lines that cannot be read (never written by encodeTurn()): reported, and the ring drained on.
+          failed = [{ sessionId: '', turnNumber: 0, error: text(error) }];
+        }
+        for (const failure of failed) reply({ kind: 'turn-failed', ...failure });
+      });
+
 port.on('message', (message: ToLedgerThread) => {
+  // The ring's turns came before this message (a forgotten session's last turns, a close): written first.
+  turnRing?.drain();
   switch (message.kind) {
     case 'start':
       try {
@@ -74,6 +94,7 @@ port.on('message', (message: ToLedgerThread) => {
       void prune(message.id, message.policy, message.sessionTtlMs);
       return;
     case 'close':
+      turnRing?.stop();
       void Promise.all([...ledgers.values()].map((ledger) => ledger.close())).then(
         () => reply({ kind: 'done', id: message.id }),
         (error: unknown) => reply({ kind: 'done', id: message.id, error: text(error) }),
@@ -113,6 +134,8 @@ function writeTurns(lines: string): Array<{ sessionId: string; turnNumber: numbe
  * Retention, on this thread: it yields between sessions, so batches keep being
  * written, and it closes a session here before removing it whole.
  */
+turnRing?.start();
+
 async function prune(id: number, policy: Parameters<typeof pruneLedgers>[0]['policy'], sessionTtlMs: number): Promise<void> {
   try {
     writeRetentionFile(dataDir, policy, sessionTtlMs);

@@ -5,9 +5,10 @@
  * session's first turn is never written before its files exist.
  *
  * Durability (`--ledger-durability`):
- * - `async`: a turn is queued and its answer sent at once; the batch is posted
- *   within 2 ms. A crash can lose the turns of the last few milliseconds,
- *   answered or not.
+ * - `async`: a turn is copied into a ring in shared memory and its answer sent
+ *   at once; the thread drains the ring every 5 ms while turns come, and is
+ *   woken by the first turn after it found the ring empty (turn-ring.ts). A
+ *   crash can lose the turns of the last few milliseconds, answered or not.
  * - `sync`: record() returns a promise that resolves once the turn's entries are
  *   written (in the operating system's page cache), and the answer waits for
  *   it. Group commit keeps that cheap: while one batch is being written, the
@@ -28,6 +29,7 @@ import type { PruneReport } from './ledger-prune.js';
 import type { RetentionPolicy } from './ledger-retention.js';
 import type { LedgerWorkerData } from './ledger-worker.js';
 import { encodeTurn, type FromLedgerThread, type ToLedgerThread, type TurnRecord } from './turn-ledger-protocol.js';
+import { DEFAULT_RING_BYTES, newTurnRing, TurnRingWriter, type TurnRingMemory } from './turn-ring.js';
 
 /**
  * The compiled worker. Resolved from the package root so that it is the same file
@@ -54,17 +56,10 @@ export interface TurnLedgerThreadOptions {
   readonly entry?: string;
   /** Counts failed writes (uhlp_ledger_write_errors_total). @defaultValue none counted */
   readonly metrics?: Pick<Metrics, 'ledgerWriteErrors'>;
+  /** Size of the `async` turn ring, bytes, a power of two (turn-ring.ts). @defaultValue DEFAULT_RING_BYTES */
+  readonly ringBytes?: number;
 }
 
-/**
- * How long a turn waits for others before the batch is posted (async). Each post
- * wakes the thread, and on a busy two-core machine a wake-up cost more than the
- * copy itself (about 90 µs a post under a queue's load, then the thread's own
- * start on each batch): at most 200 posts a second, whatever the load.
- */
-const BATCH_DELAY_MS = 5;
-/** A batch this large is posted at once, so a burst never waits or piles up. */
-const MAX_BATCH = 256;
 
 type Request = { kind: 'start'; tier: string; sessionId: string; meta?: SessionStart } | { kind: 'close' } | { kind: 'prune'; policy: RetentionPolicy; sessionTtlMs: number };
 
@@ -79,10 +74,12 @@ export class TurnLedgerThread {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, { resolve: (report?: PruneReport) => void; reject: (error: Error) => void }>();
   private nextId = 1;
-  /** Turns waiting to be posted, as lines (turn-ledger-protocol.ts). */
+  /** Async durability: the ring the running thread drains (a new one per thread). */
+  private ring: TurnRingWriter | undefined;
+  private ringMemory: TurnRingMemory | undefined;
+  /** Sync durability: turns waiting to be posted, as lines (turn-ledger-protocol.ts). */
   private batch = '';
   private batched = 0;
-  private flushTimer: NodeJS.Timeout | undefined;
   private readonly durability: LedgerDurability;
   /** Sync durability: the waiters of the batch being gathered, of the batches posted, and whether a post is due. */
   private waiters: Waiter[] = [];
@@ -108,17 +105,13 @@ export class TurnLedgerThread {
    * `UHLP_LEDGER_UNAVAILABLE` when they could not be.
    */
   record(turn: TurnRecord): Promise<void> | undefined {
-    this.batch += encodeTurn(turn);
-    this.batched += 1;
     if (this.durability === 'async') {
-      if (this.batched >= MAX_BATCH) this.flush();
-      else if (this.flushTimer === undefined) {
-        this.flushTimer = setTimeout(() => this.flush(), BATCH_DELAY_MS);
-        // close() posts what is queued; the timer alone must not keep the process alive.
-        this.flushTimer.unref();
-      }
+      this.thread();
+      this.ring!.write(encodeTurn(turn));
       return undefined;
     }
+    this.batch += encodeTurn(turn);
+    this.batched += 1;
     const written = new Promise<void>((resolve, reject) => this.waiters.push({ key: `${turn.sessionId}\0${turn.turnNumber}`, resolve, reject }));
     // Group commit: with nothing being written, post once this round of the event loop is over (gathering what
     // else finishes in it); while a batch is being written, wait for it and post what gathered meanwhile.
@@ -132,10 +125,13 @@ export class TurnLedgerThread {
     return written;
   }
 
-  /** Lets the thread drop what it caches for a session that ended. */
+  /** Lets the thread drop what it caches for a session that ended (it drains the ring first). */
   forgetSession(tier: string, sessionId: string): void {
     this.flush();
-    this.post({ kind: 'forget', tier, sessionId });
+    const ring = this.ring;
+    // Turns still waiting for room in the ring go first: the thread drains the ring before it forgets.
+    if (ring !== undefined && ring.backlog > 0) void ring.settled().then(() => this.post({ kind: 'forget', tier, sessionId }));
+    else this.post({ kind: 'forget', tier, sessionId });
   }
 
   /** Runs retention on the ledger thread (ledger-prune.ts); resolves with what it removed. */
@@ -148,6 +144,8 @@ export class TurnLedgerThread {
     const worker = this.worker;
     if (worker === undefined) return;
     this.flush();
+    // Every turn in the ring before the thread is told to close: it drains the ring, then closes.
+    await this.ring?.settled();
     try {
       await this.request({ kind: 'close' });
     } finally {
@@ -157,17 +155,12 @@ export class TurnLedgerThread {
     }
   }
 
+  /** Posts the gathered batch (sync, fsync; async turns are in the ring already). */
   private flush(): void {
-    clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
     if (this.batched === 0) return;
     const lines = this.batch;
     this.batch = '';
     this.batched = 0;
-    if (this.durability === 'async') {
-      this.post({ kind: 'turns', lines });
-      return;
-    }
     const seq = this.nextSeq++;
     this.posted.set(seq, this.waiters);
     this.waiters = [];
@@ -189,8 +182,14 @@ export class TurnLedgerThread {
   private thread(): Worker {
     if (this.worker !== undefined) return this.worker;
     const { options } = this;
+    if (this.durability === 'async') {
+      // A new thread drains a new ring: the old one may end in a line the dead thread had begun to read.
+      this.ringMemory = newTurnRing(options.ringBytes ?? DEFAULT_RING_BYTES);
+      this.ring = new TurnRingWriter(this.ringMemory);
+    }
     const workerData: LedgerWorkerData = {
       dataDir: options.dataDir,
+      ...(this.ringMemory !== undefined ? { ring: this.ringMemory } : {}),
       fsync: this.durability === 'fsync',
       ...(options.key ? { keySecret: options.key.secret() } : {}),
       ...(options.segmentBytes !== undefined ? { segmentBytes: options.segmentBytes } : {}),
@@ -205,6 +204,9 @@ export class TurnLedgerThread {
       if (this.worker !== worker) return;
       // A new thread is started for what comes next; what was waiting fails.
       this.worker = undefined;
+      // What waited for room in its ring goes with it, as posted turns a thread had not written did.
+      const dropped = this.ring?.abandon();
+      if (dropped !== undefined && dropped.lines > 0) this.options.logger.error({ turns: dropped.lines }, 'turns waiting for the ledger thread were lost with it');
       const error = new Error(`the ledger thread exited with code ${code}`);
       for (const waiter of this.pending.values()) waiter.reject(error);
       this.pending.clear();

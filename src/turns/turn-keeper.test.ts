@@ -89,3 +89,54 @@ describe('TurnKeeper with the ledger thread', () => {
     expect(ids.filter((id) => id.startsWith('stored-'))).toHaveLength(3);
   });
 });
+
+describe('TurnKeeper with the ledger thread, async, through a small ring', () => {
+  let dataDir: string;
+  let thread: TurnLedgerThread;
+  let store: MemoryRuntimeStore;
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'uhlp-keeper-ring-'));
+    store = new MemoryRuntimeStore();
+  });
+  afterEach(async () => {
+    await thread?.close();
+    await store.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const execEntries = (): Entry[] => {
+    const sessions = path.join(dataDir, 'planes', 'production', 'sessions');
+    if (!existsSync(sessions)) return [];
+    return readdirSync(sessions).flatMap((sid) => {
+      const file = path.join(sessions, sid, 'ledger', 'exec.jsonl');
+      return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Entry) : [];
+    });
+  };
+
+  it('a burst larger than the ring, turns larger than it among them: every turn written, in order, by close()', async () => {
+    thread = new TurnLedgerThread({ dataDir, logger: silentLogger(), durability: 'async', ringBytes: 1024 });
+    const turns = new TurnKeeper({ store: store.sessions, sessionTtlMs: 3600_000, ledger: thread });
+    for (let i = 0; i < 300; i++) {
+      const turn = await turns.begin('shop', 'production', undefined, { requestId: `req-${i}` });
+      const big = i % 50 === 7 ? 'x'.repeat(5000) : '';
+      expect(turns.record(turn, `{"i":${i},"pad":"${big}"}`, { status: 'ok', answerJson: `{"resultType":"generic","data":{"i":${i}}}`, evidence: undefined })).toBeUndefined();
+    }
+    await thread.close();
+    const entries = execEntries();
+    expect(entries.map((e) => e.request_id)).toEqual(Array.from({ length: 300 }, (_, i) => `req-${i}`));
+    expect(entries.map((e) => e.turn_number)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+  });
+
+  it('a thread asleep on an empty ring is woken by the next turn: written with nothing else happening', async () => {
+    thread = new TurnLedgerThread({ dataDir, logger: silentLogger(), durability: 'async' });
+    const turns = new TurnKeeper({ store: store.sessions, sessionTtlMs: 3600_000, ledger: thread });
+    for (const requestId of ['first', 'second']) {
+      turns.record(await turns.begin('shop', 'production', undefined, { requestId }), '{}', { status: 'ok', answerJson: '{"resultType":"generic"}', evidence: undefined });
+      await vi.waitFor(() => expect(execEntries().map((e) => e.request_id)).toContain(requestId), { timeout: 2000, interval: 5 });
+      // Longer than the batch delay twice: the thread found the ring empty and sleeps.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(execEntries().map((e) => e.request_id)).toEqual(['first', 'second']);
+  });
+});
