@@ -159,7 +159,7 @@ export const ComponentSpec = Type.Object(
     flow: Type.Optional(
       Type.Object(FlowSpec.properties, {
         additionalProperties: false,
-        description: "Flow control of this component's turns per key, whatever route (or workflow step) starts them; a workflow's slot is held while its run executes, not while it is paused (docs/flow-control.md).",
+        description: "Flow control of this component's turns per key, whatever route (or workflow step) starts them; a workflow run holds its slot from its start until it ends or first pauses (docs/flow-control.md).",
       }),
     ),
   },
