@@ -42,6 +42,12 @@ export interface Metrics {
   readonly rateLimited: Counter<'app'>;
   /** Answers replayed for a repeated Idempotency-Key. */
   readonly idempotentReplays: Counter<'app'>;
+  /** Events of this core waiting at a flow gate, by app, route (or `component:<id>`) and kind (concurrency, throttle). */
+  readonly flowWaiting: Gauge<'app' | 'route' | 'kind'>;
+  /** How long events waited at a flow gate, by outcome (started, timeout); events let in at once are observed with 0. */
+  readonly flowWaitSeconds: Histogram<'app' | 'route' | 'kind' | 'outcome'>;
+  /** Events answered UHLP_DEBOUNCED: a later event of their key ran in their place. */
+  readonly flowDebounced: Counter<'app' | 'route'>;
   /** Definitions reloads after a HEAD change, by outcome (applied, refused, failed). */
   readonly definitionReloads: Counter<'outcome'>;
   /** AppDefinition files refused at load. */
@@ -269,6 +275,25 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'uhlp_idempotent_replays_total',
       help: 'Stored answers replayed for a repeated Idempotency-Key.',
       labelNames: ['app'],
+      registers,
+    }),
+    flowWaiting: new Gauge({
+      name: 'uhlp_flow_waiting',
+      help: "Events of this core waiting at a flow gate (a route's or component's concurrency or throttle key).",
+      labelNames: ['app', 'route', 'kind'],
+      registers,
+    }),
+    flowWaitSeconds: new Histogram({
+      name: 'uhlp_flow_wait_seconds',
+      help: 'Time events waited at a flow gate, by outcome (started, timeout).',
+      labelNames: ['app', 'route', 'kind', 'outcome'],
+      buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    }),
+    flowDebounced: new Counter({
+      name: 'uhlp_flow_debounced_total',
+      help: 'Events answered UHLP_DEBOUNCED because a later event of their key ran in their place.',
+      labelNames: ['app', 'route'],
       registers,
     }),
     definitionReloads: new Counter({

@@ -39,6 +39,12 @@ export const QUEUES_COMMANDS: readonly QueuesSpec[] = [
     flags: CLIENT,
     examples: ['uhlp queues ls', 'uhlp queues ls --url http://127.0.0.1:9090 --json'],
   },
+  {
+    name: 'queues waiting',
+    summary: 'The flow-control keys with events waiting: route (or component), kind, key, waiting and running events (docs/flow-control.md)',
+    flags: CLIENT,
+    examples: ['uhlp queues waiting', 'uhlp queues waiting --json'],
+  },
   { name: 'queues dlq', summary: "A route's dead letters, oldest first", ...ROUTE, flags: DEAD_LETTERS, examples: ['uhlp queues dlq shop orders', 'uhlp queues dlq shop nightly --source cron --limit 10'] },
   { name: 'queues redrive', summary: "Moves a route's dead letters back onto it", ...ROUTE, flags: DEAD_LETTERS, examples: ['uhlp queues redrive shop orders'] },
   {
@@ -94,7 +100,9 @@ export async function queuesCommand(argv: string[]): Promise<number> {
   const where =
     sub === 'ls'
       ? '/_uhlp/queues'
-      : `/_uhlp/queues/${encodeURIComponent(app!)}/${encodeURIComponent(name!)}/${sub === 'dlq' ? 'dead' : 'redrive'}${query.size > 0 ? `?${query}` : ''}`;
+      : sub === 'waiting'
+        ? '/_uhlp/queues/waiting'
+        : `/_uhlp/queues/${encodeURIComponent(app!)}/${encodeURIComponent(name!)}/${sub === 'dlq' ? 'dead' : 'redrive'}${query.size > 0 ? `?${query}` : ''}`;
   const { response, body: answer } = await fetchCore(target, where, { method: sub === 'redrive' ? 'POST' : 'GET', headers: { authorization: `Bearer ${admin}` } });
   const body = answer as Record<string, any> | undefined;
   if (!response.ok || body === undefined) throw coreRefusal(response, body);
@@ -105,6 +113,9 @@ export async function queuesCommand(argv: string[]): Promise<number> {
   if (sub === 'ls') {
     const rows = (body['queues'] as Array<Record<string, any>>).map((q) => [`${q['app']}/${q['name']}`, q['source'], q['depth'], q['pending'], q['retrying'], (q['oldestAgeMs'] / 1000).toFixed(1), q['deadLetters']]);
     printTable(['ROUTE', 'SOURCE', 'DEPTH', 'PENDING', 'RETRYING', 'OLDEST_S', 'DEAD'], rows);
+  } else if (sub === 'waiting') {
+    const rows = (body['gates'] as Array<Record<string, any>>).map((g) => [g['app'], g['scope'], g['kind'], JSON.stringify(g['key']), g['waiting'], g['running']]);
+    printTable(['APP', 'ROUTE', 'KIND', 'KEY', 'WAITING', 'RUNNING'], rows);
   } else if (sub === 'dlq') {
     // The last error's message, cut to a table cell; its whole text and stack are in --json.
     const rows = (body['deadLetters'] as Array<Record<string, any>>).map((d) => [

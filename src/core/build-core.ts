@@ -205,7 +205,7 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   if (deps.sources !== undefined) {
     const sources = deps.sources;
     // Publishing is app traffic, the rest operators' actions: each of these routes names its audience.
-    registerQueueEndpoints(app, sources.delivery, sources.key);
+    registerQueueEndpoints(app, sources.delivery, sources.key, deps.store.flows);
     // A signed callback URL and an invocation id are credentials the app's client or a third party holds.
     audiences.declare('apps', () => registerCallbackEndpoint(app, sources.delivery));
     const started = new AsyncInvocations({ store: sources.delivery.store, logger: deps.logger, ttlMs: options.idempotencyTtlMs });

@@ -50,6 +50,7 @@ export const ERROR_CATALOG = {
   // Runtime state (sessions, kv, leases, idempotency, rate limits)
   UHLP_STATE_UNAVAILABLE: { status: 503, summary: 'The runtime state store (Redis) cannot be reached; the request failed fast.' },
   UHLP_STATE_INPUT_INVALID: { status: 400, summary: 'A runtime state call has a bad argument (empty key, TTL not a positive integer).' },
+  UHLP_FLOW_WAIT_TIMEOUT: { status: 429, summary: "The event waited at its route's (component's) flow gate past maxWaitMs without a slot; Retry-After says when to retry." },
   UHLP_RATE_LIMITED: { status: 429, summary: "The app is over spec.limits.requestsPerSecond; Retry-After says when to retry." },
   UHLP_IDEMPOTENCY_IN_FLIGHT: { status: 409, summary: 'A request with the same Idempotency-Key is still running.' },
   UHLP_IDEMPOTENCY_KEY_REUSED: { status: 422, summary: 'The Idempotency-Key was already used for a different request.' },

@@ -337,6 +337,7 @@ export class DeliveryConsumer {
               ...(begun !== undefined ? { begun } : {}),
             },
             ...(kind === 'trigger' ? { triggerDepth: triggerDepthOf(message.payload) } : {}),
+            ...(route.spec.flow !== undefined ? { flow: { scope: `${kind}:${name}`, spec: route.spec.flow } } : {}),
           },
           {},
         ));

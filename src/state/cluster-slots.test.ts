@@ -35,7 +35,14 @@ const SCRIPT_CALLS: Record<string, string[][]> = {
   runUpdate: [[keys.run('RUN-x'), keys.activeRuns()]],
   sessionQueueJoin: [[keys.sessionQueue('SES-a'), keys.sessionQueueTickets('SES-a')]],
   sessionQueueHead: [[keys.sessionQueue('SES-a'), keys.sessionQueueTickets('SES-a')]],
+  flowEnter: [flowKeys(keys.flowGate('shop', 'http POST /t/:id', 'concurrency', 'a:{b}'))],
+  flowLeave: [flowKeys(keys.flowGate('shop', 'queue:orders', 'throttle', ''))],
 };
+
+/** The keys redis-flow-store.ts passes a gate's scripts. */
+function flowKeys(gate: string): string[] {
+  return [keys.flowSlots(gate), keys.flowWaiting(gate), keys.flowWaitExpiry(gate), keys.flowHolders(gate)];
+}
 
 /** The MULTI transactions and pipelines over several keys. */
 const TRANSACTIONS: Record<string, string[]> = {

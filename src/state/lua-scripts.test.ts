@@ -12,6 +12,9 @@ describe('loadLuaScripts', () => {
     expect(scripts.get('rateLimit')?.numberOfKeys).toBe(1);
     expect([...scripts.keys()].sort()).toEqual([
       'cronFire',
+      'flowEnter',
+      'flowLeave',
+      'flowRenew',
       'fnPublish',
       'idempotencyAbandon',
       'idempotencyBegin',

@@ -7,6 +7,7 @@ import { UhlpError } from '../shared/errors.js';
 import { MemoryFunctionStore } from '../functions/memory-function-store.js';
 import type { MemoryContext, SweptStore } from './memory-context.js';
 import { MemoryIdempotencyStore } from './memory-idempotency-store.js';
+import { MemoryFlowStore } from './memory-flow-store.js';
 import { MemoryKvStore } from './memory-kv-store.js';
 import { MemoryLeaseStore } from './memory-lease-store.js';
 import { MemoryLlmStore } from './memory-llm-store.js';
@@ -47,6 +48,7 @@ export class MemoryRuntimeStore extends CheckedStores implements RuntimeStore {
       oracle: new MemoryOracleStore(context),
       llm: new MemoryLlmStore(context),
       runs: new MemoryRunStore(context),
+      flows: new MemoryFlowStore(context),
     };
     super({ ...stores, functions: new MemoryFunctionStore(now, assertOpen) });
     this.lifecycle = lifecycle;

@@ -31,6 +31,7 @@ import { RedisLeaseStore } from './redis-lease-store.js';
 import { RedisLlmStore } from './redis-llm-store.js';
 import { RedisOracleStore } from './redis-oracle-store.js';
 import { RedisRateLimitStore } from './redis-rate-limit-store.js';
+import { RedisFlowStore } from './redis-flow-store.js';
 import { RedisRunStore } from './redis-run-store.js';
 import { RedisSessionStore } from './redis-session-store.js';
 import { RuntimeKeys } from './runtime-keys.js';
@@ -110,6 +111,7 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
       oracle: new RedisOracleStore(client),
       llm: new RedisLlmStore(client),
       runs: new RedisRunStore(client),
+      flows: new RedisFlowStore(client),
       functions: new RedisFunctionStore(redis, keys, (operation) => client.call(operation), onError),
     });
     this.keys = keys;

@@ -223,6 +223,45 @@ export class RuntimeKeys {
     return `${this.prefix}turns-apps`;
   }
 
+  /**
+   * The tag of one flow gate's keys (flow-store.ts): a route's (component's)
+   * concurrency, throttle or debounce key. Not a key itself; its companions
+   * below share its slot, so one script moves a holder between them.
+   */
+  flowGate(app: string, scope: string, kind: string, key: string): string {
+    return `${this.prefix}flow:${encode(app)}:${encode(scope)}:${encode(kind)}:${encode(key)}`;
+  }
+
+  /** A flow gate's slots (a sorted set: holder scored by when its slot expires, ms). */
+  flowSlots(gate: string): string {
+    return companion(gate, 'slots');
+  }
+
+  /** A flow gate's waiting holders (a sorted set: `<seq>:<holder>` scored by minus its priority, so equal priorities keep arrival order). */
+  flowWaiting(gate: string): string {
+    return companion(gate, 'waiting');
+  }
+
+  /** When each waiting holder's wait lapses unless it asks again (a sorted set of the same members, scored in ms). */
+  flowWaitExpiry(gate: string): string {
+    return companion(gate, 'wait-expiry');
+  }
+
+  /** The holder -> waiting member hash, and the arrival counter (field `#seq`) of a flow gate. */
+  flowHolders(gate: string): string {
+    return companion(gate, 'holders');
+  }
+
+  /** The latest event of a debounce key (a string with a TTL). */
+  flowLatest(gate: string): string {
+    return companion(gate, 'latest');
+  }
+
+  /** The gates with waiting holders, for listing (a sorted set: JSON [app, scope, kind, key] scored by when one last waited, ms). */
+  flowWaitingIndex(): string {
+    return `${this.prefix}flow-waiting`;
+  }
+
   /** A SCAN MATCH pattern for every key under the prefix (cleanup in tests and tools). */
   everything(): string {
     return `${escapeGlob(this.prefix)}*`;

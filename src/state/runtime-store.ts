@@ -1,7 +1,8 @@
 /**
  * The runtime state of a core, one store per concern: sessions, kv, leases,
  * idempotency records, per-app rate limits, the optimization oracle's state,
- * the LLM layer's token counts and answer cache, workflow run records, and
+ * the LLM layer's token counts and answer cache, workflow run records, flow
+ * control's gates, and
  * cs-js functions. Each concern is an interface of its own with a memory
  * implementation (the embedded default, `MemoryRuntimeStore`) and a Redis one
  * (production, shared by every core replica, `RedisRuntimeStore`); both pass
@@ -15,6 +16,7 @@
  * integer milliseconds.
  */
 import type { FunctionStore } from '../functions/function-store.js';
+import type { FlowStore } from './flow-store.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { KvStore } from './kv-store.js';
 import type { LeaseStore } from './lease-store.js';
@@ -34,6 +36,8 @@ export interface RuntimeStores {
   readonly oracle: OracleStore;
   readonly llm: LlmStore;
   readonly runs: RunStore;
+  /** Flow control's gates: concurrency and throttle slots, waiting queues, debounce keys (flow-store.ts). */
+  readonly flows: FlowStore;
   /** cs-js bundles, function versions, aliases and activation logs (src/functions/function-store.ts). */
   readonly functions: FunctionStore;
 }

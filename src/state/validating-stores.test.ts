@@ -25,6 +25,7 @@ function recordingStores(): { stores: RuntimeStores; reached: string[] } {
     oracle: recording('oracle'),
     llm: recording('llm'),
     runs: recording('runs'),
+    flows: recording('flows'),
     functions: recording('functions'),
   };
   return { stores, reached };
@@ -52,6 +53,10 @@ const refused: Array<[string, Call, string, string]> = [
   ['a negative lease TTL', (s) => s.leases.renewLease('sb', 'core', -1), 'UHLP_STATE_INPUT_INVALID', 'ttlMs'],
   ['an in-flight TTL of 0', (s) => s.idempotency.beginIdempotent('shop', 'k', { inFlightTtlMs: 0 }), 'UHLP_STATE_INPUT_INVALID', 'inFlightTtlMs'],
   ['a stored status of 99', (s) => s.idempotency.completeIdempotent('shop', 'k', { ...RESPONSE, statusCode: 99 }, 1000), 'UHLP_STATE_INPUT_INVALID', 'response.statusCode'],
+  ['a flow gate of no app', (s) => s.flows.leaveGate({ app: '', scope: 'r', kind: 'concurrency', key: '' }, 'h'), 'UHLP_STATE_INPUT_INVALID', 'gate.app'],
+  ['a flow gate of an unknown kind', (s) => s.flows.latest({ app: 'shop', scope: 'r', kind: 'bogus' as never, key: '' }), 'UHLP_STATE_INPUT_INVALID', 'gate.kind'],
+  ['a fractional flow priority', (s) => s.flows.enterGate({ app: 'shop', scope: 'r', kind: 'concurrency', key: 'k' }, 'h', { limit: 1, holdMs: 1000, priority: 0.5, waitTtlMs: 1000 }), 'UHLP_STATE_INPUT_INVALID', 'priority'],
+  ['a flow limit of 0', (s) => s.flows.enterGate({ app: 'shop', scope: 'r', kind: 'concurrency', key: 'k' }, 'h', { limit: 0, holdMs: 1000, priority: 0, waitTtlMs: 1000 }), 'UHLP_STATE_INPUT_INVALID', 'limit'],
   ['a rate limit past the largest', (s) => s.rateLimits.hitRateLimit('shop', 1_000_001), 'UHLP_STATE_INPUT_INVALID', 'limitPerSecond'],
   ['an unknown oracle counter', (s) => s.oracle.incrOracleCounters('shop', 'c', { bogus: 1 } as never), 'UHLP_STATE_INPUT_INVALID', 'deltas.bogus'],
   ['a fractional counter delta', (s) => s.oracle.incrOracleCounters('shop', 'c', { hits: 0.5 }), 'UHLP_STATE_INPUT_INVALID', 'deltas.hits'],

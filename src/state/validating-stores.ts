@@ -12,6 +12,7 @@ import type { FunctionStore, FunctionVersion, PublishedVersion, RefChangeListene
 import { UhlpError } from '../shared/errors.js';
 import type { BeginIdempotentOptions, IdempotencyBegin, IdempotencyRecord, IdempotencyStore, IdempotentClaim, StoredResponse } from './idempotency-store.js';
 import { DEFAULT_KV_SCAN_LIMIT, type KvEntry, type KvScanOptions, type KvSetOptions, type KvStore } from './kv-store.js';
+import { MAX_FLOW_PRIORITY, type EnterGateOptions, type FlowGate, type FlowStore, type GateEntry, type WaitingGate } from './flow-store.js';
 import type { Lease, LeaseStore } from './lease-store.js';
 import type { LlmStore } from './llm-store.js';
 import {
@@ -74,6 +75,7 @@ export function withInputChecks(stores: RuntimeStores): RuntimeStores {
     oracle: new CheckedOracleStore(stores.oracle),
     llm: new CheckedLlmStore(stores.llm),
     runs: new CheckedRunStore(stores.runs),
+    flows: new CheckedFlowStore(stores.flows),
     functions: new CheckedFunctionStore(stores.functions),
   };
 }
@@ -216,6 +218,62 @@ class CheckedRateLimitStore implements RateLimitStore {
     checkPositiveInteger('limitPerSecond', limitPerSecond, MAX_LIMIT_PER_SECOND);
     return this.inner.hitRateLimit(appId, limitPerSecond);
   }
+}
+
+class CheckedFlowStore implements FlowStore {
+  constructor(private readonly inner: FlowStore) {}
+
+  async enterGate(gate: FlowGate, holder: string, options: EnterGateOptions): Promise<GateEntry> {
+    checkGate(gate);
+    checkKey('holder', holder);
+    checkPositiveInteger('limit', options?.limit, 1_000_000);
+    checkTtl('holdMs', options.holdMs);
+    checkTtl('waitTtlMs', options.waitTtlMs);
+    if (!Number.isSafeInteger(options.priority) || Math.abs(options.priority) > MAX_FLOW_PRIORITY) {
+      throw new UhlpError('UHLP_STATE_INPUT_INVALID', `priority must be an integer within ±${MAX_FLOW_PRIORITY}, got ${String(options.priority)}`, { field: 'priority' });
+    }
+    return this.inner.enterGate(gate, holder, options);
+  }
+
+  async renewGate(gate: FlowGate, holder: string, holdMs: number): Promise<boolean> {
+    checkGate(gate);
+    checkKey('holder', holder);
+    checkTtl('holdMs', holdMs);
+    return this.inner.renewGate(gate, holder, holdMs);
+  }
+
+  async leaveGate(gate: FlowGate, holder: string): Promise<void> {
+    checkGate(gate);
+    checkKey('holder', holder);
+    return this.inner.leaveGate(gate, holder);
+  }
+
+  async markLatest(gate: FlowGate, holder: string, ttlMs: number): Promise<void> {
+    checkGate(gate);
+    checkKey('holder', holder);
+    checkTtl('ttlMs', ttlMs);
+    return this.inner.markLatest(gate, holder, ttlMs);
+  }
+
+  async latest(gate: FlowGate): Promise<string | undefined> {
+    checkGate(gate);
+    return this.inner.latest(gate);
+  }
+
+  async waitingGates(app?: string, limit?: number): Promise<WaitingGate[]> {
+    if (app !== undefined) checkKey('app', app);
+    if (limit !== undefined) checkPositiveInteger('limit', limit, 10_000);
+    return this.inner.waitingGates(app, limit);
+  }
+}
+
+function checkGate(gate: FlowGate): void {
+  checkKey('gate.app', gate?.app);
+  checkKey('gate.scope', gate.scope);
+  if (gate.kind !== 'concurrency' && gate.kind !== 'throttle' && gate.kind !== 'debounce') {
+    throw new UhlpError('UHLP_STATE_INPUT_INVALID', 'gate.kind must be concurrency, throttle or debounce', { field: 'gate.kind' });
+  }
+  checkPrefix('gate.key', gate.key);
 }
 
 class CheckedOracleStore implements OracleStore {

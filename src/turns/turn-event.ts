@@ -10,6 +10,7 @@ import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { ExecutionStream } from '../workflow-runs/execution-stream.js';
 import type { CsTarget } from '../contract/cs-bundle/activation-context.js';
 import type { IdempotencyBegin, StoredResponse } from '../state/idempotency-store.js';
+import type { RouteFlow } from './flow-control.js';
 import type { TurnSource } from './turn-journal-entry.js';
 import type { TurnDraft } from './turn-journal.js';
 
@@ -80,6 +81,8 @@ export interface TurnEvent {
    * (turn-journal.ts); set by the pipeline. @defaultValue none: the turn is not journaled
    */
   readonly journal?: TurnDraft;
+  /** The route's flow declaration (src/turns/flow-control.ts); the component's is read from `component.flow`. @defaultValue none */
+  readonly flow?: RouteFlow;
   /** The bundle a cs component's turn runs, resolved before the turn begins (src/functions/cs-bundle-turns.ts). */
   readonly cs?: CsTarget;
 }

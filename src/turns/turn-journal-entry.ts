@@ -16,6 +16,8 @@ export const TURN_SOURCES: readonly TurnSource[] = ['http', 'queue', 'cron', 'ca
 export interface TurnTiming {
   /** Waiting for the app's rate limit. */
   limitMs: number;
+  /** Waiting at the route's and the component's flow gates (debounce, throttle, concurrency). @defaultValue absent: no flow declared */
+  flowMs?: number;
   /** Claiming the once-only record (an Idempotency-Key, a delivery's invocation id), or waiting for a repeat's answer. */
   claimMs: number;
   /** Beginning the session's turn (a stored session is looked up). */

@@ -2,10 +2,11 @@
  * The one turn pipeline every source runs its events through, in its stages'
  * order:
  *
- *   limit -> once-only -> session -> execution -> ledger -> answer
+ *   limit -> flow -> once-only -> session -> execution -> ledger -> answer
  *
  * Here: how deep the event's JSON input may nest (json-depth.ts), the app's
  * rate limit, and once-only runs (an Idempotency-Key, an invocation id); then
+ * the route's and the component's flow control per key (flow-control.ts);
  * the component's turn, as its app composed it when it loaded
  * (component-turns.ts): the session and its turn, the execution in a sandbox
  * with its MCP token and write surface, the ledger's exec and evidence entries,
@@ -21,6 +22,7 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 import type { ComponentTurns } from './component-turns.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
 import { checkTurnInputDepth } from './json-depth.js';
+import { FlowControl, type RouteFlow } from './flow-control.js';
 import type { TurnEvent } from './turn-event.js';
 import type { TurnNotes } from './turn-runner.js';
 import { msSince, type TurnJournal } from './turn-journal.js';
@@ -30,8 +32,8 @@ export interface TurnPipelineDeps {
   /** Each component's turn, chosen when its app loaded. */
   readonly components: ComponentTurns;
   readonly metrics: Metrics;
-  /** The runtime store's concerns a turn uses: rate limits, once-only records. */
-  readonly store: Pick<RuntimeStore, 'rateLimits' | 'idempotency'>;
+  /** The runtime store's concerns a turn uses: rate limits, once-only records, and flow gates (needed by apps that declare flow). */
+  readonly store: Pick<RuntimeStore, 'rateLimits' | 'idempotency'> & Partial<Pick<RuntimeStore, 'flows'>>;
   /** How long completed once-only answers are replayed, ms. */
   readonly idempotencyTtlMs: number;
   /** Where each finished turn is recorded for the console (turn-journal.ts). @defaultValue none: turns are not journaled */
@@ -39,7 +41,11 @@ export interface TurnPipelineDeps {
 }
 
 export class TurnPipeline {
-  constructor(private readonly deps: TurnPipelineDeps) {}
+  private readonly flows: FlowControl | undefined;
+
+  constructor(private readonly deps: TurnPipelineDeps) {
+    this.flows = deps.store.flows !== undefined ? new FlowControl({ store: deps.store.flows, metrics: deps.metrics }) : undefined;
+  }
 
   /** Runs one turn; rejects with the UhlpError its caller answers (rate limit, session, sandbox failures). */
   run(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
@@ -70,13 +76,34 @@ export class TurnPipeline {
       return Promise.reject(error);
     }
     // Most events have neither a limit nor a key: straight to the turn, with no promise of their own here.
-    if (event.once === undefined && event.app.document.spec.limits?.requestsPerSecond === undefined) return this.turn(event, notes);
+    if (event.once === undefined && event.flow === undefined && event.component.flow === undefined && event.app.document.spec.limits?.requestsPerSecond === undefined) {
+      return this.turn(event, notes);
+    }
     return this.runLimited(event, notes);
   }
 
   private async runLimited(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
-    const { app, pool, once, journal } = event;
-    // Limit.
+    await this.limit(event, notes);
+    const flows = flowsOf(event);
+    if (flows.length === 0) return this.runOnce(event, notes);
+    if (this.flows === undefined) throw new UhlpError('UHLP_INTERNAL', 'this core was built without flow gates in its runtime store');
+    const { app, journal } = event;
+    try {
+      return await this.flows.run(app.id, flows, event.requestDataJson, () => this.runOnce(event, notes), (waitedMs) => {
+        if (journal !== undefined) journal.entry.timing.flowMs = waitedMs;
+      });
+    } catch (error) {
+      if (error instanceof UhlpError && error.code === 'UHLP_FLOW_WAIT_TIMEOUT') {
+        const retryAfterMs = (error.details as { retryAfterMs?: number } | undefined)?.retryAfterMs ?? 1000;
+        notes['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+      }
+      throw error;
+    }
+  }
+
+  /** The app's requestsPerSecond: refuses the turn with UHLP_RATE_LIMITED past it. */
+  private async limit(event: TurnEvent, notes: TurnNotes): Promise<void> {
+    const { app, journal } = event;
     const limit = app.document.spec.limits?.requestsPerSecond;
     if (limit !== undefined) {
       const asked = journal !== undefined ? performance.now() : 0;
@@ -88,6 +115,10 @@ export class TurnPipeline {
         throw new UhlpError('UHLP_RATE_LIMITED', `app "${app.id}" accepts ${limit} requests per second`, { limit, retryAfterMs: decision.retryAfterMs });
       }
     }
+  }
+
+  private async runOnce(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
+    const { app, pool, once, journal } = event;
     if (once === undefined) return this.turn(event, notes);
 
     // Once-only.
@@ -127,4 +158,12 @@ export class TurnPipeline {
   private turn(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     return this.deps.components.of(event.app, event.component).run(event, notes);
   }
+}
+
+/** The route's flow declaration, then the component's. */
+function flowsOf(event: TurnEvent): RouteFlow[] {
+  const flows: RouteFlow[] = [];
+  if (event.flow !== undefined) flows.push(event.flow);
+  if (event.component.flow !== undefined) flows.push({ scope: `component:${event.component.id}`, spec: event.component.flow });
+  return flows;
 }

@@ -6,6 +6,7 @@
  */
 import { describe, expect } from 'vitest';
 import type { RuntimeStore } from '../../src/state/runtime-store.js';
+import { describeFlowStore } from './describe-flow-store.js';
 import { describeIdempotencyStore } from './describe-idempotency-store.js';
 import { describeKvStore } from './describe-kv-store.js';
 import { describeLeaseStore } from './describe-lease-store.js';
@@ -26,6 +27,7 @@ export function describeRuntimeStore(name: string, makeStore: MakeStore<RuntimeS
     describeOracleStore(name, concernOf(makeStore, (store) => store.oracle));
     describeLlmStore(name, concernOf(makeStore, (store) => store.llm));
     describeRunStore(name, concernOf(makeStore, (store) => store.runs));
+    describeFlowStore(name, concernOf(makeStore, (store) => store.flows));
 
     storeTest(makeStore)('answers ping', async ({ store }) => {
       await expect(store.ping()).resolves.toBeUndefined();

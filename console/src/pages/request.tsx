@@ -13,6 +13,7 @@ import type { TurnDetail, TurnJournalEntry } from '../types.js';
 
 const STAGES: Array<[keyof TurnJournalEntry['timing'], string]> = [
   ['limitMs', 'Rate limit'],
+  ['flowMs', 'Waiting at flow gates'],
   ['claimMs', 'Once-only claim'],
   ['sessionMs', 'Session'],
   ['executionMs', 'Execution'],
@@ -78,11 +79,11 @@ export function RequestPage({ id }: { id: string }) {
       <Section title="Timing">
         <table class="timing">
           <tbody>
-            {STAGES.map(([stage, label]) => (
+            {STAGES.filter(([stage]) => turn.timing[stage] !== undefined).map(([stage, label]) => (
               <tr>
                 <th scope="row">{label}</th>
                 <td>
-                  <meter min={0} max={Math.max(turn.durationMs, 0.001)} value={turn.timing[stage]} aria-label={`${label} of the turn's time`} />
+                  <meter min={0} max={Math.max(turn.durationMs, 0.001)} value={turn.timing[stage] ?? 0} aria-label={`${label} of the turn's time`} />
                 </td>
                 <td>{duration(turn.timing[stage])}</td>
               </tr>

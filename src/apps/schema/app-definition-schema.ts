@@ -8,6 +8,7 @@
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import { DURATION_PATTERN, SIZE_PATTERN } from '../../ledger/ledger-retention.js';
 import { LlmComponentSpec, NAME_PATTERN } from '../../contract/llm-component-schema.js';
+import { FlowSpec } from './flow-schema.js';
 import { UiSpec } from './ui-schema.js';
 
 export { LlmComponentSpec, OptimizeSpec } from '../../contract/llm-component-schema.js';
@@ -165,6 +166,12 @@ export const ComponentSpec = Type.Object(
           "The files each turn writes in its session directories. After the turn the core compares what was written with this list (and the request's X-UHLP-Declared-Outputs): an undeclared or missing write refuses the turn with UHLP_WRITE_SURFACE_MISMATCH. Without it, a turn may write nothing.",
       }),
     ),
+    flow: Type.Optional(
+      Type.Object(FlowSpec.properties, {
+        additionalProperties: false,
+        description: "Flow control of this component's turns per key, whatever route (or workflow step) starts them; a workflow run holds its slot from its start until it ends or first pauses (docs/flow-control.md).",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -257,6 +264,7 @@ export const RouteSpec = Type.Object(
     callback: Type.Optional(CallbackRouteSpec),
     trigger: Type.Optional(TriggerRouteSpec),
     component: ComponentId('The component this route runs.'),
+    flow: Type.Optional(FlowSpec),
   },
   { additionalProperties: false, description: 'Exactly one of http, cron, queue, callback, trigger, and the component it runs.' },
 );

@@ -17,6 +17,7 @@ import { isFederatedToolName, mcpServerProblems, type AppSecretCheck } from './v
 import { csComponentProblems } from './validate-cs-component.js';
 import { uiProblems } from './validate-ui.js';
 import { sourceRouteProblems } from './validate-source-route.js';
+import { flowProblems } from './validate-flow.js';
 import { schemaErrorReason } from '../../shared/schema-error-reason.js';
 import { pathGlobProblem } from '../../shared/path-glob.js';
 
@@ -122,6 +123,7 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     if (component.handler === 'LLM') for (const [where, reason] of llmComponentProblems(spec, component, at, options)) add(where, reason);
     if (component.handler === 'WORKFLOW') problems.push(...workflowComponentProblems(spec, component, at, options));
     for (const [where, reason] of fallbackProblems(spec, component, at, options)) add(where, reason);
+    if (component.flow !== undefined) for (const [where, reason] of flowProblems(component.flow, undefined)) add(`${at}/flow/${where}`, reason);
     const handlerKey = { JIT: 'jit', LLM: 'llm', WORKFLOW: 'workflow' }[component.handler] as 'jit' | 'llm' | 'workflow';
     if (component.cs !== undefined) for (const [where, reason] of csComponentProblems(component, at)) add(where, reason);
     else if (component[handlerKey] === undefined) add(`${at}/${handlerKey}`, `required for handler ${component.handler}`);
@@ -172,6 +174,10 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
       add(at, kinds.length === 0 ? `must declare one source (${ROUTE_KINDS.join(', ')})` : `declares ${kinds.join(' and ')}; a route has one source`);
       return;
     }
+    if (route.flow !== undefined) {
+      const parameters = route.http !== undefined ? routeParameters(route.http.path) : undefined;
+      for (const [where, reason] of flowProblems(route.flow, parameters)) add(`${at}/flow/${where}`, reason);
+    }
     if (!route.http) {
       const pool = componentPools.get(route.component);
       for (const [where, reason] of sourceRouteProblems(route, pool)) add(`${at}/${where}`, reason);
@@ -196,6 +202,16 @@ function semanticProblems(doc: AppDefinitionDocument, options: ValidateOptions):
     for (const problem of gitSourceProblems(spec.source.git)) add(`/spec/source/git/${problem.field}`, `${problem.code}: ${problem.message}`);
   }
   return problems;
+}
+
+/** The parameter names of an HTTP path pattern; an empty set when the pattern does not compile (reported on its own). */
+function routeParameters(source: string): ReadonlySet<string> {
+  try {
+    return new Set(compileRoutePattern(source).segments.flatMap((segment) => (segment.kind === 'param' ? [segment.name] : [])));
+  } catch (error) {
+    if (error instanceof RoutePatternError) return new Set();
+    throw error;
+  }
 }
 
 function dedupeByPath(problems: DefinitionProblem[]): DefinitionProblem[] {

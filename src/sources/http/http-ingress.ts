@@ -241,6 +241,7 @@ export class HttpIngress {
         ...(typeof traceId === 'string' ? { traceId } : {}),
         ...(key !== undefined ? { once: { key, fingerprint: requestFingerprint(request.method, request.url, request.body) } } : {}),
         ...(stream !== undefined ? { stream } : {}),
+        ...(match.route.flow !== undefined ? { flow: { scope: `http ${match.route.method} ${match.route.pattern.source}`, spec: match.route.flow } } : {}),
       },
       coreHeaders,
     );

@@ -4,12 +4,15 @@
  */
 import type { HttpMethod } from '../../contract/execute-contract.js';
 import type { RouteSpec } from '../../apps/schema/app-definition-schema.js';
+import type { FlowSpec } from '../../apps/schema/flow-schema.js';
 import { compareRoutePatterns, compileRoutePattern, matchRoutePattern, type PathParameters, type RoutePattern } from './route-pattern.js';
 
 export interface CompiledRoute {
   readonly method: HttpMethod;
   readonly pattern: RoutePattern;
   readonly componentId: string;
+  /** The route's flow control per key. @defaultValue none */
+  readonly flow?: FlowSpec;
 }
 
 export interface RouteMatch {
@@ -26,7 +29,7 @@ export class RouteTable {
     for (const route of routes) {
       if (!route.http) continue;
       const pattern = compileRoutePattern(route.http.path);
-      const compiled: CompiledRoute = { method: route.http.method as HttpMethod, pattern, componentId: route.component };
+      const compiled: CompiledRoute = { method: route.http.method as HttpMethod, pattern, componentId: route.component, ...(route.flow !== undefined ? { flow: route.flow } : {}) };
       if (pattern.segments.every((s) => s.kind === 'literal')) {
         const key = `${compiled.method} ${normalizeLiteral(route.http.path)}`;
         if (!this.literal.has(key)) this.literal.set(key, compiled);

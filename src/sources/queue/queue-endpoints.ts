@@ -5,6 +5,7 @@
  *   (202 with the message id). An `Idempotency-Key` header becomes the
  *   message's invocation id, the dedup key. Authenticated by a bearer publish
  *   token bound to the app and queue (`uhlp queues token`), or an admin token.
+ * - `GET /_uhlp/queues/waiting?app`: the flow-control keys with events waiting (`{gates: [{app, scope, kind, key, waiting, running}]}`).
  * - `GET /_uhlp/queues`: every delivery route with its depth, oldest age and dead letters.
  * - `GET /_uhlp/queues/<app>/<name>/dead?source=queue&limit=100`: the oldest dead letters.
  * - `POST /_uhlp/queues/<app>/<name>/redrive?source=queue&limit=1000`: moves them back.
@@ -13,6 +14,7 @@
  * and are operators' routes, served on the operator listener only; publishing is
  * app traffic (src/core/route-audience.ts).
  */
+import type { FlowStore } from '../../state/flow-store.js';
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UhlpError } from '../../shared/errors.js';
@@ -31,7 +33,10 @@ interface Params {
   name: string;
 }
 
-export function registerQueueEndpoints(app: FastifyInstance, sources: DeliverySources, key: Buffer): void {
+/**
+ * @param flows Flow control's gates, for `GET /_uhlp/queues/waiting` (the keys with events waiting, docs/flow-control.md).
+ */
+export function registerQueueEndpoints(app: FastifyInstance, sources: DeliverySources, key: Buffer, flows?: FlowStore): void {
   const authorize = (request: FastifyRequest, purposes: readonly TokenPurpose[], appId: string, name: string): void => {
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) throw new UhlpError('UHLP_SOURCE_UNAUTHORIZED', 'a bearer token is required (uhlp queues token)', { field: 'Authorization' });
@@ -59,6 +64,12 @@ export function registerQueueEndpoints(app: FastifyInstance, sources: DeliverySo
     const invocationId = checkIdempotencyKey(request.headers[IDEMPOTENCY_HEADER]);
     const published = await sources.publishQueue(appId, name, payload, invocationId);
     return reply.code(202).send(published);
+  });
+
+  app.get(`${QUEUES_PATH}/waiting`, { config: { audience: 'operators' } }, async (request, reply) => {
+    authorize(request, ['queue-admin'], '*', '*');
+    const appId = (request.query as Record<string, unknown>)['app'];
+    return reply.send({ gates: flows === undefined ? [] : await flows.waitingGates(typeof appId === 'string' && appId !== '' ? appId : undefined) });
   });
 
   app.get(QUEUES_PATH, { config: { audience: 'operators' } }, async (request, reply) => {
