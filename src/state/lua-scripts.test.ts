@@ -37,6 +37,8 @@ describe('loadLuaScripts', () => {
       'runUpdate',
       'sessionCreate',
       'sessionNextTurn',
+      'sessionQueueHead',
+      'sessionQueueJoin',
       'sessionTouch',
     ]);
     for (const script of scripts.values()) {
