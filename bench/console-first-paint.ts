@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     process.stderr.write(`seeded ${count} runs in ${Date.now() - seededAt} ms\n`);
     const core = await startUhlpDev(copyFixture('console'), ['--driver', 'process'], 90_000, undefined, { UHLP_STATE: TEST_REDIS_URL, UHLP_STATE_PREFIX: prefix, UHLP_ORACLE: 'off' });
     try {
-      const { cold, warm } = await measure(`${core.url}/_uhlp/console/#/runs`);
+      const { cold, warm } = await measure(`${core.operatorUrl}/_uhlp/console/#/runs`);
       const summarize = (loads: Load[]): Load => ({ fcpMs: median(loads.map((l) => l.fcpMs)), rowsMs: median(loads.map((l) => l.rowsMs)), apiMs: median(loads.map((l) => l.apiMs)) });
       results[String(count)] = { runs: count, cold: summarize(cold), warm: summarize(warm) };
     } finally {

@@ -84,7 +84,7 @@ async function startCore(tree: string, definitions: string): Promise<{ core: Uhl
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   const minted = (await (
-    await fetch(`${core.url}/_uhlp/dev/mcp-token`, { method: 'POST', body: JSON.stringify({ appId: 'bench' }), headers: { 'content-type': 'application/json' } })
+    await fetch(`${core.operatorUrl}/_uhlp/dev/mcp-token`, { method: 'POST', body: JSON.stringify({ appId: 'bench' }), headers: { 'content-type': 'application/json' } })
   ).json()) as { mcp_url: string; token: string };
   // Each tree's own runner client, over the core's Unix socket: what a script in a sandbox of that tree sends.
   const kit = path.join(tree, 'dist', 'runners', 'kit');

@@ -35,7 +35,7 @@ const core = await startUhlpDev(benchApp());
 const rows: Array<{ path: string; result: LoadResult }> = [];
 try {
   const minted = (await (
-    await fetch(`${core.url}/_uhlp/dev/mcp-token`, { method: 'POST', body: JSON.stringify({ appId: 'bench' }), headers: { 'content-type': 'application/json' } })
+    await fetch(`${core.operatorUrl}/_uhlp/dev/mcp-token`, { method: 'POST', body: JSON.stringify({ appId: 'bench' }), headers: { 'content-type': 'application/json' } })
   ).json()) as { mcp_url: string; token: string };
 
   const direct = new ExecutionTools({ endpoint: minted.mcp_url, token: minted.token });

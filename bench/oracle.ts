@@ -137,7 +137,7 @@ async function main(): Promise<void> {
   let next = 0;
 
   async function status(): Promise<any> {
-    const answer = (await (await fetch(`${core.url}/_uhlp/oracle/status?app=bench&component=triage`)).json()) as { components: any[] };
+    const answer = (await (await fetch(`${core.operatorUrl}/_uhlp/oracle/status?app=bench&component=triage`)).json()) as { components: any[] };
     return answer.components[0];
   }
 
