@@ -5,6 +5,8 @@
  * operator's action, ledgered with who took it.
  *
  * - `GET  api/queues` -> `{queues: [{app, source, name, component, depth, pending, retrying, deadLetters, oldestAgeMs}]}`
+ * - `GET  api/queues/waiting?app` -> `{gates: [{app, scope, kind, key, waiting, running}]}`: the flow-control keys
+ *   with events waiting (docs/flow-control.md), as `GET /_uhlp/queues/waiting` answers them
  * - `GET  api/queues/<source>/<app>/<name>/dead?limit` -> `{deadLetters: [...]}` (payloads as JSON; the last
  *   error's `error` code, `errorMessage` and, for a script exception, `errorStack`)
  * - `POST api/queues/<source>/<app>/<name>/redrive?limit` -> `{redriven}`
@@ -14,7 +16,7 @@ import { UhlpError } from '../shared/errors.js';
 import type { DeliverySources } from '../sources/delivery-sources.js';
 import type { DeliveryKind, StreamAddress } from '../state/delivery-store.js';
 import { CONSOLE_API, type ConsoleContext } from './console-routes.js';
-import { integerParam, optionalChoice, requiredName } from './query-params.js';
+import { integerParam, optionalChoice, optionalName, requiredName } from './query-params.js';
 
 const KINDS: readonly DeliveryKind[] = ['queue', 'cron', 'callback', 'trigger'];
 
@@ -52,6 +54,13 @@ export function registerQueuesApi(app: FastifyInstance, context: ConsoleContext)
       })),
     );
     return reply.send({ queues });
+  });
+
+  app.get(`${CONSOLE_API}/queues/waiting`, async (request, reply) => {
+    context.access.apiPrincipal(request);
+    const appId = (request.query as Record<string, unknown>)['app'];
+    const gates = await context.store.flows.waitingGates(optionalName(appId, 'app'));
+    return reply.send({ gates });
   });
 
   app.get<{ Params: Params }>(`${CONSOLE_API}/queues/:source/:app/:name/dead`, async (request, reply) => {

@@ -3,11 +3,13 @@
  * default redis://127.0.0.1:6379; it fails, never skips, without Redis), on the
  * process driver: a limit-1 key under 50 concurrent requests spread over both
  * cores runs them one at a time and all of them; debounce runs only the last
- * of a burst; throttle spaces starts; priority orders waiting events; a wait
+ * of a burst; throttle spaces starts; priority orders waiting events (listed by
+ * `uhlp queues waiting` and the console's queues page, in Chromium); a wait
  * past maxWaitMs is refused.
  */
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, launchConsoleBrowser } from '../helpers/console-browser.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from '../helpers/redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from '../helpers/uhlp-process.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -83,8 +85,17 @@ describe('flow control on one Redis shared by two cores', () => {
     expect(other.status).toBe(200);
   }, 60_000);
 
-  it('lets the highest priority of the waiting events go first', async () => {
-    const holding = post(first, '/tickets/P-1', { id: 'p-hold', holdMs: 2500 });
+  it('lets the highest priority of the waiting events go first, and lists the waiting key in the CLI and the console', async () => {
+    // The other core's console: the gates are the shared store's, whichever core the events came to.
+    const browser = await launchConsoleBrowser();
+    try {
+      await browser.page.goto(`${second.operatorUrl}/_uhlp/console/#/queues`);
+      await browser.page.getByRole('heading', { name: 'Waiting at flow gates' }).waitFor({ timeout: 20_000 });
+    } catch (error) {
+      await browser.close();
+      throw error;
+    }
+    const holding = post(first, '/tickets/P-1', { id: 'p-hold', holdMs: 4500 });
     await waitFor(async () => (await valuesUnder(prefix, 'kv:app/flow/kv/run:p-hold:start')).size === 1, { timeoutMs: 20_000, what: 'the holding turn' });
     const waiting = async (): Promise<number> => {
       const text = await (await fetch(`${first.url}/metrics`)).text();
@@ -99,6 +110,14 @@ describe('flow control on one Redis shared by two cores', () => {
     // The waiting events are listed with their key.
     const listed = execFileSync(process.execPath, [UHLP_BIN, 'queues', 'waiting', '--json', '--url', first.operatorUrl, '--data-dir', first.dataDir], { env: { ...process.env, ...env } });
     expect(JSON.parse(listed.toString())).toMatchObject({ gates: [{ app: 'flow', scope: 'http POST /tickets/:ticket', kind: 'concurrency', key: 'P-1', waiting: 4, running: 1 }] });
+    try {
+      const row = browser.page.locator('tr[data-gate="flow|http POST /tickets/:ticket|concurrency|P-1"]');
+      await row.waitFor({ timeout: 10_000 });
+      expect(await row.locator('td').allTextContents()).toEqual(['flow', 'http POST /tickets/:ticket', 'concurrency', 'P-1', '4', '1']);
+      expect(await axeViolations(browser.page), 'axe on the queues page').toEqual([]);
+    } finally {
+      await browser.close();
+    }
     await holding;
     const runs = (await Promise.all(sent)).map((a) => a.json as unknown as Marked).sort((a, b) => a.start - b.start);
     expect(runs.map((r) => r.id)).toEqual(['p-high', 'p-mid', 'p-plain', 'p-low']);

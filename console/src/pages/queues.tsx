@@ -1,4 +1,7 @@
-/** The queues: depth, oldest age and dead letters of every delivery route; a queue's dead letters with their reasons and last errors, and redrive. */
+/**
+ * The queues: depth, oldest age and dead letters of every delivery route; a queue's dead letters with their reasons
+ * and last errors, and redrive; and the events waiting at flow-control gates (docs/flow-control.md), per key.
+ */
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { ActionButton, ErrorBox, JsonBlock, Loading, Section, useLoad } from '../components/common.js';
@@ -14,6 +17,16 @@ interface Queue {
   retrying: number;
   deadLetters: number;
   oldestAgeMs: number;
+}
+
+/** A flow-control key with events waiting: its gate (route or component, concurrency or throttle), waiting and running. */
+interface WaitingGate {
+  app: string;
+  scope: string;
+  kind: string;
+  key: string;
+  waiting: number;
+  running: number;
 }
 
 interface DeadLetter {
@@ -76,7 +89,45 @@ export function QueuesPage({ canAct }: { canAct: boolean }) {
         </tbody>
       </table>
       {open !== undefined ? <DeadLetters address={open} canAct={canAct} onChange={reload} /> : null}
+      <WaitingGates />
     </Section>
+  );
+}
+
+function WaitingGates() {
+  const { data, error } = useLoad(() => api<{ gates: WaitingGate[] }>('/queues/waiting'), [], 2000);
+  return (
+    <div class="waiting-gates">
+      <h3>Waiting at flow gates</h3>
+      <ErrorBox error={error} />
+      {data?.gates.length === 0 ? <p class="muted">No event waits at a concurrency or throttle key.</p> : null}
+      {data !== undefined && data.gates.length > 0 ? (
+        <table aria-label="Events waiting at flow gates">
+          <thead>
+            <tr>
+              <th scope="col">App</th>
+              <th scope="col">Route or component</th>
+              <th scope="col">Gate</th>
+              <th scope="col">Key</th>
+              <th scope="col">Waiting</th>
+              <th scope="col">Running</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.gates.map((gate) => (
+              <tr data-gate={`${gate.app}|${gate.scope}|${gate.kind}|${gate.key}`}>
+                <td>{gate.app}</td>
+                <td>{gate.scope}</td>
+                <td>{gate.kind}</td>
+                <td>{gate.key === '' ? <span class="muted">(none)</span> : gate.key}</td>
+                <td>{gate.waiting}</td>
+                <td>{gate.running}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </div>
   );
 }
 
