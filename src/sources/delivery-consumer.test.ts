@@ -15,6 +15,7 @@ import { ComponentTurns } from '../turns/component-turns.js';
 import { TurnKeeper } from '../turns/turn-keeper.js';
 import { TurnPipeline } from '../turns/turn-pipeline.js';
 import type { TurnDecorator } from '../turns/turn-runner.js';
+import { UhlpError } from '../shared/errors.js';
 import { waitFor } from '../../test/helpers/wait-for.js';
 import { DeliveryConsumer } from './delivery-consumer.js';
 import type { SourceRoute } from './source-routes.js';
@@ -23,7 +24,7 @@ const jobs: StreamAddress = { kind: 'queue', app: 'unit', name: 'jobs' };
 const ONCE_KEY = (invocationId: string): string => `queue:jobs:${invocationId}`;
 
 /** An app with one queue route `jobs` (a 1 s lease: the least its pool allows) to component `work`. */
-function queueApp(): LoadedApp {
+function queueApp(maxAttempts = 20): LoadedApp {
   const result = validateAppDefinition(
     {
       apiVersion: 'uhlp.dev/v1alpha1',
@@ -32,7 +33,7 @@ function queueApp(): LoadedApp {
       spec: {
         pools: [{ name: 'p', acquireTimeoutMs: 100, limits: { timeoutMs: 200 } }],
         components: [{ id: 'work', handler: 'JIT', pool: 'p', jit: { script: 'work.js' } }],
-        routes: [{ queue: { name: 'jobs', concurrency: 4, maxAttempts: 20, leaseSeconds: 1, backoff: { initialMs: 50, maxMs: 100 } }, component: 'work' }],
+        routes: [{ queue: { name: 'jobs', concurrency: 4, maxAttempts, leaseSeconds: 1, backoff: { initialMs: 50, maxMs: 100 } }, component: 'work' }],
       },
     },
     { file: 'apps/unit/app.yaml', appDirName: 'unit', fileExists: () => true },
@@ -97,7 +98,7 @@ describe('DeliveryConsumer: once-only records claimed a read at a time and compl
     for (const close of closing.splice(0).reverse()) await close();
   });
 
-  async function setUp(): Promise<{
+  async function setUp(maxAttempts?: number): Promise<{
     runtime: RuntimeStore;
     delivery: MemoryDeliveryStore;
     runs: Map<string, number>;
@@ -131,7 +132,7 @@ describe('DeliveryConsumer: once-only records claimed a read at a time and compl
     const gate: Gate = {};
     const delivery = new MemoryDeliveryStore({ idempotency: runtime.idempotency });
     closing.push(() => delivery.close());
-    const app = queueApp();
+    const app = queueApp(maxAttempts);
     const runs = new Map<string, number>();
     const metrics = createMetrics({ defaultMetrics: false });
     const components = new ComponentTurns({
@@ -173,6 +174,30 @@ describe('DeliveryConsumer: once-only records claimed a read at a time and compl
       const record = await runtime.idempotency.getIdempotent('unit', ONCE_KEY(`inv-${i}`));
       expect(record?.state === 'completed' && Buffer.from(record.response.body, 'base64').toString()).toBe('{"run":1}');
     }
+  });
+
+  it('retries a delivery the runtime store refused as the same attempt: past maxAttempts of refusals it still runs, and never reaches the dead letters', async () => {
+    const { delivery, runs, gate, consumer } = await setUp(3);
+    // The route allows 3 attempts; the store refuses the first 5 runs, as through a failover.
+    let refusals = 5;
+    gate.each = async () => {
+      if (refusals-- > 0) throw new UhlpError('UHLP_STATE_UNAVAILABLE', 'the runtime store is failing over');
+    };
+    const attempts: number[] = [];
+    const store = Object.assign(Object.create(delivery) as DeliveryStore, {
+      retryLater: (address: StreamAddress, message: DeliveryMessage, dueAt: number, charged?: boolean) => {
+        attempts.push(message.attempt);
+        return delivery.retryLater(address, message, dueAt, charged);
+      },
+    });
+    await delivery.ensureGroup(jobs);
+    await delivery.publish(jobs, { payload: '{}', invocationId: 'through-failover' });
+    consumer('c1', store);
+    await waitFor(async () => (await delivery.stats(jobs, Date.now())).depth === 0, { timeoutMs: 15_000, what: 'the message to run once the store answers' });
+    expect(runs.get('through-failover')).toBe(6);
+    expect(attempts).toHaveLength(5);
+    expect(new Set(attempts)).toEqual(new Set([1]));
+    expect(await delivery.deadLetters(jobs, 10)).toEqual([]);
   });
 
   it('acknowledges a repeat that replayed a kept answer without keeping it again', async () => {

@@ -347,9 +347,12 @@ export class DeliveryConsumer {
         if (!(error instanceof UhlpError)) this.deps.logger.error({ err: error, app: app.id, source: kind, name }, 'delivery failed inside the core');
       }
     }
+    // The runtime store refusing (a failover, an outage) is not the message's doing: it is retried as the same attempt,
+    // so a message published before a failover never spends its attempts, or reaches the dead letters, on one.
+    const charged = failure?.code !== 'UHLP_STATE_UNAVAILABLE';
     if (failure !== undefined) {
       // Each failed delivery, with what failed it; the turn's own line (turn-stages.ts) has where its script threw.
-      const next = message.attempt >= policy.maxAttempts ? 'dead' : 'retry';
+      const next = charged && message.attempt >= policy.maxAttempts ? 'dead' : 'retry';
       this.deps.logger.warn({ app: app.id, source: kind, name, requestId, invocationId: message.invocationId, attempt: message.attempt, code: failure.code, next }, failure.message ?? failure.code);
     }
     if (failure === undefined) {
@@ -357,12 +360,12 @@ export class DeliveryConsumer {
       outcome('ok');
       return;
     }
-    if (message.attempt >= policy.maxAttempts) {
+    if (charged && message.attempt >= policy.maxAttempts) {
       await this.settleDead(message, 'failed', failure);
       outcome('dead');
       return;
     }
-    await store.retryLater(this.address, message, Date.now() + retryDelayMs(policy, message.attempt));
+    await store.retryLater(this.address, message, Date.now() + retryDelayMs(policy, message.attempt), charged);
     outcome('retry');
   }
 

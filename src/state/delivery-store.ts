@@ -110,8 +110,11 @@ export interface DeliveryStore {
    * needs the runtime store's idempotency records for them: `new MemoryDeliveryStore({ idempotency })`).
    */
   ack(address: StreamAddress, ids: readonly string[], answers?: readonly KeptAnswer[]): Promise<void>;
-  /** Takes a failed message out of the stream until `dueAt`, as attempt + 1; false when it was no longer pending. */
-  retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean>;
+  /**
+   * Takes a failed message out of the stream until `dueAt`, as attempt + 1 (as the same attempt when `charged` is false:
+   * a failure that was not the message's); false when it was no longer pending.
+   */
+  retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number, charged?: boolean): Promise<boolean>;
   /** Moves retries due by `now` back into the stream; returns how many moved. */
   promoteDue(address: StreamAddress, now: number, limit: number): Promise<number>;
   /** Takes a message out of the stream into the dead letters; false when it was no longer pending. */
@@ -158,11 +161,11 @@ export function messageFromFields(id: string, fields: Readonly<Record<string, st
 }
 
 /** The retry-set member of a message's next attempt (numbers as strings: Lua's cjson would write them as floats). */
-export function retryMember(message: DeliveryMessage, nonce: string): string {
+export function retryMember(message: DeliveryMessage, nonce: string, charged = true): string {
   return JSON.stringify({
     payload: message.payload,
     invocationId: message.invocationId,
-    attempt: String(message.attempt + 1),
+    attempt: String(charged ? message.attempt + 1 : message.attempt),
     publishedAt: String(message.publishedAt),
     ...(message.meta !== undefined ? { meta: message.meta } : {}),
     nonce,

@@ -130,11 +130,11 @@ export class MemoryDeliveryStore implements DeliveryStore {
     for (const id of ids) if (stream.pending.delete(id)) stream.entries.delete(id);
   }
 
-  async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean> {
+  async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number, charged = true): Promise<boolean> {
     const stream = this.stream(address);
     if (!stream.pending.delete(message.id)) return false;
     stream.entries.delete(message.id);
-    stream.retries.push({ due: dueAt, member: retryMember(message, randomUUID()) });
+    stream.retries.push({ due: dueAt, member: retryMember(message, randomUUID(), charged) });
     stream.retries.sort((a, b) => a.due - b.due);
     return true;
   }

@@ -178,9 +178,9 @@ export class RedisDeliveryStore implements DeliveryStore {
     await this.kept(() => this.script('queueSettle', keys, args));
   }
 
-  async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number): Promise<boolean> {
+  async retryLater(address: StreamAddress, message: DeliveryMessage, dueAt: number, charged = true): Promise<boolean> {
     const { kind, app, name } = address;
-    const moved = await this.script('queueRetry', [this.stream(address), this.keys.deliveryRetries(kind, app, name)], [DELIVERY_GROUP, message.id, dueAt, retryMember(message, randomUUID())]);
+    const moved = await this.script('queueRetry', [this.stream(address), this.keys.deliveryRetries(kind, app, name)], [DELIVERY_GROUP, message.id, dueAt, retryMember(message, randomUUID(), charged)]);
     return moved === 1;
   }
 

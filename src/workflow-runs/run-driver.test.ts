@@ -135,3 +135,39 @@ describe('the load answer a run carries to its execution', () => {
     await expect(tools.load(grantOf('RUN-3', 'req-1'))).rejects.toMatchObject({ code: 'UHLP_WORKFLOW_INVALID' });
   });
 });
+
+describe('a run whose execution the runtime store refused', () => {
+  const stores: MemoryRuntimeStore[] = [];
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+  });
+
+  it('goes on from its last checkpoint, more times than a sandbox death is resumed, whether the refusal was thrown or answered', async () => {
+    const { runs, driver, store } = core();
+    stores.push(store);
+    await runs.create(newRun('RUN-S'));
+    const executions: string[] = [];
+    const final = await driver.drive('RUN-S', { requestId: 'req-1' } as TurnEvent, {}, async (event) => {
+      executions.push(event.requestId);
+      // The first two are refused at the core, the next two by the orchestrator's step (its error result): four, past MAX_RESUMES.
+      if (executions.length <= 2) throw new UhlpError('UHLP_STATE_UNAVAILABLE', 'failing over');
+      if (executions.length <= 4) return { status: 503, headers: {}, body: '', failure: { code: 'UHLP_STATE_UNAVAILABLE', message: 'failing over' } };
+      await runs.checkpoint('RUN-S', event.requestId, { steps: [], status: 'completed', result: { ok: true } });
+      return { status: 200, headers: {}, body: '' };
+    }, NO_INTERCEPTORS);
+    expect(final.status).toBe(200);
+    expect(executions).toHaveLength(5);
+    expect(new Set(executions).size).toBe(5);
+    expect((await runs.get('RUN-S')).status).toBe('completed');
+  }, 15_000);
+
+  it('fails as before on any other answer that leaves it running', async () => {
+    const { runs, driver, store } = core();
+    stores.push(store);
+    await runs.create(newRun('RUN-T'));
+    await expect(
+      driver.drive('RUN-T', { requestId: 'req-1' } as TurnEvent, {}, async () => ({ status: 500, headers: {}, body: '', failure: { code: 'UHLP_INTERNAL', message: 'no' } }), NO_INTERCEPTORS),
+    ).rejects.toMatchObject({ code: 'UHLP_SANDBOX_BAD_RESPONSE' });
+    expect((await runs.get('RUN-T')).status).toBe('failed');
+  });
+});

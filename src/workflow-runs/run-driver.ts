@@ -43,6 +43,12 @@ const MAX_EXECUTION_MS = 3_600_000;
 const TIMEOUT_GRACE_MS = 1_000;
 /** Errors of an execution after which the run goes on from its checkpoint on another sandbox. */
 const RESUMABLE = new Set(['UHLP_SANDBOX_DIED', 'UHLP_SANDBOX_BAD_RESPONSE', 'UHLP_SANDBOX_ERROR', 'UHLP_SANDBOX_TIMEOUT']);
+/**
+ * A run's execution refused by the runtime store (a failover, a master being replaced): not the run's doing. The run
+ * goes on from its last checkpoint once the store answers, as often as its time allows, after these pauses.
+ */
+const STATE_CODE = 'UHLP_STATE_UNAVAILABLE';
+const STATE_PAUSES_MS = [250, 500, 1000, 2000, 4000];
 /** How long a core holds a run it drives before renewing; another core takes over a run whose hold lapsed. */
 const RUN_LEASE_MS = 10_000;
 /** How often a driving core reads the cancel mark of its runs: the bound on a cancel made through another core (plus the cut itself). */
@@ -109,6 +115,7 @@ export class RunDriver {
       renew = setInterval(() => void leases.renewLease(runLease(runId), this.leaseOwner, RUN_LEASE_MS).catch(() => undefined), RUN_LEASE_MS / 3);
       renew.unref();
       let event = first;
+      let stateRefusals = 0;
       for (let resumes = 0; ; resumes++) {
         const claimed = await runs.claim(runId, event.requestId);
         // Cancelled before this execution started: nothing of the run's own steps runs again.
@@ -146,6 +153,11 @@ export class RunDriver {
           if (runs.remainingMs(record) <= 0) return timedOut(await runs.finish(runId, 'timed_out', timeoutError(record)), event.requestId);
           // A stopping core's sandboxes go away under its runs: a run that survives a restart waits for the next core.
           if (this.stopping && record.persistence.actual === 'redis') throw error;
+          if (error instanceof UhlpError && error.code === STATE_CODE) {
+            event = await this.afterStateRefusal(runId, event, notes, ++stateRefusals);
+            resumes--;
+            continue;
+          }
           if (!(error instanceof UhlpError) || !RESUMABLE.has(error.code) || resumes >= MAX_RESUMES) {
             await runs.finish(runId, 'failed', runErrorOf(error));
             throw error;
@@ -166,6 +178,12 @@ export class RunDriver {
             continue;
           }
           return next;
+        }
+        // The orchestrator gave up on a step the store refused, leaving the run as its last checkpoint has it.
+        if (record.status === 'running' && final.failure?.code === STATE_CODE && runs.remainingMs(record) > 0) {
+          event = await this.afterStateRefusal(runId, event, notes, ++stateRefusals);
+          resumes--;
+          continue;
         }
         if (record.status === 'running') {
           const error = new UhlpError('UHLP_SANDBOX_BAD_RESPONSE', 'the llm-orchestrator answered before the run paused or ended');
@@ -213,6 +231,13 @@ export class RunDriver {
     const { runs } = this.options;
     if (await runs.startCancelLeg(runId)) return 'leg';
     return answer(await runs.cancelled(runId), undefined, chain, requestId);
+  }
+
+  /** The next execution of a run the store refused, after a pause that grows with each refusal (the store failing over). */
+  private async afterStateRefusal(runId: string, event: TurnEvent, notes: TurnNotes, refusals: number): Promise<TurnEvent> {
+    this.options.logger.warn({ runId, code: STATE_CODE, refusals }, "the runtime store refused a workflow run's execution; the run goes on from its last checkpoint");
+    await new Promise((resolve) => setTimeout(resolve, STATE_PAUSES_MS[Math.min(refusals, STATE_PAUSES_MS.length) - 1]));
+    return this.nextExecution(runId, event, notes);
   }
 
   /** The next execution of a run, in the same session on a fresh sandbox. */

@@ -79,6 +79,23 @@ export function describeDeliveryStore(name: string, make: () => Promise<Delivery
       }
     });
 
+    it('retries a message as its next attempt, or as the same attempt when the failure was not its own', async () => {
+      const reader = store.reader();
+      try {
+        await store.publish(orders, { payload: '1' });
+        await store.publish(orders, { payload: '2' });
+        const [charged, uncharged] = await reader.read(orders, 'c1', 2, 100);
+        expect([charged!.attempt, uncharged!.attempt]).toEqual([1, 1]);
+        expect(await store.retryLater(orders, charged!, Date.now())).toBe(true);
+        expect(await store.retryLater(orders, uncharged!, Date.now(), false)).toBe(true);
+        expect(await store.promoteDue(orders, Date.now() + 1, 10)).toBe(2);
+        const again = await reader.read(orders, 'c1', 10, 100);
+        expect(Object.fromEntries(again.map((m) => [m.payload, m.attempt]))).toEqual({ 1: 2, 2: 1 });
+      } finally {
+        await reader.close();
+      }
+    });
+
     it('acknowledges several messages in one step, and leaves a message no longer pending where it is', async () => {
       const reader = store.reader();
       try {

@@ -9,7 +9,8 @@
 import { toRunError, type RunError, type SimulationStep } from '../../../contract/workflow/run-view.js';
 import type { StreamPacket } from '../../../contract/workflow/stream-packets.js';
 import { WorkflowInvalidError, WorkflowStateInvalidError } from '../../../shared/workflow-errors.js';
-import type { ScriptResult } from '../../kit/script-result.js';
+import { UhlpError } from '../../../shared/errors.js';
+import { errorResult, type ScriptResult } from '../../kit/script-result.js';
 import type { EngineClock } from './engine-clock.js';
 import { advance, nextWave } from './frontier.js';
 import { runWithRetries } from './node-retries.js';
@@ -89,6 +90,9 @@ export async function runLoop(parts: RunLoopParts): Promise<ScriptResult> {
       const errors = (validate.errors ?? []).slice(0, MAX_SCHEMA_ERRORS).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`);
       failure = toRunError(new WorkflowStateInvalidError('the blackboard breaks the workflow state.schema', { errors }));
     }
+    // A step the runtime store refused (it is failing over) is not the run's failure: the execution ends with the
+    // refusal and no checkpoint, and the core goes on from the last one once the store answers (run-driver.ts).
+    if (failure?.code === 'UHLP_STATE_UNAVAILABLE') return errorResult(new UhlpError(failure.code, failure.message));
     if (failure !== undefined) return checkpoints.fail(failure, steps, emit);
     if (end !== undefined) {
       await checkpoints.checkpoint(steps, emit, { status: 'completed', result: end.result });

@@ -276,6 +276,20 @@ nodes:
     expect(checkpoints).toEqual([expect.objectContaining({ status: 'failed', steps: [expect.objectContaining({ node: 'look', status: 'failed', thought: 'tool node failed', error: expect.objectContaining({ code: 'UHLP_CAPABILITY_DENIED' }) })] })]);
   });
 
+  it('leaves the run as its last checkpoint has it when a step is refused by the runtime store: the execution answers the refusal, the core goes on later', async () => {
+    const { result, checkpoints } = await execute({
+      yaml: `
+start: look
+nodes:
+  look: { type: tool, tool: core.kv.get, next: done }
+  done: { type: end }
+`,
+      tools: { 'core.kv.get': () => Promise.reject(new ToolCallError('UHLP_STATE_UNAVAILABLE', 'the runtime store is failing over', 503)) },
+    });
+    expect(result).toMatchObject({ resultType: 'error', data: { code: 'UHLP_STATE_UNAVAILABLE', status: 503 } });
+    expect(checkpoints).toEqual([]);
+  });
+
   it('fails 500 UHLP_WORKFLOW_STATE_INVALID when a node leaves the blackboard breaking the state schema', async () => {
     const { result } = await execute({
       yaml: `
