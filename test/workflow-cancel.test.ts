@@ -12,7 +12,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
+import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
 import { waitFor } from './helpers/wait-for.js';
@@ -41,11 +41,6 @@ async function send(url: string, body?: unknown): Promise<Answer> {
     json = { text };
   }
   return { status: response.status, runId: response.headers.get('x-uhlp-run-id'), json };
-}
-
-function prompt(request: RecordedRequest): string {
-  const messages = request.body.messages ?? [];
-  return String(messages[messages.length - 1]?.['content'] ?? '');
 }
 
 /** Every entry of every ledger file under a core's data directory. */
@@ -103,11 +98,11 @@ describe('cancelling workflow runs (process driver, Redis state, two cores)', ()
     await waitFor(
       async () => {
         runId = (await redis.zrange(`${prefix}runs:active`, '0', '-1')).find((id) => !before.has(id));
-        return runId !== undefined && llm.requests.some((request) => prompt(request).includes(text));
+        return runId !== undefined && llm.requests.some((request) => lastPrompt(request).includes(text));
       },
       { timeoutMs: 30_000, what: 'the run to reach its model call' },
     );
-    return { runId: runId!, answer, call: () => llm.requests.find((request) => prompt(request).includes(text)) };
+    return { runId: runId!, answer, call: () => llm.requests.find((request) => lastPrompt(request).includes(text)) };
   }
 
   it('cuts a run mid-model-call on the core that drives it: the provider sees the request closed, the run ends cancelled with who asked', async () => {

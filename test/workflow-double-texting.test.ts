@@ -10,38 +10,11 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
+import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, startUhlpDev, type UhlpProcess } from './helpers/uhlp-process.js';
 import { waitFor } from './helpers/wait-for.js';
-
-interface Answer {
-  readonly status: number;
-  readonly runId: string | null;
-  readonly sessionId: string | null;
-  readonly json: Record<string, any>;
-}
-
-async function send(url: string, body: unknown, session: string | 'new'): Promise<Answer> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(session === 'new' ? { 'x-uhlp-session': 'new' } : { 'x-uhlp-session-id': session }) },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  let json: Record<string, any> = {};
-  try {
-    json = JSON.parse(text) as Record<string, any>;
-  } catch {
-    json = { text };
-  }
-  return { status: response.status, runId: response.headers.get('x-uhlp-run-id'), sessionId: response.headers.get('x-uhlp-session-id'), json };
-}
-
-function prompt(request: RecordedRequest): string {
-  const messages = request.body.messages ?? [];
-  return String(messages[messages.length - 1]?.['content'] ?? '');
-}
+import { sendToWorkflow, type WorkflowAnswer } from './helpers/workflow-requests.js';
 
 describe('double texting on session-bound workflow routes (process driver, Redis state, two cores)', () => {
   let llm: OpenAiTestServer;
@@ -55,7 +28,7 @@ describe('double texting on session-bound workflow routes (process driver, Redis
   beforeAll(async () => {
     llm = await startOpenAiTestServer();
     llm.handle(async (request) => {
-      const text = prompt(request);
+      const text = lastPrompt(request);
       const held = /hold-([a-z0-9]+)/.exec(text);
       if (held) {
         await new Promise<void>((resolve) => gates.set(held[1]!, resolve));
@@ -79,24 +52,24 @@ describe('double texting on session-bound workflow routes (process driver, Redis
 
   /** A stored session, opened by a run that ends at once. */
   async function openSession(core: UhlpProcess, path: string): Promise<string> {
-    const opened = await send(`${core.url}/texting/${path}`, { text: 'hello' }, 'new');
+    const opened = await sendToWorkflow(`${core.url}/texting/${path}`, { text: 'hello' }, 'new');
     expect(opened.status, JSON.stringify(opened.json)).toBe(200);
     return opened.sessionId!;
   }
 
   /** Sends `text` in the session and waits until its run's model call is in flight; answers the run id and the pending answer. */
-  async function startActive(core: UhlpProcess, path: string, session: string, text: string): Promise<{ runId: string; answer: Promise<Answer>; call: () => RecordedRequest | undefined }> {
+  async function startActive(core: UhlpProcess, path: string, session: string, text: string): Promise<{ runId: string; answer: Promise<WorkflowAnswer>; call: () => RecordedRequest | undefined }> {
     const before = new Set(await redis.zrange(`${prefix}runs:active`, '0', '-1'));
-    const answer = send(`${core.url}/texting/${path}`, { text }, session);
+    const answer = sendToWorkflow(`${core.url}/texting/${path}`, { text }, session);
     let runId: string | undefined;
     await waitFor(
       async () => {
         runId = (await redis.zrange(`${prefix}runs:active`, '0', '-1')).find((id) => !before.has(id));
-        return runId !== undefined && llm.requests.some((request) => prompt(request).includes(text));
+        return runId !== undefined && llm.requests.some((request) => lastPrompt(request).includes(text));
       },
       { timeoutMs: 30_000, what: `the run of "${text}" to reach its model call` },
     );
-    return { runId: runId!, answer, call: () => llm.requests.find((request) => prompt(request).includes(text)) };
+    return { runId: runId!, answer, call: () => llm.requests.find((request) => lastPrompt(request).includes(text)) };
   }
 
   async function release(key: string): Promise<void> {
@@ -114,28 +87,28 @@ describe('double texting on session-bound workflow routes (process driver, Redis
   it('reject: a second request of the session, on another core, gets 409 with the active run; once it ended the next one runs', async () => {
     const session = await openSession(here, 'reject');
     const active = await startActive(here, 'reject', session, 'hold-r1');
-    const refused = await send(`${there.url}/texting/reject`, { text: 'second' }, session);
+    const refused = await sendToWorkflow(`${there.url}/texting/reject`, { text: 'second' }, session);
     expect(refused.status).toBe(409);
     expect(refused.json).toMatchObject({ code: 'UHLP_WORKFLOW_SESSION_BUSY', details: { sessionId: session, runId: active.runId, status: 'running', doubleTexting: 'reject' } });
     // Another session is not held up by it.
-    expect((await send(`${there.url}/texting/reject`, { text: 'elsewhere' }, await openSession(there, 'reject'))).status).toBe(200);
+    expect((await sendToWorkflow(`${there.url}/texting/reject`, { text: 'elsewhere' }, await openSession(there, 'reject'))).status).toBe(200);
     await release('r1');
     expect((await active.answer).status).toBe(200);
-    const next = await send(`${there.url}/texting/reject`, { text: 'third' }, session);
+    const next = await sendToWorkflow(`${there.url}/texting/reject`, { text: 'third' }, session);
     expect(next.status, JSON.stringify(next.json)).toBe(200);
     // A session that does not exist is refused before anything waits or is cancelled.
-    const unknown = await send(`${here.url}/texting/reject`, { text: 'x' }, 'SES-00000000000000000000000000');
+    const unknown = await sendToWorkflow(`${here.url}/texting/reject`, { text: 'x' }, 'SES-00000000000000000000000000');
     expect(unknown.json).toMatchObject({ code: 'UHLP_SESSION_NOT_FOUND' });
   }, 120_000);
 
   it('enqueue: requests wait for the active run in arrival order across both cores, each starting when the one before ended', async () => {
     const session = await openSession(here, 'enqueue');
     const first = await startActive(here, 'enqueue', session, 'hold-e1');
-    const second = send(`${there.url}/texting/enqueue`, { text: 'hold-e2' }, session);
+    const second = sendToWorkflow(`${there.url}/texting/enqueue`, { text: 'hold-e2' }, session);
     await waitFor(async () => (await queued(session)) === 1, { timeoutMs: 10_000, what: 'the second request queued' });
-    const third = send(`${here.url}/texting/enqueue`, { text: 'hold-e3' }, session);
+    const third = sendToWorkflow(`${here.url}/texting/enqueue`, { text: 'hold-e3' }, session);
     await waitFor(async () => (await queued(session)) === 2, { timeoutMs: 10_000, what: 'the third request queued' });
-    const started = (key: string): boolean => llm.requests.some((request) => prompt(request).includes(`hold-${key}`));
+    const started = (key: string): boolean => llm.requests.some((request) => lastPrompt(request).includes(`hold-${key}`));
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect([started('e2'), started('e3')]).toEqual([false, false]);
 
@@ -158,7 +131,7 @@ describe('double texting on session-bound workflow routes (process driver, Redis
   it("interrupt: the active run's model call is cut through the other core, and the new run goes on with its blackboard and the new input", async () => {
     const session = await openSession(here, 'interrupt');
     const active = await startActive(here, 'interrupt', session, 'hang-i1');
-    const next = send(`${there.url}/texting/interrupt`, { text: 'hold-i2' }, session);
+    const next = sendToWorkflow(`${there.url}/texting/interrupt`, { text: 'hold-i2' }, session);
     await waitFor(() => active.call()?.disconnected === true, { timeoutMs: 5_000, what: "the interrupted run's model call closed" });
     const interrupted = await active.answer;
     expect(interrupted.status).toBe(409);
@@ -181,7 +154,7 @@ describe('double texting on session-bound workflow routes (process driver, Redis
     const destroyed = /uhlp_sandbox_destroyed_total\{app="texting",pool="steps",cause="[^"]+"\} (\d+)/;
     const destroyedBefore = await metric(destroyed);
     const before = new Set(await redis.zrange(`${prefix}runs:active`, '0', '-1'));
-    const answer = send(`${here.url}/texting/stepping`, { text: 'nap' }, 'new');
+    const answer = sendToWorkflow(`${here.url}/texting/stepping`, { text: 'nap' }, 'new');
     await waitFor(async () => (await metric(busy)) === 1, { timeoutMs: 30_000, what: 'the step running in its sandbox' });
     const runId = (await redis.zrange(`${prefix}runs:active`, '0', '-1')).find((id) => !before.has(id))!;
     const started = performance.now();
@@ -196,7 +169,7 @@ describe('double texting on session-bound workflow routes (process driver, Redis
   it('rollback: the active run is cancelled and a fresh run answers the new input, carrying nothing of it', async () => {
     const session = await openSession(here, 'rollback');
     const active = await startActive(here, 'rollback', session, 'hang-b1');
-    const answered = await send(`${there.url}/texting/rollback`, { text: 'fresh' }, session);
+    const answered = await sendToWorkflow(`${there.url}/texting/rollback`, { text: 'fresh' }, session);
     expect(answered.status, JSON.stringify(answered.json)).toBe(200);
     expect((await active.answer).json).toMatchObject({ code: 'UHLP_WORKFLOW_CANCELLED', details: { via: 'rollback' } });
     expect(active.call()?.disconnected).toBe(true);

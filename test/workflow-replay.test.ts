@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
+import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer } from './helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
 import { waitFor } from './helpers/wait-for.js';
@@ -27,11 +27,6 @@ interface Step {
 interface Answer {
   readonly status: number;
   readonly json: Record<string, any>;
-}
-
-function prompt(request: RecordedRequest): string {
-  const messages = request.body.messages ?? [];
-  return String(messages[messages.length - 1]?.['content'] ?? '');
 }
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
@@ -54,7 +49,7 @@ describe('replaying and forking workflow runs (process driver, Redis state)', ()
   beforeAll(async () => {
     llm = await startOpenAiTestServer();
     // Each model call answers with what it was asked: a step's output names its input.
-    llm.handle((request) => reply.text(`done: ${prompt(request)}`));
+    llm.handle((request) => reply.text(`done: ${lastPrompt(request)}`));
     core = await startUhlpDev(copyFixture('workflow-e2e'), ['--driver', 'process'], 120_000, undefined, {
       UHLP_LLM_BASE_URL: llm.baseUrl,
       UHLP_LLM_MAX_RETRIES: '0',
@@ -108,7 +103,7 @@ describe('replaying and forking workflow runs (process driver, Redis state)', ()
   }
 
   /** The model calls made for `text` since `since` (an index into the provider's requests). */
-  const callsFor = (text: string, since: number): string[] => llm.requests.slice(since).map(prompt).filter((asked) => asked.includes(text));
+  const callsFor = (text: string, since: number): string[] => llm.requests.slice(since).map(lastPrompt).filter((asked) => asked.includes(text));
 
   it('replays a run from a middle step: the steps before it taken from the parent, the rest run again; the parent intact', async () => {
     const parent = await original('replay-me');

@@ -6,15 +6,10 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
+import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer } from './helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, descendants, startUhlpDev, type UhlpProcess } from './helpers/uhlp-process.js';
 import { waitFor } from './helpers/wait-for.js';
-
-function prompt(request: RecordedRequest): string {
-  const messages = request.body.messages ?? [];
-  return String(messages[messages.length - 1]?.['content'] ?? '');
-}
 
 describe('a workflow run across a core restart (Redis state)', () => {
   let llm: OpenAiTestServer;
@@ -37,7 +32,7 @@ describe('a workflow run across a core restart (Redis state)', () => {
   it('is resumed by the next core from its last checkpoint', async () => {
     let seconds = 0;
     llm.handle((request) => {
-      if (prompt(request).startsWith('Step one')) return reply.text('first done');
+      if (lastPrompt(request).startsWith('Step one')) return reply.text('first done');
       // The first try of the second step never answers: its core stops meanwhile.
       return ++seconds === 1 ? reply.hang() : reply.text('second done');
     });
@@ -78,7 +73,7 @@ describe('a workflow run across a core restart (Redis state)', () => {
     await waitFor(async () => ((await (await fetch(`${second!.url}/_uhlp/runs/${runId}`)).json()) as { status: string }).status === 'completed', { timeoutMs: 40_000 });
     const run = (await (await fetch(`${second.url}/_uhlp/runs/${runId}`)).json()) as { result: unknown };
     expect(run.result).toEqual({ first: 'first done', copied: { first: 'first done' }, second: 'second done' });
-    expect(llm.requests.filter((request) => prompt(request).startsWith('Step one'))).toHaveLength(1);
+    expect(llm.requests.filter((request) => lastPrompt(request).startsWith('Step one'))).toHaveLength(1);
     const trace = (await (await fetch(`${second.url}/_uhlp/runs/${runId}/trace`)).json()) as { steps: Array<{ node: string }> };
     expect(trace.steps.map((step) => step.node)).toEqual(['first', 'copy', 'second', 'done']);
   }, 120_000);

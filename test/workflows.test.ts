@@ -9,18 +9,13 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
+import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer } from './helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, descendants, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
 
 const execFileAsync = promisify(execFile);
 
 /** The user message of a chat request. */
-function prompt(request: RecordedRequest): string {
-  const messages = request.body.messages ?? [];
-  return String(messages[messages.length - 1]?.['content'] ?? '');
-}
-
 interface SseEvent {
   readonly event: string;
   readonly data: any;
@@ -85,7 +80,7 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     let drafts = 0;
     let judgements = 0;
     llm.handle((request) => {
-      const text = prompt(request);
+      const text = lastPrompt(request);
       if (text.startsWith('Classify:')) return reply.text('{"category":"question"}');
       if (text.startsWith('Answer the customer:')) return reply.text(`draft ${++drafts}`);
       if (text.startsWith('Judge this answer:')) return reply.text(++judgements === 1 ? '{"score":0.3,"critique":"too short, add the hours"}' : '{"score":0.9}');
@@ -97,11 +92,11 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     const runId = answer.headers.get('x-uhlp-run-id')!;
     expect(runId).toMatch(/^RUN-/);
 
-    const answers = llm.requests.filter((request) => prompt(request).startsWith('Answer the customer:'));
+    const answers = llm.requests.filter((request) => lastPrompt(request).startsWith('Answer the customer:'));
     expect(answers).toHaveLength(2);
-    expect(prompt(answers[0]!)).not.toContain('too short');
-    expect(prompt(answers[1]!)).toContain('Feedback on your previous answer');
-    expect(prompt(answers[1]!)).toContain('too short, add the hours');
+    expect(lastPrompt(answers[0]!)).not.toContain('too short');
+    expect(lastPrompt(answers[1]!)).toContain('Feedback on your previous answer');
+    expect(lastPrompt(answers[1]!)).toContain('too short, add the hours');
 
     const run = await call(`/_uhlp/runs/${runId}`);
     expect(run.json).toMatchObject({ status: 'completed', result: { answer: 'draft 2' }, blackboard: { triage: { category: 'question' }, critique: 'too short, add the hours' } });
@@ -129,7 +124,7 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
 
   it('gives up after the evaluator fails more than max_retries times', async () => {
     llm.handle((request) => {
-      const text = prompt(request);
+      const text = lastPrompt(request);
       if (text.startsWith('Classify:')) return reply.text('{"category":"question"}');
       if (text.startsWith('Answer the customer:')) return reply.text('meh');
       return reply.text('{"score":0.1,"critique":"no"}');
@@ -137,7 +132,7 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     const answer = await call('/flow/support', post({ text: 'hello' }));
     expect(answer.status).toBe(502);
     expect(answer.json).toMatchObject({ code: 'UHLP_WORKFLOW_EVALUATION_FAILED' });
-    expect(llm.requests.filter((request) => prompt(request).startsWith('Judge'))).toHaveLength(3);
+    expect(llm.requests.filter((request) => lastPrompt(request).startsWith('Judge'))).toHaveLength(3);
   });
 
   it('pauses a bug at the approval node (202), then resumes it on a decision without running a node twice', async () => {
@@ -235,7 +230,7 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
   it('retries a failed step with backoff and records the retry', async () => {
     let calls = 0;
     llm.handle((request) => {
-      const text = prompt(request);
+      const text = lastPrompt(request);
       if (text.startsWith('Classify:')) return ++calls === 1 ? reply.error(500) : reply.text('{"category":"bug"}');
       return reply.error(400);
     });
@@ -248,7 +243,7 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
 
   it('loads a lazy skill for an input near its trigger_intent only, and redacts PII both ways', async () => {
     llm.handle((request) => {
-      const text = prompt(request);
+      const text = lastPrompt(request);
       if (text.startsWith('Classify:')) return reply.text('{"category":"question"}');
       if (text.startsWith('Answer the customer:')) return reply.text('Call us at +44 20 7946 0958 or write to help@acme.example');
       return reply.text('{"score":1}');
@@ -256,20 +251,20 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     const refund = await call('/flow/support', post({ text: 'I want a refund of my payment, mail me at ada@example.com' }));
     expect(refund.status).toBe(200);
     // Out: the model never saw the address; in: the client never sees the model's contact data.
-    for (const request of llm.requests) expect(prompt(request)).not.toContain('ada@example.com');
-    expect(prompt(llm.requests[0]!)).toContain('[email]');
+    for (const request of llm.requests) expect(lastPrompt(request)).not.toContain('ada@example.com');
+    expect(lastPrompt(llm.requests[0]!)).toContain('[email]');
     expect(refund.json.answer).toBe('Call us at [phone] or write to [email]');
-    const withSkill = llm.requests.find((request) => prompt(request).startsWith('Answer the customer:'))!;
-    expect(prompt(withSkill)).toContain('REFUND-SKILL');
-    expect(prompt(llm.requests[0]!)).toContain('REFUND-SKILL');
+    const withSkill = llm.requests.find((request) => lastPrompt(request).startsWith('Answer the customer:'))!;
+    expect(lastPrompt(withSkill)).toContain('REFUND-SKILL');
+    expect(lastPrompt(llm.requests[0]!)).toContain('REFUND-SKILL');
     const trace = (await call(`/_uhlp/runs/${refund.headers.get('x-uhlp-run-id')}/trace`)).json;
     expect(trace.steps[0].observation).toMatchObject({ skills: [{ id: 'refunds' }], embeddingModel: 'uhlp-local-hash-256' });
 
     llm.reset();
-    llm.handle((request) => (prompt(request).startsWith('Classify:') ? reply.text('{"category":"question"}') : prompt(request).startsWith('Judge') ? reply.text('{"score":1}') : reply.text('We open at 9.')));
+    llm.handle((request) => (lastPrompt(request).startsWith('Classify:') ? reply.text('{"category":"question"}') : lastPrompt(request).startsWith('Judge') ? reply.text('{"score":1}') : reply.text('We open at 9.')));
     const hours = await call('/flow/support', post({ text: 'What are your opening hours?' }));
     expect(hours.status).toBe(200);
-    for (const request of llm.requests) expect(prompt(request)).not.toContain('REFUND-SKILL');
+    for (const request of llm.requests) expect(lastPrompt(request)).not.toContain('REFUND-SKILL');
   });
 
   it('runs app JIT components as request and response interceptors, on every packet and on the result', async () => {
@@ -277,7 +272,7 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     llm.handle(() => reply.text('secret!DROP!!!fine...', { chunkChars: 7 }));
     const response = await fetch(`${core.url}/flow/masked`, { ...post({ text: 'tell me' }), headers: { 'content-type': 'application/json', accept: 'text/event-stream' } });
     const events = parseSse(await response.text());
-    expect(prompt(llm.requests[0]!)).toContain('Answer the customer: TELL ME');
+    expect(lastPrompt(llm.requests[0]!)).toContain('Answer the customer: TELL ME');
     const chunks = events.filter((e) => e.event === 'NODE_STREAM').map((e) => e.data.chunk as string);
     expect(chunks.join('')).not.toContain('secret');
     expect(chunks.join('')).not.toContain('DROP');
@@ -322,7 +317,7 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
 
   it('runs parallel branches at once, joins them, and interleaves their two streams over SSE', async () => {
     llm.handle(async (request) => {
-      const text = prompt(request);
+      const text = lastPrompt(request);
       // Neither branch is answered before both have asked: run one after the other, they would fail here.
       await llm.waitForRequests(2, 10_000);
       return reply.text(text.startsWith('Think about:') ? 'hmm, let me see' : 'the answer is 42', { chunkChars: 3 });
@@ -354,7 +349,7 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
   it('resumes a run whose sandbox is killed mid-run on another sandbox, without repeating completed nodes', async () => {
     let seconds = 0;
     llm.handle((request) => {
-      const text = prompt(request);
+      const text = lastPrompt(request);
       if (text.startsWith('Step one')) return reply.text('first done');
       // The first try of the second step never answers: its sandbox is killed meanwhile.
       return ++seconds === 1 ? reply.hang() : reply.text('second done');
@@ -379,7 +374,7 @@ describe('workflows against an OpenAI-compatible server and Redis', () => {
     const answer = await pending;
     expect(answer.status).toBe(200);
     expect(answer.json).toEqual({ first: 'first done', copied: { first: 'first done' }, second: 'second done' });
-    expect(llm.requests.filter((request) => prompt(request).startsWith('Step one'))).toHaveLength(1);
+    expect(llm.requests.filter((request) => lastPrompt(request).startsWith('Step one'))).toHaveLength(1);
     const runId = answer.headers.get('x-uhlp-run-id')!;
     const run = (await call(`/_uhlp/runs/${runId}`)).json;
     expect(run.attempts).toBeGreaterThanOrEqual(2);

@@ -6,42 +6,15 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from '../helpers/openai-test-server.js';
+import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from '../helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from '../helpers/redis-url.js';
 import { copyFixture, startUhlpDev, type UhlpProcess } from '../helpers/uhlp-process.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { sendToWorkflow, type WorkflowAnswer } from '../helpers/workflow-requests.js';
 import { docker, requireDocker } from './docker-env.js';
 
 /** The bound a cancel is held to: from its request to the run ended and its model call closed. */
 const CANCEL_BOUND_MS = 2_000;
-
-interface Answer {
-  readonly status: number;
-  readonly runId: string | null;
-  readonly sessionId: string | null;
-  readonly json: Record<string, any>;
-}
-
-async function send(url: string, body: unknown, session?: string): Promise<Answer> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(session === undefined ? {} : session === 'new' ? { 'x-uhlp-session': 'new' } : { 'x-uhlp-session-id': session }) },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  let json: Record<string, any> = {};
-  try {
-    json = JSON.parse(text) as Record<string, any>;
-  } catch {
-    json = { text };
-  }
-  return { status: response.status, runId: response.headers.get('x-uhlp-run-id'), sessionId: response.headers.get('x-uhlp-session-id'), json };
-}
-
-function prompt(request: RecordedRequest): string {
-  const messages = request.body.messages ?? [];
-  return String(messages[messages.length - 1]?.['content'] ?? '');
-}
 
 describe('cancel and double texting on the Docker driver (Redis state)', () => {
   let llm: OpenAiTestServer;
@@ -52,7 +25,7 @@ describe('cancel and double texting on the Docker driver (Redis state)', () => {
   beforeAll(async () => {
     await requireDocker();
     llm = await startOpenAiTestServer();
-    llm.handle((request) => (prompt(request).includes('hang') ? reply.hang() : reply.text('answered')));
+    llm.handle((request) => (lastPrompt(request).includes('hang') ? reply.hang() : reply.text('answered')));
     const env = { UHLP_LLM_BASE_URL: llm.baseUrl, UHLP_LLM_MAX_RETRIES: '0', UHLP_STATE: TEST_REDIS_URL, UHLP_STATE_PREFIX: prefix };
     core = await startUhlpDev(copyFixture('workflow-texting'), ['--driver', 'docker'], 180_000, undefined, env);
     redis = new Redis(TEST_REDIS_URL);
@@ -64,25 +37,25 @@ describe('cancel and double texting on the Docker driver (Redis state)', () => {
     await llm?.close();
   });
 
-  async function startHanging(path: string, text: string, session?: string): Promise<{ runId: string; answer: Promise<Answer>; call: () => RecordedRequest | undefined; containers: string[] }> {
+  async function startHanging(path: string, text: string, session?: string): Promise<{ runId: string; answer: Promise<WorkflowAnswer>; call: () => RecordedRequest | undefined; containers: string[] }> {
     const before = new Set(await redis.zrange(`${prefix}runs:active`, '0', '-1'));
-    const answer = send(`${core.url}/texting/${path}`, { text }, session);
+    const answer = sendToWorkflow(`${core.url}/texting/${path}`, { text }, session);
     let runId: string | undefined;
     await waitFor(
       async () => {
         runId = (await redis.zrange(`${prefix}runs:active`, '0', '-1')).find((id) => !before.has(id));
-        return runId !== undefined && llm.requests.some((request) => prompt(request).includes(text));
+        return runId !== undefined && llm.requests.some((request) => lastPrompt(request).includes(text));
       },
       { timeoutMs: 60_000, what: `the run of "${text}" to reach its model call` },
     );
     const containers = (await docker.listContainers({ filters: JSON.stringify({ label: ['uhlp.dev/app=texting'] }) })).map((info) => info.Id);
-    return { runId: runId!, answer, call: () => llm.requests.find((request) => prompt(request).includes(text)), containers };
+    return { runId: runId!, answer, call: () => llm.requests.find((request) => lastPrompt(request).includes(text)), containers };
   }
 
   it("cuts a run mid-model-call: the provider sees the request closed, the run's container is removed, the run ends cancelled", async () => {
     const run = await startHanging('reject', 'hang-d1');
     const started = performance.now();
-    const cancelled = await send(`${core.url}/_uhlp/runs/${run.runId}/cancel`, { by: 'ada' });
+    const cancelled = await sendToWorkflow(`${core.url}/_uhlp/runs/${run.runId}/cancel`, { by: 'ada' });
     const elapsed = performance.now() - started;
     expect(cancelled.status).toBe(200);
     expect(cancelled.json).toMatchObject({ id: run.runId, status: 'cancelled', cancellation: { by: 'ada', via: 'http' } });
@@ -101,11 +74,11 @@ describe('cancel and double texting on the Docker driver (Redis state)', () => {
   }, 120_000);
 
   it('interrupt: a second request of the session cuts the active run in its container and answers from a new run with the new input', async () => {
-    const opened = await send(`${core.url}/texting/interrupt`, { text: 'hello' }, 'new');
+    const opened = await sendToWorkflow(`${core.url}/texting/interrupt`, { text: 'hello' }, 'new');
     expect(opened.status, JSON.stringify(opened.json)).toBe(200);
     const session = opened.sessionId!;
     const active = await startHanging('interrupt', 'hang-d2', session);
-    const answered = await send(`${core.url}/texting/interrupt`, { text: 'again' }, session);
+    const answered = await sendToWorkflow(`${core.url}/texting/interrupt`, { text: 'again' }, session);
     expect(answered.status, JSON.stringify(answered.json)).toBe(200);
     expect(active.call()?.disconnected).toBe(true);
     expect((await active.answer).json).toMatchObject({ code: 'UHLP_WORKFLOW_CANCELLED', details: { via: 'interrupt' } });

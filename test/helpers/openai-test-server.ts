@@ -111,6 +111,12 @@ export const reply = {
 };
 
 /** One request the server got. */
+/** The text of a recorded chat request's last message: what a test's handler usually decides on. */
+export function lastPrompt(request: RecordedRequest): string {
+  const messages = request.body.messages ?? [];
+  return String(messages[messages.length - 1]?.['content'] ?? '');
+}
+
 export interface RecordedRequest {
   readonly method: string;
   readonly path: string;

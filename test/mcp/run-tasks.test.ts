@@ -19,7 +19,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from '../helpers/openai-test-server.js';
+import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer } from '../helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from '../helpers/redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from '../helpers/uhlp-process.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -34,11 +34,6 @@ const anyResult = {
 
 type Json = Record<string, any>;
 
-function prompt(request: RecordedRequest): string {
-  const messages = request.body.messages ?? [];
-  return String(messages[messages.length - 1]?.['content'] ?? '');
-}
-
 describe('workflow runs as MCP tasks (official client, process driver, Redis state)', () => {
   let llm: OpenAiTestServer;
   let core: UhlpProcess;
@@ -47,7 +42,7 @@ describe('workflow runs as MCP tasks (official client, process driver, Redis sta
   beforeAll(async () => {
     llm = await startOpenAiTestServer();
     // A step whose text says "hang" never gets its answer: its run is cut mid-call by a cancel.
-    llm.handle((request) => (prompt(request).includes('hang') ? reply.hang() : reply.text(`done: ${prompt(request)}`)));
+    llm.handle((request) => (lastPrompt(request).includes('hang') ? reply.hang() : reply.text(`done: ${lastPrompt(request)}`)));
     const dir = copyFixture('workflow-e2e');
     // A second app, for a token that must not see the first app's tasks.
     const other = path.join(dir, 'apps', 'other');
@@ -152,9 +147,9 @@ describe('workflow runs as MCP tasks (official client, process driver, Redis sta
     const { client, lastAnswer } = await connect('flow', { tasks: true });
     const created = await startTask(client, lastAnswer, 'hanging', { text: 'hang here', one: '1' });
     const taskId = created['taskId'] as string;
-    await waitFor(async () => llm.requests.some((request) => prompt(request).includes('hang here')), { timeoutMs: 30_000, what: 'the run to reach its model call' });
+    await waitFor(async () => llm.requests.some((request) => lastPrompt(request).includes('hang here')), { timeoutMs: 30_000, what: 'the run to reach its model call' });
     expect((await get(client, taskId))['status']).toBe('working');
-    const call = llm.requests.find((request) => prompt(request).includes('hang here'))!;
+    const call = llm.requests.find((request) => lastPrompt(request).includes('hang here'))!;
     const ack = (await client.request({ method: 'tasks/cancel', params: { taskId } }, anyResult)) as Json;
     expect(ack).toBeDefined();
     const ended = await pollUntil(client, taskId, ['cancelled', 'completed'], 'the task to end');
