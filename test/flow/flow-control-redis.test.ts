@@ -115,6 +115,19 @@ describe('flow control on one Redis shared by two cores', () => {
       await row.waitFor({ timeout: 10_000 });
       expect(await row.locator('td').allTextContents()).toEqual(['flow', 'http POST /tickets/:ticket', 'concurrency', 'P-1', '4', '1']);
       expect(await axeViolations(browser.page), 'axe on the queues page').toEqual([]);
+      // A key is the client's text: one that is markup is shown as text, never run.
+      const hostile = '<img src=x onerror=window.__pwned=1>';
+      const path = `/tickets/${encodeURIComponent(hostile)}`;
+      const hostileHold = post(second, path, { id: 'h-hold', holdMs: 3000 });
+      await waitFor(async () => (await valuesUnder(prefix, 'kv:app/flow/kv/run:h-hold:start')).size === 1, { timeoutMs: 20_000, what: 'the hostile key held' });
+      const hostileWaiter = post(second, path, { id: 'h-wait', holdMs: 10 });
+      const hostileRow = browser.page.locator('tr[data-gate]', { hasText: 'onerror' });
+      await hostileRow.waitFor({ timeout: 10_000 });
+      expect(await hostileRow.locator('td').nth(3).textContent()).toBe(hostile);
+      expect(await browser.page.locator('main img').count()).toBe(0);
+      expect(await browser.page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect((await hostileHold).status).toBe(200);
+      expect((await hostileWaiter).status).toBe(200);
     } finally {
       await browser.close();
     }
