@@ -28,9 +28,9 @@ export const LLM_SHAPES: readonly DispatchShape[] = [
   { connections: 16, sandboxes: 2, concurrency: 8 },
 ];
 
-const ANSWER = 'Hello from the model.';
+export const ANSWER = 'Hello from the model.';
 
-function llmApp(shape: DispatchShape): string {
+export function llmApp(shape: DispatchShape): string {
   return writeBenchApp(
     `apiVersion: uhlp.dev/v1alpha1
 kind: AppDefinition

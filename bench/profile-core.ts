@@ -9,24 +9,13 @@
  * Defaults: 1 1 1 8 (c1). The profile stays in the printed directory (open it in
  * Chrome's DevTools for the flame graph).
  */
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { writeHelloApp } from './lib/bench-app.js';
+import { monotonicUs, summarizeProfile, topShares } from './lib/cpu-profile.js';
 import { loadThroughCore } from './lib/dispatch-load.js';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
 
 const [connections = 1, sandboxes = 1, concurrency = 1, seconds = 8] = process.argv.slice(2).map(Number);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-core-profile-'));
@@ -37,9 +26,9 @@ let from = 0;
 let to = 0;
 let result;
 try {
-  from = Number(process.hrtime.bigint() / 1000n);
+  from = monotonicUs();
   result = await loadThroughCore(core.url, '/bench/hello/{{id}}', connections, seconds * 1000, core.child.pid);
-  to = Number(process.hrtime.bigint() / 1000n);
+  to = monotonicUs();
 } finally {
   await core.stop();
 }
@@ -47,31 +36,8 @@ try {
 const file = readdirSync(dir)
   .map((name) => path.join(dir, name))
   .sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
-const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-const byFunction = new Map<string, number>();
-const byModule = new Map<string, number>();
-let busy = 0;
-let at = profile.startTime;
-for (let i = 0; i < profile.samples.length; i++) {
-  at += profile.timeDeltas[i]!;
-  // The load generator's warm-up is the first 1.5 s of loadThroughCore's window.
-  if (at < from + 1500_000 || at > to) continue;
-  const frame = byId.get(profile.samples[i]!)!.callFrame;
-  if (frame.functionName === '(idle)') continue;
-  busy += 1;
-  const where = frame.url.replace(/^file:\/\/.*?\/(dist|node_modules)\//, '$1/');
-  const fn = `${frame.functionName || '(anonymous)'} ${where ? `${where}:${frame.lineNumber + 1}` : '(native)'}`;
-  byFunction.set(fn, (byFunction.get(fn) ?? 0) + 1);
-  const module = where || `(native) ${frame.functionName}`;
-  byModule.set(module, (byModule.get(module) ?? 0) + 1);
-}
-const top = (counts: Map<string, number>, n: number): string =>
-  [...counts]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(([name, count]) => `${((100 * count) / busy).toFixed(1).padStart(5)} %  ${name}`)
-    .join('\n');
+// The load generator's warm-up is the first 1.5 s of loadThroughCore's window.
+const summary = summarizeProfile(file, from + 1500_000, to);
 process.stdout.write(
-  `${JSON.stringify(result)}\nprofile ${file}: ${busy} busy samples in the measured window\n\nself time by function\n${top(byFunction, 30)}\n\nself time by module\n${top(byModule, 20)}\n`,
+  `${JSON.stringify(result)}\nprofile ${file}: ${summary.busy} busy samples in the measured window\n\nself time by function\n${topShares(summary.byFunction, summary.busy, 30)}\n\nself time by module\n${topShares(summary.byModule, summary.busy, 20)}\n`,
 );
