@@ -19,7 +19,7 @@ function benchApp(shape: DispatchShape): string {
 }
 
 async function throughCore(shape: DispatchShape, durationMs: number, env: Record<string, string> = {}): Promise<LoadResult> {
-  const core = await startUhlpDev(benchApp(shape), ['--log-level', 'error'], undefined, undefined, env);
+  const core = await startUhlpDev(benchApp(shape), ['--log-level', 'error'], 180_000, undefined, env);
   try {
     return await loadThroughCore(core.url, '/bench/hello/{{id}}', shape.connections, durationMs, core.child.pid);
   } finally {
