@@ -90,6 +90,12 @@ export function figuresOf(report: Record<string, unknown>): Figures {
     }
   };
   rows('warmDispatch', 'dispatch');
+  // The core against the bare forwarder of the same run (bench/lib/load.ts dispatchRatios).
+  for (const [shape, ratio] of Object.entries((report.ratios as Record<string, { overForwarderP50?: number; overForwarderRps?: number; overForwarderCpu?: number }> | undefined) ?? {})) {
+    put(`dispatch core/forwarder ${shape} p50`, ratio.overForwarderP50);
+    put(`dispatch core/forwarder ${shape} req/s`, ratio.overForwarderRps);
+    put(`dispatch core/forwarder ${shape} process cpu/req`, ratio.overForwarderCpu);
+  }
   rows('llmDispatch', 'llm');
   rows('tracing', 'tracing');
   const csjs = report.csjs as

@@ -180,7 +180,9 @@ async function processBench(): Promise<void> {
     process.stdout.write(
       `\nWarm dispatch of a JIT component\n${dispatchTable(dispatch)}\n\ncore/direct: ${Object.entries(report.ratios)
         .map(([c, r]) => `${c} p50 x${r.p50} p99 x${r.p99} rps x${r.rps} (bare forwarder p50 x${r.forwarderP50})`)
-        .join('; ')}\n`,
+        .join('; ')}\ncore/forwarder: ${Object.entries(report.ratios)
+        .map(([c, r]) => `${c} p50 x${r.overForwarderP50 ?? '-'} rps x${r.overForwarderRps ?? '-'} process CPU/req x${r.overForwarderCpu ?? '-'}`)
+        .join('; ')} (targets: c1 p50 <= x1.25, c16 rps >= x0.8)\n`,
     );
   }
   if (llm.length > 0) {

@@ -11,7 +11,7 @@ import { makeProcessDriver } from '../test/helpers/process-driver.js';
 import { startUhlpDev } from '../test/helpers/uhlp-process.js';
 import { makeSuiteDefinitions, suitePool } from '../test/sandbox/driver-suite.js';
 import { writeHelloApp } from './lib/bench-app.js';
-import { loadDirect, loadForwarded, loadThroughCore } from './lib/dispatch-load.js';
+import { loadDirect, loadForwarderProcess, loadThroughCore } from './lib/dispatch-load.js';
 import { measureDispatch, type DispatchRow, type DispatchShape, type LoadResult } from './lib/load.js';
 
 function benchApp(shape: DispatchShape): string {
@@ -19,7 +19,7 @@ function benchApp(shape: DispatchShape): string {
 }
 
 async function throughCore(shape: DispatchShape, durationMs: number, env: Record<string, string> = {}): Promise<LoadResult> {
-  const core = await startUhlpDev(benchApp(shape), ['--log-level', 'error'], undefined, undefined, env);
+  const core = await startUhlpDev(benchApp(shape), ['--log-level', 'error'], 180_000, undefined, env);
   try {
     return await loadThroughCore(core.url, '/bench/hello/{{id}}', shape.connections, durationMs, core.child.pid);
   } finally {
@@ -32,7 +32,7 @@ async function direct(shape: DispatchShape, durationMs: number): Promise<LoadRes
 }
 
 async function forwarded(shape: DispatchShape, durationMs: number): Promise<LoadResult> {
-  return onProcessRunners((driver, spec) => loadForwarded(driver, spec, shape, durationMs));
+  return loadForwarderProcess(shape, durationMs);
 }
 
 async function onProcessRunners(use: (driver: ProcessDriver, spec: SandboxSpec) => Promise<LoadResult>): Promise<LoadResult> {

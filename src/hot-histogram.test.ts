@@ -30,4 +30,26 @@ describe('HotHistogram', () => {
     expect(() => histogram.labels('a').observe(Number.NaN)).toThrow(TypeError);
     expect(() => histogram.labels('a', 'b')).toThrow(/takes 1 label values/);
   });
+
+  it('finds each label set its own child when the values change from one call to the next, and a new one after reset', async () => {
+    const registry = new Registry();
+    const histogram = new HotHistogram({ name: 'z_seconds', help: 'z', labelNames: ['app', 'outcome'], buckets: [1], registers: [registry] });
+    const ok = histogram.labels('shop', 'ok');
+    // Equal values in other strings than the first call's: the same child.
+    expect(histogram.labels('sh' + 'op', ['o', 'k'].join(''))).toBe(ok);
+    const error = histogram.labels('shop', 'error');
+    expect(error).not.toBe(ok);
+    expect(histogram.labels('shop', 'ok')).toBe(ok);
+    histogram.labels('shop', 'ok').observe(0.5);
+    histogram.labels('shop', 'error').observe(2);
+    histogram.labels('shop', 'ok').observe(0.5);
+    const text = await registry.metrics();
+    expect(text).toContain('z_seconds_count{app="shop",outcome="ok"} 2');
+    expect(text).toContain('z_seconds_count{app="shop",outcome="error"} 1');
+    histogram.reset();
+    const fresh = histogram.labels('shop', 'ok');
+    expect(fresh).not.toBe(ok);
+    fresh.observe(0.5);
+    expect(await registry.metrics()).toContain('z_seconds_count{app="shop",outcome="ok"} 1');
+  });
 });

@@ -20,6 +20,8 @@ export abstract class HotMetric<S> {
   abstract readonly type: string;
   private readonly labelNames: readonly string[];
   private readonly series = new Map<string, S>();
+  /** The label values asked for last and their series: a turn's metrics are asked for with the same values turn after turn. */
+  private last: { values: readonly string[]; series: S } | undefined;
 
   constructor(options: HotMetricOptions<string>) {
     this.name = options.name;
@@ -34,6 +36,7 @@ export abstract class HotMetric<S> {
 
   reset(): void {
     this.series.clear();
+    this.last = undefined;
   }
 
   /** Makes the series of one label set, given its labels by name. */
@@ -41,6 +44,8 @@ export abstract class HotMetric<S> {
 
   /** The series for these label values, in labelNames order; the same object every time. */
   protected seriesOf(values: readonly string[]): S {
+    const last = this.last;
+    if (last !== undefined && sameValues(last.values, values)) return last.series;
     const key = values.join('\u0000');
     let series = this.series.get(key);
     if (series === undefined) {
@@ -50,10 +55,17 @@ export abstract class HotMetric<S> {
       series = this.makeSeries(labels);
       this.series.set(key, series);
     }
+    this.last = { values, series };
     return series;
   }
 
   protected allSeries(): IterableIterator<S> {
     return this.series.values();
   }
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

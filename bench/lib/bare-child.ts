@@ -1,5 +1,5 @@
 /**
- * A bare floor process of the benchmarks (bare-llm-relay.ts, bare-stream-relay.ts): the
+ * A bare floor process of the benchmarks (bare-forwarder.ts, bare-llm-relay.ts, bare-stream-relay.ts): the
  * script run as a child of this process under tsx's loader, so its pid is the process
  * whose CPU is the floor's (tsx's CLI would run it in a child of its own), ready once it
  * prints `{"port":N}`.
@@ -16,9 +16,9 @@ export interface BareChild {
 
 const loader = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
-/** Starts `script` (a module URL) with `args`; `what` names it in an error. */
-export async function startBareChild(script: string, args: readonly string[], what: string): Promise<BareChild> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', loader, fileURLToPath(script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts `script` (a module URL) with `args` (and `env` added to this process's environment); `what` names it in an error. */
+export async function startBareChild(script: string, args: readonly string[], what: string, env: Record<string, string> = {}): Promise<BareChild> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', loader, fileURLToPath(script), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {

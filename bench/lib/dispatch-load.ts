@@ -6,7 +6,7 @@
  */
 import type { SandboxDriver, SandboxEndpoint, SandboxHandle, SandboxSpec } from '../../src/sandbox/sandbox-driver.js';
 import { executeBody } from '../../test/sandbox/driver-suite.js';
-import { startBareForwarder } from './bare-forwarder.js';
+import { startBareForwarder, startBareForwarderProcess } from './bare-forwarder.js';
 import type { DispatchShape, LoadResult } from './load.js';
 import { nativeLoad } from './native-load.js';
 import { cpuPer, processTreeCpu, type ProcessTreeCpu } from './process-cpu.js';
@@ -35,6 +35,19 @@ export async function loadForwarded(driver: SandboxDriver, spec: SandboxSpec, sh
       await forwarder.close();
     }
   });
+}
+
+/**
+ * The floor as a process of its own with its sandboxes as its children (bare-forwarder.ts), like the core:
+ * the result has the CPU the forwarder and its sandboxes used per request (cpuMsPerRequest).
+ */
+export async function loadForwarderProcess(shape: DispatchShape, durationMs: number): Promise<LoadResult> {
+  const forwarder = await startBareForwarderProcess(shape.sandboxes, shape.concurrency);
+  try {
+    return await loadThroughCore(forwarder.url, '/hello/{{id}}', shape.connections, durationMs, forwarder.pid);
+  } finally {
+    await forwarder.close();
+  }
 }
 
 /** Starts the shape's sandboxes, each with the shape's concurrency, for the length of `use`. */

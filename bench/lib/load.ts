@@ -15,7 +15,8 @@ export interface LoadResult {
   /**
    * CPU a request cost, ms, over the measured time: the core process (all its
    * threads) and its sandboxes (every process it started). Only for paths
-   * through a core whose pid is known.
+   * through a process whose pid is known: the core, and the bare forwarder
+   * (its own process, its sandboxes its children, like the core's).
    */
   cpuMsPerRequest?: { core: number; sandboxes: number };
 }
@@ -159,16 +160,41 @@ function cpuCell(result: LoadResult): string {
   return cpu === undefined ? '-' : `${cpu.core} + ${cpu.sandboxes}`;
 }
 
-/** Ratios to the direct path per shape, keyed `c16 2x8`: p50, p99 and req/s through the core, and p50 through the bare forwarder. */
-export function dispatchRatios(rows: readonly DispatchRow[]): Record<string, { p50: number; p99: number; rps: number; forwarderP50?: number }> {
-  const out: Record<string, { p50: number; p99: number; rps: number; forwarderP50?: number }> = {};
+/**
+ * Ratios to the direct path per shape, keyed `c16 2x8`: p50, p99 and req/s through the core, and p50 through the bare forwarder;
+ * and the core's against the forwarder's: p50, req/s, and the CPU a request takes in the process itself (its sandboxes not counted).
+ */
+export function dispatchRatios(rows: readonly DispatchRow[]): Record<string, DispatchRatios> {
+  const out: Record<string, DispatchRatios> = {};
   const find = (path: DispatchRow['path'], shape: DispatchShape): DispatchRow | undefined => rows.find((r) => r.path === path && shapeLabel(r) === shapeLabel(shape));
   for (const core of rows.filter((r) => r.path === 'core')) {
     const direct = find('direct', core);
     if (!direct) continue;
     const ratio = (row: DispatchRow, key: 'p50Ms' | 'p99Ms' | 'rps'): number => Math.round((row.result[key] / direct.result[key]) * 100) / 100;
     const forwarder = find('forwarder', core);
-    out[shapeLabel(core)] = { p50: ratio(core, 'p50Ms'), p99: ratio(core, 'p99Ms'), rps: ratio(core, 'rps'), ...(forwarder ? { forwarderP50: ratio(forwarder, 'p50Ms') } : {}) };
+    const overForwarder = (key: 'p50Ms' | 'rps'): number => Math.round((core.result[key] / forwarder!.result[key]) * 100) / 100;
+    const coreCpu = core.result.cpuMsPerRequest?.core;
+    const forwarderCpu = forwarder?.result.cpuMsPerRequest?.core;
+    out[shapeLabel(core)] = {
+      p50: ratio(core, 'p50Ms'),
+      p99: ratio(core, 'p99Ms'),
+      rps: ratio(core, 'rps'),
+      ...(forwarder ? { forwarderP50: ratio(forwarder, 'p50Ms'), overForwarderP50: overForwarder('p50Ms'), overForwarderRps: overForwarder('rps') } : {}),
+      ...(coreCpu !== undefined && forwarderCpu !== undefined && forwarderCpu > 0 ? { overForwarderCpu: Math.round((coreCpu / forwarderCpu) * 100) / 100 } : {}),
+    };
   }
   return out;
+}
+
+export interface DispatchRatios {
+  readonly p50: number;
+  readonly p99: number;
+  readonly rps: number;
+  readonly forwarderP50?: number;
+  /** The core's p50 over the forwarder's (target <= 1.25). */
+  readonly overForwarderP50?: number;
+  /** The core's req/s over the forwarder's (target >= 0.8). */
+  readonly overForwarderRps?: number;
+  /** The core process's CPU per request over the forwarder process's. */
+  readonly overForwarderCpu?: number;
 }

@@ -384,8 +384,13 @@ export async function startCore(config: CoreConfig, options: StartCoreOptions = 
   });
 
   let url = '';
-  // Pods reach the core at an address it cannot know by itself (UHLP_MCP_URL).
-  const mcpEndpoint = (): string => config.pods.mcpUrl ?? `${loopbackUrl(url)}/mcp`;
+  // Pods reach the core at an address it cannot know by itself (UHLP_MCP_URL). Asked on every turn: made once per listening URL.
+  let endpointOf = { url: '', endpoint: '/mcp' };
+  const mcpEndpoint = (): string => {
+    if (config.pods.mcpUrl !== undefined) return config.pods.mcpUrl;
+    if (endpointOf.url !== url) endpointOf = { url, endpoint: `${loopbackUrl(url)}/mcp` };
+    return endpointOf.endpoint;
+  };
   const oracle = config.oracle.enabled
     ? new OptimizationOracle({
         config: config.oracle,
