@@ -18,6 +18,10 @@ export interface LoadResult {
    * through a core whose pid is known.
    */
   cpuMsPerRequest?: { core: number; sandboxes: number };
+  /** The core's CPU a request by thread name (MainThread, uhlp-span-expor, V8Worker, …), ms; where a bench reads it (bench/lib/thread-cpu.ts). */
+  cpuByThreadMsPerRequest?: Record<string, number>;
+  /** A collector's process (Jaeger) CPU a request, ms; where a bench reads it. */
+  collectorCpuMsPerRequest?: number;
 }
 
 /** One request; resolves true when the answer is the expected one. */
