@@ -1,92 +1,97 @@
 /**
  * Where a warm JIT turn's core time goes: `uhlp dev` run with `--cpu-prof`
  * under the dispatch benchmark's load (one shape), and the samples of the
- * measured seconds alone (not start-up, warm-up or shutdown) summed by
- * function and by module, self time, as shares of the core's busy samples.
+ * measured seconds alone summed by function and by module, self time, in µs a
+ * request (bench/lib/core-profile.ts). The core gets this process's OTEL_*
+ * variables (e.g. OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_TRACES_SAMPLER=always_on
+ * to profile a traced core).
  *
  *   npm run -s build && npx tsx bench/profile-core.ts [core|forwarder] [connections] [sandboxes] [concurrency] [seconds]
  *
- * Defaults: core 1 1 1 8 (c1). `forwarder` profiles the bare forwarder
- * (bench/lib/bare-forwarder.ts, its own process with the same sandboxes) under
- * the same load instead: the frames the core has and the forwarder has not are
- * the core's own. The profile stays in the printed directory (open it in
- * Chrome's DevTools for the flame graph).
+ * `forwarder` profiles the bare forwarder (bench/lib/bare-forwarder.ts, its own
+ * process with the same sandboxes) under the same load instead: the frames the
+ * core has and the forwarder has not are the core's own.
+ *
+ * With PROFILE_TRACING=<rounds>, a core with tracing off and one with every
+ * turn sampled and exported to the test Jaeger (scripts/jaeger-env.sh up) are
+ * profiled in turn, `rounds` times each, and the self time tracing adds is
+ * printed by function and by module (medians of the rounds), with the CPU a
+ * request of the core's threads and of Jaeger's process.
+ *
+ * Defaults: core 1 1 1 8 (c1). The profiles stay in the printed directories (open
+ * them in Chrome's DevTools for the flame graph).
  */
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startUhlpDev } from '../test/helpers/uhlp-process.js';
-import { writeHelloApp } from './lib/bench-app.js';
-import { startBareForwarderProcess } from './lib/bare-forwarder.js';
-import { loadThroughCore } from './lib/dispatch-load.js';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
+import { jaegerEnv } from '../test/helpers/jaeger.js';
+import { profileCore, type CoreProfile } from './lib/core-profile.js';
 
 const args = process.argv.slice(2);
-const target = args[0] === 'forwarder' || args[0] === 'core' ? args.shift()! : 'core';
+const target = args[0] === 'forwarder' || args[0] === 'core' ? (args.shift() as 'core' | 'forwarder') : 'core';
 const [connections = 1, sandboxes = 1, concurrency = 1, seconds = 8] = args.map(Number);
-const dir = mkdtempSync(path.join(os.tmpdir(), `uhlp-${target}-profile-`));
-const env = { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}` };
-const server =
-  target === 'forwarder'
-    ? await startBareForwarderProcess(sandboxes, concurrency, env).then((bare) => ({ url: bare.url, pid: bare.pid, path: '/hello/{{id}}', stop: () => bare.close() }))
-    : await startUhlpDev(
-        writeHelloApp(`minWarm: ${sandboxes}, maxSize: ${sandboxes}, concurrency: ${concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 }`),
-        ['--log-level', 'error'],
-        180_000,
-        undefined,
-        env,
-      ).then((core) => ({ url: core.url, pid: core.child.pid, path: '/bench/hello/{{id}}', stop: () => core.stop() }));
-// The profile's clock is the monotonic one, in microseconds: the window is read on the same clock.
-let from = 0;
-let to = 0;
-let result;
-try {
-  from = Number(process.hrtime.bigint() / 1000n);
-  result = await loadThroughCore(server.url, server.path, connections, seconds * 1000, server.pid);
-  to = Number(process.hrtime.bigint() / 1000n);
-} finally {
-  await server.stop();
-}
-// The core's (the forwarder's) own profile is the largest (the std-body host and the sandboxes write theirs beside it).
-const file = readdirSync(dir)
-  .map((name) => path.join(dir, name))
-  .sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
-const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-const byFunction = new Map<string, number>();
-const byModule = new Map<string, number>();
-let busy = 0;
-let at = profile.startTime;
-for (let i = 0; i < profile.samples.length; i++) {
-  at += profile.timeDeltas[i]!;
-  // The load generator's warm-up is the first 1.5 s of loadThroughCore's window.
-  if (at < from + 1500_000 || at > to) continue;
-  const frame = byId.get(profile.samples[i]!)!.callFrame;
-  if (frame.functionName === '(idle)') continue;
-  busy += 1;
-  const where = frame.url.replace(/^file:\/\/.*?\/(dist|src|bench|test|node_modules)\//, '$1/');
-  const fn = `${frame.functionName || '(anonymous)'} ${where ? `${where}:${frame.lineNumber + 1}` : '(native)'}`;
-  byFunction.set(fn, (byFunction.get(fn) ?? 0) + 1);
-  const module = where || `(native) ${frame.functionName}`;
-  byModule.set(module, (byModule.get(module) ?? 0) + 1);
-}
+const shape = { connections, sandboxes, concurrency };
+const rounds = Number(process.env.PROFILE_TRACING ?? 0);
+
+const fmt = (us: number): string => us.toFixed(2).padStart(8);
 const top = (counts: Map<string, number>, n: number): string =>
   [...counts]
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
-    .map(([name, count]) => `${((100 * count) / busy).toFixed(1).padStart(5)} %  ${name}`)
+    .map(([name, us]) => `${fmt(us)} µs  ${name}`)
     .join('\n');
-process.stdout.write(
-  `${JSON.stringify(result)}\nprofile ${file}: ${busy} busy samples in the measured window\n\nself time by function\n${top(byFunction, 45)}\n\nself time by module\n${top(byModule, 20)}\n`,
-);
+
+if (rounds <= 0) {
+  const otel = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('OTEL_') && e[1] !== undefined));
+  const profile = await profileCore({ target, shape, seconds, env: otel });
+  process.stdout.write(
+    `${JSON.stringify({ ...profile.result, threadsCpuMsPerRequest: profile.threads })}\nprofile ${profile.file}: ${profile.busyUs.toFixed(1)} µs busy a request in the measured window\n\n` +
+      `self time by function, µs a request\n${top(profile.byFunction, 30)}\n\nself time by module, µs a request\n${top(profile.byModule, 20)}\n`,
+  );
+} else {
+  const jaeger = jaegerEnv();
+  const pidFile = path.join(process.env.UHLP_TEST_ENV_STATE ?? '/var/tmp/uhlp-test-env', 'jaeger.pid');
+  const collectorPid = Number(readFileSync(pidFile, 'utf8').trim());
+  const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'uhlp-bench' };
+  const off: CoreProfile[] = [];
+  const on: CoreProfile[] = [];
+  for (let round = 0; round < rounds; round++) {
+    off.push(await profileCore({ shape, seconds, collectorPid }));
+    on.push(await profileCore({ shape, seconds, env: traced, collectorPid }));
+  }
+  const median = (values: number[]): number => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
+  const medianOf = (profiles: CoreProfile[], pick: (p: CoreProfile) => Map<string, number>): Map<string, number> => {
+    const keys = new Set(profiles.flatMap((p) => [...pick(p).keys()]));
+    return new Map([...keys].map((key) => [key, median(profiles.map((p) => pick(p).get(key) ?? 0))]));
+  };
+  const diff = (pick: (p: CoreProfile) => Map<string, number>, n: number): string => {
+    const a = medianOf(off, pick);
+    const b = medianOf(on, pick);
+    const keys = new Set([...a.keys(), ...b.keys()]);
+    return [...keys]
+      .map((key) => ({ key, off: a.get(key) ?? 0, on: b.get(key) ?? 0 }))
+      .sort((x, y) => y.on - y.off - (x.on - x.off))
+      .slice(0, n)
+      .map((row) => `${fmt(row.on - row.off)} ${fmt(row.off)} ${fmt(row.on)}  ${row.key}`)
+      .join('\n');
+  };
+  const threadNames = [...new Set([...off, ...on].flatMap((p) => Object.keys(p.threads)))].sort();
+  const threadRow = (name: string): string => {
+    const a = median(off.map((p) => p.threads[name] ?? 0)) * 1000;
+    const b = median(on.map((p) => p.threads[name] ?? 0)) * 1000;
+    return `${fmt(b - a)} ${fmt(a)} ${fmt(b)}  ${name}`;
+  };
+  const collector = (profiles: CoreProfile[]): number => median(profiles.map((p) => p.collectorMs ?? 0)) * 1000;
+  const rps = (profiles: CoreProfile[]): number => Math.round(median(profiles.map((p) => p.result.rps)));
+  process.stdout.write(
+    `${JSON.stringify({ shape, seconds, rounds, rps: { off: rps(off), traced: rps(on) }, profiles: { off: off.map((p) => p.file), traced: on.map((p) => p.file) } })}\n` +
+      `(profiled: req/s are the profiler's, not the bench's)\n\n` +
+      `main thread busy, µs a request: off ${median(off.map((p) => p.busyUs)).toFixed(1)}, traced ${median(on.map((p) => p.busyUs)).toFixed(1)}\n\n` +
+      `CPU a request by thread and of Jaeger, µs (added, off, traced)\n${threadNames.map(threadRow).join('\n')}\n${fmt(collector(on) - collector(off))} ${fmt(collector(off))} ${fmt(collector(on))}  jaeger (process)\n\n` +
+      `self time tracing adds by function, µs a request (added, off, traced)\n${diff((p) => p.byFunction, 40)}\n\n` +
+      `self time tracing adds by module, µs a request (added, off, traced)\n${diff((p) => p.byModule, 25)}\n`,
+  );
+}

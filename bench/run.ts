@@ -233,7 +233,11 @@ async function processBench(): Promise<void> {
   if (tracing !== undefined) {
     process.stdout.write(
       `\nTracing: off vs every turn sampled and exported to Jaeger, ${dispatchRounds} interleaved rounds\n${dispatchTable(tracing)}\n\ntraced/off: ${Object.entries(tracingCost(tracing))
-        .map(([shape, cost]) => `${shape} req/s x${cost.rpsRatio}, core CPU +${cost.addedCoreCpuMs ?? '-'} ms/req`)
+        .map(
+          ([shape, cost]) =>
+            `${shape} req/s x${cost.rpsRatio}, core CPU +${cost.addedCoreCpuMs ?? '-'} ms/req` +
+            (cost.addedCpuSplitMs !== undefined ? ` (${Object.entries(cost.addedCpuSplitMs).map(([where, ms]) => `${where} ${ms >= 0 ? '+' : ''}${ms}`).join(', ')})` : ''),
+        )
         .join('; ')} (target: c16 >= x0.9)\n`,
     );
   }

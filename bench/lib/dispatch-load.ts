@@ -63,18 +63,20 @@ async function withSandboxes<T>(driver: SandboxDriver, spec: SandboxSpec, shape:
 
 /**
  * The "core" side: `connections` keep-alive connections to a running core, GET on an app route (`{{id}}` varies per request).
- * With the core's `pid`, the result has the CPU the core and its sandboxes used per request (cpuMsPerRequest).
+ * With the core's `pid`, the result has the CPU the core and its sandboxes used per request (cpuMsPerRequest);
+ * `onPhase` is told as the measured time starts and ends (to read other figures over the same window).
  */
-export async function loadThroughCore(url: string, pathTemplate: string, connections: number, durationMs: number, pid?: number): Promise<LoadResult> {
+export async function loadThroughCore(url: string, pathTemplate: string, connections: number, durationMs: number, pid?: number, onPhase?: (phase: 'measuring' | 'measured') => void): Promise<LoadResult> {
   const { hostname, port } = new URL(url);
   let before: ProcessTreeCpu | undefined;
   let after: ProcessTreeCpu | undefined;
-  const onPhase = (phase: 'measuring' | 'measured'): void => {
+  const phase = (phase: 'measuring' | 'measured'): void => {
+    onPhase?.(phase);
     if (pid === undefined) return;
     if (phase === 'measuring') before = processTreeCpu(pid);
     else after = processTreeCpu(pid);
   };
-  const result = await nativeLoad({ targets: [`tcp:${hostname}:${port}`], connections, path: pathTemplate, durationMs, onPhase });
+  const result = await nativeLoad({ targets: [`tcp:${hostname}:${port}`], connections, path: pathTemplate, durationMs, onPhase: phase });
   return before !== undefined && after !== undefined ? { ...result, cpuMsPerRequest: cpuPer(before, after, result.requests) } : result;
 }
 

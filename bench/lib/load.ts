@@ -19,6 +19,10 @@ export interface LoadResult {
    * (its own process, its sandboxes its children, like the core's).
    */
   cpuMsPerRequest?: { core: number; sandboxes: number };
+  /** The core's CPU a request by thread name (MainThread, uhlp-span-expor, V8Worker, …), ms; where a bench reads it (bench/lib/thread-cpu.ts). */
+  cpuByThreadMsPerRequest?: Record<string, number>;
+  /** A collector's process (Jaeger) CPU a request, ms; where a bench reads it. */
+  collectorCpuMsPerRequest?: number;
 }
 
 /** One request; resolves true when the answer is the expected one. */

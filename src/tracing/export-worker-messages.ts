@@ -21,7 +21,12 @@ export interface ExportWorkerData {
 }
 
 export type ToExportWorker =
-  /** Spans in span-record.ts's flat form: SPAN_RECORD_FIELDS values each. */
+  /**
+   * Spans in span-record.ts's flat form, SPAN_RECORD_FIELDS values each: as
+   * JSON text (`json`, an undefined value read back as null), or, when a
+   * value would not survive JSON (a non-finite number), as the array itself.
+   */
+  | { readonly type: 'spans'; readonly json: string }
   | { readonly type: 'spans'; readonly spans: readonly unknown[] }
   /** Send everything received so far, then answer `flushed` with the id. */
   | { readonly type: 'flush'; readonly id: number }

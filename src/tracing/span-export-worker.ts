@@ -1,6 +1,6 @@
 /**
  * The export worker: a worker thread that takes batches of ended spans as plain
- * data (span-record.ts: one flat array a batch) from the core's thread, encodes them as OTLP protobuf
+ * data (span-record.ts: one flat array a batch, as JSON text or cloned) from the core's thread, encodes them as OTLP protobuf
  * with the official exporter and POSTs them, one request at a time, so that
  * neither the encoding nor the HTTP request nor their garbage is on the core's
  * event loop. It acknowledges every span it is done with (sent or failed) so
@@ -37,7 +37,7 @@ let done = 0;
 
 port.on('message', (message: ToExportWorker) => {
   if (message.type === 'spans') {
-    const values = message.spans;
+    const values: readonly unknown[] = 'json' in message ? (JSON.parse(message.json) as unknown[]) : message.spans;
     for (let at = 0; at + FIELDS <= values.length; at += FIELDS) pending.push(readableAt(values, at));
     received += Math.floor(values.length / FIELDS);
     if (pending.length >= settings.maxExportBatchSize) exportNext();
@@ -79,10 +79,11 @@ function answerFlushes(): void {
 function readableAt(values: readonly unknown[], at: number): ReadableSpan {
   const traceId = values[at] as string;
   const traceFlags = values[at + 2] as number;
-  const traceState = values[at + 3] as string | undefined;
-  const parentSpanId = values[at + 4] as string | undefined;
+  // `?? undefined`: an undefined value comes back from JSON text as null.
+  const traceState = (values[at + 3] ?? undefined) as string | undefined;
+  const parentSpanId = (values[at + 4] ?? undefined) as string | undefined;
   const context: SpanContext = { traceId, spanId: values[at + 1] as string, traceFlags, ...(traceState !== undefined ? { traceState: traceStateOf(traceState) } : {}) };
-  const message = values[at + 16] as string | undefined;
+  const message = (values[at + 16] ?? undefined) as string | undefined;
   return {
     name: values[at + 6] as string,
     kind: values[at + 7] as number,
@@ -97,7 +98,7 @@ function readableAt(values: readonly unknown[], at: number): ReadableSpan {
     duration: [0, 0],
     ended: true,
     resource,
-    instrumentationScope: scopeOf(values[at + 20] as string, values[at + 21] as string | undefined, values[at + 22] as string | undefined),
+    instrumentationScope: scopeOf(values[at + 20] as string, (values[at + 21] ?? undefined) as string | undefined, (values[at + 22] ?? undefined) as string | undefined),
     droppedAttributesCount: values[at + 17] as number,
     droppedEventsCount: values[at + 18] as number,
     droppedLinksCount: values[at + 19] as number,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { context, propagation, trace } from '@opentelemetry/api';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ROOT_CONTEXT, context, propagation, trace } from '@opentelemetry/api';
 import { SpanKind, activeTraceIds, carrierOf, continuedContext, inSpan, recordScriptException, recordsUnder, spanIfPending, startTurnSpan } from './spans.js';
 import { recordClaim } from './claim-span.js';
 import { inCronFiringSpan, inDeliverySpan, inPublishSpan } from './delivery-spans.js';
@@ -16,7 +16,8 @@ const contextManager = new AsyncLocalStorageContextManager();
 beforeAll(() => {
   trace.setGlobalTracerProvider(provider);
   context.setGlobalContextManager(contextManager.enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  // As start-tracing.ts registers them (the SDK's default).
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
 });
 afterAll(() => {
   setTracingActive(false);
@@ -40,6 +41,14 @@ describe('spans', () => {
     expect(turn!.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
     expect(turn!.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
     expect(stage!.parentSpanContext?.spanId).toBe(turn!.spanContext().spanId);
+  });
+
+  it('continue a repeated traceparent header (its first value) and a caller baggage without a traceparent; a carrier with neither is the root', () => {
+    expect(trace.getSpanContext(continuedContext({ traceparent: [PARENT, 'x'] }))?.spanId).toBe('b7ad6b7169203331');
+    const withBaggage = continuedContext({ baggage: 'tenant=blue' });
+    expect(propagation.getBaggage(withBaggage)?.getEntry('tenant')?.value).toBe('blue');
+    expect(trace.getSpanContext(withBaggage)).toBeUndefined();
+    expect(continuedContext({ 'content-type': 'text/plain', Traceparent: PARENT })).toBe(ROOT_CONTEXT);
   });
 
   it.each([['00-zz-yy-01'], [`00-${'0'.repeat(32)}-${'1'.repeat(16)}-01`], [['not', 'a string']], ['x'.repeat(10_000)]])('start a new trace for a hostile traceparent %#', (traceparent) => {

@@ -40,12 +40,17 @@ export function turnSpanOf(ctx: Context = context.active()): Span | undefined {
   return ctx.getValue(TURN_SPAN) as Span | undefined;
 }
 
+const TRACEPARENT = 'traceparent';
+const BAGGAGE = 'baggage';
+
 /** A W3C `traceparent`/`tracestate` carrier: HTTP headers, MCP `_meta`, a queued message's context. */
 export type TraceCarrier = Readonly<Record<string, unknown>>;
 
 /** The context a carrier continues; the root context when it carries none (or a malformed one). */
 export function continuedContext(carrier: TraceCarrier | undefined): Context {
-  if (carrier === undefined) return ROOT_CONTEXT;
+  // The propagators registered (start-tracing.ts: W3C trace context and baggage) read these two keys only:
+  // a carrier with neither (most requests) continues nothing, without the propagation API's calls.
+  if (carrier === undefined || (carrier[TRACEPARENT] === undefined && carrier[BAGGAGE] === undefined)) return ROOT_CONTEXT;
   return propagation.extract(ROOT_CONTEXT, carrier, {
     keys: (c) => Object.keys(c),
     get: (c, key) => {

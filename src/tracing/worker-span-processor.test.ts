@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
-import { SamplingDecision, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { SecretScrubber } from '../secrets/secret-scrubber.js';
 import { ScrubbingSpanProcessor } from './scrubbing-span-processor.js';
 import { WorkerSpanProcessor, type WorkerSpanProcessorOptions } from './worker-span-processor.js';
@@ -114,6 +114,27 @@ describe('WorkerSpanProcessor', () => {
     // The resource goes with every request, and the trace id as its 16 bytes.
     expect(occurrences(target.bodies, 'worker-export-test')).toBe(target.bodies.length);
     expect(occurrences(target.bodies, Buffer.from(publish.spanContext().traceId, 'hex'))).toBeGreaterThan(0);
+  });
+
+  it('hands a span holding a value JSON cannot keep (±Infinity) over as it is: the backend gets the doubles', async () => {
+    const { target, processor, tracer } = await setUp({ handOffDelayMillis: 5 });
+    const parent = tracer.startSpan('plain-parent');
+    const child = tracer.startSpan('non-finite-child', { attributes: { 'uhlp.ratio': Infinity, 'uhlp.spread': [1.5, -Infinity] } }, trace.setSpan(ROOT_CONTEXT, parent));
+    child.end();
+    parent.end();
+    await processor.forceFlush();
+    expect(occurrences(target.bodies, 'non-finite-child')).toBe(1);
+    // IEEE 754 doubles, little-endian, as OTLP's AnyValue.double_value carries them (JSON would have made them null).
+    const double = (value: number): Buffer => {
+      const bytes = Buffer.alloc(8);
+      bytes.writeDoubleLE(value);
+      return bytes;
+    };
+    expect(occurrences(target.bodies, double(Infinity))).toBe(1);
+    expect(occurrences(target.bodies, double(-Infinity))).toBe(1);
+    expect(occurrences(target.bodies, double(1.5))).toBe(1);
+    // The child keeps its parent, in a batch that went as JSON or not.
+    expect(occurrences(target.bodies, Buffer.from(parent.spanContext().spanId, 'hex'))).toBe(2);
   });
 
   it('drops and counts the spans past maxQueueSize while the backend has not answered, and sends the rest', async () => {

@@ -3,7 +3,7 @@
  * ended, sampled span becomes plain data (span-record.ts), queued, and handed in
  * batches by postMessage to a worker thread (span-export-worker.ts) that encodes
  * OTLP protobuf and POSTs it. What stays on the core's thread is a record per
- * span and one structured clone per batch.
+ * span and one JSON text (or structured clone) per batch.
  *
  * What the SDK's BatchSpanProcessor promised is kept: a bounded queue (spans
  * handed over but not yet acknowledged by the worker count against it; a span
@@ -51,6 +51,8 @@ export class WorkerSpanProcessor implements SpanProcessor {
   private readonly handOffSize: number;
   /** Ended spans not yet handed over, in span-record.ts's flat form. */
   private buffer: unknown[] = [];
+  /** A span in the buffer holds a value JSON would not keep: the buffer goes as it is. */
+  private bufferNeedsClone = false;
   /** Spans buffered here or handed to the worker and not yet acknowledged. */
   private outstanding = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -92,7 +94,7 @@ export class WorkerSpanProcessor implements SpanProcessor {
       return;
     }
     this.outstanding++;
-    appendSpanRecord(this.buffer, span);
+    if (!appendSpanRecord(this.buffer, span)) this.bufferNeedsClone = true;
     if (this.buffer.length >= this.handOffSize * SPAN_RECORD_FIELDS) this.handOff();
     else this.timer ??= setTimeout(() => this.handOff(), this.handOffDelayMillis).unref();
   }
@@ -129,8 +131,11 @@ export class WorkerSpanProcessor implements SpanProcessor {
     }
     if (this.buffer.length === 0) return;
     const spans = this.buffer;
+    const asJson = !this.bufferNeedsClone;
     this.buffer = [];
-    this.post({ type: 'spans', spans });
+    this.bufferNeedsClone = false;
+    // JSON text is copied in one piece; the array is walked value by value (span-record.ts).
+    this.post(asJson ? { type: 'spans', json: JSON.stringify(spans) } : { type: 'spans', spans });
   }
 
   private post(message: ToExportWorker): void {
@@ -157,6 +162,7 @@ export class WorkerSpanProcessor implements SpanProcessor {
     if (this.outstanding > 0 && this.stopped === undefined) this.options.onDropped?.(this.outstanding);
     this.outstanding = 0;
     this.buffer = [];
+    this.bufferNeedsClone = false;
     for (const resolve of this.flushes.values()) resolve();
     this.flushes.clear();
     this.onStopped?.();
