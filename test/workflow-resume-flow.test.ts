@@ -31,8 +31,10 @@ describe('a resumed workflow run takes its flow slot again (process driver, Redi
       return reply.text('answered');
     });
     const env = { UHLP_LLM_BASE_URL: llm.baseUrl, UHLP_LLM_MAX_RETRIES: '0', UHLP_STATE: TEST_REDIS_URL, UHLP_STATE_PREFIX: prefix };
-    here = await startUhlpDev(copyFixture('workflow-resume-flow'), ['--driver', 'process'], 180_000, undefined, env);
-    there = await startUhlpDev(copyFixture('workflow-resume-flow'), ['--driver', 'process'], 180_000, undefined, env);
+    // One definitions directory: both cores serve the same commit, the revision runs are pinned to.
+    const definitions = copyFixture('workflow-resume-flow');
+    here = await startUhlpDev(definitions, ['--driver', 'process'], 180_000, undefined, env);
+    there = await startUhlpDev(definitions, ['--driver', 'process'], 180_000, undefined, env);
   }, 400_000);
 
   afterAll(async () => {
@@ -108,7 +110,7 @@ describe('a resumed workflow run takes its flow slot again (process driver, Redi
     await waitFor(() => gates.has('q1'), { timeoutMs: 30_000, what: "the holding run's model call" });
 
     const refused = await resume(there, p);
-    expect(refused.status).toBe(429);
+    expect(refused.status, JSON.stringify(refused.json)).toBe(429);
     expect(refused.json).toMatchObject({ code: 'UHLP_FLOW_WAIT_TIMEOUT', details: { route: 'http POST /impatient/:ticket', kind: 'concurrency' } });
     const still = await record(here, p);
     expect(still.status).toBe('paused');
