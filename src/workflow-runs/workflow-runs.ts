@@ -56,7 +56,8 @@ export class WorkflowRuns {
   readonly mcpTasks: McpRunTasks;
   private readonly driver: RunDriver;
   private readonly pipeline: PipelineTurns;
-  private readonly sessions: SessionRuns;
+  /** Each session's active run, and the requests queued behind it. */
+  readonly sessions: SessionRuns;
 
   constructor(options: WorkflowRunsOptions) {
     const { runs, leases, catalog, logger, stateKind } = options;
