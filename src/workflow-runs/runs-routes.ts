@@ -1,9 +1,7 @@
 /**
  * The core's routes of workflow runs, for clients and approvers:
  *
- * - `GET /_uhlp/runs/<id>`: the run (status, position, blackboard, result or error, approvals);
- *   `{runId, status: "queued", sessionId}` while a request that asked for an
- *   async answer waits behind its session's active run (session-runs.ts).
+ * - `GET /_uhlp/runs/<id>`: the run (status, position, blackboard, result or error, approvals).
  * - `GET /_uhlp/runs/<id>/trace[?step=N]`: its SimulationTrace, or one step of it.
  * - `POST /_uhlp/runs/<id>/resume` `{"approved": true|false, "comment"?, "by"?}`:
  *   the decision on a run paused at an approval node; the run goes on and the
@@ -32,15 +30,12 @@ import { runEnded, type RunService } from './run-service.js';
 import { UhlpError } from '../shared/errors.js';
 import type { Logger } from '../logger.js';
 import type { TurnKeeper } from '../turns/turn-keeper.js';
-import type { SessionRuns } from './session-runs.js';
 
 export interface RunsRoutesDeps {
   readonly views: RunViews;
   readonly approvals: RunApprovals;
   readonly cancels: RunCancels;
   readonly runs: RunService;
-  /** Requests queued behind their session's active run. @defaultValue none */
-  readonly sessions?: Pick<SessionRuns, 'queued'>;
 }
 
 /** Where cancels are ledgered: the turns of the apps' ambient sessions, and the apps' tiers. @defaultValue the log only */
@@ -52,15 +47,7 @@ export interface RunsLedger {
 
 export function registerRunsRoutes(app: FastifyInstance, workflows: RunsRoutesDeps, ledger?: RunsLedger): void {
   app.get<{ Params: { id: string } }>(`${RUNS_PATH}/:id`, async (request, reply) => {
-    const id = runIdOf(request.params.id);
-    try {
-      return reply.send(await workflows.views.view(id));
-    } catch (error) {
-      const sessionId = error instanceof UhlpError && error.code === 'UHLP_WORKFLOW_RUN_NOT_FOUND' ? await workflows.sessions?.queued(id) : undefined;
-      if (sessionId === undefined) throw error;
-      // Not created yet: it waits behind its session's active run.
-      return reply.send({ runId: id, status: 'queued', sessionId, links: { self: `${RUNS_PATH}/${id}` } });
-    }
+    return reply.send(await workflows.views.view(runIdOf(request.params.id)));
   });
 
   app.get<{ Params: { id: string }; Querystring: { step?: string } }>(`${RUNS_PATH}/:id/trace`, async (request, reply) => {

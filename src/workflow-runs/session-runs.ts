@@ -13,10 +13,7 @@
  * - `reject` (the default): 409 UHLP_WORKFLOW_SESSION_BUSY naming the active run.
  * - `enqueue`: the request waits in the session's queue in the runtime store
  *   (arrival order, at most SESSION_QUEUE_MAX) and starts when it is at the
- *   head and the slot is free; it waits at most the new run's time. A request
- *   that prefers an async answer (`Prefer: respond-async`) and has to wait
- *   gets its ticket at once (`enqueueAsync`): the wait goes on without it,
- *   and `queued` tells the run's id from an unknown one meanwhile.
+ *   head and the slot is free; it waits at most the new run's time.
  * - `interrupt`: the active run is cancelled through the cancel machinery (its
  *   step cut where it runs, `via: interrupt`) and the new run starts from the
  *   workflow's start node with the interrupted run's blackboard, `input`
@@ -120,49 +117,14 @@ export class SessionRuns {
     }
   }
 
-  /**
-   * `enqueue` for a client that prefers an async answer: undefined once the
-   * slot is taken at once (nobody queued ahead); else the request's place in
-   * the queue (0 first) and its wait, which goes on without the request and
-   * rejects as `admit` does. The run's id is known as queued while it waits.
-   */
-  async enqueueAsync(sessionId: string, runId: string, waitMs: number): Promise<{ readonly position: number; readonly waiting: Promise<void> } | undefined> {
-    const { runs, leases } = this.options;
-    const started = Date.now();
-    const position = await this.join(sessionId, runId);
-    if ((await runs.store.sessionQueueHead(sessionId, runId, TICKET_TTL_MS)) === true && (await this.take(sessionId, runId)) === undefined) {
-      await runs.store.leaveSessionQueue(sessionId, runId).catch(() => undefined);
-      return undefined;
-    }
-    await leases.acquireLease(queuedOf(runId), sessionId, waitMs + TICKET_TTL_MS);
-    const waiting = this.waitJoined(sessionId, runId, waitMs, started).finally(() => leases.releaseLease(queuedOf(runId), sessionId).catch(() => undefined));
-    return { position, waiting };
-  }
-
-  /** The session a run waits in the queue of (`enqueueAsync`), or undefined. */
-  async queued(runId: string): Promise<string | undefined> {
-    return (await this.options.leases.getLease(queuedOf(runId)))?.owner;
-  }
-
   private async wait(sessionId: string, runId: string, waitMs: number): Promise<void> {
+    const { runs } = this.options;
+    const store = runs.store;
+    const ticket = runId;
     const started = Date.now();
-    await this.join(sessionId, runId);
-    await this.waitJoined(sessionId, runId, waitMs, started);
-  }
-
-  /** Joins the session's queue; answers the place (0 first). UHLP_WORKFLOW_SESSION_QUEUE_FULL when full. */
-  private async join(sessionId: string, ticket: string): Promise<number> {
-    const position = await this.options.runs.store.joinSessionQueue(sessionId, ticket, SESSION_QUEUE_MAX, TICKET_TTL_MS);
-    if (position < 0) {
+    if ((await store.joinSessionQueue(sessionId, ticket, SESSION_QUEUE_MAX, TICKET_TTL_MS)) < 0) {
       throw new WorkflowSessionQueueFullError(`${SESSION_QUEUE_MAX} requests wait already for the active run of session ${sessionId}`, { sessionId, max: SESSION_QUEUE_MAX });
     }
-    return position;
-  }
-
-  /** Waits in the queue joined until the request is at its head and takes the slot; leaves the queue either way. */
-  private async waitJoined(sessionId: string, runId: string, waitMs: number, started: number): Promise<void> {
-    const store = this.options.runs.store;
-    const ticket = runId;
     let holder: { id: string; status: string } | undefined;
     try {
       for (;;) {
@@ -216,11 +178,6 @@ export class SessionRuns {
     const record = await this.options.runs.find(lease.owner);
     return { id: lease.owner, status: record?.status ?? 'unknown' };
   }
-}
-
-/** The lease naming the session a run waits in the queue of. */
-function queuedOf(runId: string): string {
-  return `session-queued:${runId}`;
 }
 
 /** The lease that is a session's active-run slot. */

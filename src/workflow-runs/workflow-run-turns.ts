@@ -21,10 +21,10 @@ import type { TurnEvent } from '../turns/turn-event.js';
 import type { TurnDecorator, TurnNotes, TurnRunner } from '../turns/turn-runner.js';
 import type { PipelineTurns } from './pipeline-turns.js';
 import type { RunDriver } from './run-driver.js';
-import { RUN_ID_HEADER, RUNS_PATH } from './run-links.js';
+import { RUN_ID_HEADER } from './run-links.js';
 import { newRunId } from './run-record.js';
 import { runEnded, type RunService } from './run-service.js';
-import { DEFAULT_DOUBLE_TEXTING, type Admission, type SessionRuns } from './session-runs.js';
+import { DEFAULT_DOUBLE_TEXTING, type SessionRuns } from './session-runs.js';
 import type { InterceptorChain } from './interceptors.js';
 import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
 import { SESSION_ID_HEADER } from '../turns/turn-keeper.js';
@@ -85,38 +85,12 @@ export class WorkflowRunTurns implements TurnDecorator {
     // Double texting: a continued session's active run decides whether this one starts, waits, or takes over.
     const sessionId = event.session !== undefined && 'continue' in event.session ? event.session.continue : undefined;
     const sessions = this.options.sessions;
-    const mode = component.workflow!.doubleTexting ?? DEFAULT_DOUBLE_TEXTING;
-    const start = { runId, input, requestData, params: intercepted?.params ?? {}, query: intercepted?.query ?? {}, timeoutMs, sessionId };
-    if (sessions !== undefined && sessionId !== undefined && mode === 'enqueue' && prefersAsync(http?.headers)) {
-      const ticket = await sessions.enqueueAsync(sessionId, runId, timeoutMs);
-      if (ticket !== undefined) {
-        // The client comes back for the run: it starts when its turn comes, outside this request, holding the slots this turn held.
-        const { journal: _journal, stream: _stream, ...detached } = event;
-        const later: TurnNotes = {};
-        void ticket.waiting
-          .then(() => this.options.pipeline.holdingSlots({ appId: app.id, flowSlots: event.flowSlots }, () => this.start(detached, later, inner, chain, start, {})))
-          .catch((error: unknown) => this.options.logger.warn({ err: error, runId, sessionId }, 'a queued workflow run did not start'));
-        return queuedAnswer(runId, sessionId, ticket.position);
-      }
-      return this.start(event, notes, inner, chain, start, {});
-    }
-    const admission = sessions !== undefined && sessionId !== undefined ? await sessions.admit(sessionId, runId, mode, timeoutMs) : {};
-    return this.start(event, notes, inner, chain, start, admission);
-  }
-
-  /** Creates the run once its session admitted it, and drives it; frees (or holds) the session's slot after. */
-  private async start(event: TurnEvent, notes: TurnNotes, inner: TurnRunner, chain: InterceptorChain, start: RunStart, admission: Admission): Promise<FinalResponse> {
-    const { app, component } = event;
-    const { runId, input, requestData, timeoutMs, sessionId } = start;
-    const http = requestData.httpDetails;
-    const workflowId = component.workflow!.workflowId;
-    const workflow = this.options.catalog.workflow(app, workflowId);
-    const sessions = this.options.sessions;
+    const admission = sessions !== undefined && sessionId !== undefined ? await sessions.admit(sessionId, runId, component.workflow!.doubleTexting ?? DEFAULT_DOUBLE_TEXTING, timeoutMs) : {};
     const blackboard = {
       // An interrupted run's work goes on in this one: its blackboard, with the new input.
       ...(admission.carried !== undefined ? { ...admission.carried.blackboard, interrupted: { runId: admission.carried.runId } } : {}),
       input,
-      request: { source: requestData.source, method: http?.method ?? null, path: http?.path.split('?')[0] ?? null, params: start.params, query: start.query },
+      request: { source: requestData.source, method: http?.method ?? null, path: http?.path.split('?')[0] ?? null, params: intercepted?.params ?? {}, query: intercepted?.query ?? {} },
     };
 
     const requested = workflow.state.persistence;
@@ -183,34 +157,6 @@ export class WorkflowRunTurns implements TurnDecorator {
     });
     return this.options.driver.drive(runId, event, notes, (attempt) => inner.run(attempt, notes), chain);
   }
-}
-
-/** What a run starts with, known before its session admits it. */
-interface RunStart {
-  readonly runId: string;
-  readonly input: unknown;
-  readonly requestData: RequestData;
-  readonly params: unknown;
-  readonly query: unknown;
-  readonly timeoutMs: number;
-  readonly sessionId: string | undefined;
-}
-
-/** Whether the request prefers an async answer (RFC 7240 `Prefer: respond-async`). */
-export function prefersAsync(headers: Readonly<Record<string, string | readonly string[] | undefined>> | undefined): boolean {
-  const value = headers?.['prefer'];
-  const text = Array.isArray(value) ? value.join(',') : typeof value === 'string' ? value : '';
-  return text.split(',').some((preference) => preference.split(';')[0]!.trim().toLowerCase() === 'respond-async');
-}
-
-/** The answer of a request queued behind its session's active run, for a client that comes back to `Location`. */
-function queuedAnswer(runId: string, sessionId: string, position: number): FinalResponse {
-  const self = `${RUNS_PATH}/${runId}`;
-  return {
-    status: 202,
-    headers: { 'content-type': JSON_TYPE, [RUN_ID_HEADER]: runId, location: self, 'preference-applied': 'respond-async' },
-    body: JSON.stringify({ runId, status: 'queued', sessionId, position, links: { self } }),
-  };
 }
 
 /** A core without a workflow runtime: a WORKFLOW component's turn is refused (501) before it begins. */

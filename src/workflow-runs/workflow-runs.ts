@@ -56,8 +56,7 @@ export class WorkflowRuns {
   readonly mcpTasks: McpRunTasks;
   private readonly driver: RunDriver;
   private readonly pipeline: PipelineTurns;
-  /** Each session's active run, and the requests queued behind it. */
-  readonly sessions: SessionRuns;
+  private readonly sessions: SessionRuns;
 
   constructor(options: WorkflowRunsOptions) {
     const { runs, leases, catalog, logger, stateKind } = options;
