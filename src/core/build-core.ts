@@ -215,8 +215,8 @@ export async function buildCore(options: BuildCoreOptions, deps: CoreDeps): Prom
   if (deps.workflows !== undefined) {
     deps.workflows.attach(pipeline);
     const workflows = deps.workflows;
-    // Cancels through MCP's tasks/cancel are ledgered like the route's.
-    workflows.mcpTasks.useLedger({
+    // Cancels through MCP's tasks/cancel and by double texting are ledgered like the route's.
+    workflows.useLedger({
       turns: deps.turns,
       logger: deps.logger,
       tierOf: (appId) => deps.registry.snapshot.apps.get(appId)?.document.spec.deploymentMode ?? 'development',

@@ -16,6 +16,11 @@
  * when it ends, so a dead core's slots free up when their lease lapses.
  * Throttle comes before concurrency so that an event waiting for a start
  * holds no running slot.
+ *
+ * The concurrency slots an event took (its gates' keys, as the event's
+ * expressions gave them) go with its turn: a workflow run keeps them on its
+ * record, and its resumption (an approval's answer, a restart on another
+ * core, a replay) takes the same slots again through `hold` before it goes on.
  */
 import { randomUUID } from 'node:crypto';
 import type { FlowSpec } from '../apps/schema/flow-schema.js';
@@ -54,9 +59,22 @@ export interface FlowControlDeps {
   readonly metrics: Metrics;
 }
 
+/** A concurrency slot an event took: enough to take the same one again later, without the event. */
+export interface FlowSlot {
+  /** The route's label, or `component:<id>`. */
+  readonly scope: string;
+  /** The key the event's expression gave. */
+  readonly key: string;
+  readonly limit: number;
+  readonly maxWaitMs: number;
+  readonly priority: number;
+}
+
 interface Admitted {
   /** Gives back what the event holds (its concurrency slots); idempotent. */
   readonly release: () => Promise<void>;
+  /** The concurrency slot held. */
+  readonly slot: FlowSlot;
 }
 
 export class FlowControl {
@@ -67,13 +85,14 @@ export class FlowControl {
 
   /**
    * Runs `turn` once the event passes every declared flow; the debounced answer
-   * when a later event replaced it. `waited` hears how long the event waited (ms) before its turn began.
+   * when a later event replaced it. `waited` hears how long the event waited (ms) before its turn began;
+   * `turn` is handed the concurrency slots the event holds.
    */
   async run(
     appId: string,
     flows: readonly RouteFlow[],
     requestDataJson: string,
-    turn: () => Promise<FinalResponse>,
+    turn: (slots: readonly FlowSlot[]) => Promise<FinalResponse>,
     waited?: (ms: number) => void,
   ): Promise<FinalResponse> {
     const arrived = performance.now();
@@ -87,9 +106,25 @@ export class FlowControl {
         if (admitted !== undefined) held.push(admitted);
       }
       waited?.(Math.round((performance.now() - arrived) * 100) / 100);
-      return await turn();
+      return await turn(held.map((admitted) => admitted.slot));
     } finally {
       // The component's slots before the route's: the reverse of taking them.
+      for (const admitted of held.reverse()) await admitted.release().catch(() => {});
+    }
+  }
+
+  /**
+   * Runs `work` once the slots an earlier event took (`run` handed them to its
+   * turn) are taken again, waiting at their gates like any event, in the same
+   * order; gives them back when `work` ends. UHLP_FLOW_WAIT_TIMEOUT past a slot's maxWaitMs.
+   */
+  async hold<T>(appId: string, slots: readonly FlowSlot[], work: () => Promise<T>): Promise<T> {
+    const holder = randomUUID();
+    const held: Admitted[] = [];
+    try {
+      for (const slot of slots) held.push(await this.take(appId, slot, holder));
+      return await work();
+    } finally {
       for (const admitted of held.reverse()) await admitted.release().catch(() => {});
     }
   }
@@ -115,7 +150,13 @@ export class FlowControl {
     }
     if (spec.concurrency === undefined) return undefined;
     const { limit, maxWaitMs } = spec.concurrency;
-    const gate: FlowGate = { app, scope, kind: 'concurrency', key: flowKeyOf(compiled(spec.concurrency.key), view) };
+    return this.take(app, { scope, key: flowKeyOf(compiled(spec.concurrency.key), view), limit, maxWaitMs, priority }, holder);
+  }
+
+  /** Waits for a concurrency slot and holds it (its lease renewed) until released. */
+  private async take(app: string, slot: FlowSlot, holder: string): Promise<Admitted> {
+    const { scope, key, limit, maxWaitMs, priority } = slot;
+    const gate: FlowGate = { app, scope, kind: 'concurrency', key };
     await this.wait(gate, holder, { limit, holdMs: FLOW_SLOT_LEASE_MS, priority, maxWaitMs });
     const renewal = setInterval(() => {
       this.deps.store.renewGate(gate, holder, FLOW_SLOT_LEASE_MS).catch(() => {
@@ -125,6 +166,7 @@ export class FlowControl {
     renewal.unref();
     let released = false;
     return {
+      slot,
       release: async () => {
         if (released) return;
         released = true;

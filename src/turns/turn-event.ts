@@ -10,7 +10,7 @@ import type { LoadedApp } from '../apps/app-snapshot.js';
 import type { ExecutionStream } from '../workflow-runs/execution-stream.js';
 import type { CsTarget } from '../contract/cs-bundle/activation-context.js';
 import type { IdempotencyBegin, StoredResponse } from '../state/idempotency-store.js';
-import type { RouteFlow } from './flow-control.js';
+import type { FlowSlot, RouteFlow } from './flow-control.js';
 import type { TurnSource } from './turn-journal-entry.js';
 import type { TurnDraft } from './turn-journal.js';
 
@@ -68,6 +68,8 @@ export interface TurnEvent {
   readonly triggerDepth?: number;
   /** A turn of a workflow run (src/workflow-runs/run-driver.ts). */
   readonly workflowRun?: WorkflowRunTurn;
+  /** The concurrency slots the turn holds (flow-control.ts): a workflow run it starts keeps them, to take them again when it resumes. @defaultValue none */
+  readonly flowSlots?: readonly FlowSlot[];
   /** Where the execution's stream packets go: the client asked for server-sent events. */
   readonly stream?: ExecutionStream;
   /** Keep the sandbox's result on the answer (`FinalResponse.result`): a workflow step reads it. */

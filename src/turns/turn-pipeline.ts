@@ -22,7 +22,7 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 import type { ComponentTurns } from './component-turns.js';
 import { REPLAYED_HEADER, runIdempotent } from './idempotency.js';
 import { checkTurnInputDepth } from './json-depth.js';
-import { FlowControl, type RouteFlow } from './flow-control.js';
+import { FlowControl, type FlowSlot, type RouteFlow } from './flow-control.js';
 import type { TurnEvent } from './turn-event.js';
 import type { TurnNotes } from './turn-runner.js';
 import { msSince, type TurnJournal } from './turn-journal.js';
@@ -76,7 +76,9 @@ export class TurnPipeline {
       return Promise.reject(error);
     }
     // Most events have neither a limit nor a key: straight to the turn, with no promise of their own here.
-    if (event.once === undefined && event.flow === undefined && event.component.flow === undefined && event.app.document.spec.limits?.requestsPerSecond === undefined) {
+    // A workflow run's own execution passes no gate: the drive that runs it holds the run's slots (`holdFlow`).
+    const gated = event.workflowRun?.owner !== true && (event.flow !== undefined || event.component.flow !== undefined);
+    if (event.once === undefined && !gated && event.app.document.spec.limits?.requestsPerSecond === undefined) {
       return this.turn(event, notes);
     }
     return this.runLimited(event, notes);
@@ -84,12 +86,12 @@ export class TurnPipeline {
 
   private async runLimited(event: TurnEvent, notes: TurnNotes): Promise<FinalResponse> {
     await this.limit(event, notes);
-    const flows = flowsOf(event);
+    const flows = event.workflowRun?.owner === true ? [] : flowsOf(event);
     if (flows.length === 0) return this.runOnce(event, notes);
     if (this.flows === undefined) throw new UhlpError('UHLP_INTERNAL', 'this core was built without flow gates in its runtime store');
     const { app, journal } = event;
     try {
-      return await this.flows.run(app.id, flows, event.requestDataJson, () => this.runOnce(event, notes), (waitedMs) => {
+      return await this.flows.run(app.id, flows, event.requestDataJson, (slots) => this.runOnce(slots.length > 0 ? { ...event, flowSlots: slots } : event, notes), (waitedMs) => {
         if (journal !== undefined) journal.entry.timing.flowMs = waitedMs;
       });
     } catch (error) {
@@ -99,6 +101,17 @@ export class TurnPipeline {
       }
       throw error;
     }
+  }
+
+  /**
+   * Runs `work` holding again the concurrency slots a workflow run's first turn
+   * took (its record keeps them): a resumed run waits at its gates like any
+   * event, across cores, and holds them until it pauses or ends.
+   */
+  holdFlow<T>(appId: string, slots: readonly FlowSlot[], work: () => Promise<T>): Promise<T> {
+    if (slots.length === 0) return work();
+    if (this.flows === undefined) return Promise.reject(new UhlpError('UHLP_INTERNAL', 'this core was built without flow gates in its runtime store'));
+    return this.flows.hold(appId, slots, work);
   }
 
   /** The app's requestsPerSecond: refuses the turn with UHLP_RATE_LIMITED past it. */

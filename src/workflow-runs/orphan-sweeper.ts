@@ -1,7 +1,9 @@
 /**
  * Runs nobody drives: on a core whose runtime state is Redis, a running run
  * whose core stopped (its lease lapsed) is picked up and driven to its end by
- * another core, from its last checkpoint. A run of memory persistence cannot
+ * another core, from its last checkpoint, once it has taken its concurrency
+ * slots again (it waits at its gates like any event; one that waited too long is
+ * swept again later). A run of memory persistence cannot
  * go on elsewhere: it ends as interrupted. In memory, runs end with their core
  * and nothing is swept.
  */
@@ -35,6 +37,8 @@ export interface OrphanSweeperOptions {
 
 export class OrphanSweeper {
   private sweeper: NodeJS.Timeout | undefined;
+  /** Runs this core waits to take the slots of: not picked up again meanwhile. */
+  private readonly waiting = new Set<string>();
 
   constructor(private readonly options: OrphanSweeperOptions) {}
 
@@ -58,7 +62,7 @@ export class OrphanSweeper {
   async sweep(): Promise<void> {
     const { runs, leases, driver, pipeline, logger } = this.options;
     for (const id of await runs.store.listActiveRuns()) {
-      if (driver.drives(id)) continue;
+      if (driver.drives(id) || this.waiting.has(id)) continue;
       const record = await runs.find(id);
       if (record === undefined || record.status !== 'running') continue;
       if ((await leases.getLease(runLease(id))) !== undefined) continue;
@@ -78,9 +82,14 @@ export class OrphanSweeper {
       const event = runEvent(record, pinned.app, pinned.component, requestId, { source: 'internal', resume: { runId: id, after: 'restart' } });
       logger.info({ runId: id, app: record.appId }, 'resuming a workflow run whose core stopped');
       const notes: TurnNotes = {};
-      void driver.drive(id, event, notes, (next) => entry.run(next, notes), pipeline.interceptors(pinned.app, pinned.workflow, requestId, id, record.sessionId ?? undefined)).catch(
-        (error: unknown) => logger.warn({ err: error, runId: id }, 'resumed workflow run failed'),
-      );
+      this.waiting.add(id);
+      void pipeline
+        .holdingSlots(record, () => {
+          this.waiting.delete(id);
+          return driver.drive(id, event, notes, (next) => entry.run(next, notes), pipeline.interceptors(pinned.app, pinned.workflow, requestId, id, record.sessionId ?? undefined));
+        })
+        .catch((error: unknown) => logger.warn({ err: error, runId: id }, 'resumed workflow run failed'))
+        .finally(() => this.waiting.delete(id));
     }
   }
 }

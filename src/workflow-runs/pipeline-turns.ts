@@ -17,6 +17,7 @@ import { canonicalJson } from '../shared/canonical-json.js';
 import { UhlpError } from '../shared/errors.js';
 import type { TurnPipeline } from '../turns/turn-pipeline.js';
 import { interceptorChain, type InterceptorChain } from './interceptors.js';
+import type { RunRecord } from './run-record.js';
 
 /** A JIT component a run calls: for one step, or as one of its interceptors. */
 export interface ComponentCall {
@@ -77,6 +78,15 @@ export class PipelineTurns {
         return final.result?.data ?? null;
       },
     });
+  }
+
+  /**
+   * Runs `work` (a drive of a run no client request holds the slots of: an
+   * approval's resume, a restart, an on_cancel leg, a replay) once the run's
+   * concurrency slots are taken again; they are held until it pauses or ends.
+   */
+  holdingSlots<T>(record: Pick<RunRecord, 'appId' | 'flowSlots'>, work: () => Promise<T>): Promise<T> {
+    return this.attached().holdFlow(record.appId, record.flowSlots ?? [], work);
   }
 
   /** The pipeline, to run a run's executions through from its first stage; UHLP_INTERNAL before it is attached. */

@@ -2,7 +2,9 @@
  * An approver's decision on a run paused at an approval node
  * (`POST /_uhlp/runs/<id>/resume`): recorded with the tools the node grants,
  * then the run goes on as a new execution and the answer is the run's (its
- * result, or 202 again at the next approval).
+ * result, or 202 again at the next approval). A run whose first turn held
+ * concurrency slots takes them again first, waiting like any event: a decision
+ * refused with UHLP_FLOW_WAIT_TIMEOUT is not recorded and the run stays paused.
  */
 import { randomUUID } from 'node:crypto';
 import type { Approval } from '../contract/workflow/run-view.js';
@@ -40,12 +42,15 @@ export class RunApprovals {
     }
     const { app, component, workflow } = pinnedRun(catalog, record);
     const node = workflow.nodes[record.paused.node];
-    await runs.resume(runId, decision, node?.type === 'approval' ? node.grants : []);
-    const requestId = randomUUID();
-    notes[RUN_ID_HEADER] = runId;
-    const event = runEvent(record, app, component, requestId, { source: 'internal', resume: { runId, approved: decision.approved } });
-    return inResumeSpan(runId, record.paused, decision.approved, () =>
-      driver.drive(runId, event, notes, (next) => entry.run(next, notes), pipeline.interceptors(app, workflow, requestId, runId, record.sessionId ?? undefined)),
-    );
+    const paused = record.paused;
+    return pipeline.holdingSlots(record, async () => {
+      await runs.resume(runId, decision, node?.type === 'approval' ? node.grants : []);
+      const requestId = randomUUID();
+      notes[RUN_ID_HEADER] = runId;
+      const event = runEvent(record, app, component, requestId, { source: 'internal', resume: { runId, approved: decision.approved } });
+      return inResumeSpan(runId, paused, decision.approved, () =>
+        driver.drive(runId, event, notes, (next) => entry.run(next, notes), pipeline.interceptors(app, workflow, requestId, runId, record.sessionId ?? undefined)),
+      );
+    });
   }
 }

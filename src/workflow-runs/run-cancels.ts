@@ -79,8 +79,8 @@ export class RunCancels {
     const requestId = randomUUID();
     const notes: TurnNotes = {};
     const event = runEvent(record, app, component, requestId, { source: 'internal', resume: { runId: record.id, after: 'cancel' } });
-    void driver
-      .drive(record.id, event, notes, (next) => entry.run(next, notes), pipeline.interceptors(app, workflow, requestId, record.id, record.sessionId ?? undefined))
+    void pipeline
+      .holdingSlots(record, () => driver.drive(record.id, event, notes, (next) => entry.run(next, notes), pipeline.interceptors(app, workflow, requestId, record.id, record.sessionId ?? undefined)))
       .catch((error: unknown) => logger.warn({ err: error, runId: record.id }, 'the on_cancel node of a cancelled workflow run failed'));
   }
 

@@ -13,6 +13,7 @@ import { newSessionId } from '../state/session-id.js';
 import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
 import type { RunCancellation, RunChild, RunParent } from '../contract/workflow/run-summary.js';
 import type { StepCheckpoint } from './step-checkpoints.js';
+import type { FlowSlot } from '../turns/flow-control.js';
 import { bounded, type Approval, type EngineState, type RunError, type RunStatus, type SimulationStep } from '../contract/workflow/run-view.js';
 
 
@@ -69,6 +70,11 @@ export interface RunRecord {
   droppedSteps: number;
   /** The engine state before a step, by the step's index, for a replay or a fork from it (step-checkpoints.ts). */
   checkpoints?: Record<string, StepCheckpoint>;
+  /**
+   * The concurrency slots of the turn that started the run (flow-control.ts),
+   * taken again before the run goes on after a pause, a restart or as a replay. @defaultValue none
+   */
+  readonly flowSlots?: readonly FlowSlot[];
   /** The run this one was replayed or forked from. */
   readonly parent?: RunParent;
   /** Runs replayed or forked from this one, the last MAX_CHILDREN (run-replays.ts). */

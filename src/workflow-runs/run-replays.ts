@@ -137,6 +137,8 @@ export class RunReplays {
       timeoutMs: parent.timing.timeoutMs,
       allowedTools,
       ...(workflow.on_cancel !== undefined ? { onCancel: workflow.on_cancel } : {}),
+      // The parent's keys: a replay waits at the gates its parent passed.
+      ...(parent.flowSlots !== undefined ? { flowSlots: parent.flowSlots } : {}),
       origin: {
         parent: origin,
         state: { ...state, blackboard },
@@ -177,8 +179,8 @@ export class RunReplays {
     const notes: TurnNotes = {};
     const event = runEvent(record, app, component, requestId, { source: 'internal', replay: { runId: record.id, parent: record.parent?.runId ?? null, kind: record.parent?.kind ?? null } });
     const workflow = this.options.catalog.workflow(app, record.workflowId);
-    void driver
-      .drive(record.id, event, notes, (next) => entry.run(next, notes), pipeline.interceptors(app, workflow, requestId, record.id, record.sessionId ?? undefined))
+    void pipeline
+      .holdingSlots(record, () => driver.drive(record.id, event, notes, (next) => entry.run(next, notes), pipeline.interceptors(app, workflow, requestId, record.id, record.sessionId ?? undefined)))
       .catch((error: unknown) => logger.warn({ err: error instanceof UhlpError ? { code: error.code, message: error.message } : error, runId: record.id }, 'a replayed or forked workflow run failed'));
   }
 }

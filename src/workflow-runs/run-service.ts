@@ -46,6 +46,7 @@ import { summaryOf, type RunIndex } from './run-index.js';
 import { keepCheckpoint, pruneCheckpoints, shedCheckpoints, type StepCheckpoint } from './step-checkpoints.js';
 import { toRunError, type Approval, type EngineState, type RunError, type RunStatus, type RunView, type SimulationStep } from '../contract/workflow/run-view.js';
 import type { WorkflowMetadata } from '../contract/workflow/workflow-schema.js';
+import type { FlowSlot } from '../turns/flow-control.js';
 
 export interface RunServiceOptions {
   readonly store: RunStore;
@@ -75,6 +76,8 @@ export interface NewRun {
   readonly allowedTools: readonly string[];
   /** The workflow's on_cancel node, kept on the run so that any core that cancels it knows it. @defaultValue none */
   readonly onCancel?: string;
+  /** The concurrency slots of the turn that starts the run, taken again when it resumes. @defaultValue none */
+  readonly flowSlots?: readonly FlowSlot[];
   /** A replay or fork (run-replays.ts): where the run starts instead of `start` and `blackboard`, with the parent's steps before it. @defaultValue none */
   readonly origin?: RunOrigin;
 }
@@ -160,6 +163,7 @@ export class RunService {
       approvals: {},
       allowedTools: [...run.allowedTools],
       ...(run.onCancel !== undefined ? { onCancel: run.onCancel } : {}),
+      ...(run.flowSlots !== undefined && run.flowSlots.length > 0 ? { flowSlots: run.flowSlots } : {}),
       timing: { timeoutMs: run.timeoutMs, spentMs: 0 },
       attempts: 0,
       steps: [],

@@ -20,12 +20,17 @@
  *   replaced by the new input and `interrupted` naming the run it goes on from.
  * - `rollback`: the active run is cancelled (`via: rollback`) and the new run
  *   starts from a fresh blackboard: nothing of the cancelled run is carried.
+ *
+ * Such a cancel is ledgered as an explicit one is (run-cancel-ledger.ts):
+ * `by: session <id>`, `via` the mode, and its outcome.
  */
 import type { Logger } from '../logger.js';
 import { UhlpError } from '../shared/errors.js';
 import { WorkflowSessionBusyError, WorkflowSessionQueueFullError } from '../shared/workflow-errors.js';
 import type { LeaseStore } from '../state/lease-store.js';
+import { ledgerCancel } from './run-cancel-ledger.js';
 import type { RunCancels } from './run-cancels.js';
+import type { RunsLedger } from './runs-routes.js';
 import { runEnded, type RunService } from './run-service.js';
 
 export type DoubleTexting = 'reject' | 'enqueue' | 'interrupt' | 'rollback';
@@ -57,7 +62,14 @@ export interface SessionRunsOptions {
 }
 
 export class SessionRuns {
+  private ledger: RunsLedger | undefined;
+
   constructor(private readonly options: SessionRunsOptions) {}
+
+  /** Where the cancels of `interrupt` and `rollback` are ledgered, as the HTTP route's are (known once the core's turn keeper is built). */
+  useLedger(ledger: RunsLedger): void {
+    this.ledger = ledger;
+  }
 
   /**
    * Takes the session's slot for `runId` as `mode` says, waiting at most
@@ -140,9 +152,14 @@ export class SessionRuns {
     for (let attempt = 0; attempt < MAX_TAKEOVERS; attempt++) {
       const holder = await this.take(sessionId, runId);
       if (holder === undefined) return carried !== undefined ? { carried } : {};
+      const cancellation = { by: `session ${sessionId}`, via: mode };
+      const before = this.ledger !== undefined ? await runs.find(holder.id) : undefined;
+      const entry = before === undefined ? undefined : { runId: holder.id, appId: before.appId, tier: this.ledger!.tierOf(before.appId), cancellation };
       try {
-        await this.options.cancels.cancel(holder.id, { by: `session ${sessionId}`, via: mode });
+        const after = await this.options.cancels.cancel(holder.id, cancellation);
+        if (entry !== undefined) await ledgerCancel(this.ledger!.turns, this.ledger!.logger, { ...entry, outcome: after.status });
       } catch (error) {
+        if (entry !== undefined) await ledgerCancel(this.ledger!.turns, this.ledger!.logger, { ...entry, outcome: error instanceof UhlpError ? error.code : 'UHLP_INTERNAL' });
         // It ended meanwhile: nothing to cancel, and its slot is free to take.
         if (!(error instanceof UhlpError && error.code === 'UHLP_WORKFLOW_RUN_ENDED')) throw error;
       }

@@ -152,6 +152,8 @@ export class WorkflowRunTurns implements TurnDecorator {
       timeoutMs,
       allowedTools: workflow.policy.allow_critical_tools,
       ...(workflow.on_cancel !== undefined ? { onCancel: workflow.on_cancel } : {}),
+      // Held by this turn now (the pipeline took them); kept for the run's resumptions.
+      ...(event.flowSlots !== undefined ? { flowSlots: event.flowSlots } : {}),
     });
     return this.options.driver.drive(runId, event, notes, (attempt) => inner.run(attempt, notes), chain);
   }

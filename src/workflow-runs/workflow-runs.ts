@@ -18,6 +18,7 @@ import { RunApprovals } from './run-approvals.js';
 import { RunCancels } from './run-cancels.js';
 import { RunDriver } from './run-driver.js';
 import { RunReplays } from './run-replays.js';
+import type { RunsLedger } from './runs-routes.js';
 import type { RunService } from './run-service.js';
 import { RunViews } from './run-views.js';
 import { SessionRuns } from './session-runs.js';
@@ -55,6 +56,7 @@ export class WorkflowRuns {
   readonly mcpTasks: McpRunTasks;
   private readonly driver: RunDriver;
   private readonly pipeline: PipelineTurns;
+  private readonly sessions: SessionRuns;
 
   constructor(options: WorkflowRunsOptions) {
     const { runs, leases, catalog, logger, stateKind } = options;
@@ -67,6 +69,7 @@ export class WorkflowRuns {
     this.cancels = new RunCancels({ ...parts, logger });
     // Double texting: a session's active run, and what a second request of the session does meanwhile.
     const sessions = new SessionRuns({ runs, leases, cancels: this.cancels, logger });
+    this.sessions = sessions;
     this.turns = new WorkflowRunTurns({ ...parts, logger, stateKind, sessions });
     this.approvals = new RunApprovals(parts);
     this.replays = new RunReplays({ ...parts, logger });
@@ -78,6 +81,12 @@ export class WorkflowRuns {
   /** The pipeline resumed runs and the components of steps and interceptors run through (it is built after the MCP server that needs `tools`). */
   attach(pipeline: TurnPipeline): void {
     this.pipeline.attach(pipeline);
+  }
+
+  /** Where the cancels made through MCP's tasks/cancel and by double texting (interrupt, rollback) are ledgered, as the HTTP route's are. */
+  useLedger(ledger: RunsLedger): void {
+    this.mcpTasks.useLedger(ledger);
+    this.sessions.useLedger(ledger);
   }
 
   /** Picks up runs whose core stopped, now and every few seconds (Redis state only). */
