@@ -5,7 +5,8 @@
  * at once (`--force --grace-period=0`) while traffic runs. The sentinels promote a replica,
  * the core writes again within a measured bound, no acknowledged publish is lost, a
  * once-only key answers as before, and the deleted pod comes back as a replica of the new
- * master. It fails, never skips, without the node.
+ * master. The same again with the pods TLS only (`redis.bundled.tls`). It fails, never
+ * skips, without the node.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -16,6 +17,7 @@ import { buildClusterImages } from '../../src/images/cluster-images.js';
 import { docker, testImages } from '../docker/docker-env.js';
 import { commitAll, git, initRepo, writeFiles } from '../helpers/git-repo.js';
 import { startHttpsGitServer, type HttpsGitServer } from '../helpers/https-git-server.js';
+import { makeTestCertificates, type TestCertificates } from '../helpers/test-certificates.js';
 import { CHART, helm, helmOk } from '../helm/helm-env.js';
 import { createNamespace, kubectl, waitFor } from '../k8s/kube-env.js';
 import { importImages, NODE_GATEWAY, requireNode } from './node-env.js';
@@ -75,9 +77,22 @@ function splitReference(reference: string): { repository: string; tag: string } 
   return { repository: reference.slice(0, colon), tag: reference.slice(colon + 1) };
 }
 
-/** One command to a pod's Redis (or sentinel) by its IP: the host reaches pod IPs on this node. */
-async function ask(ip: string, port: number, args: string[]): Promise<unknown> {
-  const client = new Redis({ host: ip, port, lazyConnect: true, connectTimeout: 2000, commandTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+/**
+ * One command to a pod's Redis (or sentinel) by its IP: the host reaches pod IPs on this node.
+ * With `ca`, over TLS: the chain is checked against it (the certificate names the pods' DNS names, not their IPs).
+ */
+async function ask(ip: string, port: number, args: string[], ca?: Buffer): Promise<unknown> {
+  const client = new Redis({
+    host: ip,
+    port,
+    lazyConnect: true,
+    connectTimeout: 2000,
+    commandTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    ...(ca ? { tls: { ca, checkServerIdentity: () => undefined } } : {}),
+  });
+  client.on('error', () => {});
   try {
     await client.connect();
     return await client.call(args[0]!, ...args.slice(1));
@@ -86,7 +101,13 @@ async function ask(ip: string, port: number, args: string[]): Promise<unknown> {
   }
 }
 
-describe('the bundled Sentinel: helm install, serve, delete the master pod, fail over', () => {
+// The plain install, then the TLS-only one (redis.bundled.tls); `-t 'TLS only'` runs that one alone.
+describe.each([
+  ['plain', false],
+  ['TLS only', true],
+])('the bundled Sentinel (%s): helm install, serve, delete the master pod, fail over', (_, tls) => {
+  let ca: Buffer | undefined;
+  let certificates: TestCertificates | undefined;
   let namespace: { name: string; remove: () => Promise<void> };
   let gitServer: HttpsGitServer;
   let work: string;
@@ -100,7 +121,7 @@ describe('the bundled Sentinel: helm install, serve, delete the master pod, fail
   const roles = async (): Promise<Map<string, string[]>> => {
     const result = new Map<string, string[]>();
     for (const pod of (await pods('redis')).filter(isReady)) {
-      const role = (await ask(pod.status!.podIP!, 6379, ['ROLE']).catch(() => undefined)) as unknown[] | undefined;
+      const role = (await ask(pod.status!.podIP!, 6379, ['ROLE'], ca).catch(() => undefined)) as unknown[] | undefined;
       if (role) result.set(pod.metadata.name, [String(role[0]), ...(role[0] === 'slave' ? [String(role[1])] : [])]);
     }
     return result;
@@ -109,7 +130,7 @@ describe('the bundled Sentinel: helm install, serve, delete the master pod, fail
   const namedMaster = async (): Promise<string | undefined> => {
     const names = new Map<string, number>();
     for (const pod of (await pods('redis-sentinel')).filter((p) => p.status?.podIP)) {
-      const reply = (await ask(pod.status!.podIP!, 26379, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'uhlp']).catch(() => undefined)) as string[] | null | undefined;
+      const reply = (await ask(pod.status!.podIP!, 26379, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'uhlp'], ca).catch(() => undefined)) as string[] | null | undefined;
       const name = reply?.[0]?.split('.')[0];
       if (name) names.set(name, (names.get(name) ?? 0) + 1);
     }
@@ -133,15 +154,23 @@ describe('the bundled Sentinel: helm install, serve, delete the master pod, fail
   };
   const mint = (key: string) => post('/mint', {}, { 'Idempotency-Key': key });
   const publish = (id: string) => post('/publish', { id });
+  /** Retries `step` until it answers 200: on this loaded 2-core node the core's liveness probe may restart it now and then. */
+  const until200 = (what: string, step: () => Promise<{ status: number; json: any }>): Promise<{ status: number; json: any }> =>
+    waitFor(what, async () => {
+      const answer = await step().catch(() => undefined);
+      return answer?.status === 200 ? answer : undefined;
+    }, 3 * MINUTE);
+  const coreRestarts = async (): Promise<number> =>
+    (await get<{ items: Array<{ status?: { containerStatuses?: Array<{ restartCount: number }> } }> }>(['get', 'pods', '-l', `app.kubernetes.io/instance=${release},app.kubernetes.io/component=core`])).items
+      .reduce((sum, pod) => sum + (pod.status?.containerStatuses?.[0]?.restartCount ?? 0), 0);
   const runs = async (id: string): Promise<number> => {
     const response = await fetch(`${base}/shop/ran/${id}`, { signal: AbortSignal.timeout(20_000) });
     return response.status === 200 ? ((await response.json()) as { runs: number }).runs : -1;
   };
 
   beforeAll(async () => {
-    await requireNode();
     const kubeConfig = await requireNode();
-    namespace = await createNamespace(kubeConfig, 'uhlp-sentinel');
+    namespace = await createNamespace(kubeConfig, tls ? 'uhlp-sentinel-tls' : 'uhlp-sentinel');
     work = mkdtempSync(path.join(os.tmpdir(), 'uhlp-bundled-sentinel-'));
 
     const repo = path.join(work, 'repo');
@@ -158,6 +187,15 @@ describe('the bundled Sentinel: helm install, serve, delete the master pod, fail
     const cluster = await buildClusterImages({ docker });
     const { jitRunner } = await testImages();
     await importImages([cluster.core.reference, cluster.redis.reference, jitRunner.reference]);
+    if (tls) {
+      // One certificate for every data pod and sentinel, by the DNS names they announce and the core dials.
+      certificates = makeTestCertificates([`*.${fullname}-redis-headless.${namespace.name}.svc`, `*.${fullname}-redis-sentinel-headless.${namespace.name}.svc`]);
+      ca = readFileSync(certificates.caFile);
+      await kubectl([
+        'create', 'secret', 'generic', 'redis-tls', '-n', namespace.name,
+        `--from-file=tls.crt=${certificates.certFile}`, `--from-file=tls.key=${certificates.keyFile}`, `--from-file=ca.crt=${certificates.caFile}`,
+      ]);
+    }
     const core = splitReference(cluster.core.reference);
     const redis = splitReference(cluster.redis.reference);
     await helmOk([
@@ -166,6 +204,7 @@ describe('the bundled Sentinel: helm install, serve, delete the master pod, fail
       '--set', `redis.bundled.enabled=true,redis.bundled.image.repository=${redis.repository},redis.bundled.image.tag=${redis.tag},redis.bundled.image.pullPolicy=Never`,
       // An acknowledged write is on a replica before the answer: a crashed master loses none.
       '--set', 'redis.bundled.sentinel.enabled=true,redis.replicaAcks=1',
+      ...(tls ? ['--set', 'redis.bundled.tls.enabled=true,redis.bundled.tls.existingSecret=redis-tls'] : []),
       '--set', 'operator.replicaCount=1',
       '--set', `core.sandboxes.runnerImages.jit=${jitRunner.reference}`,
       '--set', `core.git.allowPrivate={${NODE_GATEWAY}:${gitServer.port}},core.git.caBundle.configMap=git-ca`,
@@ -214,6 +253,7 @@ describe('the bundled Sentinel: helm install, serve, delete the master pod, fail
     await namespace?.remove();
     await gitServer?.close();
     if (work) rmSync(work, { recursive: true, force: true });
+    if (certificates) rmSync(certificates.dir, { recursive: true, force: true });
   }, 4 * MINUTE);
 
   it('runs one master, two replicas of it and three sentinels that name it', async () => {
@@ -227,13 +267,23 @@ describe('the bundled Sentinel: helm install, serve, delete the master pod, fail
     expect(masters).toEqual([`${fullname}-redis-0`]);
     for (const [name, role] of now) if (name !== masters[0]) expect(role).toEqual(['slave', `${fullname}-redis-0.${fullname}-redis-headless.${namespace.name}.svc`]);
     expect(await namedMaster()).toBe(masters[0]);
-    const readyz = (await (await fetch(`${base}/readyz`)).json()) as { state: unknown };
-    expect(readyz.state).toMatchObject({ kind: 'redis', ok: true });
+    const readyz = await until200('the core ready', async () => {
+      const response = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(10_000) });
+      return { status: response.status, json: await response.json() };
+    });
+    expect(readyz.json.state).toMatchObject({ kind: 'redis', ok: true });
+    if (tls) {
+      // TLS only: a plain client gets no answer from a data pod or a sentinel.
+      const [data] = (await pods('redis')).filter(isReady);
+      await expect(ask(data!.status!.podIP!, 6379, ['PING'])).rejects.toThrow();
+      await expect(ask(sentinels[0]!.status!.podIP!, 26379, ['PING'])).rejects.toThrow();
+      expect(await ask(data!.status!.podIP!, 6379, ['PING'], ca)).toBe('PONG');
+    }
   }, 3 * MINUTE);
 
   it('survives the master pod deleted at once: a replica promoted, writes again, nothing acknowledged lost, the pod back as a replica', async () => {
-    const before = await mint('before-failover');
-    expect(before.status).toBe(200);
+    const before = await until200('a once-only answer before the deletion', () => mint('before-failover'));
+    const restartsBefore = await coreRestarts();
     const oldMaster = (await namedMaster())!;
     expect(oldMaster).toBeDefined();
     const oldPod = (await pods('redis')).find((pod) => pod.metadata.name === oldMaster)!;
@@ -286,8 +336,8 @@ describe('the bundled Sentinel: helm install, serve, delete the master pod, fail
     }
     const writesAfter = firstWriteAfter - deletedAt;
     process.stderr.write(
-      `bundled sentinel: master ${oldMaster} deleted; ${newMaster} named master after ${promotedAfter} ms; a publish acknowledged again after ${writesAfter} ms; ` +
-        `${acknowledged.length} publishes acknowledged, ${refused.length} refused\n`,
+      `bundled sentinel (${tls ? 'TLS' : 'plain'}): master ${oldMaster} deleted; ${newMaster} named master after ${promotedAfter} ms; a publish acknowledged again after ${writesAfter} ms; ` +
+        `${acknowledged.length} publishes acknowledged, ${refused.length} refused; the core's container restarted ${(await coreRestarts()) - restartsBefore} times meanwhile\n`,
     );
     // down-after (5 s) plus the sentinels' election and the core's reconnect; the bound is generous for a loaded 2-core machine.
     expect(writesAfter).toBeLessThan(60_000);
@@ -301,7 +351,7 @@ describe('the bundled Sentinel: helm install, serve, delete the master pod, fail
     }, 3 * MINUTE).catch(async () => (await Promise.all(acknowledged.map(async (id) => [id, await runs(id).catch(() => -1)] as const))).filter(([, c]) => c < 1));
     expect(missing).toEqual([]);
     // A once-only key answers the same, before the deletion and throughout.
-    expect(await mint('before-failover')).toEqual(before);
+    expect(await until200('the once-only key again', () => mint('before-failover'))).toEqual(before);
     for (const [key, answers] of minted) expect(answers.every((answer) => JSON.stringify(answer) === JSON.stringify(answers[0])), key).toBe(true);
 
     // The deleted pod is back (a new pod under its name) as a replica of the new master, not a second master.
@@ -316,6 +366,6 @@ describe('the bundled Sentinel: helm install, serve, delete the master pod, fail
     for (const [name, role] of settled) if (name !== newMaster) expect(role).toEqual(['slave', newHost]);
     // The sentinels agree, and the core still writes.
     expect(await namedMaster()).toBe(newMaster);
-    expect((await publish('after-settle')).status).toBe(200);
+    expect((await until200('a publish after it settled', () => publish('after-settle'))).status).toBe(200);
   }, 15 * MINUTE);
 });
