@@ -368,6 +368,16 @@ export const ChartValues = section('Values of the uhlp Helm chart.', {
           resources: resources({ cpu: '20m', memory: '32Mi', 'ephemeral-storage': '16Mi' }, { memory: '64Mi', 'ephemeral-storage': '64Mi' }),
         },
       ),
+      tls: section(
+        "TLS only for the bundled Sentinel (with `sentinel.enabled`): the data pods and the sentinels listen with TLS alone (`port 0`, `tls-port`), replicas and sentinels reach the master with TLS (`tls-replication yes`), and the core connects with `rediss+sentinel://…?caFile=`. The certificate must name every pod: `*.<release>-uhlp-redis-headless.<namespace>.svc` and `*.<release>-uhlp-redis-sentinel-headless.<namespace>.svc` (docs/runtime-state.md#sentinel). Clients show no certificate of their own: the password (`auth`) is what admits them.",
+        {
+          enabled: bool('Listen and connect with TLS only.', false),
+          existingSecret: str('The Secret in the release namespace holding the certificate, its key and the CA (a `kubernetes.io/tls` Secret with `ca.crt`, as cert-manager writes one).', '', { pattern: `^$|${NAME}` }),
+          certKey: str('Key of the PEM certificate (chain) within the Secret.', 'tls.crt', { minLength: 1 }),
+          keyKey: str('Key of the PEM private key within the Secret.', 'tls.key', { minLength: 1 }),
+          caKey: str('Key of the PEM CA certificates within the Secret: what the pods and the core check each certificate against.', 'ca.crt', { minLength: 1 }),
+        },
+      ),
     }),
   }),
   metrics: section('Prometheus integration (the metrics are always served; see docs).', {

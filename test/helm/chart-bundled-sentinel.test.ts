@@ -6,7 +6,7 @@
  * with Debian's redis-server, as the pods start them.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +16,7 @@ import { parseAllDocuments } from 'yaml';
 import { parseRedisUrl } from '../../src/state/redis-url.js';
 import { freePort } from '../helpers/free-port.js';
 import { RedisSentinelTopology, SENTINEL_MASTER_NAME } from '../helpers/redis-sentinel-topology.js';
+import { makeTestCertificates, type TestCertificates } from '../helpers/test-certificates.js';
 import { REPO_ROOT } from '../helpers/uhlp-process.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { CHART, helm, helmOk } from './helm-env.js';
@@ -69,6 +70,48 @@ describe('redis.bundled.sentinel in the rendered chart', () => {
     expect(refused.stderr).toMatch(/redis.bundled.sentinel.enabled needs redis.bundled.enabled/);
     const badName = await helm(['template', 'rel', CHART, '--set', 'redis.bundled.enabled=true', '--set', 'redis.bundled.sentinel.enabled=true', '--set', 'redis.bundled.sentinel.masterName=a b']);
     expect(badName.code).not.toBe(0);
+  });
+});
+
+describe('redis.bundled.tls in the rendered chart', () => {
+  const tlsValues = ['redis.bundled.enabled=true', 'redis.bundled.sentinel.enabled=true', 'redis.bundled.tls.enabled=true', 'redis.bundled.tls.existingSecret=redis-tls'];
+
+  it('mounts the certificate in every pod, probes over TLS, and gives the core rediss+sentinel:// with the CA', async () => {
+    const objects = await render([...tlsValues, 'redis.bundled.tls.caKey=bundle.pem']);
+    for (const [name, port, config] of [['rel-uhlp-redis', '6379', '/conf'], ['rel-uhlp-redis-sentinel', '26379', '/data']] as const) {
+      const pod = find(objects, 'StatefulSet', name).spec.template.spec;
+      expect(pod.volumes.find((v: any) => v.name === 'tls').secret).toEqual({
+        secretName: 'redis-tls',
+        defaultMode: 0o440,
+        items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }, { key: 'bundle.pem', path: 'ca.crt' }],
+      });
+      for (const container of [pod.initContainers[0], pod.containers[0]]) expect(container.volumeMounts).toContainEqual({ name: 'tls', mountPath: '/tls', readOnly: true });
+      expect(pod.initContainers[0].env).toContainEqual({ name: 'UHLP_REDIS_INIT_TLS_DIR', value: '/tls' });
+      expect(pod.initContainers[0].volumeMounts).toContainEqual({ name: expect.any(String), mountPath: config });
+      expect(pod.containers[0].readinessProbe.exec.command).toEqual(['/usr/bin/redis-cli', '-e', '-p', port, '--tls', '--cacert', '/tls/ca.crt', 'ping']);
+    }
+    const core = find(objects, 'Deployment', 'rel-uhlp-core').spec.template.spec;
+    const state = core.containers[0].env.find((e: any) => e.name === 'UHLP_STATE').value as string;
+    expect(parseRedisUrl(state)).toMatchObject({ kind: 'sentinel', tls: true, masterName: 'uhlp' });
+    expect(state).toMatch(/^rediss\+sentinel:\/\/.*\?caFile=\/etc\/uhlp\/redis-ca\/bundle\.pem$/);
+    expect(core.volumes.find((v: any) => v.name === 'redis-ca').secret).toEqual({ secretName: 'redis-tls', items: [{ key: 'bundle.pem', path: 'bundle.pem' }] });
+    expect(core.containers[0].volumeMounts).toContainEqual({ name: 'redis-ca', mountPath: '/etc/uhlp/redis-ca', readOnly: true });
+  });
+
+  it('renders no TLS without it, and refuses it without the bundled Sentinel or without a Secret', async () => {
+    const plain = await render(['redis.bundled.enabled=true', 'redis.bundled.sentinel.enabled=true']);
+    const pod = find(plain, 'StatefulSet', 'rel-uhlp-redis').spec.template.spec;
+    expect(pod.volumes.map((v: any) => v.name)).not.toContain('tls');
+    expect(pod.containers[0].readinessProbe.exec.command).toEqual(['/usr/bin/redis-cli', '-e', '-p', '6379', 'ping']);
+    expect(find(plain, 'Deployment', 'rel-uhlp-core').spec.template.spec.volumes.map((v: any) => v.name)).not.toContain('redis-ca');
+    const noSentinel = await helm(['template', 'rel', CHART, '--set', 'redis.bundled.enabled=true', '--set', 'redis.bundled.tls.enabled=true', '--set', 'redis.bundled.tls.existingSecret=x']);
+    expect(noSentinel.code).not.toBe(0);
+    expect(noSentinel.stderr).toMatch(/redis.bundled.tls.enabled needs redis.bundled.sentinel.enabled/);
+    const noSecret = await helm(['template', 'rel', CHART, ...tlsValues.slice(0, 3).flatMap((value) => ['--set', value])]);
+    expect(noSecret.code).not.toBe(0);
+    expect(noSecret.stderr).toMatch(/redis.bundled.tls.enabled needs redis.bundled.tls.existingSecret/);
+    const misspelt = await helm(['template', 'rel', CHART, ...tlsValues.flatMap((value) => ['--set', value]), '--set', 'redis.bundled.tls.caFile=x']);
+    expect(misspelt.code).not.toBe(0);
   });
 });
 
@@ -159,5 +202,84 @@ describe('the bundled Sentinel start-up step, run for real', () => {
       env: { PATH: process.env.PATH, UHLP_REDIS_INIT_ROLE: 'sentinel', UHLP_REDIS_INIT_ME: 's-0', UHLP_REDIS_INIT_FIRST: 'r-0', UHLP_REDIS_INIT_SENTINELS: sentinels(), UHLP_REDIS_INIT_MASTER_NAME: 'x', UHLP_REDIS_INIT_OUT: out, UHLP_REDIS_INIT_PORT: '26379' },
     });
     expect(readFileSync(out, 'utf8')).toBe('what the sentinel learnt\n');
+  });
+});
+
+describe('the bundled Sentinel start-up step over TLS, run for real', () => {
+  let topology: RedisSentinelTopology;
+  let certificates: TestCertificates;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-sentinel-init-tls-'));
+  // The Secret's keys as the pods mount them (uhlp.redis.tlsVolume).
+  const tlsDir = path.join(dir, 'tls');
+  beforeAll(async () => {
+    certificates = makeTestCertificates();
+    mkdirSync(tlsDir);
+    copyFileSync(certificates.certFile, path.join(tlsDir, 'tls.crt'));
+    copyFileSync(certificates.keyFile, path.join(tlsDir, 'tls.key'));
+    copyFileSync(certificates.caFile, path.join(tlsDir, 'ca.crt'));
+    topology = await RedisSentinelTopology.start({ tls: certificates });
+  }, 60_000);
+  afterAll(async () => {
+    await topology?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    if (certificates) rmSync(certificates.dir, { recursive: true, force: true });
+  });
+
+  it('asks the TLS-only sentinels for the master and writes a TLS-only replica that redis-server starts and syncs over TLS', async () => {
+    const master = await topology.masterPort();
+    const port = await freePort();
+    const out = path.join(dir, 'replica.conf');
+    await run(process.execPath, [INIT], {
+      env: {
+        PATH: process.env.PATH,
+        UHLP_REDIS_INIT_ROLE: 'data',
+        UHLP_REDIS_INIT_MASTER_NAME: SENTINEL_MASTER_NAME,
+        UHLP_REDIS_INIT_OUT: out,
+        UHLP_REDIS_INIT_ME: 'localhost',
+        UHLP_REDIS_INIT_FIRST: 'nobody.local',
+        UHLP_REDIS_INIT_SENTINELS: topology.sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','),
+        UHLP_REDIS_INIT_PORT: String(port),
+        UHLP_REDIS_INIT_REDIS_PORT: String(master),
+        UHLP_REDIS_INIT_TLS_DIR: tlsDir,
+      },
+    });
+    const config = readFileSync(out, 'utf8');
+    // Found through the sentinels (over TLS): not the first pod the step falls back to.
+    expect(config).toContain(`replicaof 127.0.0.1 ${master}\n`);
+    for (const line of ['port 0', `tls-port ${port}`, `tls-ca-cert-file ${tlsDir}/ca.crt`, 'tls-replication yes', 'tls-auth-clients no']) expect(config).toContain(`${line}\n`);
+    writeFileSync(out, config.replace('dir /data', `dir ${dir}`));
+    const replica = spawn('redis-server', [out], { stdio: 'ignore' });
+    const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => 100, tls: { ca: readFileSync(certificates.caFile) } });
+    client.on('error', () => {});
+    try {
+      await waitFor(async () => /master_link_status:up/.test(await client.info('replication').catch(() => '')), { timeoutMs: 20_000, intervalMs: 100, what: 'the TLS replica linked to the master' });
+    } finally {
+      client.disconnect();
+      const exited = new Promise((resolve) => replica.once('exit', resolve));
+      process.kill(replica.pid!, 'SIGKILL');
+      await exited;
+    }
+  }, 60_000);
+
+  it('finds no master through TLS sentinels whose certificate another CA signed, and falls back to the first pod', async () => {
+    const otherDir = path.join(dir, 'other');
+    mkdirSync(otherDir);
+    for (const name of ['tls.crt', 'tls.key']) copyFileSync(path.join(tlsDir, name), path.join(otherDir, name));
+    copyFileSync(certificates.otherCaFile, path.join(otherDir, 'ca.crt'));
+    const out = path.join(dir, 'untrusted.conf');
+    await run(process.execPath, [INIT], {
+      env: {
+        PATH: process.env.PATH,
+        UHLP_REDIS_INIT_ROLE: 'data',
+        UHLP_REDIS_INIT_MASTER_NAME: SENTINEL_MASTER_NAME,
+        UHLP_REDIS_INIT_OUT: out,
+        UHLP_REDIS_INIT_ME: 'redis-1.local',
+        UHLP_REDIS_INIT_FIRST: 'redis-0.local',
+        UHLP_REDIS_INIT_SENTINELS: topology.sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','),
+        UHLP_REDIS_INIT_PORT: '6379',
+        UHLP_REDIS_INIT_TLS_DIR: otherDir,
+      },
+    });
+    expect(readFileSync(out, 'utf8')).toContain('replicaof redis-0.local 6379\n');
   });
 });

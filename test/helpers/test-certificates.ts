@@ -32,7 +32,8 @@ function selfSignedCa(dir: string, name: string): { cert: string; key: string } 
   return { cert, key };
 }
 
-export function makeTestCertificates(): TestCertificates {
+/** `names`: more DNS names (wildcards too) the server certificate covers, beside localhost and 127.0.0.1. */
+export function makeTestCertificates(names: readonly string[] = []): TestCertificates {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'uhlp-certs-'));
   const ca = selfSignedCa(dir, 'ca');
   const other = selfSignedCa(dir, 'other-ca');
@@ -40,7 +41,7 @@ export function makeTestCertificates(): TestCertificates {
   const request = path.join(dir, 'server.csr');
   const certFile = path.join(dir, 'server.crt');
   const extensions = path.join(dir, 'server.ext');
-  writeFileSync(extensions, 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
+  writeFileSync(extensions, `subjectAltName=${['DNS:localhost', 'IP:127.0.0.1', ...names.map((name) => `DNS:${name}`)].join(',')}\nextendedKeyUsage=serverAuth,clientAuth\n`);
   openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=localhost', '-keyout', keyFile, '-out', request]);
   openssl(['x509', '-req', '-in', request, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '1', '-extfile', extensions, '-out', certFile]);
   return { dir, caFile: ca.cert, certFile, keyFile, otherCaFile: other.cert };

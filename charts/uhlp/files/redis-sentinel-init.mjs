@@ -13,8 +13,13 @@
 //   UHLP_REDIS_INIT_PORT         the port the written config listens on (6379 data, 26379 sentinel)
 //   UHLP_REDIS_INIT_REDIS_PORT   the data pods' port (6379)
 //   UHLP_REDIS_INIT_PASSWORD     the data pods' password, for the sentinels (optional; the data pods get it as arguments)
-import { existsSync, writeFileSync } from 'node:fs';
+//   UHLP_REDIS_INIT_TLS_DIR      a directory with tls.crt, tls.key and ca.crt (optional): the configs listen with
+//                                TLS only (`port 0`, `tls-port`), replicas and sentinels reach the master with TLS,
+//                                and this step asks the sentinels over TLS
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
+import tls from 'node:tls';
 
 const env = (name, fallback) => {
   const value = process.env[name] ?? fallback;
@@ -29,6 +34,8 @@ const out = env('UHLP_REDIS_INIT_OUT');
 const port = env('UHLP_REDIS_INIT_PORT');
 const redisPort = env('UHLP_REDIS_INIT_REDIS_PORT', '6379');
 const downAfterMs = Number(env('UHLP_REDIS_INIT_DOWN_AFTER_MS', '5000'));
+const tlsDir = process.env.UHLP_REDIS_INIT_TLS_DIR || undefined;
+const tlsFile = (name) => path.join(tlsDir, name);
 const sentinels = env('UHLP_REDIS_INIT_SENTINELS')
   .split(',')
   .map((address) => address.trim())
@@ -39,7 +46,12 @@ function ask(address, args, timeoutMs = 1000) {
   const at = address.lastIndexOf(':');
   const request = `*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`;
   return new Promise((resolve) => {
-    const socket = net.connect({ host: address.slice(0, at), port: Number(address.slice(at + 1)) });
+    const host = address.slice(0, at);
+    const target = { host, port: Number(address.slice(at + 1)) };
+    // With TLS the sentinel's certificate is checked against the CA, for the name dialled.
+    const socket = tlsDir
+      ? tls.connect({ ...target, servername: net.isIP(host) ? undefined : host, ca: readFileSync(tlsFile('ca.crt')) })
+      : net.connect(target);
     let reply = '';
     const done = (value) => {
       socket.destroy();
@@ -47,7 +59,7 @@ function ask(address, args, timeoutMs = 1000) {
     };
     socket.setTimeout(timeoutMs, () => done(undefined));
     socket.on('error', () => done(undefined));
-    socket.on('connect', () => socket.write(request));
+    socket.on(tlsDir ? 'secureConnect' : 'connect', () => socket.write(request));
     socket.on('data', (chunk) => {
       reply += chunk.toString();
       if (/^(\*-1|_|-)/.test(reply) && reply.includes('\r\n')) return done([]);
@@ -68,6 +80,21 @@ async function namedMaster() {
   return undefined;
 }
 
+/** How the written config listens: on `port`, or with TLS alone there (the sentinels and replicas reach each other with TLS). */
+function listenLines() {
+  if (!tlsDir) return [`port ${port}`];
+  return [
+    'port 0',
+    `tls-port ${port}`,
+    `tls-cert-file ${tlsFile('tls.crt')}`,
+    `tls-key-file ${tlsFile('tls.key')}`,
+    `tls-ca-cert-file ${tlsFile('ca.crt')}`,
+    // Clients show no certificate: the password, when set, admits them, as without TLS.
+    'tls-auth-clients no',
+    'tls-replication yes',
+  ];
+}
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function dataConfig() {
@@ -81,7 +108,7 @@ async function dataConfig() {
   }
   master ??= first;
   return [
-    `port ${port}`,
+    ...listenLines(),
     'bind * -::*',
     'dir /data',
     // Acknowledged writes survive a restart, and the master refuses writes no replica takes (docs/runtime-state.md#sentinel).
@@ -98,7 +125,7 @@ async function dataConfig() {
 async function sentinelConfig() {
   const master = (await namedMaster()) ?? first;
   return [
-    `port ${port}`,
+    ...listenLines(),
     'bind * -::*',
     'dir /data',
     'sentinel resolve-hostnames yes',

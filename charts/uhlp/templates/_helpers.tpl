@@ -169,10 +169,13 @@ capabilities:
 {{- printf "%s-%d.%s-headless.%s.svc" $fullname (index . 1) $fullname $root.Release.Namespace }}
 {{- end }}
 
-{{/* The Secret key (JSON: existingSecret, secretKey) of the CA the external Redis's certificates are checked against; empty: none. */}}
+{{/* The Secret key (JSON: existingSecret, secretKey) of the CA the bundled or external Redis's certificates are checked against; empty: none. */}}
 {{- define "uhlp.redis.caSecret" -}}
 {{- $external := .Values.redis.external }}
-{{- if and $external.sentinel.masterName $external.sentinel.tls $external.sentinel.ca.existingSecret }}
+{{- $bundled := .Values.redis.bundled }}
+{{- if and $bundled.enabled $bundled.sentinel.enabled $bundled.tls.enabled }}
+{{- toJson (dict "existingSecret" $bundled.tls.existingSecret "secretKey" $bundled.tls.caKey) }}
+{{- else if and $external.sentinel.masterName $external.sentinel.tls $external.sentinel.ca.existingSecret }}
 {{- toJson $external.sentinel.ca }}
 {{- else if and $external.cluster.nodes $external.cluster.tls $external.cluster.ca.existingSecret }}
 {{- toJson $external.cluster.ca }}
@@ -219,6 +222,11 @@ capabilities:
       value: {{ $redis.sentinel.downAfterMs | quote }}
     - name: UHLP_REDIS_INIT_FAILOVER_TIMEOUT_MS
       value: {{ $redis.sentinel.failoverTimeoutMs | quote }}
+    {{- if $redis.tls.enabled }}
+    # TLS only: the configs listen on tls-port alone, and the step asks the sentinels over TLS.
+    - name: UHLP_REDIS_INIT_TLS_DIR
+      value: /tls
+    {{- end }}
     {{- if $redis.auth.existingSecret }}
     - name: UHLP_REDIS_INIT_PASSWORD
       valueFrom:
@@ -237,6 +245,36 @@ capabilities:
       readOnly: true
     - name: {{ if eq $role "data" }}conf{{ else }}data{{ end }}
       mountPath: {{ if eq $role "data" }}/conf{{ else }}/data{{ end }}
+    {{- if $redis.tls.enabled }}
+    - name: tls
+      mountPath: /tls
+      readOnly: true
+    {{- end }}
+{{- end }}
+
+{{/* The bundled Redis's certificate, key and CA under fixed names (/tls/tls.crt, tls.key, ca.crt), readable by the pods' group only. */}}
+{{- define "uhlp.redis.tlsVolume" -}}
+{{- $tls := .Values.redis.bundled.tls -}}
+- name: tls
+  secret:
+    secretName: {{ $tls.existingSecret }}
+    # 0440, written in decimal: YAML 1.1 and 1.2 read a leading 0 differently.
+    defaultMode: 288
+    items:
+      - key: {{ $tls.certKey }}
+        path: tls.crt
+      - key: {{ $tls.keyKey }}
+        path: tls.key
+      - key: {{ $tls.caKey }}
+        path: ca.crt
+{{- end }}
+
+{{/* The readiness probe's redis-cli on a bundled pod (port: 6379 or 26379), over TLS when the pods listen with TLS only. */}}
+{{- define "uhlp.redis.pingProbe" -}}
+{{- $root := index . 0 }}{{ $port := index . 1 -}}
+exec:
+  command: [/usr/bin/redis-cli, -e, -p, {{ $port | quote }}{{ if and $root.Values.redis.bundled.sentinel.enabled $root.Values.redis.bundled.tls.enabled }}, --tls, --cacert, /tls/ca.crt{{ end }}, ping]
+periodSeconds: 5
 {{- end }}
 
 {{/* Refuses two state sources at once: the core takes one. */}}
@@ -249,6 +287,12 @@ capabilities:
 {{- end }}
 {{- if and .Values.redis.bundled.sentinel.enabled (not .Values.redis.bundled.enabled) }}
 {{- fail "redis.bundled.sentinel.enabled needs redis.bundled.enabled: the sentinels watch the bundled Redis" }}
+{{- end }}
+{{- if and .Values.redis.bundled.tls.enabled (not .Values.redis.bundled.sentinel.enabled) }}
+{{- fail "redis.bundled.tls.enabled needs redis.bundled.sentinel.enabled: TLS is for the bundled Sentinel" }}
+{{- end }}
+{{- if and .Values.redis.bundled.tls.enabled (not .Values.redis.bundled.tls.existingSecret) }}
+{{- fail "redis.bundled.tls.enabled needs redis.bundled.tls.existingSecret (the certificate, its key and the CA)" }}
 {{- end }}
 {{- if and .Values.redis.external.sentinel.masterName (not .Values.redis.external.sentinel.sentinels) }}
 {{- fail "redis.external.sentinel.masterName needs redis.external.sentinel.sentinels (host:port of each sentinel)" }}
