@@ -297,6 +297,10 @@ export function describeFleet(name: string, options: FleetOptions): void {
 
       // Queue: every acknowledged publish ran; more than once only after a disruption, with rising attempts.
       const effects = await effectsOf();
+      if (client instanceof Cluster) {
+        const masters = client.nodes('master');
+        note(`cluster reads: ${masters.length} masters, keys ${JSON.stringify(await Promise.all(masters.map((node) => node.dbsize())))}`);
+      }
       const lost = [...acknowledged].filter((id) => !effects.has(id));
       const reruns = [...effects].filter(([, runs]) => runs.length > 1);
       const badAttempts = reruns.filter(([, runs]) => new Set(runs.map((run) => run.attempt)).size !== runs.length);
