@@ -27,6 +27,8 @@ import { waitFor } from './wait-for.js';
 
 /** The runtime-state prefix the cores share. */
 export const FLEET_PREFIX = 'fleet:';
+/** Where the fleet app's kv keys live (an app's kv is namespaced by its id). */
+const KV = `${FLEET_PREFIX}kv:app/fleet/kv/`;
 
 /** What a topology's test hands the suite. */
 export interface FleetTopology {
@@ -270,8 +272,8 @@ export function describeFleet(name: string, options: FleetOptions): void {
       // Drain: every acknowledged message run, the queue settled, no run active.
       const effectsOf = async (): Promise<Map<string, Array<{ attempt: number; at: number }>>> => {
         const runs = new Map<string, Array<{ attempt: number; at: number }>>();
-        for (const key of await scanKeys(client, `${FLEET_PREFIX}kv:eff:*`)) {
-          const [, , invocationId, attempt] = key.slice(FLEET_PREFIX.length).split(':');
+        for (const key of await scanKeys(client, `${KV}eff:*`)) {
+          const [, invocationId, attempt] = key.slice(KV.length).split(':');
           const at = Number(JSON.parse((await client.get(key)) ?? '{}').at);
           runs.set(invocationId!, [...(runs.get(invocationId!) ?? []), { attempt: Number(attempt), at }]);
         }
@@ -322,7 +324,7 @@ export function describeFleet(name: string, options: FleetOptions): void {
       expect(unexplained, 'messages run again with nothing failing').toEqual([]);
 
       // Once-only: one answer per key; one execution per key unless a request for it was cut.
-      const executions = countBy(await scanKeys(client, `${FLEET_PREFIX}kv:mint:*`), (key) => key.slice(FLEET_PREFIX.length).split(':')[2]!);
+      const executions = countBy(await scanKeys(client, `${KV}mint:*`), (key) => key.slice(KV.length).split(':')[1]!);
       const twoAnswers = [...minted].filter(([, answers]) => new Set(answers.map((answer) => answer.id)).size > 1);
       const twice = [...executions].filter(([key, runs]) => runs.length > 1 && !cutKeys.has(key));
       const answeredRepeats = [...minted].filter(([, answers]) => answers.length === 2).length;
@@ -332,8 +334,8 @@ export function describeFleet(name: string, options: FleetOptions): void {
       for (const [key, answers] of minted) expect(executions.get(key)?.length ?? 0, `executions of ${key}`).toBeGreaterThanOrEqual(answers.length > 0 ? 1 : 0);
 
       // Cron: no slot twice; every slot of the load outside a disruption (and a second either side) fired once.
-      const fires = countBy(await scanKeys(client, `${FLEET_PREFIX}kv:cron:*`), (key) => {
-        const rest = key.slice(`${FLEET_PREFIX}kv:cron:`.length);
+      const fires = countBy(await scanKeys(client, `${KV}cron:*`), (key) => {
+        const rest = key.slice(`${KV}cron:`.length);
         return rest.slice(0, rest.lastIndexOf(':'));
       });
       const doubled = [...fires].filter(([, keys]) => keys.length > 1).map(([slot]) => slot);
@@ -360,7 +362,7 @@ export function describeFleet(name: string, options: FleetOptions): void {
         expect(runIds, `the run of ${id}`).toContain(flow.outcome.runId);
       }
       const doubledRuns = [...byInput].filter(([, runs]) => runs.length > 1);
-      const steps = countBy(await scanKeys(client, `${FLEET_PREFIX}kv:step:*`), (key) => key.slice(FLEET_PREFIX.length).split(':').slice(1, 3).join(':'));
+      const steps = countBy(await scanKeys(client, `${KV}step:*`), (key) => key.slice(KV.length).split(':').slice(1, 3).join(':'));
       const stepReruns = [...steps].filter(([, keys]) => keys.length > 1).length;
       const resumed = records.filter((record) => record.status === 'completed' && flows.get(record.blackboard?.input?.id)?.outcome.status !== 200).length;
       note(`workflows: ${flows.size} started, ${answered.length} answered, ${records.length} runs, ${notCompleted.length} not completed, ${resumed} completed without their client (resumed or answered to a cut request), ${doubledRuns.length} inputs with two runs, ${stepReruns} steps run twice`);
