@@ -18,6 +18,9 @@
  *   (503 `UHLP_STATE_UNAVAILABLE`, 409 `UHLP_IDEMPOTENCY_IN_FLIGHT`) or cut by
  *   the killed core; the test prints how many.
  */
+import { cpSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiTestServer, type OpenAiTestServer } from './openai-test-server.js';
@@ -130,9 +133,17 @@ export function describeFleet(name: string, options: FleetOptions): void {
       llm = await startOpenAiTestServer();
       const env = { UHLP_STATE_PREFIX: FLEET_PREFIX, UHLP_LLM_BASE_URL: llm.baseUrl, UHLP_LOG_LEVEL: 'error', ...topology.env };
       // One after the other (three starting at once on a loaded machine take longer than three times one),
-      // each on a copy: a core makes its definitions directory a Git repository, which three would race on.
+      // each on its own copy of one Git repository: the first core commits the fixture, the others copy that
+      // repository, so all serve the same revision (a run is pinned to its revision; another core resumes it
+      // only if it has that revision, as cores serving one repository do).
+      const first = copyFixture('fleet');
       for (let index = 0; index < 3; index += 1) {
-        cores.push(await startUhlpDev(copyFixture('fleet'), ['--driver', 'process', '--state', topology.url], 150_000, undefined, env));
+        let definitions = first;
+        if (index > 0) {
+          definitions = mkdtempSync(path.join(os.tmpdir(), 'uhlp-fleet-'));
+          cpSync(first, definitions, { recursive: true });
+        }
+        cores.push(await startUhlpDev(definitions, ['--driver', 'process', '--state', topology.url], 150_000, undefined, env));
       }
       await Promise.all(cores.map((core) => waitUntilReady(core)));
       for (const core of cores) expect(core.stdout(), core.stdout()).toMatch(/ready at \S+ \(apps: fleet\)/);
