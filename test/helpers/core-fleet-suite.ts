@@ -24,6 +24,7 @@ import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiTestServer, type OpenAiTestServer } from './openai-test-server.js';
+import { retryPassing } from './redis-retry.js';
 import { adminJson } from './sources-suite.js';
 import { copyFixture, descendants, startUhlpDev, waitUntilReady, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
@@ -100,8 +101,12 @@ async function post(url: string, body: string, headers: Record<string, string> =
   }
 }
 
-/** Every key matching `pattern` on every master. */
+/** Every key matching `pattern` on every master (scanned again if a node is being replaced meanwhile). */
 async function scanKeys(client: Redis | Cluster, pattern: string): Promise<string[]> {
+  return retryPassing(() => scanKeysOnce(client, pattern));
+}
+
+async function scanKeysOnce(client: Redis | Cluster, pattern: string): Promise<string[]> {
   const nodes = client instanceof Cluster ? client.nodes('master') : [client];
   const keys = new Set<string>();
   for (const node of nodes) {
@@ -113,6 +118,38 @@ async function scanKeys(client: Redis | Cluster, pattern: string): Promise<strin
     } while (cursor !== '0');
   }
   return [...keys];
+}
+
+/** What keeps the queue or the runs from settling: the messages pending, retrying or in the stream, the active runs and their records. */
+async function leftover(client: Redis | Cluster, survivor: UhlpProcess, started: number): Promise<string> {
+  const stream = `${FLEET_PREFIX}queue:fleet:jobs`;
+  const parts: string[] = [];
+  const safely = async (what: string, read: () => Promise<unknown>): Promise<void> => {
+    try {
+      parts.push(`${what} ${JSON.stringify(await read())}`);
+    } catch (error) {
+      parts.push(`${what} failed: ${(error as Error).message}`);
+    }
+  };
+  await safely('queues', () => adminJson(survivor, '/_uhlp/queues'));
+  await safely('stream', async () => (await client.xrange(stream, '-', '+', 'COUNT', 10)).map(([id, fields]) => [id, fields.join(' ').slice(0, 200)]));
+  await safely('pending', () => client.xpending(stream, 'uhlp', '-', '+', 10));
+  await safely('consumers', () => client.xinfo('CONSUMERS', stream, 'uhlp'));
+  await safely('retrying', () => client.zrange(`{${stream}}:retry`, '0', '9', 'WITHSCORES'));
+  const active = await client.zrange(`${FLEET_PREFIX}runs:active`, '0', '-1', 'WITHSCORES');
+  parts.push(`active runs ${active.length / 2}`);
+  for (let index = 0; index < active.length && index < 20; index += 2) {
+    const id = active[index]!;
+    const since = ((Number(active[index + 1]) - started) / 1000).toFixed(1);
+    await safely(`run ${id} (active since ${since} s)`, async () => {
+      const record = await client.hgetall(`{${FLEET_PREFIX}runs:active}:run:${id}`);
+      const json = record.json ? JSON.parse(record.json) : undefined;
+      const lease = `${FLEET_PREFIX}lease:run:${id}`;
+      return { version: record.version, status: json?.status, input: json?.blackboard?.input?.id, error: json?.error, updatedAt: json?.updatedAt, lease: [await client.get(lease), await client.pttl(lease)], fields: json ? Object.keys(json) : [] };
+    });
+  }
+  await safely('now', async () => (Date.now() - started) / 1000);
+  return parts.join('\n  ');
 }
 
 function countBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
@@ -281,7 +318,7 @@ export function describeFleet(name: string, options: FleetOptions): void {
       if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
 
       // Drain: every acknowledged message run, the queue settled, no run active.
-      const effectsOf = async (): Promise<Map<string, Array<{ attempt: number; at: number }>>> => {
+      const effectsOf = async (): Promise<Map<string, Array<{ attempt: number; at: number }>>> => retryPassing(async () => {
         const runs = new Map<string, Array<{ attempt: number; at: number }>>();
         for (const key of await scanKeys(client, `${KV}eff:*`)) {
           const [, invocationId, attempt] = key.slice(KV.length).split(':');
@@ -289,7 +326,7 @@ export function describeFleet(name: string, options: FleetOptions): void {
           runs.set(invocationId!, [...(runs.get(invocationId!) ?? []), { attempt: Number(attempt), at }]);
         }
         return runs;
-      };
+      });
       await waitFor(
         async () => {
           const queues = (await adminJson(survivor, '/_uhlp/queues')) as { queues: Array<{ app: string; name: string; depth: number; pending: number }> };
@@ -298,7 +335,9 @@ export function describeFleet(name: string, options: FleetOptions): void {
           return jobs?.depth === 0 && active === 0;
         },
         { timeoutMs: 60_000, intervalMs: 500, what: 'the queue settled and every run ended' },
-      );
+      ).catch(async (error: Error) => {
+        throw new Error(`${error.message}; left: ${await leftover(client, survivor, started)}`);
+      });
 
       console.info(`${name}: disruptions ${JSON.stringify(disruptions.map((span) => [span.what, span.from - started, span.to - started]))}; refusals ${JSON.stringify(Object.fromEntries(refusals))}`);
       const lines: string[] = [];
@@ -312,7 +351,7 @@ export function describeFleet(name: string, options: FleetOptions): void {
       const effects = await effectsOf();
       if (client instanceof Cluster) {
         const masters = client.nodes('master');
-        note(`cluster reads: ${masters.length} masters, keys ${JSON.stringify(await Promise.all(masters.map((node) => node.dbsize())))}`);
+        note(`cluster reads: ${masters.length} masters, keys ${JSON.stringify(await retryPassing(() => Promise.all(masters.map((node) => node.dbsize()))))}`);
       }
       const lost = [...acknowledged].filter((id) => !effects.has(id));
       const reruns = [...effects].filter(([, runs]) => runs.length > 1);

@@ -18,6 +18,7 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
 import { launchRedisServer, stopRedisServer } from './redis-sentinel-topology.js';
+import { retryPassing } from './redis-retry.js';
 import { waitFor } from './wait-for.js';
 
 const run = promisify(execFile);
@@ -194,14 +195,17 @@ export class RedisClusterTopology {
     );
   }
 
+  /** Asks one node; a node answering CLUSTERDOWN or TRYAGAIN for a moment (a replica being promoted) is asked again, up to 20 s. */
   private async ask<T>(port: number, question: (node: Redis) => Promise<T>): Promise<T> {
-    const node = this.client(port);
-    try {
-      await node.connect();
-      return await question(node);
-    } finally {
-      node.disconnect();
-    }
+    return retryPassing(async () => {
+      const node = this.client(port);
+      try {
+        await node.connect();
+        return await question(node);
+      } finally {
+        node.disconnect();
+      }
+    });
   }
 
   private async startNode(node: Node): Promise<void> {
