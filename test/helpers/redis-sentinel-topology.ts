@@ -232,7 +232,7 @@ export class RedisSentinelTopology {
       [
         ...(this.tls !== undefined ? tlsSettings(this.tls, node.port).flatMap(([name, value]) => [`--${name}`, value!]) : ['--port', String(node.port)]),
         '--bind', '127.0.0.1', '--dir', dir, '--protected-mode', 'no', '--save', '',
-        '--appendonly', 'yes', '--appendfsync', 'always', '--min-replicas-to-write', '1', '--min-replicas-max-lag', '10',
+        '--appendonly', 'yes', '--appendfsync', 'always', '--min-replicas-to-write', '1', '--min-replicas-max-lag', '10', '--repl-diskless-sync-delay', '0',
         ...extra,
       ],
       node.port,
