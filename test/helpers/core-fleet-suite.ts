@@ -180,12 +180,12 @@ export function describeFleet(name: string, options: FleetOptions): void {
           definitions = mkdtempSync(path.join(os.tmpdir(), 'uhlp-fleet-'));
           cpSync(first, definitions, { recursive: true });
         }
-        cores.push(await startUhlpDev(definitions, ['--driver', 'process', '--state', topology.url], 150_000, undefined, env));
+        cores.push(await startUhlpDev(definitions, ['--driver', 'process', '--state', topology.url], 300_000, undefined, env));
       }
       await Promise.all(cores.map((core) => waitUntilReady(core)));
       for (const core of cores) expect(core.stdout(), core.stdout()).toMatch(/ready at \S+ \(apps: fleet\)/);
       client = topology.client();
-    }, 500_000);
+    }, 960_000);
 
     afterAll(async () => {
       client?.disconnect();
