@@ -133,36 +133,9 @@ export function sentinelOptions(target: Extract<RedisTarget, { kind: 'sentinel' 
     updateSentinels: true,
     // Hear +switch-master from the sentinels and reconnect at once, rather than at the next failed command.
     failoverDetector: true,
-    reconnectOnError: masterMovedDetector(),
-  };
-}
-
-/** The least time between two reconnections a NOREPLICAS answer makes, ms. */
-export const NOREPLICAS_RECONNECT_MS = 1000;
-
-/**
- * Whether an error answer means the master may have moved, so the client
- * should ask the sentinels again (ioredis reconnects, failing that command
- * rather than resending it):
- *
- * - READONLY: a demoted master refuses writes once the sentinels converted it.
- * - NOREPLICAS: a master whose replicas left (`min-replicas-to-write`). After
- *   `SENTINEL FAILOVER` the old master keeps taking writes, with no replica,
- *   until the sentinels convert it about 8 s later, and the sentinels publish
- *   `+switch-master` (what `failoverDetector` waits for) only once every replica
- *   follows the new master or the failover times out — seconds after they
- *   already name it. The same answer comes from a new master whose replicas
- *   are still syncing, where asking again finds the same master: at most one
- *   reconnection per second for it.
- */
-export function masterMovedDetector(now: () => number = Date.now): (error: Error) => boolean {
-  let lastNoReplicas = Number.NEGATIVE_INFINITY;
-  return (error) => {
-    if (error.message.startsWith('READONLY')) return true;
-    if (!error.message.startsWith('NOREPLICAS')) return false;
-    if (now() - lastNoReplicas < NOREPLICAS_RECONNECT_MS) return false;
-    lastNoReplicas = now();
-    return true;
+    // A demoted master answers writes with READONLY until the sentinels have told clients to move:
+    // reconnect (asking the sentinels again) and fail that command rather than resend it.
+    reconnectOnError: (error: Error) => error.message.startsWith('READONLY'),
   };
 }
 
