@@ -18,6 +18,7 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
 import { launchRedisServer, stopRedisServer } from './redis-sentinel-topology.js';
+import { retryPassing } from './redis-retry.js';
 import { waitFor } from './wait-for.js';
 
 const run = promisify(execFile);
@@ -76,12 +77,12 @@ export class RedisClusterTopology {
 
   /** The slot of `key`, as the cluster computes it (CLUSTER KEYSLOT). */
   async keySlot(key: string): Promise<number> {
-    return this.ask(this.nodes[0]!.port, async (node) => Number(await node.call('CLUSTER', 'KEYSLOT', key)));
+    return this.ask(this.live().port, async (node) => Number(await node.call('CLUSTER', 'KEYSLOT', key)));
   }
 
   /** The masters by node id, with the slots each serves, as one node sees them. */
   async masters(): Promise<Array<{ id: string; port: number; slots: Array<[number, number]> }>> {
-    const lines = ((await this.ask(this.nodes[0]!.port, (node) => node.call('CLUSTER', 'NODES'))) as string).trim().split('\n');
+    const lines = ((await this.ask(this.live().port, (node) => node.call('CLUSTER', 'NODES'))) as string).trim().split('\n');
     return lines
       .map((line) => line.split(' '))
       .filter((fields) => fields[2]!.includes('master') && !fields[2]!.includes('fail'))
@@ -135,9 +136,50 @@ export class RedisClusterTopology {
     return { keys: moved, to: to.port };
   }
 
+  /**
+   * Kills the master on `port` by pid (SIGKILL) and resolves once its replica
+   * serves its slots and every remaining node sees the cluster ok again.
+   */
+  async killMaster(port: number): Promise<void> {
+    const node = this.nodes.find((candidate) => candidate.port === port);
+    if (!node) throw new Error(`no node on ${port}`);
+    const slots = (await this.masters()).find((master) => master.port === port)?.slots ?? [];
+    await stopRedisServer(node);
+    const rest = this.nodes.filter((candidate) => candidate.child !== undefined);
+    await waitFor(
+      async () => {
+        for (const other of rest) {
+          const info = (await this.ask(other.port, (client) => client.call('CLUSTER', 'INFO'))) as string;
+          if (!/cluster_state:ok/.test(info)) return false;
+        }
+        const owner = await this.ownerOfVia(rest[0]!.port, slots[0]?.[0] ?? 0);
+        return owner !== port;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: `a replica promoted for the master on ${port}` },
+    );
+  }
+
+  private async ownerOfVia(port: number, slot: number): Promise<number | undefined> {
+    const lines = ((await this.ask(port, (node) => node.call('CLUSTER', 'NODES'))) as string).trim().split('\n');
+    for (const fields of lines.map((line) => line.split(' '))) {
+      if (!fields[2]!.includes('master') || fields[2]!.includes('fail')) continue;
+      const served = fields.slice(8).filter((range) => !range.startsWith('[')).some((range) => {
+        const [from, to] = range.split('-').map(Number);
+        return slot >= from! && slot <= (to ?? from!);
+      });
+      if (served) return Number(/:(\d+)@/.exec(fields[1]!)![1]);
+    }
+    return undefined;
+  }
+
   async stop(): Promise<void> {
     for (const node of this.nodes) await stopRedisServer(node);
     await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** A node still running (the first one may have been killed). */
+  private live(): Node {
+    return this.nodes.find((node) => node.child !== undefined) ?? this.nodes[0]!;
   }
 
   private async waitUntilOk(): Promise<void> {
@@ -153,14 +195,17 @@ export class RedisClusterTopology {
     );
   }
 
+  /** Asks one node; a node answering CLUSTERDOWN or TRYAGAIN for a moment (a replica being promoted) is asked again, up to 20 s. */
   private async ask<T>(port: number, question: (node: Redis) => Promise<T>): Promise<T> {
-    const node = this.client(port);
-    try {
-      await node.connect();
-      return await question(node);
-    } finally {
-      node.disconnect();
-    }
+    return retryPassing(async () => {
+      const node = this.client(port);
+      try {
+        await node.connect();
+        return await question(node);
+      } finally {
+        node.disconnect();
+      }
+    });
   }
 
   private async startNode(node: Node): Promise<void> {

@@ -130,6 +130,30 @@ export class RedisSentinelTopology {
     return this.waitForNewMaster(old, 30_000);
   }
 
+  /**
+   * Starts a data node stopped by killMaster again, as a replica of the master
+   * the sentinels name now (what an operator or a restarting pod does); resolves
+   * once the master counts it among its connected replicas.
+   */
+  async restartAsReplica(port: number): Promise<void> {
+    const node = this.data.find((candidate) => candidate.port === port);
+    if (!node || node.child !== undefined) throw new Error(`no stopped data node on ${port}`);
+    const master = await this.masterPort();
+    await this.startData(node, ['--replicaof', '127.0.0.1', String(master)]);
+    await waitFor(
+      async () => {
+        const client = this.client(master);
+        try {
+          await client.connect();
+          return new RegExp(`slave\\d+:ip=127\\.0\\.0\\.1,port=${port},state=online`).test(await client.info('replication'));
+        } finally {
+          client.disconnect();
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: `${port} online as a replica of ${master}` },
+    );
+  }
+
   async stop(): Promise<void> {
     for (const node of [...this.sentinels, ...this.data]) await stopRedisServer(node);
     await rm(this.dir, { recursive: true, force: true });
@@ -208,7 +232,7 @@ export class RedisSentinelTopology {
       [
         ...(this.tls !== undefined ? tlsSettings(this.tls, node.port).flatMap(([name, value]) => [`--${name}`, value!]) : ['--port', String(node.port)]),
         '--bind', '127.0.0.1', '--dir', dir, '--protected-mode', 'no', '--save', '',
-        '--appendonly', 'yes', '--appendfsync', 'always', '--min-replicas-to-write', '1', '--min-replicas-max-lag', '10',
+        '--appendonly', 'yes', '--appendfsync', 'always', '--min-replicas-to-write', '1', '--min-replicas-max-lag', '10', '--repl-diskless-sync-delay', '0',
         ...extra,
       ],
       node.port,

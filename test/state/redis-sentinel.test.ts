@@ -177,6 +177,8 @@ async function underLoad(runtime: RedisRuntimeStore, delivery: RedisDeliveryStor
     await waitFor(() => tally.writes.some((at) => at > switched), { timeoutMs: 30_000, intervalMs: 20, what: 'a publish acknowledged after the failover' });
     tally.resumedMs = tally.writes.find((at) => at > switched)! - disrupted;
     await sleep(1000);
+    // Enough work to count on a slow machine, whether the failover was short or long.
+    await waitFor(() => tally.published.size > 50 && tally.requests.size > 50, { timeoutMs: 30_000, intervalMs: 20, what: 'more than 50 publishes and once-only requests' });
   } finally {
     producing = false;
     await producer;
