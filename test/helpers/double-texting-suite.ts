@@ -63,7 +63,10 @@ export function describeDoubleTexting(options: DoubleTextingSuiteOptions): void 
     /** A stored session, opened by a run that ends at once. */
     async function openSession(core: UhlpProcess, path: string): Promise<string> {
       const opened = await sendToWorkflow(`${core.url}/texting/${path}`, { text: 'hello' }, 'new');
-      expect(opened.status, JSON.stringify(opened.json)).toBe(200);
+      // A refusal says what the core's pools held at the time.
+      const pools = opened.status === 200 ? '' : (await (await fetch(`${core.url}/metrics`)).text()).split('\n').filter((line) => line.startsWith('uhlp_pool_sandboxes{app="texting"')).join('; ');
+      const active = opened.status === 200 ? [] : await redis.zrange(`${prefix}runs:active`, '0', '-1');
+      expect(opened.status, `${JSON.stringify(opened.json)} ${pools}; active runs: ${active.join(', ')}`).toBe(200);
       return opened.sessionId!;
     }
 

@@ -62,7 +62,8 @@ export function describeFlowControl(options: FlowControlSuiteOptions): void {
       const started = performance.now();
       const answers = await Promise.all(Array.from({ length: events }, (_, i) => post(i % 2 === 0 ? first : second, '/tickets/T-1', { id: `c${i}`, holdMs: 15 })));
       console.log(`${events} events of one limit-1 key on the ${options.driver} driver: ${(performance.now() - started).toFixed(0)} ms`);
-      expect(answers.map((a) => a.status)).toEqual(Array.from({ length: events }, () => 200));
+      const refused = answers.filter((a) => a.status !== 200).map((a) => a.json);
+      expect(answers.map((a) => a.status), JSON.stringify(refused.slice(0, 3))).toEqual(Array.from({ length: events }, () => 200));
       const runs = answers.map((a) => a.json as unknown as Marked).sort((a, b) => a.start - b.start);
       for (let i = 1; i < runs.length; i++) {
         // Never two at once: each turn starts after the one before it ended.
