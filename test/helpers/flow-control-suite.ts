@@ -28,8 +28,6 @@ export interface FlowControlSuiteOptions {
   readonly startTimeoutMs?: number;
   /** How many concurrent events the limit-1 key gets (50 unless a driver makes that slow). */
   readonly events?: number;
-  /** Whether the priority order and its listing (CLI, console in Chromium) run too; they touch no sandbox code. */
-  readonly priorityListing?: boolean;
 }
 
 export function describeFlowControl(options: FlowControlSuiteOptions): void {
@@ -104,7 +102,7 @@ export function describeFlowControl(options: FlowControlSuiteOptions): void {
       expect(other.status).toBe(200);
     }, 60_000);
 
-    it.runIf(options.priorityListing ?? true)('lets the highest priority of the waiting events go first, and lists the waiting key in the CLI and the console', async () => {
+    it('lets the highest priority of the waiting events go first, and lists the waiting key in the CLI and the console', async () => {
       // The other core's console: the gates are the shared store's, whichever core the events came to.
       const browser = await launchConsoleBrowser();
       try {
