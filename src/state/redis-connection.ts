@@ -18,6 +18,7 @@ import { backoffDelay } from '../shared/backoff.js';
 import { nextEvent, withDeadline } from '../shared/deadline.js';
 import { UhlpError } from '../shared/errors.js';
 import { parseRedisUrl, type RedisTarget } from './redis-url.js';
+import { isSentinelClient, watchSentinelSwitches } from './sentinel-switch-watch.js';
 
 /** A client of the runtime state: one node (directly or through Sentinel) or a Cluster. Both speak the same commands. */
 export type RedisClient = Redis | Cluster;
@@ -45,7 +46,9 @@ export function createRedisClient(url: string, options: RedisOptions): RedisClie
     });
     return cluster;
   }
-  return new Redis({ ...options, ...sentinelOptions(target) });
+  const client = new Redis({ ...options, ...sentinelOptions(target) });
+  watchSentinelSwitches(client);
+  return client;
 }
 
 /**
@@ -81,7 +84,12 @@ export function isCluster(client: RedisClient): client is Cluster {
  * subscriber may listen on any of them; ioredis picks one and moves when it goes.
  */
 export function duplicateClient(client: RedisClient, options: Pick<RedisOptions, 'autoResubscribe' | 'connectionName'>): RedisClient {
-  if (!isCluster(client)) return client.duplicate(options);
+  if (!isCluster(client)) {
+    const duplicate = client.duplicate(options);
+    // The copy has the sentinels in its options, not the watch that moves it on a failover.
+    if (isSentinelClient(duplicate)) watchSentinelSwitches(duplicate);
+    return duplicate;
+  }
   return client.duplicate(undefined, { redisOptions: { ...client.options.redisOptions, ...options } });
 }
 
@@ -131,8 +139,8 @@ export function sentinelOptions(target: Extract<RedisTarget, { kind: 'sentinel' 
     ...(target.tls ? { sentinelTLS: tlsOptions(target), tls: tlsOptions(target), enableTLSForSentinelMode: true } : {}),
     // Learn sentinels added later from the ones configured.
     updateSentinels: true,
-    // Hear +switch-master from the sentinels and reconnect at once, rather than at the next failed command.
-    failoverDetector: true,
+    // +switch-master is heard by our own watch (sentinel-switch-watch.ts): ioredis's detector can end the client for good.
+    failoverDetector: false,
     // A demoted master answers writes with READONLY until the sentinels have told clients to move:
     // reconnect (asking the sentinels again) and fail that command rather than resend it.
     reconnectOnError: (error: Error) => error.message.startsWith('READONLY'),
