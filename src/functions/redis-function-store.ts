@@ -142,7 +142,7 @@ export class RedisFunctionStore implements FunctionStore {
         } catch {
           // QUIT cannot be sent while disconnected.
         }
-        // Closes the failover detector's sentinel subscriptions too, which QUIT leaves open (redis/ioredis#1362).
+        // Closes a client QUIT could not reach, and its Sentinel switch watch (redis-runtime-store.ts).
         subscriber.disconnect();
       },
     };

@@ -281,7 +281,8 @@ export class RedisDeliveryStore implements DeliveryStore {
     } catch {
       // QUIT cannot be sent while disconnected.
     }
-    // Closes the failover detector's sentinel subscriptions too, which QUIT leaves open (redis-runtime-store.ts).
+    // A client QUIT could not reach (between two reconnect attempts) never ends by itself: close it, and with it its
+    // Sentinel switch watch (redis-runtime-store.ts).
     this.redis.disconnect();
   }
 

@@ -184,8 +184,9 @@ export class RedisRuntimeStore extends CheckedStores implements RuntimeStore {
     } catch {
       // QUIT cannot be sent while disconnected; dropping the socket is all that is left.
     }
-    // With Sentinel, QUIT leaves the failover detector's sentinel subscriptions open (they would keep the process
-    // alive: redis/ioredis#1362); disconnect() closes them, and after QUIT it has nothing else to do.
+    // A client QUIT could not reach (between two reconnect attempts) never emits 'end': disconnect() closes it, and
+    // with it a Sentinel client's switch watch (its sentinel subscriptions would keep the process alive,
+    // sentinel-switch-watch.ts); after QUIT it has nothing else to do.
     this.redis.disconnect();
   }
 

@@ -59,11 +59,15 @@ export function watchSentinelSwitches(client: Redis): void {
     return subscriber;
   });
 
-  // "<master name> <old ip> <old port> <new ip> <new port>", told by each sentinel.
+  // "<master name> <old ip> <old port> <new ip> <new port>", told by each sentinel: act on the first telling only.
+  let lastSwitch: string | undefined;
   const switched = (message: string): void => {
     const [name, , , host, port] = message.split(' ');
-    if (name !== masterName || client.status !== 'ready') return;
-    // Already on the new master (another sentinel's message came first, and the client reconnected since).
+    if (name !== masterName || message === lastSwitch) return;
+    lastSwitch = message;
+    if (client.status !== 'ready') return;
+    // Already on the new master (it reconnected on its own since the master went). Sentinels announcing host names
+    // never match the socket's IP here: the client then reconnects once more, which is harmless.
     const stream = (client as unknown as { stream?: { remoteAddress?: string; remotePort?: number } }).stream;
     if (stream?.remoteAddress === host && String(stream?.remotePort) === port) return;
     client.disconnect(true);

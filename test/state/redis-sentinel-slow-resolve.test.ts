@@ -125,7 +125,8 @@ describe('the switch watch of a Sentinel client', () => {
         { timeoutMs: 5000, intervalMs: 50, what: 'both clients on the new master' },
       );
       console.log(`named→both clients on the new master ${Date.now() - named} ms`);
-      expect(await client.set('uhlp-switch-test', '1')).toBe('OK');
+      // The new master takes writes once a replica has caught up with it (min-replicas-to-write 1).
+      await waitFor(async () => (await client.set('uhlp-switch-test', '1')) === 'OK', { timeoutMs: 15_000, intervalMs: 100, what: 'a write on the new master' });
     } finally {
       await client.quit().catch(() => {});
       copy.disconnect();
