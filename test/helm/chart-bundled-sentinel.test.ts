@@ -148,6 +148,7 @@ describe('the bundled Sentinel start-up step, run for real', () => {
     const replica = await init('data', { UHLP_REDIS_INIT_ME: 'redis-2.local', UHLP_REDIS_INIT_FIRST: 'redis-0.local', UHLP_REDIS_INIT_SENTINELS: sentinels(), UHLP_REDIS_INIT_PORT: '6379', UHLP_REDIS_INIT_REDIS_PORT: String(master) });
     expect(replica).toContain(`replicaof 127.0.0.1 ${master}\n`);
     expect(replica).toContain('min-replicas-to-write 1\n');
+    expect(replica).toContain('repl-diskless-sync-delay 0\n');
     const closed = `127.0.0.1:${await freePort()}`;
     const first = await init('data', { UHLP_REDIS_INIT_ME: 'redis-0.local', UHLP_REDIS_INIT_FIRST: 'redis-0.local', UHLP_REDIS_INIT_SENTINELS: closed, UHLP_REDIS_INIT_PORT: '6379' });
     expect(first).not.toMatch(/replicaof/);

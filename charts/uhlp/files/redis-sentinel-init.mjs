@@ -116,6 +116,8 @@ async function dataConfig() {
     'save ""',
     'min-replicas-to-write 1',
     'min-replicas-max-lag 10',
+    // A replica that must sync in full after a failover starts at once, not after Redis's default 5 s (docs/runtime-state.md).
+    'repl-diskless-sync-delay 0',
     // The pod's DNS name, not its IP: an IP changes with each pod, the name stays.
     `replica-announce-ip ${me}`,
     ...(master === me ? [] : [`replicaof ${master} ${redisPort}`]),
