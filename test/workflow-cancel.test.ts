@@ -7,11 +7,10 @@
  * cancel read back from the ledger of the core it came to.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerEntries } from './helpers/ledger-entries.js';
 import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
@@ -41,29 +40,6 @@ async function send(url: string, body?: unknown): Promise<Answer> {
     json = { text };
   }
   return { status: response.status, runId: response.headers.get('x-uhlp-run-id'), json };
-}
-
-/** Every entry of every ledger file under a core's data directory. */
-function ledgerEntries(dataDir: string): Array<Record<string, unknown>> {
-  const entries: Array<Record<string, unknown>> = [];
-  for (const file of readdirSync(dataDir, { recursive: true, encoding: 'utf8' })) {
-    if (!file.split(path.sep).includes('ledger')) continue;
-    let text: string;
-    try {
-      text = readFileSync(path.join(dataDir, file), 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n')) {
-      if (!line.startsWith('{')) continue;
-      try {
-        entries.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // A line being written.
-      }
-    }
-  }
-  return entries;
 }
 
 describe('cancelling workflow runs (process driver, Redis state, two cores)', () => {

@@ -7,42 +7,18 @@
  * run's status; the ledger verifies.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../src/ledger/ledger-entry.js';
 import { canonicalJson } from '../src/shared/canonical-json.js';
+import { ledgerEntries } from './helpers/ledger-entries.js';
 import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer } from './helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
 import { waitFor } from './helpers/wait-for.js';
 import { sendToWorkflow } from './helpers/workflow-requests.js';
 import { dropKeys } from './sources/redis-keys.js';
-
-/** Every entry of every ledger file under a core's data directory. */
-function ledgerEntries(dataDir: string): Array<Record<string, unknown>> {
-  const entries: Array<Record<string, unknown>> = [];
-  for (const file of readdirSync(dataDir, { recursive: true, encoding: 'utf8' })) {
-    if (!file.split(path.sep).includes('ledger')) continue;
-    let text: string;
-    try {
-      text = readFileSync(path.join(dataDir, file), 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n')) {
-      if (!line.startsWith('{')) continue;
-      try {
-        entries.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // A line being written.
-      }
-    }
-  }
-  return entries;
-}
 
 describe('double-texting cancels in the ledger (process driver, Redis state)', () => {
   let llm: OpenAiTestServer;
