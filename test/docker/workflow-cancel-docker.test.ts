@@ -6,11 +6,11 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from '../helpers/openai-test-server.js';
+import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer } from '../helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from '../helpers/redis-url.js';
 import { copyFixture, startUhlpDev, type UhlpProcess } from '../helpers/uhlp-process.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { sendToWorkflow, type WorkflowAnswer } from '../helpers/workflow-requests.js';
+import { sendToWorkflow, startAtModelCall, type RunAtModelCall } from '../helpers/workflow-requests.js';
 import { docker, requireDocker } from './docker-env.js';
 
 /** The bound a cancel is held to: from its request to the run ended and its model call closed. */
@@ -37,19 +37,10 @@ describe('cancel and double texting on the Docker driver (Redis state)', () => {
     await llm?.close();
   });
 
-  async function startHanging(path: string, text: string, session?: string): Promise<{ runId: string; answer: Promise<WorkflowAnswer>; call: () => RecordedRequest | undefined; containers: string[] }> {
-    const before = new Set(await redis.zrange(`${prefix}runs:active`, '0', '-1'));
-    const answer = sendToWorkflow(`${core.url}/texting/${path}`, { text }, session);
-    let runId: string | undefined;
-    await waitFor(
-      async () => {
-        runId = (await redis.zrange(`${prefix}runs:active`, '0', '-1')).find((id) => !before.has(id));
-        return runId !== undefined && llm.requests.some((request) => lastPrompt(request).includes(text));
-      },
-      { timeoutMs: 60_000, what: `the run of "${text}" to reach its model call` },
-    );
+  async function startHanging(path: string, text: string, session?: string): Promise<RunAtModelCall & { containers: string[] }> {
+    const run = await startAtModelCall({ redis, prefix, llm, url: `${core.url}/texting/${path}`, text, session, timeoutMs: 60_000 });
     const containers = (await docker.listContainers({ filters: JSON.stringify({ label: ['uhlp.dev/app=texting'] }) })).map((info) => info.Id);
-    return { runId: runId!, answer, call: () => llm.requests.find((request) => lastPrompt(request).includes(text)), containers };
+    return { ...run, containers };
   }
 
   it("cuts a run mid-model-call: the provider sees the request closed, the run's container is removed, the run ends cancelled", async () => {

@@ -10,11 +10,11 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './openai-test-server.js';
+import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer } from './openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './redis-url.js';
 import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
-import { sendToWorkflow, type WorkflowAnswer } from './workflow-requests.js';
+import { sendToWorkflow, startAtModelCall, type RunAtModelCall } from './workflow-requests.js';
 
 export interface DoubleTextingSuiteOptions {
   readonly driver: 'process' | 'docker';
@@ -70,19 +70,9 @@ export function describeDoubleTexting(options: DoubleTextingSuiteOptions): void 
       return opened.sessionId!;
     }
 
-    /** Sends `text` in the session and waits until its run's model call is in flight; answers the run id and the pending answer. */
-    async function startActive(core: UhlpProcess, path: string, session: string, text: string): Promise<{ runId: string; answer: Promise<WorkflowAnswer>; call: () => RecordedRequest | undefined }> {
-      const before = new Set(await redis.zrange(`${prefix}runs:active`, '0', '-1'));
-      const answer = sendToWorkflow(`${core.url}/texting/${path}`, { text }, session);
-      let runId: string | undefined;
-      await waitFor(
-        async () => {
-          runId = (await redis.zrange(`${prefix}runs:active`, '0', '-1')).find((id) => !before.has(id));
-          return runId !== undefined && llm.requests.some((request) => lastPrompt(request).includes(text));
-        },
-        { timeoutMs: 30_000, what: `the run of "${text}" to reach its model call` },
-      );
-      return { runId: runId!, answer, call: () => llm.requests.find((request) => lastPrompt(request).includes(text)) };
+    /** Sends `text` in the session and waits until its run's model call is in flight. */
+    function startActive(core: UhlpProcess, path: string, session: string, text: string): Promise<RunAtModelCall> {
+      return startAtModelCall({ redis, prefix, llm, url: `${core.url}/texting/${path}`, text, session });
     }
 
     async function release(key: string): Promise<void> {

@@ -1,4 +1,7 @@
 /** A POST to a workflow route, in a stored session or none, and what the tests read of its answer. */
+import type { Redis } from 'ioredis';
+import { lastPrompt, type OpenAiTestServer, type RecordedRequest } from './openai-test-server.js';
+import { waitFor } from './wait-for.js';
 
 export interface WorkflowAnswer {
   readonly status: number;
@@ -23,4 +26,32 @@ export async function sendToWorkflow(url: string, body: unknown, session?: strin
     json = { text };
   }
   return { status: response.status, runId: response.headers.get('x-uhlp-run-id'), sessionId: response.headers.get('x-uhlp-session-id'), json };
+}
+
+/** A run started by `sendToWorkflow` and caught at its model call. */
+export interface RunAtModelCall {
+  readonly runId: string;
+  readonly answer: Promise<WorkflowAnswer>;
+  /** The provider's record of the run's call. */
+  readonly call: () => RecordedRequest | undefined;
+}
+
+/**
+ * Sends `{text}` to a workflow route and waits until its new run is listed
+ * active (`<prefix>runs:active` in Redis) and the test provider has its model
+ * call, whose prompt carries `text`.
+ */
+export async function startAtModelCall(options: { readonly redis: Redis; readonly prefix: string; readonly llm: OpenAiTestServer; readonly url: string; readonly text: string; readonly session?: string; readonly timeoutMs?: number }): Promise<RunAtModelCall> {
+  const { redis, prefix, llm, text } = options;
+  const before = new Set(await redis.zrange(`${prefix}runs:active`, '0', '-1'));
+  const answer = sendToWorkflow(options.url, { text }, options.session);
+  let runId: string | undefined;
+  await waitFor(
+    async () => {
+      runId = (await redis.zrange(`${prefix}runs:active`, '0', '-1')).find((id) => !before.has(id));
+      return runId !== undefined && llm.requests.some((request) => lastPrompt(request).includes(text));
+    },
+    { timeoutMs: options.timeoutMs ?? 30_000, what: `the run of "${text}" to reach its model call` },
+  );
+  return { runId: runId!, answer, call: () => llm.requests.find((request) => lastPrompt(request).includes(text)) };
 }
