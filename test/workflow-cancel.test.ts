@@ -14,6 +14,7 @@ import { ledgerEntries } from './helpers/ledger-entries.js';
 import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer, type RecordedRequest } from './helpers/openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './helpers/redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './helpers/uhlp-process.js';
+import { jsonOrText } from './helpers/workflow-requests.js';
 import { waitFor } from './helpers/wait-for.js';
 import { canonicalJson } from '../src/shared/canonical-json.js';
 import { sha256 } from '../src/ledger/ledger-entry.js';
@@ -32,13 +33,7 @@ async function send(url: string, body?: unknown): Promise<Answer> {
     method: 'POST',
     ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   });
-  const text = await response.text();
-  let json: Record<string, any> = {};
-  try {
-    json = JSON.parse(text) as Record<string, any>;
-  } catch {
-    json = { text };
-  }
+  const json = await jsonOrText(response);
   return { status: response.status, runId: response.headers.get('x-uhlp-run-id'), json };
 }
 

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer } from './openai-test-server.js';
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './uhlp-process.js';
+import { jsonOrText } from './workflow-requests.js';
 import { waitFor } from './wait-for.js';
 
 interface Step {
@@ -31,13 +32,7 @@ interface Answer {
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-  const text = await response.text();
-  let json: Record<string, any> = {};
-  try {
-    json = JSON.parse(text) as Record<string, any>;
-  } catch {
-    json = { text };
-  }
+  const json = await jsonOrText(response);
   return { status: response.status, json };
 }
 

@@ -11,6 +11,16 @@ export interface WorkflowAnswer {
   readonly json: Record<string, any>;
 }
 
+/** An answer's JSON body, or `{text}` when it is not JSON. */
+export async function jsonOrText(response: Response): Promise<Record<string, any>> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text) as Record<string, any>;
+  } catch {
+    return { text };
+  }
+}
+
 /** `session`: `'new'` opens a stored session, an id continues one, none is the app's ambient session. */
 export async function sendToWorkflow(url: string, body: unknown, session?: string): Promise<WorkflowAnswer> {
   const response = await fetch(url, {
@@ -18,13 +28,7 @@ export async function sendToWorkflow(url: string, body: unknown, session?: strin
     headers: { 'content-type': 'application/json', ...(session === undefined ? {} : session === 'new' ? { 'x-uhlp-session': 'new' } : { 'x-uhlp-session-id': session }) },
     body: JSON.stringify(body),
   });
-  const text = await response.text();
-  let json: Record<string, any> = {};
-  try {
-    json = JSON.parse(text) as Record<string, any>;
-  } catch {
-    json = { text };
-  }
+  const json = await jsonOrText(response);
   return { status: response.status, runId: response.headers.get('x-uhlp-run-id'), sessionId: response.headers.get('x-uhlp-session-id'), json };
 }
 
