@@ -5,7 +5,8 @@
  * Each kind runs BENCH_REDIS_TURNS (400) turns, BENCH_REDIS_CONCURRENCY (4) at a time,
  * through one core on a fresh redis-server of its own (appendonly, fsync every second,
  * as a production master), and reads Redis's `INFO commandstats`, `INFO stats` (network
- * bytes in and out) and `INFO cpu` before and after, less what the idle core does in the
+ * bytes in and out, and each command's `usec`: its execution alone, the lower bound of
+ * Redis's time a turn) and `INFO cpu` (the upper bound) before and after, less what the idle core does in the
  * same time (delivery readers, lease renewals: measured first, per second), and the
  * core's CPU (its process, not its sandboxes). Kinds: a plain HTTP turn, the same turn
  * continuing a session, a once-only request (Idempotency-Key), a queue message (the
@@ -90,8 +91,10 @@ export interface RedisCost {
   /** Bytes per turn Redis read from and wrote to its clients. */
   readonly bytesInPerTurn: number;
   readonly bytesOutPerTurn: number;
-  /** Redis's CPU per turn, µs. */
+  /** Redis's CPU per turn, µs (INFO cpu: the process's whole CPU, its event loop and cron too, less the idle core's: an upper bound). */
   readonly redisCpuUsPerTurn: number;
+  /** The time Redis spent running the turn's commands, µs (INFO commandstats `usec`: execution alone, no I/O; a lower bound). */
+  readonly commandUsPerTurn: number;
   /** The core's own CPU per turn (not its sandboxes), ms. */
   readonly coreCpuMsPerTurn: number;
 }
@@ -106,6 +109,8 @@ export interface RedisCapacityReport {
 interface Reading {
   readonly at: number;
   readonly calls: Map<string, number>;
+  /** Microseconds spent in each command so far. */
+  readonly usec: Map<string, number>;
   readonly bytesIn: number;
   readonly bytesOut: number;
   readonly cpuSeconds: number;
@@ -115,11 +120,16 @@ interface Reading {
 async function read(redis: Redis, corePid: number | undefined): Promise<Reading> {
   const [commandstats, stats, cpu] = await Promise.all([redis.info('commandstats'), redis.info('stats'), redis.info('cpu')]);
   const calls = new Map<string, number>();
-  for (const match of commandstats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1]!, Number(match[2]));
+  const usec = new Map<string, number>();
+  for (const match of commandstats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    calls.set(match[1]!, Number(match[2]));
+    usec.set(match[1]!, Number(match[3]));
+  }
   const field = (text: string, name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? 0);
   return {
     at: performance.now(),
     calls,
+    usec,
     bytesIn: field(stats, 'total_net_input_bytes'),
     bytesOut: field(stats, 'total_net_output_bytes'),
     cpuSeconds: field(cpu, 'used_cpu_sys') + field(cpu, 'used_cpu_user'),
@@ -135,6 +145,13 @@ function delta(before: Reading, after: Reading): Map<string, number> {
     if (n > 0) out.set(name, n);
   }
   return out;
+}
+
+/** Microseconds of command execution between two readings, without the readings' own INFO. */
+function usecDelta(before: Reading, after: Reading): number {
+  let total = 0;
+  for (const [name, usec] of after.usec) if (name !== 'info') total += usec - (before.usec.get(name) ?? 0);
+  return total;
 }
 
 const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -193,6 +210,7 @@ export async function benchRedisCapacity(options: { turns: number; concurrency: 
     const idleBytesOut = (idleAfter.bytesOut - idleBefore.bytesOut) / idleSeconds;
     const idleCpu = (idleAfter.cpuSeconds - idleBefore.cpuSeconds) / idleSeconds;
     const idleCoreCpu = (idleAfter.coreCpuMs - idleBefore.coreCpuMs) / idleSeconds;
+    const idleUsec = usecDelta(idleBefore, idleAfter) / idleSeconds;
 
     const measure = async (kind: string, turns: number, run: () => Promise<void>, less: Record<string, number> = {}): Promise<RedisCost> => {
       const before = await read(redis, pid);
@@ -216,6 +234,7 @@ export async function benchRedisCapacity(options: { turns: number; concurrency: 
         bytesInPerTurn: Math.round((after.bytesIn - before.bytesIn - idleBytesIn * seconds) / turns),
         bytesOutPerTurn: Math.round((after.bytesOut - before.bytesOut - idleBytesOut * seconds) / turns),
         redisCpuUsPerTurn: round(((after.cpuSeconds - before.cpuSeconds - idleCpu * seconds) / turns) * 1e6, 1),
+        commandUsPerTurn: round((usecDelta(before, after) - idleUsec * seconds) / turns, 1),
         coreCpuMsPerTurn: round((after.coreCpuMs - before.coreCpuMs - idleCoreCpu * seconds) / turns, 3),
       };
     };
@@ -305,6 +324,7 @@ function stepOf(one: RedisCost, longer: RedisCost, more: number): RedisCost {
     bytesInPerTurn: Math.round((longer.bytesInPerTurn - one.bytesInPerTurn) / more),
     bytesOutPerTurn: Math.round((longer.bytesOutPerTurn - one.bytesOutPerTurn) / more),
     redisCpuUsPerTurn: round((longer.redisCpuUsPerTurn - one.redisCpuUsPerTurn) / more, 1),
+    commandUsPerTurn: round((longer.commandUsPerTurn - one.commandUsPerTurn) / more, 1),
     coreCpuMsPerTurn: round((longer.coreCpuMsPerTurn - one.coreCpuMsPerTurn) / more, 3),
   };
 }
@@ -312,7 +332,7 @@ function stepOf(one: RedisCost, longer: RedisCost, more: number): RedisCost {
 export function redisCapacityTable(report: RedisCapacityReport): string {
   const lines = [
     `idle core: ${report.idleCommandsPerSecond} Redis commands/s`,
-    'kind                       turns  cmds/turn  bytes in/out per turn  Redis CPU µs/turn  core CPU ms/turn  commands',
+    'kind                       turns  cmds/turn  bytes in/out per turn  Redis CPU µs/turn  command µs/turn  core CPU ms/turn  commands',
   ];
   for (const k of report.kinds) {
     const top = Object.entries(k.byCommand)
@@ -320,7 +340,7 @@ export function redisCapacityTable(report: RedisCapacityReport): string {
       .map(([name, n]) => `${name} ${n}`)
       .join(', ');
     lines.push(
-      `${k.kind.padEnd(26)} ${String(k.turns).padStart(5)}  ${String(k.commandsPerTurn).padStart(9)}  ${`${k.bytesInPerTurn}/${k.bytesOutPerTurn}`.padStart(21)}  ${String(k.redisCpuUsPerTurn).padStart(17)}  ${String(k.coreCpuMsPerTurn).padStart(16)}  ${top}`,
+      `${k.kind.padEnd(26)} ${String(k.turns).padStart(5)}  ${String(k.commandsPerTurn).padStart(9)}  ${`${k.bytesInPerTurn}/${k.bytesOutPerTurn}`.padStart(21)}  ${String(k.redisCpuUsPerTurn).padStart(17)}  ${String(k.commandUsPerTurn).padStart(15)}  ${String(k.coreCpuMsPerTurn).padStart(16)}  ${top}`,
     );
   }
   if (report.scaling.length > 0) lines.push('', coreScalingTable(report.scaling).trimEnd());
