@@ -30,6 +30,8 @@ export interface FederatedCancelSuiteOptions {
   /** Called before the core starts (the Docker engine check). */
   readonly before?: () => Promise<void>;
   readonly startTimeoutMs?: number;
+  /** The ids of the app's sandboxes that exist now (a Docker core's containers): the cut execution's must go. */
+  readonly sandboxes?: (app: string) => Promise<ReadonlySet<string>>;
 }
 
 export function describeFederatedCancel(options: FederatedCancelSuiteOptions): void {
@@ -104,6 +106,7 @@ export function describeFederatedCancel(options: FederatedCancelSuiteOptions): v
       );
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(calls[0]!.closedEarly).toBeUndefined();
+      const sandboxesBefore = await options.sandboxes?.('fed');
 
       const started = performance.now();
       const cancelled = await fetch(`${core.url}/_uhlp/runs/${runId}/cancel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ by: 'tester' }) });
@@ -115,6 +118,17 @@ export function describeFederatedCancel(options: FederatedCancelSuiteOptions): v
       expect(closedMs).toBeLessThan(CANCEL_BOUND_MS);
       expect(calls[0]!.answered).toBeUndefined();
       expect((await answer).json).toMatchObject({ code: 'UHLP_WORKFLOW_CANCELLED', details: { by: 'tester', via: 'http' } });
+      if (sandboxesBefore !== undefined) {
+        expect(sandboxesBefore.size, 'the sandboxes of the app while its run waits on the tool').toBeGreaterThan(0);
+        // The execution whose tool call was cut had its sandbox destroyed (warm ones for the pool are new).
+        await waitFor(
+          async () => {
+            const now = await options.sandboxes!('fed');
+            return [...sandboxesBefore].some((id) => !now.has(id));
+          },
+          { timeoutMs: 10_000, what: "the cut execution's sandbox removed" },
+        );
+      }
     }, 120_000);
   });
 }
