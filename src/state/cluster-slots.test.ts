@@ -33,6 +33,7 @@ const SCRIPT_CALLS: Record<string, string[][]> = {
   ],
   runCreate: [[keys.run('RUN-20261129T000000000Z-A'), keys.activeRuns()]],
   runUpdate: [[keys.run('RUN-x'), keys.activeRuns()]],
+  runsPrune: [[keys.activeRuns(), keys.run('a'), keys.run('b')]],
   sessionQueueJoin: [[keys.sessionQueue('SES-a'), keys.sessionQueueTickets('SES-a')]],
   sessionQueueHead: [[keys.sessionQueue('SES-a'), keys.sessionQueueTickets('SES-a')]],
   flowEnter: [flowKeys(keys.flowGate('shop', 'http POST /t/:id', 'concurrency', 'a:{b}'))],
@@ -50,7 +51,6 @@ const TRANSACTIONS: Record<string, string[]> = {
   'run index put and prune (redis-run-index.ts)': [keys.runIndex(), keys.runSummaries()],
   'a ticket leaving its session queue (redis-run-store.ts)': [keys.sessionQueue('SES-a'), keys.sessionQueueTickets('SES-a')],
   'turn journal append and read of an app (redis-turn-journal-store.ts)': [keys.turnJournal('shop', 'core-a'), keys.turnJournal('shop', 'core-b'), keys.turnJournalCores('shop')],
-  'active runs check (redis-run-store.ts)': [keys.activeRuns(), keys.run('a'), keys.run('b')],
 };
 
 function slots(group: readonly string[]): Set<number> {

@@ -35,6 +35,7 @@ describe('loadLuaScripts', () => {
       'rateLimit',
       'runCreate',
       'runUpdate',
+      'runsPrune',
       'sessionCreate',
       'sessionNextTurn',
       'sessionQueueHead',

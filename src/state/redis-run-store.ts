@@ -1,7 +1,8 @@
 /**
  * Workflow run records on Redis: one hash per run (version and JSON) and a
  * sorted set of the active runs' ids by the time they became active
- * (run-create-2, run-update-2 keep both in step). Each record sits in the
+ * (run-create-2, run-update-2 keep both in step; runs-prune-n takes out the ids
+ * whose record expired, checking and removing in one step). Each record sits in the
  * active set's slot (runtime-keys.ts), so both scripts run on a Redis Cluster.
  *
  * Versions before that layout named a record `<prefix>run:<id>`. On a single
@@ -60,17 +61,10 @@ export class RedisRunStore implements RunStore {
     const ids = await this.client.call(() => redis.zrange(set, '0', String(limit - 1)));
     if (ids.length === 0) return [];
     for (const id of ids) await this.adoptLegacy(id);
-    const exists = await this.client.call(() => {
-      const pipeline = redis.pipeline();
-      for (const id of ids) pipeline.exists(keys.run(id));
-      return pipeline.exec();
-    });
-    const live: string[] = [];
-    const expired: string[] = [];
-    ids.forEach((id, i) => ((exists?.[i]?.[1] as number) === 1 ? live : expired).push(id));
-    // A run that expired while active leaves its id behind: it is dropped on the way.
-    if (expired.length > 0) await this.client.call(() => redis.zrem(set, ...expired));
-    return live;
+    // The check and the removal of ids whose record expired are one script: a read that failed, or was made on a
+    // node a failover then left behind, never takes a live run out of the set (and out of the orphan sweep).
+    const kept = (await this.client.script('runsPrune', [set, ...ids.map((id) => keys.run(id))], ids)) as number[];
+    return ids.filter((_, i) => kept[i] === 1);
   }
 
   async joinSessionQueue(sessionId: string, ticket: string, max: number, ttlMs: number): Promise<number> {
