@@ -18,7 +18,7 @@
  *   (503 `UHLP_STATE_UNAVAILABLE`, 409 `UHLP_IDEMPOTENCY_IN_FLIGHT`) or cut by
  *   the killed core; the test prints how many.
  */
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
@@ -152,6 +152,33 @@ async function leftover(client: Redis | Cluster, survivor: UhlpProcess, started:
   return parts.join('\n  ');
 }
 
+/** What the store and the cores' logs say of a run that did not complete: its record, whether the active set lists it, its lease, the log lines naming it. */
+async function unsettledRun(client: Redis | Cluster, cores: readonly UhlpProcess[], id: string, started: number): Promise<string> {
+  try {
+    const record = await retryPassing(() => client.hgetall(`{${FLEET_PREFIX}runs:active}:run:${id}`));
+    const json = record.json ? JSON.parse(record.json) : undefined;
+    const lease = `${FLEET_PREFIX}lease:run:${id}`;
+    const [score, holder, ttl] = await retryPassing(() => Promise.all([client.zscore(`${FLEET_PREFIX}runs:active`, id), client.get(lease), client.pttl(lease)]));
+    const logs = cores.flatMap((core, index) => core.stdout().split('\n').filter((line) => line.includes(id)).map((line) => `core ${index}: ${line.slice(0, 300)}`));
+    return JSON.stringify({
+      id,
+      version: record.version,
+      status: json?.status,
+      input: json?.state?.blackboard?.input?.id,
+      owner: json?.owner,
+      attempts: json?.attempts,
+      nodesRun: json?.state?.nodesRun,
+      createdAt: json?.createdAt && (Date.parse(json.createdAt) - started) / 1000,
+      updatedAt: json?.updatedAt && (Date.parse(json.updatedAt) - started) / 1000,
+      active: score === null ? null : (Number(score) - started) / 1000,
+      lease: [holder, ttl],
+      logs: logs.slice(0, 20),
+    });
+  } catch (error) {
+    return `${id}: not read (${(error as Error).message})`;
+  }
+}
+
 function countBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
   for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
@@ -168,7 +195,7 @@ export function describeFleet(name: string, options: FleetOptions): void {
     beforeAll(async () => {
       topology = await options.start();
       llm = await startOpenAiTestServer();
-      const env = { UHLP_STATE_PREFIX: FLEET_PREFIX, UHLP_LLM_BASE_URL: llm.baseUrl, UHLP_LOG_LEVEL: 'error', ...topology.env };
+      const env = { UHLP_STATE_PREFIX: FLEET_PREFIX, UHLP_LLM_BASE_URL: llm.baseUrl, UHLP_LOG_LEVEL: 'warn', ...topology.env };
       // One after the other (three starting at once on a loaded machine take longer than three times one),
       // each on its own copy of one Git repository: the first core commits the fixture, the others copy that
       // repository, so all serve the same revision (a run is pinned to its revision; another core resumes it
@@ -188,6 +215,12 @@ export function describeFleet(name: string, options: FleetOptions): void {
     }, 960_000);
 
     afterAll(async () => {
+      // UHLP_FLEET_LOG_DIR keeps each core's output (stdout and stderr) there, for a run to be read afterwards.
+      const logDir = process.env.UHLP_FLEET_LOG_DIR;
+      if (logDir) {
+        mkdirSync(logDir, { recursive: true });
+        cores.forEach((core, index) => writeFileSync(path.join(logDir, `core-${index}.log`), `${core.stdout()}\n--- stderr\n${core.stderr()}`));
+      }
       client?.disconnect();
       await Promise.all(cores.map((core) => core.stop('SIGKILL')));
       await llm?.close();
@@ -406,6 +439,7 @@ export function describeFleet(name: string, options: FleetOptions): void {
       const records = await Promise.all(runIds.map(async (id) => (await fetch(`${survivor.url}/_uhlp/runs/${id}`)).json() as Promise<any>));
       const byInput = countBy(records, (record) => String(record.blackboard?.input?.id ?? record.id));
       const notCompleted = records.filter((record) => record.status !== 'completed').map((record) => `${record.id} ${record.status} ${JSON.stringify(record.error ?? {})}`);
+      for (const record of records.filter((record) => record.status !== 'completed')) note(`not completed: ${await unsettledRun(client, cores, record.id, started)}`);
       const answered = [...flows].filter(([, flow]) => flow.outcome.status === 200);
       for (const [id, flow] of answered) {
         expect(flow.outcome.json, `the answer of ${id}`).toEqual({ id, one: { node: 'one' }, two: { node: 'two' }, three: { node: 'three' } });
