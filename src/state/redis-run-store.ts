@@ -3,7 +3,7 @@
  * sorted set of the active runs' ids by the time they became active
  * (run-create-2, run-update-2 keep both in step; runs-prune-n takes out the ids
  * whose record expired, checking and removing in one step). Each record sits in the
- * active set's slot (runtime-keys.ts), so both scripts run on a Redis Cluster.
+ * active set's slot (runtime-keys.ts), so these scripts run on a Redis Cluster.
  *
  * Versions before that layout named a record `<prefix>run:<id>`. On a single
  * Redis such a record is moved to its new name (RENAMENX) the first time it is
