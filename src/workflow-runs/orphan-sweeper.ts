@@ -1,6 +1,7 @@
 /**
  * Runs nobody drives: on a core whose runtime state is Redis, a running run
- * whose core stopped (its lease lapsed) is picked up and driven to its end by
+ * whose core stopped (its lease lapsed, or it never claimed the run it created:
+ * UNCLAIMED_RUN_GRACE_MS) is picked up and driven to its end by
  * another core, from its last checkpoint, once it has taken its concurrency
  * slots again (it waits at its gates like any event; one that waited too long is
  * swept again later). A run of memory persistence cannot
@@ -15,6 +16,7 @@ import { WorkflowInterruptedError } from '../shared/workflow-errors.js';
 import type { TurnNotes } from '../turns/turn-runner.js';
 import { pinnedRun, runEvent, type PinnedRun } from './pinned-runs.js';
 import type { PipelineTurns } from './pipeline-turns.js';
+import type { RunRecord } from './run-record.js';
 import { runLease, type RunDriver } from './run-driver.js';
 import { runErrorOf } from './run-errors.js';
 import type { RunService } from './run-service.js';
@@ -22,6 +24,21 @@ import type { WorkflowCatalog } from './workflow-catalog.js';
 
 /** How often a core with Redis state looks for runs nobody drives. */
 const ORPHAN_SWEEP_MS = 5_000;
+
+/**
+ * How long a run no execution has claimed yet belongs to the core that created
+ * it. Its creator takes the run's lease only after the create, and a write
+ * stalled in a failover (behind `WAIT`s) has held that gap open for 10 s: a
+ * sweep in it drove the run elsewhere and the creator's client got a 409.
+ * A creator that died before claiming leaves the run to the sweep after this.
+ */
+export const UNCLAIMED_RUN_GRACE_MS = 30_000;
+
+/** Whether a run with no lease is another core's to take: claimed before, or unclaimed past the grace. */
+export function isOrphaned(record: Pick<RunRecord, 'attempts' | 'updatedAt'>, now: number = Date.now()): boolean {
+  // An unreadable time counts as old: a run is never left undriven for good.
+  return record.attempts > 0 || !(now - Date.parse(record.updatedAt) < UNCLAIMED_RUN_GRACE_MS);
+}
 
 export interface OrphanSweeperOptions {
   readonly runs: RunService;
@@ -65,7 +82,7 @@ export class OrphanSweeper {
       if (driver.drives(id) || this.waiting.has(id)) continue;
       const record = await runs.find(id);
       if (record === undefined || record.status !== 'running') continue;
-      if ((await leases.getLease(runLease(id))) !== undefined) continue;
+      if (!isOrphaned(record) || (await leases.getLease(runLease(id))) !== undefined) continue;
       if (record.persistence.actual !== 'redis') {
         await runs.finish(id, 'failed', toRunError(new WorkflowInterruptedError('the run was running when its core stopped; its persistence is memory')));
         continue;

@@ -12,7 +12,9 @@
  *   later run carried a higher attempt;
  * - no `Idempotency-Key` answered twice with different answers, none executed
  *   twice unless a request for it was cut by the killed core;
- * - no cron slot fired twice; a slot outside every disruption fired once;
+ * - no cron slot fired twice (its one delivery may run again, as a queue
+ *   message may, with a higher attempt when its first run began in a
+ *   disruption); a slot outside every disruption fired once;
  * - every run that was started completed, exactly once, each step at least once;
  * - a request refused along the way was refused with a retryable code only
  *   (503 `UHLP_STATE_UNAVAILABLE`, 409 `UHLP_IDEMPOTENCY_IN_FLIGHT`) or cut by
@@ -360,14 +362,18 @@ export function describeFleet(name: string, options: FleetOptions): void {
         }
         return runs;
       });
+      // The cron route settled too: after a killed master its deliveries can wait on once-only claims the killed
+      // core left in flight (the pool's acquire and execution time-outs, 15 s each in the fixture), and the slots
+      // behind them run late; late counts as fired, never run does not.
       await waitFor(
         async () => {
-          const queues = (await adminJson(survivor, '/_uhlp/queues')) as { queues: Array<{ app: string; name: string; depth: number; pending: number }> };
-          const jobs = queues.queues.find((queue) => queue.app === 'fleet' && queue.name === 'jobs');
+          const queues = (await adminJson(survivor, '/_uhlp/queues')) as { queues: Array<{ app: string; source: string; name: string; depth: number; oldestAgeMs: number }> };
+          const jobs = queues.queues.find((queue) => queue.app === 'fleet' && queue.source === 'queue' && queue.name === 'jobs');
+          const tick = queues.queues.find((queue) => queue.app === 'fleet' && queue.source === 'cron' && queue.name === 'tick');
           const active = await client.zcard(`${FLEET_PREFIX}runs:active`);
-          return jobs?.depth === 0 && active === 0;
+          return jobs?.depth === 0 && tick !== undefined && tick.oldestAgeMs < 2_000 && active === 0;
         },
-        { timeoutMs: 60_000, intervalMs: 500, what: 'the queue settled and every run ended' },
+        { timeoutMs: 120_000, intervalMs: 500, what: 'the queue and the cron route settled and every run ended' },
       ).catch(async (error: Error) => {
         throw new Error(`${error.message}; left: ${await leftover(client, survivor, started)}`);
       });
@@ -416,12 +422,22 @@ export function describeFleet(name: string, options: FleetOptions): void {
       expect(twice, 'keys executed twice').toEqual([]);
       for (const [key, answers] of minted) expect(executions.get(key)?.length ?? 0, `executions of ${key}`).toBeGreaterThanOrEqual(answers.length > 0 ? 1 : 0);
 
-      // Cron: no slot twice; every slot of the load outside a disruption (and a second either side) fired once.
+      // Cron: no slot fired twice — a slot's runs are one delivery (one invocation id), run again only with a higher
+      // attempt after a first run inside a disruption; every slot of the load outside a disruption (and a second
+      // either side) fired once.
       const fires = countBy(await scanKeys(client, `${KV}cron:*`), (key) => {
         const rest = key.slice(`${KV}cron:`.length);
-        return rest.slice(0, rest.lastIndexOf(':'));
+        return rest.slice(0, rest.lastIndexOf(':a'));
       });
-      const doubled = [...fires].filter(([, keys]) => keys.length > 1).map(([slot]) => slot);
+      const doubled: string[] = [];
+      let rerunSlots = 0;
+      for (const [slot, keys] of fires) {
+        if (keys.length === 1) continue;
+        const runs = await retryPassing(() => Promise.all(keys.map(async (key) => JSON.parse((await client.get(key)) ?? '{}') as { invocationId?: string; attempt?: number; at?: number })));
+        const oneDelivery = new Set(runs.map((run) => run.invocationId)).size === 1 && new Set(runs.map((run) => run.attempt)).size === runs.length;
+        if (oneDelivery && within(Math.min(...runs.map((run) => run.at ?? 0)), 2_000)) rerunSlots++;
+        else doubled.push(`${slot} ${JSON.stringify(runs)}`);
+      }
       const missing: string[] = [];
       const missingInDisruption: string[] = [];
       for (let slot = Math.ceil((started + 2_000) / 1000) * 1000; slot <= loadEnded - 2_000; slot += 1000) {
@@ -430,7 +446,7 @@ export function describeFleet(name: string, options: FleetOptions): void {
         if (within(slot, 2_000)) missingInDisruption.push(time);
         else missing.push(time);
       }
-      note(`cron: ${fires.size} slots fired, ${doubled.length} twice, ${missingInDisruption.length} skipped during a disruption, ${missing.length} skipped outside one`);
+      note(`cron: ${fires.size} slots fired, ${doubled.length} twice, ${rerunSlots} run again (one delivery, inside a disruption), ${missingInDisruption.length} skipped during a disruption, ${missing.length} skipped outside one`);
       expect(doubled, 'cron slots fired twice').toEqual([]);
       expect(missing, 'cron slots skipped with nothing failing').toEqual([]);
 
