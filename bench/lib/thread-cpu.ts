@@ -18,9 +18,9 @@ function statCpuMs(stat: string): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
-/** The CPU each named group of `pid`'s threads has used so far, ms (threads that ended are not counted). */
-export function threadCpuByName(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
+/** A reading of each live thread of `pid`, summed by thread name (threads that end meanwhile are left out). */
+export function byThreadName<T>(pid: number, read: (taskDir: string) => T, add: (sum: T, one: T) => T): Map<string, T> {
+  const out = new Map<string, T>();
   let tids: string[];
   try {
     tids = readdirSync(`/proc/${pid}/task`);
@@ -29,14 +29,21 @@ export function threadCpuByName(pid: number): Map<string, number> {
   }
   for (const tid of tids) {
     try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      const ms = statCpuMs(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
-      out.set(name, (out.get(name) ?? 0) + ms);
+      const dir = `/proc/${pid}/task/${tid}`;
+      const name = readFileSync(`${dir}/comm`, 'utf8').trim();
+      const one = read(dir);
+      const sum = out.get(name);
+      out.set(name, sum === undefined ? one : add(sum, one));
     } catch {
       // The thread ended between the listing and the read.
     }
   }
   return out;
+}
+
+/** The CPU each named group of `pid`'s threads has used so far, ms (threads that ended are not counted). */
+export function threadCpuByName(pid: number): Map<string, number> {
+  return byThreadName(pid, (dir) => statCpuMs(readFileSync(`${dir}/stat`, 'utf8')), (a, b) => a + b);
 }
 
 /** utime + stime of one whole process in ms (all its threads), or undefined once it is gone. */

@@ -6,7 +6,8 @@
  * request thread that waits for a CPU inside a system call shows as time in
  * that call in a wall-clock profile; the wait here tells the two apart.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { byThreadName } from './thread-cpu.js';
 
 export interface ThreadSched {
   /** On a CPU, ns. */
@@ -17,33 +18,16 @@ export interface ThreadSched {
   readonly involuntary: number;
 }
 
-function readSched(pid: number, tid: string): ThreadSched {
-  const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(' ').map(Number);
-  const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+function readSched(dir: string): ThreadSched {
+  const [run, wait] = readFileSync(`${dir}/schedstat`, 'utf8').trim().split(' ').map(Number);
+  const status = readFileSync(`${dir}/status`, 'utf8');
   const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
   return { runNs: run ?? 0, waitNs: wait ?? 0, voluntary: field('voluntary_ctxt_switches'), involuntary: field('nonvoluntary_ctxt_switches') };
 }
 
 /** Each named group of `pid`'s threads so far (threads that ended are not counted). */
 export function threadSchedByName(pid: number): Map<string, ThreadSched> {
-  const out = new Map<string, ThreadSched>();
-  let tids: string[];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const tid of tids) {
-    try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      const sched = readSched(pid, tid);
-      const sum = out.get(name);
-      out.set(name, sum === undefined ? sched : { runNs: sum.runNs + sched.runNs, waitNs: sum.waitNs + sched.waitNs, voluntary: sum.voluntary + sched.voluntary, involuntary: sum.involuntary + sched.involuntary });
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return out;
+  return byThreadName(pid, readSched, (a, b) => ({ runNs: a.runNs + b.runNs, waitNs: a.waitNs + b.waitNs, voluntary: a.voluntary + b.voluntary, involuntary: a.involuntary + b.involuntary }));
 }
 
 /** Per unit of work between two readings: run and wait in µs, switches as counts. */
