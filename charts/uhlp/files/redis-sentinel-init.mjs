@@ -9,7 +9,8 @@
 //   UHLP_REDIS_INIT_SENTINELS    host:port of every sentinel, comma-separated
 //   UHLP_REDIS_INIT_MASTER_NAME  the name the sentinels monitor the master under
 //   UHLP_REDIS_INIT_OUT          the config file to write
-//   UHLP_REDIS_INIT_DOWN_AFTER_MS, UHLP_REDIS_INIT_FAILOVER_TIMEOUT_MS  (sentinel)
+//   UHLP_REDIS_INIT_DOWN_AFTER_MS, UHLP_REDIS_INIT_FAILOVER_TIMEOUT_MS  (the sentinels'; a data pod waits at most
+//                                twice the failover timeout to be named a replica)
 //   UHLP_REDIS_INIT_PORT         the port the written config listens on (6379 data, 26379 sentinel)
 //   UHLP_REDIS_INIT_REDIS_PORT   the data pods' port (6379)
 //   UHLP_REDIS_INIT_PASSWORD     the data pods' password, for the sentinels (optional; the data pods get it as arguments)
@@ -34,12 +35,14 @@ const out = env('UHLP_REDIS_INIT_OUT');
 const port = env('UHLP_REDIS_INIT_PORT');
 const redisPort = env('UHLP_REDIS_INIT_REDIS_PORT', '6379');
 const downAfterMs = Number(env('UHLP_REDIS_INIT_DOWN_AFTER_MS', '5000'));
+const failoverTimeoutMs = Number(env('UHLP_REDIS_INIT_FAILOVER_TIMEOUT_MS', '60000'));
 const tlsDir = process.env.UHLP_REDIS_INIT_TLS_DIR || undefined;
 const tlsFile = (name) => path.join(tlsDir, name);
 const sentinels = env('UHLP_REDIS_INIT_SENTINELS')
   .split(',')
   .map((address) => address.trim())
-  .filter((address) => address !== '' && !address.startsWith(`${me}:`));
+  // A sentinel does not ask itself (it is not up yet); a data pod is never one of them.
+  .filter((address) => address !== '' && !(role === 'sentinel' && address.startsWith(`${me}:`)));
 
 /** One RESP command to host:port; the reply's bulk strings, [] for a nil reply, undefined when nobody answered. */
 function ask(address, args, timeoutMs = 1000) {
@@ -71,13 +74,22 @@ function ask(address, args, timeoutMs = 1000) {
   });
 }
 
-/** The master the sentinels name, as host; undefined when none answers with one. */
+/** The master the sentinels name, as { host, port }; undefined when none answers with one. */
 async function namedMaster() {
   for (const sentinel of sentinels) {
     const reply = await ask(sentinel, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName]);
-    if (reply && reply.length === 2) return reply[0];
+    if (reply && reply.length === 2) return { host: reply[0], port: reply[1] };
   }
   return undefined;
+}
+
+/** Whether any sentinel knows a replica of the master (a replica holds the data set; on a fresh install none is known yet). */
+async function replicasKnown() {
+  for (const sentinel of sentinels) {
+    const reply = await ask(sentinel, ['SENTINEL', 'REPLICAS', masterName]);
+    if (reply && reply.length > 0) return true;
+  }
+  return false;
 }
 
 /** How the written config listens: on `port`, or with TLS alone there (the sentinels and replicas reach each other with TLS). */
@@ -97,16 +109,33 @@ function listenLines() {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const isMe = (master) => master !== undefined && master.host === me && master.port === port;
+
+/**
+ * Named master but just restarted, with an empty data directory: coming back as master would
+ * hand the replicas an empty data set (they follow the name, and sync in full from it), so the
+ * sentinels are asked to promote a replica now (`SENTINEL FAILOVER`, which needs no agreement),
+ * and this pod waits to be named a replica. On a fresh install no replica is known yet, and
+ * nobody holds data: this pod starts as master.
+ */
+async function handOver() {
+  const deadline = Date.now() + 2 * failoverTimeoutMs;
+  for (let asked = false; Date.now() < deadline; asked = true) {
+    const master = await namedMaster();
+    if (master === undefined) return undefined;
+    if (!isMe(master)) return master;
+    if (!asked && !(await replicasKnown())) return master;
+    for (const sentinel of sentinels) await ask(sentinel, ['SENTINEL', 'FAILOVER', masterName]);
+    await sleep(Math.min(1000, downAfterMs));
+  }
+  throw new Error(`the sentinels still name ${me} master after ${2 * failoverTimeoutMs} ms and promote no replica: not starting empty over the replicas' data`);
+}
+
 async function dataConfig() {
   let master = await namedMaster();
-  if (master === me) {
-    // Named master but just restarted: the sentinels may not have seen us go yet. Once they have
-    // (down-after), they promote a replica that kept the data; coming back as master could hand
-    // the replicas an empty or older data set.
-    await sleep(downAfterMs + 2000);
-    master = (await namedMaster()) ?? me;
-  }
-  master ??= first;
+  if (isMe(master)) master = await handOver();
+  master ??= { host: first, port: redisPort };
+  const replicaOf = isMe(master) ? undefined : master;
   return [
     ...listenLines(),
     'bind * -::*',
@@ -120,12 +149,12 @@ async function dataConfig() {
     'repl-diskless-sync-delay 0',
     // The pod's DNS name, not its IP: an IP changes with each pod, the name stays.
     `replica-announce-ip ${me}`,
-    ...(master === me ? [] : [`replicaof ${master} ${redisPort}`]),
+    ...(replicaOf === undefined ? [] : [`replicaof ${replicaOf.host} ${replicaOf.port}`]),
   ];
 }
 
 async function sentinelConfig() {
-  const master = (await namedMaster()) ?? first;
+  const master = (await namedMaster())?.host ?? first;
   return [
     ...listenLines(),
     'bind * -::*',
@@ -135,7 +164,7 @@ async function sentinelConfig() {
     `sentinel announce-ip ${me}`,
     `sentinel monitor ${masterName} ${master} ${redisPort} 2`,
     `sentinel down-after-milliseconds ${masterName} ${downAfterMs}`,
-    `sentinel failover-timeout ${masterName} ${Number(env('UHLP_REDIS_INIT_FAILOVER_TIMEOUT_MS', '60000'))}`,
+    `sentinel failover-timeout ${masterName} ${failoverTimeoutMs}`,
     `sentinel parallel-syncs ${masterName} 1`,
     ...(process.env.UHLP_REDIS_INIT_PASSWORD ? [`sentinel auth-pass ${masterName} ${process.env.UHLP_REDIS_INIT_PASSWORD}`] : []),
   ];
