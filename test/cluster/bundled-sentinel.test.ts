@@ -366,7 +366,12 @@ describe.each([
       if (!back || back.metadata.uid === oldPod.metadata.uid || !isReady(back)) return undefined;
       const found = await roles();
       return found.size === 3 && found.get(oldMaster)?.[0] === 'slave' ? found : undefined;
-    }, 4 * MINUTE);
+    }, 4 * MINUTE).catch(async (error: Error) => {
+      // What the pod did instead: its phase, its start-up step's output, the roles and the sentinels' master.
+      const back = await get<{ status?: Record<string, unknown> }>(['get', 'pod', oldMaster!]).catch(() => undefined);
+      const startUp = await kubectl(['logs', '-n', namespace.name, oldMaster!, '-c', 'config']).catch((failure: Error) => failure.message);
+      throw new Error(`${error.message}; ${oldMaster}: ${JSON.stringify(back?.status).slice(0, 1500)}; start-up step: ${String(startUp).slice(-600)}; roles ${JSON.stringify([...(await roles())])}; named ${await namedMaster()}`);
+    });
     expect([...settled].filter(([, role]) => role[0] === 'master').map(([name]) => name)).toEqual([newMaster]);
     for (const [name, role] of settled) if (name !== newMaster) expect(role).toEqual(['slave', newHost]);
     // The sentinels agree, and the core still writes.
