@@ -156,13 +156,15 @@ describe('the bundled Sentinel start-up step, run for real', () => {
     expect(second).toContain('replicaof redis-0.local 6379\n');
   });
 
-  it('brings a restarted master back as a replica: it has the sentinels promote a replica rather than start empty over their data', async () => {
+  it('brings a restarted master back as a replica: it waits for the sentinels to promote one rather than start empty over their data', async () => {
     const old = await topology.masterPort();
-    // The pod the sentinels name master, started again with an empty data directory (an emptyDir): named, with replicas known.
-    const restarted = await init('data', { UHLP_REDIS_INIT_ME: '127.0.0.1', UHLP_REDIS_INIT_FIRST: '127.0.0.1', UHLP_REDIS_INIT_SENTINELS: sentinels(), UHLP_REDIS_INIT_PORT: String(old), UHLP_REDIS_INIT_REDIS_PORT: String(old), UHLP_REDIS_INIT_FAILOVER_TIMEOUT_MS: '30000' });
-    const promoted = await topology.masterPort();
+    // The pod the sentinels name master, started again with an empty data directory (an emptyDir) before they saw it
+    // go: named, with replicas known. Its old process dies 3 s later, past the 2.2 s the step used to wait.
+    const restarted = init('data', { UHLP_REDIS_INIT_ME: '127.0.0.1', UHLP_REDIS_INIT_FIRST: '127.0.0.1', UHLP_REDIS_INIT_SENTINELS: sentinels(), UHLP_REDIS_INIT_PORT: String(old), UHLP_REDIS_INIT_REDIS_PORT: String(old), UHLP_REDIS_INIT_FAILOVER_TIMEOUT_MS: '30000' });
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const promoted = await topology.killMaster();
     expect(promoted).not.toBe(old);
-    expect(restarted).toContain(`replicaof 127.0.0.1 ${promoted}\n`);
+    expect(await restarted).toContain(`replicaof 127.0.0.1 ${promoted}\n`);
   }, 90_000);
 
   it('writes configs that redis-server starts from: a replica that syncs from the master, and a sentinel that finds it', async () => {

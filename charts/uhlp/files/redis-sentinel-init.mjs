@@ -113,27 +113,27 @@ const isMe = (master) => master !== undefined && master.host === me && master.po
 
 /**
  * Named master but just restarted, with an empty data directory: coming back as master would
- * hand the replicas an empty data set (they follow the name, and sync in full from it), so the
- * sentinels are asked to promote a replica now (`SENTINEL FAILOVER`, which needs no agreement),
- * and this pod waits to be named a replica. On a fresh install no replica is known yet, and
+ * hand the replicas an empty data set (they follow the name, and sync in full from it). While
+ * this pod is not up, the sentinels see the master down and promote a replica (down-after, then
+ * their election): this pod waits to be named a replica, however long that takes on a loaded
+ * node. It does not force a failover itself: a forced one on one sentinel can race the
+ * sentinels' own and promote a second replica. On a fresh install no replica is known yet, and
  * nobody holds data: this pod starts as master.
  */
-async function handOver() {
+async function handOver(named) {
+  if (!(await replicasKnown())) return named;
   const deadline = Date.now() + 2 * failoverTimeoutMs;
-  for (let asked = false; Date.now() < deadline; asked = true) {
-    const master = await namedMaster();
-    if (master === undefined) return undefined;
-    if (!isMe(master)) return master;
-    if (!asked && !(await replicasKnown())) return master;
-    for (const sentinel of sentinels) await ask(sentinel, ['SENTINEL', 'FAILOVER', masterName]);
+  while (Date.now() < deadline) {
     await sleep(Math.min(1000, downAfterMs));
+    const master = await namedMaster();
+    if (master === undefined || !isMe(master)) return master;
   }
-  throw new Error(`the sentinels still name ${me} master after ${2 * failoverTimeoutMs} ms and promote no replica: not starting empty over the replicas' data`);
+  throw new Error(`the sentinels still name ${me} master after ${2 * failoverTimeoutMs} ms: not starting empty over the replicas' data`);
 }
 
 async function dataConfig() {
   let master = await namedMaster();
-  if (isMe(master)) master = await handOver();
+  if (isMe(master)) master = await handOver(master);
   master ??= { host: first, port: redisPort };
   const replicaOf = isMe(master) ? undefined : master;
   return [
