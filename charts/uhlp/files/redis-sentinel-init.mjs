@@ -125,8 +125,9 @@ async function handOver(named) {
   const deadline = Date.now() + 2 * failoverTimeoutMs;
   while (Date.now() < deadline) {
     await sleep(Math.min(1000, downAfterMs));
+    // No sentinel answering now is no reason to start empty: wait on.
     const master = await namedMaster();
-    if (master === undefined || !isMe(master)) return master;
+    if (master !== undefined && !isMe(master)) return master;
   }
   throw new Error(`the sentinels still name ${me} master after ${2 * failoverTimeoutMs} ms: not starting empty over the replicas' data`);
 }
