@@ -15,13 +15,9 @@ import { TEST_REDIS_URL, uniqueKeyPrefix } from './redis-url.js';
 import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
 import { sendToWorkflow, startAtModelCall, type RunAtModelCall } from './workflow-requests.js';
+import type { DriverSuiteOptions } from './driver-suite-options.js';
 
-export interface DoubleTextingSuiteOptions {
-  readonly driver: 'process' | 'docker';
-  /** Called before the cores start (the Docker engine check). */
-  readonly before?: () => Promise<void>;
-  readonly startTimeoutMs?: number;
-}
+export type DoubleTextingSuiteOptions = DriverSuiteOptions;
 
 export function describeDoubleTexting(options: DoubleTextingSuiteOptions): void {
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;

@@ -14,6 +14,7 @@ import { TEST_REDIS_URL, uniqueKeyPrefix } from './redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
 import { dropKeys, valuesUnder } from '../sources/redis-keys.js';
+import type { DriverSuiteOptions } from './driver-suite-options.js';
 
 interface Marked {
   readonly id: string;
@@ -21,11 +22,7 @@ interface Marked {
   readonly end: number;
 }
 
-export interface FlowControlSuiteOptions {
-  readonly driver: 'process' | 'docker';
-  /** Called before the cores start (the Docker engine check). */
-  readonly before?: () => Promise<void>;
-  readonly startTimeoutMs?: number;
+export interface FlowControlSuiteOptions extends DriverSuiteOptions {
   /** How many concurrent events the limit-1 key gets (50 unless a driver makes that slow). */
   readonly events?: number;
 }

@@ -23,6 +23,7 @@ import { lastPrompt, reply, startOpenAiTestServer, type OpenAiTestServer } from 
 import { TEST_REDIS_URL, uniqueKeyPrefix } from './redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
+import type { DriverSuiteOptions } from './driver-suite-options.js';
 
 const run = promisify(execFile);
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -34,12 +35,7 @@ const anyResult = {
 
 type Json = Record<string, any>;
 
-export interface McpRunTasksSuiteOptions {
-  readonly driver: 'process' | 'docker';
-  /** Called before the core starts (the Docker engine check). */
-  readonly before?: () => Promise<void>;
-  readonly startTimeoutMs?: number;
-}
+export type McpRunTasksSuiteOptions = DriverSuiteOptions;
 
 export function describeMcpRunTasks(options: McpRunTasksSuiteOptions): void {
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;

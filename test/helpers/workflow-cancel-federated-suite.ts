@@ -21,15 +21,12 @@ import { copyFixture, startUhlpDev, type UhlpProcess } from './uhlp-process.js';
 import { waitFor } from './wait-for.js';
 import { sendToWorkflow } from './workflow-requests.js';
 import { dropKeys } from '../sources/redis-keys.js';
+import type { DriverSuiteOptions } from './driver-suite-options.js';
 
 /** The bound docs/workflows.md states: from the cancel's request to the run ended and its calls closed. */
 const CANCEL_BOUND_MS = 2_000;
 
-export interface FederatedCancelSuiteOptions {
-  readonly driver: 'process' | 'docker';
-  /** Called before the core starts (the Docker engine check). */
-  readonly before?: () => Promise<void>;
-  readonly startTimeoutMs?: number;
+export interface FederatedCancelSuiteOptions extends DriverSuiteOptions {
   /** The ids of the app's sandboxes that exist now (a Docker core's containers): the cut execution's must go. */
   readonly sandboxes?: (app: string) => Promise<ReadonlySet<string>>;
 }

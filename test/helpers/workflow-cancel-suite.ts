@@ -19,6 +19,7 @@ import { jsonOrText } from './workflow-requests.js';
 import { waitFor } from './wait-for.js';
 import { canonicalJson } from '../../src/shared/canonical-json.js';
 import { sha256 } from '../../src/ledger/ledger-entry.js';
+import type { DriverSuiteOptions } from './driver-suite-options.js';
 
 /** The bound this suite holds a cancel to: from the cancel's request to the run ended and its model call closed. */
 const CANCEL_BOUND_MS = 2_000;
@@ -38,12 +39,7 @@ async function send(url: string, body?: unknown): Promise<Answer> {
   return { status: response.status, runId: response.headers.get('x-uhlp-run-id'), json };
 }
 
-export interface WorkflowCancelSuiteOptions {
-  readonly driver: 'process' | 'docker';
-  /** Called before the cores start (the Docker engine check). */
-  readonly before?: () => Promise<void>;
-  readonly startTimeoutMs?: number;
-}
+export type WorkflowCancelSuiteOptions = DriverSuiteOptions;
 
 export function describeWorkflowCancel(options: WorkflowCancelSuiteOptions): void {
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;

@@ -14,6 +14,7 @@ import { TEST_REDIS_URL, uniqueKeyPrefix } from './redis-url.js';
 import { copyFixture, startUhlpDev, UHLP_BIN, type UhlpProcess } from './uhlp-process.js';
 import { jsonOrText } from './workflow-requests.js';
 import { waitFor } from './wait-for.js';
+import type { DriverSuiteOptions } from './driver-suite-options.js';
 
 interface Step {
   readonly index: number;
@@ -36,12 +37,7 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
   return { status: response.status, json };
 }
 
-export interface WorkflowReplaySuiteOptions {
-  readonly driver: 'process' | 'docker';
-  /** Called before the core starts (the Docker engine check). */
-  readonly before?: () => Promise<void>;
-  readonly startTimeoutMs?: number;
-}
+export type WorkflowReplaySuiteOptions = DriverSuiteOptions;
 
 export function describeWorkflowReplay(options: WorkflowReplaySuiteOptions): void {
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;
