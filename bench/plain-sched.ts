@@ -13,28 +13,13 @@
  * Defaults: 16 2 8 4 3 (the c16 2×8 shape). Prints JSON and a table of the
  * medians of the rounds.
  */
-import { startUhlpDev } from '../test/helpers/uhlp-process.js';
-import { startBareForwarderProcess } from './lib/bare-forwarder.js';
-import { writeHelloApp } from './lib/bench-app.js';
 import { loadThroughCore } from './lib/dispatch-load.js';
+import { serveHello } from './lib/hello-target.js';
 import { table } from './lib/load.js';
 import { median } from './lib/numbers.js';
 import { threadSchedByName, threadSchedPer, type ThreadSched, type ThreadSchedPer } from './lib/thread-sched.js';
 
 const [connections = 16, sandboxes = 2, concurrency = 8, seconds = 4, rounds = 3] = process.argv.slice(2).map(Number);
-
-interface Served {
-  readonly url: string;
-  readonly pid: number;
-  readonly path: string;
-  stop(): Promise<unknown>;
-}
-
-function serve(target: 'core' | 'forwarder'): Promise<Served> {
-  if (target === 'forwarder') return startBareForwarderProcess(sandboxes, concurrency).then((bare) => ({ url: bare.url, pid: bare.pid, path: '/hello/{{id}}', stop: () => bare.close() }));
-  const pool = `minWarm: ${sandboxes}, maxSize: ${sandboxes}, concurrency: ${concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 }`;
-  return startUhlpDev(writeHelloApp(pool), ['--log-level', 'error']).then((core) => ({ url: core.url, pid: core.child.pid!, path: '/bench/hello/{{id}}', stop: () => core.stop() }));
-}
 
 interface Round {
   readonly rps: number;
@@ -43,7 +28,7 @@ interface Round {
 }
 
 async function measure(target: 'core' | 'forwarder'): Promise<Round> {
-  const served = await serve(target);
+  const served = await serveHello(target, sandboxes, concurrency);
   try {
     let before = new Map<string, ThreadSched>();
     let after = new Map<string, ThreadSched>();

@@ -11,20 +11,14 @@
  * Defaults: 1 1 1 4. strace slows every call it sees: the counts hold, the
  * rates of such a run do not. Needs strace (and ptrace allowed).
  */
-import { startUhlpDev } from '../test/helpers/uhlp-process.js';
-import { startBareForwarderProcess } from './lib/bare-forwarder.js';
-import { writeHelloApp } from './lib/bench-app.js';
 import { loadThroughCore } from './lib/dispatch-load.js';
+import { serveHello } from './lib/hello-target.js';
 import { startSyscallTrace, type TracedProcess } from './lib/syscall-count.js';
 
 const [connections = 1, sandboxes = 1, concurrency = 1, seconds = 4] = process.argv.slice(2).map(Number);
 
 async function traced(target: 'core' | 'forwarder'): Promise<TracedProcess[]> {
-  const pool = `minWarm: ${sandboxes}, maxSize: ${sandboxes}, concurrency: ${concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 }`;
-  const served =
-    target === 'forwarder'
-      ? await startBareForwarderProcess(sandboxes, concurrency).then((bare) => ({ url: bare.url, pid: bare.pid, path: '/hello/{{id}}', stop: () => bare.close() }))
-      : await startUhlpDev(writeHelloApp(pool), ['--log-level', 'error']).then((core) => ({ url: core.url, pid: core.child.pid!, path: '/bench/hello/{{id}}', stop: () => core.stop() }));
+  const served = await serveHello(target, sandboxes, concurrency);
   try {
     let trace: ReturnType<typeof startSyscallTrace> | undefined;
     const result = await loadThroughCore(served.url, served.path, connections, seconds * 1000, undefined, (phase) => {

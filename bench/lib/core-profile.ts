@@ -10,11 +10,9 @@
 import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startUhlpDev } from '../../test/helpers/uhlp-process.js';
-import { startBareForwarderProcess } from './bare-forwarder.js';
-import { writeHelloApp } from './bench-app.js';
 import { monotonicUs, summarizeProfile } from './cpu-profile.js';
 import { loadThroughCore } from './dispatch-load.js';
+import { serveHello } from './hello-target.js';
 import type { DispatchShape, LoadResult } from './load.js';
 import { processCpuMs, threadCpuByName, threadCpuPer } from './thread-cpu.js';
 
@@ -50,16 +48,7 @@ export async function profileCore(options: CoreProfileOptions): Promise<CoreProf
   const target = options.target ?? 'core';
   const dir = mkdtempSync(path.join(os.tmpdir(), `uhlp-${target}-profile-`));
   const env = { ...options.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-interval=${options.intervalUs ?? 250}` };
-  const server =
-    target === 'forwarder'
-      ? await startBareForwarderProcess(shape.sandboxes, shape.concurrency, env).then((bare) => ({ url: bare.url, pid: bare.pid, path: '/hello/{{id}}', stop: () => bare.close() }))
-      : await startUhlpDev(
-          writeHelloApp(`minWarm: ${shape.sandboxes}, maxSize: ${shape.sandboxes}, concurrency: ${shape.concurrency}, maxUses: 100000000, limits: { timeoutMs: 5000 }`),
-          ['--log-level', 'error'],
-          180_000,
-          undefined,
-          env,
-        ).then((core) => ({ url: core.url, pid: core.child.pid!, path: '/bench/hello/{{id}}', stop: () => core.stop() }));
+  const server = await serveHello(target, shape.sandboxes, shape.concurrency, env);
   const pid = server.pid;
   // The profile's clock is the monotonic one, in microseconds: the window is read on the same clock.
   let from = 0;
