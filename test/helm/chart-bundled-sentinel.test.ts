@@ -5,6 +5,7 @@
  * topology (test/helpers/redis-sentinel-topology.ts), and the configs it writes started
  * with Debian's redis-server, as the pods start them.
  */
+import net from 'node:net';
 import { execFile, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -166,6 +167,23 @@ describe('the bundled Sentinel start-up step, run for real', () => {
     expect(promoted).not.toBe(old);
     expect(await restarted).toContain(`replicaof 127.0.0.1 ${promoted}\n`);
   }, 90_000);
+
+  it("takes no config line from a sentinel's answer: a master name holding a newline or a space is not taken", async () => {
+    for (const host of ['evil\ndir /etc', 'evil dir', 'evil\r\nx']) {
+      // A sentinel that answers GET-MASTER-ADDR-BY-NAME with a hostile host.
+      const fake = net.createServer((socket) => socket.on('data', () => socket.end(`*2\r\n$${Buffer.byteLength(host)}\r\n${host}\r\n$4\r\n6379\r\n`)));
+      await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+      try {
+        const address = `127.0.0.1:${(fake.address() as net.AddressInfo).port}`;
+        const config = await init('data', { UHLP_REDIS_INIT_ME: 'redis-1.local', UHLP_REDIS_INIT_FIRST: 'redis-0.local', UHLP_REDIS_INIT_SENTINELS: address, UHLP_REDIS_INIT_PORT: '6379' });
+        expect(config).toContain('replicaof redis-0.local 6379\n');
+        expect(config).not.toContain('evil');
+        expect(config.match(/^dir /gm)).toHaveLength(1);
+      } finally {
+        fake.close();
+      }
+    }
+  });
 
   it('writes configs that redis-server starts from: a replica that syncs from the master, and a sentinel that finds it', async () => {
     const master = await topology.masterPort();

@@ -44,6 +44,24 @@ const sentinels = env('UHLP_REDIS_INIT_SENTINELS')
   // A sentinel does not ask itself (it is not up yet); a data pod is never one of them.
   .filter((address) => address !== '' && !(role === 'sentinel' && address.startsWith(`${me}:`)));
 
+/** The bulk strings of a RESP reply, each read by its declared length (a string may hold CR or LF). */
+function bulkStrings(reply) {
+  const out = [];
+  for (let at = reply.indexOf('$'); at !== -1; at = reply.indexOf('$', at)) {
+    const head = /^\$(\d+)\r\n/.exec(reply.slice(at));
+    if (!head) {
+      at += 1;
+      continue;
+    }
+    const start = at + head[0].length;
+    const end = start + Number(head[1]);
+    if (reply.length < end + 2) break;
+    out.push(reply.slice(start, end));
+    at = end + 2;
+  }
+  return out;
+}
+
 /** One RESP command to host:port; the reply's bulk strings, [] for a nil reply, undefined when nobody answered. */
 function ask(address, args, timeoutMs = 1000) {
   const at = address.lastIndexOf(':');
@@ -68,7 +86,7 @@ function ask(address, args, timeoutMs = 1000) {
       if (/^(\*-1|_|-)/.test(reply) && reply.includes('\r\n')) return done([]);
       const count = /^\*(\d+)\r\n/.exec(reply);
       if (!count) return;
-      const strings = [...reply.matchAll(/\$\d+\r\n([^\r]*)\r\n/g)].map((match) => match[1]);
+      const strings = bulkStrings(reply);
       if (strings.length >= Number(count[1])) done(strings);
     });
   });
@@ -78,7 +96,8 @@ function ask(address, args, timeoutMs = 1000) {
 async function namedMaster() {
   for (const sentinel of sentinels) {
     const reply = await ask(sentinel, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName]);
-    if (reply && reply.length === 2) return { host: reply[0], port: reply[1] };
+    // Written into the config as it is: only a host name or address and a port are taken, never a line of anything else.
+    if (reply && reply.length === 2 && /^[A-Za-z0-9._:-]{1,253}$/.test(reply[0]) && /^\d{1,5}$/.test(reply[1])) return { host: reply[0], port: reply[1] };
   }
   return undefined;
 }
